@@ -1,0 +1,145 @@
+/*
+ * dc_core — layouts of the DOCA Core memory objects, shared by the files that
+ * implement them and by the libraries (DMA) that read buffers on the data path.
+ */
+#ifndef DC_CORE_H_
+#define DC_CORE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_buf.h"
+#include "doca_mmap.h"
+#include "doca_types.h"
+
+/* ---- mmap ---- */
+
+enum dc_mmap_state {
+	DC_MMAP_CREATED, /* configurable */
+	DC_MMAP_STARTED,
+	DC_MMAP_STOPPED, /* configuration is frozen after the first start */
+};
+
+/* How a memory map was made; decides which rights a DMA access asks for. */
+enum dc_mmap_origin {
+	DC_MMAP_LOCAL,
+	DC_MMAP_FROM_EXPORT_DPU,
+	DC_MMAP_FROM_EXPORT_RDMA,
+};
+
+struct dc_mmap_dev {
+	struct doca_dev *dev;
+	uint32_t pd_id;
+	uint32_t mkey; /* 0 while not registered (mmap not started) */
+};
+
+struct dc_export; /* an export descriptor and its registry entry (mmap_export.c) */
+
+struct doca_mmap {
+	enum dc_mmap_state state;
+	enum dc_mmap_origin origin;
+	bool has_range;
+	bool exported;
+	union doca_data user_data;
+	uint8_t *addr;
+	size_t len;
+	doca_mmap_memrange_free_cb_t *free_cb;
+	void *free_opaque;
+	uint32_t access; /* enum doca_access_flags */
+	uint32_t max_devs;
+	uint32_t num_devs;
+	struct dc_mmap_dev *devs; /* max_devs entries */
+	uint32_t num_bufs;
+	uint32_t rd_access; /* hw_access a DMA read of this memory asks for */
+	uint32_t wr_access; /* hw_access a DMA write asks for */
+	struct dc_export *exports;   /* descriptors this mmap handed out */
+	struct doca_mmap *importers; /* in-process imports of this mmap */
+	struct doca_mmap *exporter;  /* for imports: the exporting mmap (same process) */
+	struct doca_mmap *next_importer;
+};
+
+/* Key of mmap for dev, or 0 when dev is not registered with the mmap. */
+static inline uint32_t dc_mmap_mkey(const struct doca_mmap *mmap, const struct doca_dev *dev)
+{
+	for (uint32_t i = 0; i < mmap->num_devs; i++)
+		if (mmap->devs[i].dev == dev)
+			return mmap->devs[i].mkey;
+	return 0;
+}
+
+static inline bool dc_mmap_contains(const struct doca_mmap *mmap, const void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)mmap->addr;
+
+	return a >= base && len <= mmap->len && a - base <= mmap->len - len;
+}
+
+/* Called by export code when an exporting mmap goes away: imports lose access. */
+void dc_mmap_revoke_importers(struct doca_mmap *mmap);
+void dc_mmap_unlink_importer(struct doca_mmap *import);
+void dc_export_release_all(struct doca_mmap *mmap);
+
+/* ---- buffers ---- */
+
+/* A source of buffers: an inventory or a bufpool. The free list is LIFO for cache warmth. */
+struct dc_buf_src {
+	struct doca_buf *free_list;
+	uint32_t num_total;
+	uint32_t num_free;
+	uint32_t extensions;
+};
+
+struct doca_buf {
+	uint8_t *head;
+	size_t len;
+	uint8_t *data;
+	size_t data_len;
+	struct doca_mmap *mmap;
+	struct doca_buf *next;	   /* next list element, or free-list link while free */
+	struct doca_buf *last;	   /* valid in a list head: last element */
+	uint32_t list_len;	   /* valid in a list head: number of elements */
+	uint16_t refcount;	   /* 0 while free */
+	bool is_head;		   /* no element points to this buffer */
+	struct dc_buf_src *src;
+};
+
+/* Takes a free buffer from src and points it at [addr, addr+len) of mmap. No checks. */
+static inline struct doca_buf *dc_buf_take(struct dc_buf_src *src, struct doca_mmap *mmap, void *addr, size_t len,
+					   void *data, size_t data_len)
+{
+	struct doca_buf *buf = src->free_list;
+
+	src->free_list = buf->next;
+	src->num_free--;
+	buf->head = addr;
+	buf->len = len;
+	buf->data = data;
+	buf->data_len = data_len;
+	buf->mmap = mmap;
+	buf->next = NULL;
+	buf->last = buf;
+	buf->list_len = 1;
+	buf->refcount = 1;
+	buf->is_head = true;
+	mmap->num_bufs++;
+	return buf;
+}
+
+/* Returns a buffer to its source. */
+static inline void dc_buf_give_back(struct doca_buf *buf)
+{
+	struct dc_buf_src *src = buf->src;
+
+	buf->mmap->num_bufs--;
+	buf->mmap = NULL;
+	buf->refcount = 0;
+	buf->next = src->free_list;
+	src->free_list = buf;
+	src->num_free++;
+}
+
+/* Builds the free list of n buffers in bufs. */
+void dc_buf_src_init(struct dc_buf_src *src, struct doca_buf *bufs, uint32_t n, uint32_t extensions);
+
+#endif /* DC_CORE_H_ */

@@ -1,0 +1,54 @@
+/*
+ * dc_ctx — the context base every DOCA library embeds, and its operations.
+ *
+ * A library (DMA, later SHA, ...) embeds struct doca_ctx as its first member
+ * and supplies a dc_ctx_ops table; ctx.c and workq.c do the life cycle and the
+ * submit/retrieve path common to all of them.
+ */
+#ifndef DC_CTX_H_
+#define DC_CTX_H_
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "doca_ctx.h"
+
+#define DC_CTX_MAX_DEVS 4
+#define DC_MAX_NUM_CTX 1024
+
+struct dc_ctx_ops {
+	const char *name;
+	uint32_t max_devs;
+	bool event_driven;
+	/* Whether dev can serve this context (doca_ctx_dev_add). */
+	doca_error_t (*dev_check)(struct doca_ctx *ctx, struct doca_dev *dev);
+	/* Checks the job at submit time; the work queue refuses it on error. */
+	doca_error_t (*job_check)(struct doca_ctx *ctx, const struct doca_job *job);
+	/*
+	 * Runs the job; returns DOCA_SUCCESS or the job's failure reason, which
+	 * the work queue reports as an IO_FAILED event. result receives the
+	 * job type's result (for a status-only result, the status).
+	 */
+	doca_error_t (*job_exec)(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
+};
+
+struct doca_ctx {
+	const struct dc_ctx_ops *ops;
+	pthread_mutex_t lock; /* contexts are thread-safe on the control path */
+	bool started;
+	uint32_t num_devs;
+	struct doca_dev *devs[DC_CTX_MAX_DEVS];
+	uint32_t num_workqs; /* a work queue with pending jobs cannot leave, so this covers in-flight jobs */
+};
+
+doca_error_t dc_ctx_init(struct doca_ctx *ctx, const struct dc_ctx_ops *ops);
+/* DOCA_ERROR_IN_USE while started or while work queues or devices are attached. */
+doca_error_t dc_ctx_fini(struct doca_ctx *ctx);
+
+/* Work queue side of doca_ctx_workq_add/rm (workq.c). */
+doca_error_t dc_workq_attach(struct doca_workq *wq, struct doca_ctx *ctx);
+doca_error_t dc_workq_detach(struct doca_workq *wq, struct doca_ctx *ctx);
+bool dc_workq_event_driven(const struct doca_workq *wq);
+
+#endif /* DC_CTX_H_ */

@@ -1,0 +1,369 @@
+/*
+ * doca_mmap — life cycle, devices and registration of one memory range.
+ *
+ * Each (mmap, device) pair is one key of the emulated device's mkey table,
+ * registered in the device's protection domain while the mmap is started.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dc_core.h"
+#include "dc_dev.h"
+#include "dc_log.h"
+#include "doca_mmap.h"
+#include "hw_mem.h"
+
+#define DC_ACCESS_ALL                                                                                                  \
+	(DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE | DOCA_ACCESS_RDMA_ATOMIC |     \
+	 DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE)
+
+/* DOCA permissions -> rights of the mkey the device checks. */
+static uint32_t hw_rights(uint32_t access)
+{
+	uint32_t r = HW_ACCESS_LOCAL_READ;
+
+	if (access & DOCA_ACCESS_LOCAL_READ_WRITE)
+		r |= HW_ACCESS_LOCAL_WRITE;
+	if (access & DOCA_ACCESS_RDMA_READ)
+		r |= HW_ACCESS_REMOTE_READ;
+	if (access & DOCA_ACCESS_RDMA_WRITE)
+		r |= HW_ACCESS_REMOTE_WRITE;
+	if (access & DOCA_ACCESS_RDMA_ATOMIC)
+		r |= HW_ACCESS_REMOTE_ATOMIC;
+	if (access & (DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE))
+		r |= HW_ACCESS_PEER_READ;
+	if (access & DOCA_ACCESS_DPU_READ_WRITE)
+		r |= HW_ACCESS_PEER_WRITE;
+	return r;
+}
+
+doca_error_t doca_mmap_create(const union doca_data *user_data, struct doca_mmap **mmap)
+{
+	struct doca_mmap *m;
+
+	if (mmap == NULL) {
+		DC_ERR("mmap output pointer is NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	if (user_data != NULL)
+		m->user_data = *user_data;
+	m->state = DC_MMAP_CREATED;
+	m->origin = DC_MMAP_LOCAL;
+	m->access = DOCA_ACCESS_LOCAL_READ_WRITE;
+	m->max_devs = 1;
+	m->rd_access = HW_ACCESS_LOCAL_READ;
+	m->wr_access = HW_ACCESS_LOCAL_WRITE;
+	*mmap = m;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t reg_dev(struct doca_mmap *m, struct dc_mmap_dev *d)
+{
+	enum hw_status st;
+
+	st = hw_mkey_reg(dc_dev_pd(d->dev), m->addr, (uint64_t)(uintptr_t)m->addr, m->len, hw_rights(m->access),
+			 &d->mkey);
+	if (st != HW_OK) {
+		DC_ERR("memory registration failed: %s", hw_status_str(st));
+		return st == HW_ERR_NOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
+	}
+	d->pd_id = hw_pd_id(dc_dev_pd(d->dev));
+	return DOCA_SUCCESS;
+}
+
+static void dereg_dev(struct dc_mmap_dev *d)
+{
+	if (d->mkey != 0)
+		hw_mkey_dereg(d->mkey);
+	d->mkey = 0;
+}
+
+static void dereg_all(struct doca_mmap *m)
+{
+	for (uint32_t i = 0; i < m->num_devs; i++)
+		dereg_dev(&m->devs[i]);
+}
+
+static bool configurable(const struct doca_mmap *m, const char *what)
+{
+	if (m->state != DC_MMAP_CREATED) {
+		DC_ERR("cannot set %s: mmap was already started", what);
+		return false;
+	}
+	return true;
+}
+
+static doca_error_t ensure_devs_array(struct doca_mmap *m)
+{
+	if (m->devs != NULL)
+		return DOCA_SUCCESS;
+	m->devs = calloc(m->max_devs, sizeof(*m->devs));
+	return m->devs == NULL ? DOCA_ERROR_NO_MEMORY : DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len)
+{
+	if (mmap == NULL || addr == NULL || len == 0) {
+		DC_ERR("invalid memrange arguments");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if ((uintptr_t)addr + len < (uintptr_t)addr) {
+		DC_ERR("memrange wraps around the address space");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (!configurable(mmap, "memrange") || mmap->origin != DC_MMAP_LOCAL)
+		return DOCA_ERROR_BAD_STATE;
+	if (mmap->has_range) {
+		DC_ERR("memrange can be set only once");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	mmap->addr = addr;
+	mmap->len = len;
+	mmap->has_range = true;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_free_cb_t *free_cb, void *opaque)
+{
+	if (mmap == NULL || free_cb == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!configurable(mmap, "free callback"))
+		return DOCA_ERROR_BAD_STATE;
+	mmap->free_cb = free_cb;
+	mmap->free_opaque = opaque;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_mask)
+{
+	if (mmap == NULL || (access_mask & ~(uint32_t)DC_ACCESS_ALL) != 0) {
+		DC_ERR("invalid permissions 0x%x", mmap == NULL ? 0 : access_mask);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (!configurable(mmap, "permissions") || mmap->origin != DC_MMAP_LOCAL)
+		return DOCA_ERROR_BAD_STATE;
+	mmap->access = access_mask;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_num_devices)
+{
+	struct dc_mmap_dev *devs;
+
+	if (mmap == NULL || max_num_devices == 0 || max_num_devices < mmap->num_devs)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!configurable(mmap, "max number of devices"))
+		return DOCA_ERROR_BAD_STATE;
+	devs = realloc(mmap->devs, max_num_devices * sizeof(*devs));
+	if (devs == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	mmap->devs = devs;
+	mmap->max_devs = max_num_devices;
+	return DOCA_SUCCESS;
+}
+
+static int find_dev(const struct doca_mmap *m, const struct doca_dev *dev)
+{
+	for (uint32_t i = 0; i < m->num_devs; i++)
+		if (m->devs[i].dev == dev)
+			return (int)i;
+	return -1;
+}
+
+doca_error_t doca_mmap_dev_add(struct doca_mmap *mmap, struct doca_dev *dev)
+{
+	struct dc_mmap_dev *d;
+	doca_error_t ret;
+
+	if (mmap == NULL || dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (mmap->origin != DC_MMAP_LOCAL || mmap->exported) {
+		DC_ERR("devices cannot be added to an exported or imported mmap");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (mmap->state == DC_MMAP_STOPPED)
+		return DOCA_ERROR_BAD_STATE;
+	if (find_dev(mmap, dev) >= 0)
+		return DOCA_ERROR_IN_USE;
+	if (mmap->num_devs == mmap->max_devs) {
+		DC_ERR("mmap already holds its maximum of %u devices", mmap->max_devs);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	ret = ensure_devs_array(mmap);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	d = &mmap->devs[mmap->num_devs];
+	*d = (struct dc_mmap_dev){ .dev = dev };
+	if (mmap->state == DC_MMAP_STARTED) {
+		ret = reg_dev(mmap, d);
+		if (ret != DOCA_SUCCESS)
+			return ret;
+	}
+	dc_dev_get(dev);
+	mmap->num_devs++;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_dev_rm(struct doca_mmap *mmap, struct doca_dev *dev)
+{
+	int idx;
+
+	if (mmap == NULL || dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (mmap->origin != DC_MMAP_LOCAL || mmap->exported) {
+		DC_ERR("devices cannot be removed from an exported or imported mmap");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (mmap->state == DC_MMAP_STOPPED)
+		return DOCA_ERROR_BAD_STATE;
+	idx = find_dev(mmap, dev);
+	if (idx < 0)
+		return DOCA_ERROR_NOT_FOUND;
+	if (mmap->state == DC_MMAP_STARTED && mmap->num_bufs != 0) {
+		DC_ERR("device in use by %u buffers of the mmap", mmap->num_bufs);
+		return DOCA_ERROR_IN_USE;
+	}
+	dereg_dev(&mmap->devs[idx]);
+	dc_dev_put(dev);
+	mmap->devs[idx] = mmap->devs[--mmap->num_devs];
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_start(struct doca_mmap *mmap)
+{
+	doca_error_t ret;
+	uint32_t i;
+
+	if (mmap == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (mmap->state == DC_MMAP_STARTED)
+		return DOCA_ERROR_BAD_STATE;
+	if (!mmap->has_range) {
+		DC_ERR("mmap has no memrange");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	if (mmap->origin == DC_MMAP_LOCAL) {
+		for (i = 0; i < mmap->num_devs; i++) {
+			ret = reg_dev(mmap, &mmap->devs[i]);
+			if (ret != DOCA_SUCCESS)
+				goto err_dereg;
+		}
+	}
+	mmap->state = DC_MMAP_STARTED;
+	return DOCA_SUCCESS;
+
+err_dereg:
+	while (i-- > 0)
+		dereg_dev(&mmap->devs[i]);
+	return ret;
+}
+
+doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
+{
+	if (mmap == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (mmap->state != DC_MMAP_STARTED)
+		return DOCA_ERROR_BAD_STATE;
+	if (mmap->num_bufs != 0) {
+		DC_ERR("%u buffers still point into the mmap", mmap->num_bufs);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (mmap->origin == DC_MMAP_LOCAL)
+		dereg_all(mmap);
+	mmap->state = DC_MMAP_STOPPED;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
+{
+	if (mmap == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (mmap->num_bufs != 0) {
+		DC_ERR("%u buffers still point into the mmap", mmap->num_bufs);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	dc_mmap_revoke_importers(mmap);
+	dc_export_release_all(mmap);
+	if (mmap->exporter != NULL)
+		dc_mmap_unlink_importer(mmap);
+	dereg_all(mmap);
+	for (uint32_t i = 0; i < mmap->num_devs; i++)
+		dc_dev_put(mmap->devs[i].dev);
+	if (mmap->free_cb != NULL && mmap->has_range)
+		mmap->free_cb(mmap->addr, mmap->len, mmap->free_opaque);
+	free(mmap->devs);
+	free(mmap);
+	return DOCA_SUCCESS;
+}
+
+/* ---- getters ---- */
+
+doca_error_t doca_mmap_get_user_data(const struct doca_mmap *mmap, union doca_data *user_data)
+{
+	if (mmap == NULL || user_data == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*user_data = mmap->user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_t *max_num_devices)
+{
+	if (mmap == NULL || max_num_devices == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*max_num_devices = mmap->max_devs;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_num_devices(const struct doca_mmap *mmap, uint32_t *num_devices)
+{
+	if (mmap == NULL || num_devices == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*num_devices = mmap->num_devs;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_bufs)
+{
+	if (mmap == NULL || num_bufs == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*num_bufs = mmap->num_bufs;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported)
+{
+	if (mmap == NULL || exported == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*exported = mmap->exported;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export)
+{
+	if (mmap == NULL || from_export == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*from_export = mmap->origin != DC_MMAP_LOCAL;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_memrange(const struct doca_mmap *mmap, void **addr, size_t *len)
+{
+	if (mmap == NULL || addr == NULL || len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!mmap->has_range)
+		return DOCA_ERROR_BAD_STATE;
+	*addr = mmap->addr;
+	*len = mmap->len;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_get_permissions(const struct doca_mmap *mmap, uint32_t *access_mask)
+{
+	if (mmap == NULL || access_mask == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*access_mask = mmap->access;
+	return DOCA_SUCCESS;
+}

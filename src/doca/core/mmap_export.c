@@ -1,0 +1,324 @@
+/*
+ * doca_mmap export and import.
+ *
+ * An export hands out a descriptor (src/fabric/fab_desc.h) naming the range,
+ * the exporter's key and a random capability key; a registry of live exports
+ * lets an importer in this process check the capability and reach the memory.
+ * Imports from other processes or machines go through the fabric layer.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dc_core.h"
+#include "dc_dev.h"
+#include "dc_log.h"
+#include "doca_mmap.h"
+#include "fab_desc.h"
+#include "hw_mem.h"
+
+struct dc_export {
+	struct dc_export *next;	     /* in the mmap's list */
+	struct dc_export *reg_next;  /* in the process registry */
+	struct doca_mmap *mmap;
+	const struct doca_dev *dev;
+	struct fab_export_desc desc;
+	uint8_t wire[FAB_DESC_SIZE];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct dc_export *head;
+	uint64_t next_id;
+} registry = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
+
+static void registry_add(struct dc_export *e)
+{
+	pthread_mutex_lock(&registry.lock);
+	e->desc.export_id = registry.next_id++;
+	e->reg_next = registry.head;
+	registry.head = e;
+	pthread_mutex_unlock(&registry.lock);
+}
+
+static void registry_remove(struct dc_export *e)
+{
+	pthread_mutex_lock(&registry.lock);
+	for (struct dc_export **pp = &registry.head; *pp != NULL; pp = &(*pp)->reg_next) {
+		if (*pp == e) {
+			*pp = e->reg_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry.lock);
+}
+
+/* Compares capability keys without an early exit, so timing tells nothing. */
+static bool cap_equal(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t diff = 0;
+
+	for (int i = 0; i < FAB_CAP_KEY_LEN; i++)
+		diff |= (uint8_t)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+/* Live export matching id and capability, or NULL. Caller holds the registry lock. */
+static struct dc_export *registry_find(const struct fab_export_desc *d)
+{
+	for (struct dc_export *e = registry.head; e != NULL; e = e->reg_next)
+		if (e->desc.export_id == d->export_id && cap_equal(e->desc.cap_key, d->cap_key))
+			return e;
+	return NULL;
+}
+
+static struct dc_export *find_export(struct doca_mmap *m, const struct doca_dev *dev, uint16_t kind)
+{
+	for (struct dc_export *e = m->exports; e != NULL; e = e->next)
+		if (e->dev == dev && e->desc.kind == kind)
+			return e;
+	return NULL;
+}
+
+static doca_error_t export_check(struct doca_mmap *m, const struct doca_dev *dev, uint16_t kind)
+{
+	uint32_t need = kind == FAB_EXPORT_DPU ? (DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE)
+					       : (DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE | DOCA_ACCESS_RDMA_ATOMIC);
+	enum dc_cap cap = kind == FAB_EXPORT_DPU ? DC_CAP_MMAP_EXPORT_DPU : DC_CAP_MMAP_EXPORT_RDMA;
+
+	if (m->origin != DC_MMAP_LOCAL) {
+		DC_ERR("an mmap created from an export cannot be exported again");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (m->state != DC_MMAP_STARTED) {
+		DC_ERR("mmap must be started before export");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	if (dc_mmap_mkey(m, dev) == 0) {
+		DC_ERR("device was not added to the mmap");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if ((m->access & need) == 0) {
+		DC_ERR("export needs %s permissions on the mmap", kind == FAB_EXPORT_DPU ? "DPU_*" : "RDMA_*");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (!dc_dev_cap(dev, cap)) {
+		DC_ERR("device cannot export memory %s", kind == FAB_EXPORT_DPU ? "to the DPU" : "over RDMA");
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t export_common(struct doca_mmap *m, const struct doca_dev *dev, const void **export_desc,
+				  size_t *export_desc_len, uint16_t kind)
+{
+	struct dc_export *e;
+	doca_error_t ret;
+
+	if (m == NULL || dev == NULL || export_desc == NULL || export_desc_len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	ret = export_check(m, dev, kind);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	e = find_export(m, dev, kind);
+	if (e == NULL) {
+		e = calloc(1, sizeof(*e));
+		if (e == NULL)
+			return DOCA_ERROR_NO_MEMORY;
+		if (fab_random_bytes(e->desc.cap_key, FAB_CAP_KEY_LEN) != 0) {
+			free(e);
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
+		e->mmap = m;
+		e->dev = dev;
+		e->desc.kind = kind;
+		e->desc.pid = (uint32_t)getpid();
+		e->desc.access = m->access;
+		e->desc.mkey = dc_mmap_mkey(m, dev);
+		e->desc.addr = (uint64_t)(uintptr_t)m->addr;
+		e->desc.len = m->len;
+		fab_host_id(e->desc.host_id);
+		registry_add(e);
+		fab_desc_encode(&e->desc, e->wire);
+		e->next = m->exports;
+		m->exports = e;
+	}
+	m->exported = true;
+	*export_desc = e->wire;
+	*export_desc_len = sizeof(e->wire);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_export_dpu(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
+				  size_t *export_desc_len)
+{
+	return export_common(mmap, dev, export_desc, export_desc_len, FAB_EXPORT_DPU);
+}
+
+doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
+				   size_t *export_desc_len)
+{
+	return export_common(mmap, dev, export_desc, export_desc_len, FAB_EXPORT_RDMA);
+}
+
+void dc_export_release_all(struct doca_mmap *mmap)
+{
+	struct dc_export *e = mmap->exports;
+
+	while (e != NULL) {
+		struct dc_export *next = e->next;
+
+		registry_remove(e);
+		free(e);
+		e = next;
+	}
+	mmap->exports = NULL;
+}
+
+/* ---- import ---- */
+
+/* Rights the importer's key gets, from the exporter's permissions. */
+static uint32_t import_rights(const struct fab_export_desc *d, uint32_t *rd, uint32_t *wr)
+{
+	uint32_t r = 0;
+
+	if (d->kind == FAB_EXPORT_DPU) {
+		*rd = HW_ACCESS_PEER_READ;
+		*wr = HW_ACCESS_PEER_WRITE;
+		r = HW_ACCESS_PEER_READ;
+		if (d->access & DOCA_ACCESS_DPU_READ_WRITE)
+			r |= HW_ACCESS_PEER_WRITE;
+		return r;
+	}
+	*rd = HW_ACCESS_REMOTE_READ;
+	*wr = HW_ACCESS_REMOTE_WRITE;
+	if (d->access & DOCA_ACCESS_RDMA_READ)
+		r |= HW_ACCESS_REMOTE_READ;
+	if (d->access & DOCA_ACCESS_RDMA_WRITE)
+		r |= HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_READ;
+	if (d->access & DOCA_ACCESS_RDMA_ATOMIC)
+		r |= HW_ACCESS_REMOTE_ATOMIC;
+	return r;
+}
+
+static doca_error_t import_check(const struct fab_export_desc *d, struct doca_dev *dev)
+{
+	uint8_t here[FAB_HOST_ID_LEN];
+	enum dc_cap cap = d->kind == FAB_EXPORT_DPU ? DC_CAP_MMAP_FROM_EXPORT_DPU : DC_CAP_MMAP_FROM_EXPORT_RDMA;
+
+	if (!dc_dev_cap(dev, cap)) {
+		DC_ERR("device cannot import %s exports", d->kind == FAB_EXPORT_DPU ? "DPU" : "RDMA");
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	fab_host_id(here);
+	if (memcmp(here, d->host_id, FAB_HOST_ID_LEN) != 0 || d->pid != (uint32_t)getpid()) {
+		DC_ERR("importing an export of another process is not supported yet");
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t import_local(struct doca_mmap *m, const struct fab_export_desc *d, struct doca_dev *dev)
+{
+	struct dc_export *e;
+	enum hw_status st;
+	uint32_t rights;
+
+	pthread_mutex_lock(&registry.lock);
+	e = registry_find(d);
+	if (e == NULL || e->desc.mkey != d->mkey || e->desc.addr != d->addr || e->desc.len != d->len ||
+	    e->desc.kind != d->kind || e->desc.access != d->access) {
+		pthread_mutex_unlock(&registry.lock);
+		DC_ERR("export descriptor does not match a live export (forged or revoked)");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	rights = import_rights(d, &m->rd_access, &m->wr_access);
+	st = hw_mkey_reg(dc_dev_pd(dev), e->mmap->addr, d->addr, d->len, rights, &m->devs[0].mkey);
+	if (st == HW_OK) {
+		m->exporter = e->mmap;
+		m->next_importer = e->mmap->importers;
+		e->mmap->importers = m;
+	}
+	pthread_mutex_unlock(&registry.lock);
+	if (st != HW_OK)
+		return DOCA_ERROR_NO_MEMORY;
+	m->addr = e->mmap->addr;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, const void *export_desc,
+					  size_t export_desc_len, struct doca_dev *dev, struct doca_mmap **mmap)
+{
+	struct fab_export_desc d;
+	enum fab_desc_status ds;
+	struct doca_mmap *m;
+	doca_error_t ret;
+
+	if (export_desc == NULL || dev == NULL || mmap == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	ds = fab_desc_decode(export_desc, export_desc_len, &d);
+	if (ds != FAB_DESC_OK) {
+		DC_ERR("refused export descriptor: %s", fab_desc_status_str(ds));
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	ret = import_check(&d, dev);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	ret = doca_mmap_create(user_data, &m);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	m->devs = calloc(1, sizeof(*m->devs));
+	if (m->devs == NULL) {
+		ret = DOCA_ERROR_NO_MEMORY;
+		goto err_free;
+	}
+	m->devs[0].dev = dev;
+	ret = import_local(m, &d, dev);
+	if (ret != DOCA_SUCCESS)
+		goto err_free;
+	m->origin = d.kind == FAB_EXPORT_DPU ? DC_MMAP_FROM_EXPORT_DPU : DC_MMAP_FROM_EXPORT_RDMA;
+	m->access = d.access;
+	m->len = d.len;
+	m->has_range = true;
+	m->num_devs = 1;
+	m->devs[0].pd_id = hw_pd_id(dc_dev_pd(dev));
+	m->state = DC_MMAP_STARTED;
+	dc_dev_get(dev);
+	*mmap = m;
+	return DOCA_SUCCESS;
+
+err_free:
+	free(m->devs);
+	free(m);
+	return ret;
+}
+
+/* The exporter is going away: every import loses its key, so its jobs fail. */
+void dc_mmap_revoke_importers(struct doca_mmap *mmap)
+{
+	pthread_mutex_lock(&registry.lock);
+	for (struct doca_mmap *imp = mmap->importers; imp != NULL; imp = imp->next_importer) {
+		if (imp->devs[0].mkey != 0)
+			hw_mkey_dereg(imp->devs[0].mkey);
+		imp->devs[0].mkey = 0;
+		imp->exporter = NULL;
+	}
+	mmap->importers = NULL;
+	pthread_mutex_unlock(&registry.lock);
+}
+
+void dc_mmap_unlink_importer(struct doca_mmap *import)
+{
+	pthread_mutex_lock(&registry.lock);
+	if (import->exporter != NULL) {
+		struct doca_mmap **pp = &import->exporter->importers;
+
+		while (*pp != NULL && *pp != import)
+			pp = &(*pp)->next_importer;
+		if (*pp == import)
+			*pp = import->next_importer;
+		import->exporter = NULL;
+	}
+	pthread_mutex_unlock(&registry.lock);
+}

@@ -1,0 +1,215 @@
+/*
+ * doca_dma — the DMA library: a context whose memcpy jobs run on the
+ * emulated device's DMA engine (src/hw/hw_dma.c).
+ */
+#include <stdlib.h>
+
+#include "dc_core.h"
+#include "dc_ctx.h"
+#include "dc_dev.h"
+#include "dc_log.h"
+#include "doca_dma.h"
+#include "hw_dma.h"
+
+#define DC_DMA_MAX_LIST_ELEMS 64
+#define DC_DMA_MAX_BUF_SIZE (1ull << 31)
+
+struct doca_dma {
+	struct doca_ctx ctx; /* first: doca_dma_as_ctx() and back are casts */
+};
+
+static doca_error_t dma_dev_check(struct doca_ctx *ctx, struct doca_dev *dev)
+{
+	(void)ctx;
+	if (!dc_dev_cap(dev, DC_CAP_DMA)) {
+		DC_ERR("device has no DMA engine");
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t dma_job_check(struct doca_ctx *ctx, const struct doca_job *job)
+{
+	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
+
+	(void)ctx;
+	if (job->type != DOCA_DMA_JOB_MEMCPY) {
+		DC_ERR("job type %d is not a DMA job", job->type);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (j->dst_buff == NULL || j->src_buff == NULL || j->dst_buff->refcount == 0 || j->src_buff->refcount == 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t status_to_error(enum hw_status st)
+{
+	switch (st) {
+	case HW_OK:
+		return DOCA_SUCCESS;
+	case HW_ERR_KEY:
+	case HW_ERR_PD:
+	case HW_ERR_ACCESS:
+		return DOCA_ERROR_NOT_PERMITTED;
+	case HW_ERR_NOMEM:
+		return DOCA_ERROR_NO_MEMORY;
+	default:
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+}
+
+/* Source elements: their data segments. */
+static doca_error_t gather_src(const struct doca_buf *b, const struct doca_dev *dev, struct hw_sge *sge,
+			       uint32_t *n)
+{
+	uint64_t total = 0;
+	uint32_t i = 0;
+
+	for (; b != NULL; b = b->next, i++) {
+		if (i == DC_DMA_MAX_LIST_ELEMS)
+			return DOCA_ERROR_INVALID_VALUE;
+		sge[i] = (struct hw_sge){ .key = dc_mmap_mkey(b->mmap, dev), .access = b->mmap->rd_access,
+					  .addr = (uint64_t)(uintptr_t)b->data, .len = b->data_len };
+		total += b->data_len;
+	}
+	*n = i;
+	return total > DC_DMA_MAX_BUF_SIZE ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
+}
+
+/* Destination elements: the room after their data segments. */
+static doca_error_t gather_dst(const struct doca_buf *b, const struct doca_dev *dev, struct hw_sge *sge,
+			       uint32_t *n)
+{
+	uint32_t i = 0;
+
+	for (; b != NULL; b = b->next, i++) {
+		const uint8_t *tail = b->data + b->data_len;
+
+		if (i == DC_DMA_MAX_LIST_ELEMS)
+			return DOCA_ERROR_INVALID_VALUE;
+		sge[i] = (struct hw_sge){ .key = dc_mmap_mkey(b->mmap, dev), .access = b->mmap->wr_access,
+					  .addr = (uint64_t)(uintptr_t)tail,
+					  .len = (uint64_t)(b->head + b->len - tail) };
+	}
+	*n = i;
+	return DOCA_SUCCESS;
+}
+
+/* Grows the destination data segments by the bytes written, element by element. */
+static void account_dst(struct doca_buf *b, uint64_t copied)
+{
+	for (; b != NULL && copied != 0; b = b->next) {
+		uint64_t room = (uint64_t)(b->head + b->len - (b->data + b->data_len));
+		uint64_t n = copied < room ? copied : room;
+
+		b->data_len += n;
+		copied -= n;
+	}
+}
+
+static doca_error_t dma_copy(const struct doca_dma_job_memcpy *j, const struct doca_dev *dev, uint32_t pd_id)
+{
+	struct hw_sge src[DC_DMA_MAX_LIST_ELEMS], dst[DC_DMA_MAX_LIST_ELEMS];
+	uint32_t ns, nd;
+	uint64_t copied = 0;
+	enum hw_status st;
+
+	if (gather_src(j->src_buff, dev, src, &ns) != DOCA_SUCCESS ||
+	    gather_dst(j->dst_buff, dev, dst, &nd) != DOCA_SUCCESS) {
+		DC_DBG("buffer list longer than %u elements or job larger than %llu bytes", DC_DMA_MAX_LIST_ELEMS,
+		       DC_DMA_MAX_BUF_SIZE);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	st = hw_dma_copy(pd_id, src, ns, dst, nd, &copied);
+	if (st != HW_OK) {
+		DC_DBG("DMA memcpy refused: %s", hw_status_str(st));
+		return status_to_error(st);
+	}
+	account_dst(j->dst_buff, copied);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t dma_job_exec(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result)
+{
+	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
+	struct doca_dev *dev = ctx->devs[0];
+	doca_error_t st = dma_copy(j, dev, hw_pd_id(dc_dev_pd(dev)));
+
+	result->u64 = (uint64_t)st;
+	return st;
+}
+
+static const struct dc_ctx_ops dma_ops = {
+	.name = "DMA",
+	.max_devs = 1,
+	.event_driven = true,
+	.dev_check = dma_dev_check,
+	.job_check = dma_job_check,
+	.job_exec = dma_job_exec,
+};
+
+doca_error_t doca_dma_create(struct doca_dma **dma)
+{
+	struct doca_dma *d;
+	doca_error_t ret;
+
+	if (dma == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	ret = dc_ctx_init(&d->ctx, &dma_ops);
+	if (ret != DOCA_SUCCESS) {
+		free(d);
+		return ret;
+	}
+	*dma = d;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dma_destroy(struct doca_dma *dma)
+{
+	doca_error_t ret;
+
+	if (dma == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	ret = dc_ctx_fini(&dma->ctx);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	free(dma);
+	return DOCA_SUCCESS;
+}
+
+struct doca_ctx *doca_dma_as_ctx(struct doca_dma *dma)
+{
+	return dma == NULL ? NULL : &dma->ctx;
+}
+
+doca_error_t doca_dma_job_get_supported(struct doca_devinfo *devinfo, enum doca_dma_job_types job_type)
+{
+	if (devinfo == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (job_type != DOCA_DMA_JOB_MEMCPY || !dc_devinfo_cap(devinfo, DC_CAP_DMA))
+		return DOCA_ERROR_NOT_SUPPORTED;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dma_get_max_list_buf_num_elem(const struct doca_devinfo *devinfo, uint32_t *max_list_num_elem)
+{
+	if (devinfo == NULL || max_list_num_elem == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!dc_devinfo_cap(devinfo, DC_CAP_DMA))
+		return DOCA_ERROR_NOT_SUPPORTED;
+	*max_list_num_elem = DC_DMA_MAX_LIST_ELEMS;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dma_get_max_buf_size(const struct doca_devinfo *devinfo, uint64_t *buf_size)
+{
+	if (devinfo == NULL || buf_size == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!dc_devinfo_cap(devinfo, DC_CAP_DMA))
+		return DOCA_ERROR_NOT_SUPPORTED;
+	*buf_size = DC_DMA_MAX_BUF_SIZE;
+	return DOCA_SUCCESS;
+}

@@ -1,0 +1,183 @@
+/*
+ * fab_desc — encoding and strict parsing of export descriptors.
+ */
+#include "fab_desc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static const uint8_t fab_magic[8] = { 'S', 'D', 'P', 'U', 'X', 'P', 'R', 'T' };
+
+/* Field offsets of the version-1 layout. */
+enum {
+	OFF_MAGIC = 0,
+	OFF_VERSION = 8,
+	OFF_KIND = 10,
+	OFF_SIZE = 12,
+	OFF_PID = 16,
+	OFF_ACCESS = 20,
+	OFF_MKEY = 24,
+	OFF_RSVD = 28,
+	OFF_ADDR = 32,
+	OFF_LEN = 40,
+	OFF_ID = 48,
+	OFF_CAP = 56,
+	OFF_HOST = 72,
+	OFF_CSUM = 88,
+	OFF_PAD = 92,
+};
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* CRC-32 (IEEE), bitwise: descriptors are small and made rarely. */
+static uint32_t crc32(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+void fab_desc_encode(const struct fab_export_desc *d, uint8_t out[FAB_DESC_SIZE])
+{
+	memset(out, 0, FAB_DESC_SIZE);
+	memcpy(out + OFF_MAGIC, fab_magic, sizeof(fab_magic));
+	put_le(out + OFF_VERSION, FAB_DESC_VERSION, 2);
+	put_le(out + OFF_KIND, d->kind, 2);
+	put_le(out + OFF_SIZE, FAB_DESC_SIZE, 4);
+	put_le(out + OFF_PID, d->pid, 4);
+	put_le(out + OFF_ACCESS, d->access, 4);
+	put_le(out + OFF_MKEY, d->mkey, 4);
+	put_le(out + OFF_ADDR, d->addr, 8);
+	put_le(out + OFF_LEN, d->len, 8);
+	put_le(out + OFF_ID, d->export_id, 8);
+	memcpy(out + OFF_CAP, d->cap_key, FAB_CAP_KEY_LEN);
+	memcpy(out + OFF_HOST, d->host_id, FAB_HOST_ID_LEN);
+	put_le(out + OFF_CSUM, crc32(out, OFF_CSUM), 4);
+}
+
+static int fields_valid(const struct fab_export_desc *d)
+{
+	if (d->kind != FAB_EXPORT_DPU && d->kind != FAB_EXPORT_RDMA)
+		return 0;
+	if (d->len == 0 || d->addr + d->len < d->addr || d->mkey == 0)
+		return 0;
+	return 1;
+}
+
+enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_export_desc *d)
+{
+	const uint8_t *p = in;
+
+	if (in == NULL || len < OFF_VERSION + 2)
+		return FAB_DESC_TRUNCATED;
+	if (memcmp(p + OFF_MAGIC, fab_magic, sizeof(fab_magic)) != 0)
+		return FAB_DESC_BAD_MAGIC;
+	if (get_le(p + OFF_VERSION, 2) != FAB_DESC_VERSION)
+		return FAB_DESC_BAD_VERSION;
+	if (len != FAB_DESC_SIZE || get_le(p + OFF_SIZE, 4) != FAB_DESC_SIZE)
+		return FAB_DESC_TRUNCATED;
+	if (get_le(p + OFF_CSUM, 4) != crc32(p, OFF_CSUM))
+		return FAB_DESC_BAD_CHECKSUM;
+	if (get_le(p + OFF_RSVD, 4) != 0 || get_le(p + OFF_PAD, 4) != 0)
+		return FAB_DESC_BAD_FIELD;
+	d->kind = (uint16_t)get_le(p + OFF_KIND, 2);
+	d->pid = (uint32_t)get_le(p + OFF_PID, 4);
+	d->access = (uint32_t)get_le(p + OFF_ACCESS, 4);
+	d->mkey = (uint32_t)get_le(p + OFF_MKEY, 4);
+	d->addr = get_le(p + OFF_ADDR, 8);
+	d->len = get_le(p + OFF_LEN, 8);
+	d->export_id = get_le(p + OFF_ID, 8);
+	memcpy(d->cap_key, p + OFF_CAP, FAB_CAP_KEY_LEN);
+	memcpy(d->host_id, p + OFF_HOST, FAB_HOST_ID_LEN);
+	return fields_valid(d) ? FAB_DESC_OK : FAB_DESC_BAD_FIELD;
+}
+
+const char *fab_desc_status_str(enum fab_desc_status st)
+{
+	switch (st) {
+	case FAB_DESC_OK:
+		return "valid";
+	case FAB_DESC_TRUNCATED:
+		return "descriptor truncated or of the wrong size";
+	case FAB_DESC_BAD_MAGIC:
+		return "not a softdpu export descriptor";
+	case FAB_DESC_BAD_VERSION:
+		return "unsupported descriptor version";
+	case FAB_DESC_BAD_CHECKSUM:
+		return "descriptor checksum mismatch (corrupted)";
+	case FAB_DESC_BAD_FIELD:
+		return "descriptor field out of range";
+	}
+	return "unknown";
+}
+
+int fab_random_bytes(uint8_t *key, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = getrandom(key + got, len - got, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static uint8_t host_id_cache[FAB_HOST_ID_LEN];
+static pthread_once_t host_id_once = PTHREAD_ONCE_INIT;
+
+/* The kernel's boot id names this machine and boot; without it, a random id per process. */
+static void load_host_id(void)
+{
+	char text[64] = { 0 };
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	size_t k = 0;
+
+	if (fd >= 0)
+		close(fd);
+	for (ssize_t i = 0; i < n && k < 2 * FAB_HOST_ID_LEN; i++) {
+		unsigned int v;
+
+		if (sscanf(&text[i], "%1x", &v) != 1)
+			continue;
+		host_id_cache[k / 2] = (uint8_t)((host_id_cache[k / 2] << 4) | v);
+		k++;
+	}
+	if (k < 2 * FAB_HOST_ID_LEN)
+		fab_random_bytes(host_id_cache, sizeof(host_id_cache));
+}
+
+void fab_host_id(uint8_t id[FAB_HOST_ID_LEN])
+{
+	pthread_once(&host_id_once, load_host_id);
+	memcpy(id, host_id_cache, FAB_HOST_ID_LEN);
+}

@@ -1,0 +1,172 @@
+/*
+ * hw_mem — protection domains and the memory-key table.
+ */
+#include "hw_mem.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define HW_MKEY_PAGE_SHIFT 12
+#define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
+#define HW_MKEY_PAGES 256 /* 1 Mi keys */
+#define HW_MKEY_MAX (HW_MKEY_PAGE_SIZE * HW_MKEY_PAGES)
+
+struct hw_pd {
+	uint32_t id;
+	uint32_t function_id;
+};
+
+struct hw_mkey_page {
+	struct hw_mkey slot[HW_MKEY_PAGE_SIZE];
+	uint8_t tag[HW_MKEY_PAGE_SIZE]; /* survives frees so reused slots get new keys */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct hw_mkey_page *page[HW_MKEY_PAGES];
+	uint32_t next_free; /* first index to try; index 0 is never handed out */
+	uint32_t next_pd;
+} tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = 1, .next_pd = 1 };
+
+struct hw_pd *hw_pd_alloc(uint32_t function_id)
+{
+	struct hw_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd == NULL)
+		return NULL;
+	pthread_mutex_lock(&tbl.lock);
+	pd->id = tbl.next_pd++;
+	pthread_mutex_unlock(&tbl.lock);
+	pd->function_id = function_id;
+	return pd;
+}
+
+void hw_pd_free(struct hw_pd *pd)
+{
+	free(pd);
+}
+
+uint32_t hw_pd_id(const struct hw_pd *pd)
+{
+	return pd->id;
+}
+
+static struct hw_mkey *slot_at(uint32_t idx)
+{
+	struct hw_mkey_page *pg = tbl.page[idx >> HW_MKEY_PAGE_SHIFT];
+
+	return pg == NULL ? NULL : &pg->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
+}
+
+/* Finds a free slot at or after next_free, allocating pages on demand. Lock held. */
+static int find_free_slot(uint32_t *out)
+{
+	for (uint32_t n = 0; n < HW_MKEY_MAX; n++) {
+		uint32_t idx = (tbl.next_free + n) % HW_MKEY_MAX;
+		uint32_t pg = idx >> HW_MKEY_PAGE_SHIFT;
+
+		if (idx == 0)
+			continue;
+		if (tbl.page[pg] == NULL) {
+			tbl.page[pg] = calloc(1, sizeof(struct hw_mkey_page));
+			if (tbl.page[pg] == NULL)
+				return -1;
+		}
+		if (tbl.page[pg]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)].key == 0) {
+			*out = idx;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
+			   uint32_t *key)
+{
+	struct hw_mkey_page *pg;
+	uint32_t idx, pos;
+	uint8_t tag;
+
+	if (pd == NULL || key == NULL || (base == NULL && len != 0))
+		return HW_ERR_INVAL;
+	pthread_mutex_lock(&tbl.lock);
+	if (find_free_slot(&idx) != 0) {
+		pthread_mutex_unlock(&tbl.lock);
+		return HW_ERR_NOMEM;
+	}
+	pg = tbl.page[idx >> HW_MKEY_PAGE_SHIFT];
+	pos = idx & (HW_MKEY_PAGE_SIZE - 1);
+	tag = (uint8_t)(pg->tag[pos] + 1);
+	pg->tag[pos] = tag;
+	pg->slot[pos] = (struct hw_mkey){ .base = base, .addr = addr, .len = len, .access = access,
+					  .pd_id = pd->id, .key = (idx << 8) | tag };
+	*key = pg->slot[pos].key;
+	tbl.next_free = idx + 1;
+	pthread_mutex_unlock(&tbl.lock);
+	return HW_OK;
+}
+
+const struct hw_mkey *hw_mkey_lookup(uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct hw_mkey *mk;
+
+	if (key == 0 || idx >= HW_MKEY_MAX)
+		return NULL;
+	mk = slot_at(idx);
+	if (mk == NULL || mk->key != key)
+		return NULL;
+	return mk;
+}
+
+enum hw_status hw_mkey_dereg(uint32_t key)
+{
+	struct hw_mkey *mk;
+
+	pthread_mutex_lock(&tbl.lock);
+	mk = (struct hw_mkey *)hw_mkey_lookup(key);
+	if (mk == NULL) {
+		pthread_mutex_unlock(&tbl.lock);
+		return HW_ERR_KEY;
+	}
+	mk->key = 0;
+	if ((key >> 8) < tbl.next_free)
+		tbl.next_free = key >> 8;
+	pthread_mutex_unlock(&tbl.lock);
+	return HW_OK;
+}
+
+enum hw_status hw_mkey_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
+				 uint8_t **ptr)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(key);
+
+	if (mk == NULL)
+		return HW_ERR_KEY;
+	return hw_mkey_check(mk, pd_id, addr, len, access, ptr);
+}
+
+const char *hw_status_str(enum hw_status st)
+{
+	switch (st) {
+	case HW_OK:
+		return "success";
+	case HW_ERR_KEY:
+		return "invalid or stale memory key";
+	case HW_ERR_PD:
+		return "memory key belongs to another protection domain";
+	case HW_ERR_BOUNDS:
+		return "access outside the registered range";
+	case HW_ERR_ACCESS:
+		return "registration lacks the requested access right";
+	case HW_ERR_NOMEM:
+		return "memory key table exhausted";
+	case HW_ERR_INVAL:
+		return "invalid argument";
+	case HW_ERR_LENGTH:
+		return "destination too small for the source";
+	case HW_ERR_OVERLAP:
+		return "source and destination overlap";
+	}
+	return "unknown";
+}

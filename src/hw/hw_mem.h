@@ -1,0 +1,87 @@
+/*
+ * hw_mem — protection domains and the memory-key table of the emulated device.
+ *
+ * Every registration (DOCA mmap per device, later verbs MRs and FlexIO mkeys)
+ * is one entry of a single device-wide table. A key is (index << 8 | tag), as
+ * on mlx5: the tag changes on every reuse so stale keys are refused.
+ * hw_mkey_translate() is the one routine that turns (key, address, length,
+ * access) into local memory, with bounds, domain and permission checks.
+ */
+#ifndef HW_MEM_H_
+#define HW_MEM_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Access rights of a key, and the right an access asks for. */
+enum hw_access {
+	HW_ACCESS_LOCAL_READ = 0,	   /* always granted to the owning domain */
+	HW_ACCESS_LOCAL_WRITE = 1u << 0,
+	HW_ACCESS_REMOTE_READ = 1u << 1,
+	HW_ACCESS_REMOTE_WRITE = 1u << 2,
+	HW_ACCESS_REMOTE_ATOMIC = 1u << 3,
+	HW_ACCESS_PEER_READ = 1u << 4,	   /* cross-side (host <-> DPU) read */
+	HW_ACCESS_PEER_WRITE = 1u << 5,	   /* cross-side (host <-> DPU) write */
+};
+
+/* Outcome of a translation; mapped to job errors by the API layers. */
+enum hw_status {
+	HW_OK = 0,
+	HW_ERR_KEY,    /* no such key, or a stale tag */
+	HW_ERR_PD,     /* key belongs to another protection domain */
+	HW_ERR_BOUNDS, /* range outside the registration */
+	HW_ERR_ACCESS, /* registration lacks the asked right */
+	HW_ERR_NOMEM,  /* table or allocation exhausted */
+	HW_ERR_INVAL,  /* bad argument */
+	HW_ERR_LENGTH, /* destination smaller than the source */
+	HW_ERR_OVERLAP, /* source and destination share bytes */
+};
+
+struct hw_pd;
+
+struct hw_pd *hw_pd_alloc(uint32_t function_id);
+void hw_pd_free(struct hw_pd *pd);
+uint32_t hw_pd_id(const struct hw_pd *pd);
+
+/* One registered range. Readers use it without locks; writers hold the table lock. */
+struct hw_mkey {
+	uint8_t *base;	   /* local address of the first byte */
+	uint64_t addr;	   /* address the key's users name (== base for local keys) */
+	uint64_t len;
+	uint32_t access;   /* enum hw_access bits */
+	uint32_t pd_id;
+	uint32_t key;	   /* 0 when the slot is free */
+};
+
+enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
+			   uint32_t *key);
+enum hw_status hw_mkey_dereg(uint32_t key);
+
+/* Entry behind a live key, or NULL. */
+const struct hw_mkey *hw_mkey_lookup(uint32_t key);
+
+/*
+ * Checks that [addr, addr + len) lies in the key's range, that the key lives in
+ * domain pd_id (0: any domain) and grants `access`; on success *ptr is the local
+ * address of addr.
+ */
+static inline enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
+					   uint32_t access, uint8_t **ptr)
+{
+	if (pd_id != 0 && mk->pd_id != pd_id)
+		return HW_ERR_PD;
+	if (addr < mk->addr || len > mk->len || addr - mk->addr > mk->len - len)
+		return HW_ERR_BOUNDS;
+	if ((mk->access & access) != access)
+		return HW_ERR_ACCESS;
+	*ptr = mk->base + (addr - mk->addr);
+	return HW_OK;
+}
+
+enum hw_status hw_mkey_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
+				 uint8_t **ptr);
+
+const char *hw_status_str(enum hw_status st);
+
+#endif /* HW_MEM_H_ */
