@@ -1,0 +1,33 @@
+# softdpu — the two commands of the README, plus benchmarks and install.
+BUILD ?= build
+SAN_BUILD ?= build-san
+
+.PHONY: all demo test test-san bench install clean
+
+all: deps
+	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
+	ninja -C $(BUILD)
+
+deps:
+	@tools/ensure-deps.sh
+
+demo: all
+	SOFTDPU_LOG_LEVEL=$${SOFTDPU_LOG_LEVEL:-error} $(BUILD)/samples/softdpu_demo
+
+test: deps
+	@tools/run-tests.sh $(BUILD)
+
+test-san: deps
+	@tools/run-tests.sh $(SAN_BUILD) sanitize
+
+bench:
+	@tools/ensure-deps.sh bench
+	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
+	ninja -C $(BUILD)
+	@bench/run.sh $(BUILD)
+
+install: all
+	meson install -C $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD)

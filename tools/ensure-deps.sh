@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages softdpu needs when they are missing.
+# Usage: tools/ensure-deps.sh [bench]
+set -euo pipefail
+
+need=(meson ninja-build pkg-config gcc python3)
+[ "${1:-}" = bench ] && need+=(dpdk-dev libdpdk-dev)
+
+missing=()
+for p in "${need[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "softdpu: installing missing packages: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
