@@ -20,7 +20,7 @@ fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-critical}
+export SOFTDPU_SDK_LOG_LEVEL=${SOFTDPU_SDK_LOG_LEVEL:-critical}
 meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir/meson-test.log" 2>&1
 status=$?
 python3 "$(dirname "$0")/count-tests.py" "$dir/meson-logs/testlog.json" || status=1

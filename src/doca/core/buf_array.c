@@ -29,7 +29,7 @@ doca_error_t doca_buf_arr_create(struct doca_mmap *mmap, struct doca_buf_arr **b
 	if (ba == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	ba->mmap = mmap;
-	mmap->num_bufs++; /* the array points into the mmap for its whole life */
+	mmap->num_holders++; /* the mmap must outlive the array */
 	*buf_arr = ba;
 	return DOCA_SUCCESS;
 }
@@ -40,7 +40,7 @@ doca_error_t doca_buf_arr_destroy(struct doca_buf_arr *buf_arr)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (buf_arr->started)
 		return DOCA_ERROR_BAD_STATE;
-	buf_arr->mmap->num_bufs--;
+	buf_arr->mmap->num_holders--;
 	free(buf_arr);
 	return DOCA_SUCCESS;
 }

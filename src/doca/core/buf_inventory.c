@@ -185,8 +185,11 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 		return DOCA_ERROR_NO_MEMORY;
 	for (el = src_buf; el != NULL; el = el->next) {
 		if (inventory->src.num_free == 0 || el->mmap->state != DC_MMAP_STARTED) {
+			/* decide before drop_list() gives the partial copy back */
+			doca_error_t ret = inventory->src.num_free == 0 ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_BAD_STATE;
+
 			drop_list(head);
-			return inventory->src.num_free == 0 ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_BAD_STATE;
+			return ret;
 		}
 		copy = dc_buf_take(&inventory->src, el->mmap, el->head, el->len, el->data, el->data_len);
 		if (head == NULL) {

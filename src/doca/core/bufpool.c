@@ -70,6 +70,7 @@ doca_error_t doca_bufpool_create(const union doca_data *user_data, size_t num_el
 	}
 	dc_buf_src_init(&bp->src, bp->bufs, (uint32_t)num_elements, extensions);
 	bp->mmap = (struct doca_mmap *)mmap;
+	bp->mmap->num_holders++; /* the mmap must outlive the pool */
 	if (user_data != NULL)
 		bp->user_data = *user_data;
 	*bufpool = bp;
@@ -82,6 +83,7 @@ doca_error_t doca_bufpool_destroy(struct doca_bufpool *bufpool)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (bufpool->src.num_free != bufpool->src.num_total)
 		return DOCA_ERROR_IN_USE;
+	bufpool->mmap->num_holders--;
 	free(bufpool->bufs);
 	free(bufpool);
 	return DOCA_SUCCESS;

@@ -51,6 +51,7 @@ struct doca_mmap {
 	uint32_t num_devs;
 	struct dc_mmap_dev *devs; /* max_devs entries */
 	uint32_t num_bufs;
+	uint32_t num_holders; /* bufpools and buffer arrays built on this mmap */
 	uint32_t rd_access; /* hw_access a DMA read of this memory asks for */
 	uint32_t wr_access; /* hw_access a DMA write asks for */
 	struct dc_export *exports;   /* descriptors this mmap handed out */
@@ -79,6 +80,8 @@ static inline bool dc_mmap_contains(const struct doca_mmap *mmap, const void *ad
 void dc_mmap_revoke_importers(struct doca_mmap *mmap);
 void dc_mmap_unlink_importer(struct doca_mmap *import);
 void dc_export_release_all(struct doca_mmap *mmap);
+/* The mmap stops: its descriptors can no longer be imported and imports lose access. */
+void dc_export_revoke_all(struct doca_mmap *mmap);
 
 /* ---- buffers ---- */
 

@@ -271,6 +271,7 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 		DC_ERR("%u buffers still point into the mmap", mmap->num_bufs);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
+	dc_export_revoke_all(mmap);
 	if (mmap->origin == DC_MMAP_LOCAL)
 		dereg_all(mmap);
 	mmap->state = DC_MMAP_STOPPED;
@@ -281,8 +282,8 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->num_bufs != 0) {
-		DC_ERR("%u buffers still point into the mmap", mmap->num_bufs);
+	if (mmap->num_bufs != 0 || mmap->num_holders != 0) {
+		DC_ERR("%u buffers and %u pools/arrays still point into the mmap", mmap->num_bufs, mmap->num_holders);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	dc_mmap_revoke_importers(mmap);

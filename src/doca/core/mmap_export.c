@@ -24,6 +24,7 @@ struct dc_export {
 	struct doca_mmap *mmap;
 	const struct doca_dev *dev;
 	struct fab_export_desc desc;
+	bool revoked; /* the mmap stopped since: kept only so the caller's pointer stays valid */
 	uint8_t wire[FAB_DESC_SIZE];
 };
 
@@ -76,7 +77,7 @@ static struct dc_export *registry_find(const struct fab_export_desc *d)
 static struct dc_export *find_export(struct doca_mmap *m, const struct doca_dev *dev, uint16_t kind)
 {
 	for (struct dc_export *e = m->exports; e != NULL; e = e->next)
-		if (e->dev == dev && e->desc.kind == kind)
+		if (e->dev == dev && e->desc.kind == kind && !e->revoked)
 			return e;
 	return NULL;
 }
@@ -162,6 +163,16 @@ doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev
 	return export_common(mmap, dev, export_desc, export_desc_len, FAB_EXPORT_RDMA);
 }
 
+void dc_export_revoke_all(struct doca_mmap *mmap)
+{
+	dc_mmap_revoke_importers(mmap);
+	for (struct dc_export *e = mmap->exports; e != NULL; e = e->next) {
+		if (!e->revoked)
+			registry_remove(e);
+		e->revoked = true;
+	}
+}
+
 void dc_export_release_all(struct doca_mmap *mmap)
 {
 	struct dc_export *e = mmap->exports;
@@ -169,7 +180,8 @@ void dc_export_release_all(struct doca_mmap *mmap)
 	while (e != NULL) {
 		struct dc_export *next = e->next;
 
-		registry_remove(e);
+		if (!e->revoked)
+			registry_remove(e);
 		free(e);
 		e = next;
 	}
@@ -196,7 +208,7 @@ static uint32_t import_rights(const struct fab_export_desc *d, uint32_t *rd, uin
 	if (d->access & DOCA_ACCESS_RDMA_READ)
 		r |= HW_ACCESS_REMOTE_READ;
 	if (d->access & DOCA_ACCESS_RDMA_WRITE)
-		r |= HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_READ;
+		r |= HW_ACCESS_REMOTE_WRITE;
 	if (d->access & DOCA_ACCESS_RDMA_ATOMIC)
 		r |= HW_ACCESS_REMOTE_ATOMIC;
 	return r;
@@ -243,7 +255,7 @@ static doca_error_t import_local(struct doca_mmap *m, const struct fab_export_de
 	pthread_mutex_unlock(&registry.lock);
 	if (st != HW_OK)
 		return DOCA_ERROR_NO_MEMORY;
-	m->addr = e->mmap->addr;
+	m->addr = (uint8_t *)(uintptr_t)d->addr; /* same process: the exporter's own addresses */
 	return DOCA_SUCCESS;
 }
 
