@@ -5,7 +5,7 @@
  * VFs), the DPU functions (PFs and SFs) and the representors the DPU PFs
  * manage. Each process is on one side (SOFTDPU_SIDE). The topology is the
  * built-in example of the DOCA Core guide unless SOFTDPU_TOPOLOGY names a file
- * (format in docs/snippets/topology.md). It is loaded once, on first use, and
+ * (format in docs/TOPOLOGY.md). It is loaded once, on first use, and
  * never changes afterwards, so readers need no lock.
  */
 #ifndef HW_TOPOLOGY_H_
