@@ -1,0 +1,296 @@
+/*
+ * bench_dma_dpdk — the peer of bench_dma: DPDK's software DMA device
+ * (drivers/dma/skeleton, vdev "dma_skeleton") driven through the dmadev API
+ * with the same sizes, queue depths and memory layout as the DOCA cases.
+ *
+ * The skeleton PMD copies on its own thread (cpucopy_thread, rte_memcpy);
+ * its vdev argument lcore=<id> pins that thread to the CPU set of an EAL
+ * lcore, so the EAL gets two lcores: the main one (this thread, the
+ * submitter) and the copy core. The driver demands IOVA as VA
+ * (RTE_VDEV_DRV_NEED_IOVA_AS_VA); without hugepages that is --iova-mode=va.
+ *
+ * Run by bench_dma once with --probe, then once per case (--size, --depth),
+ * right before the DOCA run of the same case. Output, parsed by bench_dma:
+ *   V <dpdk version>   C <cores>   P ok (probe)   R <size> <depth> <jobs/s>
+ *   U <reason>         (the peer cannot run)
+ *
+ * Usage: bench_dma_dpdk [--probe] [--quick] --time S --region BYTES --main-core N --copy-core N [--size B] [--depth N]
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_dmadev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_version.h>
+
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+#define BIG_SIZE MIB
+#define ROUNDS 3	/* timed windows per case, best reported (as bench_dma) */
+#define NB_DESC 1024 /* power of two (skeleton requirement); 1023 usable, > the deepest queue */
+
+static const size_t full_sizes[] = { 64, 256, KIB, 4 * KIB, 64 * KIB, MIB, 4 * MIB, 64 * MIB };
+static const uint32_t full_depths[] = { 1, 8, 32, 256 };
+static const size_t quick_sizes[] = { 64, 4 * KIB, MIB };
+static const uint32_t quick_depths[] = { 1, 32 };
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct peer {
+	int16_t dev;
+	uint8_t *src, *dst;
+	rte_iova_t src_iova, dst_iova;
+	size_t region;
+};
+
+struct pcase {
+	size_t size;
+	uint32_t depth, nslots, slot, inflight;
+	uint64_t check;
+};
+
+/* Keeps c->depth copies in flight for at least tmin seconds; returns jobs/s, or < 0 on error. */
+static double pump(struct peer *p, struct pcase *c, double tmin)
+{
+	uint64_t done = 0, next_check = c->check;
+	uint16_t last;
+	bool err = false;
+	double t0, t;
+
+	/* Start the clock at a completion: a copy already under way must not count as free time. */
+	while (c->inflight > 0) {
+		uint16_t cpl = rte_dma_completed(p->dev, 0, (uint16_t)c->depth, &last, &err);
+
+		if (err)
+			return -1;
+		if (cpl != 0) {
+			c->inflight -= cpl;
+			break;
+		}
+	}
+	t0 = now();
+	for (;;) {
+		uint32_t n = 0;
+		uint16_t cpl;
+
+		while (c->inflight < c->depth) {
+			size_t off = (size_t)c->slot * c->size;
+
+			if (rte_dma_copy(p->dev, 0, p->src_iova + off, p->dst_iova + off, (uint32_t)c->size, 0) < 0)
+				break;
+			c->slot = c->slot + 1 == c->nslots ? 0 : c->slot + 1;
+			c->inflight++;
+			n++;
+		}
+		if (n != 0)
+			rte_dma_submit(p->dev, 0);
+		cpl = rte_dma_completed(p->dev, 0, (uint16_t)c->depth, &last, &err);
+		if (err)
+			return -1;
+		c->inflight -= cpl;
+		done += cpl;
+		if (done >= next_check) {
+			t = now() - t0;
+			if (t >= tmin)
+				return (double)done / t;
+			next_check = done + c->check;
+		}
+	}
+}
+
+static double run_case(struct peer *p, size_t size, uint32_t depth, double tmin)
+{
+	struct pcase c = { .size = size, .depth = depth, .check = size <= 4 * KIB ? 128 : 1 };
+	size_t verify = size < 4096 ? size : 4096;
+	uint16_t last;
+	bool err = false;
+	double jps;
+
+	c.nslots = size >= BIG_SIZE ? (uint32_t)(p->region / size) : depth;
+	memset(p->dst, 0, verify);
+	pump(p, &c, tmin / 5); /* warm-up */
+	jps = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		double j = pump(p, &c, tmin / ROUNDS);
+
+		if (j < 0)
+			return -1;
+		jps = j > jps ? j : jps;
+	}
+	while (c.inflight > 0) {
+		c.inflight -= rte_dma_completed(p->dev, 0, (uint16_t)c.depth, &last, &err);
+		if (err)
+			return -1;
+	}
+	if (memcmp(p->dst, p->src, verify) != 0)
+		return -1;
+	return jps;
+}
+
+static int unavailable(const char *fmt, const char *detail)
+{
+	printf("U ");
+	printf(fmt, detail);
+	printf("\n");
+	fflush(stdout);
+	return 0; /* the caller reports "unavailable"; not a benchmark failure */
+}
+
+int main(int argc, char **argv)
+{
+	const size_t *sizes = full_sizes;
+	const uint32_t *depths = full_depths;
+	size_t nsizes = sizeof(full_sizes) / sizeof(full_sizes[0]);
+	size_t ndepths = sizeof(full_depths) / sizeof(full_depths[0]);
+	int main_core = 0, copy_core = 1;
+	double tmin = 0.45;
+	size_t only_size = 0, need = 0;
+	uint32_t only_depth = 0;
+	bool probe = false;
+	struct peer p = { .dev = -1, .region = 128 * MIB };
+	char lcores[64], vdev[96], mem[32], prefix[64];
+	char *eal_argv[16];
+	int eal_argc = 0;
+	struct rte_dma_info info;
+	struct rte_dma_conf conf = { .nb_vchans = 1 };
+	struct rte_dma_vchan_conf vconf = { .direction = RTE_DMA_DIR_MEM_TO_MEM, .nb_desc = NB_DESC };
+	int rc = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--probe") == 0) {
+			probe = true;
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			sizes = quick_sizes;
+			depths = quick_depths;
+			nsizes = sizeof(quick_sizes) / sizeof(quick_sizes[0]);
+			ndepths = sizeof(quick_depths) / sizeof(quick_depths[0]);
+		} else if (strcmp(argv[i], "--time") == 0 && i + 1 < argc) {
+			tmin = atof(argv[++i]);
+		} else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc) {
+			p.region = strtoull(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
+			only_size = strtoull(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc) {
+			only_depth = (uint32_t)strtoul(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "--main-core") == 0 && i + 1 < argc) {
+			main_core = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--copy-core") == 0 && i + 1 < argc) {
+			copy_core = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: %s [--quick] --time S --region BYTES --main-core N --copy-core N [--size B] [--depth N]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+
+	/* Room for both regions plus the EAL's own heap use, in MiB. */
+	snprintf(mem, sizeof(mem), "%zu", 2 * p.region / MIB + 256 > 512 ? 2 * p.region / MIB + 256 : 512);
+	snprintf(prefix, sizeof(prefix), "--file-prefix=softdpu_bench_%d", (int)getpid());
+	if (copy_core != main_core) {
+		snprintf(lcores, sizeof(lcores), "%d,%d", main_core, copy_core);
+		snprintf(vdev, sizeof(vdev), "--vdev=dma_skeleton,lcore=%d", copy_core);
+	} else {
+		snprintf(lcores, sizeof(lcores), "%d", main_core);
+		snprintf(vdev, sizeof(vdev), "--vdev=dma_skeleton");
+	}
+	eal_argv[eal_argc++] = argv[0];
+	eal_argv[eal_argc++] = "--no-huge";
+	eal_argv[eal_argc++] = "--no-pci";
+	eal_argv[eal_argc++] = "--no-shconf"; /* no runtime files: other DPDK processes are not disturbed */
+	eal_argv[eal_argc++] = prefix;
+	eal_argv[eal_argc++] = "--no-telemetry";
+	eal_argv[eal_argc++] = "--iova-mode=va";
+	eal_argv[eal_argc++] = "-m";
+	eal_argv[eal_argc++] = mem;
+	eal_argv[eal_argc++] = "-l";
+	eal_argv[eal_argc++] = lcores;
+	eal_argv[eal_argc++] = vdev;
+	eal_argv[eal_argc++] = "--log-level=error";
+	eal_argv[eal_argc] = NULL;
+
+	if (rte_eal_init(eal_argc, eal_argv) < 0)
+		return unavailable("rte_eal_init failed: %s", rte_strerror(rte_errno));
+	printf("V %s\n", rte_version());
+	printf("C %d, copy thread on CPU %d\n", main_core, copy_core);
+
+	p.dev = (int16_t)rte_dma_get_dev_id_by_name("dma_skeleton");
+	if (p.dev < 0) {
+		rc = unavailable("%s", "no dma_skeleton device (is librte_dma_skeleton in the EAL PMD path?)");
+		goto out;
+	}
+	if (rte_dma_info_get(p.dev, &info) != 0 || rte_dma_configure(p.dev, &conf) != 0 ||
+	    rte_dma_vchan_setup(p.dev, 0, &vconf) != 0 || rte_dma_start(p.dev) != 0) {
+		rc = unavailable("%s", "dma_skeleton configure/vchan_setup/start failed");
+		goto out;
+	}
+	if (probe) {
+		printf("P ok\n");
+		goto out;
+	}
+	/* Only the memory the selected cases touch: startup stays short when run per case. */
+	for (size_t si = 0; si < nsizes; si++)
+		for (size_t di = 0; di < ndepths; di++) {
+			size_t n = sizes[si] >= BIG_SIZE ? p.region : depths[di] * sizes[si];
+
+			if ((only_size == 0 || sizes[si] == only_size) && (only_depth == 0 || depths[di] == only_depth) &&
+			    n > need)
+				need = n;
+		}
+	p.src = rte_malloc("bench_src", need, 4096);
+	p.dst = rte_malloc("bench_dst", need, 4096);
+	if (p.src == NULL || p.dst == NULL) {
+		rc = unavailable("%s", "rte_malloc of the source/destination regions failed");
+		goto out;
+	}
+	p.src_iova = rte_malloc_virt2iova(p.src);
+	p.dst_iova = rte_malloc_virt2iova(p.dst);
+	if (p.src_iova == RTE_BAD_IOVA || p.dst_iova == RTE_BAD_IOVA) {
+		rc = unavailable("%s", "no IOVA for the regions");
+		goto out;
+	}
+	memset(p.dst, 0, need);
+	for (size_t i = 0; i < need; i += 64)
+		p.src[i] = (uint8_t)(i * 2654435761u >> 12) | 1;
+
+	for (size_t si = 0; si < nsizes; si++) {
+		for (size_t di = 0; di < ndepths; di++) {
+			double jps;
+
+			if ((only_size != 0 && sizes[si] != only_size) || (only_depth != 0 && depths[di] != only_depth))
+				continue;
+			jps = run_case(&p, sizes[si], depths[di], tmin);
+
+			if (jps < 0) {
+				fprintf(stderr, "bench_dma_dpdk: case %zu B depth %u failed\n", sizes[si], depths[di]);
+				rc = 1;
+				goto out;
+			}
+			printf("R %zu %u %.1f\n", sizes[si], depths[di], jps);
+		}
+	}
+out:
+	if (p.dev >= 0) {
+		rte_dma_stop(p.dev);
+		rte_dma_close(p.dev);
+	}
+	rte_free(p.src);
+	rte_free(p.dst);
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the DMA-path benchmarks of a build directory and prints every table.
+# Usage: bench/run.sh <build-dir> [--quick]
+#   --quick  short smoke run (checks that the benchmarks build and run; the
+#            numbers are not meaningful)
+set -euo pipefail
+
+build=${1:-build}
+quick=""
+[ "${2:-}" = "--quick" ] && quick="--quick"
+[ "${1:-}" = "--quick" ] && { quick="--quick"; build=${2:-build}; }
+
+for b in bench_dma bench_buf bench_event; do
+	if [ ! -x "$build/bench/$b" ]; then
+		echo "bench/run.sh: $build/bench/$b not built (run ninja -C $build)" >&2
+		exit 1
+	fi
+done
+
+buildtype=$(sed -n "s/^buildtype *= *//p" "$build/meson-private/cmd_line.txt" 2>/dev/null || true)
+if [ -z "$buildtype" ] && command -v meson >/dev/null; then
+	buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
+		python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"))' \
+		2>/dev/null || echo unknown)
+fi
+echo "softdpu benchmarks — build directory $build, buildtype ${buildtype:-unknown}"
+[ "${buildtype:-}" = release ] || echo "note: numbers are meant for a release build (meson setup <dir> -Dbuildtype=release)"
+
+pin=()
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+	pin=(taskset -c 0)
+	echo "pinned to CPU 0 with taskset"
+fi
+export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
+
+echo
+"${pin[@]}" "$build/bench/bench_dma" $quick
+echo
+"${pin[@]}" "$build/bench/bench_buf" $quick
+echo
+"${pin[@]}" "$build/bench/bench_event" $quick
