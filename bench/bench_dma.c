@@ -16,7 +16,8 @@
  * right before each DOCA case, alone) does too.
  *
  * Usage: bench_dma [--quick] [--time SECONDS] [--dpdk PATH | --no-peer] [--size BYTES] [--depth N]
- * (--size/--depth run one case of the table; --no-peer skips DPDK; --doca-only also skips the
+ * [--peer-one-core] (--size/--depth run one case of the table; --no-peer skips DPDK; --peer-one-core
+ * pins the peer's copy thread to the submitting CPU; --doca-only also skips the
  * memcpy reference, so that a profile shows the DOCA path alone)
  */
 #include <errno.h>
@@ -43,7 +44,7 @@
 #define MIB ((size_t)1 << 20)
 #define BIG_SIZE MIB /* sizes from here on rotate across the big region */
 #define MAX_DEPTH 256u
-#define ROUNDS 3 /* alternating timed windows per case */
+#define ROUNDS 5 /* alternating timed windows per case */
 
 static const size_t full_sizes[] = { 64, 256, KIB, 4 * KIB, 64 * KIB, MIB, 4 * MIB, 64 * MIB };
 static const uint32_t full_depths[] = { 1, 8, 32, 256 };
@@ -57,6 +58,7 @@ struct opts {
 	bool quick;
 	bool no_peer;
 	bool doca_only; /* no memcpy reference, no peer: for profilers */
+	bool peer_one_core; /* the peer's copy thread shares the submitting CPU */
 	size_t only_size;   /* 0: all */
 	uint32_t only_depth; /* 0: all */
 	double tmin; /* seconds per timed case */
@@ -238,7 +240,7 @@ static void run_dpdk_peer(const struct opts *o, size_t region, size_t only_size,
 
 	if (main_cpu < 0)
 		main_cpu = 0;
-	copy_cpu = ncpu > 1 ? (int)((main_cpu + 1) % ncpu) : main_cpu;
+	copy_cpu = ncpu > 1 && !o->peer_one_core ? (int)((main_cpu + 1) % ncpu) : main_cpu;
 	if (only_size == 0)
 		snprintf(cmd, sizeof(cmd), "'%s' --probe --region %zu --main-core %d --copy-core %d", o->dpdk_path,
 			 region, main_cpu, copy_cpu);
@@ -576,6 +578,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->only_depth = (uint32_t)strtoul(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--no-peer") == 0) {
 			o->no_peer = true;
+		} else if (strcmp(argv[i], "--peer-one-core") == 0) {
+			o->peer_one_core = true;
 		} else if (strcmp(argv[i], "--doca-only") == 0) {
 			o->no_peer = o->doca_only = true;
 		} else if (strcmp(argv[i], "--dpdk") == 0 && i + 1 < argc) {
@@ -583,7 +587,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		} else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--time SECONDS] [--dpdk PATH | --no-peer] [--size BYTES] "
-				"[--depth N] [--doca-only]\n",
+				"[--depth N] [--doca-only] [--peer-one-core]\n",
 				argv[0]);
 			exit(2);
 		}
@@ -715,8 +719,8 @@ int main(int argc, char **argv)
 	       "buffers, same order.\n");
 	if (dpdk->available)
 		printf("DPDK: rte_dma_copy per job, one rte_dma_submit per refill, rte_dma_completed; submitter on CPU "
-		       "%s (two cores).\n",
-		       dpdk->cores[0] ? dpdk->cores : "?");
+		       "%s (%s).\n",
+		       dpdk->cores[0] ? dpdk->cores : "?", o.peer_one_core ? "one core" : "two cores");
 	printf("Each rate is the best of %d alternating windows (DOCA, memcpy) of %.3f s; the DPDK peer ran "
 	       "each case right before, alone, the same way.\n",
 	       ROUNDS, o.tmin / ROUNDS);

@@ -35,6 +35,13 @@ export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
 
 echo
 "${pin[@]}" "$build/bench/bench_dma" $quick
+if [ -z "$quick" ]; then
+	echo
+	echo "== 64 B jobs with the DPDK peer confined to one core too (its copy thread shares CPU 0) =="
+	for d in 1 32 256; do
+		"${pin[@]}" "$build/bench/bench_dma" --size 64 --depth "$d" --peer-one-core | grep -E '^(size|64 B)'
+	done
+fi
 echo
 "${pin[@]}" "$build/bench/bench_buf" $quick
 echo

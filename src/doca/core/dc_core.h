@@ -12,6 +12,7 @@
 #include "doca_buf.h"
 #include "doca_mmap.h"
 #include "doca_types.h"
+#include "hw_mem.h"
 
 /* ---- mmap ---- */
 
@@ -31,7 +32,8 @@ enum dc_mmap_origin {
 struct dc_mmap_dev {
 	struct doca_dev *dev;
 	uint32_t pd_id;
-	uint32_t mkey; /* 0 while not registered (mmap not started) */
+	uint32_t mkey;		   /* 0 while not registered (mmap not started) */
+	const struct hw_mkey *hwk; /* the key's table entry: the data path skips the table walk */
 };
 
 struct dc_export; /* an export descriptor and its registry entry (mmap_export.c) */
@@ -60,13 +62,23 @@ struct doca_mmap {
 	struct doca_mmap *next_importer;
 };
 
+/* Registration of mmap for dev, or NULL when dev was not added. */
+static inline const struct dc_mmap_dev *dc_mmap_dev_of(const struct doca_mmap *mmap, const struct doca_dev *dev)
+{
+	if (__builtin_expect(mmap->num_devs != 0 && mmap->devs[0].dev == dev, 1))
+		return &mmap->devs[0];
+	for (uint32_t i = 1; i < mmap->num_devs; i++)
+		if (mmap->devs[i].dev == dev)
+			return &mmap->devs[i];
+	return NULL;
+}
+
 /* Key of mmap for dev, or 0 when dev is not registered with the mmap. */
 static inline uint32_t dc_mmap_mkey(const struct doca_mmap *mmap, const struct doca_dev *dev)
 {
-	for (uint32_t i = 0; i < mmap->num_devs; i++)
-		if (mmap->devs[i].dev == dev)
-			return mmap->devs[i].mkey;
-	return 0;
+	const struct dc_mmap_dev *d = dc_mmap_dev_of(mmap, dev);
+
+	return d == NULL ? 0 : d->mkey;
 }
 
 static inline bool dc_mmap_contains(const struct doca_mmap *mmap, const void *addr, size_t len)

@@ -71,6 +71,7 @@ static doca_error_t reg_dev(struct doca_mmap *m, struct dc_mmap_dev *d)
 		return st == HW_ERR_NOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
 	}
 	d->pd_id = hw_pd_id(dc_dev_pd(d->dev));
+	d->hwk = hw_mkey_lookup(d->mkey);
 	return DOCA_SUCCESS;
 }
 
@@ -79,6 +80,7 @@ static void dereg_dev(struct dc_mmap_dev *d)
 	if (d->mkey != 0)
 		hw_mkey_dereg(d->mkey);
 	d->mkey = 0;
+	d->hwk = NULL;
 }
 
 static void dereg_all(struct doca_mmap *m)

@@ -248,6 +248,7 @@ static doca_error_t import_local(struct doca_mmap *m, const struct fab_export_de
 	rights = import_rights(d, &m->rd_access, &m->wr_access);
 	st = hw_mkey_reg(dc_dev_pd(dev), e->mmap->addr, d->addr, d->len, rights, &m->devs[0].mkey);
 	if (st == HW_OK) {
+		m->devs[0].hwk = hw_mkey_lookup(m->devs[0].mkey);
 		m->exporter = e->mmap;
 		m->next_importer = e->mmap->importers;
 		e->mmap->importers = m;
@@ -314,6 +315,7 @@ void dc_mmap_revoke_importers(struct doca_mmap *mmap)
 		if (imp->devs[0].mkey != 0)
 			hw_mkey_dereg(imp->devs[0].mkey);
 		imp->devs[0].mkey = 0;
+		imp->devs[0].hwk = NULL;
 		imp->exporter = NULL;
 	}
 	mmap->importers = NULL;

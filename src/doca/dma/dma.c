@@ -107,7 +107,7 @@ static void account_dst(struct doca_buf *b, uint64_t copied)
 	}
 }
 
-static doca_error_t dma_copy(const struct doca_dma_job_memcpy *j, const struct doca_dev *dev, uint32_t pd_id)
+__attribute__((noinline)) static doca_error_t dma_copy(const struct doca_dma_job_memcpy *j, const struct doca_dev *dev, uint32_t pd_id)
 {
 	struct hw_sge src[DC_DMA_MAX_LIST_ELEMS], dst[DC_DMA_MAX_LIST_ELEMS];
 	uint32_t ns, nd;
@@ -129,12 +129,38 @@ static doca_error_t dma_copy(const struct doca_dma_job_memcpy *j, const struct d
 	return DOCA_SUCCESS;
 }
 
+/* One buffer to one buffer: the common case, without lists or a table walk. */
+static doca_error_t dma_copy_one(struct doca_buf *dst, const struct doca_buf *src, const struct doca_dev *dev)
+{
+	const struct dc_mmap_dev *sd = dc_mmap_dev_of(src->mmap, dev), *dd = dc_mmap_dev_of(dst->mmap, dev);
+	const uint8_t *tail = dst->data + dst->data_len;
+	enum hw_status st;
+
+	if (sd == NULL || dd == NULL)
+		return DOCA_ERROR_NOT_PERMITTED;
+	if (src->data_len > DC_DMA_MAX_BUF_SIZE)
+		return DOCA_ERROR_INVALID_VALUE;
+	st = hw_dma_copy1(dd->pd_id, sd->hwk, sd->mkey, (uint64_t)(uintptr_t)src->data, src->data_len,
+			  src->mmap->rd_access, dd->hwk, dd->mkey, (uint64_t)(uintptr_t)tail,
+			  (uint64_t)(dst->head + dst->len - tail), dst->mmap->wr_access);
+	if (st != HW_OK) {
+		DC_DBG("DMA memcpy refused: %s", hw_status_str(st));
+		return status_to_error(st);
+	}
+	dst->data_len += src->data_len;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t dma_job_exec(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result)
 {
 	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
 	struct doca_dev *dev = ctx->devs[0];
-	doca_error_t st = dma_copy(j, dev, hw_pd_id(dc_dev_pd(dev)));
+	doca_error_t st;
 
+	if (j->src_buff->next == NULL && j->dst_buff->next == NULL)
+		st = dma_copy_one(j->dst_buff, j->src_buff, dev);
+	else
+		st = dma_copy(j, dev, hw_pd_id(dc_dev_pd(dev)));
 	result->u64 = (uint64_t)st;
 	return st;
 }
