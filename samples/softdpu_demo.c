@@ -3,6 +3,8 @@
  * DOCA DMA memcpy jobs of several sizes, checks every byte and prints the
  * throughput. Written against the plain DOCA 2.x API only.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime in strict C11 */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
