@@ -12,7 +12,7 @@ deps:
 	@tools/ensure-deps.sh
 
 demo: all
-	SOFTDPU_LOG_LEVEL=$${SOFTDPU_LOG_LEVEL:-error} $(BUILD)/samples/softdpu_demo
+	@tools/demo.sh $(BUILD)
 
 test: deps
 	@tools/run-tests.sh $(BUILD)

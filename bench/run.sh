@@ -10,7 +10,7 @@ quick=""
 [ "${2:-}" = "--quick" ] && quick="--quick"
 [ "${1:-}" = "--quick" ] && { quick="--quick"; build=${2:-build}; }
 
-for b in bench_dma bench_buf bench_event; do
+for b in bench_dma bench_buf bench_event bench_xproc bench_sync; do
 	if [ ! -x "$build/bench/$b" ]; then
 		echo "bench/run.sh: $build/bench/$b not built (run ninja -C $build)" >&2
 		exit 1
@@ -46,3 +46,11 @@ echo
 "${pin[@]}" "$build/bench/bench_buf" $quick
 echo
 "${pin[@]}" "$build/bench/bench_event" $quick
+# Cross-process benchmarks place their two processes on two CPUs themselves.
+echo
+"$build/bench/bench_xproc" $quick
+echo
+"$build/bench/bench_sync" $quick
+echo
+echo "== regression only: the UCX path over TCP on loopback =="
+UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick || echo "(UCX path unavailable)"

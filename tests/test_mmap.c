@@ -1008,11 +1008,12 @@ static void test_descriptor_refusals(void)
 		f2.kind = FAB_EXPORT_DPU;
 		fab_desc_encode(&f2, w);
 		CHECK_ERR(try_import(w, len, d0), DOCA_ERROR_NOT_SUPPORTED);
-		/* another process, another machine */
+		/* another process: no such live export in the device-wide table */
 		f2 = fd;
 		f2.pid ^= 0x40000000u;
 		fab_desc_encode(&f2, w);
-		CHECK_ERR(try_import(w, len, d0), DOCA_ERROR_NOT_SUPPORTED);
+		CHECK_ERR(try_import(w, len, d0), DOCA_ERROR_NOT_PERMITTED);
+		/* another machine, and no UCX section to reach it by */
 		f2 = fd;
 		f2.host_id[3] ^= 1;
 		fab_desc_encode(&f2, w);

@@ -75,6 +75,10 @@ check "shared library exports only the vendor API" exports_only_vendor_api
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested
 check "benchmarks build and run (quick)" bench_smoke
+fuzz() {
+	FUZZ_DIR="$work/fuzz" tools/run-fuzz.sh "${FUZZ_SECONDS:-15}"
+}
+check "fuzz harnesses of every descriptor parser (libFuzzer)" fuzz
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,8 +3,9 @@
 # Usage: tools/ensure-deps.sh [bench]
 set -euo pipefail
 
-need=(meson ninja-build pkg-config gcc python3)
-[ "${1:-}" = bench ] && need+=(dpdk-dev libdpdk-dev)
+need=(meson ninja-build pkg-config gcc python3 libucx-dev)
+[ "${1:-}" = bench ] && need+=(dpdk-dev libdpdk-dev ucx-utils)
+[ "${1:-}" = ci ] && need+=(dpdk-dev libdpdk-dev ucx-utils clang libclang-rt-14-dev)
 
 missing=()
 for p in "${need[@]}"; do

@@ -48,7 +48,7 @@ static uint64_t get_le(const uint8_t *p, int n)
 }
 
 /* CRC-32 (IEEE), bitwise: descriptors are small and made rarely. */
-static uint32_t crc32(const uint8_t *p, size_t n)
+uint32_t fab_crc32(const uint8_t *p, size_t n)
 {
 	uint32_t c = 0xffffffffu;
 
@@ -60,13 +60,40 @@ static uint32_t crc32(const uint8_t *p, size_t n)
 	return ~c;
 }
 
-void fab_desc_encode(const struct fab_export_desc *d, uint8_t out[FAB_DESC_SIZE])
+/* Transport sections after the head: {u16 xport, u16 len, data}..., then a CRC-32 of everything before it. */
+static size_t encode_sections(const struct fab_export_desc *d, uint8_t *out)
 {
+	size_t off = FAB_DESC_SIZE;
+
+	for (uint16_t i = 0; i < d->nsect; i++) {
+		put_le(out + off, d->sect[i].xport, 2);
+		put_le(out + off + 2, d->sect[i].info.len, 2);
+		memcpy(out + off + 4, d->sect[i].info.data, d->sect[i].info.len);
+		off += 4 + d->sect[i].info.len;
+	}
+	return off + 4;
+}
+
+static size_t encoded_size(const struct fab_export_desc *d)
+{
+	size_t n = FAB_DESC_SIZE;
+
+	if (d->nsect == 0)
+		return n;
+	for (uint16_t i = 0; i < d->nsect; i++)
+		n += 4 + d->sect[i].info.len;
+	return n + 4;
+}
+
+size_t fab_desc_encode(const struct fab_export_desc *d, uint8_t *out)
+{
+	size_t total = encoded_size(d);
+
 	memset(out, 0, FAB_DESC_SIZE);
 	memcpy(out + OFF_MAGIC, fab_magic, sizeof(fab_magic));
 	put_le(out + OFF_VERSION, FAB_DESC_VERSION, 2);
 	put_le(out + OFF_KIND, d->kind, 2);
-	put_le(out + OFF_SIZE, FAB_DESC_SIZE, 4);
+	put_le(out + OFF_SIZE, total, 4);
 	put_le(out + OFF_PID, d->pid, 4);
 	put_le(out + OFF_ACCESS, d->access, 4);
 	put_le(out + OFF_MKEY, d->mkey, 4);
@@ -75,7 +102,12 @@ void fab_desc_encode(const struct fab_export_desc *d, uint8_t out[FAB_DESC_SIZE]
 	put_le(out + OFF_ID, d->export_id, 8);
 	memcpy(out + OFF_CAP, d->cap_key, FAB_CAP_KEY_LEN);
 	memcpy(out + OFF_HOST, d->host_id, FAB_HOST_ID_LEN);
-	put_le(out + OFF_CSUM, crc32(out, OFF_CSUM), 4);
+	put_le(out + OFF_CSUM, fab_crc32(out, OFF_CSUM), 4);
+	if (d->nsect != 0) {
+		encode_sections(d, out);
+		put_le(out + total - 4, fab_crc32(out, total - 4), 4);
+	}
+	return total;
 }
 
 static int fields_valid(const struct fab_export_desc *d)
@@ -87,9 +119,39 @@ static int fields_valid(const struct fab_export_desc *d)
 	return 1;
 }
 
+/* Parses the sections of a descriptor of total length len (> FAB_DESC_SIZE). */
+static enum fab_desc_status decode_sections(const uint8_t *p, size_t len, struct fab_export_desc *d)
+{
+	size_t off = FAB_DESC_SIZE, end = len - 4;
+
+	if (get_le(p + end, 4) != fab_crc32(p, end))
+		return FAB_DESC_BAD_CHECKSUM;
+	while (off < end) {
+		struct fab_section *s;
+		size_t n;
+
+		if (d->nsect == FAB_MAX_SECTIONS || end - off < 4)
+			return FAB_DESC_BAD_FIELD;
+		s = &d->sect[d->nsect];
+		s->xport = (uint16_t)get_le(p + off, 2);
+		n = get_le(p + off + 2, 2);
+		if (s->xport != FAB_XPORT_UCX || n == 0 || n > FAB_XPORT_INFO_MAX || n > end - off - 4)
+			return FAB_DESC_BAD_FIELD;
+		for (uint16_t i = 0; i < d->nsect; i++)
+			if (d->sect[i].xport == s->xport)
+				return FAB_DESC_BAD_FIELD;
+		s->info.len = (uint16_t)n;
+		memcpy(s->info.data, p + off + 4, n);
+		d->nsect++;
+		off += 4 + n;
+	}
+	return FAB_DESC_OK;
+}
+
 enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_export_desc *d)
 {
 	const uint8_t *p = in;
+	enum fab_desc_status st;
 
 	if (in == NULL || len < OFF_VERSION + 2)
 		return FAB_DESC_TRUNCATED;
@@ -97,10 +159,17 @@ enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_expo
 		return FAB_DESC_BAD_MAGIC;
 	if (get_le(p + OFF_VERSION, 2) != FAB_DESC_VERSION)
 		return FAB_DESC_BAD_VERSION;
-	if (len != FAB_DESC_SIZE || get_le(p + OFF_SIZE, 4) != FAB_DESC_SIZE)
+	if (len < FAB_DESC_SIZE || len > FAB_DESC_MAX || get_le(p + OFF_SIZE, 4) != len ||
+	    len == FAB_DESC_SIZE + 4 || (len > FAB_DESC_SIZE && len < FAB_DESC_SIZE + 8))
 		return FAB_DESC_TRUNCATED;
-	if (get_le(p + OFF_CSUM, 4) != crc32(p, OFF_CSUM))
+	if (get_le(p + OFF_CSUM, 4) != fab_crc32(p, OFF_CSUM))
 		return FAB_DESC_BAD_CHECKSUM;
+	d->nsect = 0;
+	if (len > FAB_DESC_SIZE) {
+		st = decode_sections(p, len, d);
+		if (st != FAB_DESC_OK)
+			return st;
+	}
 	if (get_le(p + OFF_RSVD, 4) != 0 || get_le(p + OFF_PAD, 4) != 0)
 		return FAB_DESC_BAD_FIELD;
 	d->kind = (uint16_t)get_le(p + OFF_KIND, 2);
@@ -113,6 +182,14 @@ enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_expo
 	memcpy(d->cap_key, p + OFF_CAP, FAB_CAP_KEY_LEN);
 	memcpy(d->host_id, p + OFF_HOST, FAB_HOST_ID_LEN);
 	return fields_valid(d) ? FAB_DESC_OK : FAB_DESC_BAD_FIELD;
+}
+
+const struct fab_section *fab_desc_section(const struct fab_export_desc *d, uint16_t xport)
+{
+	for (uint16_t i = 0; i < d->nsect; i++)
+		if (d->sect[i].xport == xport)
+			return &d->sect[i];
+	return NULL;
 }
 
 const char *fab_desc_status_str(enum fab_desc_status st)

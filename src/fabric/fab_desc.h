@@ -1,9 +1,11 @@
 /*
  * fab_desc — the wire form of an mmap export descriptor.
  *
- * Versioned, fixed-size, little-endian, with a checksum and a random
- * capability key. Parsing checks every field before anything is trusted;
- * a truncated, corrupted or unknown-version descriptor is refused.
+ * A fixed, versioned, little-endian 96-byte head with a checksum and a random
+ * capability key, optionally followed by transport sections (how to reach
+ * the exporter from another machine), covered by a second checksum. Parsing
+ * checks every field and every length before anything is trusted; a
+ * truncated, corrupted or unknown-version descriptor is refused.
  */
 #ifndef FAB_DESC_H_
 #define FAB_DESC_H_
@@ -12,13 +14,32 @@
 #include <stdint.h>
 
 #define FAB_DESC_VERSION 1
-#define FAB_DESC_SIZE 96
+#define FAB_DESC_SIZE 96 /* the fixed head; a descriptor without sections is exactly this */
 #define FAB_CAP_KEY_LEN 16
 #define FAB_HOST_ID_LEN 16
+#define FAB_XPORT_INFO_MAX 1024
+#define FAB_MAX_SECTIONS 2
+#define FAB_DESC_MAX (FAB_DESC_SIZE + FAB_MAX_SECTIONS * (4 + FAB_XPORT_INFO_MAX) + 4)
 
 enum fab_export_kind {
 	FAB_EXPORT_DPU = 1,
 	FAB_EXPORT_RDMA = 2,
+};
+
+/* Transports that can have a section. */
+enum fab_xport_id {
+	FAB_XPORT_UCX = 1,
+};
+
+/* Transport-specific data an exporter appends to the descriptor. */
+struct fab_xinfo {
+	uint16_t len;
+	uint8_t data[FAB_XPORT_INFO_MAX];
+};
+
+struct fab_section {
+	uint16_t xport; /* enum fab_xport_id */
+	struct fab_xinfo info;
 };
 
 struct fab_export_desc {
@@ -28,9 +49,11 @@ struct fab_export_desc {
 	uint32_t mkey;	     /* exporter's key for the range */
 	uint64_t addr;	     /* first byte, in the exporter's address space */
 	uint64_t len;
-	uint64_t export_id;  /* exporter-local id of the export */
+	uint64_t export_id;  /* device-wide id of the export */
 	uint8_t cap_key[FAB_CAP_KEY_LEN];
 	uint8_t host_id[FAB_HOST_ID_LEN]; /* which machine (boot) made it */
+	uint16_t nsect;
+	struct fab_section sect[FAB_MAX_SECTIONS];
 };
 
 enum fab_desc_status {
@@ -42,13 +65,19 @@ enum fab_desc_status {
 	FAB_DESC_BAD_FIELD,
 };
 
-/* Writes the descriptor into out (FAB_DESC_SIZE bytes). */
-void fab_desc_encode(const struct fab_export_desc *d, uint8_t out[FAB_DESC_SIZE]);
+/* Writes the descriptor into out (at least FAB_DESC_MAX bytes); returns its length. */
+size_t fab_desc_encode(const struct fab_export_desc *d, uint8_t *out);
 
 /* Parses and validates len bytes at in. */
 enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_export_desc *d);
 
+/* The section of transport xport, or NULL. */
+const struct fab_section *fab_desc_section(const struct fab_export_desc *d, uint16_t xport);
+
 const char *fab_desc_status_str(enum fab_desc_status st);
+
+/* CRC-32 (IEEE) the descriptor uses. */
+uint32_t fab_crc32(const uint8_t *p, size_t n);
 
 /* Fills key with random bytes; 0 on success. */
 int fab_random_bytes(uint8_t *key, size_t len);

@@ -1,14 +1,18 @@
 /*
- * hw_dma — checked scatter/gather copies.
+ * hw_dma — checked scatter/gather copies, local and remote.
  */
 #include "hw_dma.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define HW_DMA_MAX_SGE 64
+#define HW_BOUNCE_SIZE (1u << 20) /* remote-to-remote copies go through this much local memory at a time */
 
 struct seg {
-	uint8_t *p;
+	uint8_t *p;		 /* local address, or NULL for remote memory */
+	const struct hw_mkey *mk; /* the key's entry (its rops for remote memory) */
+	uint64_t addr;		 /* address in the key's space */
 	uint64_t len;
 };
 
@@ -18,11 +22,16 @@ static enum hw_status translate(uint32_t pd_id, const struct hw_sge *sge, uint32
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		enum hw_status st = hw_mkey_translate(sge[i].key, pd_id, sge[i].addr, sge[i].len, sge[i].access,
-						      &out[i].p);
+		const struct hw_mkey *mk = hw_mkey_lookup(sge[i].key);
+		enum hw_status st;
 
+		if (mk == NULL)
+			return HW_ERR_KEY;
+		st = hw_mkey_check(mk, pd_id, sge[i].addr, sge[i].len, sge[i].access, &out[i].p);
 		if (st != HW_OK)
 			return st;
+		out[i].mk = mk;
+		out[i].addr = sge[i].addr;
 		out[i].len = sge[i].len;
 		sum += sge[i].len;
 	}
@@ -32,6 +41,9 @@ static enum hw_status translate(uint32_t pd_id, const struct hw_sge *sge, uint32
 
 static int overlaps(const struct seg *a, const struct seg *b)
 {
+	/* Remote memory lives in another address space: only local ranges can collide. */
+	if (a->p == NULL || b->p == NULL)
+		return 0;
 	return a->len != 0 && b->len != 0 && a->p < b->p + b->len && b->p < a->p + a->len;
 }
 
@@ -44,8 +56,42 @@ static enum hw_status check_overlap(const struct seg *s, uint32_t ns, const stru
 	return HW_OK;
 }
 
+/* Remote to remote: read a chunk into local memory, then write it out. */
+static enum hw_status bounce(const struct seg *s, uint64_t soff, const struct seg *d, uint64_t doff, uint64_t n)
+{
+	uint64_t chunk = n < HW_BOUNCE_SIZE ? n : HW_BOUNCE_SIZE;
+	uint8_t *buf = malloc(chunk);
+	enum hw_status st = HW_OK;
+
+	if (buf == NULL)
+		return HW_ERR_NOMEM;
+	for (uint64_t off = 0; off < n && st == HW_OK; off += chunk) {
+		uint64_t m = n - off < chunk ? n - off : chunk;
+
+		st = s->mk->rops->read(s->mk->rctx, s->addr + soff + off, buf, m);
+		if (st == HW_OK)
+			st = d->mk->rops->write(d->mk->rctx, d->addr + doff + off, buf, m);
+	}
+	free(buf);
+	return st;
+}
+
+/* Moves n bytes from source segment offset soff to destination segment offset doff. */
+static enum hw_status move(const struct seg *s, uint64_t soff, const struct seg *d, uint64_t doff, uint64_t n)
+{
+	if (s->p != NULL && d->p != NULL) {
+		memcpy(d->p + doff, s->p + soff, n);
+		return HW_OK;
+	}
+	if (s->p == NULL && d->p != NULL)
+		return s->mk->rops->read(s->mk->rctx, s->addr + soff, d->p + doff, n);
+	if (s->p != NULL)
+		return d->mk->rops->write(d->mk->rctx, d->addr + doff, s->p + soff, n);
+	return bounce(s, soff, d, doff, n);
+}
+
 /* Streams the source segments into the destination segments. */
-static void scatter(const struct seg *s, uint32_t ns, const struct seg *d, uint32_t nd)
+static enum hw_status scatter(const struct seg *s, uint32_t ns, const struct seg *d, uint32_t nd)
 {
 	uint32_t j = 0;
 	uint64_t doff = 0;
@@ -55,6 +101,7 @@ static void scatter(const struct seg *s, uint32_t ns, const struct seg *d, uint3
 
 		while (soff < s[i].len) {
 			uint64_t n = s[i].len - soff;
+			enum hw_status st;
 
 			/* Capacity was checked, so a later element has room. */
 			while (doff == d[j].len && j + 1 < nd) {
@@ -63,11 +110,14 @@ static void scatter(const struct seg *s, uint32_t ns, const struct seg *d, uint3
 			}
 			if (n > d[j].len - doff)
 				n = d[j].len - doff;
-			memcpy(d[j].p + doff, s[i].p + soff, n);
+			st = move(&s[i], soff, &d[j], doff, n);
+			if (st != HW_OK)
+				return st;
 			soff += n;
 			doff += n;
 		}
 	}
+	return HW_OK;
 }
 
 enum hw_status hw_dma_copy(uint32_t pd_id, const struct hw_sge *src, uint32_t nsrc, const struct hw_sge *dst,
@@ -89,10 +139,8 @@ enum hw_status hw_dma_copy(uint32_t pd_id, const struct hw_sge *src, uint32_t ns
 	st = check_overlap(s, nsrc, d, ndst);
 	if (st != HW_OK)
 		return st;
-	if (nsrc == 1 && ndst == 1)
-		memcpy(d[0].p, s[0].p, s[0].len);
-	else
-		scatter(s, nsrc, d, ndst);
-	*copied = stotal;
-	return HW_OK;
+	st = scatter(s, nsrc, d, ndst);
+	if (st == HW_OK)
+		*copied = stotal;
+	return st;
 }

@@ -23,7 +23,9 @@ struct hw_sge {
 /*
  * Copies the bytes of src[0..nsrc) into dst[0..ndst) in order, filling each
  * destination element before the next. All keys must belong to domain pd_id.
- * On success *copied is the number of bytes moved.
+ * Keys of remote memory are reached through their hw_remote_ops; a remote
+ * failure part-way leaves the destination partly written, as a DMA engine
+ * whose link dropped would. On success *copied is the number of bytes moved.
  */
 enum hw_status hw_dma_copy(uint32_t pd_id, const struct hw_sge *src, uint32_t nsrc, const struct hw_sge *dst,
 			   uint32_t ndst, uint64_t *copied);
@@ -77,6 +79,8 @@ static inline enum hw_status hw_dma_copy1(uint32_t pd_id, const struct hw_mkey *
 
 	if (smk == NULL || dmk == NULL || smk->key != skey || dmk->key != dkey)
 		return HW_ERR_KEY;
+	if (smk->rops != NULL || dmk->rops != NULL)
+		return HW_ERR_INVAL; /* remote memory takes hw_dma_copy */
 	st = hw_mkey_check(smk, pd_id, saddr, len, sacc, &s);
 	if (st != HW_OK)
 		return st;

@@ -80,14 +80,35 @@ static int find_free_slot(uint32_t *out)
 	return -1;
 }
 
+static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, uint32_t *key);
+
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
 			   uint32_t *key)
+{
+	struct hw_mkey mk = { .base = base, .addr = addr, .len = len, .access = access };
+
+	if (base == NULL && len != 0)
+		return HW_ERR_INVAL;
+	return reg_entry(pd, &mk, key);
+}
+
+enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len, uint32_t access,
+				  const struct hw_remote_ops *rops, void *rctx, uint32_t *key)
+{
+	struct hw_mkey mk = { .addr = addr, .len = len, .access = access, .rops = rops, .rctx = rctx };
+
+	if (rops == NULL)
+		return HW_ERR_INVAL;
+	return reg_entry(pd, &mk, key);
+}
+
+static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, uint32_t *key)
 {
 	struct hw_mkey_page *pg;
 	uint32_t idx, pos;
 	uint8_t tag;
 
-	if (pd == NULL || key == NULL || (base == NULL && len != 0))
+	if (pd == NULL || key == NULL)
 		return HW_ERR_INVAL;
 	pthread_mutex_lock(&tbl.lock);
 	if (find_free_slot(&idx) != 0) {
@@ -98,8 +119,9 @@ enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t
 	pos = idx & (HW_MKEY_PAGE_SIZE - 1);
 	tag = (uint8_t)(pg->tag[pos] + 1);
 	pg->tag[pos] = tag;
-	pg->slot[pos] = (struct hw_mkey){ .base = base, .addr = addr, .len = len, .access = access,
-					  .pd_id = pd->id, .key = (idx << 8) | tag };
+	pg->slot[pos] = *proto;
+	pg->slot[pos].pd_id = pd->id;
+	pg->slot[pos].key = (idx << 8) | tag;
 	*key = pg->slot[pos].key;
 	tbl.next_free = idx + 1;
 	pthread_mutex_unlock(&tbl.lock);
@@ -167,6 +189,14 @@ const char *hw_status_str(enum hw_status st)
 		return "destination too small for the source";
 	case HW_ERR_OVERLAP:
 		return "source and destination overlap";
+	case HW_ERR_REVOKED:
+		return "remote memory was withdrawn by its owner";
+	case HW_ERR_PEER_GONE:
+		return "the process owning the remote memory is gone";
+	case HW_ERR_TIMEOUT:
+		return "remote memory did not answer in time";
+	case HW_ERR_REMOTE_IO:
+		return "the path to remote memory failed";
 	}
 	return "unknown";
 }

@@ -36,6 +36,19 @@ enum hw_status {
 	HW_ERR_INVAL,  /* bad argument */
 	HW_ERR_LENGTH, /* destination smaller than the source */
 	HW_ERR_OVERLAP, /* source and destination share bytes */
+	HW_ERR_REVOKED, /* remote memory withdrawn by its owner */
+	HW_ERR_PEER_GONE, /* the process owning remote memory is gone */
+	HW_ERR_TIMEOUT, /* remote memory did not answer in time */
+	HW_ERR_REMOTE_IO, /* the path to remote memory failed */
+};
+
+/*
+ * Memory of another process or machine: the device reaches it through these
+ * operations (the fabric layer provides them) instead of a local pointer.
+ */
+struct hw_remote_ops {
+	enum hw_status (*read)(void *ctx, uint64_t addr, void *dst, uint64_t len);
+	enum hw_status (*write)(void *ctx, uint64_t addr, const void *src, uint64_t len);
 };
 
 struct hw_pd;
@@ -52,11 +65,17 @@ struct hw_mkey {
 	uint32_t access;   /* enum hw_access bits */
 	uint32_t pd_id;
 	uint32_t key;	   /* 0 when the slot is free */
+	const struct hw_remote_ops *rops; /* non-NULL: remote memory, base is unused */
+	void *rctx;
 };
 
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
 			   uint32_t *key);
 enum hw_status hw_mkey_dereg(uint32_t key);
+
+/* Registers remote memory [addr, addr+len) reached through rops. */
+enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len, uint32_t access,
+				  const struct hw_remote_ops *rops, void *rctx, uint32_t *key);
 
 /* Entry behind a live key, or NULL. */
 const struct hw_mkey *hw_mkey_lookup(uint32_t key);
@@ -75,7 +94,8 @@ static inline enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd
 		return HW_ERR_BOUNDS;
 	if ((mk->access & access) != access)
 		return HW_ERR_ACCESS;
-	*ptr = mk->base + (addr - mk->addr);
+	/* Remote memory has no local address: callers go through mk->rops. */
+	*ptr = mk->rops != NULL ? NULL : mk->base + (addr - mk->addr);
 	return HW_OK;
 }
 

@@ -119,7 +119,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->started) {
 		ret = DOCA_ERROR_BAD_STATE;
-	} else if (ctx->num_devs == 0) {
+	} else if (ctx->num_devs == 0 && ctx->ops->max_devs != 0) {
 		DC_ERR("%s context has no device", ctx->ops->name);
 		ret = DOCA_ERROR_INVALID_VALUE;
 	} else {

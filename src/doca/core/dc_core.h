@@ -37,6 +37,7 @@ struct dc_mmap_dev {
 };
 
 struct dc_export; /* an export descriptor and its registry entry (mmap_export.c) */
+struct fab_import; /* the path to another process's memory (src/fabric/fab_mem.h) */
 
 struct doca_mmap {
 	enum dc_mmap_state state;
@@ -60,6 +61,7 @@ struct doca_mmap {
 	struct doca_mmap *importers; /* in-process imports of this mmap */
 	struct doca_mmap *exporter;  /* for imports: the exporting mmap (same process) */
 	struct doca_mmap *next_importer;
+	struct fab_import *fab; /* imports from another process: how the device reaches the memory */
 };
 
 /* Registration of mmap for dev, or NULL when dev was not added. */
@@ -92,6 +94,8 @@ static inline bool dc_mmap_contains(const struct doca_mmap *mmap, const void *ad
 void dc_mmap_revoke_importers(struct doca_mmap *mmap);
 void dc_mmap_unlink_importer(struct doca_mmap *import);
 void dc_export_release_all(struct doca_mmap *mmap);
+/* An import from another process lets go of its path (after its key is gone). */
+void dc_mmap_close_remote(struct doca_mmap *mmap);
 /* The mmap stops: its descriptors can no longer be imported and imports lose access. */
 void dc_export_revoke_all(struct doca_mmap *mmap);
 

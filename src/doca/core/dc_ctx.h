@@ -19,7 +19,7 @@
 
 struct dc_ctx_ops {
 	const char *name;
-	uint32_t max_devs;
+	uint32_t max_devs; /* 0: the context takes no device and starts without one */
 	bool event_driven;
 	/* Whether dev can serve this context (doca_ctx_dev_add). */
 	doca_error_t (*dev_check)(struct doca_ctx *ctx, struct doca_dev *dev);
@@ -29,6 +29,8 @@ struct dc_ctx_ops {
 	 * Runs the job; returns DOCA_SUCCESS or the job's failure reason, which
 	 * the work queue reports as an IO_FAILED event. result receives the
 	 * job type's result (for a status-only result, the status).
+	 * DOCA_ERROR_AGAIN: the job cannot complete yet (a wait); it stays
+	 * queued and is tried again on a later progress call.
 	 */
 	doca_error_t (*job_exec)(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
 };

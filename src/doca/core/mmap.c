@@ -293,6 +293,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 	if (mmap->exporter != NULL)
 		dc_mmap_unlink_importer(mmap);
 	dereg_all(mmap);
+	dc_mmap_close_remote(mmap);
 	for (uint32_t i = 0; i < mmap->num_devs; i++)
 		dc_dev_put(mmap->devs[i].dev);
 	if (mmap->free_cb != NULL && mmap->has_range)

@@ -16,6 +16,7 @@
 #include "dc_log.h"
 #include "doca_mmap.h"
 #include "fab_desc.h"
+#include "fab_mem.h"
 #include "hw_mem.h"
 
 struct dc_export {
@@ -23,21 +24,21 @@ struct dc_export {
 	struct dc_export *reg_next;  /* in the process registry */
 	struct doca_mmap *mmap;
 	const struct doca_dev *dev;
+	struct fab_export *fx; /* the device-wide publication (other processes, other machines) */
 	struct fab_export_desc desc;
 	bool revoked; /* the mmap stopped since: kept only so the caller's pointer stays valid */
-	uint8_t wire[FAB_DESC_SIZE];
+	size_t wire_len;
+	uint8_t wire[FAB_DESC_MAX];
 };
 
 static struct {
 	pthread_mutex_t lock;
 	struct dc_export *head;
-	uint64_t next_id;
-} registry = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
+} registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void registry_add(struct dc_export *e)
 {
 	pthread_mutex_lock(&registry.lock);
-	e->desc.export_id = registry.next_id++;
 	e->reg_next = registry.head;
 	registry.head = e;
 	pthread_mutex_unlock(&registry.lock);
@@ -140,14 +141,19 @@ static doca_error_t export_common(struct doca_mmap *m, const struct doca_dev *de
 		e->desc.addr = (uint64_t)(uintptr_t)m->addr;
 		e->desc.len = m->len;
 		fab_host_id(e->desc.host_id);
+		if (fab_mem_publish(&e->desc, m->addr, &e->fx) != 0) {
+			free(e);
+			DC_ERR("cannot publish the export");
+			return DOCA_ERROR_DRIVER;
+		}
 		registry_add(e);
-		fab_desc_encode(&e->desc, e->wire);
+		e->wire_len = fab_desc_encode(&e->desc, e->wire);
 		e->next = m->exports;
 		m->exports = e;
 	}
 	m->exported = true;
 	*export_desc = e->wire;
-	*export_desc_len = sizeof(e->wire);
+	*export_desc_len = e->wire_len;
 	return DOCA_SUCCESS;
 }
 
@@ -167,8 +173,11 @@ void dc_export_revoke_all(struct doca_mmap *mmap)
 {
 	dc_mmap_revoke_importers(mmap);
 	for (struct dc_export *e = mmap->exports; e != NULL; e = e->next) {
-		if (!e->revoked)
+		if (!e->revoked) {
 			registry_remove(e);
+			fab_mem_withdraw(e->fx);
+			e->fx = NULL;
+		}
 		e->revoked = true;
 	}
 }
@@ -180,8 +189,10 @@ void dc_export_release_all(struct doca_mmap *mmap)
 	while (e != NULL) {
 		struct dc_export *next = e->next;
 
-		if (!e->revoked)
+		if (!e->revoked) {
 			registry_remove(e);
+			fab_mem_withdraw(e->fx);
+		}
 		free(e);
 		e = next;
 	}
@@ -216,19 +227,70 @@ static uint32_t import_rights(const struct fab_export_desc *d, uint32_t *rd, uin
 
 static doca_error_t import_check(const struct fab_export_desc *d, struct doca_dev *dev)
 {
-	uint8_t here[FAB_HOST_ID_LEN];
 	enum dc_cap cap = d->kind == FAB_EXPORT_DPU ? DC_CAP_MMAP_FROM_EXPORT_DPU : DC_CAP_MMAP_FROM_EXPORT_RDMA;
 
 	if (!dc_dev_cap(dev, cap)) {
 		DC_ERR("device cannot import %s exports", d->kind == FAB_EXPORT_DPU ? "DPU" : "RDMA");
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
-	fab_host_id(here);
-	if (memcmp(here, d->host_id, FAB_HOST_ID_LEN) != 0 || d->pid != (uint32_t)getpid()) {
-		DC_ERR("importing an export of another process is not supported yet");
-		return DOCA_ERROR_NOT_SUPPORTED;
-	}
 	return DOCA_SUCCESS;
+}
+
+static bool same_process(const struct fab_export_desc *d)
+{
+	uint8_t here[FAB_HOST_ID_LEN];
+
+	fab_host_id(here);
+	return memcmp(here, d->host_id, FAB_HOST_ID_LEN) == 0 && d->pid == (uint32_t)getpid();
+}
+
+static doca_error_t fab_to_error(enum fab_status st)
+{
+	switch (st) {
+	case FAB_ERR_REVOKED:
+		return DOCA_ERROR_NOT_PERMITTED; /* no such live export: forged, replayed or withdrawn */
+	case FAB_ERR_PEER_GONE:
+		return DOCA_ERROR_NOT_CONNECTED;
+	case FAB_ERR_TIMEOUT:
+		return DOCA_ERROR_TIME_OUT;
+	case FAB_ERR_NO_PATH:
+		return DOCA_ERROR_NOT_SUPPORTED;
+	default:
+		return DOCA_ERROR_DRIVER;
+	}
+}
+
+/* Memory of another process, on this machine or another: the device reaches it through the fabric. */
+static doca_error_t import_remote(struct doca_mmap *m, const struct fab_export_desc *d, struct doca_dev *dev)
+{
+	struct fab_import *imp;
+	enum fab_status fs;
+	enum hw_status st;
+	uint32_t rights;
+
+	fs = fab_mem_open(d, &imp);
+	if (fs != FAB_OK) {
+		DC_ERR("cannot import the exported memory: %s", fab_status_str(fs));
+		return fab_to_error(fs);
+	}
+	rights = import_rights(d, &m->rd_access, &m->wr_access);
+	st = hw_mkey_reg_remote(dc_dev_pd(dev), d->addr, d->len, rights, &fab_mem_hw_ops, imp, &m->devs[0].mkey);
+	if (st != HW_OK) {
+		fab_mem_close(imp);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	m->devs[0].hwk = hw_mkey_lookup(m->devs[0].mkey);
+	m->fab = imp;
+	m->addr = (uint8_t *)(uintptr_t)d->addr; /* addresses of the exporter's space, as on real devices */
+	DC_DBG("imported %llu bytes of process %u through %s", (unsigned long long)d->len, d->pid,
+	       fab_mem_path(imp));
+	return DOCA_SUCCESS;
+}
+
+void dc_mmap_close_remote(struct doca_mmap *mmap)
+{
+	fab_mem_close(mmap->fab);
+	mmap->fab = NULL;
 }
 
 static doca_error_t import_local(struct doca_mmap *m, const struct fab_export_desc *d, struct doca_dev *dev)
@@ -287,7 +349,7 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 		goto err_free;
 	}
 	m->devs[0].dev = dev;
-	ret = import_local(m, &d, dev);
+	ret = same_process(&d) ? import_local(m, &d, dev) : import_remote(m, &d, dev);
 	if (ret != DOCA_SUCCESS)
 		goto err_free;
 	m->origin = d.kind == FAB_EXPORT_DPU ? DC_MMAP_FROM_EXPORT_DPU : DC_MMAP_FROM_EXPORT_RDMA;

@@ -5,8 +5,10 @@
  * creation (no allocation, lock or system call on the data path).
  * doca_workq_progress_retrieve() executes the oldest job inline on the
  * calling thread (the emulated engine's cheapest form for CPU copies) and
- * returns its event. In event-driven mode an eventfd signals that jobs wait to
- * be progressed; it is written once per arm, not per job.
+ * returns its event; a job that cannot complete yet (a Sync Event wait) moves
+ * to the back of the ring, so it never blocks the jobs behind it. In
+ * event-driven mode an eventfd signals that jobs wait to be progressed; it is
+ * written once per arm, not per job.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -192,24 +194,28 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 
 doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_event *ev, int flags)
 {
-	const struct dc_wq_slot *slot;
-	const struct doca_job *job;
+	struct dc_wq_slot slot;
 	struct doca_ctx *ctx;
 	doca_error_t st;
 
 	if (workq == NULL || ev == NULL || flags != DOCA_WORKQ_RETRIEVE_FLAGS_NONE)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (workq->head == workq->tail)
-		return DOCA_ERROR_AGAIN;
-	slot = &workq->ring[workq->head & workq->mask];
-	job = slot->job;
-	ctx = workq->ctx[slot->ctx_idx];
-	workq->pending[slot->ctx_idx]--;
-	workq->head++;
-	st = ctx->ops->job_exec(ctx, job, &ev->result);
-	ev->type = job->type;
-	ev->user_data = job->user_data;
-	return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
+	/* Each queued job at most once per call: jobs that cannot complete yet go to the back. */
+	for (uint32_t n = workq->tail - workq->head; n != 0; n--) {
+		slot = workq->ring[workq->head & workq->mask];
+		ctx = workq->ctx[slot.ctx_idx];
+		workq->head++;
+		st = ctx->ops->job_exec(ctx, slot.job, &ev->result);
+		if (st == DOCA_ERROR_AGAIN) {
+			workq->ring[workq->tail++ & workq->mask] = slot;
+			continue;
+		}
+		workq->pending[slot.ctx_idx]--;
+		ev->type = slot.job->type;
+		ev->user_data = slot.job->user_data;
+		return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
+	}
+	return DOCA_ERROR_AGAIN;
 }
 
 /* ---- properties and event-driven mode ---- */

@@ -53,6 +53,14 @@ static doca_error_t status_to_error(enum hw_status st)
 		return DOCA_ERROR_NOT_PERMITTED;
 	case HW_ERR_NOMEM:
 		return DOCA_ERROR_NO_MEMORY;
+	case HW_ERR_REVOKED:
+		return DOCA_ERROR_NOT_PERMITTED; /* the exporter withdrew the memory */
+	case HW_ERR_PEER_GONE:
+		return DOCA_ERROR_CONNECTION_ABORTED;
+	case HW_ERR_TIMEOUT:
+		return DOCA_ERROR_TIME_OUT;
+	case HW_ERR_REMOTE_IO:
+		return DOCA_ERROR_DRIVER;
 	default:
 		return DOCA_ERROR_INVALID_VALUE;
 	}
@@ -122,7 +130,10 @@ __attribute__((noinline)) static doca_error_t dma_copy(const struct doca_dma_job
 	}
 	st = hw_dma_copy(pd_id, src, ns, dst, nd, &copied);
 	if (st != HW_OK) {
-		DC_DBG("DMA memcpy refused: %s", hw_status_str(st));
+		if (st >= HW_ERR_REVOKED)
+			DC_ERR("DMA memcpy failed: %s", hw_status_str(st));
+		else
+			DC_DBG("DMA memcpy refused: %s", hw_status_str(st));
 		return status_to_error(st);
 	}
 	account_dst(j->dst_buff, copied);
@@ -157,7 +168,8 @@ static doca_error_t dma_job_exec(struct doca_ctx *ctx, const struct doca_job *jo
 	struct doca_dev *dev = ctx->devs[0];
 	doca_error_t st;
 
-	if (j->src_buff->next == NULL && j->dst_buff->next == NULL)
+	if (j->src_buff->next == NULL && j->dst_buff->next == NULL && j->src_buff->mmap->fab == NULL &&
+	    j->dst_buff->mmap->fab == NULL)
 		st = dma_copy_one(j->dst_buff, j->src_buff, dev);
 	else
 		st = dma_copy(j, dev, hw_pd_id(dc_dev_pd(dev)));

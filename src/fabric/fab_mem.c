@@ -1,0 +1,209 @@
+/*
+ * fab_mem — export publication and import path selection.
+ */
+#include "fab_mem.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dc_log.h"
+#include "fab_share.h"
+#include "fab_table.h"
+
+struct fab_export {
+	uint64_t export_id;
+	void *ucx_priv; /* non-NULL when the export also has a UCX section */
+	bool shared;	/* backing holds a reference on a shareable backing */
+	struct fab_backing backing;
+};
+
+struct fab_import {
+	const struct fab_xport_ops *ops;
+	struct fab_remote *remote;
+};
+
+enum fab_mode {
+	FAB_MODE_AUTO,
+	FAB_MODE_CMA,
+	FAB_MODE_UCX,
+};
+
+static enum fab_mode fabric_mode(void)
+{
+	const char *v = getenv("SOFTDPU_FABRIC");
+
+	if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
+		return FAB_MODE_AUTO;
+	if (strcmp(v, "cma") == 0)
+		return FAB_MODE_CMA;
+	if (strcmp(v, "ucx") == 0)
+		return FAB_MODE_UCX;
+	DC_ERR("SOFTDPU_FABRIC=%s is not one of auto, cma, ucx: using auto", v);
+	return FAB_MODE_AUTO;
+}
+
+#ifndef SOFTDPU_HAVE_UCX
+/* Built without UCX: every operation says so, nothing pretends to work. */
+static int no_ucx_export(const struct fab_export_desc *d, void *addr, struct fab_xinfo *info, void **priv)
+{
+	(void)d;
+	(void)addr;
+	(void)priv;
+	info->len = 0;
+	DC_ERR("softdpu was built without UCX: exports reach this machine only");
+	return -1;
+}
+
+static int no_ucx_open(const struct fab_export_desc *d, const struct fab_xinfo *info, struct fab_remote **r)
+{
+	(void)d;
+	(void)info;
+	(void)r;
+	DC_ERR("softdpu was built without UCX: memory of another machine is out of reach");
+	return FAB_ERR_PEER_GONE;
+}
+
+const struct fab_xport_ops fab_ucx_ops = {
+	.name = "ucx (not built)",
+	.export_range = no_ucx_export,
+	.open = no_ucx_open,
+};
+#endif
+
+/* Exports reach other machines only when the exporting process asks for it. */
+static void add_ucx_section(struct fab_export_desc *d, void *addr, struct fab_export *ex)
+{
+	struct fab_section *s = &d->sect[d->nsect];
+
+	if (fab_ucx_ops.export_range(d, addr, &s->info, &ex->ucx_priv) != 0 || s->info.len == 0) {
+		DC_ERR("UCX export failed: the memory is reachable from this machine only");
+		ex->ucx_priv = NULL;
+		return;
+	}
+	s->xport = FAB_XPORT_UCX;
+	d->nsect++;
+}
+
+int fab_mem_publish(struct fab_export_desc *d, void *addr, struct fab_export **out)
+{
+	struct fab_export *ex = calloc(1, sizeof(*ex));
+
+	if (ex == NULL)
+		return -1;
+	/* Importers on this machine map shareable memory; other memory they reach by cross-memory attach. */
+	ex->shared = fab_share_get(addr, d->len, &ex->backing) == 0;
+	if (fab_table_claim(d, ex->shared ? &ex->backing : NULL) != 0) {
+		if (ex->shared)
+			fab_share_put(&ex->backing);
+		free(ex);
+		return -1;
+	}
+	ex->export_id = d->export_id;
+	d->nsect = 0;
+	if (fabric_mode() == FAB_MODE_UCX)
+		add_ucx_section(d, addr, ex);
+	*out = ex;
+	return 0;
+}
+
+void fab_mem_withdraw(struct fab_export *ex)
+{
+	if (ex == NULL)
+		return;
+	if (ex->ucx_priv != NULL)
+		fab_ucx_ops.unexport(ex->ucx_priv);
+	fab_table_withdraw(ex->export_id);
+	if (ex->shared)
+		fab_share_put(&ex->backing);
+	free(ex);
+}
+
+static const struct fab_xport_ops *pick(const struct fab_export_desc *d, const struct fab_xinfo **info)
+{
+	const struct fab_section *ucx = fab_desc_section(d, FAB_XPORT_UCX);
+	enum fab_mode mode = fabric_mode();
+	uint8_t here[FAB_HOST_ID_LEN];
+
+	*info = ucx != NULL ? &ucx->info : NULL;
+	fab_host_id(here);
+	if (mode == FAB_MODE_UCX || (mode == FAB_MODE_AUTO && memcmp(here, d->host_id, FAB_HOST_ID_LEN) != 0))
+		return ucx != NULL ? &fab_ucx_ops : NULL;
+	return memcmp(here, d->host_id, FAB_HOST_ID_LEN) == 0 ? &fab_cma_ops : NULL;
+}
+
+enum fab_status fab_mem_open(const struct fab_export_desc *d, struct fab_import **out)
+{
+	static const struct fab_xinfo none;
+	const struct fab_xinfo *info;
+	const struct fab_xport_ops *ops = pick(d, &info);
+	struct fab_import *imp;
+	int st;
+
+	if (ops == NULL) {
+		DC_ERR("no path to the exporter: descriptor from another machine without a UCX section "
+		       "(set SOFTDPU_FABRIC=ucx in the exporting process)");
+		return FAB_ERR_NO_PATH;
+	}
+	imp = calloc(1, sizeof(*imp));
+	if (imp == NULL)
+		return FAB_ERR_IO;
+	st = ops->open(d, info != NULL ? info : &none, &imp->remote);
+	if (st != FAB_OK) {
+		free(imp);
+		return (enum fab_status)st;
+	}
+	imp->ops = ops;
+	*out = imp;
+	return FAB_OK;
+}
+
+void fab_mem_close(struct fab_import *imp)
+{
+	if (imp == NULL)
+		return;
+	imp->ops->close(imp->remote);
+	free(imp);
+}
+
+const char *fab_mem_path(const struct fab_import *imp)
+{
+	return imp->ops->name;
+}
+
+static enum hw_status to_hw(enum fab_status st)
+{
+	switch (st) {
+	case FAB_OK:
+		return HW_OK;
+	case FAB_ERR_REVOKED:
+		return HW_ERR_REVOKED;
+	case FAB_ERR_PEER_GONE:
+		return HW_ERR_PEER_GONE;
+	case FAB_ERR_TIMEOUT:
+		return HW_ERR_TIMEOUT;
+	case FAB_ERR_INVAL:
+		return HW_ERR_BOUNDS;
+	default:
+		return HW_ERR_REMOTE_IO;
+	}
+}
+
+static enum hw_status mem_read(void *ctx, uint64_t addr, void *dst, uint64_t len)
+{
+	struct fab_import *imp = ctx;
+
+	return to_hw(imp->ops->read(imp->remote, addr, dst, len));
+}
+
+static enum hw_status mem_write(void *ctx, uint64_t addr, const void *src, uint64_t len)
+{
+	struct fab_import *imp = ctx;
+
+	return to_hw(imp->ops->write(imp->remote, addr, src, len));
+}
+
+const struct hw_remote_ops fab_mem_hw_ops = {
+	.read = mem_read,
+	.write = mem_write,
+};

@@ -1,0 +1,202 @@
+/*
+ * fab_share — moving exported pages onto a memfd.
+ */
+#include "fab_share.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dc_log.h"
+
+/* One moved page range. Ranges never overlap; each keeps its memfd for importers. */
+struct backing {
+	struct backing *next;
+	struct fab_backing b;
+	uint32_t refs;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct backing *backings;
+
+static uint64_t page_size(void)
+{
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * True when every byte of [start, end) lies in mappings of the wanted kind:
+ * inode 0 -> anonymous private read-write memory (what may be moved);
+ * another inode -> shared read-write mappings of that file (a backing still in place).
+ */
+static bool mapped_as(uint64_t start, uint64_t end, unsigned long want_ino)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uint64_t covered = start;
+
+	if (f == NULL)
+		return false;
+	while (covered < end && fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long lo, hi, off;
+		char perms[8], dev[16];
+		unsigned long ino;
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %lu %n", &lo, &hi, perms, &off, dev, &ino, &name_at) < 6)
+			break;
+		if (hi <= covered || lo > covered)
+			continue;
+		if (want_ino != 0) {
+			if (strcmp(perms, "rw-s") != 0 || ino != want_ino)
+				break;
+		} else if (strcmp(perms, "rw-p") != 0 || ino != 0 ||
+			   (line[name_at] != '\n' && line[name_at] != '\0' &&
+			    strncmp(line + name_at, "[heap]", 6) != 0)) {
+			/* anonymous: no inode; [heap] and nameless mappings only (not [stack], files, ...) */
+			break;
+		}
+		covered = hi;
+	}
+	fclose(f);
+	return covered >= end;
+}
+
+/*
+ * Copies whole pages, some of whose bytes the program's allocator (or a
+ * sanitizer) considers off limits: they are copied as they are, never
+ * interpreted, so this one loop is exempt from address checking.
+ */
+__attribute__((no_sanitize_address)) static void copy_pages(uint64_t *dst, const uint64_t *src, uint64_t len)
+{
+	for (uint64_t i = 0; i < len / sizeof(uint64_t); i++)
+		dst[i] = src[i];
+}
+
+/* Moves [start, start+len) onto a new memfd; returns the fd or -1. */
+static int move_pages(uint64_t start, uint64_t len)
+{
+	int fd = memfd_create("softdpu-export", MFD_CLOEXEC);
+	void *tmp;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)len) != 0)
+		goto err_close;
+	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED)
+		goto err_close;
+	copy_pages(tmp, (const uint64_t *)(uintptr_t)start, len);
+	/* Same address, same contents, now shareable. */
+	if (mmap((void *)(uintptr_t)start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		munmap(tmp, len);
+		goto err_close;
+	}
+	munmap(tmp, len);
+	return fd;
+
+err_close:
+	close(fd);
+	return -1;
+}
+
+/* The program may have unmapped a backing (free of a large block) and reused the addresses. */
+static bool still_mapped(const struct backing *k)
+{
+	struct stat st;
+
+	return fstat(k->b.memfd, &st) == 0 && mapped_as(k->b.base, k->b.base + k->b.len, (unsigned long)st.st_ino);
+}
+
+static void drop_stale(void)
+{
+	struct backing **pp = &backings;
+
+	while (*pp != NULL) {
+		struct backing *k = *pp;
+
+		if (k->refs == 0 && !still_mapped(k)) {
+			*pp = k->next;
+			close(k->b.memfd);
+			free(k);
+		} else {
+			pp = &k->next;
+		}
+	}
+}
+
+/* The backing holding [start, end), or NULL; *partial is set when one overlaps it only partly. */
+static struct backing *find(uint64_t start, uint64_t end, bool *partial)
+{
+	*partial = false;
+	drop_stale();
+	for (struct backing *k = backings; k != NULL; k = k->next) {
+		uint64_t kend = k->b.base + k->b.len;
+
+		if (start >= k->b.base && end <= kend)
+			return k;
+		if (start < kend && k->b.base < end)
+			*partial = true;
+	}
+	return NULL;
+}
+
+static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
+{
+	struct backing *k;
+	bool partial;
+	int fd;
+
+	k = find(start, end, &partial);
+	if (k == NULL) {
+		if (partial || !mapped_as(start, end, 0))
+			return -1;
+		k = calloc(1, sizeof(*k));
+		if (k == NULL)
+			return -1;
+		fd = move_pages(start, end - start);
+		if (fd < 0) {
+			DC_DBG("cannot move exported pages onto a memfd: errno %d", errno);
+			free(k);
+			return -1;
+		}
+		k->b = (struct fab_backing){ .memfd = fd, .base = start, .len = end - start };
+		k->next = backings;
+		backings = k;
+	}
+	k->refs++;
+	*out = k->b;
+	return 0;
+}
+
+int fab_share_get(void *addr, uint64_t len, struct fab_backing *b)
+{
+	uint64_t pg = page_size();
+	uint64_t start = (uint64_t)(uintptr_t)addr & ~(pg - 1);
+	uint64_t end = ((uint64_t)(uintptr_t)addr + len + pg - 1) & ~(pg - 1);
+	int ret;
+
+	if (len == 0 || end < start)
+		return -1;
+	pthread_mutex_lock(&lock);
+	ret = share_locked(start, end, b);
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+void fab_share_put(const struct fab_backing *b)
+{
+	pthread_mutex_lock(&lock);
+	for (struct backing *k = backings; k != NULL; k = k->next)
+		if (k->b.memfd == b->memfd && k->refs > 0) {
+			k->refs--;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,34 @@
+/*
+ * fab_share — backing exported memory with a shareable memory file, so that
+ * an importer on the same machine maps it once and then reaches it with plain
+ * loads and stores instead of one system call per access.
+ *
+ * At export time the pages holding the range are moved, contents and address
+ * unchanged, onto a memfd (MAP_FIXED | MAP_SHARED over the same addresses):
+ * the exporting program sees the same memory, and an importer that takes the
+ * memfd (pidfd_getfd) maps the same pages. Only anonymous private read-write
+ * memory is moved; anything else (file mappings, read-only or special memory)
+ * stays where it is and is reached through cross-memory attach instead.
+ */
+#ifndef FAB_SHARE_H_
+#define FAB_SHARE_H_
+
+#include <stdint.h>
+
+struct fab_backing {
+	int memfd;	   /* in the exporting process */
+	uint64_t base;	   /* exporter address of the memfd's first byte (page aligned) */
+	uint64_t len;	   /* bytes of the memfd */
+};
+
+/*
+ * Makes [addr, addr+len) shareable, or finds the backing that already holds
+ * it. 0 on success (b filled, a reference taken); -1 when the memory cannot be
+ * moved (the caller falls back to cross-memory attach).
+ */
+int fab_share_get(void *addr, uint64_t len, struct fab_backing *b);
+
+/* Drops the reference fab_share_get took. The memory stays shared-backed. */
+void fab_share_put(const struct fab_backing *b);
+
+#endif /* FAB_SHARE_H_ */

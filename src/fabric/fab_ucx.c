@@ -1,0 +1,1292 @@
+/*
+ * fab_ucx — reaching exported memory through UCX Active Messages.
+ *
+ * Exporter: one UCP context and worker per process, created on the first
+ * export, and one service thread that progresses the worker and sleeps on its
+ * event fd when idle. Each request names an export by id and capability key;
+ * the service thread checks it against the table of live exports (key in
+ * constant time, bounds, rights) and performs the copy: a READ answers with a
+ * reply whose data is sent straight from the exported range, a WRITE receives
+ * its payload straight into the range (rendezvous) or copies it from the
+ * eager buffer. While such a copy runs the export is marked busy; unexport
+ * takes the export out of the table and waits until it is idle, so after it
+ * returns nothing touches the range.
+ *
+ * Importer: one context and worker per process, shared by all remotes, used
+ * under one mutex. read/write send a request, then progress the worker from
+ * the calling thread until the reply (and the data) arrived, the endpoint
+ * failed or the deadline passed. A READ's data is received straight into the
+ * caller's buffer. See docs/fabric_ucx.md.
+ */
+#include "fab_ucx.h"
+#include "fab_xport.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ucp/api/ucp.h>
+
+#include "doca_types.h"
+
+#define FAB_UCX_DEFAULT_TIMEOUT_MS 5000u
+#define FAB_UCX_MAX_TIMEOUT_MS 3600000u
+#define FAB_UCX_SLOW_RATE (64ull << 20) /* bytes/s a transfer may take on top of the timeout */
+#define FAB_UCX_SPIN_NS 100000ull	/* keep polling this long after the last event before sleeping */
+#define FAB_UCX_CLOSE_MAX_MS 2000u	/* longest close() waits for a graceful endpoint flush */
+#define EXP_BUCKETS 64
+
+#define RIGHTS_READ                                                                                                    \
+	(DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE)
+#define RIGHTS_WRITE (DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_RDMA_WRITE)
+
+/* ---- helpers ---------------------------------------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct timespec ns_to_ts(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull) };
+
+	return ts;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Log lines about remote input are rate-limited: a hostile peer must not flood stderr. */
+__attribute__((format(printf, 1, 2))) static void ucx_log(const char *fmt, ...)
+{
+	static _Atomic uint64_t window;
+	static atomic_uint count;
+	uint64_t sec = now_ns() / 1000000000ull;
+	uint64_t w = atomic_load(&window);
+	va_list ap;
+
+	if (w != sec && atomic_compare_exchange_strong(&window, &w, sec))
+		atomic_store(&count, 0);
+	if (atomic_fetch_add(&count, 1) >= 20)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "softdpu fab_ucx[%d]: ", (int)getpid());
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static unsigned timeout_ms_val = FAB_UCX_DEFAULT_TIMEOUT_MS;
+static int peer_errors_val = 1;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+static void config_load(void)
+{
+	const char *s = getenv("SOFTDPU_FABRIC_TIMEOUT_MS");
+	const char *m = getenv("SOFTDPU_UCX_ERR_MODE");
+	char *end;
+	unsigned long v;
+
+	if (m != NULL && strcmp(m, "none") == 0)
+		peer_errors_val = 0;
+	else if (m != NULL && *m != '\0' && strcmp(m, "peer") != 0)
+		ucx_log("SOFTDPU_UCX_ERR_MODE=%s ignored (peer or none), using peer", m);
+	if (s == NULL || *s == '\0')
+		return;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v == 0 || v > FAB_UCX_MAX_TIMEOUT_MS) {
+		ucx_log("SOFTDPU_FABRIC_TIMEOUT_MS=%s ignored (1..%u), using %u ms", s, FAB_UCX_MAX_TIMEOUT_MS,
+			timeout_ms_val);
+		return;
+	}
+	timeout_ms_val = (unsigned)v;
+}
+
+/* The bounded time of one remote access, read once from SOFTDPU_FABRIC_TIMEOUT_MS. */
+static unsigned fab_ucx_timeout_ms(void)
+{
+	pthread_once(&config_once, config_load);
+	return timeout_ms_val;
+}
+
+/*
+ * Whether importer endpoints ask UCX for peer failure detection (default).
+ * SOFTDPU_UCX_ERR_MODE=none gives it up so that UCX may use transports that
+ * cannot detect a dead peer (shared memory in UCX 1.13); a dead exporter is
+ * then noticed by the deadline only.
+ */
+static int fab_ucx_peer_errors(void)
+{
+	pthread_once(&config_once, config_load);
+	return peer_errors_val;
+}
+
+static int ucx_new_context(ucp_context_h *ctx)
+{
+	ucp_params_t p;
+	ucs_status_t st;
+
+	memset(&p, 0, sizeof(p));
+	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+	p.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+	p.mt_workers_shared = 0;
+	st = ucp_init(&p, NULL, ctx);
+	if (st != UCS_OK) {
+		ucx_log("ucp_init: %s", ucs_status_string(st));
+		return -1;
+	}
+	return 0;
+}
+
+static int ucx_new_worker(ucp_context_h ctx, ucp_worker_h *w, int *efd)
+{
+	ucp_worker_params_t wp;
+	ucs_status_t st;
+
+	memset(&wp, 0, sizeof(wp));
+	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+	wp.thread_mode = UCS_THREAD_MODE_SERIALIZED; /* one thread at a time, by construction */
+	st = ucp_worker_create(ctx, &wp, w);
+	if (st != UCS_OK) {
+		ucx_log("ucp_worker_create: %s", ucs_status_string(st));
+		return -1;
+	}
+	st = ucp_worker_get_efd(*w, efd);
+	if (st != UCS_OK) {
+		ucx_log("ucp_worker_get_efd: %s", ucs_status_string(st));
+		ucp_worker_destroy(*w);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- exporter --------------------------------------------------------------------------------------------- */
+
+struct exp_entry {
+	struct exp_entry *next; /* hash chain */
+	uint64_t id;
+	uint8_t cap[FAB_CAP_KEY_LEN];
+	uint64_t raddr; /* first byte as named by importers (the descriptor's addr) */
+	uint64_t len;
+	uint8_t *base; /* local address of raddr */
+	uint32_t access;
+	unsigned busy; /* copies in flight on the range */
+	int live;      /* in the table */
+};
+
+/* An operation of the service thread that outlives the AM callback. */
+struct exp_op {
+	struct exp_op *next, *prev; /* in ex.busy_ops while it holds e (under ex.mu) */
+	struct exp_entry *e;	    /* busy reference, or NULL */
+	ucp_ep_h ep;		    /* the importer's endpoint */
+	int ep_closed;		    /* ep was force-closed to end this operation */
+	uint8_t rep[FAB_UCX_REP_SIZE];
+	uint8_t req[FAB_UCX_REQ_SIZE];
+};
+
+static struct {
+	pthread_mutex_t mu; /* table, entries' busy/live, init */
+	pthread_cond_t idle;
+	int up;
+	pid_t pid;
+	ucp_context_h ctx;
+	ucp_worker_h worker;
+	int efd, stopfd;
+	atomic_int stop;
+	atomic_int reap; /* an unexport waits too long: cancel the transfers of withdrawn exports */
+	struct exp_op busy_ops; /* list head: operations that hold a busy reference */
+	pthread_t thread;
+	uint16_t alen;
+	uint8_t addr[FAB_XPORT_INFO_MAX - FAB_UCX_INFO_HEAD];
+	struct exp_entry *tab[EXP_BUCKETS];
+} ex = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .stopfd = -1 };
+
+static unsigned exp_bucket(uint64_t id)
+{
+	return (unsigned)((id * 0x9e3779b97f4a7c15ull) >> 58) & (EXP_BUCKETS - 1);
+}
+
+static int cap_equal(const uint8_t *a, const uint8_t *b)
+{
+	volatile uint8_t diff = 0;
+
+	for (int i = 0; i < FAB_CAP_KEY_LEN; i++)
+		diff |= (uint8_t)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+/* Under ex.mu. */
+static struct exp_entry *exp_lookup(uint64_t id, const uint8_t *cap)
+{
+	for (struct exp_entry *e = ex.tab[exp_bucket(id)]; e != NULL; e = e->next)
+		if (e->id == id && cap_equal(e->cap, cap))
+			return e;
+	return NULL;
+}
+
+static void exp_release(struct exp_entry *e)
+{
+	pthread_mutex_lock(&ex.mu);
+	if (--e->busy == 0 && !e->live)
+		pthread_cond_broadcast(&ex.idle);
+	pthread_mutex_unlock(&ex.mu); /* e may be freed by unexport from here on */
+}
+
+/* An operation that holds a busy reference starts waiting for UCX. */
+static void exp_track(struct exp_op *op)
+{
+	pthread_mutex_lock(&ex.mu);
+	op->ep_closed = 0;
+	op->next = ex.busy_ops.next;
+	op->prev = &ex.busy_ops;
+	ex.busy_ops.next->prev = op;
+	ex.busy_ops.next = op;
+	pthread_mutex_unlock(&ex.mu);
+}
+
+/* UCX is done with a tracked operation: drops its busy reference. */
+static void exp_untrack(struct exp_op *op)
+{
+	struct exp_entry *e = op->e;
+
+	pthread_mutex_lock(&ex.mu);
+	op->prev->next = op->next;
+	op->next->prev = op->prev;
+	op->e = NULL;
+	if (--e->busy == 0 && !e->live)
+		pthread_cond_broadcast(&ex.idle);
+	pthread_mutex_unlock(&ex.mu);
+}
+
+/*
+ * Service thread: an unexport has waited a full timeout for transfers whose
+ * importer neither completes nor fails them (a stalled process, or a dead one
+ * on a transport without peer failure detection). Force-closing their
+ * endpoints makes UCX cancel the requests, which ends the busy references.
+ */
+static void exp_reap(void)
+{
+	ucp_ep_h eps[32];
+	int n = 0;
+
+	pthread_mutex_lock(&ex.mu);
+	for (struct exp_op *op = ex.busy_ops.next; op != &ex.busy_ops && n < 32; op = op->next) {
+		int seen = 0;
+
+		if (op->e->live || op->ep_closed)
+			continue;
+		for (int i = 0; i < n; i++)
+			seen |= eps[i] == op->ep;
+		if (!seen)
+			eps[n++] = op->ep;
+	}
+	for (struct exp_op *op = ex.busy_ops.next; op != &ex.busy_ops; op = op->next)
+		for (int i = 0; i < n; i++)
+			if (op->ep == eps[i])
+				op->ep_closed = 1;
+	pthread_mutex_unlock(&ex.mu);
+	for (int i = 0; i < n; i++) {
+		ucp_request_param_t p;
+		ucs_status_ptr_t sp;
+		uint64_t until = now_ns() + 1000000000ull;
+
+		ucx_log("cancelling the transfers of an importer that stalls an unexport");
+		memset(&p, 0, sizeof(p));
+		p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+		p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+		sp = ucp_ep_close_nbx(eps[i], &p);
+		if (!UCS_PTR_IS_PTR(sp))
+			continue;
+		while (ucp_request_check_status(sp) == UCS_INPROGRESS && now_ns() < until)
+			ucp_worker_progress(ex.worker);
+		ucp_request_free(sp);
+	}
+}
+
+static void exp_send_done(void *request, ucs_status_t status, void *user_data)
+{
+	struct exp_op *op = user_data;
+
+	if (status != UCS_OK && status != UCS_ERR_CANCELED)
+		ucx_log("reply send failed: %s", ucs_status_string(status));
+	if (op->e != NULL)
+		exp_untrack(op);
+	free(op);
+	ucp_request_free(request);
+}
+
+/*
+ * Sends a reply for the request header req (already validated as 64 bytes)
+ * with optional data. When e is not NULL it holds a busy reference that is
+ * dropped once UCX no longer reads data. Consumes e's reference in all cases.
+ */
+static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, struct exp_entry *e, const void *data,
+		      size_t len)
+{
+	struct exp_op *op = malloc(sizeof(*op));
+	ucp_request_param_t p;
+	ucs_status_ptr_t sp;
+
+	if (op == NULL) {
+		ucx_log("out of memory for a reply");
+		if (e != NULL)
+			exp_release(e);
+		return;
+	}
+	op->e = e;
+	op->ep = ep;
+	put_le(op->rep + 0, FAB_UCX_REP_MAGIC, 4);
+	put_le(op->rep + 4, FAB_UCX_WIRE_VERSION, 2);
+	put_le(op->rep + 6, get_le(req + 6, 2), 2);
+	put_le(op->rep + 8, FAB_UCX_REP_SIZE, 4);
+	put_le(op->rep + 12, status, 4);
+	memcpy(op->rep + 16, req + 16, 8); /* request id */
+	memcpy(op->rep + 24, req + 24, 8); /* export id */
+	put_le(op->rep + 32, get_le(req + 40, 8), 8);
+	memset(&p, 0, sizeof(p));
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	p.cb.send = exp_send_done;
+	p.user_data = op;
+	sp = ucp_am_send_nbx(ep, FAB_UCX_AM_REP, op->rep, FAB_UCX_REP_SIZE, data, data != NULL ? len : 0, &p);
+	if (UCS_PTR_IS_PTR(sp)) {
+		if (e != NULL)
+			exp_track(op); /* before exp_send_done can run: it runs on this thread */
+		return;
+	}
+	if (UCS_PTR_IS_ERR(sp))
+		ucx_log("reply send failed: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
+	if (e != NULL)
+		exp_release(e);
+	free(op);
+}
+
+static void exp_write_done(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+	struct exp_op *op = user_data;
+	uint64_t want = get_le(op->req + 40, 8);
+
+	(void)length;
+	exp_untrack(op);
+	ucp_request_free(request);
+	if (status == UCS_OK && !op->ep_closed)
+		exp_reply(op->ep, op->req, FAB_UCX_ST_OK, NULL, NULL, 0);
+	else
+		ucx_log("receiving %llu bytes of a write failed: %s", (unsigned long long)want,
+			ucs_status_string(status));
+	/* On failure the endpoint is broken: no reply, the importer sees the failure itself. */
+	free(op);
+}
+
+static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_length, void *data, size_t length,
+			       const ucp_am_recv_param_t *param)
+{
+	const uint8_t *h = header;
+	ucp_ep_h ep = (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : NULL;
+	int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+	uint32_t status = FAB_UCX_ST_OK;
+	struct exp_entry *e = NULL;
+	uint64_t id, raddr, len;
+	uint8_t *target = NULL;
+	unsigned op;
+
+	(void)arg;
+	/* Returning UCS_OK without receiving a rendezvous payload drops it. */
+	if (header == NULL || header_length != FAB_UCX_REQ_SIZE) {
+		ucx_log("malformed request: header of %zu bytes dropped", header_length);
+		return UCS_OK;
+	}
+	if (get_le(h, 4) != FAB_UCX_REQ_MAGIC) {
+		ucx_log("malformed request: bad magic, dropped");
+		return UCS_OK;
+	}
+	if (ep == NULL) {
+		ucx_log("request without a reply endpoint dropped");
+		return UCS_OK;
+	}
+	op = (unsigned)get_le(h + 6, 2);
+	id = get_le(h + 24, 8);
+	raddr = get_le(h + 32, 8);
+	len = get_le(h + 40, 8);
+	if (get_le(h + 4, 2) != FAB_UCX_WIRE_VERSION || get_le(h + 8, 4) != FAB_UCX_REQ_SIZE ||
+	    get_le(h + 12, 4) != 0 || (op != FAB_UCX_OP_READ && op != FAB_UCX_OP_WRITE) ||
+	    (op == FAB_UCX_OP_READ && length != 0) || (op == FAB_UCX_OP_WRITE && length != len)) {
+		ucx_log("malformed request (version %u, op %u, length %llu, payload %zu) refused",
+			(unsigned)get_le(h + 4, 2), op, (unsigned long long)len, length);
+		exp_reply(ep, h, FAB_UCX_ST_MALFORMED, NULL, NULL, 0);
+		return UCS_OK;
+	}
+
+	pthread_mutex_lock(&ex.mu);
+	e = exp_lookup(id, h + 48);
+	if (e == NULL)
+		status = FAB_UCX_ST_REVOKED;
+	else if (raddr < e->raddr || len > e->len || raddr - e->raddr > e->len - len)
+		status = FAB_UCX_ST_RANGE;
+	else if (!(e->access & (op == FAB_UCX_OP_READ ? RIGHTS_READ : RIGHTS_WRITE)))
+		status = FAB_UCX_ST_RIGHTS;
+	else {
+		e->busy++;
+		target = e->base + (raddr - e->raddr);
+	}
+	pthread_mutex_unlock(&ex.mu);
+	if (status != FAB_UCX_ST_OK) {
+		if (status != FAB_UCX_ST_REVOKED)
+			ucx_log("%s of %llu bytes at 0x%llx refused on export %llu: %s",
+				op == FAB_UCX_OP_READ ? "read" : "write", (unsigned long long)len,
+				(unsigned long long)raddr, (unsigned long long)id,
+				status == FAB_UCX_ST_RANGE ? "outside the range" : "not permitted");
+		exp_reply(ep, h, status, NULL, NULL, 0);
+		return UCS_OK;
+	}
+
+	if (op == FAB_UCX_OP_READ) {
+		exp_reply(ep, h, FAB_UCX_ST_OK, e, target, len); /* data sent from the range itself */
+		return UCS_OK;
+	}
+	if (!rndv) {
+		if (len != 0)
+			memcpy(target, data, len);
+		exp_release(e);
+		exp_reply(ep, h, FAB_UCX_ST_OK, NULL, NULL, 0);
+		return UCS_OK;
+	}
+
+	/* Rendezvous WRITE: UCX moves the payload into the range; e stays busy until it is done. */
+	struct exp_op *wop = malloc(sizeof(*wop));
+	ucp_request_param_t p;
+	ucs_status_ptr_t sp;
+
+	if (wop == NULL) {
+		exp_release(e);
+		exp_reply(ep, h, FAB_UCX_ST_IO, NULL, NULL, 0);
+		return UCS_OK;
+	}
+	wop->e = e;
+	wop->ep = ep;
+	memcpy(wop->req, h, FAB_UCX_REQ_SIZE);
+	memset(&p, 0, sizeof(p));
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	p.cb.recv_am = exp_write_done;
+	p.user_data = wop;
+	sp = ucp_am_recv_data_nbx(ex.worker, data, target, len, &p);
+	if (UCS_PTR_IS_PTR(sp)) {
+		exp_track(wop);
+		return UCS_INPROGRESS; /* exp_write_done finishes */
+	}
+	exp_release(e);
+	if (UCS_PTR_IS_ERR(sp)) {
+		ucx_log("receiving a write: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
+		exp_reply(ep, h, FAB_UCX_ST_IO, NULL, NULL, 0);
+	} else {
+		exp_reply(ep, h, FAB_UCX_ST_OK, NULL, NULL, 0);
+	}
+	free(wop);
+	return UCS_INPROGRESS;
+}
+
+static void *exp_thread(void *arg)
+{
+	struct pollfd pf[2] = { { .fd = ex.efd, .events = POLLIN }, { .fd = ex.stopfd, .events = POLLIN } };
+	uint64_t last = now_ns();
+
+	(void)arg;
+	for (;;) {
+		if (ucp_worker_progress(ex.worker) != 0) {
+			last = 0;
+			continue;
+		}
+		if (atomic_load(&ex.stop))
+			break;
+		if (atomic_exchange(&ex.reap, 0)) {
+			exp_reap();
+			continue;
+		}
+		if (last == 0)
+			last = now_ns();
+		if (now_ns() - last < FAB_UCX_SPIN_NS)
+			continue;
+		ucs_status_t st = ucp_worker_arm(ex.worker);
+
+		if (st == UCS_ERR_BUSY)
+			continue;
+		if (st != UCS_OK) {
+			ucx_log("ucp_worker_arm: %s", ucs_status_string(st));
+			poll(NULL, 0, 1);
+			continue;
+		}
+		if (poll(pf, 2, -1) < 0 && errno != EINTR) {
+			ucx_log("poll: %s", strerror(errno));
+			poll(NULL, 0, 1);
+		}
+		if (pf[1].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(ex.stopfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				ucx_log("read: %s", strerror(errno));
+		}
+		last = now_ns();
+	}
+	return NULL;
+}
+
+static void exp_teardown_locked(void)
+{
+	if (ex.worker != NULL)
+		ucp_worker_destroy(ex.worker);
+	if (ex.ctx != NULL)
+		ucp_cleanup(ex.ctx);
+	if (ex.stopfd >= 0)
+		close(ex.stopfd);
+	ex.worker = NULL;
+	ex.ctx = NULL;
+	ex.stopfd = -1;
+	ex.efd = -1;
+}
+
+/* Under ex.mu: brings up the exporter side of this process once. */
+static int exp_init_locked(void)
+{
+	ucp_worker_attr_t wa;
+	ucp_am_handler_param_t hp;
+	pthread_condattr_t ca;
+	ucs_status_t st;
+
+	if (ex.up && ex.pid == getpid())
+		return 0;
+	if (ex.up) /* inherited through fork: the service thread does not exist here */
+		return -1;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ex.idle, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ucx_new_context(&ex.ctx) != 0)
+		return -1;
+	if (ucx_new_worker(ex.ctx, &ex.worker, &ex.efd) != 0) {
+		ucp_cleanup(ex.ctx);
+		ex.ctx = NULL;
+		return -1;
+	}
+	ex.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ex.stopfd < 0) {
+		ucx_log("eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	/* The whole address first; only network transports if it does not fit. */
+	for (int net_only = 0; net_only < 2; net_only++) {
+		memset(&wa, 0, sizeof(wa));
+		wa.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
+		wa.address_flags = net_only ? UCP_WORKER_ADDRESS_FLAG_NET_ONLY : 0;
+		st = ucp_worker_query(ex.worker, &wa);
+		if (st != UCS_OK) {
+			ucx_log("ucp_worker_query: %s", ucs_status_string(st));
+			goto fail;
+		}
+		if (wa.address_length <= sizeof(ex.addr)) {
+			memcpy(ex.addr, wa.address, wa.address_length);
+			ex.alen = (uint16_t)wa.address_length;
+		}
+		ucp_worker_release_address(ex.worker, wa.address);
+		if (ex.alen != 0)
+			break;
+		ucx_log("worker address of %zu bytes does not fit in %zu%s", wa.address_length, sizeof(ex.addr),
+			net_only ? "" : ", trying network transports only");
+	}
+	if (ex.alen == 0)
+		goto fail;
+	memset(&hp, 0, sizeof(hp));
+	hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
+			UCP_AM_HANDLER_PARAM_FIELD_ARG;
+	hp.id = FAB_UCX_AM_REQ;
+	hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+	hp.cb = exp_on_req;
+	hp.arg = NULL;
+	st = ucp_worker_set_am_recv_handler(ex.worker, &hp);
+	if (st != UCS_OK) {
+		ucx_log("ucp_worker_set_am_recv_handler: %s", ucs_status_string(st));
+		goto fail;
+	}
+	atomic_store(&ex.stop, 0);
+	atomic_store(&ex.reap, 0);
+	ex.busy_ops.next = ex.busy_ops.prev = &ex.busy_ops;
+	if (pthread_create(&ex.thread, NULL, exp_thread, NULL) != 0) {
+		ucx_log("cannot start the service thread");
+		goto fail;
+	}
+	ex.pid = getpid();
+	ex.up = 1;
+	return 0;
+fail:
+	ex.alen = 0;
+	exp_teardown_locked();
+	return -1;
+}
+
+static int ucx_export_range(const struct fab_export_desc *d, void *addr, struct fab_xinfo *info, void **priv)
+{
+	struct exp_entry *e;
+	unsigned b;
+
+	if (d == NULL || addr == NULL || info == NULL || priv == NULL || d->len == 0 || d->addr + d->len < d->addr)
+		return -1;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return -1;
+	e->id = d->export_id;
+	memcpy(e->cap, d->cap_key, FAB_CAP_KEY_LEN);
+	e->raddr = d->addr;
+	e->len = d->len;
+	e->base = addr;
+	e->access = d->access;
+	pthread_mutex_lock(&ex.mu);
+	if (exp_init_locked() != 0) {
+		pthread_mutex_unlock(&ex.mu);
+		free(e);
+		return -1;
+	}
+	b = exp_bucket(e->id);
+	e->next = ex.tab[b];
+	ex.tab[b] = e;
+	e->live = 1;
+	put_le(info->data, FAB_UCX_WIRE_VERSION, 2);
+	put_le(info->data + 2, ex.alen, 2);
+	memcpy(info->data + FAB_UCX_INFO_HEAD, ex.addr, ex.alen);
+	info->len = (uint16_t)(FAB_UCX_INFO_HEAD + ex.alen);
+	pthread_mutex_unlock(&ex.mu);
+	*priv = e;
+	return 0;
+}
+
+static void ucx_unexport(void *priv)
+{
+	struct exp_entry *e = priv;
+	uint64_t start = now_ns();
+	unsigned tmo = fab_ucx_timeout_ms();
+
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&ex.mu);
+	for (struct exp_entry **pp = &ex.tab[exp_bucket(e->id)]; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	}
+	e->live = 0;
+	/* The copies in flight complete, or fail when their peer does (UCX error handling). */
+	for (uint64_t next = start + (uint64_t)tmo * 1000000ull; e->busy != 0;) {
+		struct timespec ts = ns_to_ts(next);
+
+		if (pthread_cond_timedwait(&ex.idle, &ex.mu, &ts) == ETIMEDOUT && e->busy != 0) {
+			uint64_t one = 1;
+
+			ucx_log("unexport of export %llu still waits for %u transfer(s) after %llu ms",
+				(unsigned long long)e->id, e->busy, (unsigned long long)((now_ns() - start) / 1000000));
+			atomic_store(&ex.reap, 1);
+			if (write(ex.stopfd, &one, sizeof(one)) < 0)
+				ucx_log("cannot wake the service thread: %s", strerror(errno));
+			next = now_ns() + (uint64_t)tmo * 1000000ull;
+		}
+	}
+	pthread_mutex_unlock(&ex.mu);
+	free(e);
+}
+
+static void exp_fini(void)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&ex.mu);
+	if (!ex.up || ex.pid != getpid()) {
+		pthread_mutex_unlock(&ex.mu);
+		return;
+	}
+	ex.up = 0;
+	pthread_mutex_unlock(&ex.mu);
+	atomic_store(&ex.stop, 1);
+	if (write(ex.stopfd, &one, sizeof(one)) < 0)
+		ucx_log("cannot wake the service thread: %s", strerror(errno));
+	pthread_join(ex.thread, NULL);
+	/* Without the lock: destroying the worker may complete requests, whose callbacks take it. */
+	if (ex.worker != NULL)
+		ucp_worker_destroy(ex.worker);
+	ex.worker = NULL;
+	pthread_mutex_lock(&ex.mu);
+	for (int b = 0; b < EXP_BUCKETS; b++) {
+		while (ex.tab[b] != NULL) { /* exports never withdrawn: the process is leaving */
+			struct exp_entry *e = ex.tab[b];
+
+			ex.tab[b] = e->next;
+			free(e);
+		}
+	}
+	exp_teardown_locked();
+	pthread_mutex_unlock(&ex.mu);
+}
+
+/* ---- importer --------------------------------------------------------------------------------------------- */
+
+struct fab_remote {
+	struct fab_remote *next; /* zombie list */
+	ucp_ep_h ep;
+	int failed;	  /* the endpoint reported an error: the exporter is gone */
+	int close_pending; /* a close of the endpoint did not finish in time: UCX may still call back */
+	uint64_t export_id;
+	uint8_t cap[FAB_CAP_KEY_LEN];
+	uint64_t addr, len;
+	uint32_t access;
+	uint16_t alen;
+	uint8_t waddr[FAB_XPORT_INFO_MAX];
+};
+
+/* One read or write in flight; lives on the caller's stack. */
+struct imp_op {
+	struct imp_op *next, *prev;
+	struct fab_remote *r;
+	uint64_t req_id;
+	unsigned op;
+	void *dst;
+	uint64_t len;
+	uint8_t hdr[FAB_UCX_REQ_SIZE];
+	int send_busy, recv_busy, replied;
+	enum fab_status st;
+};
+
+static struct {
+	pthread_mutex_t mu; /* everything below and every use of the worker */
+	pthread_cond_t cv;  /* a thread polled the event fd and progressed */
+	int up;
+	pid_t pid;
+	ucp_context_h ctx;
+	ucp_worker_h worker;
+	int efd;
+	int poller; /* a thread is sleeping on efd */
+	struct imp_op ops; /* list head of pending operations */
+	uint64_t next_id;
+	struct fab_remote *zombies; /* remotes whose endpoint close did not finish */
+} im = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1 };
+
+static enum fab_status wire_to_fab(uint32_t st)
+{
+	switch (st) {
+	case FAB_UCX_ST_OK:
+		return FAB_OK;
+	case FAB_UCX_ST_REVOKED:
+		return FAB_ERR_REVOKED;
+	case FAB_UCX_ST_RANGE:
+	case FAB_UCX_ST_RIGHTS:
+		return FAB_ERR_INVAL;
+	default:
+		return FAB_ERR_IO;
+	}
+}
+
+static void imp_recv_done(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+	struct imp_op *op = user_data;
+
+	if (status == UCS_OK && length == op->len)
+		op->st = FAB_OK;
+	else
+		op->st = op->r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
+	op->recv_busy = 0;
+	op->replied = 1;
+	ucp_request_free(request);
+}
+
+static void imp_send_done(void *request, ucs_status_t status, void *user_data)
+{
+	struct imp_op *op = user_data;
+
+	(void)status; /* a failed send means a failed endpoint: the error callback says so */
+	op->send_busy = 0;
+	ucp_request_free(request);
+}
+
+static struct imp_op *imp_find(uint64_t req_id)
+{
+	for (struct imp_op *op = im.ops.next; op != &im.ops; op = op->next)
+		if (op->req_id == req_id)
+			return op;
+	return NULL;
+}
+
+static void imp_unlink(struct imp_op *op)
+{
+	if (op->next == NULL)
+		return;
+	op->prev->next = op->next;
+	op->next->prev = op->prev;
+	op->next = op->prev = NULL;
+}
+
+/* Runs under im.mu (from ucp_worker_progress). */
+static ucs_status_t imp_on_rep(void *arg, const void *header, size_t header_length, void *data, size_t length,
+			       const ucp_am_recv_param_t *param)
+{
+	const uint8_t *h = header;
+	int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+	struct imp_op *op;
+	uint32_t status;
+	uint64_t rlen;
+
+	(void)arg;
+	if (header == NULL || header_length != FAB_UCX_REP_SIZE || get_le(h, 4) != FAB_UCX_REP_MAGIC ||
+	    get_le(h + 4, 2) != FAB_UCX_WIRE_VERSION || get_le(h + 8, 4) != FAB_UCX_REP_SIZE) {
+		ucx_log("malformed reply (%zu-byte header) dropped", header_length);
+		return UCS_OK;
+	}
+	op = imp_find(get_le(h + 16, 8));
+	if (op == NULL)
+		return UCS_OK; /* the request timed out: nobody waits for it */
+	status = (uint32_t)get_le(h + 12, 4);
+	rlen = get_le(h + 32, 8);
+	if (op->replied || get_le(h + 24, 8) != op->r->export_id || get_le(h + 6, 2) != op->op) {
+		ucx_log("reply does not match request %llu, dropped", (unsigned long long)op->req_id);
+		return UCS_OK;
+	}
+	if (status != FAB_UCX_ST_OK) {
+		op->st = wire_to_fab(status);
+		op->replied = 1;
+		return UCS_OK;
+	}
+	if (rlen != op->len || length != (op->op == FAB_UCX_OP_READ ? op->len : 0)) {
+		ucx_log("reply of %zu bytes for a %s of %llu bytes refused", length,
+			op->op == FAB_UCX_OP_READ ? "read" : "write", (unsigned long long)op->len);
+		op->st = FAB_ERR_IO;
+		op->replied = 1;
+		return UCS_OK;
+	}
+	if (op->op == FAB_UCX_OP_WRITE || length == 0) {
+		op->st = FAB_OK;
+		op->replied = 1;
+		return UCS_OK;
+	}
+	if (!rndv) {
+		memcpy(op->dst, data, length);
+		op->st = FAB_OK;
+		op->replied = 1;
+		return UCS_OK;
+	}
+	/* Rendezvous: the data lands in the caller's buffer directly. */
+	ucp_request_param_t p;
+	ucs_status_ptr_t sp;
+
+	memset(&p, 0, sizeof(p));
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	p.cb.recv_am = imp_recv_done;
+	p.user_data = op;
+	op->recv_busy = 1;
+	sp = ucp_am_recv_data_nbx(im.worker, data, op->dst, length, &p);
+	if (UCS_PTR_IS_PTR(sp))
+		return UCS_INPROGRESS;
+	op->recv_busy = 0;
+	op->replied = 1;
+	op->st = UCS_PTR_IS_ERR(sp) ? FAB_ERR_IO : FAB_OK;
+	return UCS_INPROGRESS;
+}
+
+static void imp_ep_err(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+	struct fab_remote *r = arg;
+
+	(void)ep;
+	if (!r->failed)
+		ucx_log("exporter of export %llu unreachable: %s", (unsigned long long)r->export_id,
+			ucs_status_string(status));
+	r->failed = 1;
+}
+
+/* Under im.mu. */
+static int imp_init_locked(void)
+{
+	ucp_am_handler_param_t hp;
+	pthread_condattr_t ca;
+	ucs_status_t st;
+
+	if (im.up && im.pid == getpid())
+		return 0;
+	if (im.up)
+		return -1; /* inherited through fork */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&im.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	im.ops.next = im.ops.prev = &im.ops;
+	if (ucx_new_context(&im.ctx) != 0)
+		return -1;
+	if (ucx_new_worker(im.ctx, &im.worker, &im.efd) != 0)
+		goto fail_ctx;
+	memset(&hp, 0, sizeof(hp));
+	hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
+			UCP_AM_HANDLER_PARAM_FIELD_ARG;
+	hp.id = FAB_UCX_AM_REP;
+	hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+	hp.cb = imp_on_rep;
+	hp.arg = NULL;
+	st = ucp_worker_set_am_recv_handler(im.worker, &hp);
+	if (st != UCS_OK) {
+		ucx_log("ucp_worker_set_am_recv_handler: %s", ucs_status_string(st));
+		ucp_worker_destroy(im.worker);
+		im.worker = NULL;
+		goto fail_ctx;
+	}
+	im.pid = getpid();
+	im.up = 1;
+	return 0;
+fail_ctx:
+	ucp_cleanup(im.ctx);
+	im.ctx = NULL;
+	return -1;
+}
+
+/* Under im.mu: progresses until the worker is idle; wakes other waiters if anything happened. */
+static unsigned imp_progress(void)
+{
+	unsigned n = 0, k;
+
+	while ((k = ucp_worker_progress(im.worker)) != 0)
+		n += k;
+	if (n != 0)
+		pthread_cond_broadcast(&im.cv);
+	return n;
+}
+
+/*
+ * Under im.mu: sleeps until the worker has events or until `until`. One thread
+ * sleeps on the event fd; the others wait on im.cv, which it signals.
+ */
+static void imp_wait(uint64_t until)
+{
+	uint64_t now = now_ns();
+	uint64_t slice = now + 100000000ull; /* recheck at least every 100 ms */
+
+	if (until > slice)
+		until = slice;
+	if (until <= now)
+		return;
+	if (im.poller) {
+		struct timespec ts = ns_to_ts(until);
+
+		pthread_cond_timedwait(&im.cv, &im.mu, &ts);
+		return;
+	}
+	ucs_status_t st = ucp_worker_arm(im.worker);
+
+	if (st == UCS_ERR_BUSY)
+		return;
+	struct pollfd pf = { .fd = im.efd, .events = POLLIN };
+	int ms = (int)((until - now + 999999) / 1000000);
+
+	if (st != UCS_OK)
+		ms = 1; /* cannot arm: poll the worker at a slow pace */
+	im.poller = 1;
+	pthread_mutex_unlock(&im.mu);
+	poll(&pf, 1, ms);
+	pthread_mutex_lock(&im.mu);
+	im.poller = 0;
+	pthread_cond_broadcast(&im.cv);
+}
+
+/* Under im.mu: waits for a close request for at most ms. 1 when it finished. */
+static int imp_wait_req(ucs_status_ptr_t sp, unsigned ms)
+{
+	uint64_t until = now_ns() + (uint64_t)ms * 1000000ull;
+
+	if (!UCS_PTR_IS_PTR(sp))
+		return 1;
+	for (;;) {
+		imp_progress();
+		if (ucp_request_check_status(sp) != UCS_INPROGRESS) {
+			ucp_request_free(sp);
+			return 1;
+		}
+		if (now_ns() >= until) {
+			ucp_request_free(sp); /* released by UCX when it completes */
+			return 0;
+		}
+		imp_wait(until);
+	}
+}
+
+/* Under im.mu: closes r's endpoint; 1 when UCX is done with it (no more callbacks on r). */
+static int imp_ep_close(struct fab_remote *r, int force)
+{
+	ucp_request_param_t p;
+	ucs_status_ptr_t sp;
+	unsigned ms = fab_ucx_timeout_ms();
+
+	if (r->ep == NULL)
+		return 1;
+	memset(&p, 0, sizeof(p));
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+	p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+	sp = ucp_ep_close_nbx(r->ep, &p);
+	r->ep = NULL;
+	if (imp_wait_req(sp, ms < FAB_UCX_CLOSE_MAX_MS ? ms : FAB_UCX_CLOSE_MAX_MS))
+		return 1;
+	r->close_pending = 1;
+	return 0;
+}
+
+/* Under im.mu. */
+static enum fab_status imp_connect(struct fab_remote *r)
+{
+	ucp_ep_params_t ep;
+	ucs_status_t st;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+			UCP_EP_PARAM_FIELD_ERR_HANDLER;
+	ep.address = (const ucp_address_t *)r->waddr;
+	ep.err_mode = fab_ucx_peer_errors() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+	ep.err_handler.cb = imp_ep_err;
+	ep.err_handler.arg = r;
+	st = ucp_ep_create(im.worker, &ep, &r->ep);
+	if (st != UCS_OK) {
+		ucx_log("cannot reach the exporter of export %llu: %s", (unsigned long long)r->export_id,
+			ucs_status_string(st));
+		r->ep = NULL;
+		return st == UCS_ERR_UNREACHABLE || st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
+				       st == UCS_ERR_REJECTED
+			       ? FAB_ERR_PEER_GONE
+			       : FAB_ERR_IO;
+	}
+	return FAB_OK;
+}
+
+static int ucx_open(const struct fab_export_desc *d, const struct fab_xinfo *info, struct fab_remote **out)
+{
+	struct fab_remote *r;
+	size_t alen;
+	enum fab_status st;
+
+	if (out == NULL)
+		return FAB_ERR_INVAL;
+	*out = NULL;
+	if (d == NULL || info == NULL || info->len < FAB_UCX_INFO_HEAD || info->len > FAB_XPORT_INFO_MAX ||
+	    get_le(info->data, 2) != FAB_UCX_WIRE_VERSION)
+		return FAB_ERR_INVAL;
+	alen = get_le(info->data + 2, 2);
+	if (alen == 0 || alen != (size_t)info->len - FAB_UCX_INFO_HEAD || d->len == 0 || d->addr + d->len < d->addr)
+		return FAB_ERR_INVAL;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return FAB_ERR_IO;
+	r->export_id = d->export_id;
+	memcpy(r->cap, d->cap_key, FAB_CAP_KEY_LEN);
+	r->addr = d->addr;
+	r->len = d->len;
+	r->access = d->access;
+	r->alen = (uint16_t)alen;
+	memcpy(r->waddr, info->data + FAB_UCX_INFO_HEAD, alen);
+	pthread_mutex_lock(&im.mu);
+	st = imp_init_locked() != 0 ? FAB_ERR_IO : imp_connect(r);
+	if (st != FAB_OK) {
+		pthread_mutex_unlock(&im.mu);
+		free(r);
+		return st;
+	}
+	pthread_mutex_unlock(&im.mu);
+	*out = r;
+	return FAB_OK;
+}
+
+static void ucx_close(struct fab_remote *r)
+{
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&im.mu);
+	if (im.up && im.pid == getpid() && (!imp_ep_close(r, r->failed) || r->close_pending)) {
+		/* UCX may still call back on r: keep it until the worker goes */
+		r->next = im.zombies;
+		im.zombies = r;
+		r = NULL;
+	}
+	pthread_mutex_unlock(&im.mu);
+	free(r);
+}
+
+static enum fab_status imp_run(struct fab_remote *r, unsigned opcode, uint64_t raddr, void *dst, const void *src,
+			       size_t len)
+{
+	struct imp_op op;
+	ucp_request_param_t p;
+	ucs_status_ptr_t sp;
+	uint64_t start, deadline;
+	int cancelled = 0;
+	enum fab_status st;
+
+	if (r == NULL || (len != 0 && (opcode == FAB_UCX_OP_READ ? dst == NULL : src == NULL)))
+		return FAB_ERR_INVAL;
+	/* The exporter checks again; this only spares a round trip. */
+	if (raddr < r->addr || len > r->len || raddr - r->addr > r->len - len)
+		return FAB_ERR_INVAL;
+	if (!(r->access & (opcode == FAB_UCX_OP_READ ? RIGHTS_READ : RIGHTS_WRITE)))
+		return FAB_ERR_INVAL;
+	if (len == 0)
+		return FAB_OK;
+
+	memset(&op, 0, sizeof(op));
+	op.r = r;
+	op.op = opcode;
+	op.dst = dst;
+	op.len = len;
+	op.st = FAB_ERR_IO;
+	start = now_ns();
+	deadline = start + (uint64_t)fab_ucx_timeout_ms() * 1000000ull + (uint64_t)len / (FAB_UCX_SLOW_RATE / 1000) * 1000000ull;
+
+	pthread_mutex_lock(&im.mu);
+	if (r->failed) {
+		pthread_mutex_unlock(&im.mu);
+		return FAB_ERR_PEER_GONE;
+	}
+	if (r->ep == NULL && (st = imp_connect(r)) != FAB_OK) { /* after a timed-out request */
+		pthread_mutex_unlock(&im.mu);
+		return st;
+	}
+	op.req_id = ++im.next_id;
+	put_le(op.hdr + 0, FAB_UCX_REQ_MAGIC, 4);
+	put_le(op.hdr + 4, FAB_UCX_WIRE_VERSION, 2);
+	put_le(op.hdr + 6, opcode, 2);
+	put_le(op.hdr + 8, FAB_UCX_REQ_SIZE, 4);
+	put_le(op.hdr + 12, 0, 4);
+	put_le(op.hdr + 16, op.req_id, 8);
+	put_le(op.hdr + 24, r->export_id, 8);
+	put_le(op.hdr + 32, raddr, 8);
+	put_le(op.hdr + 40, len, 8);
+	memcpy(op.hdr + 48, r->cap, FAB_CAP_KEY_LEN);
+	op.next = im.ops.next;
+	op.prev = &im.ops;
+	im.ops.next->prev = &op;
+	im.ops.next = &op;
+
+	memset(&p, 0, sizeof(p));
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+	p.cb.send = imp_send_done;
+	p.user_data = &op;
+	p.flags = UCP_AM_SEND_FLAG_REPLY;
+	sp = ucp_am_send_nbx(r->ep, FAB_UCX_AM_REQ, op.hdr, FAB_UCX_REQ_SIZE, src,
+			     opcode == FAB_UCX_OP_WRITE ? len : 0, &p);
+	if (UCS_PTR_IS_ERR(sp)) {
+		imp_unlink(&op);
+		st = r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
+		pthread_mutex_unlock(&im.mu);
+		return st;
+	}
+	op.send_busy = UCS_PTR_IS_PTR(sp);
+
+	for (uint64_t idle_since = 0;;) {
+		uint64_t now;
+
+		if (imp_progress() != 0)
+			idle_since = 0;
+		if (!op.send_busy && !op.recv_busy) {
+			if (op.replied && !cancelled) {
+				st = op.st;
+				break;
+			}
+			if (r->failed) {
+				st = FAB_ERR_PEER_GONE;
+				break;
+			}
+			if (cancelled) {
+				st = FAB_ERR_TIMEOUT;
+				break;
+			}
+		}
+		now = now_ns();
+		if (!cancelled && now >= deadline) {
+			/* Nobody takes the reply any more; UCX must let go of the caller's buffer first. */
+			cancelled = 1;
+			imp_unlink(&op);
+			if (op.send_busy || op.recv_busy) {
+				ucx_log("%s of %zu bytes on export %llu timed out; resetting the endpoint",
+					opcode == FAB_UCX_OP_READ ? "read" : "write", len,
+					(unsigned long long)r->export_id);
+				imp_ep_close(r, 1);
+			}
+			continue;
+		}
+		if (idle_since == 0)
+			idle_since = now;
+		if (now - idle_since < FAB_UCX_SPIN_NS)
+			continue;
+		imp_wait(cancelled ? now + 100000000ull : deadline);
+	}
+	imp_unlink(&op);
+	pthread_mutex_unlock(&im.mu);
+	return st;
+}
+
+static enum fab_status ucx_read(struct fab_remote *r, uint64_t raddr, void *dst, size_t len)
+{
+	return imp_run(r, FAB_UCX_OP_READ, raddr, dst, NULL, len);
+}
+
+static enum fab_status ucx_write(struct fab_remote *r, uint64_t raddr, const void *src, size_t len)
+{
+	return imp_run(r, FAB_UCX_OP_WRITE, raddr, NULL, src, len);
+}
+
+static void imp_fini(void)
+{
+	pthread_mutex_lock(&im.mu);
+	if (!im.up || im.pid != getpid()) {
+		pthread_mutex_unlock(&im.mu);
+		return;
+	}
+	im.up = 0;
+	ucp_worker_destroy(im.worker);
+	ucp_cleanup(im.ctx);
+	im.worker = NULL;
+	im.ctx = NULL;
+	while (im.zombies != NULL) {
+		struct fab_remote *r = im.zombies;
+
+		im.zombies = r->next;
+		free(r);
+	}
+	pthread_mutex_unlock(&im.mu);
+}
+
+/* At exit: stop the service thread and release both sides; never waits on peers. */
+__attribute__((destructor)) static void fab_ucx_fini(void)
+{
+	imp_fini();
+	exp_fini();
+}
+
+const struct fab_xport_ops fab_ucx_ops = {
+	.name = "ucx",
+	.export_range = ucx_export_range,
+	.unexport = ucx_unexport,
+	.open = ucx_open,
+	.close = ucx_close,
+	.read = ucx_read,
+	.write = ucx_write,
+};

@@ -1,0 +1,628 @@
+/*
+ * Host and DPU as separate processes: a host process exports memory, a DPU
+ * process imports it and moves data with DMA jobs in both directions; the
+ * exporter's permissions hold; a withdrawn export or a killed exporter makes
+ * the importer's jobs fail with a clear error, in bounded time, without a hang.
+ *
+ * The test binary plays three roles. Without arguments it is the coordinator:
+ * it uses no DOCA call itself, starts an exporter and an importer (this same
+ * binary, re-executed through /proc/self/exe with a role and SOFTDPU_SIDE)
+ * and drives them with text lines over pipes.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dma_fixture.h"
+#include "harness.h"
+
+#define LINE_MAX_LEN 8192
+#define DESC_MAX 4096 /* bytes; export descriptors are smaller */
+#define WAIT_MS 30000 /* a role that does not answer in this time is broken: fail, never hang */
+
+static uint8_t pattern(uint64_t off, unsigned seed)
+{
+	return (uint8_t)(off * 131u + seed * 7u + (off >> 11));
+}
+
+/* ---- child roles ---- */
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static struct doca_dev *open_pci(const char *pci)
+{
+	struct doca_devinfo **list;
+	struct doca_dev *dev = NULL;
+	char s[DOCA_DEVINFO_PCI_ADDR_SIZE];
+	uint32_t n;
+
+	if (doca_devinfo_list_create(&list, &n) != DOCA_SUCCESS)
+		return NULL;
+	for (uint32_t i = 0; i < n && dev == NULL; i++)
+		if (doca_devinfo_get_pci_addr_str(list[i], s) == DOCA_SUCCESS && strcmp(s, pci) == 0)
+			doca_dev_open(list[i], &dev);
+	doca_devinfo_list_destroy(list);
+	return dev;
+}
+
+static void hex_encode(const uint8_t *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+static size_t hex_decode(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+	unsigned v;
+
+	while (n < max && sscanf(s + 2 * n, "%2x", &v) == 1)
+		out[n++] = (uint8_t)v;
+	return n;
+}
+
+/* exporter <pci> <dpu|rdma> <permissions> <size>: exports, then obeys CHECK/DESTROY/EXIT. */
+static int role_exporter(char **argv)
+{
+	size_t size = strtoull(argv[5], NULL, 0);
+	uint32_t perm = (uint32_t)strtoul(argv[4], NULL, 0);
+	struct doca_dev *dev = open_pci(argv[2]);
+	uint8_t *mem = malloc(size);
+	struct doca_mmap *m;
+	const void *desc;
+	size_t dlen;
+	char line[LINE_MAX_LEN];
+	char *hex = malloc(2 * DESC_MAX + 1);
+	doca_error_t r;
+
+	if (dev == NULL || mem == NULL || hex == NULL)
+		return 1;
+	for (size_t i = 0; i < size; i++)
+		mem[i] = pattern(i, 1);
+	m = fx_mmap(dev, mem, size, perm);
+	if (m == NULL)
+		return 1;
+	r = strcmp(argv[3], "dpu") == 0 ? doca_mmap_export_dpu(m, dev, &desc, &dlen)
+					 : doca_mmap_export_rdma(m, dev, &desc, &dlen);
+	if (r != DOCA_SUCCESS) {
+		say("EXPORT %d", r);
+		return 1;
+	}
+	hex_encode(desc, dlen, hex);
+	say("DESC %s", hex);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		unsigned seed;
+		size_t off, len, bad = 0;
+
+		if (sscanf(line, "CHECK %u %zu %zu", &seed, &off, &len) == 3) {
+			for (size_t i = off; i < off + len && i < size; i++)
+				bad += mem[i] != pattern(i, seed);
+			say("CHECKED %zu", bad);
+		} else if (strncmp(line, "DESTROY", 7) == 0) {
+			say("DESTROYED %d", doca_mmap_destroy(m));
+			m = NULL;
+		} else if (strncmp(line, "EXIT", 4) == 0) {
+			break;
+		}
+	}
+	if (m != NULL)
+		doca_mmap_destroy(m);
+	doca_dev_close(dev);
+	free(mem);
+	free(hex);
+	return 0;
+}
+
+struct importer {
+	struct fx f; /* local side: dev, inventory, DMA context, work queue */
+	struct doca_mmap *remote;
+	uint8_t *local;
+	struct doca_mmap *local_mmap;
+	size_t size;
+};
+
+static doca_error_t run_job(struct importer *im, struct doca_buf *dst, struct doca_buf *src, doca_error_t *reason)
+{
+	struct doca_dma_job_memcpy job = { .base = { .type = DOCA_DMA_JOB_MEMCPY, .ctx = im->f.ctx },
+					   .dst_buff = dst, .src_buff = src };
+	struct doca_event ev = { 0 };
+	doca_error_t r = doca_workq_submit(im->f.wq, &job.base);
+
+	if (r != DOCA_SUCCESS)
+		return r;
+	while ((r = doca_workq_progress_retrieve(im->f.wq, &ev, 0)) == DOCA_ERROR_AGAIN)
+		;
+	*reason = (doca_error_t)ev.result.u64;
+	return r;
+}
+
+/* READ: remote [off, off+len) -> local; WRITE: local pattern(seed) -> remote. Returns the job's reason. */
+static doca_error_t transfer(struct importer *im, uint64_t raddr, size_t off, size_t len, unsigned seed, bool write,
+			     size_t *bad)
+{
+	struct doca_buf *rb, *lb;
+	doca_error_t reason = DOCA_SUCCESS, r;
+
+	*bad = 0;
+	if (write)
+		for (size_t i = 0; i < len; i++)
+			im->local[i] = pattern(off + i, seed);
+	else
+		memset(im->local, 0, len);
+	if (doca_buf_inventory_buf_by_addr(im->f.inv, im->remote, (void *)(uintptr_t)(raddr + off), len, &rb) !=
+	    DOCA_SUCCESS)
+		return DOCA_ERROR_UNEXPECTED;
+	if (doca_buf_inventory_buf_by_addr(im->f.inv, im->local_mmap, im->local, len, &lb) != DOCA_SUCCESS) {
+		doca_buf_refcount_rm(rb, NULL);
+		return DOCA_ERROR_UNEXPECTED;
+	}
+	if (write) {
+		doca_buf_set_data(lb, im->local, len);
+		r = run_job(im, rb, lb, &reason);
+	} else {
+		doca_buf_set_data(rb, (void *)(uintptr_t)(raddr + off), len);
+		r = run_job(im, lb, rb, &reason);
+	}
+	if (r == DOCA_SUCCESS && !write)
+		for (size_t i = 0; i < len; i++)
+			*bad += im->local[i] != pattern(off + i, seed);
+	doca_buf_refcount_rm(rb, NULL);
+	doca_buf_refcount_rm(lb, NULL);
+	return r == DOCA_SUCCESS ? DOCA_SUCCESS : reason;
+}
+
+static int importer_setup(struct importer *im, const char *pci, size_t size)
+{
+	memset(im, 0, sizeof(*im));
+	im->size = size;
+	if (doca_devinfo_list_create(&im->f.list, &im->f.ndev) != DOCA_SUCCESS)
+		return -1;
+	im->f.dev = open_pci(pci);
+	im->local = malloc(size);
+	if (im->f.dev == NULL || im->local == NULL)
+		return -1;
+	im->local_mmap = fx_mmap(im->f.dev, im->local, size, DOCA_ACCESS_LOCAL_READ_WRITE);
+	if (im->local_mmap == NULL || doca_buf_inventory_create(NULL, 16, 0, &im->f.inv) != DOCA_SUCCESS ||
+	    doca_buf_inventory_start(im->f.inv) != DOCA_SUCCESS || doca_dma_create(&im->f.dma) != DOCA_SUCCESS)
+		return -1;
+	im->f.ctx = doca_dma_as_ctx(im->f.dma);
+	if (doca_ctx_dev_add(im->f.ctx, im->f.dev) != DOCA_SUCCESS || doca_ctx_start(im->f.ctx) != DOCA_SUCCESS ||
+	    doca_workq_create(4, &im->f.wq) != DOCA_SUCCESS || doca_ctx_workq_add(im->f.ctx, im->f.wq) != DOCA_SUCCESS)
+		return -1;
+	return 0;
+}
+
+static void importer_teardown(struct importer *im)
+{
+	if (im->remote != NULL)
+		doca_mmap_destroy(im->remote);
+	if (im->local_mmap != NULL)
+		doca_mmap_destroy(im->local_mmap);
+	free(im->local);
+	im->local = NULL;
+	im->f.dst_mmap = im->f.src_mmap = NULL;
+	fx_teardown(&im->f);
+}
+
+/* One importer command; returns false on EXIT. */
+static bool importer_command(struct importer *im, const char *line, uint64_t raddr)
+{
+	unsigned seed;
+	size_t off, len, bad;
+
+	if (sscanf(line, "READ %u %zu %zu", &seed, &off, &len) == 3) {
+		doca_error_t r = transfer(im, raddr, off, len, seed, false, &bad);
+
+		say("RES %d %zu", r, bad);
+	} else if (sscanf(line, "WRITE %u %zu %zu", &seed, &off, &len) == 3) {
+		say("RES %d 0", transfer(im, raddr, off, len, seed, true, &bad));
+	} else if (strncmp(line, "LOOPREAD", 8) == 0) {
+		doca_error_t r = DOCA_SUCCESS;
+		long n = 0;
+
+		say("LOOPING");
+		/* Bounded: a failure must come; if none does, report success and let the coordinator fail. */
+		for (time_t end = time(NULL) + 20; r == DOCA_SUCCESS && time(NULL) < end; n++)
+			r = transfer(im, raddr, 0, im->size < 4096 ? im->size : 4096, 1, false, &bad);
+		say("RES %d %ld", r, n);
+	} else if (strncmp(line, "EXIT", 4) == 0) {
+		return false;
+	}
+	return true;
+}
+
+/* importer <pci> <size>: imports the DESC line it is given, then obeys READ/WRITE/LOOPREAD/EXIT. */
+static int role_importer(char **argv)
+{
+	static uint8_t desc[DESC_MAX];
+	char *line = malloc(2 * DESC_MAX + 64);
+	struct importer im;
+	void *raddr = NULL;
+	size_t rlen = 0, n;
+	doca_error_t r;
+
+	if (line == NULL || importer_setup(&im, argv[2], strtoull(argv[3], NULL, 0)) != 0) {
+		say("IMPORT %d", DOCA_ERROR_INITIALIZATION);
+		return 1;
+	}
+	if (fgets(line, 2 * DESC_MAX + 64, stdin) == NULL || strncmp(line, "DESC ", 5) != 0)
+		return 1;
+	n = hex_decode(line + 5, desc, sizeof(desc));
+	r = doca_mmap_create_from_export(NULL, desc, n, im.f.dev, &im.remote);
+	if (r == DOCA_SUCCESS)
+		doca_mmap_get_memrange(im.remote, &raddr, &rlen);
+	say("IMPORT %d", r);
+	while (fgets(line, 2 * DESC_MAX + 64, stdin) != NULL &&
+	       importer_command(&im, line, (uint64_t)(uintptr_t)raddr))
+		;
+	importer_teardown(&im);
+	free(line);
+	return 0;
+}
+
+/* ---- coordinator ---- */
+
+struct child {
+	pid_t pid;
+	FILE *in;  /* we write its stdin */
+	int out;   /* we read its stdout */
+	char buf[2 * DESC_MAX + 256];
+	size_t used;
+};
+
+static int spawn(struct child *c, const char *side, char *const args[])
+{
+	int to[2], from[2];
+
+	if (pipe(to) != 0 || pipe(from) != 0)
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
+		setenv("SOFTDPU_SIDE", side, 1);
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	c->in = fdopen(to[1], "w");
+	c->out = from[0];
+	c->used = 0;
+	return c->in == NULL ? -1 : 0;
+}
+
+/* Reads one line (bounded wait); returns it or NULL. */
+static char *get_line(struct child *c)
+{
+	for (;;) {
+		char *nl = memchr(c->buf, '\n', c->used);
+		struct pollfd p = { .fd = c->out, .events = POLLIN };
+		ssize_t n;
+
+		if (nl != NULL) {
+			static char line[sizeof(c->buf)];
+			size_t len = (size_t)(nl - c->buf);
+
+			memcpy(line, c->buf, len);
+			line[len] = '\0';
+			memmove(c->buf, nl + 1, c->used - len - 1);
+			c->used -= len + 1;
+			return line;
+		}
+		if (c->used == sizeof(c->buf) || poll(&p, 1, WAIT_MS) != 1)
+			return NULL;
+		n = read(c->out, c->buf + c->used, sizeof(c->buf) - c->used);
+		if (n <= 0)
+			return NULL;
+		c->used += (size_t)n;
+	}
+}
+
+static void put_line(struct child *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(c->in, fmt, ap);
+	va_end(ap);
+	fputc('\n', c->in);
+	fflush(c->in);
+}
+
+/* Ends a child: EXIT, then a bounded wait, then SIGKILL. Returns its exit status or -1. */
+static int reap(struct child *c)
+{
+	int st = -1;
+
+	if (c->pid <= 0)
+		return -1;
+	if (c->in != NULL) {
+		put_line(c, "EXIT");
+		fclose(c->in);
+		c->in = NULL;
+	}
+	for (int i = 0; i < 300; i++) {
+		if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
+			close(c->out);
+			c->pid = 0;
+			return st;
+		}
+		usleep(20000);
+	}
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, &st, 0);
+	close(c->out);
+	c->pid = 0;
+	return -1;
+}
+
+#define HOST_PF0 "0000:0b:00.0"
+#define HOST_PF1 "0000:0b:00.1"
+#define DPU_P0 "0000:03:00.0"
+
+struct pair {
+	struct child ex, im;
+	char *desc_line;
+};
+
+static char *strdup_line(const char *s)
+{
+	char *d = malloc(strlen(s) + 1);
+
+	if (d != NULL)
+		strcpy(d, s);
+	return d;
+}
+
+/* Starts an exporter of size bytes and an importer given its descriptor; returns the import status. */
+static int start_pair(struct pair *p, const char *kind, uint32_t perm, size_t size, const char *imp_side,
+		      const char *imp_pci)
+{
+	char self[] = "test_xproc", r_ex[] = "exporter", r_im[] = "importer", pci0[] = HOST_PF0;
+	char ks[8], ps[16], ss[32], ipci[16];
+	char *ea[] = { self, r_ex, pci0, ks, ps, ss, NULL };
+	char *ia[] = { self, r_im, ipci, ss, NULL };
+	char *l;
+	int r = -1;
+
+	snprintf(ks, sizeof(ks), "%s", kind);
+	snprintf(ps, sizeof(ps), "%u", perm);
+	snprintf(ss, sizeof(ss), "%zu", size);
+	snprintf(ipci, sizeof(ipci), "%s", imp_pci);
+	memset(p, 0, sizeof(*p));
+	if (spawn(&p->ex, "host", ea) != 0 || (l = get_line(&p->ex)) == NULL || strncmp(l, "DESC ", 5) != 0)
+		return -1;
+	p->desc_line = strdup_line(l);
+	if (spawn(&p->im, imp_side, ia) != 0)
+		return -1;
+	put_line(&p->im, "%s", p->desc_line);
+	if ((l = get_line(&p->im)) == NULL || sscanf(l, "IMPORT %d", &r) != 1)
+		return -1;
+	return r;
+}
+
+static void stop_pair(struct pair *p)
+{
+	reap(&p->im);
+	reap(&p->ex);
+	free(p->desc_line);
+	p->desc_line = NULL;
+}
+
+/* Sends cmd to c and parses "RES <err> <n>". */
+static int result(struct child *c, long *n, const char *cmd)
+{
+	char *l;
+	int err = -1;
+
+	put_line(c, "%s", cmd);
+	l = get_line(c);
+	if (l != NULL && strncmp(l, "LOOPING", 7) == 0)
+		l = get_line(c);
+	if (l == NULL || sscanf(l, "RES %d %ld", &err, n) != 2)
+		return -1;
+	return err;
+}
+
+static long checked(struct child *ex, unsigned seed, size_t off, size_t len)
+{
+	char *l;
+	long bad = -1;
+
+	put_line(ex, "CHECK %u %zu %zu", seed, off, len);
+	l = get_line(ex);
+	if (l == NULL || sscanf(l, "CHECKED %ld", &bad) != 1)
+		return -1;
+	return bad;
+}
+
+#define RW (DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_DPU_READ_WRITE)
+#define RO (DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_DPU_READ_ONLY)
+
+static void test_dpu_reads_and_writes_host_memory(void)
+{
+	static const size_t sizes[] = { 1, 63, 4096, 65537, 1 << 20, (8 << 20) + 3 };
+	struct pair p;
+	char cmd[128];
+	long n = -1;
+
+	CHECK(start_pair(&p, "dpu", RW, 16 << 20, "dpu", DPU_P0) == DOCA_SUCCESS);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t off = (i * 4097) % 4096;
+
+		snprintf(cmd, sizeof(cmd), "READ 1 %zu %zu", off, sizes[i]);
+		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS && n == 0);
+		snprintf(cmd, sizeof(cmd), "WRITE %zu %zu %zu", i + 2, off, sizes[i]);
+		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS);
+		CHECK(checked(&p.ex, (unsigned)i + 2, off, sizes[i]) == 0);
+		/* put the original pattern back for the next read */
+		snprintf(cmd, sizeof(cmd), "WRITE 1 %zu %zu", off, sizes[i]);
+		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS);
+	}
+	CHECK(checked(&p.ex, 1, 0, 16 << 20) == 0);
+	stop_pair(&p);
+}
+
+static void test_read_only_export_refuses_writes(void)
+{
+	struct pair p;
+	long n;
+
+	CHECK(start_pair(&p, "dpu", RO, 1 << 16, "dpu", DPU_P0) == DOCA_SUCCESS);
+	CHECK(result(&p.im, &n, "READ 1 0 65536") == DOCA_SUCCESS && n == 0);
+	CHECK(result(&p.im, &n, "WRITE 9 100 1000") == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(checked(&p.ex, 1, 0, 1 << 16) == 0); /* untouched */
+	stop_pair(&p);
+}
+
+static void test_outside_the_export_refused(void)
+{
+	struct pair p;
+	long n;
+
+	CHECK(start_pair(&p, "dpu", RW, 4096, "dpu", DPU_P0) == DOCA_SUCCESS);
+	/* the importer's buffers cannot even point outside the imported range */
+	CHECK(result(&p.im, &n, "READ 1 4000 200") == DOCA_ERROR_UNEXPECTED);
+	CHECK(result(&p.im, &n, "READ 1 3896 200") == DOCA_SUCCESS && n == 0);
+	stop_pair(&p);
+}
+
+static void test_withdrawn_export_fails_jobs(void)
+{
+	struct pair p;
+	char *l;
+	long n;
+	int st = -1;
+
+	CHECK(start_pair(&p, "dpu", RW, 1 << 16, "dpu", DPU_P0) == DOCA_SUCCESS);
+	CHECK(result(&p.im, &n, "READ 1 0 4096") == DOCA_SUCCESS);
+	put_line(&p.ex, "DESTROY");
+	CHECK((l = get_line(&p.ex)) != NULL && sscanf(l, "DESTROYED %d", &st) == 1 && st == DOCA_SUCCESS);
+	CHECK(result(&p.im, &n, "READ 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(result(&p.im, &n, "WRITE 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
+	stop_pair(&p);
+}
+
+static void test_killed_exporter_fails_jobs(void)
+{
+	struct pair p;
+	long n = 0;
+	int r;
+
+	CHECK(start_pair(&p, "dpu", RW, 1 << 20, "dpu", DPU_P0) == DOCA_SUCCESS);
+	put_line(&p.im, "LOOPREAD");
+	CHECK(get_line(&p.im) != NULL); /* LOOPING: jobs are running */
+	kill(p.ex.pid, SIGKILL);
+	r = result(&p.im, &n, "");
+	CHECK(r == DOCA_ERROR_CONNECTION_ABORTED || r == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(n > 0);
+	r = result(&p.im, &n, "READ 1 0 4096");
+	CHECK(r == DOCA_ERROR_CONNECTION_ABORTED || r == DOCA_ERROR_NOT_PERMITTED);
+	stop_pair(&p);
+}
+
+/* Imports desc (hex line) in a fresh DPU importer; returns the import status. */
+static int import_line(const char *line, const char *side, const char *pci)
+{
+	char self[] = "test_xproc", r_im[] = "importer", ss[] = "4096", ipci[16];
+	char *ia[] = { self, r_im, ipci, ss, NULL };
+	struct child c;
+	char *l;
+	int r = -1;
+
+	snprintf(ipci, sizeof(ipci), "%s", pci);
+	if (spawn(&c, side, ia) != 0)
+		return -1;
+	put_line(&c, "%s", line);
+	l = get_line(&c);
+	if (l == NULL || sscanf(l, "IMPORT %d", &r) != 1)
+		r = -1;
+	reap(&c);
+	return r;
+}
+
+static void test_refused_descriptors(void)
+{
+	struct pair p;
+	char *bad;
+	size_t len;
+	int r;
+
+	CHECK(start_pair(&p, "dpu", RW, 4096, "dpu", DPU_P0) == DOCA_SUCCESS);
+	bad = strdup_line(p.desc_line);
+	CHECK(bad != NULL);
+	len = strlen(bad);
+	/* truncated by one byte (two hex digits) */
+	bad[len - 2] = '\0';
+	CHECK(import_line(bad, "dpu", DPU_P0) == DOCA_ERROR_INVALID_VALUE);
+	/* a flipped bit in the capability key: a well-formed forgery fails the checksum first */
+	strcpy(bad, p.desc_line);
+	bad[5 + 2 * 60] = bad[5 + 2 * 60] == '0' ? '1' : '0';
+	CHECK(import_line(bad, "dpu", DPU_P0) == DOCA_ERROR_INVALID_VALUE);
+	/* the host side cannot import an export made for the DPU */
+	CHECK(import_line(p.desc_line, "host", HOST_PF1) == DOCA_ERROR_NOT_SUPPORTED);
+	/* replay after the exporter withdrew the export */
+	put_line(&p.ex, "DESTROY");
+	CHECK(get_line(&p.ex) != NULL);
+	r = import_line(p.desc_line, "dpu", DPU_P0);
+	CHECK(r == DOCA_ERROR_NOT_PERMITTED);
+	/* and after the exporter is gone altogether */
+	reap(&p.ex);
+	CHECK(import_line(p.desc_line, "dpu", DPU_P0) == DOCA_ERROR_NOT_PERMITTED);
+	free(bad);
+	stop_pair(&p);
+}
+
+static void test_host_to_host_rdma_export(void)
+{
+	struct pair p;
+	long n;
+
+	CHECK(start_pair(&p, "rdma", DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE,
+			 1 << 20, "host", HOST_PF1) == DOCA_SUCCESS);
+	CHECK(result(&p.im, &n, "READ 1 0 1048576") == DOCA_SUCCESS && n == 0);
+	CHECK(result(&p.im, &n, "WRITE 5 4096 100000") == DOCA_SUCCESS);
+	CHECK(checked(&p.ex, 5, 4096, 100000) == 0);
+	stop_pair(&p);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "exporter") == 0 && argc == 6)
+		return role_exporter(argv);
+	if (argc > 1 && strcmp(argv[1], "importer") == 0 && argc == 4)
+		return role_importer(argv);
+	signal(SIGPIPE, SIG_IGN);
+	RUN(test_dpu_reads_and_writes_host_memory);
+	RUN(test_read_only_export_refuses_writes);
+	RUN(test_outside_the_export_refused);
+	RUN(test_withdrawn_export_fails_jobs);
+	RUN(test_killed_exporter_fails_jobs);
+	RUN(test_refused_descriptors);
+	RUN(test_host_to_host_rdma_export);
+	return th_summary("test_xproc");
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets of tests/fuzz with clang's libFuzzer (+ ASan/UBSan)
+# and runs each for a short time. Usage: tools/run-fuzz.sh [seconds-per-target]
+# Prints "N passed, N failed" (one per target).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${1:-20}
+out=${FUZZ_DIR:-build-fuzz}
+mkdir -p "$out"
+cc=(clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-D_GNU_SOURCE -DDOCA_ALLOW_EXPERIMENTAL_API -Iinclude -Isrc -Isrc/hw -Isrc/fabric -Isrc/doca/core)
+lib=(src/hw/*.c src/fabric/fab_desc.c src/fabric/fab_table.c src/fabric/fab_cma.c src/fabric/fab_mem.c src/fabric/fab_share.c
+	src/doca/core/*.c src/doca/dma/*.c src/doca/log/*.c)
+
+pass=0
+fail=0
+run() {
+	local name=$1
+	shift
+	mkdir -p "$out/corpus-$name"
+	if ! "${cc[@]}" "$@" -o "$out/$name" -lpthread 2>"$out/$name.build.log"; then
+		echo "FAIL $name (build)"
+		tail -n 20 "$out/$name.build.log"
+		fail=$((fail + 1))
+		return
+	fi
+	cp -f "$out"/seeds/* "$out/corpus-$name/" 2>/dev/null
+	if "$out/$name" -max_total_time="$secs" -rss_limit_mb=2048 "$out/corpus-$name" >"$out/$name.log" 2>&1; then
+		echo "ok   $name ($(grep -o 'Done [0-9]* runs' "$out/$name.log" | tail -n 1))"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $name"
+		tail -n 30 "$out/$name.log"
+		fail=$((fail + 1))
+	fi
+}
+
+mkdir -p "$out/seeds"
+clang -std=c11 -D_GNU_SOURCE -Isrc/fabric tests/fuzz/gen_seeds.c src/fabric/fab_desc.c -o "$out/gen_seeds" &&
+	"$out/gen_seeds" "$out/seeds"
+
+export SOFTDPU_LOG_LEVEL=critical SOFTDPU_SDK_LOG_LEVEL=critical
+run fuzz_mmap_desc tests/fuzz/fuzz_mmap_desc.c src/fabric/fab_desc.c
+run fuzz_mmap_desc_sealed tests/fuzz/fuzz_mmap_desc_sealed.c src/fabric/fab_desc.c
+run fuzz_mmap_import tests/fuzz/fuzz_mmap_import.c "${lib[@]}"
+run fuzz_sync_event_blob tests/fuzz/fuzz_sync_event_blob.c src/doca/sync_event/se_blob.c -Isrc/doca/sync_event
+run fuzz_cc_handshake tests/fuzz/fuzz_cc_handshake.c src/fabric/fab_cc.c src/doca/log/*.c src/doca/core/error.c
+for extra in tests/fuzz/fuzz_*.sh; do
+	[ -f "$extra" ] || continue
+	# shellcheck source=/dev/null
+	. "$extra"
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
