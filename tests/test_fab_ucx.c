@@ -662,11 +662,17 @@ static void t_malformed(void)
 	make_req(h, FAB_UCX_OP_WRITE, d->export_id, d->addr, 16, d->cap_key); /* payload longer than len */
 	CHECK_OK(raw_send(w, e, h, FAB_UCX_REQ_SIZE, big, 2 * MiB, 1));
 	want++;
+	make_req(h, FAB_UCX_OP_READ, d->export_id, d->addr, UINT64_MAX, d->cap_key); /* over FAB_UCX_MAX_LEN */
+	CHECK_OK(raw_send(w, e, h, FAB_UCX_REQ_SIZE, NULL, 0, 1));
+	want++;
+	make_req(h, FAB_UCX_OP_READ, d->export_id, d->addr, FAB_UCX_MAX_LEN + 1, d->cap_key);
+	CHECK_OK(raw_send(w, e, h, FAB_UCX_REQ_SIZE, NULL, 0, 1));
+	want++;
 	CHECK_OK(raw_wait(w, want));
 	CHECK(raw.status_count[FAB_UCX_ST_MALFORMED] == (uint32_t)want);
 
 	/* Well formed, outside the range (with wrap-around) or unknown: refused. */
-	make_req(h, FAB_UCX_OP_READ, d->export_id, d->addr, UINT64_MAX, d->cap_key);
+	make_req(h, FAB_UCX_OP_READ, d->export_id, d->addr + d->len - 4, 16, d->cap_key);
 	CHECK_OK(raw_send(w, e, h, FAB_UCX_REQ_SIZE, NULL, 0, 1));
 	make_req(h, FAB_UCX_OP_READ, d->export_id, UINT64_MAX - 10, 100, d->cap_key);
 	CHECK_OK(raw_send(w, e, h, FAB_UCX_REQ_SIZE, NULL, 0, 1));
@@ -774,7 +780,8 @@ static void t_threads(void)
 struct race {
 	struct fab_export_desc d;
 	atomic_int stop;
-	int ok, revoked, other;
+	atomic_int ok;
+	int revoked, other;
 };
 
 static void *race_reader(void *p)
@@ -828,7 +835,9 @@ static void t_unexport_race(void)
 		rc.d.sect[0].xport = FAB_XPORT_UCX;
 		rc.d.nsect = 1;
 		CHECK(pthread_create(&t, NULL, race_reader, &rc) == 0);
-		usleep(30000 + 20000 * (unsigned)round);
+		for (int i = 0; i < 5000 && rc.ok < 2 + round; i++) /* some transfers done, more under way */
+			usleep(1000);
+		usleep(3000 * (unsigned)round);
 		X->unexport(priv);
 		free(mem); /* ASan reports any access after unexport returned */
 		usleep(20000);

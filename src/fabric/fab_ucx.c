@@ -5,18 +5,18 @@
  * export, and one service thread that progresses the worker and sleeps on its
  * event fd when idle. Each request names an export by id and capability key;
  * the service thread checks it against the table of live exports (key in
- * constant time, bounds, rights) and performs the copy: a READ answers with a
- * reply whose data is sent straight from the exported range, a WRITE receives
- * its payload straight into the range (rendezvous) or copies it from the
- * eager buffer. While such a copy runs the export is marked busy; unexport
- * takes the export out of the table and waits until it is idle, so after it
- * returns nothing touches the range.
+ * constant time, bounds, rights) and copies between the range and a staging
+ * buffer of its own: UCX never reads or writes the exported range itself.
+ * The export is marked busy only for that memcpy; unexport takes the export
+ * out of the table and waits until it is idle, so after it returns nothing
+ * touches the range, whatever the importers and the network do.
  *
  * Importer: one context and worker per process, shared by all remotes, used
- * under one mutex. read/write send a request, then progress the worker from
- * the calling thread until the reply (and the data) arrived, the endpoint
+ * under one mutex. read/write split the access into requests of at most
+ * FAB_UCX_MAX_LEN, keep FAB_UCX_WINDOW of them in flight and progress the
+ * worker from the calling thread until the replies arrived, the endpoint
  * failed or the deadline passed. A READ's data is received straight into the
- * caller's buffer. See docs/fabric_ucx.md.
+ * caller's buffer (rendezvous). See docs/fabric_ucx.md.
  */
 #include "fab_ucx.h"
 #include "fab_xport.h"
@@ -43,6 +43,8 @@
 #define FAB_UCX_SPIN_NS 100000ull	/* keep polling this long after the last event before sleeping */
 #define FAB_UCX_CLOSE_MAX_MS 2000u	/* longest close() waits for a graceful endpoint flush */
 #define EXP_BUCKETS 64
+#define EXP_STAGE_CACHE 8	       /* staging buffers kept for reuse */
+#define EXP_STAGE_SMALL (64u << 10) /* smaller ones come from malloc directly */
 
 #define RIGHTS_READ                                                                                                    \
 	(DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE)
@@ -199,12 +201,12 @@ struct exp_entry {
 	int live;      /* in the table */
 };
 
-/* An operation of the service thread that outlives the AM callback. */
+/* A reply, or a rendezvous WRITE being received, that outlives the AM callback. */
 struct exp_op {
-	struct exp_op *next, *prev; /* in ex.busy_ops while it holds e (under ex.mu) */
-	struct exp_entry *e;	    /* busy reference, or NULL */
-	ucp_ep_h ep;		    /* the importer's endpoint */
-	int ep_closed;		    /* ep was force-closed to end this operation */
+	struct exp_op *next, *prev; /* in ex.ops (service thread only) */
+	ucp_ep_h ep;	/* the importer's endpoint */
+	uint8_t *stage; /* staging buffer owned by the operation, or NULL */
+	uint64_t len;	/* its length */
 	uint8_t rep[FAB_UCX_REP_SIZE];
 	uint8_t req[FAB_UCX_REQ_SIZE];
 };
@@ -218,12 +220,13 @@ static struct {
 	ucp_worker_h worker;
 	int efd, stopfd;
 	atomic_int stop;
-	atomic_int reap; /* an unexport waits too long: cancel the transfers of withdrawn exports */
-	struct exp_op busy_ops; /* list head: operations that hold a busy reference */
 	pthread_t thread;
 	uint16_t alen;
 	uint8_t addr[FAB_XPORT_INFO_MAX - FAB_UCX_INFO_HEAD];
 	struct exp_entry *tab[EXP_BUCKETS];
+	void *stage_cache[EXP_STAGE_CACHE]; /* free staging buffers of FAB_UCX_MAX_LEN (service thread only) */
+	int nstage;
+	struct exp_op ops; /* operations UCX still holds (service thread only); freed at exit */
 } ex = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .stopfd = -1 };
 
 static unsigned exp_bucket(uint64_t id)
@@ -240,126 +243,137 @@ static int cap_equal(const uint8_t *a, const uint8_t *b)
 	return diff == 0;
 }
 
-/* Under ex.mu. */
-static struct exp_entry *exp_lookup(uint64_t id, const uint8_t *cap)
+/*
+ * Under ex.mu: the live export a request (64-byte header h, operation op)
+ * may access, or NULL with the refusal in *status.
+ */
+static struct exp_entry *exp_check_locked(const uint8_t *h, unsigned op, uint32_t *status)
 {
-	for (struct exp_entry *e = ex.tab[exp_bucket(id)]; e != NULL; e = e->next)
-		if (e->id == id && cap_equal(e->cap, cap))
-			return e;
+	uint64_t id = get_le(h + 24, 8), raddr = get_le(h + 32, 8), len = get_le(h + 40, 8);
+	struct exp_entry *e = NULL;
+
+	for (struct exp_entry *c = ex.tab[exp_bucket(id)]; c != NULL && e == NULL; c = c->next)
+		if (c->id == id && cap_equal(c->cap, h + 48))
+			e = c;
+	if (e == NULL) {
+		*status = FAB_UCX_ST_REVOKED; /* an unknown id and a wrong key look the same */
+		return NULL;
+	}
+	if (raddr < e->raddr || len > e->len || raddr - e->raddr > e->len - len)
+		*status = FAB_UCX_ST_RANGE;
+	else if (!(e->access & (op == FAB_UCX_OP_READ ? RIGHTS_READ : RIGHTS_WRITE)))
+		*status = FAB_UCX_ST_RIGHTS;
+	else
+		return e;
+	ucx_log("%s of %llu bytes at 0x%llx refused on export %llu: %s", op == FAB_UCX_OP_READ ? "read" : "write",
+		(unsigned long long)len, (unsigned long long)raddr, (unsigned long long)id,
+		*status == FAB_UCX_ST_RANGE ? "outside the range" : "not permitted");
 	return NULL;
 }
 
-static void exp_release(struct exp_entry *e)
+/*
+ * Performs the copy a well-formed request asks for between the exported range
+ * and buf (READ: range -> buf, WRITE: buf -> range). The export is looked up
+ * again and marked busy for the duration of the memcpy only, so unexport
+ * never waits for the network. Returns the wire status.
+ */
+static uint32_t exp_copy(const uint8_t *h, unsigned op, void *buf)
 {
+	uint32_t status = FAB_UCX_ST_OK;
+	uint64_t len = get_le(h + 40, 8);
+	struct exp_entry *e;
+	uint8_t *target;
+
+	pthread_mutex_lock(&ex.mu);
+	e = exp_check_locked(h, op, &status);
+	if (e == NULL) {
+		pthread_mutex_unlock(&ex.mu);
+		return status;
+	}
+	e->busy++;
+	target = e->base + (get_le(h + 32, 8) - e->raddr);
+	pthread_mutex_unlock(&ex.mu);
+	if (len != 0 && op == FAB_UCX_OP_READ)
+		memcpy(buf, target, len);
+	else if (len != 0)
+		memcpy(target, buf, len);
 	pthread_mutex_lock(&ex.mu);
 	if (--e->busy == 0 && !e->live)
 		pthread_cond_broadcast(&ex.idle);
 	pthread_mutex_unlock(&ex.mu); /* e may be freed by unexport from here on */
-}
-
-/* An operation that holds a busy reference starts waiting for UCX. */
-static void exp_track(struct exp_op *op)
-{
-	pthread_mutex_lock(&ex.mu);
-	op->ep_closed = 0;
-	op->next = ex.busy_ops.next;
-	op->prev = &ex.busy_ops;
-	ex.busy_ops.next->prev = op;
-	ex.busy_ops.next = op;
-	pthread_mutex_unlock(&ex.mu);
-}
-
-/* UCX is done with a tracked operation: drops its busy reference. */
-static void exp_untrack(struct exp_op *op)
-{
-	struct exp_entry *e = op->e;
-
-	pthread_mutex_lock(&ex.mu);
-	op->prev->next = op->next;
-	op->next->prev = op->prev;
-	op->e = NULL;
-	if (--e->busy == 0 && !e->live)
-		pthread_cond_broadcast(&ex.idle);
-	pthread_mutex_unlock(&ex.mu);
+	return status;
 }
 
 /*
- * Service thread: an unexport has waited a full timeout for transfers whose
- * importer neither completes nor fails them (a stalled process, or a dead one
- * on a transport without peer failure detection). Force-closing their
- * endpoints makes UCX cancel the requests, which ends the busy references.
+ * Staging buffers: large ones are recycled, so that a stream of big requests
+ * does not map and fault in fresh pages for every chunk. Service thread only.
  */
-static void exp_reap(void)
+static uint8_t *exp_stage_get(uint64_t len)
 {
-	ucp_ep_h eps[32];
-	int n = 0;
+	if (len <= EXP_STAGE_SMALL)
+		return malloc(len != 0 ? len : 1);
+	if (ex.nstage > 0)
+		return ex.stage_cache[--ex.nstage];
+	return malloc(FAB_UCX_MAX_LEN);
+}
 
-	pthread_mutex_lock(&ex.mu);
-	for (struct exp_op *op = ex.busy_ops.next; op != &ex.busy_ops && n < 32; op = op->next) {
-		int seen = 0;
+static void exp_stage_put(uint8_t *p, uint64_t len)
+{
+	if (p != NULL && len > EXP_STAGE_SMALL && ex.nstage < EXP_STAGE_CACHE)
+		ex.stage_cache[ex.nstage++] = p;
+	else
+		free(p);
+}
 
-		if (op->e->live || op->ep_closed)
-			continue;
-		for (int i = 0; i < n; i++)
-			seen |= eps[i] == op->ep;
-		if (!seen)
-			eps[n++] = op->ep;
-	}
-	for (struct exp_op *op = ex.busy_ops.next; op != &ex.busy_ops; op = op->next)
-		for (int i = 0; i < n; i++)
-			if (op->ep == eps[i])
-				op->ep_closed = 1;
-	pthread_mutex_unlock(&ex.mu);
-	for (int i = 0; i < n; i++) {
-		ucp_request_param_t p;
-		ucs_status_ptr_t sp;
-		uint64_t until = now_ns() + 1000000000ull;
+static struct exp_op *exp_op_new(ucp_ep_h ep)
+{
+	struct exp_op *op = malloc(sizeof(*op));
 
-		ucx_log("cancelling the transfers of an importer that stalls an unexport");
-		memset(&p, 0, sizeof(p));
-		p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-		p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-		sp = ucp_ep_close_nbx(eps[i], &p);
-		if (!UCS_PTR_IS_PTR(sp))
-			continue;
-		while (ucp_request_check_status(sp) == UCS_INPROGRESS && now_ns() < until)
-			ucp_worker_progress(ex.worker);
-		ucp_request_free(sp);
-	}
+	if (op == NULL)
+		return NULL;
+	op->ep = ep;
+	op->stage = NULL;
+	op->len = 0;
+	op->next = ex.ops.next;
+	op->prev = &ex.ops;
+	ex.ops.next->prev = op;
+	ex.ops.next = op;
+	return op;
+}
+
+static void exp_op_free(struct exp_op *op)
+{
+	op->prev->next = op->next;
+	op->next->prev = op->prev;
+	exp_stage_put(op->stage, op->len);
+	free(op);
 }
 
 static void exp_send_done(void *request, ucs_status_t status, void *user_data)
 {
-	struct exp_op *op = user_data;
-
 	if (status != UCS_OK && status != UCS_ERR_CANCELED)
 		ucx_log("reply send failed: %s", ucs_status_string(status));
-	if (op->e != NULL)
-		exp_untrack(op);
-	free(op);
+	exp_op_free(user_data);
 	ucp_request_free(request);
 }
 
 /*
- * Sends a reply for the request header req (already validated as 64 bytes)
- * with optional data. When e is not NULL it holds a busy reference that is
- * dropped once UCX no longer reads data. Consumes e's reference in all cases.
+ * Sends a reply to the request header req (64 bytes, magic checked) with the
+ * data in stage (taken over; NULL for none).
  */
-static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, struct exp_entry *e, const void *data,
-		      size_t len)
+static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, uint8_t *stage, uint64_t len)
 {
-	struct exp_op *op = malloc(sizeof(*op));
+	struct exp_op *op = exp_op_new(ep);
 	ucp_request_param_t p;
 	ucs_status_ptr_t sp;
 
 	if (op == NULL) {
 		ucx_log("out of memory for a reply");
-		if (e != NULL)
-			exp_release(e);
+		exp_stage_put(stage, len);
 		return;
 	}
-	op->e = e;
-	op->ep = ep;
+	op->stage = stage;
+	op->len = stage != NULL ? len : 0;
 	put_le(op->rep + 0, FAB_UCX_REP_MAGIC, 4);
 	put_le(op->rep + 4, FAB_UCX_WIRE_VERSION, 2);
 	put_le(op->rep + 6, get_le(req + 6, 2), 2);
@@ -372,34 +386,30 @@ static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, struct e
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.send = exp_send_done;
 	p.user_data = op;
-	sp = ucp_am_send_nbx(ep, FAB_UCX_AM_REP, op->rep, FAB_UCX_REP_SIZE, data, data != NULL ? len : 0, &p);
-	if (UCS_PTR_IS_PTR(sp)) {
-		if (e != NULL)
-			exp_track(op); /* before exp_send_done can run: it runs on this thread */
-		return;
-	}
+	sp = ucp_am_send_nbx(ep, FAB_UCX_AM_REP, op->rep, FAB_UCX_REP_SIZE, op->stage, op->len, &p);
+	if (UCS_PTR_IS_PTR(sp))
+		return; /* exp_send_done finishes */
 	if (UCS_PTR_IS_ERR(sp))
 		ucx_log("reply send failed: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
-	if (e != NULL)
-		exp_release(e);
-	free(op);
+	exp_op_free(op);
+}
+
+/* The payload of a rendezvous WRITE is in the staging buffer (or failed to arrive). */
+static void exp_write_received(struct exp_op *op, ucs_status_t status)
+{
+	if (status == UCS_OK)
+		exp_reply(op->ep, op->req, exp_copy(op->req, FAB_UCX_OP_WRITE, op->stage), NULL, 0);
+	else /* the endpoint is broken: the importer sees the failure itself */
+		ucx_log("receiving %llu bytes of a write failed: %s", (unsigned long long)op->len,
+			ucs_status_string(status));
+	exp_op_free(op);
 }
 
 static void exp_write_done(void *request, ucs_status_t status, size_t length, void *user_data)
 {
-	struct exp_op *op = user_data;
-	uint64_t want = get_le(op->req + 40, 8);
-
 	(void)length;
-	exp_untrack(op);
 	ucp_request_free(request);
-	if (status == UCS_OK && !op->ep_closed)
-		exp_reply(op->ep, op->req, FAB_UCX_ST_OK, NULL, NULL, 0);
-	else
-		ucx_log("receiving %llu bytes of a write failed: %s", (unsigned long long)want,
-			ucs_status_string(status));
-	/* On failure the endpoint is broken: no reply, the importer sees the failure itself. */
-	free(op);
+	exp_write_received(user_data, status);
 }
 
 static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_length, void *data, size_t length,
@@ -409,9 +419,7 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 	ucp_ep_h ep = (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : NULL;
 	int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
 	uint32_t status = FAB_UCX_ST_OK;
-	struct exp_entry *e = NULL;
-	uint64_t id, raddr, len;
-	uint8_t *target = NULL;
+	uint64_t len;
 	unsigned op;
 
 	(void)arg;
@@ -429,83 +437,64 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 		return UCS_OK;
 	}
 	op = (unsigned)get_le(h + 6, 2);
-	id = get_le(h + 24, 8);
-	raddr = get_le(h + 32, 8);
 	len = get_le(h + 40, 8);
 	if (get_le(h + 4, 2) != FAB_UCX_WIRE_VERSION || get_le(h + 8, 4) != FAB_UCX_REQ_SIZE ||
-	    get_le(h + 12, 4) != 0 || (op != FAB_UCX_OP_READ && op != FAB_UCX_OP_WRITE) ||
+	    get_le(h + 12, 4) != 0 || (op != FAB_UCX_OP_READ && op != FAB_UCX_OP_WRITE) || len > FAB_UCX_MAX_LEN ||
 	    (op == FAB_UCX_OP_READ && length != 0) || (op == FAB_UCX_OP_WRITE && length != len)) {
 		ucx_log("malformed request (version %u, op %u, length %llu, payload %zu) refused",
 			(unsigned)get_le(h + 4, 2), op, (unsigned long long)len, length);
-		exp_reply(ep, h, FAB_UCX_ST_MALFORMED, NULL, NULL, 0);
-		return UCS_OK;
-	}
-
-	pthread_mutex_lock(&ex.mu);
-	e = exp_lookup(id, h + 48);
-	if (e == NULL)
-		status = FAB_UCX_ST_REVOKED;
-	else if (raddr < e->raddr || len > e->len || raddr - e->raddr > e->len - len)
-		status = FAB_UCX_ST_RANGE;
-	else if (!(e->access & (op == FAB_UCX_OP_READ ? RIGHTS_READ : RIGHTS_WRITE)))
-		status = FAB_UCX_ST_RIGHTS;
-	else {
-		e->busy++;
-		target = e->base + (raddr - e->raddr);
-	}
-	pthread_mutex_unlock(&ex.mu);
-	if (status != FAB_UCX_ST_OK) {
-		if (status != FAB_UCX_ST_REVOKED)
-			ucx_log("%s of %llu bytes at 0x%llx refused on export %llu: %s",
-				op == FAB_UCX_OP_READ ? "read" : "write", (unsigned long long)len,
-				(unsigned long long)raddr, (unsigned long long)id,
-				status == FAB_UCX_ST_RANGE ? "outside the range" : "not permitted");
-		exp_reply(ep, h, status, NULL, NULL, 0);
+		exp_reply(ep, h, FAB_UCX_ST_MALFORMED, NULL, 0);
 		return UCS_OK;
 	}
 
 	if (op == FAB_UCX_OP_READ) {
-		exp_reply(ep, h, FAB_UCX_ST_OK, e, target, len); /* data sent from the range itself */
+		/* Staged: UCX sends from a buffer of ours, never from the range itself. */
+		uint8_t *stage = len != 0 ? exp_stage_get(len) : NULL;
+
+		status = (len != 0 && stage == NULL) ? FAB_UCX_ST_IO : exp_copy(h, op, stage);
+		if (status != FAB_UCX_ST_OK) {
+			exp_stage_put(stage, len);
+			stage = NULL;
+		}
+		exp_reply(ep, h, status, stage, len);
 		return UCS_OK;
 	}
-	if (!rndv) {
-		if (len != 0)
-			memcpy(target, data, len);
-		exp_release(e);
-		exp_reply(ep, h, FAB_UCX_ST_OK, NULL, NULL, 0);
+	if (!rndv) { /* eager WRITE: the payload is here already */
+		exp_reply(ep, h, exp_copy(h, op, data), NULL, 0);
 		return UCS_OK;
 	}
 
-	/* Rendezvous WRITE: UCX moves the payload into the range; e stays busy until it is done. */
-	struct exp_op *wop = malloc(sizeof(*wop));
+	/* Rendezvous WRITE: check first so that a refused payload is not even moved. */
+	pthread_mutex_lock(&ex.mu);
+	if (exp_check_locked(h, op, &status) == NULL) {
+		pthread_mutex_unlock(&ex.mu);
+		exp_reply(ep, h, status, NULL, 0);
+		return UCS_OK;
+	}
+	pthread_mutex_unlock(&ex.mu);
+
+	struct exp_op *wop = exp_op_new(ep);
 	ucp_request_param_t p;
 	ucs_status_ptr_t sp;
 
-	if (wop == NULL) {
-		exp_release(e);
-		exp_reply(ep, h, FAB_UCX_ST_IO, NULL, NULL, 0);
+	if (wop != NULL)
+		wop->stage = exp_stage_get(len);
+	if (wop == NULL || wop->stage == NULL) {
+		if (wop != NULL)
+			exp_op_free(wop);
+		exp_reply(ep, h, FAB_UCX_ST_IO, NULL, 0);
 		return UCS_OK;
 	}
-	wop->e = e;
-	wop->ep = ep;
+	wop->len = len;
 	memcpy(wop->req, h, FAB_UCX_REQ_SIZE);
 	memset(&p, 0, sizeof(p));
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.recv_am = exp_write_done;
 	p.user_data = wop;
-	sp = ucp_am_recv_data_nbx(ex.worker, data, target, len, &p);
-	if (UCS_PTR_IS_PTR(sp)) {
-		exp_track(wop);
+	sp = ucp_am_recv_data_nbx(ex.worker, data, wop->stage, len, &p);
+	if (UCS_PTR_IS_PTR(sp))
 		return UCS_INPROGRESS; /* exp_write_done finishes */
-	}
-	exp_release(e);
-	if (UCS_PTR_IS_ERR(sp)) {
-		ucx_log("receiving a write: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
-		exp_reply(ep, h, FAB_UCX_ST_IO, NULL, NULL, 0);
-	} else {
-		exp_reply(ep, h, FAB_UCX_ST_OK, NULL, NULL, 0);
-	}
-	free(wop);
+	exp_write_received(wop, UCS_PTR_STATUS(sp));
 	return UCS_INPROGRESS;
 }
 
@@ -522,10 +511,6 @@ static void *exp_thread(void *arg)
 		}
 		if (atomic_load(&ex.stop))
 			break;
-		if (atomic_exchange(&ex.reap, 0)) {
-			exp_reap();
-			continue;
-		}
 		if (last == 0)
 			last = now_ns();
 		if (now_ns() - last < FAB_UCX_SPIN_NS)
@@ -631,8 +616,7 @@ static int exp_init_locked(void)
 		goto fail;
 	}
 	atomic_store(&ex.stop, 0);
-	atomic_store(&ex.reap, 0);
-	ex.busy_ops.next = ex.busy_ops.prev = &ex.busy_ops;
+	ex.ops.next = ex.ops.prev = &ex.ops;
 	if (pthread_create(&ex.thread, NULL, exp_thread, NULL) != 0) {
 		ucx_log("cannot start the service thread");
 		goto fail;
@@ -697,18 +681,13 @@ static void ucx_unexport(void *priv)
 		}
 	}
 	e->live = 0;
-	/* The copies in flight complete, or fail when their peer does (UCX error handling). */
+	/* Copies in flight are memcpy calls of the service thread: they end shortly. */
 	for (uint64_t next = start + (uint64_t)tmo * 1000000ull; e->busy != 0;) {
 		struct timespec ts = ns_to_ts(next);
 
 		if (pthread_cond_timedwait(&ex.idle, &ex.mu, &ts) == ETIMEDOUT && e->busy != 0) {
-			uint64_t one = 1;
-
-			ucx_log("unexport of export %llu still waits for %u transfer(s) after %llu ms",
+			ucx_log("unexport of export %llu still waits for %u copies after %llu ms",
 				(unsigned long long)e->id, e->busy, (unsigned long long)((now_ns() - start) / 1000000));
-			atomic_store(&ex.reap, 1);
-			if (write(ex.stopfd, &one, sizeof(one)) < 0)
-				ucx_log("cannot wake the service thread: %s", strerror(errno));
 			next = now_ns() + (uint64_t)tmo * 1000000ull;
 		}
 	}
@@ -744,6 +723,11 @@ static void exp_fini(void)
 			free(e);
 		}
 	}
+	/* Operations of importers that vanished without UCX noticing (no peer error handling). */
+	while (ex.ops.next != &ex.ops)
+		exp_op_free(ex.ops.next);
+	while (ex.nstage > 0)
+		free(ex.stage_cache[--ex.nstage]);
 	exp_teardown_locked();
 	pthread_mutex_unlock(&ex.mu);
 }
@@ -1131,15 +1115,66 @@ static void ucx_close(struct fab_remote *r)
 	free(r);
 }
 
-static enum fab_status imp_run(struct fab_remote *r, unsigned opcode, uint64_t raddr, void *dst, const void *src,
-			       size_t len)
+/* Under im.mu: sends the request of one chunk. FAB_OK when it is in flight. */
+static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsigned opcode, uint64_t raddr,
+				 void *dst, const void *src, uint64_t len)
 {
-	struct imp_op op;
 	ucp_request_param_t p;
 	ucs_status_ptr_t sp;
-	uint64_t start, deadline;
-	int cancelled = 0;
-	enum fab_status st;
+
+	memset(op, 0, sizeof(*op));
+	op->r = r;
+	op->op = opcode;
+	op->dst = dst;
+	op->len = len;
+	op->st = FAB_ERR_IO;
+	op->req_id = ++im.next_id;
+	put_le(op->hdr + 0, FAB_UCX_REQ_MAGIC, 4);
+	put_le(op->hdr + 4, FAB_UCX_WIRE_VERSION, 2);
+	put_le(op->hdr + 6, opcode, 2);
+	put_le(op->hdr + 8, FAB_UCX_REQ_SIZE, 4);
+	put_le(op->hdr + 12, 0, 4);
+	put_le(op->hdr + 16, op->req_id, 8);
+	put_le(op->hdr + 24, r->export_id, 8);
+	put_le(op->hdr + 32, raddr, 8);
+	put_le(op->hdr + 40, len, 8);
+	memcpy(op->hdr + 48, r->cap, FAB_CAP_KEY_LEN);
+	op->next = im.ops.next;
+	op->prev = &im.ops;
+	im.ops.next->prev = op;
+	im.ops.next = op;
+
+	memset(&p, 0, sizeof(p));
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+	p.cb.send = imp_send_done;
+	p.user_data = op;
+	p.flags = UCP_AM_SEND_FLAG_REPLY;
+	sp = ucp_am_send_nbx(r->ep, FAB_UCX_AM_REQ, op->hdr, FAB_UCX_REQ_SIZE, src,
+			     opcode == FAB_UCX_OP_WRITE ? len : 0, &p);
+	if (UCS_PTR_IS_ERR(sp)) {
+		imp_unlink(op);
+		return r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
+	}
+	op->send_busy = UCS_PTR_IS_PTR(sp);
+	return FAB_OK;
+}
+
+/*
+ * One read or write: split into requests of at most FAB_UCX_MAX_LEN with up
+ * to FAB_UCX_WINDOW in flight, progressed from the calling thread. The
+ * deadline is the timeout plus the time a chunk takes at FAB_UCX_SLOW_RATE,
+ * moved forward whenever a chunk completes.
+ */
+static enum fab_status imp_run(struct fab_remote *r, unsigned opcode, uint64_t raddr, uint8_t *dst,
+			       const uint8_t *src, size_t len)
+{
+	struct imp_op ops[FAB_UCX_WINDOW];
+	int active[FAB_UCX_WINDOW] = { 0 };
+	const uint64_t slack = (uint64_t)fab_ucx_timeout_ms() * 1000000ull +
+			       (uint64_t)FAB_UCX_MAX_LEN * FAB_UCX_WINDOW * 1000ull / (FAB_UCX_SLOW_RATE / 1000000ull);
+	enum fab_status result = FAB_OK;
+	uint64_t done = 0, deadline;
+	int cancelled = 0, inflight = 0;
 
 	if (r == NULL || (len != 0 && (opcode == FAB_UCX_OP_READ ? dst == NULL : src == NULL)))
 		return FAB_ERR_INVAL;
@@ -1151,80 +1186,73 @@ static enum fab_status imp_run(struct fab_remote *r, unsigned opcode, uint64_t r
 	if (len == 0)
 		return FAB_OK;
 
-	memset(&op, 0, sizeof(op));
-	op.r = r;
-	op.op = opcode;
-	op.dst = dst;
-	op.len = len;
-	op.st = FAB_ERR_IO;
-	start = now_ns();
-	deadline = start + (uint64_t)fab_ucx_timeout_ms() * 1000000ull + (uint64_t)len / (FAB_UCX_SLOW_RATE / 1000) * 1000000ull;
-
 	pthread_mutex_lock(&im.mu);
 	if (r->failed) {
 		pthread_mutex_unlock(&im.mu);
 		return FAB_ERR_PEER_GONE;
 	}
-	if (r->ep == NULL && (st = imp_connect(r)) != FAB_OK) { /* after a timed-out request */
+	if (r->ep == NULL && (result = imp_connect(r)) != FAB_OK) { /* after a timed-out request */
 		pthread_mutex_unlock(&im.mu);
-		return st;
+		return result;
 	}
-	op.req_id = ++im.next_id;
-	put_le(op.hdr + 0, FAB_UCX_REQ_MAGIC, 4);
-	put_le(op.hdr + 4, FAB_UCX_WIRE_VERSION, 2);
-	put_le(op.hdr + 6, opcode, 2);
-	put_le(op.hdr + 8, FAB_UCX_REQ_SIZE, 4);
-	put_le(op.hdr + 12, 0, 4);
-	put_le(op.hdr + 16, op.req_id, 8);
-	put_le(op.hdr + 24, r->export_id, 8);
-	put_le(op.hdr + 32, raddr, 8);
-	put_le(op.hdr + 40, len, 8);
-	memcpy(op.hdr + 48, r->cap, FAB_CAP_KEY_LEN);
-	op.next = im.ops.next;
-	op.prev = &im.ops;
-	im.ops.next->prev = &op;
-	im.ops.next = &op;
-
-	memset(&p, 0, sizeof(p));
-	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-	p.cb.send = imp_send_done;
-	p.user_data = &op;
-	p.flags = UCP_AM_SEND_FLAG_REPLY;
-	sp = ucp_am_send_nbx(r->ep, FAB_UCX_AM_REQ, op.hdr, FAB_UCX_REQ_SIZE, src,
-			     opcode == FAB_UCX_OP_WRITE ? len : 0, &p);
-	if (UCS_PTR_IS_ERR(sp)) {
-		imp_unlink(&op);
-		st = r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
-		pthread_mutex_unlock(&im.mu);
-		return st;
-	}
-	op.send_busy = UCS_PTR_IS_PTR(sp);
-
+	deadline = now_ns() + slack;
 	for (uint64_t idle_since = 0;;) {
 		uint64_t now;
 
+		/* Fill the window. */
+		for (int i = 0; i < FAB_UCX_WINDOW && result == FAB_OK && !cancelled && done < len && r->ep != NULL;
+		     i++) {
+			uint64_t n = len - done < FAB_UCX_MAX_LEN ? len - done : FAB_UCX_MAX_LEN;
+
+			if (active[i])
+				continue;
+			result = imp_start(r, &ops[i], opcode, raddr + done, dst != NULL ? dst + done : NULL,
+					   src != NULL ? src + done : NULL, n);
+			if (result != FAB_OK)
+				break;
+			active[i] = 1;
+			inflight++;
+			done += n;
+		}
 		if (imp_progress() != 0)
 			idle_since = 0;
-		if (!op.send_busy && !op.recv_busy) {
-			if (op.replied && !cancelled) {
-				st = op.st;
-				break;
+		/* Reap finished chunks. */
+		for (int i = 0; i < FAB_UCX_WINDOW; i++) {
+			struct imp_op *op = &ops[i];
+
+			if (!active[i] || op->send_busy || op->recv_busy)
+				continue;
+			if (op->replied && !cancelled) {
+				if (op->st != FAB_OK && result == FAB_OK)
+					result = op->st;
+				deadline = now_ns() + slack;
+			} else if (r->failed) {
+				if (result == FAB_OK || result == FAB_ERR_TIMEOUT)
+					result = FAB_ERR_PEER_GONE;
+			} else if (!cancelled) {
+				continue; /* waiting for the reply */
 			}
-			if (r->failed) {
-				st = FAB_ERR_PEER_GONE;
-				break;
-			}
-			if (cancelled) {
-				st = FAB_ERR_TIMEOUT;
-				break;
-			}
+			imp_unlink(op);
+			active[i] = 0;
+			inflight--;
 		}
+		if (inflight == 0 && (done == len || result != FAB_OK || cancelled))
+			break;
 		now = now_ns();
 		if (!cancelled && now >= deadline) {
-			/* Nobody takes the reply any more; UCX must let go of the caller's buffer first. */
+			int busy = 0;
+
+			/* Nobody takes the replies any more; UCX must let go of the caller's buffer first. */
 			cancelled = 1;
-			imp_unlink(&op);
-			if (op.send_busy || op.recv_busy) {
+			if (result == FAB_OK)
+				result = FAB_ERR_TIMEOUT;
+			for (int i = 0; i < FAB_UCX_WINDOW; i++) {
+				if (active[i]) {
+					imp_unlink(&ops[i]);
+					busy |= ops[i].send_busy | ops[i].recv_busy;
+				}
+			}
+			if (busy && r->ep != NULL) {
 				ucx_log("%s of %zu bytes on export %llu timed out; resetting the endpoint",
 					opcode == FAB_UCX_OP_READ ? "read" : "write", len,
 					(unsigned long long)r->export_id);
@@ -1238,9 +1266,8 @@ static enum fab_status imp_run(struct fab_remote *r, unsigned opcode, uint64_t r
 			continue;
 		imp_wait(cancelled ? now + 100000000ull : deadline);
 	}
-	imp_unlink(&op);
 	pthread_mutex_unlock(&im.mu);
-	return st;
+	return result;
 }
 
 static enum fab_status ucx_read(struct fab_remote *r, uint64_t raddr, void *dst, size_t len)

@@ -1,11 +1,11 @@
 /*
  * fab_ucx — private wire format of the UCX transport (fab_ucx.c).
  *
- * Every remote access is a request/response pair of UCX Active Messages. The
- * importer sends a request (fixed header, plus the payload of a WRITE) to the
- * exporter's worker; the exporter's service thread checks it against its table
- * of live exports, performs the copy and answers with a reply (fixed header,
- * plus the data of a READ). All integers are little-endian. Declared here so
+ * Every remote access is made of request/response pairs of UCX Active
+ * Messages. The importer sends a request (fixed header, plus the payload of a
+ * WRITE) to the exporter's worker; the exporter's service thread checks it
+ * against its table of live exports, performs the copy and answers with a
+ * reply (fixed header, plus the data of a READ). All integers are little-endian. Declared here so
  * that tests can build requests of their own.
  */
 #ifndef FAB_UCX_H_
@@ -45,6 +45,14 @@ enum fab_ucx_wire_status {
  * A WRITE carries exactly `length` payload bytes; a READ carries none.
  */
 #define FAB_UCX_REQ_SIZE 64
+
+/*
+ * Longest access one request may ask for: the exporter stages every transfer
+ * in a buffer of its own, so this bounds its memory per request. Importers
+ * split longer accesses and keep FAB_UCX_WINDOW requests in flight.
+ */
+#define FAB_UCX_MAX_LEN (8u << 20)
+#define FAB_UCX_WINDOW 4
 
 /*
  * Reply header, 40 bytes:
