@@ -241,8 +241,12 @@ static void print_row(const char *line, size_t row)
 		ug = peer_get[row];
 		up = peer_put[row];
 	}
-	printf("%8zu KiB %9.2f %9.2f %9.2f %7.0f%% %9.2f %9.2f %7.0f%% %7.0f%%\n", s >> 10, rd, wr, mc,
-	       100 * (rd > wr ? wr : rd) / mc, ug, up, ug > 0 ? 100 * rd / ug : 0.0, up > 0 ? 100 * wr / up : 0.0);
+	if (ug > 0 && up > 0)
+		printf("%8zu KiB %9.2f %9.2f %9.2f %7.0f%% %9.2f %9.2f %7.0f%% %7.0f%%\n", s >> 10, rd, wr, mc,
+		       100 * (rd > wr ? wr : rd) / mc, ug, up, 100 * rd / ug, 100 * wr / up);
+	else
+		printf("%8zu KiB %9.2f %9.2f %9.2f %7.0f%% %9s %9s %8s %8s\n", s >> 10, rd, wr, mc,
+		       100 * (rd > wr ? wr : rd) / mc, "n/a", "n/a", "-", "-");
 	fflush(stdout);
 }
 

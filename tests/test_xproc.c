@@ -610,6 +610,35 @@ static void test_host_to_host_rdma_export(void)
 	stop_pair(&p);
 }
 
+/*
+ * The path to another machine: exporter and importer talk UCX (TCP on
+ * loopback), as two machines would; the same programs, the same results.
+ */
+static void test_same_flows_through_ucx(void)
+{
+	struct pair p;
+	long n = 0;
+	int r;
+
+	setenv("SOFTDPU_FABRIC", "ucx", 1);
+	setenv("UCX_TLS", "tcp", 1);
+	setenv("UCX_NET_DEVICES", "lo", 1);
+	r = start_pair(&p, "dpu", RW, 4 << 20, "dpu", DPU_P0);
+	unsetenv("SOFTDPU_FABRIC");
+	unsetenv("UCX_TLS");
+	unsetenv("UCX_NET_DEVICES");
+	CHECK(r == DOCA_SUCCESS);
+	CHECK(result(&p.im, &n, "READ 1 0 4194304") == DOCA_SUCCESS && n == 0);
+	CHECK(result(&p.im, &n, "WRITE 3 1000 3000000") == DOCA_SUCCESS);
+	CHECK(checked(&p.ex, 3, 1000, 3000000) == 0);
+	put_line(&p.im, "LOOPREAD");
+	CHECK(get_line(&p.im) != NULL);
+	kill(p.ex.pid, SIGKILL);
+	r = result(&p.im, &n, "");
+	CHECK(r == DOCA_ERROR_CONNECTION_ABORTED || r == DOCA_ERROR_TIME_OUT);
+	stop_pair(&p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "exporter") == 0 && argc == 6)
@@ -624,5 +653,6 @@ int main(int argc, char **argv)
 	RUN(test_killed_exporter_fails_jobs);
 	RUN(test_refused_descriptors);
 	RUN(test_host_to_host_rdma_export);
+	RUN(test_same_flows_through_ucx);
 	return th_summary("test_xproc");
 }
