@@ -412,6 +412,22 @@ static void exp_write_done(void *request, ucs_status_t status, size_t length, vo
 	exp_write_received(user_data, status);
 }
 
+bool fab_ucx_req_valid(const uint8_t *h, size_t payload, unsigned *op, uint64_t *len)
+{
+	*op = (unsigned)get_le(h + 6, 2);
+	*len = get_le(h + 40, 8);
+	return get_le(h, 4) == FAB_UCX_REQ_MAGIC && get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION &&
+	       get_le(h + 8, 4) == FAB_UCX_REQ_SIZE && get_le(h + 12, 4) == 0 &&
+	       (*op == FAB_UCX_OP_READ || *op == FAB_UCX_OP_WRITE) && *len <= FAB_UCX_MAX_LEN &&
+	       (*op == FAB_UCX_OP_READ ? payload == 0 : payload == *len);
+}
+
+bool fab_ucx_rep_valid(const uint8_t *h, size_t header_length)
+{
+	return h != NULL && header_length == FAB_UCX_REP_SIZE && get_le(h, 4) == FAB_UCX_REP_MAGIC &&
+	       get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION && get_le(h + 8, 4) == FAB_UCX_REP_SIZE;
+}
+
 static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_length, void *data, size_t length,
 			       const ucp_am_recv_param_t *param)
 {
@@ -436,13 +452,10 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 		ucx_log("request without a reply endpoint dropped");
 		return UCS_OK;
 	}
-	op = (unsigned)get_le(h + 6, 2);
-	len = get_le(h + 40, 8);
-	if (get_le(h + 4, 2) != FAB_UCX_WIRE_VERSION || get_le(h + 8, 4) != FAB_UCX_REQ_SIZE ||
-	    get_le(h + 12, 4) != 0 || (op != FAB_UCX_OP_READ && op != FAB_UCX_OP_WRITE) || len > FAB_UCX_MAX_LEN ||
-	    (op == FAB_UCX_OP_READ && length != 0) || (op == FAB_UCX_OP_WRITE && length != len)) {
+	if (!fab_ucx_req_valid(h, length, &op, &len)) {
 		ucx_log("malformed request (version %u, op %u, length %llu, payload %zu) refused",
-			(unsigned)get_le(h + 4, 2), op, (unsigned long long)len, length);
+			(unsigned)get_le(h + 4, 2), (unsigned)get_le(h + 6, 2), (unsigned long long)get_le(h + 40, 8),
+			length);
 		exp_reply(ep, h, FAB_UCX_ST_MALFORMED, NULL, 0);
 		return UCS_OK;
 	}
@@ -839,8 +852,7 @@ static ucs_status_t imp_on_rep(void *arg, const void *header, size_t header_leng
 	uint64_t rlen;
 
 	(void)arg;
-	if (header == NULL || header_length != FAB_UCX_REP_SIZE || get_le(h, 4) != FAB_UCX_REP_MAGIC ||
-	    get_le(h + 4, 2) != FAB_UCX_WIRE_VERSION || get_le(h + 8, 4) != FAB_UCX_REP_SIZE) {
+	if (!fab_ucx_rep_valid(h, header_length)) {
 		ucx_log("malformed reply (%zu-byte header) dropped", header_length);
 		return UCS_OK;
 	}

@@ -11,6 +11,8 @@
 #ifndef FAB_UCX_H_
 #define FAB_UCX_H_
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fab_desc.h"
@@ -67,5 +69,13 @@ enum fab_ucx_wire_status {
  *   0 version u16 (1) · 2 worker address length u16 · 4 worker address
  */
 #define FAB_UCX_INFO_HEAD 4
+
+/*
+ * Checks of what crosses the wire, kept apart from the UCX callbacks so they
+ * can be fuzzed: a request header h (FAB_UCX_REQ_SIZE bytes) with payload
+ * bytes of payload; a reply header of header_length bytes.
+ */
+bool fab_ucx_req_valid(const uint8_t *h, size_t payload, unsigned *op, uint64_t *len);
+bool fab_ucx_rep_valid(const uint8_t *h, size_t header_length);
 
 #endif /* FAB_UCX_H_ */
