@@ -2,6 +2,7 @@
  * fab_desc — encoding and strict parsing of export descriptors.
  */
 #include "fab_desc.h"
+#include "fab_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,20 +33,7 @@ enum {
 	OFF_PAD = 92,
 };
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 /* CRC-32 (IEEE), bitwise: descriptors are small and made rarely. */
 uint32_t fab_crc32(const uint8_t *p, size_t n)
@@ -66,8 +54,8 @@ static size_t encode_sections(const struct fab_export_desc *d, uint8_t *out)
 	size_t off = FAB_DESC_SIZE;
 
 	for (uint16_t i = 0; i < d->nsect; i++) {
-		put_le(out + off, d->sect[i].xport, 2);
-		put_le(out + off + 2, d->sect[i].info.len, 2);
+		fab_put_le(out + off, d->sect[i].xport, 2);
+		fab_put_le(out + off + 2, d->sect[i].info.len, 2);
 		memcpy(out + off + 4, d->sect[i].info.data, d->sect[i].info.len);
 		off += 4 + d->sect[i].info.len;
 	}
@@ -91,21 +79,21 @@ size_t fab_desc_encode(const struct fab_export_desc *d, uint8_t *out)
 
 	memset(out, 0, FAB_DESC_SIZE);
 	memcpy(out + OFF_MAGIC, fab_magic, sizeof(fab_magic));
-	put_le(out + OFF_VERSION, FAB_DESC_VERSION, 2);
-	put_le(out + OFF_KIND, d->kind, 2);
-	put_le(out + OFF_SIZE, total, 4);
-	put_le(out + OFF_PID, d->pid, 4);
-	put_le(out + OFF_ACCESS, d->access, 4);
-	put_le(out + OFF_MKEY, d->mkey, 4);
-	put_le(out + OFF_ADDR, d->addr, 8);
-	put_le(out + OFF_LEN, d->len, 8);
-	put_le(out + OFF_ID, d->export_id, 8);
+	fab_put_le(out + OFF_VERSION, FAB_DESC_VERSION, 2);
+	fab_put_le(out + OFF_KIND, d->kind, 2);
+	fab_put_le(out + OFF_SIZE, total, 4);
+	fab_put_le(out + OFF_PID, d->pid, 4);
+	fab_put_le(out + OFF_ACCESS, d->access, 4);
+	fab_put_le(out + OFF_MKEY, d->mkey, 4);
+	fab_put_le(out + OFF_ADDR, d->addr, 8);
+	fab_put_le(out + OFF_LEN, d->len, 8);
+	fab_put_le(out + OFF_ID, d->export_id, 8);
 	memcpy(out + OFF_CAP, d->cap_key, FAB_CAP_KEY_LEN);
 	memcpy(out + OFF_HOST, d->host_id, FAB_HOST_ID_LEN);
-	put_le(out + OFF_CSUM, fab_crc32(out, OFF_CSUM), 4);
+	fab_put_le(out + OFF_CSUM, fab_crc32(out, OFF_CSUM), 4);
 	if (d->nsect != 0) {
 		encode_sections(d, out);
-		put_le(out + total - 4, fab_crc32(out, total - 4), 4);
+		fab_put_le(out + total - 4, fab_crc32(out, total - 4), 4);
 	}
 	return total;
 }
@@ -124,7 +112,7 @@ static enum fab_desc_status decode_sections(const uint8_t *p, size_t len, struct
 {
 	size_t off = FAB_DESC_SIZE, end = len - 4;
 
-	if (get_le(p + end, 4) != fab_crc32(p, end))
+	if (fab_get_le(p + end, 4) != fab_crc32(p, end))
 		return FAB_DESC_BAD_CHECKSUM;
 	while (off < end) {
 		struct fab_section *s;
@@ -133,8 +121,8 @@ static enum fab_desc_status decode_sections(const uint8_t *p, size_t len, struct
 		if (d->nsect == FAB_MAX_SECTIONS || end - off < 4)
 			return FAB_DESC_BAD_FIELD;
 		s = &d->sect[d->nsect];
-		s->xport = (uint16_t)get_le(p + off, 2);
-		n = get_le(p + off + 2, 2);
+		s->xport = (uint16_t)fab_get_le(p + off, 2);
+		n = fab_get_le(p + off + 2, 2);
 		if (s->xport != FAB_XPORT_UCX || n == 0 || n > FAB_XPORT_INFO_MAX || n > end - off - 4)
 			return FAB_DESC_BAD_FIELD;
 		for (uint16_t i = 0; i < d->nsect; i++)
@@ -157,12 +145,12 @@ enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_expo
 		return FAB_DESC_TRUNCATED;
 	if (memcmp(p + OFF_MAGIC, fab_magic, sizeof(fab_magic)) != 0)
 		return FAB_DESC_BAD_MAGIC;
-	if (get_le(p + OFF_VERSION, 2) != FAB_DESC_VERSION)
+	if (fab_get_le(p + OFF_VERSION, 2) != FAB_DESC_VERSION)
 		return FAB_DESC_BAD_VERSION;
-	if (len < FAB_DESC_SIZE || len > FAB_DESC_MAX || get_le(p + OFF_SIZE, 4) != len ||
+	if (len < FAB_DESC_SIZE || len > FAB_DESC_MAX || fab_get_le(p + OFF_SIZE, 4) != len ||
 	    len == FAB_DESC_SIZE + 4 || (len > FAB_DESC_SIZE && len < FAB_DESC_SIZE + 8))
 		return FAB_DESC_TRUNCATED;
-	if (get_le(p + OFF_CSUM, 4) != fab_crc32(p, OFF_CSUM))
+	if (fab_get_le(p + OFF_CSUM, 4) != fab_crc32(p, OFF_CSUM))
 		return FAB_DESC_BAD_CHECKSUM;
 	d->nsect = 0;
 	if (len > FAB_DESC_SIZE) {
@@ -170,15 +158,15 @@ enum fab_desc_status fab_desc_decode(const void *in, size_t len, struct fab_expo
 		if (st != FAB_DESC_OK)
 			return st;
 	}
-	if (get_le(p + OFF_RSVD, 4) != 0 || get_le(p + OFF_PAD, 4) != 0)
+	if (fab_get_le(p + OFF_RSVD, 4) != 0 || fab_get_le(p + OFF_PAD, 4) != 0)
 		return FAB_DESC_BAD_FIELD;
-	d->kind = (uint16_t)get_le(p + OFF_KIND, 2);
-	d->pid = (uint32_t)get_le(p + OFF_PID, 4);
-	d->access = (uint32_t)get_le(p + OFF_ACCESS, 4);
-	d->mkey = (uint32_t)get_le(p + OFF_MKEY, 4);
-	d->addr = get_le(p + OFF_ADDR, 8);
-	d->len = get_le(p + OFF_LEN, 8);
-	d->export_id = get_le(p + OFF_ID, 8);
+	d->kind = (uint16_t)fab_get_le(p + OFF_KIND, 2);
+	d->pid = (uint32_t)fab_get_le(p + OFF_PID, 4);
+	d->access = (uint32_t)fab_get_le(p + OFF_ACCESS, 4);
+	d->mkey = (uint32_t)fab_get_le(p + OFF_MKEY, 4);
+	d->addr = fab_get_le(p + OFF_ADDR, 8);
+	d->len = fab_get_le(p + OFF_LEN, 8);
+	d->export_id = fab_get_le(p + OFF_ID, 8);
 	memcpy(d->cap_key, p + OFF_CAP, FAB_CAP_KEY_LEN);
 	memcpy(d->host_id, p + OFF_HOST, FAB_HOST_ID_LEN);
 	return fields_valid(d) ? FAB_DESC_OK : FAB_DESC_BAD_FIELD;

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fab_wire.h"
+
 #define FAB_DESC_VERSION 1
 #define FAB_DESC_SIZE 96 /* the fixed head; a descriptor without sections is exactly this */
 #define FAB_CAP_KEY_LEN 16
@@ -76,8 +78,6 @@ const struct fab_section *fab_desc_section(const struct fab_export_desc *d, uint
 
 const char *fab_desc_status_str(enum fab_desc_status st);
 
-/* CRC-32 (IEEE) the descriptor uses. */
-uint32_t fab_crc32(const uint8_t *p, size_t n);
 
 /* Fills key with random bytes; 0 on success. */
 int fab_random_bytes(uint8_t *key, size_t len);

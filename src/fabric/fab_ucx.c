@@ -19,6 +19,7 @@
  * caller's buffer (rendezvous). See docs/fabric_ucx.md.
  */
 #include "fab_ucx.h"
+#include "fab_wire.h"
 #include "fab_xport.h"
 
 #include <errno.h>
@@ -67,20 +68,7 @@ static struct timespec ns_to_ts(uint64_t ns)
 	return ts;
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 /* Log lines about remote input are rate-limited: a hostile peer must not flood stderr. */
 __attribute__((format(printf, 1, 2))) static void ucx_log(const char *fmt, ...)
@@ -249,7 +237,7 @@ static int cap_equal(const uint8_t *a, const uint8_t *b)
  */
 static struct exp_entry *exp_check_locked(const uint8_t *h, unsigned op, uint32_t *status)
 {
-	uint64_t id = get_le(h + 24, 8), raddr = get_le(h + 32, 8), len = get_le(h + 40, 8);
+	uint64_t id = fab_get_le(h + 24, 8), raddr = fab_get_le(h + 32, 8), len = fab_get_le(h + 40, 8);
 	struct exp_entry *e = NULL;
 
 	for (struct exp_entry *c = ex.tab[exp_bucket(id)]; c != NULL && e == NULL; c = c->next)
@@ -280,7 +268,7 @@ static struct exp_entry *exp_check_locked(const uint8_t *h, unsigned op, uint32_
 static uint32_t exp_copy(const uint8_t *h, unsigned op, void *buf)
 {
 	uint32_t status = FAB_UCX_ST_OK;
-	uint64_t len = get_le(h + 40, 8);
+	uint64_t len = fab_get_le(h + 40, 8);
 	struct exp_entry *e;
 	uint8_t *target;
 
@@ -291,7 +279,7 @@ static uint32_t exp_copy(const uint8_t *h, unsigned op, void *buf)
 		return status;
 	}
 	e->busy++;
-	target = e->base + (get_le(h + 32, 8) - e->raddr);
+	target = e->base + (fab_get_le(h + 32, 8) - e->raddr);
 	pthread_mutex_unlock(&ex.mu);
 	if (len != 0 && op == FAB_UCX_OP_READ)
 		memcpy(buf, target, len);
@@ -374,14 +362,14 @@ static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, uint8_t 
 	}
 	op->stage = stage;
 	op->len = stage != NULL ? len : 0;
-	put_le(op->rep + 0, FAB_UCX_REP_MAGIC, 4);
-	put_le(op->rep + 4, FAB_UCX_WIRE_VERSION, 2);
-	put_le(op->rep + 6, get_le(req + 6, 2), 2);
-	put_le(op->rep + 8, FAB_UCX_REP_SIZE, 4);
-	put_le(op->rep + 12, status, 4);
+	fab_put_le(op->rep + 0, FAB_UCX_REP_MAGIC, 4);
+	fab_put_le(op->rep + 4, FAB_UCX_WIRE_VERSION, 2);
+	fab_put_le(op->rep + 6, fab_get_le(req + 6, 2), 2);
+	fab_put_le(op->rep + 8, FAB_UCX_REP_SIZE, 4);
+	fab_put_le(op->rep + 12, status, 4);
 	memcpy(op->rep + 16, req + 16, 8); /* request id */
 	memcpy(op->rep + 24, req + 24, 8); /* export id */
-	put_le(op->rep + 32, get_le(req + 40, 8), 8);
+	fab_put_le(op->rep + 32, fab_get_le(req + 40, 8), 8);
 	memset(&p, 0, sizeof(p));
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.send = exp_send_done;
@@ -414,18 +402,18 @@ static void exp_write_done(void *request, ucs_status_t status, size_t length, vo
 
 bool fab_ucx_req_valid(const uint8_t *h, size_t payload, unsigned *op, uint64_t *len)
 {
-	*op = (unsigned)get_le(h + 6, 2);
-	*len = get_le(h + 40, 8);
-	return get_le(h, 4) == FAB_UCX_REQ_MAGIC && get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION &&
-	       get_le(h + 8, 4) == FAB_UCX_REQ_SIZE && get_le(h + 12, 4) == 0 &&
+	*op = (unsigned)fab_get_le(h + 6, 2);
+	*len = fab_get_le(h + 40, 8);
+	return fab_get_le(h, 4) == FAB_UCX_REQ_MAGIC && fab_get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION &&
+	       fab_get_le(h + 8, 4) == FAB_UCX_REQ_SIZE && fab_get_le(h + 12, 4) == 0 &&
 	       (*op == FAB_UCX_OP_READ || *op == FAB_UCX_OP_WRITE) && *len <= FAB_UCX_MAX_LEN &&
 	       (*op == FAB_UCX_OP_READ ? payload == 0 : payload == *len);
 }
 
 bool fab_ucx_rep_valid(const uint8_t *h, size_t header_length)
 {
-	return h != NULL && header_length == FAB_UCX_REP_SIZE && get_le(h, 4) == FAB_UCX_REP_MAGIC &&
-	       get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION && get_le(h + 8, 4) == FAB_UCX_REP_SIZE;
+	return h != NULL && header_length == FAB_UCX_REP_SIZE && fab_get_le(h, 4) == FAB_UCX_REP_MAGIC &&
+	       fab_get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION && fab_get_le(h + 8, 4) == FAB_UCX_REP_SIZE;
 }
 
 static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_length, void *data, size_t length,
@@ -444,7 +432,7 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 		ucx_log("malformed request: header of %zu bytes dropped", header_length);
 		return UCS_OK;
 	}
-	if (get_le(h, 4) != FAB_UCX_REQ_MAGIC) {
+	if (fab_get_le(h, 4) != FAB_UCX_REQ_MAGIC) {
 		ucx_log("malformed request: bad magic, dropped");
 		return UCS_OK;
 	}
@@ -454,7 +442,7 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 	}
 	if (!fab_ucx_req_valid(h, length, &op, &len)) {
 		ucx_log("malformed request (version %u, op %u, length %llu, payload %zu) refused",
-			(unsigned)get_le(h + 4, 2), (unsigned)get_le(h + 6, 2), (unsigned long long)get_le(h + 40, 8),
+			(unsigned)fab_get_le(h + 4, 2), (unsigned)fab_get_le(h + 6, 2), (unsigned long long)fab_get_le(h + 40, 8),
 			length);
 		exp_reply(ep, h, FAB_UCX_ST_MALFORMED, NULL, 0);
 		return UCS_OK;
@@ -669,8 +657,8 @@ static int ucx_export_range(const struct fab_export_desc *d, void *addr, struct 
 	e->next = ex.tab[b];
 	ex.tab[b] = e;
 	e->live = 1;
-	put_le(info->data, FAB_UCX_WIRE_VERSION, 2);
-	put_le(info->data + 2, ex.alen, 2);
+	fab_put_le(info->data, FAB_UCX_WIRE_VERSION, 2);
+	fab_put_le(info->data + 2, ex.alen, 2);
 	memcpy(info->data + FAB_UCX_INFO_HEAD, ex.addr, ex.alen);
 	info->len = (uint16_t)(FAB_UCX_INFO_HEAD + ex.alen);
 	pthread_mutex_unlock(&ex.mu);
@@ -856,12 +844,12 @@ static ucs_status_t imp_on_rep(void *arg, const void *header, size_t header_leng
 		ucx_log("malformed reply (%zu-byte header) dropped", header_length);
 		return UCS_OK;
 	}
-	op = imp_find(get_le(h + 16, 8));
+	op = imp_find(fab_get_le(h + 16, 8));
 	if (op == NULL)
 		return UCS_OK; /* the request timed out: nobody waits for it */
-	status = (uint32_t)get_le(h + 12, 4);
-	rlen = get_le(h + 32, 8);
-	if (op->replied || get_le(h + 24, 8) != op->r->export_id || get_le(h + 6, 2) != op->op) {
+	status = (uint32_t)fab_get_le(h + 12, 4);
+	rlen = fab_get_le(h + 32, 8);
+	if (op->replied || fab_get_le(h + 24, 8) != op->r->export_id || fab_get_le(h + 6, 2) != op->op) {
 		ucx_log("reply does not match request %llu, dropped", (unsigned long long)op->req_id);
 		return UCS_OK;
 	}
@@ -1085,9 +1073,9 @@ static int ucx_open(const struct fab_export_desc *d, const struct fab_xinfo *inf
 		return FAB_ERR_INVAL;
 	*out = NULL;
 	if (d == NULL || info == NULL || info->len < FAB_UCX_INFO_HEAD || info->len > FAB_XPORT_INFO_MAX ||
-	    get_le(info->data, 2) != FAB_UCX_WIRE_VERSION)
+	    fab_get_le(info->data, 2) != FAB_UCX_WIRE_VERSION)
 		return FAB_ERR_INVAL;
-	alen = get_le(info->data + 2, 2);
+	alen = fab_get_le(info->data + 2, 2);
 	if (alen == 0 || alen != (size_t)info->len - FAB_UCX_INFO_HEAD || d->len == 0 || d->addr + d->len < d->addr)
 		return FAB_ERR_INVAL;
 	r = calloc(1, sizeof(*r));
@@ -1141,15 +1129,15 @@ static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsign
 	op->len = len;
 	op->st = FAB_ERR_IO;
 	op->req_id = ++im.next_id;
-	put_le(op->hdr + 0, FAB_UCX_REQ_MAGIC, 4);
-	put_le(op->hdr + 4, FAB_UCX_WIRE_VERSION, 2);
-	put_le(op->hdr + 6, opcode, 2);
-	put_le(op->hdr + 8, FAB_UCX_REQ_SIZE, 4);
-	put_le(op->hdr + 12, 0, 4);
-	put_le(op->hdr + 16, op->req_id, 8);
-	put_le(op->hdr + 24, r->export_id, 8);
-	put_le(op->hdr + 32, raddr, 8);
-	put_le(op->hdr + 40, len, 8);
+	fab_put_le(op->hdr + 0, FAB_UCX_REQ_MAGIC, 4);
+	fab_put_le(op->hdr + 4, FAB_UCX_WIRE_VERSION, 2);
+	fab_put_le(op->hdr + 6, opcode, 2);
+	fab_put_le(op->hdr + 8, FAB_UCX_REQ_SIZE, 4);
+	fab_put_le(op->hdr + 12, 0, 4);
+	fab_put_le(op->hdr + 16, op->req_id, 8);
+	fab_put_le(op->hdr + 24, r->export_id, 8);
+	fab_put_le(op->hdr + 32, raddr, 8);
+	fab_put_le(op->hdr + 40, len, 8);
 	memcpy(op->hdr + 48, r->cap, FAB_CAP_KEY_LEN);
 	op->next = im.ops.next;
 	op->prev = &im.ops;
