@@ -18,6 +18,7 @@
  * failed or the deadline passed. A READ's data is received straight into the
  * caller's buffer (rendezvous). See docs/fabric_ucx.md.
  */
+#include "dc_log.h"
 #include "fab_ucx.h"
 #include "fab_wire.h"
 #include "fab_xport.h"
@@ -77,6 +78,7 @@ __attribute__((format(printf, 1, 2))) static void ucx_log(const char *fmt, ...)
 	static atomic_uint count;
 	uint64_t sec = now_ns() / 1000000000ull;
 	uint64_t w = atomic_load(&window);
+	char line[256];
 	va_list ap;
 
 	if (w != sec && atomic_compare_exchange_strong(&window, &w, sec))
@@ -84,10 +86,10 @@ __attribute__((format(printf, 1, 2))) static void ucx_log(const char *fmt, ...)
 	if (atomic_fetch_add(&count, 1) >= 20)
 		return;
 	va_start(ap, fmt);
-	fprintf(stderr, "softdpu fab_ucx[%d]: ", (int)getpid());
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* Through the library's log, so the application's SDK log limit applies. */
+	DC_ERR("UCX fabric: %s", line);
 }
 
 static unsigned timeout_ms_val = FAB_UCX_DEFAULT_TIMEOUT_MS;
