@@ -90,7 +90,7 @@ static const uint32_t rep_keys = KB(K_NAME) | KB(K_PARENT) | KB(K_REPRESENTS) | 
 
 static const char *const cap_names[] = {
 	"dma",	   "export_dpu", "from_export_dpu", "export_rdma", "from_export_rdma", "hotplug_manager",
-	"rep_all", "rep_net",	 "rep_emulated",
+	"rep_all", "rep_net",	 "rep_emulated", "sha",
 };
 
 struct record {
@@ -270,7 +270,7 @@ static int split_record(const struct parse_ctx *c, char *line, struct record *r)
 
 static uint32_t default_caps(const struct hw_function *f)
 {
-	uint32_t caps = HW_CAP_DMA | HW_CAP_MMAP_EXPORT_RDMA | HW_CAP_MMAP_FROM_EXPORT_RDMA;
+	uint32_t caps = HW_CAP_DMA | HW_CAP_SHA | HW_CAP_MMAP_EXPORT_RDMA | HW_CAP_MMAP_FROM_EXPORT_RDMA;
 
 	if (f->side == HW_SIDE_HOST)
 		caps |= HW_CAP_MMAP_EXPORT_DPU;

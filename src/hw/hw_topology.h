@@ -45,8 +45,9 @@ enum hw_cap {
 	HW_CAP_REP_FILTER_ALL = 1u << 6,
 	HW_CAP_REP_FILTER_NET = 1u << 7,
 	HW_CAP_REP_FILTER_EMULATED = 1u << 8,
+	HW_CAP_SHA = 1u << 9,
 };
-#define HW_CAP_ALL_MASK ((1u << 9) - 1)
+#define HW_CAP_ALL_MASK ((1u << 10) - 1)
 
 struct hw_pci_addr {
 	uint16_t domain;

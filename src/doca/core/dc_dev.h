@@ -21,6 +21,7 @@ enum dc_cap {
 	DC_CAP_REP_FILTER_ALL,
 	DC_CAP_REP_FILTER_NET,
 	DC_CAP_REP_FILTER_EMULATED,
+	DC_CAP_SHA,
 };
 
 bool dc_devinfo_cap(const struct doca_devinfo *info, enum dc_cap cap);

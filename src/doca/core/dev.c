@@ -225,7 +225,7 @@ struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev)
 
 bool dc_devinfo_cap(const struct doca_devinfo *info, enum dc_cap cap)
 {
-	if (info == NULL || (unsigned int)cap > DC_CAP_REP_FILTER_EMULATED)
+	if (info == NULL || (unsigned int)cap > DC_CAP_SHA)
 		return false;
 	return (info->fn.caps & (1u << cap)) != 0;
 }
