@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dma_fixture.h"
+#include "doca_sha.h"
 #include "harness.h"
 
 #define LINE_MAX_LEN 8192
@@ -78,13 +79,22 @@ static size_t hex_decode(const char *s, uint8_t *out, size_t max)
 	return n;
 }
 
-/* exporter <pci> <dpu|rdma> <permissions> <size>: exports, then obeys CHECK/DESTROY/EXIT. */
+#define STACK_EXPORT_MAX (256u << 10)
+
+/*
+ * exporter <pci> <dpu|rdma> <permissions> <size>[s]: exports, then obeys
+ * CHECK/DESTROY/EXIT. With the suffix s the memory is on the stack, which is
+ * never moved onto a shareable backing: importers reach it by cross-memory attach.
+ */
 static int role_exporter(char **argv)
 {
-	size_t size = strtoull(argv[5], NULL, 0);
+	char *end;
+	size_t size = strtoull(argv[5], &end, 0);
+	bool on_stack = *end == 's' && size <= STACK_EXPORT_MAX;
+	uint8_t stack_mem[STACK_EXPORT_MAX];
 	uint32_t perm = (uint32_t)strtoul(argv[4], NULL, 0);
 	struct doca_dev *dev = open_pci(argv[2]);
-	uint8_t *mem = malloc(size);
+	uint8_t *mem = on_stack ? stack_mem : malloc(size);
 	struct doca_mmap *m;
 	const void *desc;
 	size_t dlen;
@@ -125,13 +135,16 @@ static int role_exporter(char **argv)
 	if (m != NULL)
 		doca_mmap_destroy(m);
 	doca_dev_close(dev);
-	free(mem);
+	if (!on_stack)
+		free(mem);
 	free(hex);
 	return 0;
 }
 
 struct importer {
 	struct fx f; /* local side: dev, inventory, DMA context, work queue */
+	struct doca_sha *sha; /* on the same work queue */
+	uint8_t digest[2][DOCA_SHA256_BYTE_COUNT];
 	struct doca_mmap *remote;
 	uint8_t *local;
 	struct doca_mmap *local_mmap;
@@ -206,11 +219,48 @@ static int importer_setup(struct importer *im, const char *pci, size_t size)
 	if (doca_ctx_dev_add(im->f.ctx, im->f.dev) != DOCA_SUCCESS || doca_ctx_start(im->f.ctx) != DOCA_SUCCESS ||
 	    doca_workq_create(4, &im->f.wq) != DOCA_SUCCESS || doca_ctx_workq_add(im->f.ctx, im->f.wq) != DOCA_SUCCESS)
 		return -1;
+	if (doca_sha_create(&im->sha) != DOCA_SUCCESS || doca_ctx_dev_add(doca_sha_as_ctx(im->sha), im->f.dev) ||
+	    doca_ctx_start(doca_sha_as_ctx(im->sha)) || doca_ctx_workq_add(doca_sha_as_ctx(im->sha), im->f.wq))
+		return -1;
 	return 0;
+}
+
+/* SHA-256 of [addr, addr+len) of mmap m into out; returns the job's status. */
+static doca_error_t sha256(struct importer *im, struct doca_mmap *m, void *addr, size_t len, uint8_t *out)
+{
+	struct doca_mmap *dm = fx_mmap(im->f.dev, out, DOCA_SHA256_BYTE_COUNT, DOCA_ACCESS_LOCAL_READ_WRITE);
+	struct doca_buf *src = NULL, *dst = NULL;
+	struct doca_event ev = { 0 };
+	doca_error_t r = DOCA_ERROR_UNEXPECTED;
+
+	if (dm == NULL || doca_buf_inventory_buf_by_data(im->f.inv, m, addr, len, &src) != DOCA_SUCCESS ||
+	    doca_buf_inventory_buf_by_addr(im->f.inv, dm, out, DOCA_SHA256_BYTE_COUNT, &dst) != DOCA_SUCCESS)
+		goto out;
+	struct doca_sha_job job = { .base = { .type = DOCA_SHA_JOB_SHA256, .ctx = doca_sha_as_ctx(im->sha) },
+				    .req_buf = src, .resp_buf = dst };
+	r = doca_workq_submit(im->f.wq, &job.base);
+	while (r == DOCA_SUCCESS && (r = doca_workq_progress_retrieve(im->f.wq, &ev, 0)) == DOCA_ERROR_AGAIN)
+		;
+	if (r == DOCA_ERROR_IO_FAILED)
+		r = (doca_error_t)ev.result.u64;
+out:
+	if (src != NULL)
+		doca_buf_refcount_rm(src, NULL);
+	if (dst != NULL)
+		doca_buf_refcount_rm(dst, NULL);
+	if (dm != NULL)
+		doca_mmap_destroy(dm);
+	return r;
 }
 
 static void importer_teardown(struct importer *im)
 {
+	if (im->sha != NULL) {
+		doca_ctx_workq_rm(doca_sha_as_ctx(im->sha), im->f.wq);
+		doca_ctx_stop(doca_sha_as_ctx(im->sha));
+		doca_ctx_dev_rm(doca_sha_as_ctx(im->sha), im->f.dev);
+		doca_sha_destroy(im->sha);
+	}
 	if (im->remote != NULL)
 		doca_mmap_destroy(im->remote);
 	if (im->local_mmap != NULL)
@@ -233,6 +283,15 @@ static bool importer_command(struct importer *im, const char *line, uint64_t rad
 		say("RES %d %zu", r, bad);
 	} else if (sscanf(line, "WRITE %u %zu %zu", &seed, &off, &len) == 3) {
 		say("RES %d 0", transfer(im, raddr, off, len, seed, true, &bad));
+	} else if (sscanf(line, "SHA %zu %zu", &off, &len) == 2) {
+		/* the digest of the host's memory, and of the same bytes read into local memory first */
+		doca_error_t r = sha256(im, im->remote, (void *)(uintptr_t)(raddr + off), len, im->digest[0]);
+
+		if (r == DOCA_SUCCESS)
+			r = transfer(im, raddr, off, len, 1, false, &bad);
+		if (r == DOCA_SUCCESS)
+			r = sha256(im, im->local_mmap, im->local, len, im->digest[1]);
+		say("RES %d %d", r, memcmp(im->digest[0], im->digest[1], DOCA_SHA256_BYTE_COUNT) != 0);
 	} else if (strncmp(line, "LOOPREAD", 8) == 0) {
 		doca_error_t r = DOCA_SUCCESS;
 		long n = 0;
@@ -399,8 +458,8 @@ static char *strdup_line(const char *s)
 }
 
 /* Starts an exporter of size bytes and an importer given its descriptor; returns the import status. */
-static int start_pair(struct pair *p, const char *kind, uint32_t perm, size_t size, const char *imp_side,
-		      const char *imp_pci)
+static int start_pair_sz(struct pair *p, const char *kind, uint32_t perm, const char *size, const char *imp_side,
+			 const char *imp_pci)
 {
 	char self[] = "test_xproc", r_ex[] = "exporter", r_im[] = "importer", pci0[] = HOST_PF0;
 	char ks[8], ps[16], ss[32], ipci[16];
@@ -411,7 +470,7 @@ static int start_pair(struct pair *p, const char *kind, uint32_t perm, size_t si
 
 	snprintf(ks, sizeof(ks), "%s", kind);
 	snprintf(ps, sizeof(ps), "%u", perm);
-	snprintf(ss, sizeof(ss), "%zu", size);
+	snprintf(ss, sizeof(ss), "%s", size);
 	snprintf(ipci, sizeof(ipci), "%s", imp_pci);
 	memset(p, 0, sizeof(*p));
 	if (spawn(&p->ex, "host", ea) != 0 || (l = get_line(&p->ex)) == NULL || strncmp(l, "DESC ", 5) != 0)
@@ -423,6 +482,15 @@ static int start_pair(struct pair *p, const char *kind, uint32_t perm, size_t si
 	if ((l = get_line(&p->im)) == NULL || sscanf(l, "IMPORT %d", &r) != 1)
 		return -1;
 	return r;
+}
+
+static int start_pair(struct pair *p, const char *kind, uint32_t perm, size_t size, const char *imp_side,
+		      const char *imp_pci)
+{
+	char ss[32];
+
+	snprintf(ss, sizeof(ss), "%zu", size);
+	return start_pair_sz(p, kind, perm, ss, imp_side, imp_pci);
 }
 
 static void stop_pair(struct pair *p)
@@ -484,6 +552,24 @@ static void test_dpu_reads_and_writes_host_memory(void)
 		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS);
 	}
 	CHECK(checked(&p.ex, 1, 0, 16 << 20) == 0);
+	/* SHA jobs read the host's memory too: same digest as over a local copy */
+	CHECK(result(&p.im, &n, "SHA 7 3000000") == DOCA_SUCCESS && n == 0);
+	stop_pair(&p);
+}
+
+/* Memory that stays where it is (the stack): cross-memory attach, same results. */
+static void test_unmovable_memory_through_cma(void)
+{
+	struct pair p;
+	long n;
+
+	CHECK(start_pair_sz(&p, "dpu", RW, "131072s", "dpu", DPU_P0) == DOCA_SUCCESS);
+	CHECK(result(&p.im, &n, "READ 1 0 131072") == DOCA_SUCCESS && n == 0);
+	CHECK(result(&p.im, &n, "WRITE 4 1000 100000") == DOCA_SUCCESS);
+	CHECK(checked(&p.ex, 4, 1000, 100000) == 0);
+	put_line(&p.ex, "DESTROY");
+	CHECK(get_line(&p.ex) != NULL);
+	CHECK(result(&p.im, &n, "READ 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
 	stop_pair(&p);
 }
 
@@ -647,6 +733,7 @@ int main(int argc, char **argv)
 		return role_importer(argv);
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_dpu_reads_and_writes_host_memory);
+	RUN(test_unmovable_memory_through_cma);
 	RUN(test_read_only_export_refuses_writes);
 	RUN(test_outside_the_export_refused);
 	RUN(test_withdrawn_export_fails_jobs);
