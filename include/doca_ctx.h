@@ -32,6 +32,8 @@ enum doca_action_type {
 	DOCA_ACTION_COMPRESS_FIRST = 10 << DOCA_ACTION_SDK_RANGE,
 	DOCA_ACTION_IPSEC_FIRST = 11 << DOCA_ACTION_SDK_RANGE,
 	DOCA_ACTION_RMAX_FIRST = 12 << DOCA_ACTION_SDK_RANGE,
+	/* Completion events of DOCA graph instances (doca_graph.h: DOCA_GRAPH_JOB). */
+	DOCA_ACTION_GRAPH_FIRST = 17 << DOCA_ACTION_SDK_RANGE,
 };
 
 enum doca_job_flags {

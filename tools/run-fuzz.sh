@@ -19,7 +19,7 @@ run() {
 	local name=$1
 	shift
 	mkdir -p "$out/corpus-$name"
-	if ! "${cc[@]}" "$@" -o "$out/$name" -lpthread 2>"$out/$name.build.log"; then
+	if ! "${cc[@]}" "$@" -o "$out/$name" -lcrypto -lpthread 2>"$out/$name.build.log"; then
 		echo "FAIL $name (build)"
 		tail -n 20 "$out/$name.build.log"
 		fail=$((fail + 1))

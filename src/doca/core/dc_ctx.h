@@ -53,4 +53,25 @@ doca_error_t dc_workq_attach(struct doca_workq *wq, struct doca_ctx *ctx);
 doca_error_t dc_workq_detach(struct doca_workq *wq, struct doca_ctx *ctx);
 bool dc_workq_event_driven(const struct doca_workq *wq);
 
+/*
+ * DOCA graph work items (src/doca/graph, docs/graph.md).
+ *
+ * A graph node runs as an item of the work queue: a struct doca_job the graph
+ * owns, executed by item_ctx->ops->job_exec inside
+ * doca_workq_progress_retrieve like any job. The item's job_exec returns
+ * DC_JOB_NO_EVENT when the node completed without completing its instance:
+ * the work queue then drops the slot and returns no event for it.
+ */
+#define DC_JOB_NO_EVENT ((doca_error_t)0x10000)
+
+/* A graph added to wq uses ctx: ctx cannot leave wq until unpinned. DOCA_ERROR_NOT_FOUND: ctx not added. */
+doca_error_t dc_workq_pin(struct doca_workq *wq, const struct doca_ctx *ctx);
+void dc_workq_unpin(struct doca_workq *wq, const struct doca_ctx *ctx);
+/* Holds units of depth for a graph instance; DOCA_ERROR_NO_MEMORY when they are not free. */
+doca_error_t dc_workq_reserve(struct doca_workq *wq, uint32_t units);
+void dc_workq_unreserve(struct doca_workq *wq, uint32_t units);
+/* Queues an item on one reserved unit; the unit returns to the reserve with dc_workq_item_done. */
+void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const struct doca_job *item);
+void dc_workq_item_done(struct doca_workq *wq);
+
 #endif /* DC_CTX_H_ */

@@ -9,6 +9,13 @@
  * to the back of the ring, so it never blocks the jobs behind it. In
  * event-driven mode an eventfd signals that jobs wait to be progressed; it is
  * written once per arm, not per job.
+ *
+ * DOCA graph nodes run as work items of an extra, hidden context slot
+ * (DC_WQ_ITEM_IDX): the slot loop is the same for them, and an item whose
+ * completion does not end its graph instance returns DC_JOB_NO_EVENT. Depth
+ * that graph instances hold but do not currently use in the ring is counted
+ * in item_resv, so ring occupancy + item_resv never exceeds the depth
+ * (docs/graph.md).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +27,7 @@
 
 #define DC_WQ_MAX_DEPTH (1u << 20)
 #define DC_WQ_MAX_CTX 16
+#define DC_WQ_ITEM_IDX DC_WQ_MAX_CTX /* graph work items: one slot past the contexts */
 
 struct dc_wq_slot {
 	const struct doca_job *job;
@@ -34,8 +42,10 @@ struct doca_workq {
 	uint32_t tail; /* free-running: next slot to fill */
 	uint32_t last_ctx; /* submit's first guess: jobs mostly target one context */
 	uint32_t num_ctx;
-	struct doca_ctx *ctx[DC_WQ_MAX_CTX];
-	uint32_t pending[DC_WQ_MAX_CTX];
+	uint32_t item_resv; /* depth reserved by graph instances, not in the ring now */
+	struct doca_ctx *ctx[DC_WQ_MAX_CTX + 1];
+	uint32_t pending[DC_WQ_MAX_CTX + 1];
+	uint32_t pins[DC_WQ_MAX_CTX]; /* graphs added to this work queue that use the context */
 	bool event_driven;
 	bool armed;
 	int efd;
@@ -122,6 +132,7 @@ doca_error_t dc_workq_attach(struct doca_workq *wq, struct doca_ctx *ctx)
 	}
 	wq->ctx[free_idx] = ctx;
 	wq->pending[free_idx] = 0;
+	wq->pins[free_idx] = 0;
 	wq->num_ctx++;
 	return DOCA_SUCCESS;
 }
@@ -135,6 +146,10 @@ doca_error_t dc_workq_detach(struct doca_workq *wq, struct doca_ctx *ctx)
 	if (wq->pending[idx] != 0) {
 		DC_ERR("%u jobs of this context are still pending on the work queue", wq->pending[idx]);
 		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (wq->pins[idx] != 0) {
+		DC_ERR("%u graph(s) added to the work queue use this context", wq->pins[idx]);
+		return DOCA_ERROR_IN_USE;
 	}
 	wq->ctx[idx] = NULL;
 	wq->num_ctx--;
@@ -178,7 +193,7 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 		return DOCA_ERROR_NOT_FOUND;
 	if (!ctx->started)
 		return DOCA_ERROR_BAD_STATE;
-	if (workq->tail - workq->head >= workq->depth)
+	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
 	ret = ctx->ops->job_check(ctx, job);
 	if (ret != DOCA_SUCCESS)
@@ -211,11 +226,63 @@ doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_
 			continue;
 		}
 		workq->pending[slot.ctx_idx]--;
+		if (st == DC_JOB_NO_EVENT)
+			continue;
 		ev->type = slot.job->type;
 		ev->user_data = slot.job->user_data;
 		return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
 	}
 	return DOCA_ERROR_AGAIN;
+}
+
+/* ---- graph work items (called by src/doca/graph) ---- */
+
+doca_error_t dc_workq_pin(struct doca_workq *wq, const struct doca_ctx *ctx)
+{
+	int idx = ctx_index(wq, ctx);
+
+	if (idx < 0)
+		return DOCA_ERROR_NOT_FOUND;
+	wq->pins[idx]++;
+	return DOCA_SUCCESS;
+}
+
+void dc_workq_unpin(struct doca_workq *wq, const struct doca_ctx *ctx)
+{
+	int idx = ctx_index(wq, ctx);
+
+	if (idx >= 0 && wq->pins[idx] != 0)
+		wq->pins[idx]--;
+}
+
+doca_error_t dc_workq_reserve(struct doca_workq *wq, uint32_t units)
+{
+	if ((uint64_t)(wq->tail - wq->head) + wq->item_resv + units > wq->depth)
+		return DOCA_ERROR_NO_MEMORY;
+	wq->item_resv += units;
+	return DOCA_SUCCESS;
+}
+
+void dc_workq_unreserve(struct doca_workq *wq, uint32_t units)
+{
+	wq->item_resv -= units;
+}
+
+void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const struct doca_job *item)
+{
+	/* The unit was reserved: it moves from the reserve into the ring, so the ring cannot overflow. */
+	wq->item_resv--;
+	wq->ctx[DC_WQ_ITEM_IDX] = item_ctx;
+	wq->ring[wq->tail & wq->mask] = (struct dc_wq_slot){ .job = item, .ctx_idx = DC_WQ_ITEM_IDX };
+	wq->tail++;
+	wq->pending[DC_WQ_ITEM_IDX]++;
+	if (wq->armed)
+		signal_event(wq);
+}
+
+void dc_workq_item_done(struct doca_workq *wq)
+{
+	wq->item_resv++;
 }
 
 /* ---- properties and event-driven mode ---- */
