@@ -96,4 +96,9 @@ doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list
 }
 #endif
 
+/* DOCA 1.x signatures on request (docs/compat_1x.md). */
+#ifdef DOCA_COMPAT_1X
+#include "doca_compat_1x.h"
+#endif
+
 #endif /* DOCA_BUF_H_ */

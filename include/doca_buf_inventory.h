@@ -81,4 +81,9 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 }
 #endif
 
+/* DOCA 1.x signatures on request (docs/compat_1x.md). */
+#ifdef DOCA_COMPAT_1X
+#include "doca_compat_1x.h"
+#endif
+
 #endif /* DOCA_BUF_INVENTORY_H_ */

@@ -210,4 +210,9 @@ doca_error_t doca_devinfo_rep_get_is_hotplug(const struct doca_devinfo_rep *devi
 }
 #endif
 
+/* DOCA 1.x signatures on request (docs/compat_1x.md). */
+#ifdef DOCA_COMPAT_1X
+#include "doca_compat_1x.h"
+#endif
+
 #endif /* DOCA_DEV_H_ */

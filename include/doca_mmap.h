@@ -110,4 +110,9 @@ doca_error_t doca_mmap_get_num_devices(const struct doca_mmap *mmap, uint32_t *n
 }
 #endif
 
+/* DOCA 1.x signatures on request (docs/compat_1x.md). */
+#ifdef DOCA_COMPAT_1X
+#include "doca_compat_1x.h"
+#endif
+
 #endif /* DOCA_MMAP_H_ */

@@ -128,6 +128,68 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	return HW_OK;
 }
 
+/*
+ * A binary search without data-dependent branches (the compiler emits conditional
+ * moves), since addresses picked at random would mispredict every step.
+ */
+int64_t hw_chunk_find(const struct hw_mkey_chunk *c, uint32_t n, uint64_t addr, uint64_t len)
+{
+	const struct hw_mkey_chunk *base = c;
+
+	if (n == 0)
+		return -1;
+	while (n > 1) { /* keeps base at the last chunk starting at or before addr */
+		uint32_t half = n / 2;
+
+		/* both possible next probes: large lists then wait on one miss per step, not two */
+		__builtin_prefetch(&base[half / 2]);
+		__builtin_prefetch(&base[half + half / 2]);
+		base = base[half].addr <= addr ? base + half : base;
+		n -= half;
+	}
+	if (base->addr > addr || len > base->len || addr - base->addr > base->len - len)
+		return -1;
+	return base - c;
+}
+
+/* The span [first chunk, end of last chunk) goes in addr/len; local keys name their own addresses. */
+static void span_of(const struct hw_mkey_chunk *c, uint32_t n, struct hw_mkey *mk)
+{
+	mk->addr = n == 0 ? 0 : c[0].addr;
+	mk->len = n == 0 ? 0 : c[n - 1].addr + c[n - 1].len - c[0].addr;
+	mk->base = (uint8_t *)(uintptr_t)mk->addr;
+	mk->chunks = c;
+	mk->nchunks = n;
+}
+
+enum hw_status hw_mkey_reg_indirect(struct hw_pd *pd, const struct hw_mkey_chunk *chunks, uint32_t n,
+				    uint32_t access, uint32_t *key)
+{
+	struct hw_mkey mk = { .access = access };
+
+	if (chunks == NULL)
+		return HW_ERR_INVAL;
+	span_of(chunks, n, &mk);
+	return reg_entry(pd, &mk, key);
+}
+
+enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chunks, uint32_t n)
+{
+	struct hw_mkey *mk;
+
+	if (chunks == NULL)
+		return HW_ERR_INVAL;
+	pthread_mutex_lock(&tbl.lock);
+	mk = (struct hw_mkey *)hw_mkey_lookup(key);
+	if (mk == NULL || mk->chunks == NULL) {
+		pthread_mutex_unlock(&tbl.lock);
+		return HW_ERR_KEY;
+	}
+	span_of(chunks, n, mk);
+	pthread_mutex_unlock(&tbl.lock);
+	return HW_OK;
+}
+
 const struct hw_mkey *hw_mkey_lookup(uint32_t key)
 {
 	uint32_t idx = key >> 8;

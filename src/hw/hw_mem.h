@@ -57,7 +57,18 @@ struct hw_pd *hw_pd_alloc(uint32_t function_id);
 void hw_pd_free(struct hw_pd *pd);
 uint32_t hw_pd_id(const struct hw_pd *pd);
 
-/* One registered range. Readers use it without locks; writers hold the table lock. */
+/* One local range an indirect key covers. */
+struct hw_mkey_chunk {
+	uint64_t addr;
+	uint64_t len;
+};
+
+/*
+ * One registered range. Readers use it without locks; writers hold the table lock.
+ * An indirect key (chunks != NULL) covers several local ranges sorted by address
+ * and not overlapping; addr/len then span them all, so the plain bounds check
+ * stays a cheap first filter and only accesses inside the span search the list.
+ */
 struct hw_mkey {
 	uint8_t *base;	   /* local address of the first byte */
 	uint64_t addr;	   /* address the key's users name (== base for local keys) */
@@ -65,8 +76,10 @@ struct hw_mkey {
 	uint32_t access;   /* enum hw_access bits */
 	uint32_t pd_id;
 	uint32_t key;	   /* 0 when the slot is free */
+	uint32_t nchunks;  /* indirect keys: entries of chunks */
 	const struct hw_remote_ops *rops; /* non-NULL: remote memory, base is unused */
 	void *rctx;
+	const struct hw_mkey_chunk *chunks; /* non-NULL: indirect key; owned by the registrant */
 };
 
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
@@ -76,6 +89,22 @@ enum hw_status hw_mkey_dereg(uint32_t key);
 /* Registers remote memory [addr, addr+len) reached through rops. */
 enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len, uint32_t access,
 				  const struct hw_remote_ops *rops, void *rctx, uint32_t *key);
+
+/*
+ * Registers an indirect key over n local chunks (sorted, disjoint; the caller
+ * keeps the array alive while the key lives). n may be 0: every access fails.
+ */
+enum hw_status hw_mkey_reg_indirect(struct hw_pd *pd, const struct hw_mkey_chunk *chunks, uint32_t n,
+				    uint32_t access, uint32_t *key);
+
+/* Points a live indirect key at a new chunk list (after chunks were added or the array moved). */
+enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chunks, uint32_t n);
+
+/*
+ * Index of the chunk holding [addr, addr + len), or -1. O(log n): a binary
+ * search. Out of line so the direct-key checks inlined on the data path stay small.
+ */
+int64_t hw_chunk_find(const struct hw_mkey_chunk *c, uint32_t n, uint64_t addr, uint64_t len);
 
 /* Entry behind a live key, or NULL. */
 const struct hw_mkey *hw_mkey_lookup(uint32_t key);
@@ -91,6 +120,9 @@ static inline enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd
 	if (pd_id != 0 && mk->pd_id != pd_id)
 		return HW_ERR_PD;
 	if (addr < mk->addr || len > mk->len || addr - mk->addr > mk->len - len)
+		return HW_ERR_BOUNDS;
+	/* Indirect keys only: the access must also lie inside one chunk, not across a gap. */
+	if (__builtin_expect(mk->chunks != NULL, 0) && hw_chunk_find(mk->chunks, mk->nchunks, addr, len) < 0)
 		return HW_ERR_BOUNDS;
 	if ((mk->access & access) != access)
 		return HW_ERR_ACCESS;

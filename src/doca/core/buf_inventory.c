@@ -117,8 +117,8 @@ static doca_error_t take_check(const struct doca_buf_inventory *inv, const struc
 		return DOCA_ERROR_BAD_STATE;
 	if (inv->src.num_free == 0)
 		return DOCA_ERROR_NO_MEMORY;
-	if (!dc_mmap_contains(mmap, addr, len)) {
-		DC_ERR("buffer range is outside the mmap");
+	if (!dc_mmap_holds(mmap, addr, len)) {
+		DC_ERR("buffer range is outside the mmap (or not inside one of its chunks)");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	return DOCA_SUCCESS;

@@ -36,6 +36,12 @@ struct dc_mmap_dev {
 	const struct hw_mkey *hwk; /* the key's table entry: the data path skips the table walk */
 };
 
+/* Free callback of one populated chunk (DOCA 1.x), in the order of the chunk list. */
+struct dc_chunk_cb {
+	doca_mmap_memrange_free_cb_t *free_cb;
+	void *opaque;
+};
+
 struct dc_export; /* an export descriptor and its registry entry (mmap_export.c) */
 struct fab_import; /* the path to another process's memory (src/fabric/fab_mem.h) */
 
@@ -62,6 +68,18 @@ struct doca_mmap {
 	struct doca_mmap *exporter;  /* for imports: the exporting mmap (same process) */
 	struct doca_mmap *next_importer;
 	struct fab_import *fab; /* imports from another process: how the device reaches the memory */
+	/*
+	 * DOCA 1.x maps (doca_mmap_populate): up to max_chunks ranges, sorted by
+	 * address, disjoint. Each device's key is then an indirect key over this
+	 * list, so the data path checks it without knowing about chunks.
+	 * chunks == NULL on every 2.x map (one memrange, one direct key).
+	 */
+	struct hw_mkey_chunk *chunks;
+	struct dc_chunk_cb *chunk_cbs;
+	uint32_t num_chunks;
+	uint32_t cap_chunks;	 /* allocated entries of chunks and chunk_cbs */
+	uint32_t max_chunks;	 /* 1.x property max_num_chunks */
+	bool chunked;		 /* made by the 1.x create: ranges come from doca_mmap_populate */
 };
 
 /* Registration of mmap for dev, or NULL when dev was not added. */
@@ -89,6 +107,24 @@ static inline bool dc_mmap_contains(const struct doca_mmap *mmap, const void *ad
 
 	return a >= base && len <= mmap->len && a - base <= mmap->len - len;
 }
+
+/*
+ * True when [addr, addr + len) may back a buffer of mmap: inside the memrange,
+ * or, for a 1.x map, inside one populated chunk (binary search).
+ */
+static inline bool dc_mmap_holds(const struct doca_mmap *mmap, const void *addr, size_t len)
+{
+	if (__builtin_expect(mmap->chunks != NULL, 0))
+		return hw_chunk_find(mmap->chunks, mmap->num_chunks, (uint64_t)(uintptr_t)addr, len) >= 0;
+	return dc_mmap_contains(mmap, addr, len);
+}
+
+/* Populates a 1.x map with one more chunk (mmap.c); errors as documented for doca_mmap_populate. */
+doca_error_t dc_mmap_populate(struct doca_mmap *mmap, void *addr, size_t len, doca_mmap_memrange_free_cb_t *free_cb,
+			      void *opaque);
+/* Makes mmap a 1.x map: no memrange, chunks come from populate. */
+void dc_mmap_make_chunked(struct doca_mmap *mmap);
+doca_error_t dc_mmap_set_max_chunks(struct doca_mmap *mmap, uint32_t max_chunks);
 
 /* Called by export code when an exporting mmap goes away: imports lose access. */
 void dc_mmap_revoke_importers(struct doca_mmap *mmap);

@@ -60,12 +60,24 @@ doca_error_t doca_mmap_create(const union doca_data *user_data, struct doca_mmap
 	return DOCA_SUCCESS;
 }
 
+/* A 1.x map with nothing populated yet still gets its key, so later chunks only update it. */
+static const struct hw_mkey_chunk no_chunks[1];
+
+static enum hw_status reg_key(struct doca_mmap *m, struct dc_mmap_dev *d)
+{
+	struct hw_pd *pd = dc_dev_pd(d->dev);
+
+	if (m->chunked)
+		return hw_mkey_reg_indirect(pd, m->chunks != NULL ? m->chunks : no_chunks, m->num_chunks,
+					    hw_rights(m->access), &d->mkey);
+	return hw_mkey_reg(pd, m->addr, (uint64_t)(uintptr_t)m->addr, m->len, hw_rights(m->access), &d->mkey);
+}
+
 static doca_error_t reg_dev(struct doca_mmap *m, struct dc_mmap_dev *d)
 {
 	enum hw_status st;
 
-	st = hw_mkey_reg(dc_dev_pd(d->dev), m->addr, (uint64_t)(uintptr_t)m->addr, m->len, hw_rights(m->access),
-			 &d->mkey);
+	st = reg_key(m, d);
 	if (st != HW_OK) {
 		DC_ERR("memory registration failed: %s", hw_status_str(st));
 		return st == HW_ERR_NOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
@@ -118,6 +130,10 @@ doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t l
 	}
 	if (!configurable(mmap, "memrange") || mmap->origin != DC_MMAP_LOCAL)
 		return DOCA_ERROR_BAD_STATE;
+	if (mmap->chunked) {
+		DC_ERR("a DOCA 1.x mmap takes its ranges from doca_mmap_populate()");
+		return DOCA_ERROR_BAD_STATE;
+	}
 	if (mmap->has_range) {
 		DC_ERR("memrange can be set only once");
 		return DOCA_ERROR_BAD_STATE;
@@ -243,7 +259,7 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (mmap->state == DC_MMAP_STARTED)
 		return DOCA_ERROR_BAD_STATE;
-	if (!mmap->has_range) {
+	if (!mmap->has_range && !mmap->chunked) {
 		DC_ERR("mmap has no memrange");
 		return DOCA_ERROR_BAD_STATE;
 	}
@@ -280,6 +296,20 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 	return DOCA_SUCCESS;
 }
 
+/* Hands every populated chunk to its free callback, then drops the list. */
+static void free_chunks(struct doca_mmap *m)
+{
+	for (uint32_t i = 0; i < m->num_chunks; i++)
+		if (m->chunk_cbs[i].free_cb != NULL)
+			m->chunk_cbs[i].free_cb((void *)(uintptr_t)m->chunks[i].addr, m->chunks[i].len,
+						m->chunk_cbs[i].opaque);
+	free(m->chunks);
+	free(m->chunk_cbs);
+	m->chunks = NULL;
+	m->chunk_cbs = NULL;
+	m->num_chunks = 0;
+}
+
 doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
@@ -298,6 +328,7 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 		dc_dev_put(mmap->devs[i].dev);
 	if (mmap->free_cb != NULL && mmap->has_range)
 		mmap->free_cb(mmap->addr, mmap->len, mmap->free_opaque);
+	free_chunks(mmap);
 	free(mmap->devs);
 	free(mmap);
 	return DOCA_SUCCESS;
@@ -369,5 +400,143 @@ doca_error_t doca_mmap_get_permissions(const struct doca_mmap *mmap, uint32_t *a
 	if (mmap == NULL || access_mask == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*access_mask = mmap->access;
+	return DOCA_SUCCESS;
+}
+
+/* ---- DOCA 1.x: many populated chunks per map ---- */
+
+void dc_mmap_make_chunked(struct doca_mmap *mmap)
+{
+	mmap->chunked = true;
+	mmap->max_chunks = 1; /* the documented default */
+}
+
+doca_error_t dc_mmap_set_max_chunks(struct doca_mmap *mmap, uint32_t max_chunks)
+{
+	if (max_chunks == 0 || max_chunks < mmap->num_chunks) {
+		DC_ERR("max number of chunks %u is below the %u populated", max_chunks, mmap->num_chunks);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (!configurable(mmap, "max number of chunks"))
+		return DOCA_ERROR_BAD_STATE;
+	mmap->max_chunks = max_chunks;
+	return DOCA_SUCCESS;
+}
+
+/* Index of the first chunk starting after addr: where a chunk at addr goes. */
+static uint32_t insert_pos(const struct doca_mmap *m, uint64_t addr)
+{
+	uint32_t lo = 0, hi = m->num_chunks;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (m->chunks[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool overlaps_neighbours(const struct doca_mmap *m, uint32_t pos, uint64_t addr, uint64_t len)
+{
+	if (pos > 0 && m->chunks[pos - 1].addr + m->chunks[pos - 1].len > addr)
+		return true;
+	return pos < m->num_chunks && addr + len > m->chunks[pos].addr;
+}
+
+/*
+ * Room for one more chunk. The arrays double (up to max_chunks), so populating
+ * n chunks costs O(n) copies; keys are re-pointed by the caller afterwards.
+ */
+static doca_error_t grow_chunks(struct doca_mmap *m)
+{
+	uint32_t cap = m->cap_chunks < 8 ? 8 : m->cap_chunks * 2;
+	struct hw_mkey_chunk *c;
+	struct dc_chunk_cb *cb;
+
+	if (m->num_chunks < m->cap_chunks)
+		return DOCA_SUCCESS;
+	if (cap > m->max_chunks || cap < m->cap_chunks)
+		cap = m->max_chunks;
+	c = malloc((size_t)cap * sizeof(*c));
+	cb = malloc((size_t)cap * sizeof(*cb));
+	if (c == NULL || cb == NULL)
+		goto err_free;
+	if (m->num_chunks != 0) {
+		memcpy(c, m->chunks, m->num_chunks * sizeof(*c));
+		memcpy(cb, m->chunk_cbs, m->num_chunks * sizeof(*cb));
+	}
+	free(m->chunks);
+	free(m->chunk_cbs);
+	m->chunks = c;
+	m->chunk_cbs = cb;
+	m->cap_chunks = cap;
+	return DOCA_SUCCESS;
+
+err_free:
+	free(c);
+	free(cb);
+	return DOCA_ERROR_NO_MEMORY;
+}
+
+/* Every registered key now covers the new list: same keys, same cached entries. */
+static void rekey_all(struct doca_mmap *m)
+{
+	const struct hw_mkey_chunk *last = &m->chunks[m->num_chunks - 1];
+
+	m->addr = (uint8_t *)(uintptr_t)m->chunks[0].addr;
+	m->len = last->addr + last->len - m->chunks[0].addr;
+	for (uint32_t i = 0; i < m->num_devs; i++)
+		if (m->devs[i].mkey != 0)
+			hw_mkey_set_chunks(m->devs[i].mkey, m->chunks, m->num_chunks);
+}
+
+static doca_error_t populate_check(const struct doca_mmap *m, void *addr, size_t len)
+{
+	if (m == NULL || addr == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr) {
+		DC_ERR("invalid populate arguments");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (!m->chunked || m->origin != DC_MMAP_LOCAL || m->exported) {
+		DC_ERR("only a local, unexported DOCA 1.x mmap can be populated");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (m->state == DC_MMAP_STOPPED) {
+		DC_ERR("a stopped mmap cannot be populated");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	if (m->num_chunks == m->max_chunks) {
+		DC_ERR("mmap already holds its maximum of %u chunks", m->max_chunks);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t dc_mmap_populate(struct doca_mmap *mmap, void *addr, size_t len, doca_mmap_memrange_free_cb_t *free_cb,
+			      void *opaque)
+{
+	uint64_t a = (uint64_t)(uintptr_t)addr;
+	doca_error_t ret = populate_check(mmap, addr, len);
+	uint32_t pos;
+
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	pos = mmap->num_chunks == 0 ? 0 : insert_pos(mmap, a);
+	if (mmap->num_chunks != 0 && overlaps_neighbours(mmap, pos, a, len)) {
+		DC_ERR("range overlaps a chunk already populated");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	ret = grow_chunks(mmap);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	/* programs usually populate in address order: then nothing moves */
+	memmove(&mmap->chunks[pos + 1], &mmap->chunks[pos], (mmap->num_chunks - pos) * sizeof(*mmap->chunks));
+	memmove(&mmap->chunk_cbs[pos + 1], &mmap->chunk_cbs[pos], (mmap->num_chunks - pos) * sizeof(*mmap->chunk_cbs));
+	mmap->chunks[pos] = (struct hw_mkey_chunk){ .addr = a, .len = len };
+	mmap->chunk_cbs[pos] = (struct dc_chunk_cb){ .free_cb = free_cb, .opaque = opaque };
+	mmap->num_chunks++;
+	rekey_all(mmap);
 	return DOCA_SUCCESS;
 }

@@ -97,6 +97,11 @@ static doca_error_t export_check(struct doca_mmap *m, const struct doca_dev *dev
 		DC_ERR("mmap must be started before export");
 		return DOCA_ERROR_BAD_STATE;
 	}
+	if (m->chunked && m->num_chunks != 1) {
+		/* a descriptor names one range: more chunks would expose the gaps between them */
+		DC_ERR("only an mmap of a single chunk can be exported (it holds %u)", m->num_chunks);
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
 	if (dc_mmap_mkey(m, dev) == 0) {
 		DC_ERR("device was not added to the mmap");
 		return DOCA_ERROR_INVALID_VALUE;
