@@ -56,9 +56,12 @@ arch_default_respected() {
 	gcc -DDOCA_ARCH_DPU -I"$work/root$prefix/include" "$work/arch.c" -o "$work/arch"
 }
 every_export_tested() {
-	local missing=""
+	local missing="" used
+	# What the test binaries import (macros such as the 1.x names resolve to other symbols), plus the sources.
+	used=$(for t in "$work"/build/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && nm -D --undefined-only "$t"; done |
+		awk '{print $2}' | sort -u)
 	for f in $(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libdoca_common.so" | awk '{print $3}'); do
-		grep -qw "$f" tests/*.c tests/*.h || missing="$missing $f"
+		echo "$used" | grep -qx "$f" || grep -qw "$f" tests/*.c tests/*.h || missing="$missing $f"
 	done
 	[ -z "$missing" ] || { echo "exported but never called by a test:$missing"; return 1; }
 }

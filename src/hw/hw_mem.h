@@ -114,7 +114,7 @@ const struct hw_mkey *hw_mkey_lookup(uint32_t key);
  * domain pd_id (0: any domain) and grants `access`; on success *ptr is the local
  * address of addr.
  */
-static inline enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
+static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
 					   uint32_t access, uint8_t **ptr)
 {
 	if (pd_id != 0 && mk->pd_id != pd_id)
