@@ -42,20 +42,6 @@ struct fab_remote {
 	bool dead;
 };
 
-static int cma_export(const struct fab_export_desc *d, void *addr, struct fab_xinfo *info, void **priv)
-{
-	(void)d;
-	(void)addr;
-	info->len = 0; /* the table slot named by the export id is all an importer needs */
-	*priv = NULL;
-	return 0;
-}
-
-static void cma_unexport(void *priv)
-{
-	(void)priv;
-}
-
 /* Maps the exporter's shareable backing, if it has one; read-only unless the export grants writes. */
 static void map_backing(struct fab_remote *r, const struct fab_slot *s, uint32_t access)
 {
@@ -215,31 +201,8 @@ static enum fab_status cma_write(struct fab_remote *r, uint64_t raddr, const voi
 
 const struct fab_xport_ops fab_cma_ops = {
 	.name = "cma",
-	.export_range = cma_export,
-	.unexport = cma_unexport,
 	.open = cma_open,
 	.close = cma_close,
 	.read = cma_read,
 	.write = cma_write,
 };
-
-const char *fab_status_str(enum fab_status st)
-{
-	switch (st) {
-	case FAB_OK:
-		return "success";
-	case FAB_ERR_REVOKED:
-		return "the exporter withdrew the memory";
-	case FAB_ERR_PEER_GONE:
-		return "the exporting process is gone";
-	case FAB_ERR_TIMEOUT:
-		return "no answer from the exporter in time";
-	case FAB_ERR_IO:
-		return "transport failure";
-	case FAB_ERR_INVAL:
-		return "access outside the exported range";
-	case FAB_ERR_NO_PATH:
-		return "no transport reaches the exporter";
-	}
-	return "unknown";
-}

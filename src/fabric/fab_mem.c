@@ -207,3 +207,24 @@ const struct hw_remote_ops fab_mem_hw_ops = {
 	.read = mem_read,
 	.write = mem_write,
 };
+
+const char *fab_status_str(enum fab_status st)
+{
+	switch (st) {
+	case FAB_OK:
+		return "success";
+	case FAB_ERR_REVOKED:
+		return "the exporter withdrew the memory";
+	case FAB_ERR_PEER_GONE:
+		return "the exporting process is gone";
+	case FAB_ERR_TIMEOUT:
+		return "no answer from the exporter in time";
+	case FAB_ERR_IO:
+		return "transport failure";
+	case FAB_ERR_INVAL:
+		return "access outside the exported range";
+	case FAB_ERR_NO_PATH:
+		return "no transport reaches the exporter";
+	}
+	return "unknown";
+}

@@ -36,7 +36,9 @@ struct fab_xport_ops {
 	 * access and fills info with what an importer needs (info->len = 0: nothing).
 	 * d carries the export id and capability key the transport must check on
 	 * every remote access. *priv is handed back to unexport, after which no
-	 * remote access may touch the range any more. 0 on success.
+	 * remote access may touch the range any more. 0 on success. NULL for a
+	 * transport that needs nothing of the exporter (same machine: the export
+	 * table and the shareable backing, fab_mem.c, are all an importer uses).
 	 */
 	int (*export_range)(const struct fab_export_desc *d, void *addr, struct fab_xinfo *info, void **priv);
 	void (*unexport)(void *priv);
