@@ -4,6 +4,7 @@
 
 #include "dma_fixture.h"
 #include "doca_graph.h"
+#include "doca_sync_event.h"
 #include "harness.h"
 
 #define LEN 256
@@ -722,6 +723,108 @@ static void test_user_node_failure(void)
  * top: first (user) -> sub-graph node [sub: copy (DMA) -> check (user)] -> last (user).
  * Then the same with the sub-graph's copy failing.
  */
+/*
+ * A node whose job cannot complete yet must not hold back the nodes that do not depend on it.
+ * c1 -> w (wait for the event to exceed 0) -> u2, and c1 -> u1 -> s (set the event to 1) -> u2:
+ * w waits for s, which comes after w in any topological order, so the graph completes only if
+ * the waiting node leaves the others free to run. Run twice: the second run starts from the
+ * counts the first one left.
+ */
+static void waiting_graph_run(struct fx *f, struct doca_graph_instance *gi, struct doca_graph_node *const nodes[5],
+			      struct probe *p1, struct probe *p2, struct doca_sync_event *se)
+{
+	enum doca_graph_instance_node_state st;
+	struct doca_event ev;
+	int polls = 0;
+	doca_error_t r;
+
+	CHECK_OK(doca_sync_event_update_set(se, 0));
+	memset(f->dst, 0, LEN);
+	*p1 = (struct probe){ .want = f->src, .got = f->dst, .len = LEN, .inst = gi, .must_be_done = nodes[0] };
+	*p2 = (struct probe){ .inst = gi, .must_be_done = nodes[1] };
+	CHECK_OK(doca_workq_graph_submit(f->wq, gi, (union doca_data){ .u64 = 31 }));
+	/* First progress: c1 ran, w waits, u1 and s ran meanwhile; the wait completes on a later call. */
+	r = doca_workq_progress_retrieve(f->wq, &ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE);
+	CHECK_ERR(r, DOCA_ERROR_AGAIN);
+	CHECK_OK(doca_graph_instance_node_get_state(gi, nodes[1], &st));
+	CHECK(st == DOCA_GRAPH_INSTANCE_NODE_STATE_STARTED);
+	CHECK_OK(doca_graph_instance_node_get_state(gi, nodes[3], &st));
+	CHECK(st == DOCA_GRAPH_INSTANCE_NODE_STATE_COMPLETED);
+	CHECK(p1->runs == 1 && p1->data_ok && p1->parent_done && p2->runs == 0);
+	while ((r = doca_workq_progress_retrieve(f->wq, &ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE)) == DOCA_ERROR_AGAIN &&
+	       polls < 1000000)
+		polls++;
+	CHECK_OK(r);
+	CHECK(ev.type == DOCA_GRAPH_JOB && ev.user_data.u64 == 31 && ev.result.u64 == DOCA_SUCCESS);
+	CHECK(p2->runs == 1 && p2->parent_done && p1->order < p2->order);
+	CHECK(queue_idle(f->wq));
+	for (int i = 0; i < 5; i++) {
+		CHECK_OK(doca_graph_instance_node_get_state(gi, nodes[i], &st));
+		CHECK(st == DOCA_GRAPH_INSTANCE_NODE_STATE_COMPLETED);
+	}
+}
+
+static void test_waiting_node(void)
+{
+	struct fx f;
+	struct doca_sync_event *se = NULL;
+	struct doca_ctx *sctx;
+	struct doca_graph *g;
+	struct doca_graph_node *nodes[5]; /* c1, w, u1, s, u2 */
+	struct doca_graph_instance *gi;
+	struct doca_dma_job_memcpy j;
+	struct probe p1, p2;
+
+	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	CHECK_OK(doca_sync_event_create(&se));
+	CHECK_OK(doca_sync_event_publisher_add_location_cpu(se, f.dev));
+	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(se, f.dev));
+	sctx = doca_sync_event_as_ctx(se);
+	CHECK(sctx != NULL);
+	CHECK_OK(doca_ctx_start(sctx));
+	CHECK_OK(doca_ctx_workq_add(sctx, f.wq));
+	struct doca_sync_event_job_wait w = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
+					      .value = 0,
+					      .mask = UINT64_MAX };
+	struct doca_sync_event_job_update_set set = { .base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = sctx },
+						      .value = 1 };
+
+	CHECK_OK(doca_graph_create(&g));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_DMA_JOB_MEMCPY, f.ctx, &nodes[0]));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_WAIT_GT, sctx, &nodes[1]));
+	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &nodes[2]));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_UPDATE_SET, sctx, &nodes[3]));
+	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &nodes[4]));
+	CHECK_OK(doca_graph_add_dependency(g, nodes[0], nodes[1]));
+	CHECK_OK(doca_graph_add_dependency(g, nodes[0], nodes[2]));
+	CHECK_OK(doca_graph_add_dependency(g, nodes[2], nodes[3]));
+	CHECK_OK(doca_graph_add_dependency(g, nodes[1], nodes[4]));
+	CHECK_OK(doca_graph_add_dependency(g, nodes[3], nodes[4]));
+	CHECK_OK(doca_graph_start(g));
+	CHECK_OK(doca_graph_workq_add(g, f.wq));
+	CHECK_OK(doca_graph_instance_create(g, &gi));
+	dma_job(&j, &f, dst_buf(&f, 0, LEN), src_buf(&f, 0, LEN), 1);
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[0], &j.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[1], &w.base, NULL));
+	CHECK_OK(doca_graph_instance_set_user_node_data(gi, nodes[2], &p1, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[3], &set.base, NULL));
+	CHECK_OK(doca_graph_instance_set_user_node_data(gi, nodes[4], &p2, NULL));
+	for (int run = 0; run < 2; run++) {
+		waiting_graph_run(&f, gi, nodes, &p1, &p2, se);
+		doca_buf_reset_data_len(j.dst_buff);
+	}
+	CHECK_OK(doca_graph_instance_destroy(gi));
+	buf_put(j.dst_buff);
+	buf_put(j.src_buff);
+	CHECK_OK(doca_graph_workq_rm(g, f.wq));
+	CHECK_OK(doca_graph_stop(g));
+	CHECK_OK(doca_graph_destroy(g));
+	CHECK_OK(doca_ctx_workq_rm(sctx, f.wq));
+	CHECK_OK(doca_ctx_stop(sctx));
+	CHECK_OK(doca_sync_event_destroy(se));
+	fx_teardown(&f);
+}
+
 static void test_sub_graph_nodes(void)
 {
 	struct fx f;
@@ -948,6 +1051,7 @@ int main(void)
 	RUN(test_diamond_order_and_data);
 	RUN(test_failure_propagation);
 	RUN(test_user_node_failure);
+	RUN(test_waiting_node);
 	RUN(test_sub_graph_nodes);
 	RUN(test_many_in_flight_mixed);
 	RUN(test_thousands_of_instances);

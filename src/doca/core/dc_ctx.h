@@ -73,5 +73,8 @@ void dc_workq_unreserve(struct doca_workq *wq, uint32_t units);
 /* Queues an item on one reserved unit; the unit returns to the reserve with dc_workq_item_done. */
 void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const struct doca_job *item);
 void dc_workq_item_done(struct doca_workq *wq);
+/* dc_workq_reserve, then dc_workq_item_push of the first unit: how a graph instance enters the work queue. */
+doca_error_t dc_workq_item_submit(struct doca_workq *wq, uint32_t units, struct doca_ctx *item_ctx,
+				  const struct doca_job *item);
 
 #endif /* DC_CTX_H_ */

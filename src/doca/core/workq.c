@@ -280,6 +280,16 @@ void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const 
 		signal_event(wq);
 }
 
+doca_error_t dc_workq_item_submit(struct doca_workq *wq, uint32_t units, struct doca_ctx *item_ctx,
+				  const struct doca_job *item)
+{
+	if ((uint64_t)(wq->tail - wq->head) + wq->item_resv + units > wq->depth)
+		return DOCA_ERROR_NO_MEMORY;
+	wq->item_resv += units;
+	dc_workq_item_push(wq, item_ctx, item);
+	return DOCA_SUCCESS;
+}
+
 void dc_workq_item_done(struct doca_workq *wq)
 {
 	wq->item_resv++;

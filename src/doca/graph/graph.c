@@ -56,9 +56,7 @@ static void sub_graphs_hold(struct doca_graph *graph, bool hold)
 static void graph_unfreeze(struct doca_graph *graph)
 {
 	sub_graphs_hold(graph, false);
-	free(graph->roots);
-	graph->roots = NULL;
-	graph->num_roots = 0;
+	dc_graph_plan_free(graph);
 	graph->started = false;
 }
 
@@ -141,23 +139,6 @@ static doca_error_t check_startable(const struct doca_graph *graph)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t collect_roots(struct doca_graph *graph)
-{
-	uint32_t n = 0;
-
-	graph->num_subs = 0;
-	for (uint32_t i = 0; i < graph->num_nodes; i++)
-		graph->num_subs += graph->nodes[i]->kind == DC_GNODE_SUB;
-	graph->roots = malloc(graph->num_nodes * sizeof(*graph->roots));
-	if (graph->roots == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	for (uint32_t i = 0; i < graph->num_nodes; i++)
-		if (graph->nodes[i]->num_parents == 0)
-			graph->roots[n++] = i;
-	graph->num_roots = n;
-	return DOCA_SUCCESS;
-}
-
 doca_error_t doca_graph_start(struct doca_graph *graph)
 {
 	doca_error_t ret;
@@ -167,7 +148,7 @@ doca_error_t doca_graph_start(struct doca_graph *graph)
 	dc_graph_lock();
 	ret = check_startable(graph);
 	if (ret == DOCA_SUCCESS)
-		ret = collect_roots(graph);
+		ret = dc_graph_plan(graph);
 	if (ret == DOCA_SUCCESS) {
 		sub_graphs_hold(graph, true);
 		graph->started = true;

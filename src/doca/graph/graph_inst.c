@@ -30,7 +30,7 @@ doca_error_t doca_graph_instance_create(const struct doca_graph *graph, struct d
 		struct dc_ginode *n = &inst->nodes[i];
 
 		n->inst = inst;
-		n->node = g->nodes[i];
+		n->node = g->nodes[g->order[i]]; /* in plan order: an instance runs front to back */
 		n->parents_left = n->node->num_parents;
 		n->item = (struct doca_job){ .type = DOCA_GRAPH_JOB, .flags = DC_GITEM_NODE, .ctx = dc_graph_item_ctx() };
 	}
@@ -65,7 +65,7 @@ struct dc_ginode *dc_ginode_of(const struct doca_graph_instance *inst, const str
 {
 	if (node->graph != inst->graph || node->idx >= inst->graph->num_nodes)
 		return NULL;
-	return (struct dc_ginode *)&inst->nodes[node->idx];
+	return (struct dc_ginode *)&inst->nodes[inst->graph->pos[node->idx]];
 }
 
 static void data_set(struct dc_ginode *n)

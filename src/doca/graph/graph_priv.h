@@ -3,8 +3,10 @@
  *
  * graph.c       graph life cycle: create/destroy, start/stop
  * graph_node.c  nodes and dependencies, cycle refusal
+ * graph_plan.c  the order instances run in, computed at start
  * graph_workq.c adding graphs to work queues (context pins)
  * graph_inst.c  instances: create/destroy, node data, status getters
+ * graph_submit.c doca_workq_graph_submit: the checks, then queueing
  * graph_run.c   the run of an instance on a work queue (docs/graph.md)
  */
 #ifndef GRAPH_PRIV_H_
@@ -53,9 +55,11 @@ struct doca_graph {
 	uint32_t num_nodes;
 	uint32_t cap_nodes;
 	struct doca_graph_node **nodes;
-	uint32_t num_roots; /* computed at start */
-	uint32_t num_subs;  /* sub-graph nodes, computed at start */
-	uint32_t *roots;
+	/* The plan, computed at start (graph_plan.c). */
+	uint32_t *order;    /* node indices in a topological order; the roots come first */
+	uint32_t *pos;	    /* pos[node index]: its place in order */
+	uint32_t num_roots; /* the first num_roots entries of order */
+	uint32_t num_subs;  /* sub-graph nodes */
 	uint32_t num_instances;
 	uint32_t num_parent_refs;     /* sub-graph nodes (of any graph) pointing to this graph */
 	uint32_t num_started_parents; /* ... of started graphs: this graph must stay started */
@@ -97,6 +101,7 @@ struct doca_graph_instance {
 	struct dc_graph_wq *wq_slot;	 /* top only */
 	bool busy;			 /* submitted, or running as a sub-graph */
 	bool rearm;			 /* the last run failed: some parents_left were left part-way */
+	bool in_order;			 /* top only: this run goes node by node in plan order (graph_run.c) */
 	uint32_t gen;			 /* current run; a node of an older run reads NOT_STARTED */
 	uint32_t num_with_data;
 	uint32_t running;		 /* nodes started and not finished */
@@ -104,7 +109,7 @@ struct doca_graph_instance {
 	uint32_t num_failed;
 	doca_error_t status;
 	union doca_data user_data;
-	struct dc_ginode nodes[];
+	struct dc_ginode nodes[]; /* in plan order (graph->order): nodes[graph->pos[node->idx]] is node's */
 };
 
 /* Control-path lock of all graphs (graph.c): graphs reference each other as sub-graphs. */
@@ -114,12 +119,18 @@ void dc_graph_unlock(void);
 /* graph_node.c */
 void dc_graph_nodes_free(struct doca_graph *graph);
 
+/* graph_plan.c */
+doca_error_t dc_graph_plan(struct doca_graph *graph);
+void dc_graph_plan_free(struct doca_graph *graph);
+
 /* graph_workq.c */
 struct dc_graph_wq *dc_graph_wq_find(struct doca_graph *graph, const struct doca_workq *wq);
 bool dc_graph_has_workqs(const struct doca_graph *graph);
 
-/* graph_run.c: the hidden context whose job_exec runs instance nodes. */
+/* graph_run.c: the hidden context whose job_exec runs instance nodes; the start of a submitted instance. */
 struct doca_ctx *dc_graph_item_ctx(void);
+void dc_graph_run_start(struct doca_graph_instance *inst, struct doca_workq *wq, struct dc_graph_wq *slot,
+			uint32_t units, union doca_data user_data);
 
 /* graph_inst.c */
 struct dc_ginode *dc_ginode_of(const struct doca_graph_instance *inst, const struct doca_graph_node *node);
@@ -127,7 +138,14 @@ struct dc_ginode *dc_ginode_of(const struct doca_graph_instance *inst, const str
 /* A node's state in the instance's current run. */
 static inline enum doca_graph_instance_node_state dc_ginode_state(const struct dc_ginode *n)
 {
-	return n->gen == n->inst->gen ? n->state : DOCA_GRAPH_INSTANCE_NODE_STATE_NOT_STARTED;
+	const struct doca_graph_instance *inst = n->inst;
+
+	if (n->gen == inst->gen)
+		return n->state;
+	/* In plan order, the roots started by submit are marked only when they run. */
+	if (inst->busy && inst->in_order && (uint32_t)(n - inst->nodes) < inst->graph->num_roots)
+		return DOCA_GRAPH_INSTANCE_NODE_STATE_STARTED;
+	return DOCA_GRAPH_INSTANCE_NODE_STATE_NOT_STARTED;
 }
 
 #endif /* GRAPH_PRIV_H_ */

@@ -1,22 +1,28 @@
 /*
  * doca_graph run — an instance on a work queue (design: docs/graph.md).
  *
- * An instance is a small state machine over its preallocated nodes. Submit
- * puts the root nodes on the instance's ready list (a root sub-graph node puts
- * the roots of its sub-instance there) and queues one work item, embedded in
- * the instance, on the work queue: a job of a hidden context. Inside
- * doca_workq_progress_retrieve the hidden context's job_exec runs the ready
- * nodes one after the other (a context node: its context's job_exec; a user
- * node: the callback) and finishes each: every child whose parents have all
- * finished joins the ready list and runs in the same call (small work runs
- * inline). A job that cannot complete yet (DOCA_ERROR_AGAIN) goes back to the
- * work queue as an item of its own node. `running` counts the started,
- * unfinished nodes of an instance; when it drops to zero the instance is
- * complete: a sub-instance finishes its sub-graph node, the submitted
- * instance returns its status, which the work queue reports as the one
- * DOCA_GRAPH_JOB event. Otherwise the item returns DC_JOB_NO_EVENT. After a
- * failure no further node starts; the instance completes once the nodes
- * already running finished.
+ * Submit (graph_submit.c) queues one work item, embedded in the instance, on
+ * the work queue: a job of a hidden context. Inside
+ * doca_workq_progress_retrieve the hidden context's job_exec runs the nodes.
+ *
+ * A graph without sub-graph nodes runs in plan order: its nodes one after the
+ * other in the topological order computed at start, as long as each completes
+ * at once — the common case costs a loop, no bookkeeping.
+ *
+ * Otherwise, and from the first node whose job cannot complete yet, the
+ * instance is a small state machine over its preallocated nodes: started
+ * nodes wait on the instance's ready list (a sub-graph node puts the roots of
+ * its sub-instance there) and run one after the other (a context node: its
+ * context's job_exec; a user node: the callback); finishing one puts every
+ * child whose parents have all finished on the ready list, and it runs in the
+ * same call (small work runs inline). A job that cannot complete yet
+ * (DOCA_ERROR_AGAIN) goes back to the work queue as an item of its own node.
+ * `running` counts the started, unfinished nodes of an instance; when it drops
+ * to zero the instance is complete: a sub-instance finishes its sub-graph
+ * node, the submitted instance returns its status, which the work queue
+ * reports as the one DOCA_GRAPH_JOB event. Otherwise the item returns
+ * DC_JOB_NO_EVENT. After a failure no further node starts; the instance
+ * completes once the nodes already running finished.
  */
 #include "dc_log.h"
 #include "graph_priv.h"
@@ -86,7 +92,7 @@ static void sub_start(struct doca_graph_instance *sub, struct dc_ginode *parent,
 	inst_reset(sub, parent->inst->top, parent);
 	/* A started graph has a root that is a context node or leads to one, so running never stays 0. */
 	for (uint32_t i = 0; i < g->num_roots; i++)
-		node_start(&sub->nodes[g->roots[i]], at_submit);
+		node_start(&sub->nodes[i], at_submit);
 }
 
 static doca_error_t inst_finish(struct doca_graph_instance *inst)
@@ -111,9 +117,10 @@ static doca_error_t inst_finish(struct doca_graph_instance *inst)
 static void children_release(struct dc_ginode *n)
 {
 	const struct doca_graph_node *node = n->node;
+	const uint32_t *pos = n->inst->graph->pos;
 
 	for (uint32_t i = 0; i < node->num_children; i++) {
-		struct dc_ginode *c = &n->inst->nodes[node->children[i]];
+		struct dc_ginode *c = &n->inst->nodes[pos[node->children[i]]];
 
 		if (--c->parents_left == 0)
 			node_start(c, false);
@@ -143,7 +150,7 @@ static doca_error_t node_finish(struct dc_ginode *n, doca_error_t st, union doca
 }
 
 /* The job of a context node: checked once per run (the content may have changed since submit), then run. */
-static doca_error_t ctx_node_run(struct dc_ginode *n, union doca_data *res)
+static inline __attribute__((always_inline)) doca_error_t ctx_node_run(struct dc_ginode *n, union doca_data *res)
 {
 	struct doca_job *job = n->job;
 	struct doca_ctx *ctx = job->ctx;
@@ -167,7 +174,7 @@ static doca_error_t ctx_node_run(struct dc_ginode *n, union doca_data *res)
 }
 
 /* Runs a context or user node; DOCA_ERROR_AGAIN when its job cannot complete yet. */
-static doca_error_t node_run(struct dc_ginode *n, union doca_data *res)
+static inline __attribute__((always_inline)) doca_error_t node_run(struct dc_ginode *n, union doca_data *res)
 {
 	doca_error_t st;
 
@@ -202,6 +209,73 @@ static doca_error_t ready_drain(struct doca_graph_instance *top, struct doca_wor
 	return ret;
 }
 
+/*
+ * In plan order: a graph without sub-graph nodes runs its nodes one after the
+ * other in its plan's topological order (every parent finished first), with
+ * no release counting and no ready list, as long as each node completes at
+ * once. A node whose job cannot complete yet hands the run over to the state
+ * machine above, so that nodes not depending on it go on meanwhile.
+ */
+static doca_error_t to_state_machine(struct doca_graph_instance *inst, uint32_t at)
+{
+	const struct doca_graph *g = inst->graph;
+	struct dc_ginode *waiting = &inst->nodes[at];
+
+	inst->in_order = false;
+	for (uint32_t i = 0; i < g->num_nodes; i++)
+		inst->nodes[i].parents_left = inst->nodes[i].node->num_parents;
+	for (uint32_t i = 0; i < at; i++) { /* the completed nodes release their children not run yet */
+		const struct doca_graph_node *done = inst->nodes[i].node;
+
+		for (uint32_t k = 0; k < done->num_children; k++) {
+			uint32_t c = g->pos[done->children[k]];
+
+			if (c > at)
+				inst->nodes[c].parents_left--;
+		}
+	}
+	inst->running = 1;
+	waiting->item.user_data = inst->user_data;
+	dc_workq_item_push(inst->wq, &item_ctx, &waiting->item);
+	for (uint32_t i = at + 1; i < g->num_nodes; i++) {
+		struct dc_ginode *n = &inst->nodes[i];
+
+		if (n->parents_left == 0 && (i < g->num_roots || inst->status == DOCA_SUCCESS))
+			node_start(n, i < g->num_roots); /* after a failure only the roots, started by submit */
+	}
+	return ready_drain(inst, inst->wq);
+}
+
+static doca_error_t in_order_run(struct doca_graph_instance *inst)
+{
+	const struct doca_graph *g = inst->graph;
+
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		struct dc_ginode *n = &inst->nodes[i];
+		union doca_data res = { .u64 = 0 };
+		doca_error_t st;
+
+		if (inst->status != DOCA_SUCCESS && i >= g->num_roots)
+			break; /* after a failure only the roots, started by submit, still run */
+		n->state = DOCA_GRAPH_INSTANCE_NODE_STATE_STARTED;
+		n->gen = inst->gen;
+		n->checked = i < g->num_roots; /* roots passed job_check at submit */
+		st = node_run(n, &res);
+		if (st == DOCA_ERROR_AGAIN)
+			return to_state_machine(inst, i);
+		n->result = res;
+		if (st == DOCA_SUCCESS) {
+			n->state = DOCA_GRAPH_INSTANCE_NODE_STATE_COMPLETED;
+			continue;
+		}
+		n->state = DOCA_GRAPH_INSTANCE_NODE_STATE_ERROR;
+		inst->num_failed++;
+		if (inst->status == DOCA_SUCCESS)
+			inst->status = st;
+	}
+	return inst_finish(inst);
+}
+
 /* A node whose job could not complete yet, retried from the work queue. */
 static doca_error_t node_item_exec(struct dc_ginode *n)
 {
@@ -230,131 +304,29 @@ static doca_error_t item_exec(struct doca_ctx *ctx, const struct doca_job *job, 
 	} else {
 		top = dc_container_of(job, struct doca_graph_instance, item);
 		dc_workq_item_done(top->wq);
-		st = ready_drain(top, top->wq);
+		st = top->in_order ? in_order_run(top) : ready_drain(top, top->wq);
 	}
 	if (st != DC_JOB_NO_EVENT)
 		result->u64 = (uint64_t)st;
 	return st;
 }
 
-/* ---- submit ---- */
-
-/* Every node has its data and no sub-instance runs elsewhere; sums the depth units the run needs. */
-static doca_error_t inst_validate(const struct doca_graph_instance *inst, uint32_t *units)
-{
-	doca_error_t ret;
-
-	for (uint32_t i = 0; i < inst->graph->num_nodes; i++) {
-		const struct dc_ginode *n = &inst->nodes[i];
-
-		if (!n->has_data) {
-			DC_ERR("graph node %u has no data", i);
-			return DOCA_ERROR_INVALID_VALUE;
-		}
-		if (n->node->kind != DC_GNODE_SUB) {
-			(*units)++;
-			continue;
-		}
-		if (n->sub->busy)
-			return DOCA_ERROR_IN_USE;
-		ret = inst_validate(n->sub, units);
-		if (ret != DOCA_SUCCESS)
-			return ret;
-	}
-	return DOCA_SUCCESS;
-}
-
-static doca_error_t root_check(const struct dc_ginode *n);
-
-/* The jobs that start at submit are checked before anything starts, so a refusal leaves nothing to undo. */
-static doca_error_t roots_check(const struct doca_graph_instance *inst)
+/* The run of a submitted instance whose item submit has just queued. */
+void dc_graph_run_start(struct doca_graph_instance *inst, struct doca_workq *wq, struct dc_graph_wq *slot,
+			uint32_t units, union doca_data user_data)
 {
 	const struct doca_graph *g = inst->graph;
-	doca_error_t ret = DOCA_SUCCESS;
 
-	for (uint32_t i = 0; i < g->num_roots && ret == DOCA_SUCCESS; i++)
-		ret = root_check(&inst->nodes[g->roots[i]]);
-	return ret;
-}
-
-static doca_error_t root_check(const struct dc_ginode *n)
-{
-	const struct doca_job *job = n->job;
-
-	switch (n->node->kind) {
-	case DC_GNODE_CTX:
-		if (job->ctx != n->node->ctx || job->type != n->node->job_type)
-			return DOCA_ERROR_INVALID_VALUE;
-		return job->ctx->ops->job_check(job->ctx, job);
-	case DC_GNODE_SUB:
-		return roots_check(n->sub);
-	default:
-		return DOCA_SUCCESS;
-	}
-}
-
-/* Whether the instance is the sub-graph data of a node whose instance runs (it may start any moment). */
-static bool owner_running(const struct doca_graph_instance *inst)
-{
-	for (; inst->owner != NULL; inst = inst->owner->inst)
-		if (inst->owner->inst->busy)
-			return true;
-	return false;
-}
-
-static doca_error_t submit_check(struct doca_workq *wq, struct doca_graph_instance *inst, struct dc_graph_wq **slot,
-				 uint32_t *units)
-{
-	doca_error_t ret = DOCA_SUCCESS;
-
-	if (inst->busy || owner_running(inst))
-		return DOCA_ERROR_IN_USE;
-	/* Instances mostly return to the work queue they ran on. */
-	*slot = inst->wq_slot;
-	if (*slot == NULL || atomic_load_explicit(&(*slot)->wq, memory_order_relaxed) != wq)
-		*slot = dc_graph_wq_find(inst->graph, wq);
-	if (*slot == NULL) {
-		DC_ERR("graph is not added to the work queue");
-		return DOCA_ERROR_BAD_STATE;
-	}
-	*units = 0;
-	if (inst->graph->num_subs == 0 && inst->num_with_data == inst->graph->num_nodes)
-		*units = inst->num_with_data; /* the common case needs no walk */
-	else
-		ret = inst_validate(inst, units);
-	if (ret != DOCA_SUCCESS)
-		return ret;
-	ret = roots_check(inst);
-	if (ret != DOCA_SUCCESS)
-		return ret;
-	return dc_workq_reserve(wq, *units);
-}
-
-doca_error_t doca_workq_graph_submit(struct doca_workq *workq, struct doca_graph_instance *graph_instance,
-				     union doca_data user_data)
-{
-	struct doca_graph_instance *inst = graph_instance;
-	struct dc_graph_wq *slot;
-	const struct doca_graph *g;
-	uint32_t units;
-	doca_error_t ret;
-
-	if (workq == NULL || inst == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	ret = submit_check(workq, inst, &slot, &units);
-	if (ret != DOCA_SUCCESS)
-		return ret;
-	g = inst->graph;
 	inst_reset(inst, inst, NULL);
-	inst->wq = workq;
+	inst->wq = wq;
 	inst->wq_slot = slot;
 	inst->units = units;
 	inst->user_data = user_data;
 	inst->item.user_data = user_data;
 	inst->ready = NULL;
+	inst->in_order = g->num_subs == 0;
 	slot->inflight++;
-	for (uint32_t i = 0; i < g->num_roots; i++)
-		node_start(&inst->nodes[g->roots[i]], true);
-	dc_workq_item_push(workq, &item_ctx, &inst->item);
-	return DOCA_SUCCESS;
+	if (!inst->in_order)
+		for (uint32_t i = 0; i < g->num_roots; i++)
+			node_start(&inst->nodes[i], true);
 }
