@@ -67,14 +67,15 @@ bool dc_workq_event_driven(const struct doca_workq *wq);
 /* A graph added to wq uses ctx: ctx cannot leave wq until unpinned. DOCA_ERROR_NOT_FOUND: ctx not added. */
 doca_error_t dc_workq_pin(struct doca_workq *wq, const struct doca_ctx *ctx);
 void dc_workq_unpin(struct doca_workq *wq, const struct doca_ctx *ctx);
-/* Holds units of depth for a graph instance; DOCA_ERROR_NO_MEMORY when they are not free. */
-doca_error_t dc_workq_reserve(struct doca_workq *wq, uint32_t units);
-void dc_workq_unreserve(struct doca_workq *wq, uint32_t units);
-/* Queues an item on one reserved unit; the unit returns to the reserve with dc_workq_item_done. */
-void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const struct doca_job *item);
-void dc_workq_item_done(struct doca_workq *wq);
-/* dc_workq_reserve, then dc_workq_item_push of the first unit: how a graph instance enters the work queue. */
+/*
+ * Depth held by a graph instance: item_submit reserves units (DOCA_ERROR_NO_MEMORY when they are not free)
+ * and queues the instance's item on the first; item_push queues an item on another reserved unit, which
+ * item_done returns to the reserve; unreserve gives the units back when the instance completes.
+ */
 doca_error_t dc_workq_item_submit(struct doca_workq *wq, uint32_t units, struct doca_ctx *item_ctx,
 				  const struct doca_job *item);
+void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const struct doca_job *item);
+void dc_workq_item_done(struct doca_workq *wq);
+void dc_workq_unreserve(struct doca_workq *wq, uint32_t units);
 
 #endif /* DC_CTX_H_ */

@@ -255,14 +255,6 @@ void dc_workq_unpin(struct doca_workq *wq, const struct doca_ctx *ctx)
 		wq->pins[idx]--;
 }
 
-doca_error_t dc_workq_reserve(struct doca_workq *wq, uint32_t units)
-{
-	if ((uint64_t)(wq->tail - wq->head) + wq->item_resv + units > wq->depth)
-		return DOCA_ERROR_NO_MEMORY;
-	wq->item_resv += units;
-	return DOCA_SUCCESS;
-}
-
 void dc_workq_unreserve(struct doca_workq *wq, uint32_t units)
 {
 	wq->item_resv -= units;
