@@ -130,6 +130,14 @@ static void chain_free(struct chain *c, struct fx *f)
 	doca_graph_destroy(c->g);
 }
 
+/* Takes a started graph off the work queue, stops and destroys it. */
+static void graph_end(struct doca_graph *g, struct doca_workq *wq)
+{
+	CHECK_OK(doca_graph_workq_rm(g, wq));
+	CHECK_OK(doca_graph_stop(g));
+	CHECK_OK(doca_graph_destroy(g));
+}
+
 /* ---- building ---- */
 
 static void test_create_destroy(void)
@@ -585,9 +593,7 @@ static void test_diamond_order_and_data(void)
 	buf_put(j1.src_buff);
 	buf_put(j2.dst_buff);
 	buf_put(j2.src_buff);
-	CHECK_OK(doca_graph_workq_rm(g, f.wq));
-	CHECK_OK(doca_graph_stop(g));
-	CHECK_OK(doca_graph_destroy(g));
+	graph_end(g, f.wq);
 	fx_teardown(&f);
 }
 
@@ -666,9 +672,7 @@ static void test_failure_propagation(void)
 	buf_put(jb.src_buff);
 	buf_put(jg.dst_buff);
 	buf_put(jg.src_buff);
-	CHECK_OK(doca_graph_workq_rm(g, f.wq));
-	CHECK_OK(doca_graph_stop(g));
-	CHECK_OK(doca_graph_destroy(g));
+	graph_end(g, f.wq);
 	doca_mmap_destroy(ro);
 	free(ro_mem);
 	fx_teardown(&f);
@@ -713,9 +717,7 @@ static void test_user_node_failure(void)
 	CHECK_OK(doca_graph_instance_destroy(gi));
 	buf_put(j.dst_buff);
 	buf_put(j.src_buff);
-	CHECK_OK(doca_graph_workq_rm(g, f.wq));
-	CHECK_OK(doca_graph_stop(g));
-	CHECK_OK(doca_graph_destroy(g));
+	graph_end(g, f.wq);
 	fx_teardown(&f);
 }
 
@@ -816,9 +818,7 @@ static void test_waiting_node(void)
 	CHECK_OK(doca_graph_instance_destroy(gi));
 	buf_put(j.dst_buff);
 	buf_put(j.src_buff);
-	CHECK_OK(doca_graph_workq_rm(g, f.wq));
-	CHECK_OK(doca_graph_stop(g));
-	CHECK_OK(doca_graph_destroy(g));
+	graph_end(g, f.wq);
 	CHECK_OK(doca_ctx_workq_rm(sctx, f.wq));
 	CHECK_OK(doca_ctx_stop(sctx));
 	CHECK_OK(doca_sync_event_destroy(se));

@@ -54,6 +54,7 @@ static void inst_reset(struct doca_graph_instance *inst, struct doca_graph_insta
 	inst->top = top;
 	inst->parent = parent;
 	inst->busy = true;
+	inst->in_order = false; /* set by dc_graph_run_start for a submitted instance */
 	inst->running = 0;
 	inst->num_failed = 0;
 	inst->status = DOCA_SUCCESS;
