@@ -825,6 +825,78 @@ static void test_waiting_node(void)
 	fx_teardown(&f);
 }
 
+/*
+ * A failure while a node waits: w (wait) -> uw, and s (set the event) -> uf (fails). w hands the run
+ * over, s and uf run meanwhile and uf fails the instance; once w completes, uw must not start.
+ */
+static void test_waiting_node_failure(void)
+{
+	struct fx f;
+	struct doca_sync_event *se = NULL;
+	struct doca_ctx *sctx;
+	struct doca_graph *g;
+	struct doca_graph_node *w, *uw, *s, *uf;
+	struct doca_graph_instance *gi;
+	struct probe pw = { 0 }, pf = { .ret = DOCA_ERROR_BAD_STATE };
+	enum doca_graph_instance_node_state st;
+	struct doca_event ev;
+	uint32_t nfailed = 0;
+
+	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	CHECK_OK(doca_sync_event_create(&se));
+	CHECK_OK(doca_sync_event_publisher_add_location_cpu(se, f.dev));
+	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(se, f.dev));
+	sctx = doca_sync_event_as_ctx(se);
+	CHECK(sctx != NULL);
+	CHECK_OK(doca_ctx_start(sctx));
+	CHECK_OK(doca_ctx_workq_add(sctx, f.wq));
+	struct doca_sync_event_job_wait wj = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
+					       .value = 0,
+					       .mask = UINT64_MAX };
+	struct doca_sync_event_job_update_set sj = { .base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = sctx },
+						     .value = 1 };
+
+	CHECK_OK(doca_graph_create(&g));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_WAIT_GT, sctx, &w));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_UPDATE_SET, sctx, &s));
+	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &uw));
+	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &uf));
+	CHECK_OK(doca_graph_add_dependency(g, w, uw));
+	CHECK_OK(doca_graph_add_dependency(g, s, uf));
+	CHECK_OK(doca_graph_start(g));
+	CHECK_OK(doca_graph_workq_add(g, f.wq));
+	CHECK_OK(doca_graph_instance_create(g, &gi));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, w, &wj.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, s, &sj.base, NULL));
+	CHECK_OK(doca_graph_instance_set_user_node_data(gi, uw, &pw, NULL));
+	CHECK_OK(doca_graph_instance_set_user_node_data(gi, uf, &pf, NULL));
+	CHECK_OK(doca_workq_graph_submit(f.wq, gi, (union doca_data){ .u64 = 41 }));
+	CHECK_ERR(wait_event(f.wq, &ev), DOCA_ERROR_IO_FAILED);
+	CHECK(ev.type == DOCA_GRAPH_JOB && ev.user_data.u64 == 41 && ev.result.u64 == DOCA_ERROR_BAD_STATE);
+	CHECK(queue_idle(f.wq));
+	CHECK(pf.runs == 1 && pw.runs == 0);
+	CHECK_OK(doca_graph_instance_node_get_state(gi, w, &st));
+	CHECK(st == DOCA_GRAPH_INSTANCE_NODE_STATE_COMPLETED);
+	CHECK_OK(doca_graph_instance_node_get_state(gi, uf, &st));
+	CHECK(st == DOCA_GRAPH_INSTANCE_NODE_STATE_ERROR);
+	CHECK_OK(doca_graph_instance_node_get_state(gi, uw, &st));
+	CHECK(st == DOCA_GRAPH_INSTANCE_NODE_STATE_NOT_STARTED);
+	CHECK_OK(doca_graph_instance_get_num_failed_nodes(gi, &nfailed));
+	CHECK(nfailed == 1);
+	/* The counts the failed run left are re-armed: fixed, the same instance runs every node. */
+	pf.ret = DOCA_SUCCESS;
+	CHECK_OK(doca_sync_event_update_set(se, 0));
+	CHECK_OK(doca_workq_graph_submit(f.wq, gi, (union doca_data){ .u64 = 42 }));
+	CHECK_OK(wait_event(f.wq, &ev));
+	CHECK(ev.result.u64 == DOCA_SUCCESS && pw.runs == 1 && pf.runs == 2);
+	CHECK_OK(doca_graph_instance_destroy(gi));
+	graph_end(g, f.wq);
+	CHECK_OK(doca_ctx_workq_rm(sctx, f.wq));
+	CHECK_OK(doca_ctx_stop(sctx));
+	CHECK_OK(doca_sync_event_destroy(se));
+	fx_teardown(&f);
+}
+
 static void test_sub_graph_nodes(void)
 {
 	struct fx f;
@@ -1052,6 +1124,7 @@ int main(void)
 	RUN(test_failure_propagation);
 	RUN(test_user_node_failure);
 	RUN(test_waiting_node);
+	RUN(test_waiting_node_failure);
 	RUN(test_sub_graph_nodes);
 	RUN(test_many_in_flight_mixed);
 	RUN(test_thousands_of_instances);
