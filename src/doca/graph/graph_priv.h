@@ -135,6 +135,16 @@ void dc_graph_run_start(struct doca_graph_instance *inst, struct doca_workq *wq,
 /* graph_inst.c */
 struct dc_ginode *dc_ginode_of(const struct doca_graph_instance *inst, const struct doca_graph_node *node);
 
+/* A context node's job: still of the node's type and context (it is the user's memory), and accepted by it. */
+static inline doca_error_t dc_ginode_job_check(const struct dc_ginode *n)
+{
+	const struct doca_job *job = n->job;
+
+	if (job->ctx != n->node->ctx || job->type != n->node->job_type)
+		return DOCA_ERROR_INVALID_VALUE;
+	return job->ctx->ops->job_check(job->ctx, job);
+}
+
 /* A node's state in the instance's current run. */
 static inline enum doca_graph_instance_node_state dc_ginode_state(const struct dc_ginode *n)
 {

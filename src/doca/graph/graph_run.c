@@ -158,10 +158,7 @@ static inline __attribute__((always_inline)) doca_error_t ctx_node_run(struct dc
 	doca_error_t st;
 
 	if (!n->checked) {
-		if (ctx != n->node->ctx || job->type != n->node->job_type)
-			st = DOCA_ERROR_INVALID_VALUE;
-		else
-			st = ctx->ops->job_check(ctx, job);
+		st = dc_ginode_job_check(n);
 		if (st != DOCA_SUCCESS) {
 			res->u64 = (uint64_t)st;
 			return st; /* AGAIN: the context cannot take it yet; the node is retried */

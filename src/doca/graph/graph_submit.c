@@ -46,13 +46,9 @@ static doca_error_t roots_check(const struct doca_graph_instance *inst)
 
 static doca_error_t root_check(const struct dc_ginode *n)
 {
-	const struct doca_job *job = n->job;
-
 	switch (n->node->kind) {
 	case DC_GNODE_CTX:
-		if (job->ctx != n->node->ctx || job->type != n->node->job_type)
-			return DOCA_ERROR_INVALID_VALUE;
-		return job->ctx->ops->job_check(job->ctx, job);
+		return dc_ginode_job_check(n);
 	case DC_GNODE_SUB:
 		return roots_check(n->sub);
 	default:
@@ -75,15 +71,11 @@ static doca_error_t flat_roots_check(const struct doca_graph_instance *inst)
 	const struct doca_graph *g = inst->graph;
 
 	for (uint32_t i = 0; i < g->num_roots; i++) {
-		const struct dc_ginode *n = &inst->nodes[i];
-		const struct doca_job *job = n->job;
 		doca_error_t ret;
 
-		if (n->node->kind != DC_GNODE_CTX)
+		if (inst->nodes[i].node->kind != DC_GNODE_CTX)
 			continue;
-		if (job->ctx != n->node->ctx || job->type != n->node->job_type)
-			return DOCA_ERROR_INVALID_VALUE;
-		ret = job->ctx->ops->job_check(job->ctx, job);
+		ret = dc_ginode_job_check(&inst->nodes[i]);
 		if (ret != DOCA_SUCCESS)
 			return ret;
 	}
