@@ -725,6 +725,28 @@ static void test_user_node_failure(void)
  * top: first (user) -> sub-graph node [sub: copy (DMA) -> check (user)] -> last (user).
  * Then the same with the sub-graph's copy failing.
  */
+/* A sync event of this process as a context on f's work queue (jobs that wait: DOCA_ERROR_AGAIN). */
+static void event_ctx_add(struct fx *f, struct doca_sync_event **se, struct doca_ctx **ctx)
+{
+	*ctx = NULL;
+	CHECK_OK(doca_sync_event_create(se));
+	CHECK_OK(doca_sync_event_publisher_add_location_cpu(*se, f->dev));
+	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(*se, f->dev));
+	*ctx = doca_sync_event_as_ctx(*se);
+	CHECK(*ctx != NULL);
+	CHECK_OK(doca_ctx_start(*ctx));
+	CHECK_OK(doca_ctx_workq_add(*ctx, f->wq));
+}
+
+static void event_ctx_rm(struct fx *f, struct doca_sync_event *se)
+{
+	struct doca_ctx *ctx = doca_sync_event_as_ctx(se);
+
+	CHECK_OK(doca_ctx_workq_rm(ctx, f->wq));
+	CHECK_OK(doca_ctx_stop(ctx));
+	CHECK_OK(doca_sync_event_destroy(se));
+}
+
 /*
  * A node whose job cannot complete yet must not hold back the nodes that do not depend on it.
  * c1 -> w (wait for the event to exceed 0) -> u2, and c1 -> u1 -> s (set the event to 1) -> u2:
@@ -778,13 +800,7 @@ static void test_waiting_node(void)
 	struct probe p1, p2;
 
 	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
-	CHECK_OK(doca_sync_event_create(&se));
-	CHECK_OK(doca_sync_event_publisher_add_location_cpu(se, f.dev));
-	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(se, f.dev));
-	sctx = doca_sync_event_as_ctx(se);
-	CHECK(sctx != NULL);
-	CHECK_OK(doca_ctx_start(sctx));
-	CHECK_OK(doca_ctx_workq_add(sctx, f.wq));
+	event_ctx_add(&f, &se, &sctx);
 	struct doca_sync_event_job_wait w = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
 					      .value = 0,
 					      .mask = UINT64_MAX };
@@ -819,9 +835,7 @@ static void test_waiting_node(void)
 	buf_put(j.dst_buff);
 	buf_put(j.src_buff);
 	graph_end(g, f.wq);
-	CHECK_OK(doca_ctx_workq_rm(sctx, f.wq));
-	CHECK_OK(doca_ctx_stop(sctx));
-	CHECK_OK(doca_sync_event_destroy(se));
+	event_ctx_rm(&f, se);
 	fx_teardown(&f);
 }
 
@@ -843,13 +857,7 @@ static void test_waiting_node_failure(void)
 	uint32_t nfailed = 0;
 
 	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
-	CHECK_OK(doca_sync_event_create(&se));
-	CHECK_OK(doca_sync_event_publisher_add_location_cpu(se, f.dev));
-	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(se, f.dev));
-	sctx = doca_sync_event_as_ctx(se);
-	CHECK(sctx != NULL);
-	CHECK_OK(doca_ctx_start(sctx));
-	CHECK_OK(doca_ctx_workq_add(sctx, f.wq));
+	event_ctx_add(&f, &se, &sctx);
 	struct doca_sync_event_job_wait wj = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
 					       .value = 0,
 					       .mask = UINT64_MAX };
@@ -891,9 +899,7 @@ static void test_waiting_node_failure(void)
 	CHECK(ev.result.u64 == DOCA_SUCCESS && pw.runs == 1 && pf.runs == 2);
 	CHECK_OK(doca_graph_instance_destroy(gi));
 	graph_end(g, f.wq);
-	CHECK_OK(doca_ctx_workq_rm(sctx, f.wq));
-	CHECK_OK(doca_ctx_stop(sctx));
-	CHECK_OK(doca_sync_event_destroy(se));
+	event_ctx_rm(&f, se);
 	fx_teardown(&f);
 }
 
