@@ -903,6 +903,72 @@ static void test_waiting_node_failure(void)
 	fx_teardown(&f);
 }
 
+/*
+ * A wait inside a sub-graph: the parent runs the signaller in parallel. sub = { w (wait) -> uw };
+ * top = { s (set), sn (sub) -> last }. The sub-instance waits on the work queue while s runs.
+ */
+static void test_waiting_node_in_sub_graph(void)
+{
+	struct fx f;
+	struct doca_sync_event *se = NULL;
+	struct doca_ctx *sctx;
+	struct doca_graph *sub, *top;
+	struct doca_graph_node *w, *uw, *sn, *last, *s;
+	struct doca_graph_instance *si, *ti;
+	struct probe pw = { 0 }, pl = { 0 };
+	struct doca_event ev;
+
+	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	event_ctx_add(&f, &se, &sctx);
+	struct doca_sync_event_job_wait wj = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
+					       .value = 0,
+					       .mask = UINT64_MAX };
+	struct doca_sync_event_job_update_set sj = { .base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = sctx },
+						     .value = 1 };
+
+	CHECK_OK(doca_graph_create(&sub));
+	CHECK_OK(doca_graph_ctx_node_create(sub, DOCA_SYNC_EVENT_JOB_WAIT_GT, sctx, &w));
+	CHECK_OK(doca_graph_user_node_create(sub, probe_cb, &uw));
+	CHECK_OK(doca_graph_add_dependency(sub, w, uw));
+	CHECK_OK(doca_graph_start(sub));
+	CHECK_OK(doca_graph_create(&top));
+	/* s first: the sub-graph's wait, started after it, is tried before it. */
+	CHECK_OK(doca_graph_ctx_node_create(top, DOCA_SYNC_EVENT_JOB_UPDATE_SET, sctx, &s));
+	CHECK_OK(doca_graph_sub_graph_node_create(top, sub, &sn));
+	CHECK_OK(doca_graph_user_node_create(top, probe_cb, &last));
+	CHECK_OK(doca_graph_add_dependency(top, sn, last));
+	CHECK_OK(doca_graph_start(top));
+	CHECK_OK(doca_graph_workq_add(top, f.wq));
+	CHECK_OK(doca_graph_instance_create(sub, &si));
+	CHECK_OK(doca_graph_instance_create(top, &ti));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(si, w, &wj.base, NULL));
+	CHECK_OK(doca_graph_instance_set_user_node_data(si, uw, &pw, NULL));
+	CHECK_OK(doca_graph_instance_set_sub_graph_node_data(ti, sn, si, NULL));
+	CHECK_OK(doca_graph_instance_set_user_node_data(ti, last, &pl, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(ti, s, &sj.base, NULL));
+	for (uint64_t run = 1; run <= 2; run++) {
+		order_next = 0;
+		pw = (struct probe){ .inst = si, .must_be_done = w };
+		pl = (struct probe){ .inst = ti, .must_be_done = sn };
+		CHECK_OK(doca_sync_event_update_set(se, 0));
+		CHECK_OK(doca_workq_graph_submit(f.wq, ti, (union doca_data){ .u64 = run }));
+		/* The wait found the event at 0 and went back to the work queue; s then set it. */
+		CHECK_ERR(doca_workq_progress_retrieve(f.wq, &ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE), DOCA_ERROR_AGAIN);
+		CHECK(pw.runs == 0);
+		CHECK_OK(wait_event(f.wq, &ev));
+		CHECK(ev.type == DOCA_GRAPH_JOB && ev.user_data.u64 == run && ev.result.u64 == DOCA_SUCCESS);
+		CHECK(queue_idle(f.wq));
+		CHECK(pw.runs == 1 && pw.parent_done && pl.runs == 1 && pl.parent_done && pw.order < pl.order);
+	}
+	CHECK_OK(doca_graph_instance_destroy(ti));
+	CHECK_OK(doca_graph_instance_destroy(si));
+	graph_end(top, f.wq);
+	CHECK_OK(doca_graph_stop(sub));
+	CHECK_OK(doca_graph_destroy(sub));
+	event_ctx_rm(&f, se);
+	fx_teardown(&f);
+}
+
 static void test_sub_graph_nodes(void)
 {
 	struct fx f;
@@ -1131,6 +1197,7 @@ int main(void)
 	RUN(test_user_node_failure);
 	RUN(test_waiting_node);
 	RUN(test_waiting_node_failure);
+	RUN(test_waiting_node_in_sub_graph);
 	RUN(test_sub_graph_nodes);
 	RUN(test_many_in_flight_mixed);
 	RUN(test_thousands_of_instances);
