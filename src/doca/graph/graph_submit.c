@@ -65,44 +65,27 @@ static bool owner_running(const struct doca_graph_instance *inst)
 	return false;
 }
 
-/* A graph without sub-graph nodes: its roots are context and user nodes, the first entries of the plan. */
-static doca_error_t flat_roots_check(const struct doca_graph_instance *inst)
-{
-	const struct doca_graph *g = inst->graph;
-
-	for (uint32_t i = 0; i < g->num_roots; i++) {
-		doca_error_t ret;
-
-		if (inst->nodes[i].node->kind != DC_GNODE_CTX)
-			continue;
-		ret = dc_ginode_job_check(&inst->nodes[i]);
-		if (ret != DOCA_SUCCESS)
-			return ret;
-	}
-	return DOCA_SUCCESS;
-}
-
 /* Node data, sub-instances and root jobs; sums the depth units the run needs. */
 static doca_error_t content_check(const struct doca_graph_instance *inst, uint32_t *units)
 {
 	const struct doca_graph *g = inst->graph;
 	doca_error_t ret;
 
-	if (__builtin_expect(g->num_subs == 0 && inst->num_with_data == g->num_nodes, 1)) {
+	if (g->num_subs == 0 && inst->num_with_data == g->num_nodes) {
 		*units = g->num_nodes; /* the common case needs no walk */
-		return flat_roots_check(inst);
+	} else {
+		*units = 0;
+		ret = inst_validate(inst, units);
+		if (ret != DOCA_SUCCESS)
+			return ret;
 	}
-	*units = 0;
-	ret = inst_validate(inst, units);
-	if (ret != DOCA_SUCCESS)
-		return ret;
 	return roots_check(inst);
 }
 
 static doca_error_t submit_check(struct doca_workq *wq, struct doca_graph_instance *inst, struct dc_graph_wq **slot,
 				 uint32_t *units)
 {
-	if (inst->busy || (inst->owner != NULL && owner_running(inst)))
+	if (inst->busy || owner_running(inst))
 		return DOCA_ERROR_IN_USE;
 	/* Instances mostly return to the work queue they ran on. */
 	*slot = inst->wq_slot;
