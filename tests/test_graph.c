@@ -725,26 +725,37 @@ static void test_user_node_failure(void)
  * top: first (user) -> sub-graph node [sub: copy (DMA) -> check (user)] -> last (user).
  * Then the same with the sub-graph's copy failing.
  */
-/* A sync event of this process as a context on f's work queue (jobs that wait: DOCA_ERROR_AGAIN). */
-static void event_ctx_add(struct fx *f, struct doca_sync_event **se, struct doca_ctx **ctx)
+/* A sync event of this process as a context on f's work queue, with a wait (value > 0) and a set-to-1 job. */
+struct ev_fx {
+	struct doca_sync_event *se;
+	struct doca_ctx *ctx;
+	struct doca_sync_event_job_wait wait;
+	struct doca_sync_event_job_update_set set;
+};
+
+static void ev_fx_setup(struct fx *f, struct ev_fx *e)
 {
-	*ctx = NULL;
-	CHECK_OK(doca_sync_event_create(se));
-	CHECK_OK(doca_sync_event_publisher_add_location_cpu(*se, f->dev));
-	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(*se, f->dev));
-	*ctx = doca_sync_event_as_ctx(*se);
-	CHECK(*ctx != NULL);
-	CHECK_OK(doca_ctx_start(*ctx));
-	CHECK_OK(doca_ctx_workq_add(*ctx, f->wq));
+	memset(e, 0, sizeof(*e));
+	CHECK_OK(doca_sync_event_create(&e->se));
+	CHECK_OK(doca_sync_event_publisher_add_location_cpu(e->se, f->dev));
+	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(e->se, f->dev));
+	e->ctx = doca_sync_event_as_ctx(e->se);
+	CHECK(e->ctx != NULL);
+	CHECK_OK(doca_ctx_start(e->ctx));
+	CHECK_OK(doca_ctx_workq_add(e->ctx, f->wq));
+	e->wait = (struct doca_sync_event_job_wait){ .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = e->ctx },
+						     .value = 0,
+						     .mask = UINT64_MAX };
+	e->set = (struct doca_sync_event_job_update_set){
+		.base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = e->ctx }, .value = 1
+	};
 }
 
-static void event_ctx_rm(struct fx *f, struct doca_sync_event *se)
+static void ev_fx_teardown(struct fx *f, struct ev_fx *e)
 {
-	struct doca_ctx *ctx = doca_sync_event_as_ctx(se);
-
-	CHECK_OK(doca_ctx_workq_rm(ctx, f->wq));
-	CHECK_OK(doca_ctx_stop(ctx));
-	CHECK_OK(doca_sync_event_destroy(se));
+	CHECK_OK(doca_ctx_workq_rm(e->ctx, f->wq));
+	CHECK_OK(doca_ctx_stop(e->ctx));
+	CHECK_OK(doca_sync_event_destroy(e->se));
 }
 
 /*
@@ -791,8 +802,7 @@ static void waiting_graph_run(struct fx *f, struct doca_graph_instance *gi, stru
 static void test_waiting_node(void)
 {
 	struct fx f;
-	struct doca_sync_event *se = NULL;
-	struct doca_ctx *sctx;
+	struct ev_fx e;
 	struct doca_graph *g;
 	struct doca_graph_node *nodes[5]; /* c1, w, u1, s, u2 */
 	struct doca_graph_instance *gi;
@@ -800,18 +810,13 @@ static void test_waiting_node(void)
 	struct probe p1, p2;
 
 	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
-	event_ctx_add(&f, &se, &sctx);
-	struct doca_sync_event_job_wait w = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
-					      .value = 0,
-					      .mask = UINT64_MAX };
-	struct doca_sync_event_job_update_set set = { .base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = sctx },
-						      .value = 1 };
+	ev_fx_setup(&f, &e);
 
 	CHECK_OK(doca_graph_create(&g));
 	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_DMA_JOB_MEMCPY, f.ctx, &nodes[0]));
-	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_WAIT_GT, sctx, &nodes[1]));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_WAIT_GT, e.ctx, &nodes[1]));
 	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &nodes[2]));
-	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_UPDATE_SET, sctx, &nodes[3]));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_UPDATE_SET, e.ctx, &nodes[3]));
 	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &nodes[4]));
 	CHECK_OK(doca_graph_add_dependency(g, nodes[0], nodes[1]));
 	CHECK_OK(doca_graph_add_dependency(g, nodes[0], nodes[2]));
@@ -823,19 +828,19 @@ static void test_waiting_node(void)
 	CHECK_OK(doca_graph_instance_create(g, &gi));
 	dma_job(&j, &f, dst_buf(&f, 0, LEN), src_buf(&f, 0, LEN), 1);
 	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[0], &j.base, NULL));
-	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[1], &w.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[1], &e.wait.base, NULL));
 	CHECK_OK(doca_graph_instance_set_user_node_data(gi, nodes[2], &p1, NULL));
-	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[3], &set.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, nodes[3], &e.set.base, NULL));
 	CHECK_OK(doca_graph_instance_set_user_node_data(gi, nodes[4], &p2, NULL));
 	for (int run = 0; run < 2; run++) {
-		waiting_graph_run(&f, gi, nodes, &p1, &p2, se);
+		waiting_graph_run(&f, gi, nodes, &p1, &p2, e.se);
 		doca_buf_reset_data_len(j.dst_buff);
 	}
 	CHECK_OK(doca_graph_instance_destroy(gi));
 	buf_put(j.dst_buff);
 	buf_put(j.src_buff);
 	graph_end(g, f.wq);
-	event_ctx_rm(&f, se);
+	ev_fx_teardown(&f, &e);
 	fx_teardown(&f);
 }
 
@@ -846,8 +851,7 @@ static void test_waiting_node(void)
 static void test_waiting_node_failure(void)
 {
 	struct fx f;
-	struct doca_sync_event *se = NULL;
-	struct doca_ctx *sctx;
+	struct ev_fx e;
 	struct doca_graph *g;
 	struct doca_graph_node *w, *uw, *s, *uf;
 	struct doca_graph_instance *gi;
@@ -857,16 +861,11 @@ static void test_waiting_node_failure(void)
 	uint32_t nfailed = 0;
 
 	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
-	event_ctx_add(&f, &se, &sctx);
-	struct doca_sync_event_job_wait wj = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
-					       .value = 0,
-					       .mask = UINT64_MAX };
-	struct doca_sync_event_job_update_set sj = { .base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = sctx },
-						     .value = 1 };
+	ev_fx_setup(&f, &e);
 
 	CHECK_OK(doca_graph_create(&g));
-	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_WAIT_GT, sctx, &w));
-	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_UPDATE_SET, sctx, &s));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_WAIT_GT, e.ctx, &w));
+	CHECK_OK(doca_graph_ctx_node_create(g, DOCA_SYNC_EVENT_JOB_UPDATE_SET, e.ctx, &s));
 	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &uw));
 	CHECK_OK(doca_graph_user_node_create(g, probe_cb, &uf));
 	CHECK_OK(doca_graph_add_dependency(g, w, uw));
@@ -874,8 +873,8 @@ static void test_waiting_node_failure(void)
 	CHECK_OK(doca_graph_start(g));
 	CHECK_OK(doca_graph_workq_add(g, f.wq));
 	CHECK_OK(doca_graph_instance_create(g, &gi));
-	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, w, &wj.base, NULL));
-	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, s, &sj.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, w, &e.wait.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(gi, s, &e.set.base, NULL));
 	CHECK_OK(doca_graph_instance_set_user_node_data(gi, uw, &pw, NULL));
 	CHECK_OK(doca_graph_instance_set_user_node_data(gi, uf, &pf, NULL));
 	CHECK_OK(doca_workq_graph_submit(f.wq, gi, (union doca_data){ .u64 = 41 }));
@@ -893,13 +892,13 @@ static void test_waiting_node_failure(void)
 	CHECK(nfailed == 1);
 	/* The counts the failed run left are re-armed: fixed, the same instance runs every node. */
 	pf.ret = DOCA_SUCCESS;
-	CHECK_OK(doca_sync_event_update_set(se, 0));
+	CHECK_OK(doca_sync_event_update_set(e.se, 0));
 	CHECK_OK(doca_workq_graph_submit(f.wq, gi, (union doca_data){ .u64 = 42 }));
 	CHECK_OK(wait_event(f.wq, &ev));
 	CHECK(ev.result.u64 == DOCA_SUCCESS && pw.runs == 1 && pf.runs == 2);
 	CHECK_OK(doca_graph_instance_destroy(gi));
 	graph_end(g, f.wq);
-	event_ctx_rm(&f, se);
+	ev_fx_teardown(&f, &e);
 	fx_teardown(&f);
 }
 
@@ -910,8 +909,7 @@ static void test_waiting_node_failure(void)
 static void test_waiting_node_in_sub_graph(void)
 {
 	struct fx f;
-	struct doca_sync_event *se = NULL;
-	struct doca_ctx *sctx;
+	struct ev_fx e;
 	struct doca_graph *sub, *top;
 	struct doca_graph_node *w, *uw, *sn, *last, *s;
 	struct doca_graph_instance *si, *ti;
@@ -919,21 +917,16 @@ static void test_waiting_node_in_sub_graph(void)
 	struct doca_event ev;
 
 	CHECK(fx_setup(&f, LEN, 16, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
-	event_ctx_add(&f, &se, &sctx);
-	struct doca_sync_event_job_wait wj = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = sctx },
-					       .value = 0,
-					       .mask = UINT64_MAX };
-	struct doca_sync_event_job_update_set sj = { .base = { .type = DOCA_SYNC_EVENT_JOB_UPDATE_SET, .ctx = sctx },
-						     .value = 1 };
+	ev_fx_setup(&f, &e);
 
 	CHECK_OK(doca_graph_create(&sub));
-	CHECK_OK(doca_graph_ctx_node_create(sub, DOCA_SYNC_EVENT_JOB_WAIT_GT, sctx, &w));
+	CHECK_OK(doca_graph_ctx_node_create(sub, DOCA_SYNC_EVENT_JOB_WAIT_GT, e.ctx, &w));
 	CHECK_OK(doca_graph_user_node_create(sub, probe_cb, &uw));
 	CHECK_OK(doca_graph_add_dependency(sub, w, uw));
 	CHECK_OK(doca_graph_start(sub));
 	CHECK_OK(doca_graph_create(&top));
 	/* s first: the sub-graph's wait, started after it, is tried before it. */
-	CHECK_OK(doca_graph_ctx_node_create(top, DOCA_SYNC_EVENT_JOB_UPDATE_SET, sctx, &s));
+	CHECK_OK(doca_graph_ctx_node_create(top, DOCA_SYNC_EVENT_JOB_UPDATE_SET, e.ctx, &s));
 	CHECK_OK(doca_graph_sub_graph_node_create(top, sub, &sn));
 	CHECK_OK(doca_graph_user_node_create(top, probe_cb, &last));
 	CHECK_OK(doca_graph_add_dependency(top, sn, last));
@@ -941,16 +934,16 @@ static void test_waiting_node_in_sub_graph(void)
 	CHECK_OK(doca_graph_workq_add(top, f.wq));
 	CHECK_OK(doca_graph_instance_create(sub, &si));
 	CHECK_OK(doca_graph_instance_create(top, &ti));
-	CHECK_OK(doca_graph_instance_set_ctx_node_data(si, w, &wj.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(si, w, &e.wait.base, NULL));
 	CHECK_OK(doca_graph_instance_set_user_node_data(si, uw, &pw, NULL));
 	CHECK_OK(doca_graph_instance_set_sub_graph_node_data(ti, sn, si, NULL));
 	CHECK_OK(doca_graph_instance_set_user_node_data(ti, last, &pl, NULL));
-	CHECK_OK(doca_graph_instance_set_ctx_node_data(ti, s, &sj.base, NULL));
+	CHECK_OK(doca_graph_instance_set_ctx_node_data(ti, s, &e.set.base, NULL));
 	for (uint64_t run = 1; run <= 2; run++) {
 		order_next = 0;
 		pw = (struct probe){ .inst = si, .must_be_done = w };
 		pl = (struct probe){ .inst = ti, .must_be_done = sn };
-		CHECK_OK(doca_sync_event_update_set(se, 0));
+		CHECK_OK(doca_sync_event_update_set(e.se, 0));
 		CHECK_OK(doca_workq_graph_submit(f.wq, ti, (union doca_data){ .u64 = run }));
 		/* The wait found the event at 0 and went back to the work queue; s then set it. */
 		CHECK_ERR(doca_workq_progress_retrieve(f.wq, &ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE), DOCA_ERROR_AGAIN);
@@ -965,7 +958,7 @@ static void test_waiting_node_in_sub_graph(void)
 	graph_end(top, f.wq);
 	CHECK_OK(doca_graph_stop(sub));
 	CHECK_OK(doca_graph_destroy(sub));
-	event_ctx_rm(&f, se);
+	ev_fx_teardown(&f, &e);
 	fx_teardown(&f);
 }
 
