@@ -16,7 +16,7 @@
 
 #define HW_TOPO_MAX_FUNCS 64
 #define HW_TOPO_NAME_SIZE 32  /* function name, including the terminator */
-#define HW_TOPO_PCI_SIZE 13   /* "XXXX:XX:XX.X" and the terminator */
+#define HW_TOPO_PCI_SIZE 13   /* "DDDD:BB:DD.F" (domain:bus:device.function) and the terminator */
 #define HW_TOPO_VUID_SIZE 64
 #define HW_TOPO_IBDEV_SIZE 64
 #define HW_TOPO_IFACE_SIZE 16 /* IFNAMSIZ, as netdev names are on Linux */
