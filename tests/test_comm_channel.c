@@ -158,6 +158,19 @@ static doca_error_t client_connect(struct doca_dev *dev, const char *name, ep_t 
 	return ret;
 }
 
+static doca_error_t service_listen(struct doca_dev *dev, struct doca_dev_rep *rep, const char *name, ep_t **ep)
+{
+	doca_error_t ret = doca_comm_channel_ep_create(ep);
+
+	if (ret == DOCA_SUCCESS)
+		ret = doca_comm_channel_ep_set_device(*ep, dev);
+	if (ret == DOCA_SUCCESS)
+		ret = doca_comm_channel_ep_set_device_rep(*ep, rep);
+	if (ret == DOCA_SUCCESS)
+		ret = doca_comm_channel_ep_listen(*ep, name);
+	return ret;
+}
+
 static doca_error_t service_open(const char *name, struct doca_dev **dev, struct doca_dev_rep **rep, ep_t **ep)
 {
 	doca_error_t ret = open_local(DPU_PCI, dev);
@@ -165,13 +178,7 @@ static doca_error_t service_open(const char *name, struct doca_dev **dev, struct
 	if (ret == DOCA_SUCCESS)
 		ret = open_rep(*dev, HOST_PCI, rep);
 	if (ret == DOCA_SUCCESS)
-		ret = doca_comm_channel_ep_create(ep);
-	if (ret == DOCA_SUCCESS)
-		ret = doca_comm_channel_ep_set_device(*ep, *dev);
-	if (ret == DOCA_SUCCESS)
-		ret = doca_comm_channel_ep_set_device_rep(*ep, *rep);
-	if (ret == DOCA_SUCCESS)
-		ret = doca_comm_channel_ep_listen(*ep, name);
+		ret = service_listen(*dev, *rep, name, ep);
 	return ret;
 }
 
@@ -1098,6 +1105,333 @@ static void test_malformed_peers(void)
 	CHECK_OK(doca_comm_channel_ep_destroy(ep));
 }
 
+/* ------------------------------------------------------------------ messages before the close */
+
+/*
+ * A peer that sends and then goes away at once: everything it sent is
+ * delivered, in order, and only then is the connection reported reset. Host
+ * and child step through each round over two pipes, so each ordering below
+ * happens for certain rather than by luck of scheduling.
+ */
+#define CLOSE_ROUNDS 200
+
+/* Size of message i of round r: spread over 1..MAX_MSG. */
+static size_t round_size(uint32_t r, uint32_t i)
+{
+	return 1 + (r * 997u + i * 1499u) % MAX_MSG;
+}
+
+static uint32_t round_seed(uint32_t r, uint32_t i)
+{
+	return r * 8 + i;
+}
+
+static int pipe_tell(int fd, char c)
+{
+	return write(fd, &c, 1) == 1;
+}
+
+static int pipe_expect(int fd, char want)
+{
+	char c = 0;
+
+	return wait_fd(fd, POLLIN) && read(fd, &c, 1) == 1 && c == want;
+}
+
+/* A child that steps with the host: *down is written by the host, *up read by it. */
+static pid_t start_stepper(const char *role, const char *name, int *down, int *up)
+{
+	int u[2], d[2];
+	pid_t pid;
+
+	if (pipe2(u, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(d, O_CLOEXEC) < 0) {
+		close(u[0]);
+		close(u[1]);
+		return -1;
+	}
+	pid = spawn("dpu", role, name, u[1], d[0]);
+	close(u[1]);
+	close(d[0]);
+	*down = d[1];
+	*up = u[0];
+	return pid;
+}
+
+static void stop_stepper(pid_t pid, int down, int up, int failed, int *status)
+{
+	close(down);
+	close(up);
+	if (failed)
+		kill(pid, SIGKILL);
+	*status = child_status(pid);
+}
+
+static int recv_checked(ep_t *ep, uint32_t r, uint32_t i, addr_t **peer)
+{
+	static uint8_t buf[MAX_MSG], want[MAX_MSG];
+	size_t len = sizeof(buf), sz = round_size(r, i);
+	addr_t *from = NULL;
+
+	if (recv_wait(ep, buf, &len, &from) != DOCA_SUCCESS)
+		return 0;
+	if (*peer == NULL)
+		*peer = from;
+	fill(want, sz, round_seed(r, i));
+	return from == *peer && len == sz && memcmp(buf, want, sz) == 0;
+}
+
+static uint32_t answers_of(uint32_t r)
+{
+	return 1 + r % 3;
+}
+
+/* One round of the answering service: listen, receive the request, answer, disconnect and destroy at once. */
+static int answer_and_leave(struct doca_dev *dev, struct doca_dev_rep *rep, const char *name, uint32_t r, int up,
+			    int down)
+{
+	static uint8_t out[MAX_MSG];
+	addr_t *peer = NULL;
+	ep_t *ep = NULL;
+	int rc = 0;
+
+	if (service_listen(dev, rep, name, &ep) != DOCA_SUCCESS || !pipe_tell(up, 'R'))
+		return 80;
+	if (!pipe_expect(down, 'G'))
+		rc = 81;
+	else if (!recv_checked(ep, r, 0, &peer))
+		rc = 82;
+	for (uint32_t i = 1; rc == 0 && i <= answers_of(r); i++) {
+		fill(out, round_size(r, i), round_seed(r, i));
+		if (send_wait(ep, out, round_size(r, i), peer) != DOCA_SUCCESS)
+			rc = 83;
+	}
+	/* No waiting for the client to read the answers. */
+	if (peer != NULL && doca_comm_channel_ep_disconnect(ep, peer) != DOCA_SUCCESS && rc == 0)
+		rc = 84;
+	if (doca_comm_channel_ep_destroy(ep) != DOCA_SUCCESS && rc == 0)
+		rc = 85;
+	if (rc == 0 && !pipe_tell(up, 'D'))
+		rc = 86;
+	return rc;
+}
+
+static int role_answer_leave(const char *name, int up, int down)
+{
+	struct doca_dev *dev = NULL;
+	struct doca_dev_rep *rep = NULL;
+	int rc = 0;
+
+	if (open_local(DPU_PCI, &dev) != DOCA_SUCCESS || open_rep(dev, HOST_PCI, &rep) != DOCA_SUCCESS)
+		return 80;
+	for (uint32_t r = 0; r < CLOSE_ROUNDS && rc == 0; r++)
+		rc = answer_and_leave(dev, rep, name, r, up, down);
+	doca_dev_rep_close(rep);
+	doca_dev_close(dev);
+	return rc;
+}
+
+enum leave_order {
+	LEAVE_READ_AFTER,     /* the client reads once the service is gone */
+	LEAVE_UNREAD_REQUEST, /* the service leaves a message of the client unread */
+	LEAVE_SEND_AFTER,     /* the client sends to the gone service, then reads */
+	LEAVE_RACE,           /* the client reads while the service leaves */
+	LEAVE_ORDERS,
+};
+
+static int handle_readable(ep_t *ep)
+{
+	struct pollfd p = { .events = POLLIN };
+
+	return doca_comm_channel_ep_get_event_channel(ep, NULL, &p.fd) == DOCA_SUCCESS && poll(&p, 1, 0) == 1;
+}
+
+/*
+ * The answers of round r, byte for byte, then the reset for good. Once the
+ * service is gone (gone is set), the receive handle must announce each answer
+ * and then the reset without any waiting.
+ */
+static void read_answers_then_reset(ep_t *ep, addr_t *peer, uint32_t r, int gone)
+{
+	char buf[16];
+	size_t len = sizeof(buf);
+	addr_t *from = peer;
+
+	for (uint32_t i = 1; i <= answers_of(r); i++) {
+		CHECK(!gone || handle_readable(ep));
+		CHECK(recv_checked(ep, r, i, &from));
+	}
+	CHECK(!gone || handle_readable(ep));
+	CHECK_ERR(recv_wait(ep, buf, &len, &from), DOCA_ERROR_CONNECTION_RESET);
+	CHECK(from == peer);
+	len = sizeof(buf);
+	CHECK_ERR(doca_comm_channel_ep_recvfrom(ep, buf, &len, 0, &from), DOCA_ERROR_CONNECTION_RESET);
+	CHECK_ERR(doca_comm_channel_peer_addr_update_info(peer), DOCA_ERROR_CONNECTION_ABORTED);
+	CHECK_ERR(doca_comm_channel_ep_sendto(ep, "x", 1, 0, peer), DOCA_ERROR_CONNECTION_RESET);
+}
+
+static void leave_round(const char *name, uint32_t r, int down, int up)
+{
+	static uint8_t out[MAX_MSG];
+	enum leave_order order = r % LEAVE_ORDERS;
+	addr_t *peer;
+	ep_t *ep;
+
+	CHECK(pipe_expect(up, 'R'));
+	CHECK_OK(doca_comm_channel_ep_create(&ep));
+	CHECK_OK(doca_comm_channel_ep_set_device(ep, host_dev));
+	/* As the vendor samples do: the request queues behind the handshake. */
+	CHECK_OK(doca_comm_channel_ep_connect(ep, name, &peer));
+	fill(out, round_size(r, 0), round_seed(r, 0));
+	CHECK_OK(send_wait(ep, out, round_size(r, 0), peer));
+	if (order == LEAVE_UNREAD_REQUEST)
+		CHECK_OK(send_wait(ep, "unread", 6, peer));
+	CHECK(pipe_tell(down, 'G'));
+	if (order != LEAVE_RACE)
+		CHECK(pipe_expect(up, 'D'));
+	if (order == LEAVE_SEND_AFTER)
+		CHECK_ERR(doca_comm_channel_ep_sendto(ep, "late", 4, 0, peer), DOCA_ERROR_CONNECTION_RESET);
+	read_answers_then_reset(ep, peer, r, order != LEAVE_RACE);
+	if (th_case_failed)
+		return;
+	if (order == LEAVE_RACE)
+		CHECK(pipe_expect(up, 'D'));
+	CHECK_OK(doca_comm_channel_ep_disconnect(ep, peer));
+	CHECK_OK(doca_comm_channel_ep_destroy(ep));
+}
+
+/* The DPU answers and at once disconnects and destroys its endpoint: the host still gets every answer. */
+static void test_answer_then_leave(void)
+{
+	char name[64];
+	int down, up, st;
+	uint32_t r;
+	pid_t pid;
+
+	mkname(name, sizeof(name), "leave");
+	pid = start_stepper("answer_leave", name, &down, &up);
+	CHECK(pid > 0);
+	for (r = 0; r < CLOSE_ROUNDS && !th_case_failed; r++)
+		leave_round(name, r, down, up);
+	stop_stepper(pid, down, up, th_case_failed, &st);
+	if (th_case_failed) {
+		fprintf(stderr, "  in round %u (order %u)\n", r - 1, (r - 1) % LEAVE_ORDERS);
+		return;
+	}
+	CHECK(st == 0);
+}
+
+enum drain_order {
+	DRAIN_BEFORE_ACCEPT,  /* the client is gone before the service accepts it */
+	DRAIN_WELCOME_UNREAD, /* the client leaves the service's handshake answer unread */
+	DRAIN_LIVE,           /* the client completes the handshake, sends and leaves at once */
+	DRAIN_ORDERS,
+};
+
+static uint32_t messages_of(uint32_t r)
+{
+	return 1 + r % 4;
+}
+
+/* One client of the draining service: its messages in order, then its reset. */
+static int drain_one(ep_t *ep, uint32_t r, int up, int down)
+{
+	enum drain_order order = r % DRAIN_ORDERS;
+	addr_t *peer = NULL, *from = NULL, **list;
+	uint32_t n = 0;
+	char buf[16];
+	size_t len = sizeof(buf);
+
+	if (!pipe_expect(down, order == DRAIN_WELCOME_UNREAD ? 'W' : 'G'))
+		return 81;
+	if (order == DRAIN_WELCOME_UNREAD) {
+		/* Accepts the client and answers its handshake without reading any of its messages. */
+		if (doca_comm_channel_ep_update_service_state_info(ep) != DOCA_SUCCESS ||
+		    doca_comm_channel_ep_get_peer_addr_list(ep, &list, &n) != DOCA_SUCCESS || n != 1)
+			return 82;
+		if (!pipe_tell(up, 'W') || !pipe_expect(down, 'G'))
+			return 83;
+	}
+	for (uint32_t i = 0; i < messages_of(r); i++)
+		if (!recv_checked(ep, r, i, &peer))
+			return 84;
+	if (recv_wait(ep, buf, &len, &from) != DOCA_ERROR_CONNECTION_RESET || from != peer)
+		return 85;
+	if (doca_comm_channel_ep_disconnect(ep, peer) != DOCA_SUCCESS)
+		return 86;
+	return pipe_tell(up, 'D') ? 0 : 87;
+}
+
+static int role_drain(const char *name, int up, int down)
+{
+	struct doca_dev *dev = NULL;
+	struct doca_dev_rep *rep = NULL;
+	ep_t *ep = NULL;
+	int rc = 0;
+
+	if (service_open(name, &dev, &rep, &ep) != DOCA_SUCCESS || !pipe_tell(up, 'R'))
+		return 80;
+	for (uint32_t r = 0; r < CLOSE_ROUNDS && rc == 0; r++)
+		rc = drain_one(ep, r, up, down);
+	service_close(dev, rep, ep);
+	return rc;
+}
+
+static void send_and_leave(const char *name, uint32_t r, int down, int up)
+{
+	static uint8_t out[MAX_MSG];
+	enum drain_order order = r % DRAIN_ORDERS;
+	addr_t *peer;
+	ep_t *ep;
+
+	if (order == DRAIN_LIVE) {
+		CHECK(pipe_tell(down, 'G'));
+		CHECK_OK(client_connect(host_dev, name, &ep, &peer));
+	} else {
+		CHECK_OK(doca_comm_channel_ep_create(&ep));
+		CHECK_OK(doca_comm_channel_ep_set_device(ep, host_dev));
+		CHECK_OK(doca_comm_channel_ep_connect(ep, name, &peer));
+	}
+	for (uint32_t i = 0; i < messages_of(r); i++) {
+		fill(out, round_size(r, i), round_seed(r, i));
+		CHECK_OK(send_wait(ep, out, round_size(r, i), peer));
+	}
+	if (order == DRAIN_WELCOME_UNREAD) {
+		CHECK(pipe_tell(down, 'W'));
+		CHECK(pipe_expect(up, 'W'));
+	}
+	CHECK_OK(doca_comm_channel_ep_destroy(ep)); /* at once: no waiting for the service to read */
+	if (order != DRAIN_LIVE)
+		CHECK(pipe_tell(down, 'G'));
+	CHECK(pipe_expect(up, 'D'));
+}
+
+/* The host sends and at once destroys its endpoint: the DPU still receives every message, then the reset. */
+static void test_send_then_leave(void)
+{
+	char name[64];
+	int down, up, st;
+	uint32_t r;
+	pid_t pid;
+
+	mkname(name, sizeof(name), "drain");
+	pid = start_stepper("drain", name, &down, &up);
+	CHECK(pid > 0);
+	if (!pipe_expect(up, 'R'))
+		TH_FAIL("service did not start");
+	for (r = 0; r < CLOSE_ROUNDS && !th_case_failed; r++)
+		send_and_leave(name, r, down, up);
+	if (th_case_failed) {
+		/* The service's exit status says which of its checks failed. */
+		stop_stepper(pid, down, up, 0, &st);
+		fprintf(stderr, "  in round %u (order %u), service status %d\n", r - 1, (r - 1) % DRAIN_ORDERS, st);
+		return;
+	}
+	stop_stepper(pid, down, up, 0, &st);
+	CHECK(st == 0);
+}
+
 /* ------------------------------------------------------------------ leaks */
 
 static int fd_baseline;
@@ -1134,6 +1468,10 @@ static int run_role(int argc, char **argv)
 		return role_client(argv[2], atoi(argv[3]));
 	if (strcmp(role, "dpu_api") == 0)
 		return role_dpu_api(argv[2]);
+	if (strcmp(role, "answer_leave") == 0)
+		return role_answer_leave(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (strcmp(role, "drain") == 0)
+		return role_drain(argv[2], atoi(argv[3]), atoi(argv[4]));
 	return 64;
 }
 
@@ -1143,6 +1481,7 @@ int main(int argc, char **argv)
 		return run_role(argc, argv);
 	/* The side is read on the first DOCA call: this process is the host. */
 	setenv("SOFTDPU_SIDE", "host", 1);
+	signal(SIGPIPE, SIG_IGN); /* a child that failed has closed its pipe: report, do not die */
 	snprintf(svc, sizeof(svc), "cct-%d", (int)getpid());
 	if (open_local(HOST_PCI, &host_dev) != DOCA_SUCCESS) {
 		fprintf(stderr, "cannot open host function %s\n", HOST_PCI);
@@ -1163,6 +1502,8 @@ int main(int argc, char **argv)
 	RUN(test_reconnect);
 	RUN(test_max_clients);
 	RUN(test_malformed_peers);
+	RUN(test_answer_then_leave);
+	RUN(test_send_then_leave);
 	RUN(test_no_fd_leak);
 	doca_dev_close(host_dev);
 	return th_summary("test_comm_channel");

@@ -198,14 +198,29 @@ static int hs_parse(const uint8_t *f, struct fab_cc_hs *hs)
 	return 0;
 }
 
-int fab_cc_hs_recv(int fd, struct fab_cc_hs *hs)
+/*
+ * A peer that closes while messages of ours are still unread in its own queue
+ * leaves a pending ECONNRESET on our socket, and the kernel reports a pending
+ * error before any queued datagram. Reporting it clears it, so one more call
+ * finds what the peer sent before it closed, then the EOF: the close is read
+ * in its place, after the peer's last message.
+ */
+static ssize_t recv_retry(int fd, void *buf, size_t cap, int flags)
 {
-	uint8_t f[FAB_CC_HS_SIZE];
+	int resets = 0;
 	ssize_t n;
 
 	do
-		n = recv(fd, f, sizeof(f), MSG_DONTWAIT | MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+		n = recv(fd, buf, cap, MSG_DONTWAIT | MSG_TRUNC | flags);
+	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
+	return n;
+}
+
+int fab_cc_hs_recv(int fd, struct fab_cc_hs *hs)
+{
+	uint8_t f[FAB_CC_HS_SIZE];
+	ssize_t n = recv_retry(fd, f, sizeof(f), 0);
+
 	if (n < 0)
 		return sock_err(errno);
 	if (n == 0)
@@ -233,16 +248,6 @@ int fab_cc_send(int fd, const void *msg, size_t len)
 	if (n < 0)
 		return sock_err(errno);
 	return (size_t)n == len ? 0 : -EIO; /* SEQPACKET sends whole datagrams or nothing */
-}
-
-static ssize_t recv_retry(int fd, void *buf, size_t cap, int flags)
-{
-	ssize_t n;
-
-	do
-		n = recv(fd, buf, cap, MSG_DONTWAIT | MSG_TRUNC | flags);
-	while (n < 0 && errno == EINTR);
-	return n;
 }
 
 int fab_cc_recv(int fd, void *buf, size_t cap, size_t *len)
@@ -275,15 +280,19 @@ int fab_cc_recv(int fd, void *buf, size_t cap, size_t *len)
 	return n > FAB_CC_MSG_MAX ? -EPROTO : 0;
 }
 
+int fab_cc_pending(int fd)
+{
+	int queued = 0;
+
+	return ioctl(fd, FIONREAD, &queued) == 0 && queued > 0;
+}
+
 int fab_cc_peer_gone(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
-	int queued = 0;
 
 	if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		return 0;
 	/* Messages sent before the close are still readable and count as a live connection. */
-	if (ioctl(fd, FIONREAD, &queued) == 0 && queued > 0)
-		return 0;
-	return 1;
+	return !fab_cc_pending(fd);
 }

@@ -75,10 +75,14 @@ int fab_cc_send(int fd, const void *msg, size_t len);
 /*
  * One message into buf (cap bytes); *len gets its length.
  * -EAGAIN: nothing queued. -EMSGSIZE: the next message needs *len bytes and
- * stays queued. -ECONNRESET: the peer is gone and everything it sent was read.
+ * stays queued. -ECONNRESET: the peer is gone and everything it sent was read
+ * (never earlier, however the peer went: close, exit or kill).
  * -EPROTO: the peer sent more than FAB_CC_MSG_MAX bytes (the message is dropped).
  */
 int fab_cc_recv(int fd, void *buf, size_t cap, size_t *len);
+
+/* 1 when messages (or a handshake frame) wait to be read, 0 otherwise. */
+int fab_cc_pending(int fd);
 
 /* 1 when the peer has closed and nothing is left to read, 0 otherwise. */
 int fab_cc_peer_gone(int fd);

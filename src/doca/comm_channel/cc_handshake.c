@@ -84,8 +84,14 @@ void dcc_service_handshake(struct doca_comm_channel_addr_t *peer)
 		return;
 	}
 	reply = hs_frame(FAB_CC_WELCOME, FAB_CC_REJ_NONE, ep->max_msg_size);
-	if (fab_cc_hs_send(peer->fd, &reply) < 0) {
-		drop_unseen(peer, "cannot answer the handshake", DC_LOG_WARNING);
+	ret = fab_cc_hs_send(peer->fd, &reply);
+	/*
+	 * A client that sent its messages and left before this answer is still
+	 * a client: its messages are delivered, then its close is reported.
+	 */
+	if (ret < 0 && !(ret == -ECONNRESET && fab_cc_pending(peer->fd))) {
+		drop_unseen(peer, ret == -ECONNRESET ? "left during the handshake" : "cannot answer the handshake",
+			    DC_LOG_WARNING);
 		return;
 	}
 	peer->state = DCC_PEER_CONNECTED;

@@ -13,6 +13,13 @@ static doca_error_t send_error(struct doca_comm_channel_addr_t *peer, int err)
 {
 	if (err == -EAGAIN)
 		return DOCA_ERROR_AGAIN;
+	/*
+	 * What the peer sent before it went is still queued on the socket:
+	 * closing it now would lose that. recvfrom delivers it and then reads
+	 * the close, which fails the peer.
+	 */
+	if (err == -ECONNRESET && fab_cc_pending(peer->fd))
+		return DOCA_ERROR_CONNECTION_RESET;
 	dcc_peer_fail(peer, err == -ECONNRESET ? "peer closed the connection" : "send failed");
 	return DOCA_ERROR_CONNECTION_RESET;
 }
