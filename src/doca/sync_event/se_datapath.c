@@ -82,6 +82,7 @@ doca_error_t doca_sync_event_update_set(struct doca_sync_event *event, uint64_t 
 	if (ret != DOCA_SUCCESS)
 		return ret;
 	atomic_store_explicit(event->value, value, memory_order_release);
+	hw_bell_ring(event->bell);
 	return DOCA_SUCCESS;
 }
 
@@ -97,6 +98,7 @@ doca_error_t doca_sync_event_update_add(struct doca_sync_event *event, uint64_t 
 	if (ret != DOCA_SUCCESS)
 		return ret;
 	*fetched = atomic_fetch_add_explicit(event->value, value, memory_order_acq_rel);
+	hw_bell_ring(event->bell);
 	return DOCA_SUCCESS;
 }
 

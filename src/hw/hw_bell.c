@@ -1,0 +1,197 @@
+/*
+ * hw_bell — the device's watch engine: one thread per process that sleeps
+ * in futex_waitv on every armed bell (and on a control word that says the
+ * set changed), and writes a watcher's eventfd when one of its bells rings.
+ *
+ * Why a thread: the consumer sleeps in epoll on its eventfd while the
+ * producer may be another process that only shares the bell's memory; the
+ * engine is the part of the card that turns a doorbell into an interrupt.
+ * It costs nothing while no bell rings (no timer, no polling).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hw_bell.h"
+
+#define ENGINE_MAX_BELLS (FUTEX_WAITV_MAX - 1) /* one entry is the control word */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_once_t once;
+	bool running;
+	_Atomic uint32_t ctl; /* moves on whenever the armed set changes */
+	uint32_t nbells;      /* bells of all armed waiters */
+	struct hw_waiter *armed;
+} eng = { .lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT };
+
+void hw_bell_ring_slow(struct hw_bell *b)
+{
+	/* Shared futex: the bell may be in a page another process rings. */
+	syscall(SYS_futex, &b->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void ctl_changed(void)
+{
+	syscall(SYS_futex, &eng.ctl, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void hw_waiter_init(struct hw_waiter *w, int efd)
+{
+	*w = (struct hw_waiter){ .efd = efd };
+}
+
+enum hw_status hw_waiter_add(struct hw_waiter *w, struct hw_bell *b, uint32_t seen)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->bell[i] == b)
+			return HW_OK;
+	if (w->n == HW_WAITER_MAX_BELLS)
+		return HW_ERR_NOMEM;
+	w->bell[w->n] = b;
+	w->seen[w->n++] = seen;
+	return HW_OK;
+}
+
+static bool waiter_rang(const struct hw_waiter *w)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (atomic_load(&w->bell[i]->seq) != w->seen[i]) /* seq_cst: pairs with the ring's watcher check */
+			return true;
+	return false;
+}
+
+/* Under eng.lock. */
+static void waiter_unlink(struct hw_waiter *w)
+{
+	struct hw_waiter **p = &eng.armed;
+
+	while (*p != w)
+		p = &(*p)->next;
+	*p = w->next;
+	for (uint32_t i = 0; i < w->n; i++)
+		atomic_fetch_sub_explicit(&w->bell[i]->watchers, 1, memory_order_relaxed);
+	eng.nbells -= w->n;
+	w->n = 0;
+	w->armed = false;
+	atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
+}
+
+static void signal_efd(int efd)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is saturated, so the handle is readable anyway. */
+	if (write(efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return;
+}
+
+/* Under eng.lock: fires every waiter whose bells rang. */
+static void fire_rung(void)
+{
+	struct hw_waiter *w = eng.armed, *next;
+
+	for (; w != NULL; w = next) {
+		next = w->next;
+		if (waiter_rang(w)) {
+			signal_efd(w->efd);
+			waiter_unlink(w);
+		}
+	}
+}
+
+/* Under eng.lock. */
+static uint32_t build_waitv(struct futex_waitv *v)
+{
+	uint32_t k = 0;
+
+	v[k++] = (struct futex_waitv){ .val = atomic_load(&eng.ctl), .uaddr = (uintptr_t)&eng.ctl,
+				       .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	for (struct hw_waiter *w = eng.armed; w != NULL; w = w->next)
+		for (uint32_t i = 0; i < w->n; i++)
+			v[k++] = (struct futex_waitv){ .val = w->seen[i], .uaddr = (uintptr_t)&w->bell[i]->seq,
+						       .flags = FUTEX_32 };
+	return k;
+}
+
+static void *engine_main(void *arg)
+{
+	struct futex_waitv v[FUTEX_WAITV_MAX];
+	uint32_t k;
+
+	(void)arg;
+	pthread_mutex_lock(&eng.lock);
+	for (;;) {
+		fire_rung();
+		k = build_waitv(v);
+		pthread_mutex_unlock(&eng.lock);
+		/* Returns at once (EAGAIN) when a word already moved past the value given. */
+		syscall(SYS_futex_waitv, v, k, 0, NULL, 0);
+		pthread_mutex_lock(&eng.lock);
+	}
+	return NULL;
+}
+
+static void engine_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	sigset_t all, old;
+
+	if (pthread_attr_init(&attr) != 0)
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* The program's signals stay with the program's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	eng.running = pthread_create(&tid, &attr, engine_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+enum hw_status hw_waiter_arm(struct hw_waiter *w)
+{
+	pthread_once(&eng.once, engine_start);
+	pthread_mutex_lock(&eng.lock);
+	if (w->armed)
+		waiter_unlink(w);
+	if (!eng.running || eng.nbells + w->n > ENGINE_MAX_BELLS) {
+		pthread_mutex_unlock(&eng.lock);
+		w->n = 0;
+		return HW_ERR_NOMEM;
+	}
+	for (uint32_t i = 0; i < w->n; i++)
+		atomic_fetch_add_explicit(&w->bell[i]->watchers, 1, memory_order_seq_cst);
+	eng.nbells += w->n;
+	w->next = eng.armed;
+	eng.armed = w;
+	w->armed = true;
+	/* A ring between the consumer's look and the watchers count above fires here. */
+	if (waiter_rang(w)) {
+		signal_efd(w->efd);
+		waiter_unlink(w);
+	}
+	atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
+	pthread_mutex_unlock(&eng.lock);
+	ctl_changed();
+	return HW_OK;
+}
+
+bool hw_waiter_disarm(struct hw_waiter *w)
+{
+	pthread_mutex_lock(&eng.lock);
+	if (w->armed) {
+		waiter_unlink(w);
+		pthread_mutex_unlock(&eng.lock);
+		ctl_changed();
+		return true;
+	}
+	w->n = 0;
+	pthread_mutex_unlock(&eng.lock);
+	return false;
+}
