@@ -310,7 +310,8 @@ static int loop_open(struct waiter_loop *l, struct doca_workq *wq)
 
 /*
  * The loop of the DOCA Core guide (§3.4.5): arm, wait, clear, retrieve, until
- * a job completes or the deadline passes. Returns the retrieve status.
+ * a job completes or the deadline passes. Returns the retrieve status. Waits
+ * of at most 10 ms, so an armed watch is re-armed many times over.
  */
 static doca_error_t loop_until(struct waiter_loop *l, struct doca_workq *wq, struct doca_event *ev, int64_t deadline)
 {
@@ -324,7 +325,7 @@ static doca_error_t loop_until(struct waiter_loop *l, struct doca_workq *wq, str
 		left = (deadline - now_ns()) / 1000000;
 		if (left <= 0)
 			return DOCA_ERROR_TIME_OUT;
-		if (epoll_wait(l->ep, &out, 1, (int)left) == 1) {
+		if (epoll_wait(l->ep, &out, 1, left < 10 ? (int)left : 10) == 1) {
 			l->wakes++;
 			if (doca_workq_event_handle_clear(wq, l->fd) != DOCA_SUCCESS)
 				return DOCA_ERROR_UNEXPECTED;

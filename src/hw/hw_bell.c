@@ -46,22 +46,24 @@ void hw_waiter_init(struct hw_waiter *w, int efd)
 	*w = (struct hw_waiter){ .efd = efd };
 }
 
-enum hw_status hw_waiter_add(struct hw_waiter *w, struct hw_bell *b, uint32_t seen)
+enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint32_t seen)
 {
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->bell[i] == b)
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->bell[i] == b)
 			return HW_OK;
-	if (w->n == HW_WAITER_MAX_BELLS)
+	if (s->n == HW_WATCH_MAX_BELLS)
 		return HW_ERR_NOMEM;
-	w->bell[w->n] = b;
-	w->seen[w->n++] = seen;
+	s->bell[s->n] = b;
+	s->seen[s->n++] = seen;
 	return HW_OK;
 }
 
 static bool waiter_rang(const struct hw_waiter *w)
 {
-	for (uint32_t i = 0; i < w->n; i++)
-		if (atomic_load(&w->bell[i]->seq) != w->seen[i]) /* seq_cst: pairs with the ring's watcher check */
+	const struct hw_watch_set *s = &w->set;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		if (atomic_load(&s->bell[i]->seq) != s->seen[i]) /* seq_cst: pairs with the ring's watcher check */
 			return true;
 	return false;
 }
@@ -74,10 +76,10 @@ static void waiter_unlink(struct hw_waiter *w)
 	while (*p != w)
 		p = &(*p)->next;
 	*p = w->next;
-	for (uint32_t i = 0; i < w->n; i++)
-		atomic_fetch_sub_explicit(&w->bell[i]->watchers, 1, memory_order_relaxed);
-	eng.nbells -= w->n;
-	w->n = 0;
+	for (uint32_t i = 0; i < w->set.n; i++)
+		atomic_fetch_sub_explicit(&w->set.bell[i]->watchers, 1, memory_order_relaxed);
+	eng.nbells -= w->set.n;
+	w->set.n = 0;
 	w->armed = false;
 	atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
 }
@@ -113,8 +115,8 @@ static uint32_t build_waitv(struct futex_waitv *v)
 	v[k++] = (struct futex_waitv){ .val = atomic_load(&eng.ctl), .uaddr = (uintptr_t)&eng.ctl,
 				       .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
 	for (struct hw_waiter *w = eng.armed; w != NULL; w = w->next)
-		for (uint32_t i = 0; i < w->n; i++)
-			v[k++] = (struct futex_waitv){ .val = w->seen[i], .uaddr = (uintptr_t)&w->bell[i]->seq,
+		for (uint32_t i = 0; i < w->set.n; i++)
+			v[k++] = (struct futex_waitv){ .val = w->set.seen[i], .uaddr = (uintptr_t)&w->set.bell[i]->seq,
 						       .flags = FUTEX_32 };
 	return k;
 }
@@ -154,44 +156,45 @@ static void engine_start(void)
 	pthread_attr_destroy(&attr);
 }
 
-enum hw_status hw_waiter_arm(struct hw_waiter *w)
+enum hw_status hw_waiter_arm(struct hw_waiter *w, const struct hw_watch_set *set)
 {
+	bool full;
+
 	pthread_once(&eng.once, engine_start);
 	pthread_mutex_lock(&eng.lock);
 	if (w->armed)
 		waiter_unlink(w);
-	if (!eng.running || eng.nbells + w->n > ENGINE_MAX_BELLS) {
-		pthread_mutex_unlock(&eng.lock);
-		w->n = 0;
-		return HW_ERR_NOMEM;
+	full = !eng.running || eng.nbells + set->n > ENGINE_MAX_BELLS;
+	if (!full) {
+		w->set = *set;
+		for (uint32_t i = 0; i < set->n; i++)
+			atomic_fetch_add_explicit(&set->bell[i]->watchers, 1, memory_order_seq_cst);
+		eng.nbells += set->n;
+		w->next = eng.armed;
+		eng.armed = w;
+		w->armed = true;
+		/* A ring between the consumer's look and the watchers count above fires here. */
+		if (waiter_rang(w)) {
+			signal_efd(w->efd);
+			waiter_unlink(w);
+		}
+		atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
 	}
-	for (uint32_t i = 0; i < w->n; i++)
-		atomic_fetch_add_explicit(&w->bell[i]->watchers, 1, memory_order_seq_cst);
-	eng.nbells += w->n;
-	w->next = eng.armed;
-	eng.armed = w;
-	w->armed = true;
-	/* A ring between the consumer's look and the watchers count above fires here. */
-	if (waiter_rang(w)) {
-		signal_efd(w->efd);
-		waiter_unlink(w);
-	}
-	atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
 	pthread_mutex_unlock(&eng.lock);
 	ctl_changed();
-	return HW_OK;
+	return full ? HW_ERR_NOMEM : HW_OK;
 }
 
 bool hw_waiter_disarm(struct hw_waiter *w)
 {
+	bool was;
+
 	pthread_mutex_lock(&eng.lock);
-	if (w->armed) {
+	was = w->armed;
+	if (was)
 		waiter_unlink(w);
-		pthread_mutex_unlock(&eng.lock);
-		ctl_changed();
-		return true;
-	}
-	w->n = 0;
 	pthread_mutex_unlock(&eng.lock);
-	return false;
+	if (was)
+		ctl_changed();
+	return was;
 }

@@ -29,14 +29,20 @@ struct hw_bell {
 	_Atomic uint32_t watchers; /* armed watches: a ring wakes the device only when non-zero */
 };
 
-#define HW_WAITER_MAX_BELLS 16
+#define HW_WATCH_MAX_BELLS 16
 
-struct hw_waiter {
-	int efd; /* written once when a watched bell rings */
+/* The bells a consumer waits on, each with the sequence it saw before finding its state not ready. */
+struct hw_watch_set {
 	uint32_t n;
-	struct hw_bell *bell[HW_WAITER_MAX_BELLS];
-	uint32_t seen[HW_WAITER_MAX_BELLS];
-	bool armed; /* registered with the device's watch engine */
+	struct hw_bell *bell[HW_WATCH_MAX_BELLS];
+	uint32_t seen[HW_WATCH_MAX_BELLS];
+};
+
+/* A consumer's eventfd and its armed watch; the set is the engine's while armed (under its lock). */
+struct hw_waiter {
+	int efd;
+	bool armed;
+	struct hw_watch_set set;
 	struct hw_waiter *next;
 };
 
@@ -56,19 +62,15 @@ static inline void hw_bell_ring(struct hw_bell *b)
 }
 
 void hw_waiter_init(struct hw_waiter *w, int efd);
+/* Adds a bell (a bell already there keeps its older sequence). HW_ERR_NOMEM when the set is full. */
+enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint32_t seen);
 /*
- * Adds a bell to the set a later arm watches, with the sequence seen before
- * the state was found not ready. A bell already in the set keeps its older
- * sequence. HW_ERR_NOMEM when the set is full.
+ * Watches the set (replacing an armed watch): the eventfd is written once
+ * when any bell rings, at once if one already has. HW_ERR_NOMEM when the
+ * device's watch engine is full or cannot start: the caller signals itself.
  */
-enum hw_status hw_waiter_add(struct hw_waiter *w, struct hw_bell *b, uint32_t seen);
-/*
- * Watches the set: the eventfd is written once when any bell rings (at once
- * if one already has). The set is emptied. HW_ERR_NOMEM when the device's
- * watch engine is full or cannot start (the caller then signals at once).
- */
-enum hw_status hw_waiter_arm(struct hw_waiter *w);
-/* Drops the set and an armed watch; the eventfd is not written after it returns. True if a watch was armed. */
+enum hw_status hw_waiter_arm(struct hw_waiter *w, const struct hw_watch_set *s);
+/* Drops an armed watch; the eventfd is not written after it returns. True if one was armed. */
 bool hw_waiter_disarm(struct hw_waiter *w);
 
 #endif /* HW_BELL_H_ */

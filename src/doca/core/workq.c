@@ -410,18 +410,18 @@ doca_error_t doca_workq_get_event_handle(struct doca_workq *workq, doca_event_ha
 /* Every queued entry is blocked: watch their bells. DOCA_ERROR_NOT_SUPPORTED if one has none. */
 static doca_error_t watch_blocked(struct doca_workq *wq)
 {
+	struct hw_watch_set set = { .n = 0 };
+
 	for (uint32_t i = wq->head; i != wq->tail; i++) {
 		const struct dc_wq_slot *slot = &wq->ring[i & wq->mask];
 		struct doca_ctx *ctx = wq->ctx[slot->ctx_idx];
 		const struct doca_job *job = slot->ctx_idx == DC_WQ_ITEM_IDX ? slot->u.item : &slot->u.job;
 		struct hw_bell *bell = ctx->ops->job_bell != NULL ? ctx->ops->job_bell(ctx, job) : NULL;
 
-		if (bell == NULL || hw_waiter_add(&wq->waiter, bell, slot->seen) != HW_OK) {
-			hw_waiter_disarm(&wq->waiter);
+		if (bell == NULL || hw_watch_set_add(&set, bell, slot->seen) != HW_OK)
 			return DOCA_ERROR_NOT_SUPPORTED;
-		}
 	}
-	return hw_waiter_arm(&wq->waiter) == HW_OK ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
+	return hw_waiter_arm(&wq->waiter, &set) == HW_OK ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
 }
 
 doca_error_t doca_workq_event_handle_arm(struct doca_workq *workq)
