@@ -1340,6 +1340,35 @@ static void test_xproc_killed_exporter(void)
 		child_kill(&imp);
 }
 
+/* The exporter is killed while the importer sleeps event-driven on a wait: it wakes with the wait failed. */
+static void test_xproc_killed_exporter_event_driven(void)
+{
+	struct child exp, imp = { .from = NULL };
+	char hex[2 * BLOB_LEN + 16];
+	long wakes = -1, status = -1;
+
+	CHECK(spawn_child(&exp, "host", "exporter") == 0);
+	child_recv(&exp, hex, sizeof(hex));
+	if (strlen(hex) != 2 * BLOB_LEN || spawn_child(&imp, "dpu", "evwait") != 0) {
+		child_kill(&exp);
+		TH_FAIL("exporter or importer did not start");
+		return;
+	}
+	child_send(&imp, hex);
+	if (!child_ready(&imp)) {
+		child_kill(&exp);
+		child_kill(&imp);
+		TH_FAIL("importer not ready");
+		return;
+	}
+	child_kill(&exp);
+	CHECK(evwait_report(&imp, &wakes, &status));
+	if (status != 1000 + DOCA_ERROR_NOT_CONNECTED)
+		TH_FAIL("status %ld wakes %ld", status, wakes);
+	CHECK(wakes <= 3);
+	CHECK(child_finish(&imp) == 0);
+}
+
 static void test_no_leftovers(void)
 {
 	CHECK(leftovers() == 0);
@@ -1374,6 +1403,7 @@ int main(int argc, char **argv)
 	RUN(test_xproc_async_importer);
 	RUN(test_xproc_event_driven_wait);
 	RUN(test_xproc_event_driven_revoked);
+	RUN(test_xproc_killed_exporter_event_driven);
 	RUN(test_xproc_refused_blobs);
 	RUN(test_xproc_revoked_while_imported);
 	RUN(test_xproc_killed_importer);

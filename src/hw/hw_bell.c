@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hw_bell.h"
@@ -46,7 +47,8 @@ void hw_waiter_init(struct hw_waiter *w, int efd)
 	*w = (struct hw_waiter){ .efd = efd };
 }
 
-enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint32_t seen)
+enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint32_t seen, hw_peer_gone_fn gone,
+				void *gone_arg)
 {
 	for (uint32_t i = 0; i < s->n; i++)
 		if (s->bell[i] == b)
@@ -54,6 +56,8 @@ enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint3
 	if (s->n == HW_WATCH_MAX_BELLS)
 		return HW_ERR_NOMEM;
 	s->bell[s->n] = b;
+	s->gone[s->n] = gone;
+	s->gone_arg[s->n] = gone_arg;
 	s->seen[s->n++] = seen;
 	return HW_OK;
 }
@@ -64,6 +68,25 @@ static bool waiter_rang(const struct hw_waiter *w)
 
 	for (uint32_t i = 0; i < s->n; i++)
 		if (atomic_load(&s->bell[i]->seq) != s->seen[i]) /* seq_cst: pairs with the ring's watcher check */
+			return true;
+	return false;
+}
+
+/* A producer that died rings no more: its watchers wake and find their jobs failed. */
+static bool waiter_peer_gone(const struct hw_waiter *w)
+{
+	const struct hw_watch_set *s = &w->set;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->gone[i] != NULL && s->gone[i](s->gone_arg[i]))
+			return true;
+	return false;
+}
+
+static bool waiter_has_peer(const struct hw_waiter *w)
+{
+	for (uint32_t i = 0; i < w->set.n; i++)
+		if (w->set.gone[i] != NULL)
 			return true;
 	return false;
 }
@@ -93,14 +116,14 @@ static void signal_efd(int efd)
 		return;
 }
 
-/* Under eng.lock: fires every waiter whose bells rang. */
-static void fire_rung(void)
+/* Under eng.lock: fires every waiter whose bells rang (or whose producer died, when asked). */
+static void fire_rung(bool check_peers)
 {
 	struct hw_waiter *w = eng.armed, *next;
 
 	for (; w != NULL; w = next) {
 		next = w->next;
-		if (waiter_rang(w)) {
+		if (waiter_rang(w) || (check_peers && waiter_peer_gone(w))) {
 			signal_efd(w->efd);
 			waiter_unlink(w);
 		}
@@ -121,19 +144,55 @@ static uint32_t build_waitv(struct futex_waitv *v)
 	return k;
 }
 
+static bool any_peer(void)
+{
+	for (struct hw_waiter *w = eng.armed; w != NULL; w = w->next)
+		if (waiter_has_peer(w))
+			return true;
+	return false;
+}
+
+static bool ts_passed(const struct timespec *now, const struct timespec *t)
+{
+	return now->tv_sec > t->tv_sec || (now->tv_sec == t->tv_sec && now->tv_nsec >= t->tv_nsec);
+}
+
+static void ts_add_ms(struct timespec *t, long ms)
+{
+	t->tv_nsec += ms * 1000000L;
+	t->tv_sec += t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
+/*
+ * Liveness checks run on a fixed period, whatever wakes the engine in
+ * between (re-arms wake it often): the deadline is absolute and moves only
+ * once it has passed.
+ */
 static void *engine_main(void *arg)
 {
 	struct futex_waitv v[FUTEX_WAITV_MAX];
+	struct timespec now, next = { 0, 0 };
+	bool check = false;
 	uint32_t k;
 
 	(void)arg;
 	pthread_mutex_lock(&eng.lock);
 	for (;;) {
-		fire_rung();
+		fire_rung(check);
 		k = build_waitv(v);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!any_peer())
+			next.tv_sec = 0;
+		else if (next.tv_sec == 0 || ts_passed(&now, &next)) {
+			next = now;
+			ts_add_ms(&next, HW_WATCH_PEER_PERIOD_MS);
+		}
 		pthread_mutex_unlock(&eng.lock);
 		/* Returns at once (EAGAIN) when a word already moved past the value given. */
-		syscall(SYS_futex_waitv, v, k, 0, NULL, 0);
+		syscall(SYS_futex_waitv, v, k, 0, next.tv_sec != 0 ? &next : NULL, CLOCK_MONOTONIC);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		check = next.tv_sec != 0 && ts_passed(&now, &next);
 		pthread_mutex_lock(&eng.lock);
 	}
 	return NULL;

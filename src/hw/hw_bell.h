@@ -31,11 +31,21 @@ struct hw_bell {
 
 #define HW_WATCH_MAX_BELLS 16
 
+/*
+ * Tells whether the producer behind a bell is gone (a process that died
+ * cannot ring): the engine asks every HW_WATCH_PEER_PERIOD_MS while armed.
+ */
+typedef bool (*hw_peer_gone_fn)(void *arg);
+
+#define HW_WATCH_PEER_PERIOD_MS 100
+
 /* The bells a consumer waits on, each with the sequence it saw before finding its state not ready. */
 struct hw_watch_set {
 	uint32_t n;
 	struct hw_bell *bell[HW_WATCH_MAX_BELLS];
 	uint32_t seen[HW_WATCH_MAX_BELLS];
+	hw_peer_gone_fn gone[HW_WATCH_MAX_BELLS]; /* NULL: the producer is this process */
+	void *gone_arg[HW_WATCH_MAX_BELLS];
 };
 
 /* A consumer's eventfd and its armed watch; the set is the engine's while armed (under its lock). */
@@ -62,8 +72,13 @@ static inline void hw_bell_ring(struct hw_bell *b)
 }
 
 void hw_waiter_init(struct hw_waiter *w, int efd);
-/* Adds a bell (a bell already there keeps its older sequence). HW_ERR_NOMEM when the set is full. */
-enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint32_t seen);
+/*
+ * Adds a bell (a bell already there keeps its older sequence), with an
+ * optional liveness check of its producer (called on the engine's thread
+ * while the watch is armed). HW_ERR_NOMEM when the set is full.
+ */
+enum hw_status hw_watch_set_add(struct hw_watch_set *s, struct hw_bell *b, uint32_t seen, hw_peer_gone_fn gone,
+				void *gone_arg);
 /*
  * Watches the set (replacing an armed watch): the eventfd is written once
  * when any bell rings, at once if one already has. HW_ERR_NOMEM when the

@@ -47,6 +47,12 @@ struct dc_ctx_ops {
 	 * handle signals at once while such a job is queued.
 	 */
 	struct hw_bell *(*job_bell)(struct doca_ctx *ctx, const struct doca_job *job);
+	/*
+	 * Optional: true when the producer that would ring the bell (another
+	 * process) is gone. Called on the watch engine's thread while a watch is
+	 * armed, which a context leaving the work queue disarms first.
+	 */
+	bool (*peer_gone)(void *ctx);
 };
 
 /* The largest job struct a context accepts: one work-queue entry holds it. */

@@ -418,7 +418,7 @@ static doca_error_t watch_blocked(struct doca_workq *wq)
 		const struct doca_job *job = slot->ctx_idx == DC_WQ_ITEM_IDX ? slot->u.item : &slot->u.job;
 		struct hw_bell *bell = ctx->ops->job_bell != NULL ? ctx->ops->job_bell(ctx, job) : NULL;
 
-		if (bell == NULL || hw_watch_set_add(&set, bell, slot->seen) != HW_OK)
+		if (bell == NULL || hw_watch_set_add(&set, bell, slot->seen, ctx->ops->peer_gone, ctx) != HW_OK)
 			return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	return hw_waiter_arm(&wq->waiter, &set) == HW_OK ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;

@@ -103,6 +103,17 @@ static struct hw_bell *se_job_bell(struct doca_ctx *ctx, const struct doca_job *
 	return ev_of(ctx)->bell;
 }
 
+/* An imported event's exporter killed without revoking rings no more: the watch engine asks this. */
+static bool se_peer_gone(void *ctx)
+{
+	struct doca_sync_event *ev = ctx;
+
+	if (!ev->imported || ev->seg == NULL || fab_shm_owner_alive(&ev->shm))
+		return false;
+	atomic_store_explicit(&ev->exporter_gone, true, memory_order_release);
+	return true;
+}
+
 _Static_assert(sizeof(struct doca_sync_event_job_update_add) <= DC_WQE_JOB_MAX, "Sync Event jobs fit an entry");
 
 static const struct dc_ctx_ops dse_ctx_ops = {
@@ -113,6 +124,7 @@ static const struct dc_ctx_ops dse_ctx_ops = {
 	.job_check = se_job_check,
 	.job_exec = se_job_exec,
 	.job_bell = se_job_bell,
+	.peer_gone = se_peer_gone,
 };
 
 struct doca_ctx *doca_sync_event_as_ctx(struct doca_sync_event *event)

@@ -33,6 +33,8 @@ doca_error_t dse_peer_check(struct doca_sync_event *ev)
 		return DOCA_SUCCESS;
 	if (atomic_load_explicit(&ev->seg->revoked, memory_order_acquire) != 0)
 		return DOCA_ERROR_NOT_CONNECTED;
+	if (atomic_load_explicit(&ev->exporter_gone, memory_order_acquire))
+		return DOCA_ERROR_NOT_CONNECTED;
 	/* A killed exporter cannot revoke: its memfd leaving /proc tells instead. */
 	if (ev->imported &&
 	    atomic_fetch_add_explicit(&ev->poll_tick, 1, memory_order_relaxed) % DSE_LIVENESS_PERIOD ==

@@ -66,6 +66,7 @@ struct doca_sync_event {
 	uint8_t *blob; /* export descriptor, made once */
 	size_t blob_len;
 	_Atomic uint32_t poll_tick; /* paces the exporter-liveness check of importers */
+	_Atomic bool exporter_gone; /* seen dead by the watch engine: the next check fails at once */
 	_Atomic uint64_t own_value; /* the counter of a process-local event */
 	struct hw_bell own_bell;	 /* its bell (also of an event on user memory) */
 	struct hw_bell *bell;		 /* rung after every update through the API: wakes armed work queues */
