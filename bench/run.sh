@@ -10,7 +10,7 @@ quick=""
 [ "${2:-}" = "--quick" ] && quick="--quick"
 [ "${1:-}" = "--quick" ] && { quick="--quick"; build=${2:-build}; }
 
-for b in bench_dma bench_buf bench_event bench_xproc bench_sync; do
+for b in bench_dma bench_buf bench_event bench_xproc bench_sync bench_wake; do
 	if [ ! -x "$build/bench/$b" ]; then
 		echo "bench/run.sh: $build/bench/$b not built (run ninja -C $build)" >&2
 		exit 1
@@ -51,6 +51,8 @@ echo
 "$build/bench/bench_xproc" $quick
 echo
 "$build/bench/bench_sync" $quick
+echo
+"$build/bench/bench_wake" $quick
 echo
 echo "== regression only: the UCX path over TCP on loopback =="
 UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick || echo "(UCX path unavailable)"

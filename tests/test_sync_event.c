@@ -410,6 +410,62 @@ static int role_revoked(struct doca_sync_event *se)
 	return 0;
 }
 
+static long evwait_loop(struct doca_workq *wq, int ep, int fd, struct doca_event *ev, long *wakes)
+{
+	struct epoll_event out;
+	doca_error_t st;
+
+	for (int ms_left = 10000; ms_left > 0; ms_left -= 10) { /* bounded: never hangs the suite */
+		if (doca_workq_event_handle_arm(wq) != DOCA_SUCCESS)
+			return -1;
+		if (epoll_wait(ep, &out, 1, 10) == 1) {
+			(*wakes)++;
+			doca_workq_event_handle_clear(wq, fd);
+		}
+		st = doca_workq_progress_retrieve(wq, ev, 0);
+		if (st == DOCA_SUCCESS)
+			return (long)ev->result.u64;
+		if (st != DOCA_ERROR_AGAIN)
+			return (long)ev->result.u64 + 1000;
+	}
+	return -2;
+}
+
+/*
+ * Event-driven wait on the imported event, in the vendor's arm / epoll /
+ * clear / retrieve loop: reports how often it woke and how the wait ended
+ * (the host either updates the event or destroys it).
+ */
+static int role_evwait(struct doca_sync_event *se)
+{
+	struct doca_ctx *ctx = doca_sync_event_as_ctx(se);
+	struct doca_sync_event_job_wait w = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = ctx },
+					      .value = 5, .mask = UINT64_MAX };
+	struct epoll_event e = { .events = EPOLLIN };
+	struct doca_workq *wq = NULL;
+	struct doca_event ev = { 0 };
+	doca_event_handle_t fd;
+	long wakes = 0, status;
+	int ep;
+
+	if (ctx == NULL || doca_ctx_start(ctx) != DOCA_SUCCESS || doca_workq_create(4, &wq) != DOCA_SUCCESS ||
+	    doca_workq_set_event_driven_enable(wq, 1) != DOCA_SUCCESS || doca_ctx_workq_add(ctx, wq) != DOCA_SUCCESS ||
+	    doca_workq_get_event_handle(wq, &fd) != DOCA_SUCCESS)
+		return 2;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e) != 0 || doca_workq_submit(wq, &w.base) != DOCA_SUCCESS)
+		return 3;
+	say("ready", 0);
+	status = evwait_loop(wq, ep, fd, &ev, &wakes);
+	say("wakes %ld", wakes);
+	say("status %ld", status);
+	close(ep);
+	doca_ctx_workq_rm(ctx, wq);
+	doca_workq_destroy(wq);
+	doca_ctx_stop(ctx);
+	return 0;
+}
+
 /* Signals once, then waits for a value nobody sets: the host kills it. */
 static int role_hang(struct doca_sync_event *se)
 {
@@ -479,6 +535,8 @@ static int child_main(const char *side, const char *role)
 		ret = role_revoked(se);
 	else if (strcmp(role, "hang") == 0)
 		ret = role_hang(se);
+	else if (strcmp(role, "evwait") == 0)
+		ret = role_evwait(se);
 	else if (strcmp(role, "orphan") == 0)
 		ret = role_orphan(se);
 	else
@@ -1096,6 +1154,56 @@ static void test_xproc_async_importer(void)
 	with_importer("async", async_importer_body);
 }
 
+/* The child's report: "wakes N" then "status S". */
+static int evwait_report(struct child *c, long *wakes, long *status)
+{
+	char line[64];
+
+	if (sscanf(child_recv(c, line, sizeof(line)), "wakes %ld", wakes) != 1)
+		return 0;
+	return sscanf(child_recv(c, line, sizeof(line)), "status %ld", status) == 1;
+}
+
+/* A quiet quarter second costs the sleeping DPU-side waiter no wake-ups; the host's update wakes it. */
+static void evwait_set_body(struct xp *x)
+{
+	long wakes = -1, status = -1;
+
+	CHECK(child_ready(&x->c));
+	usleep(250 * 1000);
+	CHECK_OK(doca_sync_event_update_set(x->se, 6));
+	CHECK(evwait_report(&x->c, &wakes, &status));
+	CHECK(status == DOCA_SUCCESS);
+	if (wakes > 3)
+		TH_FAIL("%ld wake-ups for one blocked wait and one update", wakes);
+	CHECK(child_finish(&x->c) == 0);
+}
+
+static void test_xproc_event_driven_wait(void)
+{
+	with_importer("evwait", evwait_set_body);
+}
+
+/* The exporter destroys the event: the sleeping importer's wait fails at once instead of sleeping on. */
+static void evwait_revoke_body(struct xp *x)
+{
+	long wakes = -1, status = -1;
+
+	CHECK(child_ready(&x->c));
+	usleep(100 * 1000);
+	CHECK_OK(doca_sync_event_destroy(x->se));
+	x->se = NULL;
+	CHECK(evwait_report(&x->c, &wakes, &status));
+	CHECK(status == 1000 + DOCA_ERROR_NOT_CONNECTED);
+	CHECK(wakes <= 3);
+	CHECK(child_finish(&x->c) == 0);
+}
+
+static void test_xproc_event_driven_revoked(void)
+{
+	with_importer("evwait", evwait_revoke_body);
+}
+
 /* Sends each blob (hex, one per line) to a "codes" child and checks each answer. */
 static int expect_code(struct child *c, const uint8_t *blob, size_t n, doca_error_t want)
 {
@@ -1232,6 +1340,35 @@ static void test_xproc_killed_exporter(void)
 		child_kill(&imp);
 }
 
+/* The exporter is killed while the importer sleeps event-driven on a wait: it wakes with the wait failed. */
+static void test_xproc_killed_exporter_event_driven(void)
+{
+	struct child exp, imp = { .from = NULL };
+	char hex[2 * BLOB_LEN + 16];
+	long wakes = -1, status = -1;
+
+	CHECK(spawn_child(&exp, "host", "exporter") == 0);
+	child_recv(&exp, hex, sizeof(hex));
+	if (strlen(hex) != 2 * BLOB_LEN || spawn_child(&imp, "dpu", "evwait") != 0) {
+		child_kill(&exp);
+		TH_FAIL("exporter or importer did not start");
+		return;
+	}
+	child_send(&imp, hex);
+	if (!child_ready(&imp)) {
+		child_kill(&exp);
+		child_kill(&imp);
+		TH_FAIL("importer not ready");
+		return;
+	}
+	child_kill(&exp);
+	CHECK(evwait_report(&imp, &wakes, &status));
+	if (status != 1000 + DOCA_ERROR_NOT_CONNECTED)
+		TH_FAIL("status %ld wakes %ld", status, wakes);
+	CHECK(wakes <= 3);
+	CHECK(child_finish(&imp) == 0);
+}
+
 static void test_no_leftovers(void)
 {
 	CHECK(leftovers() == 0);
@@ -1264,6 +1401,9 @@ int main(int argc, char **argv)
 	RUN(test_xproc_handshake);
 	RUN(test_xproc_pingpong);
 	RUN(test_xproc_async_importer);
+	RUN(test_xproc_event_driven_wait);
+	RUN(test_xproc_event_driven_revoked);
+	RUN(test_xproc_killed_exporter_event_driven);
 	RUN(test_xproc_refused_blobs);
 	RUN(test_xproc_revoked_while_imported);
 	RUN(test_xproc_killed_importer);

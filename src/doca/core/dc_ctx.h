@@ -10,9 +10,12 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "doca_ctx.h"
+
+struct hw_bell;
 
 #define DC_CTX_MAX_DEVS 4
 #define DC_MAX_NUM_CTX 1024
@@ -23,8 +26,13 @@ struct dc_ctx_ops {
 	bool event_driven;
 	/* Whether dev can serve this context (doca_ctx_dev_add). */
 	doca_error_t (*dev_check)(struct doca_ctx *ctx, struct doca_dev *dev);
-	/* Checks the job at submit time; the work queue refuses it on error. */
-	doca_error_t (*job_check)(struct doca_ctx *ctx, const struct doca_job *job);
+	/*
+	 * Checks the job at submit time; the work queue refuses it on error.
+	 * On success *size is the size of the job's struct (its type's), which
+	 * submit copies into the ring: the caller's struct is free again when
+	 * submit returns, as on the card, where submit writes a work-queue entry.
+	 */
+	doca_error_t (*job_check)(struct doca_ctx *ctx, const struct doca_job *job, size_t *size);
 	/*
 	 * Runs the job; returns DOCA_SUCCESS or the job's failure reason, which
 	 * the work queue reports as an IO_FAILED event. result receives the
@@ -33,7 +41,22 @@ struct dc_ctx_ops {
 	 * queued and is tried again on a later progress call.
 	 */
 	doca_error_t (*job_exec)(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
+	/*
+	 * Optional: the doorbell a job that returned DOCA_ERROR_AGAIN waits on
+	 * (it may complete once the bell rings). Without one, an armed event
+	 * handle signals at once while such a job is queued.
+	 */
+	struct hw_bell *(*job_bell)(struct doca_ctx *ctx, const struct doca_job *job);
+	/*
+	 * Optional: true when the producer that would ring the bell (another
+	 * process) is gone. Called on the watch engine's thread while a watch is
+	 * armed, which a context leaving the work queue disarms first.
+	 */
+	bool (*peer_gone)(void *ctx);
 };
+
+/* The largest job struct a context accepts: one work-queue entry holds it. */
+#define DC_WQE_JOB_MAX 56
 
 struct doca_ctx {
 	const struct dc_ctx_ops *ops;

@@ -1,38 +1,57 @@
 /*
  * doca_workq — job ring, progress and event-driven signalling.
  *
- * Submit validates the job and places it in a power-of-two ring sized at
- * creation (no allocation, lock or system call on the data path).
- * doca_workq_progress_retrieve() executes the oldest job inline on the
+ * Submit validates the job and copies it into a 64-byte entry of a
+ * power-of-two ring sized at creation (no allocation, lock or system call on
+ * the data path): as on the card, where submit writes a work-queue entry, the
+ * caller's job struct is free again when submit returns.
+ * doca_workq_progress_retrieve() executes the oldest entry inline on the
  * calling thread (the emulated engine's cheapest form for CPU copies) and
  * returns its event; a job that cannot complete yet (a Sync Event wait) moves
- * to the back of the ring, so it never blocks the jobs behind it. In
- * event-driven mode an eventfd signals that jobs wait to be progressed; it is
- * written once per arm, not per job.
+ * to the back of the ring, marked blocked, so it never holds up the jobs
+ * behind it.
+ *
+ * Event-driven mode: the eventfd becomes readable when a job has completed or
+ * can complete. Jobs that can run are signalled once per arm (at arm or at the
+ * submit after it). When every queued job is blocked, arm hands the bells
+ * those jobs wait on to the device's watch engine (hw_bell.c), which writes
+ * the eventfd only when one of them rings: a pending wait costs no CPU until
+ * its event is updated, here or in another process.
  *
  * DOCA graph nodes run as work items of an extra, hidden context slot
- * (DC_WQ_ITEM_IDX): the slot loop is the same for them, and an item whose
- * completion does not end its graph instance returns DC_JOB_NO_EVENT. Depth
- * that graph instances hold but do not currently use in the ring is counted
- * in item_resv, so ring occupancy + item_resv never exceeds the depth
- * (docs/graph.md).
+ * (DC_WQ_ITEM_IDX): the entry then holds a pointer to the graph's item, an
+ * item whose completion does not end its graph instance returns
+ * DC_JOB_NO_EVENT. Depth that graph instances hold but do not currently use
+ * in the ring is counted in item_resv, so ring occupancy + item_resv never
+ * exceeds the depth (docs/graph.md).
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "dc_ctx.h"
 #include "dc_log.h"
+#include "hw_bell.h"
 
 #define DC_WQ_MAX_DEPTH (1u << 20)
 #define DC_WQ_MAX_CTX 16
 #define DC_WQ_ITEM_IDX DC_WQ_MAX_CTX /* graph work items: one slot past the contexts */
 
+/* One work-queue entry: a copy of the job (or, for a graph item, the graph's pointer). */
 struct dc_wq_slot {
-	const struct doca_job *job;
-	uint32_t ctx_idx;
+	uint16_t ctx_idx;
+	uint16_t blocked; /* returned DOCA_ERROR_AGAIN when last run */
+	uint32_t seen;	  /* its bell's sequence before that run */
+	union {
+		const struct doca_job *item;
+		struct doca_job job;
+		unsigned char raw[DC_WQE_JOB_MAX];
+	} u;
 };
+
+_Static_assert(sizeof(struct dc_wq_slot) == 64, "a work-queue entry is one cache line");
 
 struct doca_workq {
 	struct dc_wq_slot *ring;
@@ -43,12 +62,14 @@ struct doca_workq {
 	uint32_t last_ctx; /* submit's first guess: jobs mostly target one context */
 	uint32_t num_ctx;
 	uint32_t item_resv; /* depth reserved by graph instances, not in the ring now */
+	uint32_t nblocked; /* entries in the ring that cannot complete until their bell rings */
 	struct doca_ctx *ctx[DC_WQ_MAX_CTX + 1];
 	uint32_t pending[DC_WQ_MAX_CTX + 1];
 	uint32_t pins[DC_WQ_MAX_CTX]; /* graphs added to this work queue that use the context */
 	bool event_driven;
 	bool armed;
 	int efd;
+	struct hw_waiter waiter; /* the watch of an arm while every queued job is blocked */
 };
 
 static uint32_t ring_size(uint32_t depth)
@@ -62,15 +83,18 @@ static uint32_t ring_size(uint32_t depth)
 
 static doca_error_t ring_alloc(struct doca_workq *wq, uint32_t depth)
 {
-	struct dc_wq_slot *ring = calloc(ring_size(depth), sizeof(*ring));
+	size_t bytes = (size_t)ring_size(depth) * sizeof(struct dc_wq_slot);
+	struct dc_wq_slot *ring = aligned_alloc(64, bytes);
 
 	if (ring == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	memset(ring, 0, bytes);
 	free(wq->ring);
 	wq->ring = ring;
 	wq->mask = ring_size(depth) - 1;
 	wq->depth = depth;
 	wq->head = wq->tail = 0;
+	wq->nblocked = 0;
 	return DOCA_SUCCESS;
 }
 
@@ -102,12 +126,16 @@ doca_error_t doca_workq_destroy(struct doca_workq *workq)
 		DC_ERR("work queue is still added to %u context(s)", workq->num_ctx);
 		return DOCA_ERROR_IN_USE;
 	}
-	if (workq->efd >= 0)
+	if (workq->efd >= 0) {
+		hw_waiter_disarm(&workq->waiter);
 		close(workq->efd);
+	}
 	free(workq->ring);
 	free(workq);
 	return DOCA_SUCCESS;
 }
+
+static void signal_event(struct doca_workq *wq);
 
 /* ---- attachment (called by ctx.c under the context lock) ---- */
 
@@ -151,6 +179,9 @@ doca_error_t dc_workq_detach(struct doca_workq *wq, struct doca_ctx *ctx)
 		DC_ERR("%u graph(s) added to the work queue use this context", wq->pins[idx]);
 		return DOCA_ERROR_IN_USE;
 	}
+	/* An armed watch may name this context's bell, whose memory may go: wake the waiter instead. */
+	if (wq->event_driven && hw_waiter_disarm(&wq->waiter))
+		signal_event(wq);
 	wq->ctx[idx] = NULL;
 	wq->num_ctx--;
 	return DOCA_SUCCESS;
@@ -168,6 +199,7 @@ static void signal_event(struct doca_workq *wq)
 	uint64_t one = 1;
 
 	wq->armed = false;
+	hw_waiter_disarm(&wq->waiter);
 	if (write(wq->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		DC_ERR("event handle write failed: errno %d", errno);
 }
@@ -181,8 +213,10 @@ static inline int submit_ctx_index(struct doca_workq *wq, const struct doca_ctx 
 
 doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *job)
 {
+	struct dc_wq_slot *slot;
 	struct doca_ctx *ctx;
 	doca_error_t ret;
+	size_t size;
 	int idx;
 
 	if (workq == NULL || job == NULL || job->ctx == NULL)
@@ -195,10 +229,13 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 		return DOCA_ERROR_BAD_STATE;
 	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
-	ret = ctx->ops->job_check(ctx, job);
+	ret = ctx->ops->job_check(ctx, job, &size);
 	if (ret != DOCA_SUCCESS)
 		return ret;
-	workq->ring[workq->tail & workq->mask] = (struct dc_wq_slot){ .job = job, .ctx_idx = (uint32_t)idx };
+	slot = &workq->ring[workq->tail & workq->mask];
+	slot->ctx_idx = (uint16_t)idx;
+	slot->blocked = 0;
+	memcpy(slot->u.raw, job, size);
 	workq->tail++;
 	workq->pending[idx]++;
 	workq->last_ctx = (uint32_t)idx;
@@ -207,29 +244,56 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	return DOCA_SUCCESS;
 }
 
+/*
+ * Back of the ring for an entry that cannot complete yet. An item's entry is
+ * rebuilt from its pointer: the item's own run may have reused the slot.
+ */
+static void requeue_blocked(struct doca_workq *wq, const struct dc_wq_slot *from, uint32_t idx,
+			    const struct doca_job *item, uint32_t seen)
+{
+	struct dc_wq_slot *to = &wq->ring[wq->tail++ & wq->mask];
+
+	if (idx == DC_WQ_ITEM_IDX)
+		to->u.item = item;
+	else if (to != from)
+		to->u = from->u;
+	to->ctx_idx = (uint16_t)idx;
+	to->blocked = 1;
+	to->seen = seen;
+	wq->nblocked++;
+}
+
 doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_event *ev, int flags)
 {
-	struct dc_wq_slot slot;
+	const struct doca_job *job;
+	struct dc_wq_slot *slot;
+	struct hw_bell *bell;
 	struct doca_ctx *ctx;
 	doca_error_t st;
+	uint32_t idx, seen;
 
 	if (workq == NULL || ev == NULL || flags != DOCA_WORKQ_RETRIEVE_FLAGS_NONE)
 		return DOCA_ERROR_INVALID_VALUE;
 	/* Each queued job at most once per call: jobs that cannot complete yet go to the back. */
 	for (uint32_t n = workq->tail - workq->head; n != 0; n--) {
-		slot = workq->ring[workq->head & workq->mask];
-		ctx = workq->ctx[slot.ctx_idx];
-		workq->head++;
-		st = ctx->ops->job_exec(ctx, slot.job, &ev->result);
+		slot = &workq->ring[workq->head++ & workq->mask];
+		idx = slot->ctx_idx;
+		ctx = workq->ctx[idx];
+		job = idx == DC_WQ_ITEM_IDX ? slot->u.item : &slot->u.job;
+		workq->nblocked -= slot->blocked;
+		/* The bell's sequence before the look: a ring after it wakes a later watch. */
+		bell = ctx->ops->job_bell != NULL ? ctx->ops->job_bell(ctx, job) : NULL;
+		seen = bell != NULL ? hw_bell_seq(bell) : 0;
+		st = ctx->ops->job_exec(ctx, job, &ev->result);
 		if (st == DOCA_ERROR_AGAIN) {
-			workq->ring[workq->tail++ & workq->mask] = slot;
+			requeue_blocked(workq, slot, idx, job, seen);
 			continue;
 		}
-		workq->pending[slot.ctx_idx]--;
+		workq->pending[idx]--;
 		if (st == DC_JOB_NO_EVENT)
 			continue;
-		ev->type = slot.job->type;
-		ev->user_data = slot.job->user_data;
+		ev->type = job->type;
+		ev->user_data = job->user_data;
 		return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
 	}
 	return DOCA_ERROR_AGAIN;
@@ -265,7 +329,7 @@ void dc_workq_item_push(struct doca_workq *wq, struct doca_ctx *item_ctx, const 
 	/* The unit was reserved: it moves from the reserve into the ring, so the ring cannot overflow. */
 	wq->item_resv--;
 	wq->ctx[DC_WQ_ITEM_IDX] = item_ctx;
-	wq->ring[wq->tail & wq->mask] = (struct dc_wq_slot){ .job = item, .ctx_idx = DC_WQ_ITEM_IDX };
+	wq->ring[wq->tail & wq->mask] = (struct dc_wq_slot){ .ctx_idx = DC_WQ_ITEM_IDX, .u.item = item };
 	wq->tail++;
 	wq->pending[DC_WQ_ITEM_IDX]++;
 	if (wq->armed)
@@ -329,6 +393,7 @@ doca_error_t doca_workq_set_event_driven_enable(struct doca_workq *workq, uint8_
 	}
 	workq->event_driven = enable;
 	workq->armed = false;
+	hw_waiter_init(&workq->waiter, workq->efd);
 	return DOCA_SUCCESS;
 }
 
@@ -342,6 +407,23 @@ doca_error_t doca_workq_get_event_handle(struct doca_workq *workq, doca_event_ha
 	return DOCA_SUCCESS;
 }
 
+/* Every queued entry is blocked: watch their bells. DOCA_ERROR_NOT_SUPPORTED if one has none. */
+static doca_error_t watch_blocked(struct doca_workq *wq)
+{
+	struct hw_watch_set set = { .n = 0 };
+
+	for (uint32_t i = wq->head; i != wq->tail; i++) {
+		const struct dc_wq_slot *slot = &wq->ring[i & wq->mask];
+		struct doca_ctx *ctx = wq->ctx[slot->ctx_idx];
+		const struct doca_job *job = slot->ctx_idx == DC_WQ_ITEM_IDX ? slot->u.item : &slot->u.job;
+		struct hw_bell *bell = ctx->ops->job_bell != NULL ? ctx->ops->job_bell(ctx, job) : NULL;
+
+		if (bell == NULL || hw_watch_set_add(&set, bell, slot->seen, ctx->ops->peer_gone, ctx) != HW_OK)
+			return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	return hw_waiter_arm(&wq->waiter, &set) == HW_OK ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
+}
+
 doca_error_t doca_workq_event_handle_arm(struct doca_workq *workq)
 {
 	if (workq == NULL)
@@ -349,8 +431,10 @@ doca_error_t doca_workq_event_handle_arm(struct doca_workq *workq)
 	if (!workq->event_driven)
 		return DOCA_ERROR_BAD_STATE;
 	workq->armed = true;
-	/* Jobs already waiting must wake the waiter, or it would sleep forever. */
-	if (workq->head != workq->tail)
+	if (workq->head == workq->tail)
+		return DOCA_SUCCESS; /* the next submit signals */
+	/* Jobs that can complete now must wake the waiter, or it would sleep forever. */
+	if (workq->tail - workq->head != workq->nblocked || watch_blocked(workq) != DOCA_SUCCESS)
 		signal_event(workq);
 	return DOCA_SUCCESS;
 }

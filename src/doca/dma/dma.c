@@ -28,11 +28,14 @@ static doca_error_t dma_dev_check(struct doca_ctx *ctx, struct doca_dev *dev)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t dma_job_check(struct doca_ctx *ctx, const struct doca_job *job)
+_Static_assert(sizeof(struct doca_dma_job_memcpy) <= DC_WQE_JOB_MAX, "a DMA job fits a work-queue entry");
+
+static doca_error_t dma_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
 {
 	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
 
 	(void)ctx;
+	*size = sizeof(*j);
 	if (job->type != DOCA_DMA_JOB_MEMCPY) {
 		DC_ERR("job type %d is not a DMA job", job->type);
 		return DOCA_ERROR_INVALID_VALUE;

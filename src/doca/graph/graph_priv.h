@@ -139,10 +139,11 @@ struct dc_ginode *dc_ginode_of(const struct doca_graph_instance *inst, const str
 static inline doca_error_t dc_ginode_job_check(const struct dc_ginode *n)
 {
 	const struct doca_job *job = n->job;
+	size_t size; /* a node's job stays the graph's: nothing is copied */
 
 	if (job->ctx != n->node->ctx || job->type != n->node->job_type)
 		return DOCA_ERROR_INVALID_VALUE;
-	return job->ctx->ops->job_check(job->ctx, job);
+	return job->ctx->ops->job_check(job->ctx, job, &size);
 }
 
 /* A node's state in the instance's current run. */

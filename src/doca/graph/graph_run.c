@@ -28,10 +28,12 @@
 #include "graph_priv.h"
 
 static doca_error_t item_exec(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
+static struct hw_bell *item_bell(struct doca_ctx *ctx, const struct doca_job *job);
 
 static const struct dc_ctx_ops item_ops = {
 	.name = "graph",
 	.job_exec = item_exec,
+	.job_bell = item_bell,
 };
 
 /* Never started nor added anywhere: the work queue only calls its job_exec, for items queued by this file. */
@@ -307,6 +309,22 @@ static doca_error_t item_exec(struct doca_ctx *ctx, const struct doca_job *job, 
 	if (st != DC_JOB_NO_EVENT)
 		result->u64 = (uint64_t)st;
 	return st;
+}
+
+/* A waiting node's item waits on the bell of its node's job. */
+static struct hw_bell *item_bell(struct doca_ctx *ctx, const struct doca_job *job)
+{
+	const struct dc_ginode *n;
+	struct doca_ctx *jctx;
+
+	(void)ctx;
+	if (job->flags != DC_GITEM_NODE)
+		return NULL;
+	n = dc_container_of(job, struct dc_ginode, item);
+	if (n->node->kind != DC_GNODE_CTX)
+		return NULL;
+	jctx = n->job->ctx;
+	return jctx->ops->job_bell != NULL ? jctx->ops->job_bell(jctx, n->job) : NULL;
 }
 
 /* The run of a submitted instance whose item submit has just queued. */

@@ -101,8 +101,11 @@ static doca_error_t check_job(const struct doca_sha *sha, const struct doca_sha_
 	return dc_sha_is_partial(j->base.type) ? check_partial(sha, j, total) : DOCA_SUCCESS;
 }
 
-doca_error_t dc_sha_job_check(struct doca_ctx *ctx, const struct doca_job *job)
+_Static_assert(sizeof(struct doca_sha_partial_job) <= DC_WQE_JOB_MAX, "a SHA job fits a work-queue entry");
+
+doca_error_t dc_sha_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
 {
+	*size = dc_sha_is_partial(job->type) ? sizeof(struct doca_sha_partial_job) : sizeof(struct doca_sha_job);
 	return check_job((const struct doca_sha *)ctx, (const struct doca_sha_job *)job);
 }
 

@@ -32,7 +32,7 @@ struct doca_sha {
 };
 
 /* The context's operations on jobs (sha_job.c). */
-doca_error_t dc_sha_job_check(struct doca_ctx *ctx, const struct doca_job *job);
+doca_error_t dc_sha_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size);
 doca_error_t dc_sha_job_exec(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
 
 /*

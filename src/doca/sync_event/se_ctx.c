@@ -23,19 +23,24 @@ static doca_error_t se_dev_check(struct doca_ctx *ctx, struct doca_dev *dev)
 	return DOCA_ERROR_NOT_PERMITTED;
 }
 
-static doca_error_t se_job_check(struct doca_ctx *ctx, const struct doca_job *job)
+static doca_error_t se_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
 {
 	(void)ctx;
 	switch (job->type) {
 	case DOCA_SYNC_EVENT_JOB_WAIT_GT:
+		*size = sizeof(struct doca_sync_event_job_wait);
+		return DOCA_SUCCESS;
 	case DOCA_SYNC_EVENT_JOB_UPDATE_SET:
+		*size = sizeof(struct doca_sync_event_job_update_set);
 		return DOCA_SUCCESS;
 	case DOCA_SYNC_EVENT_JOB_GET:
+		*size = sizeof(struct doca_sync_event_job_get);
 		if (((const struct doca_sync_event_job_get *)job)->value != NULL)
 			return DOCA_SUCCESS;
 		DC_ERR("get job without a value pointer");
 		return DOCA_ERROR_INVALID_VALUE;
 	case DOCA_SYNC_EVENT_JOB_UPDATE_ADD:
+		*size = sizeof(struct doca_sync_event_job_update_add);
 		if (((const struct doca_sync_event_job_update_add *)job)->fetched != NULL)
 			return DOCA_SUCCESS;
 		DC_ERR("add job without a fetched pointer");
@@ -70,11 +75,13 @@ static doca_error_t exec_job(struct doca_sync_event *ev, const struct doca_job *
 	case DOCA_SYNC_EVENT_JOB_UPDATE_SET:
 		atomic_store_explicit(ev->value, ((const struct doca_sync_event_job_update_set *)job)->value,
 				      memory_order_release);
+		hw_bell_ring(ev->bell);
 		return DOCA_SUCCESS;
 	default: {
 		const struct doca_sync_event_job_update_add *a = (const struct doca_sync_event_job_update_add *)job;
 
 		*a->fetched = atomic_fetch_add_explicit(ev->value, a->value, memory_order_acq_rel);
+		hw_bell_ring(ev->bell);
 		return DOCA_SUCCESS;
 	}
 	}
@@ -89,6 +96,26 @@ static doca_error_t se_job_exec(struct doca_ctx *ctx, const struct doca_job *job
 	return st;
 }
 
+/* A wait that cannot complete yet may once the counter changes: every update rings the event's bell. */
+static struct hw_bell *se_job_bell(struct doca_ctx *ctx, const struct doca_job *job)
+{
+	(void)job;
+	return ev_of(ctx)->bell;
+}
+
+/* An imported event's exporter killed without revoking rings no more: the watch engine asks this. */
+static bool se_peer_gone(void *ctx)
+{
+	struct doca_sync_event *ev = ctx;
+
+	if (!ev->imported || ev->seg == NULL || fab_shm_owner_alive(&ev->shm))
+		return false;
+	atomic_store_explicit(&ev->exporter_gone, true, memory_order_release);
+	return true;
+}
+
+_Static_assert(sizeof(struct doca_sync_event_job_update_add) <= DC_WQE_JOB_MAX, "Sync Event jobs fit an entry");
+
 static const struct dc_ctx_ops dse_ctx_ops = {
 	.name = "Sync Event",
 	.max_devs = 0, /* DOCA: a device cannot be attached to a Sync Event context */
@@ -96,6 +123,8 @@ static const struct dc_ctx_ops dse_ctx_ops = {
 	.dev_check = se_dev_check,
 	.job_check = se_job_check,
 	.job_exec = se_job_exec,
+	.job_bell = se_job_bell,
+	.peer_gone = se_peer_gone,
 };
 
 struct doca_ctx *doca_sync_event_as_ctx(struct doca_sync_event *event)

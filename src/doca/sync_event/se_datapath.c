@@ -33,6 +33,8 @@ doca_error_t dse_peer_check(struct doca_sync_event *ev)
 		return DOCA_SUCCESS;
 	if (atomic_load_explicit(&ev->seg->revoked, memory_order_acquire) != 0)
 		return DOCA_ERROR_NOT_CONNECTED;
+	if (atomic_load_explicit(&ev->exporter_gone, memory_order_acquire))
+		return DOCA_ERROR_NOT_CONNECTED;
 	/* A killed exporter cannot revoke: its memfd leaving /proc tells instead. */
 	if (ev->imported &&
 	    atomic_fetch_add_explicit(&ev->poll_tick, 1, memory_order_relaxed) % DSE_LIVENESS_PERIOD ==
@@ -82,6 +84,7 @@ doca_error_t doca_sync_event_update_set(struct doca_sync_event *event, uint64_t 
 	if (ret != DOCA_SUCCESS)
 		return ret;
 	atomic_store_explicit(event->value, value, memory_order_release);
+	hw_bell_ring(event->bell);
 	return DOCA_SUCCESS;
 }
 
@@ -97,6 +100,7 @@ doca_error_t doca_sync_event_update_add(struct doca_sync_event *event, uint64_t 
 	if (ret != DOCA_SUCCESS)
 		return ret;
 	*fetched = atomic_fetch_add_explicit(event->value, value, memory_order_acq_rel);
+	hw_bell_ring(event->bell);
 	return DOCA_SUCCESS;
 }
 

@@ -47,11 +47,13 @@ doca_error_t dse_storage_setup(struct doca_sync_event *ev)
 	if (ev->user_addr != NULL) {
 		/* Same size and alignment as uint64_t: the atomic view of the user's word. */
 		ev->value = (_Atomic uint64_t *)ev->user_addr;
+		ev->bell = &ev->own_bell;
 		return DOCA_SUCCESS;
 	}
 	if (dse_has_dpu_loc(ev))
 		return dse_seg_create(ev);
 	ev->value = &ev->own_value;
+	ev->bell = &ev->own_bell;
 	return DOCA_SUCCESS;
 }
 

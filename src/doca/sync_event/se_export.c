@@ -47,16 +47,20 @@ doca_error_t dse_seg_create(struct doca_sync_event *ev)
 	atomic_init(&seg->value, 0);
 	ev->seg = seg;
 	ev->value = &seg->value;
+	ev->bell = &seg->bell;
 	return DOCA_SUCCESS;
 }
 
 void dse_export_release(struct doca_sync_event *ev)
 {
-	if (ev->seg != NULL && !ev->imported)
+	if (ev->seg != NULL && !ev->imported) {
 		atomic_store_explicit(&ev->seg->revoked, 1, memory_order_release);
+		hw_bell_ring(&ev->seg->bell); /* importers' waits fail now instead of sleeping on */
+	}
 	fab_shm_close(&ev->shm); /* the exporter's close frees the memfd once importers unmap */
 	ev->seg = NULL;
 	ev->value = NULL;
+	ev->bell = NULL;
 	free(ev->blob);
 	ev->blob = NULL;
 }
@@ -150,6 +154,7 @@ static doca_error_t attach(struct doca_sync_event *ev, const struct dse_blob *b)
 	}
 	ev->seg = seg;
 	ev->value = &seg->value;
+	ev->bell = &seg->bell;
 	return DOCA_SUCCESS;
 }
 

@@ -16,6 +16,7 @@
 #include "dc_ctx.h"
 #include "doca_sync_event.h"
 #include "fab_shm.h"
+#include "hw_bell.h"
 
 /* Where a publisher or subscriber runs. */
 enum dse_loc {
@@ -33,7 +34,7 @@ enum dse_state {
 
 #define DSE_SEG_TAG "sdpu-se"
 #define DSE_SEG_LEN 4096u
-#define DSE_SEG_VERSION 1u
+#define DSE_SEG_VERSION 2u
 #define DSE_CAP_KEY_LEN 16
 
 /*
@@ -48,6 +49,7 @@ struct dse_seg {
 	uint8_t cap_key[DSE_CAP_KEY_LEN];
 	_Atomic uint32_t revoked;
 	alignas(64) _Atomic uint64_t value; /* own cache line: waiters poll it */
+	struct hw_bell bell; /* rung by every update; same line: the updater has it already */
 };
 
 struct doca_sync_event {
@@ -64,7 +66,10 @@ struct doca_sync_event {
 	uint8_t *blob; /* export descriptor, made once */
 	size_t blob_len;
 	_Atomic uint32_t poll_tick; /* paces the exporter-liveness check of importers */
+	_Atomic bool exporter_gone; /* seen dead by the watch engine: the next check fails at once */
 	_Atomic uint64_t own_value; /* the counter of a process-local event */
+	struct hw_bell own_bell;	 /* its bell (also of an event on user memory) */
+	struct hw_bell *bell;		 /* rung after every update through the API: wakes armed work queues */
 };
 
 /* se_event.c */
