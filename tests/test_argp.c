@@ -188,11 +188,11 @@ static void test_register_errors(void)
 	CHECK_ERR(doca_argp_param_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_argp_register_version_callback(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_argp_register_validation_callback(NULL), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(add_param(NULL, NULL, DOCA_ARGP_TYPE_INT, count_cb, false, false), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(add_param("", "", DOCA_ARGP_TYPE_INT, count_cb, false, false), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(add_param("x", NULL, DOCA_ARGP_TYPE_UNKNOWN, count_cb, false, false), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(add_param(NULL, NULL, DOCA_ARGP_TYPE_INT, count_cb, false, false), DOCA_ERROR_INITIALIZATION);
+	CHECK_ERR(add_param("", "", DOCA_ARGP_TYPE_INT, count_cb, false, false), DOCA_ERROR_INITIALIZATION);
+	CHECK_ERR(add_param("x", NULL, DOCA_ARGP_TYPE_UNKNOWN, count_cb, false, false), DOCA_ERROR_INITIALIZATION);
 	CHECK_ERR(add_param("x", NULL, (enum doca_argp_type)42, count_cb, false, false), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(add_param("x", NULL, DOCA_ARGP_TYPE_INT, NULL, false, false), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(add_param("x", NULL, DOCA_ARGP_TYPE_INT, NULL, false, false), DOCA_ERROR_INITIALIZATION);
 	CHECK_ERR(add_param("h", NULL, DOCA_ARGP_TYPE_INT, count_cb, false, false), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(add_param(NULL, "log-level", DOCA_ARGP_TYPE_INT, count_cb, false, false), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(add_param("x", "xx", DOCA_ARGP_TYPE_INT, count_cb, false, false));

@@ -95,7 +95,7 @@ static bool list_is(struct doca_buf **b, int n)
 			return false;
 		if (doca_buf_is_in_list(b[i], &f) != DOCA_SUCCESS || f != (n > 1))
 			return false;
-		if (i > 0 && doca_buf_get_list_len(b[i], &len) != DOCA_ERROR_INVALID_VALUE)
+		if (i > 0 && doca_buf_get_list_len(b[i], &len) != DOCA_ERROR_NOT_PERMITTED)
 			return false;
 	}
 	return true;

@@ -43,7 +43,7 @@ static void test_life_cycle(void)
 	CHECK_ERR(doca_buf_arr_start(ba), DOCA_ERROR_BAD_STATE); /* no params */
 	CHECK_ERR(doca_buf_arr_stop(ba), DOCA_ERROR_BAD_STATE);
 	CHECK_OK(doca_buf_arr_set_params(ba, 64, 64, 0));
-	CHECK_ERR(doca_buf_arr_start(ba), DOCA_ERROR_BAD_STATE); /* mmap not started */
+	CHECK_ERR(doca_buf_arr_start(ba), DOCA_ERROR_NOT_PERMITTED); /* mmap not started */
 	CHECK_OK(doca_mmap_start(m));
 	CHECK_OK(doca_buf_arr_start(ba));
 	CHECK_ERR(doca_buf_arr_start(ba), DOCA_ERROR_BAD_STATE);
@@ -131,12 +131,12 @@ static void test_gpu_not_supported(void)
 	CHECK((m = make_mmap(true)) != NULL);
 	CHECK_OK(doca_buf_arr_create(m, &ba));
 	CHECK_ERR(doca_buf_arr_set_target_gpu(ba, (struct doca_gpu *)&fake_gpu), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_buf_arr_get_gpu_handle(ba, &h), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_ERR(doca_buf_arr_get_gpu_handle(ba, &h), DOCA_ERROR_BAD_STATE); /* not started */
 	CHECK(h == (struct doca_gpu_buf_arr *)0x1);
 	CHECK_OK(doca_buf_arr_set_params(ba, 16, 16, 0));
 	CHECK_OK(doca_buf_arr_start(ba));
 	CHECK_ERR(doca_buf_arr_get_gpu_handle(ba, &h), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_buf_arr_set_target_gpu(ba, (struct doca_gpu *)&fake_gpu), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_ERR(doca_buf_arr_set_target_gpu(ba, (struct doca_gpu *)&fake_gpu), DOCA_ERROR_BAD_STATE); /* started */
 	CHECK_OK(doca_buf_arr_stop(ba));
 	CHECK_OK(doca_buf_arr_destroy(ba));
 	CHECK_OK(doca_mmap_destroy(m));

@@ -64,7 +64,7 @@ static bool check_layout(struct doca_bufpool *bp, uint32_t n, uint8_t *base, siz
 
 	while (got < MAX_BUFS && doca_bufpool_buf_alloc(bp, &bufs[got]) == DOCA_SUCCESS)
 		got++;
-	if (got != n || doca_bufpool_buf_alloc(bp, &extra) != DOCA_ERROR_EMPTY || nfree(bp) != 0)
+	if (got != n || doca_bufpool_buf_alloc(bp, &extra) != DOCA_ERROR_NO_MEMORY || nfree(bp) != 0)
 		ok = false;
 	for (uint32_t i = 0; i < got && ok; i++) {
 		void *h, *d;
@@ -119,11 +119,14 @@ static void test_create_rules(void)
 	CHECK_ERR(doca_bufpool_create(NULL, 4, 0, 64, 6, m, &bp), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_bufpool_create(NULL, 4, 0, 64, 24, m, &bp), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_bufpool_create(NULL, 4, 0, 64, SIZE_MAX, m, &bp), DOCA_ERROR_INVALID_VALUE);
-	/* the mmap must be started */
-	CHECK_ERR(doca_bufpool_create(NULL, 4, 0, 64, 0, unstarted, &bp), DOCA_ERROR_BAD_STATE);
+	/* an unstarted mmap with a range is enough to create; start then needs it started */
+	CHECK_OK(doca_bufpool_create(NULL, 4, 0, 64, 0, unstarted, &bp));
+	CHECK_ERR(doca_bufpool_start(bp), DOCA_ERROR_BAD_STATE);
 	CHECK_OK(doca_mmap_start(unstarted));
 	CHECK_OK(doca_mmap_stop(unstarted));
-	CHECK_ERR(doca_bufpool_create(NULL, 4, 0, 64, 0, unstarted, &bp), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_bufpool_start(bp), DOCA_ERROR_BAD_STATE);
+	CHECK_OK(doca_bufpool_destroy(bp));
+	bp = NULL;
 	/* elements must fit */
 	CHECK_ERR(doca_bufpool_create(NULL, 65, 0, 64, 0, m, &bp), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_bufpool_create(NULL, 1, 0, 4097, 0, m, &bp), DOCA_ERROR_INVALID_VALUE);
@@ -213,8 +216,8 @@ static void test_alloc_free_realloc(void)
 		CHECK_OK(doca_mmap_get_num_bufs(m, &v));
 		CHECK(v == (uint32_t)i + 1);
 	}
-	CHECK_ERR(doca_bufpool_buf_alloc(bp, &x), DOCA_ERROR_EMPTY);
-	CHECK_ERR(doca_bufpool_buf_alloc(bp, &x), DOCA_ERROR_EMPTY);
+	CHECK_ERR(doca_bufpool_buf_alloc(bp, &x), DOCA_ERROR_NO_MEMORY);
+	CHECK_ERR(doca_bufpool_buf_alloc(bp, &x), DOCA_ERROR_NO_MEMORY);
 	/* the pool's buffers pin the mmap and the pool */
 	CHECK_ERR(doca_mmap_stop(m), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_ERR(doca_mmap_destroy(m), DOCA_ERROR_NOT_PERMITTED);
@@ -236,7 +239,7 @@ static void test_alloc_free_realloc(void)
 		CHECK_OK(doca_buf_get_len(b[3], &l));
 		CHECK(l == 128);
 	}
-	CHECK_ERR(doca_bufpool_buf_alloc(bp, &x), DOCA_ERROR_EMPTY);
+	CHECK_ERR(doca_bufpool_buf_alloc(bp, &x), DOCA_ERROR_NO_MEMORY);
 
 	/* reference counting: a buffer returns only at the last release */
 	CHECK_OK(doca_buf_refcount_add(b[0], NULL));

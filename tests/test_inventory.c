@@ -117,12 +117,12 @@ static void test_start_stop(void)
 	CHECK_ERR(doca_buf_inventory_buf_by_addr(inv, m, mem, 8, &b2), DOCA_ERROR_BAD_STATE);
 	CHECK_ERR(doca_buf_inventory_buf_by_data(inv, m, mem, 8, &b2), DOCA_ERROR_BAD_STATE);
 	CHECK_ERR(doca_buf_inventory_buf_by_args(inv, m, mem, 8, mem, 8, &b2), DOCA_ERROR_BAD_STATE);
-	CHECK_ERR(doca_buf_inventory_buf_dup(inv, b, &d), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_buf_inventory_buf_dup(inv, b, &d), DOCA_ERROR_NOT_PERMITTED);
 	CHECK(nfree(inv) == 3);
 	/* buffers already out stay valid and can be returned */
 	CHECK(buf_is(b, mem, 8, mem, 0));
 	CHECK_OK(doca_buf_set_data(b, mem + 1, 2));
-	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_IN_USE);
+	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_OK(doca_buf_refcount_rm(b, NULL));
 	CHECK(nfree(inv) == 4);
 	/* start again */
@@ -411,15 +411,15 @@ static void test_destroy_in_use(void)
 	CHECK_OK(doca_buf_inventory_start(inv));
 	CHECK_OK(doca_buf_inventory_buf_by_addr(inv, m, mem, 8, &b));
 	CHECK_OK(doca_buf_inventory_buf_by_addr(inv, m, mem, 8, &b2));
-	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_IN_USE);
+	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_OK(doca_buf_refcount_add(b, NULL));
 	CHECK_OK(doca_buf_refcount_rm(b, NULL));
 	CHECK_OK(doca_buf_refcount_rm(b2, NULL));
-	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_IN_USE);
+	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_NOT_PERMITTED);
 	/* a buffer in a list is still out */
 	CHECK_OK(doca_buf_inventory_buf_by_addr(inv, m, mem, 8, &b2));
 	CHECK_OK(doca_buf_chain_list(b, b2));
-	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_IN_USE);
+	CHECK_ERR(doca_buf_inventory_destroy(inv), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_OK(doca_buf_refcount_rm(b, NULL));
 	CHECK(nfree(inv) == 2);
 	CHECK_OK(doca_buf_inventory_destroy(inv));

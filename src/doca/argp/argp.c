@@ -118,6 +118,7 @@ static bool dargp_name_taken(const char *name, bool is_short)
 	return false;
 }
 
+/* A missing mandatory field (name, type, callback) is documented as an initialization error. */
 static doca_error_t dargp_param_check(const struct doca_argp_param *p)
 {
 	bool has_short = p->short_name != NULL && *p->short_name != '\0';
@@ -127,15 +128,19 @@ static doca_error_t dargp_param_check(const struct doca_argp_param *p)
 		return DOCA_ERROR_NO_MEMORY;
 	if (!has_short && !has_long) {
 		DC_ERR("param has neither a short nor a long name");
-		return DOCA_ERROR_INVALID_VALUE;
+		return DOCA_ERROR_INITIALIZATION;
 	}
-	if (p->type <= DOCA_ARGP_TYPE_UNKNOWN || p->type > DOCA_ARGP_TYPE_JSON_OBJ) {
+	if (p->type == DOCA_ARGP_TYPE_UNKNOWN) {
+		DC_ERR("param %s has no type", has_long ? p->long_name : p->short_name);
+		return DOCA_ERROR_INITIALIZATION;
+	}
+	if (p->type < DOCA_ARGP_TYPE_UNKNOWN || p->type > DOCA_ARGP_TYPE_JSON_OBJ) {
 		DC_ERR("param %s has no valid type", has_long ? p->long_name : p->short_name);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (p->callback == NULL) {
 		DC_ERR("param %s has no callback", has_long ? p->long_name : p->short_name);
-		return DOCA_ERROR_INVALID_VALUE;
+		return DOCA_ERROR_INITIALIZATION;
 	}
 	if ((has_short && dargp_name_taken(p->short_name, true)) || (has_long && dargp_name_taken(p->long_name, false))) {
 		DC_ERR("param %s reuses a name already registered", has_long ? p->long_name : p->short_name);

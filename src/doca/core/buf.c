@@ -206,7 +206,7 @@ doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_ele
 		return DOCA_ERROR_INVALID_VALUE;
 	if (!buf->is_head) {
 		DC_ERR("list length is kept by the list head");
-		return DOCA_ERROR_INVALID_VALUE;
+		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	*num_elements = buf->list_len;
 	return DOCA_SUCCESS;

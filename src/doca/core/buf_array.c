@@ -63,6 +63,8 @@ doca_error_t doca_buf_arr_set_target_gpu(struct doca_buf_arr *buf_arr, struct do
 {
 	if (buf_arr == NULL || gpu_handler == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (buf_arr->started)
+		return DOCA_ERROR_BAD_STATE;
 	DC_ERR("the emulated device has no GPU: buffer array GPU target not supported");
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
@@ -85,8 +87,12 @@ doca_error_t doca_buf_arr_start(struct doca_buf_arr *buf_arr)
 {
 	if (buf_arr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (buf_arr->started || !buf_arr->has_params || buf_arr->mmap->state != DC_MMAP_STARTED)
+	if (buf_arr->started || !buf_arr->has_params)
 		return DOCA_ERROR_BAD_STATE;
+	if (buf_arr->mmap->state != DC_MMAP_STARTED) {
+		DC_ERR("the mmap of the buffer array is not started");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (!fits(buf_arr)) {
 		DC_ERR("buffer array does not fit in its mmap");
 		return DOCA_ERROR_INVALID_VALUE;
@@ -109,6 +115,8 @@ doca_error_t doca_buf_arr_get_gpu_handle(const struct doca_buf_arr *buf_arr, str
 {
 	if (buf_arr == NULL || gpu_buf_arr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (!buf_arr->started)
+		return DOCA_ERROR_BAD_STATE;
 	DC_ERR("the emulated device has no GPU: buffer array GPU handle not supported");
 	return DOCA_ERROR_NOT_SUPPORTED;
 }

@@ -47,7 +47,7 @@ doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (inventory->src.num_free != inventory->src.num_total) {
 		DC_ERR("%u buffers are still in use", inventory->src.num_total - inventory->src.num_free);
-		return DOCA_ERROR_IN_USE;
+		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	free(inventory->bufs);
 	free(inventory);
@@ -179,14 +179,16 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 
 	if (inventory == NULL || src_buf == NULL || dst_buf == NULL || src_buf->refcount == 0)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!inventory->started)
-		return DOCA_ERROR_BAD_STATE;
+	if (!inventory->started) {
+		DC_ERR("buffers are duplicated into a started inventory only");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (src_buf->is_head && inventory->src.num_free < src_buf->list_len)
 		return DOCA_ERROR_NO_MEMORY;
 	for (el = src_buf; el != NULL; el = el->next) {
 		if (inventory->src.num_free == 0 || el->mmap->state != DC_MMAP_STARTED) {
 			/* decide before drop_list() gives the partial copy back */
-			doca_error_t ret = inventory->src.num_free == 0 ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_BAD_STATE;
+			doca_error_t ret = inventory->src.num_free == 0 ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_NOT_PERMITTED;
 
 			drop_list(head);
 			return ret;

@@ -49,8 +49,9 @@ doca_error_t doca_bufpool_create(const union doca_data *user_data, size_t num_el
 	if (bufpool == NULL || mmap == NULL || num_elements == 0 || num_elements > UINT32_MAX || element_size == 0 ||
 	    !is_pow2_or_zero(element_alignment) || (extensions & ~(uint32_t)DOCA_BUF_EXTENSION_LINKED_LIST) != 0)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!mmap->has_range || mmap->state != DC_MMAP_STARTED) {
-		DC_ERR("bufpool needs a started mmap with a memrange");
+	/* the layout needs the range now; the mmap itself must be started by doca_bufpool_start() */
+	if (!mmap->has_range) {
+		DC_ERR("bufpool needs an mmap with a memrange");
 		return DOCA_ERROR_BAD_STATE;
 	}
 	bp = calloc(1, sizeof(*bp));
@@ -95,6 +96,10 @@ doca_error_t doca_bufpool_start(struct doca_bufpool *bufpool)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (bufpool->started)
 		return DOCA_ERROR_BAD_STATE;
+	if (bufpool->mmap->state != DC_MMAP_STARTED) {
+		DC_ERR("the mmap of the bufpool is not started");
+		return DOCA_ERROR_BAD_STATE;
+	}
 	bufpool->started = true;
 	return DOCA_SUCCESS;
 }
@@ -151,7 +156,7 @@ doca_error_t doca_bufpool_buf_alloc(struct doca_bufpool *bufpool, struct doca_bu
 	if (!bufpool->started || bufpool->mmap->state != DC_MMAP_STARTED)
 		return DOCA_ERROR_BAD_STATE;
 	if (bufpool->src.num_free == 0)
-		return DOCA_ERROR_EMPTY;
+		return DOCA_ERROR_NO_MEMORY; /* documented code for an exhausted pool */
 	/* Each descriptor owns one fixed slot: its index in the descriptor array. */
 	b = bufpool->src.free_list;
 	addr = bufpool->first + (size_t)(b - bufpool->bufs) * bufpool->stride;

@@ -136,7 +136,7 @@ doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t l
 	}
 	if (mmap->has_range) {
 		DC_ERR("memrange can be set only once");
-		return DOCA_ERROR_BAD_STATE;
+		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	mmap->addr = addr;
 	mmap->len = len;
@@ -174,12 +174,31 @@ doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_
 	if (mmap == NULL || max_num_devices == 0 || max_num_devices < mmap->num_devs)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (!configurable(mmap, "max number of devices"))
-		return DOCA_ERROR_BAD_STATE;
+		return DOCA_ERROR_NOT_PERMITTED; /* documented: refused once the mmap was first started */
 	devs = realloc(mmap->devs, max_num_devices * sizeof(*devs));
 	if (devs == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	mmap->devs = devs;
 	mmap->max_devs = max_num_devices;
+	return DOCA_SUCCESS;
+}
+
+/*
+ * Devices of a 2.x mmap change only while it was never started; a 1.x map
+ * registers its devices after start, so only its stopped state refuses them.
+ */
+static doca_error_t devs_changeable(const struct doca_mmap *m, const char *what)
+{
+	if (m->origin != DC_MMAP_LOCAL || m->exported) {
+		DC_ERR("devices cannot be %s an exported or imported mmap", what);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (m->chunked)
+		return m->state == DC_MMAP_STOPPED ? DOCA_ERROR_BAD_STATE : DOCA_SUCCESS;
+	if (m->state != DC_MMAP_CREATED) {
+		DC_ERR("devices cannot be %s an mmap that was started", what);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	return DOCA_SUCCESS;
 }
 
@@ -198,12 +217,9 @@ doca_error_t doca_mmap_dev_add(struct doca_mmap *mmap, struct doca_dev *dev)
 
 	if (mmap == NULL || dev == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->origin != DC_MMAP_LOCAL || mmap->exported) {
-		DC_ERR("devices cannot be added to an exported or imported mmap");
-		return DOCA_ERROR_NOT_PERMITTED;
-	}
-	if (mmap->state == DC_MMAP_STOPPED)
-		return DOCA_ERROR_BAD_STATE;
+	ret = devs_changeable(mmap, "added to");
+	if (ret != DOCA_SUCCESS)
+		return ret;
 	if (find_dev(mmap, dev) >= 0)
 		return DOCA_ERROR_IN_USE;
 	if (mmap->num_devs == mmap->max_devs) {
@@ -227,19 +243,19 @@ doca_error_t doca_mmap_dev_add(struct doca_mmap *mmap, struct doca_dev *dev)
 
 doca_error_t doca_mmap_dev_rm(struct doca_mmap *mmap, struct doca_dev *dev)
 {
+	doca_error_t ret;
 	int idx;
 
 	if (mmap == NULL || dev == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->origin != DC_MMAP_LOCAL || mmap->exported) {
-		DC_ERR("devices cannot be removed from an exported or imported mmap");
-		return DOCA_ERROR_NOT_PERMITTED;
-	}
-	if (mmap->state == DC_MMAP_STOPPED)
-		return DOCA_ERROR_BAD_STATE;
+	ret = devs_changeable(mmap, "removed from");
+	if (ret != DOCA_SUCCESS)
+		return ret;
 	idx = find_dev(mmap, dev);
-	if (idx < 0)
-		return DOCA_ERROR_NOT_FOUND;
+	if (idx < 0) {
+		DC_ERR("device was not added to the mmap");
+		return DOCA_ERROR_INVALID_VALUE; /* the documented code for an unknown device */
+	}
 	if (mmap->state == DC_MMAP_STARTED && mmap->num_bufs != 0) {
 		DC_ERR("device in use by %u buffers of the mmap", mmap->num_bufs);
 		return DOCA_ERROR_IN_USE;
@@ -257,6 +273,11 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	/* stop withdraws the exports, so an exported mmap is always a started one */
+	if (mmap->origin != DC_MMAP_LOCAL || (mmap->exported && mmap->state == DC_MMAP_STARTED)) {
+		DC_ERR("an exported or imported mmap cannot be started");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (mmap->state == DC_MMAP_STARTED)
 		return DOCA_ERROR_BAD_STATE;
 	if (!mmap->has_range && !mmap->chunked) {
@@ -283,6 +304,10 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (mmap->origin != DC_MMAP_LOCAL) {
+		DC_ERR("an mmap created from an export is released by destroying it, not stopped");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (mmap->state != DC_MMAP_STARTED)
 		return DOCA_ERROR_BAD_STATE;
 	if (mmap->num_bufs != 0) {

@@ -95,7 +95,7 @@ static doca_error_t export_check(struct doca_mmap *m, const struct doca_dev *dev
 	}
 	if (m->state != DC_MMAP_STARTED) {
 		DC_ERR("mmap must be started before export");
-		return DOCA_ERROR_BAD_STATE;
+		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	if (m->chunked && m->num_chunks != 1) {
 		/* a descriptor names one range: more chunks would expose the gaps between them */
