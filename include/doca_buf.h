@@ -8,6 +8,7 @@
 #ifndef DOCA_BUF_H_
 #define DOCA_BUF_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -7,6 +7,8 @@
 #ifndef DOCA_COMPAT_H_
 #define DOCA_COMPAT_H_
 
+#include "doca_config.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,6 +29,33 @@ extern "C" {
 #else
 #define DOCA_DEPRECATED __attribute__((deprecated)) DOCA_EXPORTED
 #endif
+
+/*
+ * Compatibility helpers (on unless doca_config.h turns them off): a struct
+ * that starts with DOCA_STRUCT_START carries the API version it was built
+ * against. They come after the markers above because doca_version.h, which
+ * they need, uses those markers.
+ */
+#ifdef DOCA_COMPAT_HELPERS
+
+#include <stdint.h>
+#include <string.h>
+
+#include "doca_version.h"
+
+#define DOCA_STRUCT_START uint32_t __doca_api_version
+#define DOCA_STRUCT_GET_VERSION(s) (s)->__doca_api_version
+#define DOCA_STRUCT_CTOR(s) (s).__doca_api_version = DOCA_CURRENT_VERSION_NUM
+#define DOCA_STRUCT_PTR_CTOR(s) DOCA_STRUCT_CTOR(*(s))
+#define DOCA_STRUCT_MEMSET_CTOR(s)                                                                                     \
+	do {                                                                                                           \
+		memset(&(s), 0, sizeof(s));                                                                            \
+		(s).__doca_api_version = DOCA_CURRENT_VERSION_NUM;                                                     \
+	} while (0)
+#define DOCA_STRUCT_PTR_MEMSET_CTOR(s) DOCA_STRUCT_MEMSET_CTOR(*(s))
+#define DOCA_STRUCT_CTOR_LIST_START .__doca_api_version = DOCA_CURRENT_VERSION_NUM
+
+#endif /* DOCA_COMPAT_HELPERS */
 
 #ifdef __cplusplus
 }

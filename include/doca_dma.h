@@ -10,7 +10,7 @@
 #ifndef DOCA_DMA_H_
 #define DOCA_DMA_H_
 
-#include <stdint.h>
+#include <inttypes.h>
 
 #include "doca_buf.h"
 #include "doca_compat.h"

@@ -4,6 +4,7 @@
 #ifndef DOCA_ERROR_H_
 #define DOCA_ERROR_H_
 
+#include "doca_common_defines.h"
 #include "doca_compat.h"
 
 #ifdef __cplusplus
@@ -48,7 +49,8 @@ typedef enum doca_error {
 			(r) = (t);                                                                                     \
 	} while (0)
 
-#define DOCA_IS_ERROR(r) ((r) != DOCA_SUCCESS)
+/** True when r is an error; hinted as the unlikely branch. */
+#define DOCA_IS_ERROR(r) doca_unlikely((r) != DOCA_SUCCESS)
 
 /** Name of the error code, e.g. "DOCA_ERROR_INVALID_VALUE"; "DOCA_ERROR_UNKNOWN" for codes outside the list. */
 DOCA_STABLE

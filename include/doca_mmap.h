@@ -8,6 +8,7 @@
 #ifndef DOCA_MMAP_H_
 #define DOCA_MMAP_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -45,6 +45,21 @@ external_build() {
 external_run() {
 	LD_LIBRARY_PATH=$work/root$prefix/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/demo" | grep -q "demo: OK"
 }
+transitive_includes_build() {
+	local r=$work/root$prefix src=tests/compile/transitive_includes.c last s
+	export PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig
+	# A program that includes only DOCA headers and leans on the standard headers they bring, as
+	# the vendor samples do: whole, then each section alone (so no header covers for another).
+	# shellcheck disable=SC2046
+	gcc -std=c11 -Wall -Werror $(pkg-config --cflags doca) "$src" -o "$work/transitive" $(pkg-config --libs doca) ||
+		return 1
+	last=$(grep -o 'TI_SECTION == [0-9]*' "$src" | awk '{print $3}' | sort -n | tail -n 1)
+	for s in $(seq 1 "$last"); do
+		# shellcheck disable=SC2046
+		gcc -std=c11 -Wall -Werror -DTI_SECTION="$s" $(pkg-config --cflags doca) -c "$src" -o "$work/transitive.o" ||
+			{ echo "section $s of $src"; return 1; }
+	done
+}
 exports_only_vendor_api() {
 	local bad
 	bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libdoca_common.so" |
@@ -74,6 +89,7 @@ check "meson install with prefix $prefix" install_tree
 check "vendor layout (include/, lib/$multiarch/pkgconfig/doca.pc, applications/VERSION)" layout
 check "external program builds with pkg-config doca" external_build
 check "external program runs" external_run
+check "a program relying on the DOCA headers' standard includes builds with pkg-config doca" transitive_includes_build
 check "shared library exports only the vendor API" exports_only_vendor_api
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested
