@@ -8,7 +8,8 @@
  * 1 B to 64 MiB, bounds and rights refusals checked by the exporter (forged
  * descriptors), forged capability keys, revocation, malformed requests sent
  * with a UCX endpoint of the test's own, concurrent importers, unexport
- * racing with transfers in one process, and an exporter killed with SIGKILL.
+ * racing with transfers in one process, an exporter killed with SIGKILL, and
+ * a UCX library or function missing at run time.
  *
  * An internal test: it includes fab_xport.h, fab_desc.h and fab_ucx.h.
  */
@@ -30,6 +31,7 @@
 #include "doca_types.h"
 #include "fab_desc.h"
 #include "fab_ucx.h"
+#include "fab_ucx_api.h"
 #include "fab_xport.h"
 #include "harness.h"
 
@@ -484,6 +486,52 @@ static void t_bad_info(void)
 	info.len = FAB_XPORT_INFO_MAX + 1;
 	CHECK_ERR(X->open(&A.d[EX_BIG], &info, &r), FAB_ERR_INVAL);
 	CHECK(X->read(NULL, 0, NULL, 1) == FAB_ERR_INVAL);
+}
+
+/*
+ * A child that loads soname as UCX: it must find the transport unavailable,
+ * as in a build without UCX (the export fails, an open has no path). Loading
+ * is tried once per process, hence one child per name. 0 when all held.
+ */
+static int child_without_ucx(const char *soname)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		uint8_t mem[SMALL_LEN];
+		struct fab_export_desc d;
+		struct fab_xinfo info = { .len = 0 };
+		struct fab_remote *r = (struct fab_remote *)&info;
+		void *priv = NULL;
+
+		memset(&d, 0, sizeof(d));
+		d.kind = FAB_EXPORT_DPU;
+		d.export_id = 7;
+		d.access = DOCA_ACCESS_DPU_READ_WRITE;
+		d.addr = (uint64_t)(uintptr_t)mem;
+		d.len = sizeof(mem);
+		if (fab_ucx_use_library(soname) != 0)
+			_exit(2);
+		if (X->export_range(&d, mem, &info, &priv) != -1 || priv != NULL || info.len != 0)
+			_exit(3);
+		if (X->open(&A.d[EX_BIG], ucx_info(&A.d[EX_BIG]), &r) != FAB_ERR_NO_PATH || r != NULL)
+			_exit(4);
+		if (fab_ucx_load() != -1 || fab_ucx_use_library("libucp.so.0") != -1)
+			_exit(5); /* the failure stays, and loading is not tried again */
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void t_without_ucx(void)
+{
+	CHECK_ERR(child_without_ucx("libsoftdpu-no-such-ucp.so.0"), 0);
+	CHECK_ERR(child_without_ucx("libc.so.6"), 0); /* loads, but has none of UCX's functions */
 }
 
 static void t_unexport(void)
@@ -1048,6 +1096,7 @@ int main(int argc, char **argv)
 	}
 	RUN(t_descriptor_section);
 	RUN(t_bad_info);
+	RUN(t_without_ucx); /* before this process loads UCX: the children must not inherit it */
 	RUN(t_read_sizes);
 	RUN(t_write_sizes);
 	RUN(t_bounds);

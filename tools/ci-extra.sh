@@ -66,6 +66,19 @@ exports_only_vendor_api() {
 		awk '{print $3}' | grep -v -E '^(doca_|priv_doca_)' || true)
 	[ -z "$bad" ] || { echo "non-vendor exports: $bad"; return 1; }
 }
+# UCX is opened on first use of a path to another machine (fab_ucx_load.c), never linked:
+# a program that stays on one machine must not get UCX's signal handlers and memory hooks.
+no_ucx_linked() {
+	local lib=$work/root$prefix/lib/$multiarch/libdoca_common.so deps needed
+	deps=$(ldd "$lib") || return 1
+	needed=$(readelf -d "$lib" | grep NEEDED) || return 1
+	if echo "$deps" | grep -q 'libuc[pstm]' || echo "$needed" | grep -q 'libuc[pstm]'; then
+		echo "libdoca_common.so links UCX:"
+		echo "$deps"
+		echo "$needed"
+		return 1
+	fi
+}
 arch_default_respected() {
 	printf '#include <doca_build_config.h>\n#ifndef DOCA_ARCH_DPU\n#error lost\n#endif\n#ifdef DOCA_ARCH_HOST\n#error default\n#endif\nint main(void){return 0;}\n' >"$work/arch.c"
 	gcc -DDOCA_ARCH_DPU -I"$work/root$prefix/include" "$work/arch.c" -o "$work/arch"
@@ -91,6 +104,7 @@ check "external program builds with pkg-config doca" external_build
 check "external program runs" external_run
 check "a program relying on the DOCA headers' standard includes builds with pkg-config doca" transitive_includes_build
 check "shared library exports only the vendor API" exports_only_vendor_api
+check "libdoca_common.so links no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested
 check "benchmarks build and run (quick)" bench_smoke

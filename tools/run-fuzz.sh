@@ -45,7 +45,7 @@ run fuzz_mmap_desc tests/fuzz/fuzz_mmap_desc.c src/fabric/fab_desc.c
 run fuzz_mmap_desc_sealed tests/fuzz/fuzz_mmap_desc_sealed.c src/fabric/fab_desc.c
 run fuzz_mmap_import tests/fuzz/fuzz_mmap_import.c "${lib[@]}"
 run fuzz_sync_event_blob tests/fuzz/fuzz_sync_event_blob.c src/doca/sync_event/se_blob.c src/fabric/fab_desc.c -Isrc/doca/sync_event
-run fuzz_ucx_wire tests/fuzz/fuzz_ucx_wire.c -DSOFTDPU_HAVE_UCX "${lib[@]}" src/fabric/fab_ucx.c src/fabric/fab_shm.c -lucp -luct -lucs
+run fuzz_ucx_wire tests/fuzz/fuzz_ucx_wire.c -DSOFTDPU_HAVE_UCX "${lib[@]}" src/fabric/fab_ucx.c src/fabric/fab_ucx_load.c src/fabric/fab_shm.c
 run fuzz_cc_handshake tests/fuzz/fuzz_cc_handshake.c src/fabric/fab_cc.c src/doca/log/*.c src/doca/core/error.c
 for extra in tests/fuzz/fuzz_*.sh; do
 	[ -f "$extra" ] || continue

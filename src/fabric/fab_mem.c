@@ -61,7 +61,7 @@ static int no_ucx_open(const struct fab_export_desc *d, const struct fab_xinfo *
 	(void)info;
 	(void)r;
 	DC_ERR("softdpu was built without UCX: memory of another machine is out of reach");
-	return FAB_ERR_PEER_GONE;
+	return FAB_ERR_NO_PATH;
 }
 
 const struct fab_xport_ops fab_ucx_ops = {

@@ -17,9 +17,13 @@
  * worker from the calling thread until the replies arrived, the endpoint
  * failed or the deadline passed. A READ's data is received straight into the
  * caller's buffer (rendezvous). See docs/fabric_ucx.md.
+ *
+ * UCX itself is loaded by the first export or open (fab_ucx_load.c); every
+ * other entry point runs only after one of them succeeded.
  */
 #include "dc_log.h"
 #include "fab_ucx.h"
+#include "fab_ucx_api.h"
 #include "fab_wire.h"
 #include "fab_xport.h"
 
@@ -147,9 +151,9 @@ static int ucx_new_context(ucp_context_h *ctx)
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
 	p.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
 	p.mt_workers_shared = 0;
-	st = ucp_init(&p, NULL, ctx);
+	st = fab_ucx.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &p, NULL, ctx);
 	if (st != UCS_OK) {
-		ucx_log("ucp_init: %s", ucs_status_string(st));
+		ucx_log("ucp_init: %s", fab_ucx.ucs_status_string(st));
 		return -1;
 	}
 	return 0;
@@ -163,15 +167,15 @@ static int ucx_new_worker(ucp_context_h ctx, ucp_worker_h *w, int *efd)
 	memset(&wp, 0, sizeof(wp));
 	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
 	wp.thread_mode = UCS_THREAD_MODE_SERIALIZED; /* one thread at a time, by construction */
-	st = ucp_worker_create(ctx, &wp, w);
+	st = fab_ucx.ucp_worker_create(ctx, &wp, w);
 	if (st != UCS_OK) {
-		ucx_log("ucp_worker_create: %s", ucs_status_string(st));
+		ucx_log("ucp_worker_create: %s", fab_ucx.ucs_status_string(st));
 		return -1;
 	}
-	st = ucp_worker_get_efd(*w, efd);
+	st = fab_ucx.ucp_worker_get_efd(*w, efd);
 	if (st != UCS_OK) {
-		ucx_log("ucp_worker_get_efd: %s", ucs_status_string(st));
-		ucp_worker_destroy(*w);
+		ucx_log("ucp_worker_get_efd: %s", fab_ucx.ucs_status_string(st));
+		fab_ucx.ucp_worker_destroy(*w);
 		return -1;
 	}
 	return 0;
@@ -342,9 +346,9 @@ static void exp_op_free(struct exp_op *op)
 static void exp_send_done(void *request, ucs_status_t status, void *user_data)
 {
 	if (status != UCS_OK && status != UCS_ERR_CANCELED)
-		ucx_log("reply send failed: %s", ucs_status_string(status));
+		ucx_log("reply send failed: %s", fab_ucx.ucs_status_string(status));
 	exp_op_free(user_data);
-	ucp_request_free(request);
+	fab_ucx.ucp_request_free(request);
 }
 
 /*
@@ -376,11 +380,11 @@ static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, uint8_t 
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.send = exp_send_done;
 	p.user_data = op;
-	sp = ucp_am_send_nbx(ep, FAB_UCX_AM_REP, op->rep, FAB_UCX_REP_SIZE, op->stage, op->len, &p);
+	sp = fab_ucx.ucp_am_send_nbx(ep, FAB_UCX_AM_REP, op->rep, FAB_UCX_REP_SIZE, op->stage, op->len, &p);
 	if (UCS_PTR_IS_PTR(sp))
 		return; /* exp_send_done finishes */
 	if (UCS_PTR_IS_ERR(sp))
-		ucx_log("reply send failed: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
+		ucx_log("reply send failed: %s", fab_ucx.ucs_status_string(UCS_PTR_STATUS(sp)));
 	exp_op_free(op);
 }
 
@@ -391,14 +395,14 @@ static void exp_write_received(struct exp_op *op, ucs_status_t status)
 		exp_reply(op->ep, op->req, exp_copy(op->req, FAB_UCX_OP_WRITE, op->stage), NULL, 0);
 	else /* the endpoint is broken: the importer sees the failure itself */
 		ucx_log("receiving %llu bytes of a write failed: %s", (unsigned long long)op->len,
-			ucs_status_string(status));
+			fab_ucx.ucs_status_string(status));
 	exp_op_free(op);
 }
 
 static void exp_write_done(void *request, ucs_status_t status, size_t length, void *user_data)
 {
 	(void)length;
-	ucp_request_free(request);
+	fab_ucx.ucp_request_free(request);
 	exp_write_received(user_data, status);
 }
 
@@ -494,7 +498,7 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.recv_am = exp_write_done;
 	p.user_data = wop;
-	sp = ucp_am_recv_data_nbx(ex.worker, data, wop->stage, len, &p);
+	sp = fab_ucx.ucp_am_recv_data_nbx(ex.worker, data, wop->stage, len, &p);
 	if (UCS_PTR_IS_PTR(sp))
 		return UCS_INPROGRESS; /* exp_write_done finishes */
 	exp_write_received(wop, UCS_PTR_STATUS(sp));
@@ -508,7 +512,7 @@ static void *exp_thread(void *arg)
 
 	(void)arg;
 	for (;;) {
-		if (ucp_worker_progress(ex.worker) != 0) {
+		if (fab_ucx.ucp_worker_progress(ex.worker) != 0) {
 			last = 0;
 			continue;
 		}
@@ -518,12 +522,12 @@ static void *exp_thread(void *arg)
 			last = now_ns();
 		if (now_ns() - last < FAB_UCX_SPIN_NS)
 			continue;
-		ucs_status_t st = ucp_worker_arm(ex.worker);
+		ucs_status_t st = fab_ucx.ucp_worker_arm(ex.worker);
 
 		if (st == UCS_ERR_BUSY)
 			continue;
 		if (st != UCS_OK) {
-			ucx_log("ucp_worker_arm: %s", ucs_status_string(st));
+			ucx_log("ucp_worker_arm: %s", fab_ucx.ucs_status_string(st));
 			poll(NULL, 0, 1);
 			continue;
 		}
@@ -545,9 +549,9 @@ static void *exp_thread(void *arg)
 static void exp_teardown_locked(void)
 {
 	if (ex.worker != NULL)
-		ucp_worker_destroy(ex.worker);
+		fab_ucx.ucp_worker_destroy(ex.worker);
 	if (ex.ctx != NULL)
-		ucp_cleanup(ex.ctx);
+		fab_ucx.ucp_cleanup(ex.ctx);
 	if (ex.stopfd >= 0)
 		close(ex.stopfd);
 	ex.worker = NULL;
@@ -575,7 +579,7 @@ static int exp_init_locked(void)
 	if (ucx_new_context(&ex.ctx) != 0)
 		return -1;
 	if (ucx_new_worker(ex.ctx, &ex.worker, &ex.efd) != 0) {
-		ucp_cleanup(ex.ctx);
+		fab_ucx.ucp_cleanup(ex.ctx);
 		ex.ctx = NULL;
 		return -1;
 	}
@@ -589,16 +593,16 @@ static int exp_init_locked(void)
 		memset(&wa, 0, sizeof(wa));
 		wa.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
 		wa.address_flags = net_only ? UCP_WORKER_ADDRESS_FLAG_NET_ONLY : 0;
-		st = ucp_worker_query(ex.worker, &wa);
+		st = fab_ucx.ucp_worker_query(ex.worker, &wa);
 		if (st != UCS_OK) {
-			ucx_log("ucp_worker_query: %s", ucs_status_string(st));
+			ucx_log("ucp_worker_query: %s", fab_ucx.ucs_status_string(st));
 			goto fail;
 		}
 		if (wa.address_length <= sizeof(ex.addr)) {
 			memcpy(ex.addr, wa.address, wa.address_length);
 			ex.alen = (uint16_t)wa.address_length;
 		}
-		ucp_worker_release_address(ex.worker, wa.address);
+		fab_ucx.ucp_worker_release_address(ex.worker, wa.address);
 		if (ex.alen != 0)
 			break;
 		ucx_log("worker address of %zu bytes does not fit in %zu%s", wa.address_length, sizeof(ex.addr),
@@ -613,9 +617,9 @@ static int exp_init_locked(void)
 	hp.flags = UCP_AM_FLAG_WHOLE_MSG;
 	hp.cb = exp_on_req;
 	hp.arg = NULL;
-	st = ucp_worker_set_am_recv_handler(ex.worker, &hp);
+	st = fab_ucx.ucp_worker_set_am_recv_handler(ex.worker, &hp);
 	if (st != UCS_OK) {
-		ucx_log("ucp_worker_set_am_recv_handler: %s", ucs_status_string(st));
+		ucx_log("ucp_worker_set_am_recv_handler: %s", fab_ucx.ucs_status_string(st));
 		goto fail;
 	}
 	atomic_store(&ex.stop, 0);
@@ -640,6 +644,8 @@ static int ucx_export_range(const struct fab_export_desc *d, void *addr, struct 
 
 	if (d == NULL || addr == NULL || info == NULL || priv == NULL || d->len == 0 || d->addr + d->len < d->addr)
 		return -1;
+	if (fab_ucx_load() != 0)
+		return -1; /* as in a build without UCX: the export reaches this machine only */
 	e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return -1;
@@ -715,7 +721,7 @@ static void exp_fini(void)
 	pthread_join(ex.thread, NULL);
 	/* Without the lock: destroying the worker may complete requests, whose callbacks take it. */
 	if (ex.worker != NULL)
-		ucp_worker_destroy(ex.worker);
+		fab_ucx.ucp_worker_destroy(ex.worker);
 	ex.worker = NULL;
 	pthread_mutex_lock(&ex.mu);
 	for (int b = 0; b < EXP_BUCKETS; b++) {
@@ -802,7 +808,7 @@ static void imp_recv_done(void *request, ucs_status_t status, size_t length, voi
 		op->st = op->r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
 	op->recv_busy = 0;
 	op->replied = 1;
-	ucp_request_free(request);
+	fab_ucx.ucp_request_free(request);
 }
 
 static void imp_send_done(void *request, ucs_status_t status, void *user_data)
@@ -811,7 +817,7 @@ static void imp_send_done(void *request, ucs_status_t status, void *user_data)
 
 	(void)status; /* a failed send means a failed endpoint: the error callback says so */
 	op->send_busy = 0;
-	ucp_request_free(request);
+	fab_ucx.ucp_request_free(request);
 }
 
 static struct imp_op *imp_find(uint64_t req_id)
@@ -887,7 +893,7 @@ static ucs_status_t imp_on_rep(void *arg, const void *header, size_t header_leng
 	p.cb.recv_am = imp_recv_done;
 	p.user_data = op;
 	op->recv_busy = 1;
-	sp = ucp_am_recv_data_nbx(im.worker, data, op->dst, length, &p);
+	sp = fab_ucx.ucp_am_recv_data_nbx(im.worker, data, op->dst, length, &p);
 	if (UCS_PTR_IS_PTR(sp))
 		return UCS_INPROGRESS;
 	op->recv_busy = 0;
@@ -903,7 +909,7 @@ static void imp_ep_err(void *arg, ucp_ep_h ep, ucs_status_t status)
 	(void)ep;
 	if (!r->failed)
 		ucx_log("exporter of export %llu unreachable: %s", (unsigned long long)r->export_id,
-			ucs_status_string(status));
+			fab_ucx.ucs_status_string(status));
 	r->failed = 1;
 }
 
@@ -934,10 +940,10 @@ static int imp_init_locked(void)
 	hp.flags = UCP_AM_FLAG_WHOLE_MSG;
 	hp.cb = imp_on_rep;
 	hp.arg = NULL;
-	st = ucp_worker_set_am_recv_handler(im.worker, &hp);
+	st = fab_ucx.ucp_worker_set_am_recv_handler(im.worker, &hp);
 	if (st != UCS_OK) {
-		ucx_log("ucp_worker_set_am_recv_handler: %s", ucs_status_string(st));
-		ucp_worker_destroy(im.worker);
+		ucx_log("ucp_worker_set_am_recv_handler: %s", fab_ucx.ucs_status_string(st));
+		fab_ucx.ucp_worker_destroy(im.worker);
 		im.worker = NULL;
 		goto fail_ctx;
 	}
@@ -945,7 +951,7 @@ static int imp_init_locked(void)
 	im.up = 1;
 	return 0;
 fail_ctx:
-	ucp_cleanup(im.ctx);
+	fab_ucx.ucp_cleanup(im.ctx);
 	im.ctx = NULL;
 	return -1;
 }
@@ -955,7 +961,7 @@ static unsigned imp_progress(void)
 {
 	unsigned n = 0, k;
 
-	while ((k = ucp_worker_progress(im.worker)) != 0)
+	while ((k = fab_ucx.ucp_worker_progress(im.worker)) != 0)
 		n += k;
 	if (n != 0)
 		pthread_cond_broadcast(&im.cv);
@@ -981,7 +987,7 @@ static void imp_wait(uint64_t until)
 		pthread_cond_timedwait(&im.cv, &im.mu, &ts);
 		return;
 	}
-	ucs_status_t st = ucp_worker_arm(im.worker);
+	ucs_status_t st = fab_ucx.ucp_worker_arm(im.worker);
 
 	if (st == UCS_ERR_BUSY)
 		return;
@@ -1007,12 +1013,12 @@ static int imp_wait_req(ucs_status_ptr_t sp, unsigned ms)
 		return 1;
 	for (;;) {
 		imp_progress();
-		if (ucp_request_check_status(sp) != UCS_INPROGRESS) {
-			ucp_request_free(sp);
+		if (fab_ucx.ucp_request_check_status(sp) != UCS_INPROGRESS) {
+			fab_ucx.ucp_request_free(sp);
 			return 1;
 		}
 		if (now_ns() >= until) {
-			ucp_request_free(sp); /* released by UCX when it completes */
+			fab_ucx.ucp_request_free(sp); /* released by UCX when it completes */
 			return 0;
 		}
 		imp_wait(until);
@@ -1031,7 +1037,7 @@ static int imp_ep_close(struct fab_remote *r, int force)
 	memset(&p, 0, sizeof(p));
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
 	p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-	sp = ucp_ep_close_nbx(r->ep, &p);
+	sp = fab_ucx.ucp_ep_close_nbx(r->ep, &p);
 	r->ep = NULL;
 	if (imp_wait_req(sp, ms < FAB_UCX_CLOSE_MAX_MS ? ms : FAB_UCX_CLOSE_MAX_MS))
 		return 1;
@@ -1052,10 +1058,10 @@ static enum fab_status imp_connect(struct fab_remote *r)
 	ep.err_mode = fab_ucx_peer_errors() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
 	ep.err_handler.cb = imp_ep_err;
 	ep.err_handler.arg = r;
-	st = ucp_ep_create(im.worker, &ep, &r->ep);
+	st = fab_ucx.ucp_ep_create(im.worker, &ep, &r->ep);
 	if (st != UCS_OK) {
 		ucx_log("cannot reach the exporter of export %llu: %s", (unsigned long long)r->export_id,
-			ucs_status_string(st));
+			fab_ucx.ucs_status_string(st));
 		r->ep = NULL;
 		return st == UCS_ERR_UNREACHABLE || st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
 				       st == UCS_ERR_REJECTED
@@ -1080,6 +1086,8 @@ static int ucx_open(const struct fab_export_desc *d, const struct fab_xinfo *inf
 	alen = fab_get_le(info->data + 2, 2);
 	if (alen == 0 || alen != (size_t)info->len - FAB_UCX_INFO_HEAD || d->len == 0 || d->addr + d->len < d->addr)
 		return FAB_ERR_INVAL;
+	if (fab_ucx_load() != 0)
+		return FAB_ERR_NO_PATH; /* as in a build without UCX */
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return FAB_ERR_IO;
@@ -1151,8 +1159,8 @@ static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsign
 	p.cb.send = imp_send_done;
 	p.user_data = op;
 	p.flags = UCP_AM_SEND_FLAG_REPLY;
-	sp = ucp_am_send_nbx(r->ep, FAB_UCX_AM_REQ, op->hdr, FAB_UCX_REQ_SIZE, src,
-			     opcode == FAB_UCX_OP_WRITE ? len : 0, &p);
+	sp = fab_ucx.ucp_am_send_nbx(r->ep, FAB_UCX_AM_REQ, op->hdr, FAB_UCX_REQ_SIZE, src,
+				     opcode == FAB_UCX_OP_WRITE ? len : 0, &p);
 	if (UCS_PTR_IS_ERR(sp)) {
 		imp_unlink(op);
 		return r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
@@ -1290,8 +1298,8 @@ static void imp_fini(void)
 		return;
 	}
 	im.up = 0;
-	ucp_worker_destroy(im.worker);
-	ucp_cleanup(im.ctx);
+	fab_ucx.ucp_worker_destroy(im.worker);
+	fab_ucx.ucp_cleanup(im.ctx);
 	im.worker = NULL;
 	im.ctx = NULL;
 	while (im.zombies != NULL) {
