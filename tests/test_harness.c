@@ -3,7 +3,7 @@
  * (its cleanups run, last first, while its locals still exist; the roles it
  * started are killed and reaped; its fds are closed) and the next case
  * starts clean; fixtures are torn down after a failed case and after a
- * setup that failed; the process launcher passes lines both ways, and a dead
+ * setup that failed, the memory and DMA fixtures included; the process launcher passes lines both ways, and a dead
  * or stuck role fails a wait instead of hanging it.
  *
  * The deliberate failures run in a child ("inner" role) with its own counts;
@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dma_fixture.h"
 #include "harness.h"
+#include "mem_fixture.h"
 #include "th_proc.h"
 
 /* ---- roles ---- */
@@ -64,6 +66,11 @@ static int role_side(void)
 }
 
 /* ---- the inner suite: deliberate failures, in a child ---- */
+
+static void list_release(void *list)
+{
+	doca_devinfo_list_destroy(list);
+}
 
 static int count_fds(void)
 {
@@ -225,6 +232,42 @@ static void inner_passes(void)
 	CHECK(th_undefer(release_local, &t) == 0);
 }
 
+/* Registered before the DMA fixture, so it runs after the fixture's teardown and sees what it left. */
+static void report_fx(void *arg)
+{
+	struct fx *f = arg;
+	int clear = f->dev == NULL && f->list == NULL && f->src == NULL && f->dst == NULL && f->src_mmap == NULL &&
+		    f->dst_mmap == NULL && f->inv == NULL && f->dma == NULL && f->wq == NULL;
+
+	say("FX %s", clear ? "RELEASED" : "HELD");
+}
+
+static void inner_dma_fixture_fails(void)
+{
+	struct fx f = { .dev = NULL };
+
+	th_defer_local(report_fx, &f);
+	CHECK(fx_setup(&f, 4096, 4, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	say("FX UP");
+	CHECK(f.dev == NULL);
+	say("NOT REACHED");
+}
+
+/* The device the failed case held is free again: it opens and closes. */
+static void inner_device_free(void)
+{
+	struct doca_devinfo **list;
+	struct doca_dev *dev;
+	uint32_t n;
+
+	CHECK_OK(doca_devinfo_list_create(&list, &n));
+	th_defer(list_release, list);
+	CHECK(n > 0);
+	CHECK_OK(doca_dev_open(list[0], &dev));
+	CHECK_OK(doca_dev_close(dev));
+	say("DEVICE FREE");
+}
+
 static int role_inner(void)
 {
 	/* The deliberate failures are part of what the outer test reads. */
@@ -238,6 +281,8 @@ static int role_inner(void)
 	RUN_F(half_thing, inner_fixture_never_runs);
 	RUN(inner_local_left);
 	RUN(inner_passes);
+	RUN(inner_dma_fixture_fails);
+	RUN(inner_device_free);
 	return th_summary("inner");
 }
 
@@ -291,7 +336,9 @@ static void test_failed_case_leaves_nothing(void)
 		"SETUP\n", "FAIL inner_fixture_case_fails", "TEARDOWN 1\n",
 		"SETUP HALF\n", "FAIL inner_fixture_never_runs (", "TEARDOWN 2\n",
 		"FAIL inner_local_left", "CLEANUP after pass\n",
-		"inner: 2 passed, 5 failed\n",
+		"FX UP\n", "FAIL inner_dma_fixture_fails", "FX RELEASED\n",
+		"DEVICE FREE\n",
+		"inner: 3 passed, 6 failed\n",
 	};
 	struct th_proc *p = th_proc_start(NULL, "inner", NULL);
 	char *all;
@@ -304,6 +351,43 @@ static void test_failed_case_leaves_nothing(void)
 	CHECK(strstr(all, "CLEANUP LOCAL 7") == NULL);
 	CHECK(strstr(all, "CLEANUP LOCAL 9") == NULL);
 	CHECK(th_proc_wait(p) == 1);
+}
+
+static int mem_setup(void *obj)
+{
+	struct mem_fx_cfg cfg = { .len = 4096, .dst_len = 512, .dst_perm = DOCA_ACCESS_LOCAL_READ_WRITE, .inv_num = 8 };
+
+	return mem_fx_open(obj, &cfg);
+}
+
+static const struct th_fixture mem = { sizeof(struct mem_fx), mem_setup, mem_fx_cleanup };
+
+/* The memory fixture: a device, the source with its pattern, a zeroed destination, buffers over both. */
+static void test_mem_fixture(void *obj)
+{
+	struct mem_fx *m = obj;
+	struct doca_buf *s, *d;
+	size_t len = 1;
+	void *data;
+	int same = 1;
+
+	CHECK(m->dev != NULL && m->src_mmap != NULL && m->dst_mmap != NULL && m->inv != NULL);
+	for (size_t i = 0; i < m->len; i++)
+		same &= m->src[i] == mem_fx_pattern(i);
+	for (size_t i = 0; i < m->dst_len; i++)
+		same &= m->dst[i] == 0;
+	CHECK(same);
+	CHECK_OK(mem_fx_src_buf(m, 100, 200, &s));
+	CHECK_OK(doca_buf_get_data(s, &data));
+	CHECK_OK(doca_buf_get_data_len(s, &len));
+	CHECK(data == m->src + 100 && len == 200);
+	CHECK_OK(mem_fx_dst_buf(m, 0, 512, &d));
+	CHECK_OK(doca_buf_get_data_len(d, &len));
+	CHECK(len == 0);
+	CHECK_OK(doca_buf_refcount_rm(s, NULL));
+	CHECK_OK(doca_buf_refcount_rm(d, NULL));
+	/* outside the destination's memory: refused */
+	CHECK_ERR(mem_fx_dst_buf(m, 256, 512, &d), DOCA_ERROR_INVALID_VALUE);
 }
 
 static void test_lines_both_ways(void)
@@ -381,6 +465,7 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		return 64;
 	RUN(test_failed_case_leaves_nothing);
+	RUN_F(mem, test_mem_fixture);
 	RUN(test_lines_both_ways);
 	RUN(test_side_is_passed);
 	RUN(test_dead_role_fails_waits);

@@ -144,8 +144,8 @@ struct importer {
 	struct doca_sha *sha; /* on the same work queue */
 	uint8_t digest[2][DOCA_SHA256_BYTE_COUNT];
 	struct doca_mmap *remote;
-	uint8_t *local;
-	struct doca_mmap *local_mmap;
+	uint8_t *local;		     /* = f.src */
+	struct doca_mmap *local_mmap; /* = f.src_mmap */
 	size_t size;
 };
 
@@ -201,17 +201,16 @@ static doca_error_t transfer(struct importer *im, uint64_t raddr, size_t off, si
 
 static int importer_setup(struct importer *im, const char *pci, size_t size)
 {
+	struct mem_fx_cfg cfg = { .pci = pci, .len = size, .inv_num = 16 };
+
 	memset(im, 0, sizeof(*im));
 	im->size = size;
-	if (doca_devinfo_list_create(&im->f.list, &im->f.ndev) != DOCA_SUCCESS)
+	if (mem_fx_open(&im->f.mem, &cfg) != 0)
 		return -1;
-	im->f.dev = open_pci(pci);
-	im->local = malloc(size);
-	if (im->f.dev == NULL || im->local == NULL)
-		return -1;
-	im->local_mmap = fx_mmap(im->f.dev, im->local, size, DOCA_ACCESS_LOCAL_READ_WRITE);
-	if (im->local_mmap == NULL || doca_buf_inventory_create(NULL, 16, 0, &im->f.inv) != DOCA_SUCCESS ||
-	    doca_buf_inventory_start(im->f.inv) != DOCA_SUCCESS || doca_dma_create(&im->f.dma) != DOCA_SUCCESS)
+	/* the local memory is the fixture's source buffer */
+	im->local = im->f.src;
+	im->local_mmap = im->f.src_mmap;
+	if (doca_dma_create(&im->f.dma) != DOCA_SUCCESS)
 		return -1;
 	im->f.ctx = doca_dma_as_ctx(im->f.dma);
 	if (doca_ctx_dev_add(im->f.ctx, im->f.dev) != DOCA_SUCCESS || doca_ctx_start(im->f.ctx) != DOCA_SUCCESS ||
@@ -261,12 +260,7 @@ static void importer_teardown(struct importer *im)
 	}
 	if (im->remote != NULL)
 		doca_mmap_destroy(im->remote);
-	if (im->local_mmap != NULL)
-		doca_mmap_destroy(im->local_mmap);
-	free(im->local);
-	im->local = NULL;
-	im->f.dst_mmap = im->f.src_mmap = NULL;
-	fx_teardown(&im->f);
+	fx_teardown(&im->f); /* with the local memory */
 }
 
 /* One importer command; returns false on EXIT. */
