@@ -435,8 +435,8 @@ static void test_stuck_role_fails_waits(void)
 	const char *l;
 
 	CHECK(p != NULL);
-	p->wait_ms = 100;
 	CHECK((l = th_proc_line(p)) != NULL && strcmp(l, "UP") == 0);
+	p->wait_ms = 100; /* short, now that it is up: the bound is the point, not its length */
 	CHECK(th_proc_line(p) == NULL); /* says nothing more */
 	CHECK(th_proc_wait(p) == -1);	/* does not end on its own: killed */
 	CHECK(!th_proc_alive(p));
