@@ -1,6 +1,7 @@
 /*
- * A ready DMA setup for tests: one open device, a source and a destination
- * mmap, an inventory, a started DMA context and a work queue added to it.
+ * A ready DMA setup for tests: the memory of tests/mem_fixture.h (one open
+ * device, a source and a destination mmap, an inventory), a started DMA
+ * context and a work queue added to it.
  */
 #ifndef SOFTDPU_TEST_DMA_FIXTURE_H_
 #define SOFTDPU_TEST_DMA_FIXTURE_H_
@@ -14,57 +15,51 @@
 #include "doca_dev.h"
 #include "doca_dma.h"
 #include "doca_mmap.h"
+#include "mem_fixture.h"
 
 struct fx {
-	struct doca_devinfo **list;
-	uint32_t ndev;
-	struct doca_dev *dev;
-	uint8_t *src, *dst;
-	size_t len;
-	struct doca_mmap *src_mmap, *dst_mmap;
-	struct doca_buf_inventory *inv;
+	MEM_FX_EMBED; /* dev, src/dst and their mmaps, inventory */
 	struct doca_dma *dma;
 	struct doca_ctx *ctx;
 	struct doca_workq *wq;
 };
 
+/* The mmap builder of tests/mem_fixture.h, by its older name. */
 static inline struct doca_mmap *fx_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t perm)
 {
-	struct doca_mmap *m = NULL;
-
-	if (doca_mmap_create(NULL, &m) != DOCA_SUCCESS)
-		return NULL;
-	if (doca_mmap_dev_add(m, dev) != DOCA_SUCCESS || doca_mmap_set_memrange(m, mem, len) != DOCA_SUCCESS ||
-	    doca_mmap_set_permissions(m, perm) != DOCA_SUCCESS || doca_mmap_start(m) != DOCA_SUCCESS) {
-		doca_mmap_destroy(m);
-		return NULL;
-	}
-	return m;
+	return mem_fx_mmap(dev, mem, len, perm);
 }
 
-/* Returns 0 when everything is up. */
+static inline void fx_close(struct fx *f)
+{
+	if (f->wq != NULL) {
+		doca_ctx_workq_rm(f->ctx, f->wq);
+		doca_workq_destroy(f->wq);
+	}
+	if (f->dma != NULL) {
+		doca_ctx_stop(f->ctx);
+		doca_ctx_dev_rm(f->ctx, f->dev);
+		doca_dma_destroy(f->dma);
+	}
+	f->wq = NULL;
+	f->dma = NULL;
+	f->ctx = NULL;
+	mem_fx_close(&f->mem);
+}
+
+static inline void fx_cleanup(void *f)
+{
+	fx_close(f);
+}
+
+/* Returns 0 when everything is up; released by fx_teardown, or by the harness if the case stops first. */
 static inline int fx_setup(struct fx *f, size_t len, uint32_t depth, uint32_t dst_perm)
 {
+	struct mem_fx_cfg cfg = { .len = len, .dst_len = len, .dst_perm = dst_perm, .inv_num = 1024 };
+
 	memset(f, 0, sizeof(*f));
-	f->len = len;
-	if (doca_devinfo_list_create(&f->list, &f->ndev) != DOCA_SUCCESS || f->ndev == 0)
-		return -1;
-	if (doca_dev_open(f->list[0], &f->dev) != DOCA_SUCCESS)
-		return -1;
-	f->src = aligned_alloc(64, (len + 63) & ~(size_t)63);
-	f->dst = aligned_alloc(64, (len + 63) & ~(size_t)63);
-	if (f->src == NULL || f->dst == NULL)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		f->src[i] = (uint8_t)(i * 7 + 3);
-		f->dst[i] = 0;
-	}
-	f->src_mmap = fx_mmap(f->dev, f->src, len, DOCA_ACCESS_LOCAL_READ_WRITE);
-	f->dst_mmap = fx_mmap(f->dev, f->dst, len, dst_perm);
-	if (f->src_mmap == NULL || f->dst_mmap == NULL)
-		return -1;
-	if (doca_buf_inventory_create(NULL, 1024, DOCA_BUF_EXTENSION_LINKED_LIST, &f->inv) != DOCA_SUCCESS ||
-	    doca_buf_inventory_start(f->inv) != DOCA_SUCCESS)
+	th_defer_local(fx_cleanup, f);
+	if (mem_fx_open(&f->mem, &cfg) != 0)
 		return -1;
 	if (doca_dma_create(&f->dma) != DOCA_SUCCESS)
 		return -1;
@@ -78,30 +73,8 @@ static inline int fx_setup(struct fx *f, size_t len, uint32_t depth, uint32_t ds
 
 static inline void fx_teardown(struct fx *f)
 {
-	if (f->wq != NULL) {
-		doca_ctx_workq_rm(f->ctx, f->wq);
-		doca_workq_destroy(f->wq);
-	}
-	if (f->dma != NULL) {
-		doca_ctx_stop(f->ctx);
-		doca_ctx_dev_rm(f->ctx, f->dev);
-		doca_dma_destroy(f->dma);
-	}
-	if (f->inv != NULL) {
-		doca_buf_inventory_stop(f->inv);
-		doca_buf_inventory_destroy(f->inv);
-	}
-	if (f->src_mmap != NULL)
-		doca_mmap_destroy(f->src_mmap);
-	if (f->dst_mmap != NULL)
-		doca_mmap_destroy(f->dst_mmap);
-	if (f->dev != NULL)
-		doca_dev_close(f->dev);
-	if (f->list != NULL)
-		doca_devinfo_list_destroy(f->list);
-	free(f->src);
-	free(f->dst);
-	memset(f, 0, sizeof(*f));
+	th_undefer(fx_cleanup, f);
+	fx_close(f);
 }
 
 /* Submits one memcpy and spins until its event; returns the retrieve status. */

@@ -14,6 +14,7 @@
 #include "doca_dev.h"
 #include "doca_mmap.h"
 #include "harness.h"
+#include "mem_fixture.h"
 
 #define MAXN 8
 
@@ -25,16 +26,7 @@ static struct doca_buf_inventory *inv;
 
 static struct doca_mmap *make_mmap(void *addr, size_t len, struct doca_dev *dev)
 {
-	struct doca_mmap *m;
-
-	if (doca_mmap_create(NULL, &m) != DOCA_SUCCESS)
-		return NULL;
-	if (doca_mmap_set_memrange(m, addr, len) != DOCA_SUCCESS ||
-	    (dev != NULL && doca_mmap_dev_add(m, dev) != DOCA_SUCCESS) || doca_mmap_start(m) != DOCA_SUCCESS) {
-		doca_mmap_destroy(m);
-		return NULL;
-	}
-	return m;
+	return mem_fx_mmap(dev, addr, len, MEM_FX_PERM_DEFAULT);
 }
 
 static struct doca_buf_inventory *make_inv(size_t n)

@@ -12,20 +12,15 @@
 #include "doca_buf_array.h"
 #include "doca_mmap.h"
 #include "harness.h"
+#include "mem_fixture.h"
 
 static uint8_t mem[4096];
 
 static struct doca_mmap *make_mmap(bool start)
 {
-	struct doca_mmap *m;
+	uint32_t perm = MEM_FX_PERM_DEFAULT; /* as created */
 
-	if (doca_mmap_create(NULL, &m) != DOCA_SUCCESS)
-		return NULL;
-	if (doca_mmap_set_memrange(m, mem, sizeof(mem)) != DOCA_SUCCESS || (start && doca_mmap_start(m) != DOCA_SUCCESS)) {
-		doca_mmap_destroy(m);
-		return NULL;
-	}
-	return m;
+	return start ? mem_fx_mmap(NULL, mem, sizeof(mem), perm) : mem_fx_mmap_configured(NULL, mem, sizeof(mem), perm);
 }
 
 static void test_life_cycle(void)

@@ -1,7 +1,8 @@
 /*
  * Comm channel tests. The host side (clients) runs in this process; DPU-side
  * services and extra clients run as children: this binary re-executed through
- * /proc/self/exe with a role argument and SOFTDPU_SIDE set for the child.
+ * /proc/self/exe with a role argument and SOFTDPU_SIDE set for the child
+ * (tests/th_proc.h); a child says READY on its stdout.
  * Every wait is a bounded loop; the poll timeouts are hang guards only.
  */
 #include <errno.h>
@@ -14,24 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "doca_comm_channel.h"
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "harness.h"
+#include "th_proc.h"
 
 #define MAX_MSG 4080
 #define GUARD_MS 10000	/* a wait this long means the test failed; never a measurement */
 #define WAIT_ROUNDS 100000
 #define HOST_PCI "0000:0b:00.0" /* pf0, represented by hpf0 under p0 */
 #define DPU_PCI "0000:03:00.0"	/* p0 */
-
-extern char **environ;
 
 typedef struct doca_comm_channel_ep_t ep_t;
 typedef struct doca_comm_channel_addr_t addr_t;
@@ -191,80 +189,91 @@ static void service_close(struct doca_dev *dev, struct doca_dev_rep *rep, ep_t *
 
 /* ------------------------------------------------------------------ children */
 
-static pid_t spawn(const char *side, const char *role, const char *name, int pass_fd, int pass_fd2)
+/* The roles of this case (tests/th_proc.h), found by pid; the harness reaps them when the case ends. */
+#define MAX_CHILDREN 8
+static struct th_proc *children[MAX_CHILDREN];
+
+static void forget_child(void *slot)
 {
-	char fd1[16], fd2[16], sidevar[32];
-	char *argv[] = { "/proc/self/exe", (char *)role, (char *)name, fd1, fd2, NULL };
-	size_t n = 0, k = 0;
-	char **envp;
+	*(struct th_proc **)slot = NULL;
+}
+
+/* A role with up to two more arguments (NULL: none). */
+static pid_t spawn_args(const char *side, const char *role, const char *name, const char *a1, const char *a2)
+{
+	for (int i = 0; i < MAX_CHILDREN; i++) {
+		if (children[i] != NULL)
+			continue;
+		children[i] = th_proc_start(side, role, name, a1, a2, NULL);
+		if (children[i] == NULL)
+			return -1;
+		th_defer(forget_child, &children[i]);
+		return children[i]->pid;
+	}
+	return -1;
+}
+
+static pid_t spawn(const char *side, const char *role, const char *name)
+{
+	return spawn_args(side, role, name, NULL, NULL);
+}
+
+/* A role that also keeps two pipe ends, named by its arguments: close-on-exec is lifted while it starts. */
+static pid_t spawn_with_fds(const char *side, const char *role, const char *name, int fd1, int fd2)
+{
+	char a1[16], a2[16];
 	pid_t pid;
 
-	snprintf(fd1, sizeof(fd1), "%d", pass_fd);
-	snprintf(fd2, sizeof(fd2), "%d", pass_fd2);
-	snprintf(sidevar, sizeof(sidevar), "SOFTDPU_SIDE=%s", side);
-	while (environ[n] != NULL)
-		n++;
-	envp = calloc(n + 2, sizeof(*envp));
-	if (envp == NULL)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "SOFTDPU_SIDE=", 13) != 0)
-			envp[k++] = environ[i];
-	envp[k] = sidevar;
-	pid = fork();
-	if (pid == 0) {
-		/* A child never outlives a test run that crashed. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* The child keeps exactly the pipe ends it was given. */
-		if (pass_fd >= 0)
-			fcntl(pass_fd, F_SETFD, 0);
-		if (pass_fd2 >= 0)
-			fcntl(pass_fd2, F_SETFD, 0);
-		execve("/proc/self/exe", argv, envp);
-		_exit(127);
-	}
-	free(envp);
+	snprintf(a1, sizeof(a1), "%d", fd1);
+	snprintf(a2, sizeof(a2), "%d", fd2);
+	fcntl(fd1, F_SETFD, 0);
+	fcntl(fd2, F_SETFD, 0);
+	pid = spawn_args(side, role, name, a1, a2);
+	fcntl(fd1, F_SETFD, FD_CLOEXEC);
+	fcntl(fd2, F_SETFD, FD_CLOEXEC);
 	return pid;
 }
 
-/* Starts a child and waits for its 'R' (ready) byte. go_fd, if wanted, gets the write end of a second pipe. */
+static struct th_proc *child_of(pid_t pid)
+{
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		if (children[i] != NULL && children[i]->pid == pid)
+			return children[i];
+	return NULL;
+}
+
+/* Starts a child and waits for its READY line. go_fd, if wanted, gets a descriptor writing to the child's stdin. */
 static pid_t start_child(const char *side, const char *role, const char *name, int *go_fd)
 {
-	int ready[2], go[2] = { -1, -1 };
-	char c = 0;
-	pid_t pid;
+	pid_t pid = spawn(side, role, name);
+	struct th_proc *c = child_of(pid);
+	const char *l;
 
-	if (pipe2(ready, O_CLOEXEC) < 0 || (go_fd != NULL && pipe2(go, O_CLOEXEC) < 0))
+	if (c == NULL)
 		return -1;
-	pid = spawn(side, role, name, ready[1], go[0]);
-	close(ready[1]);
-	if (go_fd != NULL) {
-		close(go[0]);
-		*go_fd = go[1];
+	if (go_fd != NULL && (*go_fd = fcntl(c->in, F_DUPFD_CLOEXEC, 0)) < 0)
+		return -1;
+	if ((l = th_proc_line(c)) == NULL || strcmp(l, "READY") != 0) {
+		th_proc_kill(c);
+		th_proc_wait(c);
+		return -1;
 	}
-	if (pid > 0 && (!wait_fd(ready[0], POLLIN) || read(ready[0], &c, 1) != 1 || c != 'R')) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(ready[0]);
 	return pid;
 }
 
+/* Exit code of the child, or 128 + the signal that ended it; -1 when it did not end (then it is killed). */
 static int child_status(pid_t pid)
 {
-	int st = -1;
+	struct th_proc *c = child_of(pid);
 
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return c == NULL ? -1 : th_proc_wait(c);
 }
 
+/* A role tells the test it is ready on its stdout. */
 static void signal_ready(int fd)
 {
-	if (write(fd, "R", 1) != 1)
+	if (write(fd, "READY\n", 6) != 6)
 		exit(90);
-	close(fd);
 }
 
 /* Echo service: echoes every message; "STATS" answers counters, "QUIT" ends it. */
@@ -655,7 +664,7 @@ static void test_dpu_side_rules(void)
 	pid_t pid;
 
 	mkname(name, sizeof(name), "dpu-api");
-	pid = spawn("dpu", "dpu_api", name, -1, -1);
+	pid = spawn("dpu", "dpu_api", name);
 	CHECK(pid > 0);
 	CHECK(child_status(pid) == 0);
 }
@@ -1151,7 +1160,7 @@ static pid_t start_stepper(const char *role, const char *name, int *down, int *u
 		close(u[1]);
 		return -1;
 	}
-	pid = spawn("dpu", role, name, u[1], d[0]);
+	pid = spawn_with_fds("dpu", role, name, u[1], d[0]);
 	close(u[1]);
 	close(d[0]);
 	*down = d[1];
@@ -1458,14 +1467,15 @@ static int run_role(int argc, char **argv)
 {
 	const char *role = argv[1];
 
-	if (argc < 5)
+	/* Ready is said on stdout; a sink is told to go on stdin. */
+	if (argc < 3)
 		return 64;
 	if (strcmp(role, "echo") == 0)
-		return role_echo(argv[2], atoi(argv[3]));
+		return role_echo(argv[2], STDOUT_FILENO);
 	if (strcmp(role, "sink") == 0)
-		return role_sink(argv[2], atoi(argv[3]), atoi(argv[4]));
+		return role_sink(argv[2], STDOUT_FILENO, STDIN_FILENO);
 	if (strcmp(role, "client") == 0)
-		return role_client(argv[2], atoi(argv[3]));
+		return role_client(argv[2], STDOUT_FILENO);
 	if (strcmp(role, "dpu_api") == 0)
 		return role_dpu_api(argv[2]);
 	if (strcmp(role, "answer_leave") == 0)

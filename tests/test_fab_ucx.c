@@ -1,8 +1,8 @@
 /*
  * test_fab_ucx — the UCX transport of the fabric (src/fabric/fab_ucx.c).
  *
- * The test re-executes itself (/proc/self/exe exporter ...) to get an
- * exporter process; the descriptors come back through a pipe and this
+ * The test re-executes itself (/proc/self/exe exporter, tests/th_proc.h) to
+ * get an exporter process; the descriptors come back as text lines and this
  * process imports them. Both processes run UCX over TCP on loopback
  * (UCX_TLS=tcp, UCX_NET_DEVICES=lo). Cases: byte-exact reads and writes from
  * 1 B to 64 MiB, bounds and rights refusals checked by the exporter (forged
@@ -13,16 +13,14 @@
  *
  * An internal test: it includes fab_xport.h, fab_desc.h and fab_ucx.h.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +32,7 @@
 #include "fab_ucx_api.h"
 #include "fab_xport.h"
 #include "harness.h"
+#include "th_proc.h"
 
 #define MiB (1024u * 1024u)
 #define BIG_LEN (64u * MiB + 8192u)
@@ -84,54 +83,67 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int read_full(int fd, void *buf, size_t n)
+static void to_hex(const uint8_t *p, size_t n, char *out)
 {
-	uint8_t *p = buf;
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+	out[2 * n] = '\0';
+}
 
-	while (n > 0) {
-		ssize_t k = read(fd, p, n);
+/* Returns the number of bytes, or -1. */
+static long from_hex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = strcspn(s, "\r\n");
+	unsigned int b;
 
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
+	if (n % 2 != 0 || n / 2 > max)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
 			return -1;
-		p += k;
-		n -= (size_t)k;
+		out[i] = (uint8_t)b;
+	}
+	return (long)(n / 2);
+}
+
+/* "DESC <hex>": one encoded descriptor per line. */
+static int print_desc(const struct fab_export_desc *d)
+{
+	static char hex[2 * FAB_DESC_MAX + 1];
+	uint8_t out[FAB_DESC_MAX];
+
+	to_hex(out, fab_desc_encode(d, out), hex);
+	return printf("DESC %s\n", hex) < 0 || fflush(stdout) != 0 ? -1 : 0;
+}
+
+static int parse_desc(const char *line, struct fab_export_desc *d)
+{
+	uint8_t buf[FAB_DESC_MAX];
+	enum fab_desc_status st;
+	long n;
+
+	if (line == NULL || strncmp(line, "DESC ", 5) != 0 || (n = from_hex(line + 5, buf, sizeof(buf))) < 0)
+		return -1;
+	st = fab_desc_decode(buf, (size_t)n, d);
+	if (st != FAB_DESC_OK) {
+		fprintf(stderr, "descriptor: %s\n", fab_desc_status_str(st));
+		return -1;
 	}
 	return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Commands to the exporter process. */
+/* Commands to the exporter process, one per line: "<op> idx off len seed"; each but Q is answered "A <u64>". */
 struct cmd {
-	uint32_t op; /* 'H' hash, 'F' fill, 'U' unexport, 'Q' quit */
+	char op; /* 'H' hash, 'F' fill, 'U' unexport, 'Q' quit */
 	uint32_t idx;
 	uint64_t off, len, seed;
 };
 
 /* ---- exporter process -------------------------------------------------------------------------------------- */
 
-static int make_export(uint32_t idx, uint8_t *mem, uint64_t len, uint32_t access, int fd_out, void **priv)
+static int make_export(uint32_t idx, uint8_t *mem, uint64_t len, uint32_t access, void **priv)
 {
 	struct fab_export_desc d;
-	uint8_t out[FAB_DESC_MAX];
-	uint32_t n;
 
 	memset(&d, 0, sizeof(d));
 	d.kind = FAB_EXPORT_DPU;
@@ -148,13 +160,10 @@ static int make_export(uint32_t idx, uint8_t *mem, uint64_t len, uint32_t access
 		return -1;
 	d.sect[0].xport = FAB_XPORT_UCX;
 	d.nsect = 1;
-	n = (uint32_t)fab_desc_encode(&d, out);
-	if (write_full(fd_out, &n, sizeof(n)) != 0 || write_full(fd_out, out, n) != 0)
-		return -1;
-	return 0;
+	return print_desc(&d);
 }
 
-static int exporter_main(int fd_in, int fd_out)
+static int exporter_main(void)
 {
 	static const uint64_t lens[NEXP] = { BIG_LEN, RO_LEN, SMALL_LEN, SMALL_LEN };
 	static const uint32_t acc[NEXP] = { DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_LOCAL_READ_WRITE,
@@ -162,22 +171,25 @@ static int exporter_main(int fd_in, int fd_out)
 					    DOCA_ACCESS_RDMA_READ };
 	uint8_t *mem[NEXP];
 	void *priv[NEXP];
+	char line[256];
 	struct cmd c;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (uint32_t i = 0; i < NEXP; i++) {
 		mem[i] = malloc(lens[i]);
 		if (mem[i] == NULL)
 			return 2;
 		fill(mem[i], 0, lens[i], i);
-		if (make_export(i, mem[i], lens[i], acc[i], fd_out, &priv[i]) != 0) {
+		if (make_export(i, mem[i], lens[i], acc[i], &priv[i]) != 0) {
 			fprintf(stderr, "exporter: export %u failed\n", i);
 			return 2;
 		}
 	}
-	while (read_full(fd_in, &c, sizeof(c)) == 0) {
+	while (fgets(line, sizeof(line), stdin) != NULL) {
 		uint64_t ans = 0;
 
+		if (sscanf(line, "%c %" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64, &c.op, &c.idx, &c.off, &c.len,
+			   &c.seed) != 5)
+			return 3;
 		if (c.idx >= NEXP || c.off > lens[c.idx] || c.len > lens[c.idx] - c.off)
 			return 3;
 		switch (c.op) {
@@ -203,7 +215,7 @@ static int exporter_main(int fd_in, int fd_out)
 		default:
 			return 3;
 		}
-		if (write_full(fd_out, &ans, sizeof(ans)) != 0)
+		if (printf("A %" PRIu64 "\n", ans) < 0 || fflush(stdout) != 0)
 			return 3;
 	}
 	return 4;
@@ -212,8 +224,7 @@ static int exporter_main(int fd_in, int fd_out)
 /* ---- importer side: exporter processes --------------------------------------------------------------------- */
 
 struct exporter {
-	pid_t pid;
-	int fd_cmd, fd_ans;
+	struct th_proc *p;
 	struct fab_export_desc d[NEXP];
 };
 
@@ -221,48 +232,23 @@ static struct exporter A; /* the main exporter */
 
 static int spawn_exporter(struct exporter *e)
 {
-	int to_child[2], to_parent[2];
-	char a1[16], a2[16];
-
-	if (pipe(to_child) != 0 || pipe(to_parent) != 0)
+	e->p = th_proc_start(NULL, "exporter", NULL);
+	if (e->p == NULL)
 		return -1;
-	e->pid = fork();
-	if (e->pid < 0)
-		return -1;
-	if (e->pid == 0) {
-		close(to_child[1]);
-		close(to_parent[0]);
-		snprintf(a1, sizeof(a1), "%d", to_child[0]);
-		snprintf(a2, sizeof(a2), "%d", to_parent[1]);
-		execl("/proc/self/exe", "test_fab_ucx", "exporter", a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	close(to_child[0]);
-	close(to_parent[1]);
-	e->fd_cmd = to_child[1];
-	e->fd_ans = to_parent[0];
-	for (int i = 0; i < NEXP; i++) {
-		uint8_t buf[FAB_DESC_MAX];
-		uint32_t n;
-		enum fab_desc_status st;
-
-		if (read_full(e->fd_ans, &n, sizeof(n)) != 0 || n > sizeof(buf) || read_full(e->fd_ans, buf, n) != 0)
+	for (int i = 0; i < NEXP; i++)
+		if (parse_desc(th_proc_line(e->p), &e->d[i]) != 0)
 			return -1;
-		st = fab_desc_decode(buf, n, &e->d[i]);
-		if (st != FAB_DESC_OK) {
-			fprintf(stderr, "descriptor %d: %s\n", i, fab_desc_status_str(st));
-			return -1;
-		}
-	}
 	return 0;
 }
 
-static int ask(struct exporter *e, uint32_t op, uint32_t idx, uint64_t off, uint64_t len, uint64_t seed, uint64_t *ans)
+static int ask(struct exporter *e, char op, uint32_t idx, uint64_t off, uint64_t len, uint64_t seed, uint64_t *ans)
 {
-	struct cmd c = { .op = op, .idx = idx, .off = off, .len = len, .seed = seed };
+	const char *l;
 	uint64_t a;
 
-	if (write_full(e->fd_cmd, &c, sizeof(c)) != 0 || read_full(e->fd_ans, &a, sizeof(a)) != 0)
+	if (th_proc_send(e->p, "%c %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64, op, idx, off, len, seed) != 0)
+		return -1;
+	if ((l = th_proc_line(e->p)) == NULL || sscanf(l, "A %" SCNu64, &a) != 1)
 		return -1;
 	if (ans != NULL)
 		*ans = a;
@@ -272,16 +258,9 @@ static int ask(struct exporter *e, uint32_t op, uint32_t idx, uint64_t off, uint
 /* Stops e (politely) and returns its exit status, or -1. */
 static int stop_exporter(struct exporter *e)
 {
-	struct cmd c = { .op = 'Q' };
-	int ws;
-
-	if (write_full(e->fd_cmd, &c, sizeof(c)) != 0)
+	if (th_proc_send(e->p, "Q 0 0 0 0") != 0)
 		return -1;
-	if (waitpid(e->pid, &ws, 0) != e->pid)
-		return -1;
-	close(e->fd_cmd);
-	close(e->fd_ans);
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	return th_proc_wait(e->p);
 }
 
 static const struct fab_xinfo *ucx_info(const struct fab_export_desc *d)
@@ -948,7 +927,6 @@ static void t_peer_killed(void)
 	uint8_t buf[4096];
 	enum fab_status st;
 	uint64_t t0;
-	int ws;
 
 	CHECK_OK(spawn_exporter(&B));
 	r = open_desc(&B.d[EX_BIG]);
@@ -965,8 +943,8 @@ static void t_peer_killed(void)
 	while (!atomic_load(&k.started))
 		usleep(1000);
 	usleep(20000);
-	kill(B.pid, SIGKILL);
-	CHECK(waitpid(B.pid, &ws, 0) == B.pid);
+	th_proc_kill(B.p);
+	CHECK(th_proc_wait(B.p) == 128 + SIGKILL);
 	pthread_join(t, NULL);
 	printf("  in-flight 64 MiB read after SIGKILL: %s after %llu ms\n", fab_status_str(k.st),
 	       (unsigned long long)k.ms);
@@ -983,8 +961,6 @@ static void t_peer_killed(void)
 	CHECK(st == FAB_ERR_PEER_GONE || st == FAB_ERR_TIMEOUT);
 	X->close(r);
 	X->close(r2);
-	close(B.fd_cmd);
-	close(B.fd_ans);
 
 	/* A new open of a dead exporter's descriptor fails on use, it does not hang. */
 	r = open_desc(&B.d[EX_RO]);
@@ -997,23 +973,20 @@ static void t_peer_killed(void)
 
 /* -- an importer killed with SIGKILL in the middle of transfers -- */
 
-static int importer_main(int fd_in, int fd_out)
+static int importer_main(void)
 {
-	uint8_t enc[FAB_DESC_MAX];
+	static char line[2 * FAB_DESC_MAX + 16];
 	struct fab_export_desc d;
 	struct fab_remote *r;
-	uint32_t n;
 	uint8_t *buf = malloc(64 * MiB);
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (buf == NULL || read_full(fd_in, &n, sizeof(n)) != 0 || n > sizeof(enc) || read_full(fd_in, enc, n) != 0 ||
-	    fab_desc_decode(enc, n, &d) != FAB_DESC_OK)
+	if (buf == NULL || fgets(line, sizeof(line), stdin) == NULL || parse_desc(line, &d) != 0)
 		return 2;
 	r = open_desc(&d);
 	if (r == NULL)
 		return 2;
 	/* The same bytes are written back: the exporter's content does not change. */
-	if (X->read(r, d.addr, buf, 64 * MiB) != FAB_OK || write_full(fd_out, "r", 1) != 0)
+	if (X->read(r, d.addr, buf, 64 * MiB) != FAB_OK || printf("READY\n") < 0 || fflush(stdout) != 0)
 		return 2;
 	for (int i = 0;; i++) {
 		enum fab_status st = (i & 1) ? X->read(r, d.addr, buf, 64 * MiB) : X->write(r, d.addr, buf, 64 * MiB);
@@ -1026,34 +999,18 @@ static int importer_main(int fd_in, int fd_out)
 static void t_importer_killed(void)
 {
 	for (int round = 0; round < 4; round++) {
-		int to_child[2], to_parent[2];
+		static char hex[2 * FAB_DESC_MAX + 1];
 		uint8_t enc[FAB_DESC_MAX], buf[4096];
-		char a1[16], a2[16], c;
-		uint32_t n;
-		pid_t pid;
-		int ws;
+		struct th_proc *imp = th_proc_start(NULL, "importer", NULL);
+		const char *l;
 
-		CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0);
-		pid = fork();
-		CHECK(pid >= 0);
-		if (pid == 0) {
-			snprintf(a1, sizeof(a1), "%d", to_child[0]);
-			snprintf(a2, sizeof(a2), "%d", to_parent[1]);
-			execl("/proc/self/exe", "test_fab_ucx", "importer", a1, a2, (char *)NULL);
-			_exit(127);
-		}
-		close(to_child[0]);
-		close(to_parent[1]);
-		n = (uint32_t)fab_desc_encode(&A.d[EX_BIG], enc);
-		CHECK_OK(write_full(to_child[1], &n, sizeof(n)));
-		CHECK_OK(write_full(to_child[1], enc, n));
-		CHECK_OK(read_full(to_parent[0], &c, 1));
+		CHECK(imp != NULL);
+		to_hex(enc, fab_desc_encode(&A.d[EX_BIG], enc), hex);
+		CHECK_OK(th_proc_send(imp, "DESC %s", hex));
+		CHECK((l = th_proc_line(imp)) != NULL && strcmp(l, "READY") == 0);
 		usleep(10000 + 17000 * (unsigned)round);
-		kill(pid, SIGKILL);
-		CHECK(waitpid(pid, &ws, 0) == pid);
-		CHECK(WIFSIGNALED(ws));
-		close(to_child[1]);
-		close(to_parent[0]);
+		th_proc_kill(imp);
+		CHECK(th_proc_wait(imp) > 128); /* ended by a signal */
 
 		/* The exporter carries on. */
 		struct fab_remote *r = open_desc(&A.d[EX_BIG]);
@@ -1076,15 +1033,14 @@ static void t_exporter_alive(void)
 	CHECK(first_mismatch(buf, 12345, sizeof(buf), EX_BIG) == sizeof(buf));
 	X->close(r);
 	CHECK_ERR(stop_exporter(&A), 0); /* its exit status covers its leak check under ASan */
-	A.pid = 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && strcmp(argv[1], "exporter") == 0)
-		return exporter_main(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 4 && strcmp(argv[1], "importer") == 0)
-		return importer_main(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 2 && strcmp(argv[1], "exporter") == 0)
+		return exporter_main();
+	if (argc == 2 && strcmp(argv[1], "importer") == 0)
+		return importer_main();
 
 	setenv("UCX_TLS", "tcp", 1);
 	setenv("UCX_NET_DEVICES", "lo", 1);
@@ -1110,9 +1066,5 @@ int main(int argc, char **argv)
 	RUN(t_peer_killed);
 	RUN(t_importer_killed);
 	RUN(t_exporter_alive);
-	if (A.pid > 0) {
-		kill(A.pid, SIGKILL);
-		waitpid(A.pid, NULL, 0);
-	}
 	return th_summary("test_fab_ucx");
 }

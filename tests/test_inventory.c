@@ -13,6 +13,7 @@
 #include "doca_buf_inventory.h"
 #include "doca_mmap.h"
 #include "harness.h"
+#include "mem_fixture.h"
 
 static uint8_t mem[4096];
 static uint8_t mem2[512];
@@ -20,15 +21,9 @@ static uint8_t outside[64];
 
 static struct doca_mmap *make_mmap(void *addr, size_t len, bool start)
 {
-	struct doca_mmap *m;
+	uint32_t perm = MEM_FX_PERM_DEFAULT; /* as created */
 
-	if (doca_mmap_create(NULL, &m) != DOCA_SUCCESS)
-		return NULL;
-	if (doca_mmap_set_memrange(m, addr, len) != DOCA_SUCCESS || (start && doca_mmap_start(m) != DOCA_SUCCESS)) {
-		doca_mmap_destroy(m);
-		return NULL;
-	}
-	return m;
+	return start ? mem_fx_mmap(NULL, addr, len, perm) : mem_fx_mmap_configured(NULL, addr, len, perm);
 }
 
 static uint32_t nfree(const struct doca_buf_inventory *inv)

@@ -16,6 +16,7 @@
 #include "doca_mmap.h"
 #include "doca_sha.h"
 #include "harness.h"
+#include "mem_fixture.h"
 
 #define SRC_SIZE (1u << 20)
 #define DST_SIZE 4096
@@ -72,50 +73,45 @@ static void to_hex(const uint8_t *d, size_t n, char *hex)
 		sprintf(hex + 2 * i, "%02x", d[i]);
 }
 
-/* ---- fixture: device, source/destination memory, inventory, started SHA context, work queue ---- */
+/* ---- fixture: the memory of tests/mem_fixture.h, a started SHA context, a work queue ---- */
 
 struct sfx {
-	struct doca_devinfo **list;
-	uint32_t ndev;
-	struct doca_dev *dev;
-	uint8_t *src, *dst;
-	struct doca_mmap *src_mmap, *dst_mmap;
-	struct doca_buf_inventory *inv;
+	MEM_FX_EMBED; /* dev, src/dst and their mmaps, inventory */
 	struct doca_sha *sha;
 	struct doca_ctx *ctx;
 	struct doca_workq *wq;
 };
 
-static struct doca_mmap *mk_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t perm)
+static void sfx_close(struct sfx *f)
 {
-	struct doca_mmap *m = NULL;
-
-	if (doca_mmap_create(NULL, &m) != DOCA_SUCCESS)
-		return NULL;
-	if (doca_mmap_dev_add(m, dev) != DOCA_SUCCESS || doca_mmap_set_memrange(m, mem, len) != DOCA_SUCCESS ||
-	    doca_mmap_set_permissions(m, perm) != DOCA_SUCCESS || doca_mmap_start(m) != DOCA_SUCCESS) {
-		doca_mmap_destroy(m);
-		return NULL;
+	if (f->wq != NULL) {
+		doca_ctx_workq_rm(f->ctx, f->wq);
+		doca_workq_destroy(f->wq);
 	}
-	return m;
+	if (f->sha != NULL) {
+		doca_ctx_stop(f->ctx);
+		doca_ctx_dev_rm(f->ctx, f->dev);
+		doca_sha_destroy(f->sha);
+	}
+	f->wq = NULL;
+	f->sha = NULL;
+	f->ctx = NULL;
+	mem_fx_close(&f->mem);
 }
 
+static void sfx_cleanup(void *f)
+{
+	sfx_close(f);
+}
+
+/* Released by sfx_teardown, or by the harness if the case stops first. */
 static int sfx_setup(struct sfx *f, uint32_t depth, uint32_t dst_perm)
 {
+	struct mem_fx_cfg cfg = { .len = SRC_SIZE, .dst_len = DST_SIZE, .dst_perm = dst_perm, .inv_num = 256 };
+
 	memset(f, 0, sizeof(*f));
-	if (doca_devinfo_list_create(&f->list, &f->ndev) != DOCA_SUCCESS || f->ndev == 0 ||
-	    doca_dev_open(f->list[0], &f->dev) != DOCA_SUCCESS)
-		return -1;
-	f->src = malloc(SRC_SIZE);
-	f->dst = calloc(1, DST_SIZE);
-	if (f->src == NULL || f->dst == NULL)
-		return -1;
-	f->src_mmap = mk_mmap(f->dev, f->src, SRC_SIZE, DOCA_ACCESS_LOCAL_READ_WRITE);
-	f->dst_mmap = mk_mmap(f->dev, f->dst, DST_SIZE, dst_perm);
-	if (f->src_mmap == NULL || f->dst_mmap == NULL)
-		return -1;
-	if (doca_buf_inventory_create(NULL, 256, DOCA_BUF_EXTENSION_LINKED_LIST, &f->inv) != DOCA_SUCCESS ||
-	    doca_buf_inventory_start(f->inv) != DOCA_SUCCESS || doca_sha_create(&f->sha) != DOCA_SUCCESS)
+	th_defer_local(sfx_cleanup, f);
+	if (mem_fx_open(&f->mem, &cfg) != 0 || doca_sha_create(&f->sha) != DOCA_SUCCESS)
 		return -1;
 	f->ctx = doca_sha_as_ctx(f->sha);
 	if (doca_ctx_dev_add(f->ctx, f->dev) != DOCA_SUCCESS || doca_ctx_start(f->ctx) != DOCA_SUCCESS)
@@ -127,30 +123,8 @@ static int sfx_setup(struct sfx *f, uint32_t depth, uint32_t dst_perm)
 
 static void sfx_teardown(struct sfx *f)
 {
-	if (f->wq != NULL) {
-		doca_ctx_workq_rm(f->ctx, f->wq);
-		doca_workq_destroy(f->wq);
-	}
-	if (f->sha != NULL) {
-		doca_ctx_stop(f->ctx);
-		doca_ctx_dev_rm(f->ctx, f->dev);
-		doca_sha_destroy(f->sha);
-	}
-	if (f->inv != NULL) {
-		doca_buf_inventory_stop(f->inv);
-		doca_buf_inventory_destroy(f->inv);
-	}
-	if (f->src_mmap != NULL)
-		doca_mmap_destroy(f->src_mmap);
-	if (f->dst_mmap != NULL)
-		doca_mmap_destroy(f->dst_mmap);
-	if (f->dev != NULL)
-		doca_dev_close(f->dev);
-	if (f->list != NULL)
-		doca_devinfo_list_destroy(f->list);
-	free(f->src);
-	free(f->dst);
-	memset(f, 0, sizeof(*f));
+	th_undefer(sfx_cleanup, f);
+	sfx_close(f);
 }
 
 /* A request over src[off, off+len); an empty one still needs a non-empty buffer under it. */

@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,8 +24,7 @@
 #include "doca_dev.h"
 #include "doca_sync_event.h"
 #include "harness.h"
-
-extern char **environ;
+#include "th_proc.h"
 
 #define BLOB_LEN 80
 #define PINGPONG_ROUNDS 10000u
@@ -155,94 +153,48 @@ static int leftovers(void)
 
 /* ------------------------------------------------------------ child process */
 
+/* A DPU- or host-side process of this binary (tests/th_proc.h); the harness reaps it after the case. */
 struct child {
-	pid_t pid;
-	int to;	   /* its stdin */
-	FILE *from; /* its stdout */
-	int reaped;
-	int status;
+	struct th_proc *p;
 };
 
 static int spawn_child(struct child *c, const char *side, const char *role)
 {
-	int in[2], out[2];
-	posix_spawn_file_actions_t fa;
-	char *argv[] = { "test_sync_event", "--child", (char *)side, (char *)role, NULL };
-	int rc;
-
-	memset(c, 0, sizeof(*c));
-	if (pipe(in) != 0)
-		return -1;
-	if (pipe(out) != 0) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_addclose(&fa, in[1]);
-	posix_spawn_file_actions_addclose(&fa, out[0]);
-	rc = posix_spawn(&c->pid, "/proc/self/exe", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(in[0]);
-	close(out[1]);
-	if (rc != 0) {
-		close(in[1]);
-		close(out[0]);
-		return -1;
-	}
-	c->to = in[1];
-	c->from = fdopen(out[0], "r");
-	return c->from == NULL ? -1 : 0;
+	c->p = th_proc_start(side, "--child", side, role, NULL);
+	return c->p == NULL ? -1 : 0;
 }
 
 static void child_send(struct child *c, const char *line)
 {
-	size_t n = strlen(line);
-
-	if (write(c->to, line, n) != (ssize_t)n || write(c->to, "\n", 1) != 1)
-		fprintf(stderr, "child_send: %s\n", strerror(errno));
+	if (th_proc_send(c->p, "%s", line) != 0)
+		fprintf(stderr, "child_send: the process does not take input any more\n");
 }
 
-/* Next line from the child; empty when it is gone. */
+/* Next line from the child; empty when it is gone (or silent for the launcher's hang guard). */
 static const char *child_recv(struct child *c, char *buf, size_t len)
 {
-	if (fgets(buf, (int)len, c->from) == NULL)
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	const char *l = th_proc_line(c->p);
+
+	snprintf(buf, len, "%s", l != NULL ? l : "");
 	return buf;
 }
 
 static int child_alive(struct child *c)
 {
-	if (c->reaped)
-		return 0;
-	if (waitpid(c->pid, &c->status, WNOHANG) == c->pid) {
-		c->reaped = 1;
-		return 0;
-	}
-	return 1;
+	return th_proc_alive(c->p);
 }
 
 /* Exit code of the child (reaps it), or -1 when it did not exit normally. */
 static int child_finish(struct child *c)
 {
-	if (c->to >= 0)
-		close(c->to);
-	c->to = -1;
-	if (!c->reaped && waitpid(c->pid, &c->status, 0) == c->pid)
-		c->reaped = 1;
-	if (c->from != NULL)
-		fclose(c->from);
-	c->from = NULL;
-	return WIFEXITED(c->status) ? WEXITSTATUS(c->status) : -1;
+	int st = th_proc_wait(c->p);
+
+	return st >= 0 && st < 128 ? st : -1;
 }
 
 static void child_kill(struct child *c)
 {
-	if (!c->reaped)
-		kill(c->pid, SIGKILL);
+	th_proc_kill(c->p);
 	child_finish(c);
 }
 
@@ -1066,6 +1018,12 @@ struct xp {
 	struct child c;
 };
 
+/* What a case stopped by a failed check left of its exported event. */
+static void se_release(void *se)
+{
+	doca_sync_event_destroy(se);
+}
+
 /* Runs body with a fresh exported event and child; cleans up whatever body left. */
 static void with_importer(const char *role, void (*body)(struct xp *))
 {
@@ -1073,17 +1031,19 @@ static void with_importer(const char *role, void (*body)(struct xp *))
 	struct xp x = { .se = exported(hex, NULL) };
 
 	CHECK(x.se != NULL);
+	th_defer(se_release, x.se);
 	if (spawn_child(&x.c, "dpu", role) != 0) {
-		doca_sync_event_destroy(x.se);
 		TH_FAIL("cannot start the DPU-side process");
 		return;
 	}
 	child_send(&x.c, hex);
 	body(&x);
-	if (x.c.from != NULL)
+	if (child_alive(&x.c))
 		child_kill(&x.c); /* the body stopped early */
-	if (x.se != NULL)
+	if (x.se != NULL) {
+		th_undefer(se_release, x.se);
 		CHECK_OK(doca_sync_event_destroy(x.se));
+	}
 	CHECK(leftovers() == 0);
 }
 
@@ -1191,6 +1151,7 @@ static void evwait_revoke_body(struct xp *x)
 
 	CHECK(child_ready(&x->c));
 	usleep(100 * 1000);
+	th_undefer(se_release, x->se);
 	CHECK_OK(doca_sync_event_destroy(x->se));
 	x->se = NULL;
 	CHECK(evwait_report(&x->c, &wakes, &status));
@@ -1228,8 +1189,8 @@ static void test_xproc_refused_blobs(void)
 	int ok = 1;
 
 	CHECK(se != NULL);
+	th_defer(se_release, se);
 	if (spawn_child(&c, "dpu", "codes") != 0) {
-		doca_sync_event_destroy(se);
 		TH_FAIL("cannot start the DPU-side process");
 		return;
 	}
@@ -1269,6 +1230,7 @@ static void test_xproc_refused_blobs(void)
 	reseal(b);
 	ok &= expect_code(&c, b, BLOB_LEN, DOCA_ERROR_NOT_SUPPORTED);
 	/* replayed after the exporter destroyed the event */
+	th_undefer(se_release, se);
 	CHECK_OK(doca_sync_event_destroy(se));
 	ok &= expect_code(&c, raw, BLOB_LEN, DOCA_ERROR_NOT_PERMITTED);
 	CHECK(child_finish(&c) == 0);
@@ -1281,6 +1243,7 @@ static void revoked_body(struct xp *x)
 	char line[64];
 
 	CHECK(child_ready(&x->c));
+	th_undefer(se_release, x->se);
 	CHECK_OK(doca_sync_event_destroy(x->se));
 	x->se = NULL;
 	CHECK(leftovers() == 0);
@@ -1300,7 +1263,7 @@ static void killed_importer_body(struct xp *x)
 	uint64_t v = 0;
 
 	CHECK(wait_gt_while(x->se, 0, &x->c) == 1); /* it signalled */
-	kill(x->c.pid, SIGKILL);
+	kill(x->c.p->pid, SIGKILL);
 	/* the host's bounded wait ends with the importer's life */
 	CHECK(wait_gt_while(x->se, 1, &x->c) == 0);
 	CHECK(child_finish(&x->c) == -1);
@@ -1330,37 +1293,29 @@ static void killed_exporter_body(struct child *exp, struct child *imp)
 
 static void test_xproc_killed_exporter(void)
 {
-	struct child exp, imp = { .from = NULL };
+	struct child exp, imp = { .p = NULL };
 
 	CHECK(spawn_child(&exp, "host", "exporter") == 0);
 	killed_exporter_body(&exp, &imp);
-	if (exp.from != NULL)
-		child_kill(&exp);
-	if (imp.from != NULL)
+	child_kill(&exp);
+	if (imp.p != NULL)
 		child_kill(&imp);
 }
 
 /* The exporter is killed while the importer sleeps event-driven on a wait: it wakes with the wait failed. */
 static void test_xproc_killed_exporter_event_driven(void)
 {
-	struct child exp, imp = { .from = NULL };
+	struct child exp, imp;
 	char hex[2 * BLOB_LEN + 16];
 	long wakes = -1, status = -1;
 
+	/* The harness reaps both roles whatever happens. */
 	CHECK(spawn_child(&exp, "host", "exporter") == 0);
 	child_recv(&exp, hex, sizeof(hex));
-	if (strlen(hex) != 2 * BLOB_LEN || spawn_child(&imp, "dpu", "evwait") != 0) {
-		child_kill(&exp);
-		TH_FAIL("exporter or importer did not start");
-		return;
-	}
+	CHECK(strlen(hex) == 2 * BLOB_LEN);
+	CHECK(spawn_child(&imp, "dpu", "evwait") == 0);
 	child_send(&imp, hex);
-	if (!child_ready(&imp)) {
-		child_kill(&exp);
-		child_kill(&imp);
-		TH_FAIL("importer not ready");
-		return;
-	}
+	CHECK(child_ready(&imp));
 	child_kill(&exp);
 	CHECK(evwait_report(&imp, &wakes, &status));
 	if (status != 1000 + DOCA_ERROR_NOT_CONNECTED)

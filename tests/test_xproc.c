@@ -7,10 +7,8 @@
  * The test binary plays three roles. Without arguments it is the coordinator:
  * it uses no DOCA call itself, starts an exporter and an importer (this same
  * binary, re-executed through /proc/self/exe with a role and SOFTDPU_SIDE)
- * and drives them with text lines over pipes.
+ * and drives them with text lines over pipes (tests/th_proc.h).
  */
-#include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,10 +22,10 @@
 #include "dma_fixture.h"
 #include "doca_sha.h"
 #include "harness.h"
+#include "th_proc.h"
 
 #define LINE_MAX_LEN 8192
 #define DESC_MAX 4096 /* bytes; export descriptors are smaller */
-#define WAIT_MS 30000 /* a role that does not answer in this time is broken: fail, never hang */
 
 static uint8_t pattern(uint64_t off, unsigned seed)
 {
@@ -146,8 +144,8 @@ struct importer {
 	struct doca_sha *sha; /* on the same work queue */
 	uint8_t digest[2][DOCA_SHA256_BYTE_COUNT];
 	struct doca_mmap *remote;
-	uint8_t *local;
-	struct doca_mmap *local_mmap;
+	uint8_t *local;		     /* = f.src */
+	struct doca_mmap *local_mmap; /* = f.src_mmap */
 	size_t size;
 };
 
@@ -203,17 +201,16 @@ static doca_error_t transfer(struct importer *im, uint64_t raddr, size_t off, si
 
 static int importer_setup(struct importer *im, const char *pci, size_t size)
 {
+	struct mem_fx_cfg cfg = { .pci = pci, .len = size, .inv_num = 16 };
+
 	memset(im, 0, sizeof(*im));
 	im->size = size;
-	if (doca_devinfo_list_create(&im->f.list, &im->f.ndev) != DOCA_SUCCESS)
+	if (mem_fx_open(&im->f.mem, &cfg) != 0)
 		return -1;
-	im->f.dev = open_pci(pci);
-	im->local = malloc(size);
-	if (im->f.dev == NULL || im->local == NULL)
-		return -1;
-	im->local_mmap = fx_mmap(im->f.dev, im->local, size, DOCA_ACCESS_LOCAL_READ_WRITE);
-	if (im->local_mmap == NULL || doca_buf_inventory_create(NULL, 16, 0, &im->f.inv) != DOCA_SUCCESS ||
-	    doca_buf_inventory_start(im->f.inv) != DOCA_SUCCESS || doca_dma_create(&im->f.dma) != DOCA_SUCCESS)
+	/* the local memory is the fixture's source buffer */
+	im->local = im->f.src;
+	im->local_mmap = im->f.src_mmap;
+	if (doca_dma_create(&im->f.dma) != DOCA_SUCCESS)
 		return -1;
 	im->f.ctx = doca_dma_as_ctx(im->f.dma);
 	if (doca_ctx_dev_add(im->f.ctx, im->f.dev) != DOCA_SUCCESS || doca_ctx_start(im->f.ctx) != DOCA_SUCCESS ||
@@ -263,12 +260,7 @@ static void importer_teardown(struct importer *im)
 	}
 	if (im->remote != NULL)
 		doca_mmap_destroy(im->remote);
-	if (im->local_mmap != NULL)
-		doca_mmap_destroy(im->local_mmap);
-	free(im->local);
-	im->local = NULL;
-	im->f.dst_mmap = im->f.src_mmap = NULL;
-	fx_teardown(&im->f);
+	fx_teardown(&im->f); /* with the local memory */
 }
 
 /* One importer command; returns false on EXIT. */
@@ -338,105 +330,13 @@ static int role_importer(char **argv)
 
 /* ---- coordinator ---- */
 
-struct child {
-	pid_t pid;
-	FILE *in;  /* we write its stdin */
-	int out;   /* we read its stdout */
-	char buf[2 * DESC_MAX + 256];
-	size_t used;
-};
-
-static int spawn(struct child *c, const char *side, char *const args[])
+/* Ends a role: EXIT, then a bounded wait (then it is killed). Returns its exit status or -1. */
+static int reap(struct th_proc *c)
 {
-	int to[2], from[2];
-
-	if (pipe(to) != 0 || pipe(from) != 0)
+	if (c == NULL)
 		return -1;
-	c->pid = fork();
-	if (c->pid < 0)
-		return -1;
-	if (c->pid == 0) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[0]);
-		close(to[1]);
-		close(from[0]);
-		close(from[1]);
-		setenv("SOFTDPU_SIDE", side, 1);
-		execv("/proc/self/exe", args);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	c->in = fdopen(to[1], "w");
-	c->out = from[0];
-	c->used = 0;
-	return c->in == NULL ? -1 : 0;
-}
-
-/* Reads one line (bounded wait); returns it or NULL. */
-static char *get_line(struct child *c)
-{
-	for (;;) {
-		char *nl = memchr(c->buf, '\n', c->used);
-		struct pollfd p = { .fd = c->out, .events = POLLIN };
-		ssize_t n;
-
-		if (nl != NULL) {
-			static char line[sizeof(c->buf)];
-			size_t len = (size_t)(nl - c->buf);
-
-			memcpy(line, c->buf, len);
-			line[len] = '\0';
-			memmove(c->buf, nl + 1, c->used - len - 1);
-			c->used -= len + 1;
-			return line;
-		}
-		if (c->used == sizeof(c->buf) || poll(&p, 1, WAIT_MS) != 1)
-			return NULL;
-		n = read(c->out, c->buf + c->used, sizeof(c->buf) - c->used);
-		if (n <= 0)
-			return NULL;
-		c->used += (size_t)n;
-	}
-}
-
-static void put_line(struct child *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(c->in, fmt, ap);
-	va_end(ap);
-	fputc('\n', c->in);
-	fflush(c->in);
-}
-
-/* Ends a child: EXIT, then a bounded wait, then SIGKILL. Returns its exit status or -1. */
-static int reap(struct child *c)
-{
-	int st = -1;
-
-	if (c->pid <= 0)
-		return -1;
-	if (c->in != NULL) {
-		put_line(c, "EXIT");
-		fclose(c->in);
-		c->in = NULL;
-	}
-	for (int i = 0; i < 300; i++) {
-		if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
-			close(c->out);
-			c->pid = 0;
-			return st;
-		}
-		usleep(20000);
-	}
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, &st, 0);
-	close(c->out);
-	c->pid = 0;
-	return -1;
+	th_proc_send(c, "EXIT");
+	return th_proc_wait(c);
 }
 
 #define HOST_PF0 "0000:0b:00.0"
@@ -444,8 +344,8 @@ static int reap(struct child *c)
 #define DPU_P0 "0000:03:00.0"
 
 struct pair {
-	struct child ex, im;
-	char *desc_line;
+	struct th_proc *ex, *im;
+	char *desc_line; /* freed when the case ends */
 };
 
 static char *strdup_line(const char *s)
@@ -461,25 +361,23 @@ static char *strdup_line(const char *s)
 static int start_pair_sz(struct pair *p, const char *kind, uint32_t perm, const char *size, const char *imp_side,
 			 const char *imp_pci)
 {
-	char self[] = "test_xproc", r_ex[] = "exporter", r_im[] = "importer", pci0[] = HOST_PF0;
-	char ks[8], ps[16], ss[32], ipci[16];
-	char *ea[] = { self, r_ex, pci0, ks, ps, ss, NULL };
-	char *ia[] = { self, r_im, ipci, ss, NULL };
-	char *l;
+	char ps[16];
+	const char *l;
 	int r = -1;
 
-	snprintf(ks, sizeof(ks), "%s", kind);
 	snprintf(ps, sizeof(ps), "%u", perm);
-	snprintf(ss, sizeof(ss), "%s", size);
-	snprintf(ipci, sizeof(ipci), "%s", imp_pci);
 	memset(p, 0, sizeof(*p));
-	if (spawn(&p->ex, "host", ea) != 0 || (l = get_line(&p->ex)) == NULL || strncmp(l, "DESC ", 5) != 0)
+	p->ex = th_proc_start("host", "exporter", HOST_PF0, kind, ps, size, NULL);
+	if (p->ex == NULL || (l = th_proc_line(p->ex)) == NULL || strncmp(l, "DESC ", 5) != 0)
 		return -1;
 	p->desc_line = strdup_line(l);
-	if (spawn(&p->im, imp_side, ia) != 0)
+	if (p->desc_line == NULL)
 		return -1;
-	put_line(&p->im, "%s", p->desc_line);
-	if ((l = get_line(&p->im)) == NULL || sscanf(l, "IMPORT %d", &r) != 1)
+	th_defer(free, p->desc_line);
+	p->im = th_proc_start(imp_side, "importer", imp_pci, size, NULL);
+	if (p->im == NULL || th_proc_send(p->im, "%s", p->desc_line) != 0)
+		return -1;
+	if ((l = th_proc_line(p->im)) == NULL || sscanf(l, "IMPORT %d", &r) != 1)
 		return -1;
 	return r;
 }
@@ -495,34 +393,32 @@ static int start_pair(struct pair *p, const char *kind, uint32_t perm, size_t si
 
 static void stop_pair(struct pair *p)
 {
-	reap(&p->im);
-	reap(&p->ex);
-	free(p->desc_line);
-	p->desc_line = NULL;
+	reap(p->im);
+	reap(p->ex);
 }
 
 /* Sends cmd to c and parses "RES <err> <n>". */
-static int result(struct child *c, long *n, const char *cmd)
+static int result(struct th_proc *c, long *n, const char *cmd)
 {
-	char *l;
+	const char *l;
 	int err = -1;
 
-	put_line(c, "%s", cmd);
-	l = get_line(c);
+	th_proc_send(c, "%s", cmd);
+	l = th_proc_line(c);
 	if (l != NULL && strncmp(l, "LOOPING", 7) == 0)
-		l = get_line(c);
+		l = th_proc_line(c);
 	if (l == NULL || sscanf(l, "RES %d %ld", &err, n) != 2)
 		return -1;
 	return err;
 }
 
-static long checked(struct child *ex, unsigned seed, size_t off, size_t len)
+static long checked(struct th_proc *ex, unsigned seed, size_t off, size_t len)
 {
-	char *l;
+	const char *l;
 	long bad = -1;
 
-	put_line(ex, "CHECK %u %zu %zu", seed, off, len);
-	l = get_line(ex);
+	th_proc_send(ex, "CHECK %u %zu %zu", seed, off, len);
+	l = th_proc_line(ex);
 	if (l == NULL || sscanf(l, "CHECKED %ld", &bad) != 1)
 		return -1;
 	return bad;
@@ -543,17 +439,17 @@ static void test_dpu_reads_and_writes_host_memory(void)
 		size_t off = (i * 4097) % 4096;
 
 		snprintf(cmd, sizeof(cmd), "READ 1 %zu %zu", off, sizes[i]);
-		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS && n == 0);
+		CHECK(result(p.im, &n, cmd) == DOCA_SUCCESS && n == 0);
 		snprintf(cmd, sizeof(cmd), "WRITE %zu %zu %zu", i + 2, off, sizes[i]);
-		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS);
-		CHECK(checked(&p.ex, (unsigned)i + 2, off, sizes[i]) == 0);
+		CHECK(result(p.im, &n, cmd) == DOCA_SUCCESS);
+		CHECK(checked(p.ex, (unsigned)i + 2, off, sizes[i]) == 0);
 		/* put the original pattern back for the next read */
 		snprintf(cmd, sizeof(cmd), "WRITE 1 %zu %zu", off, sizes[i]);
-		CHECK(result(&p.im, &n, cmd) == DOCA_SUCCESS);
+		CHECK(result(p.im, &n, cmd) == DOCA_SUCCESS);
 	}
-	CHECK(checked(&p.ex, 1, 0, 16 << 20) == 0);
+	CHECK(checked(p.ex, 1, 0, 16 << 20) == 0);
 	/* SHA jobs read the host's memory too: same digest as over a local copy */
-	CHECK(result(&p.im, &n, "SHA 7 3000000") == DOCA_SUCCESS && n == 0);
+	CHECK(result(p.im, &n, "SHA 7 3000000") == DOCA_SUCCESS && n == 0);
 	stop_pair(&p);
 }
 
@@ -564,12 +460,12 @@ static void test_unmovable_memory_through_cma(void)
 	long n;
 
 	CHECK(start_pair_sz(&p, "dpu", RW, "131072s", "dpu", DPU_P0) == DOCA_SUCCESS);
-	CHECK(result(&p.im, &n, "READ 1 0 131072") == DOCA_SUCCESS && n == 0);
-	CHECK(result(&p.im, &n, "WRITE 4 1000 100000") == DOCA_SUCCESS);
-	CHECK(checked(&p.ex, 4, 1000, 100000) == 0);
-	put_line(&p.ex, "DESTROY");
-	CHECK(get_line(&p.ex) != NULL);
-	CHECK(result(&p.im, &n, "READ 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(result(p.im, &n, "READ 1 0 131072") == DOCA_SUCCESS && n == 0);
+	CHECK(result(p.im, &n, "WRITE 4 1000 100000") == DOCA_SUCCESS);
+	CHECK(checked(p.ex, 4, 1000, 100000) == 0);
+	th_proc_send(p.ex, "DESTROY");
+	CHECK(th_proc_line(p.ex) != NULL);
+	CHECK(result(p.im, &n, "READ 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
 	stop_pair(&p);
 }
 
@@ -579,9 +475,9 @@ static void test_read_only_export_refuses_writes(void)
 	long n;
 
 	CHECK(start_pair(&p, "dpu", RO, 1 << 16, "dpu", DPU_P0) == DOCA_SUCCESS);
-	CHECK(result(&p.im, &n, "READ 1 0 65536") == DOCA_SUCCESS && n == 0);
-	CHECK(result(&p.im, &n, "WRITE 9 100 1000") == DOCA_ERROR_NOT_PERMITTED);
-	CHECK(checked(&p.ex, 1, 0, 1 << 16) == 0); /* untouched */
+	CHECK(result(p.im, &n, "READ 1 0 65536") == DOCA_SUCCESS && n == 0);
+	CHECK(result(p.im, &n, "WRITE 9 100 1000") == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(checked(p.ex, 1, 0, 1 << 16) == 0); /* untouched */
 	stop_pair(&p);
 }
 
@@ -592,24 +488,24 @@ static void test_outside_the_export_refused(void)
 
 	CHECK(start_pair(&p, "dpu", RW, 4096, "dpu", DPU_P0) == DOCA_SUCCESS);
 	/* the importer's buffers cannot even point outside the imported range */
-	CHECK(result(&p.im, &n, "READ 1 4000 200") == DOCA_ERROR_UNEXPECTED);
-	CHECK(result(&p.im, &n, "READ 1 3896 200") == DOCA_SUCCESS && n == 0);
+	CHECK(result(p.im, &n, "READ 1 4000 200") == DOCA_ERROR_UNEXPECTED);
+	CHECK(result(p.im, &n, "READ 1 3896 200") == DOCA_SUCCESS && n == 0);
 	stop_pair(&p);
 }
 
 static void test_withdrawn_export_fails_jobs(void)
 {
 	struct pair p;
-	char *l;
+	const char *l;
 	long n;
 	int st = -1;
 
 	CHECK(start_pair(&p, "dpu", RW, 1 << 16, "dpu", DPU_P0) == DOCA_SUCCESS);
-	CHECK(result(&p.im, &n, "READ 1 0 4096") == DOCA_SUCCESS);
-	put_line(&p.ex, "DESTROY");
-	CHECK((l = get_line(&p.ex)) != NULL && sscanf(l, "DESTROYED %d", &st) == 1 && st == DOCA_SUCCESS);
-	CHECK(result(&p.im, &n, "READ 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
-	CHECK(result(&p.im, &n, "WRITE 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(result(p.im, &n, "READ 1 0 4096") == DOCA_SUCCESS);
+	th_proc_send(p.ex, "DESTROY");
+	CHECK((l = th_proc_line(p.ex)) != NULL && sscanf(l, "DESTROYED %d", &st) == 1 && st == DOCA_SUCCESS);
+	CHECK(result(p.im, &n, "READ 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(result(p.im, &n, "WRITE 1 0 4096") == DOCA_ERROR_NOT_PERMITTED);
 	stop_pair(&p);
 }
 
@@ -620,13 +516,13 @@ static void test_killed_exporter_fails_jobs(void)
 	int r;
 
 	CHECK(start_pair(&p, "dpu", RW, 1 << 20, "dpu", DPU_P0) == DOCA_SUCCESS);
-	put_line(&p.im, "LOOPREAD");
-	CHECK(get_line(&p.im) != NULL); /* LOOPING: jobs are running */
-	kill(p.ex.pid, SIGKILL);
-	r = result(&p.im, &n, "");
+	th_proc_send(p.im, "LOOPREAD");
+	CHECK(th_proc_line(p.im) != NULL); /* LOOPING: jobs are running */
+	kill(p.ex->pid, SIGKILL);
+	r = result(p.im, &n, "");
 	CHECK(r == DOCA_ERROR_CONNECTION_ABORTED || r == DOCA_ERROR_NOT_PERMITTED);
 	CHECK(n > 0);
-	r = result(&p.im, &n, "READ 1 0 4096");
+	r = result(p.im, &n, "READ 1 0 4096");
 	CHECK(r == DOCA_ERROR_CONNECTION_ABORTED || r == DOCA_ERROR_NOT_PERMITTED);
 	stop_pair(&p);
 }
@@ -634,20 +530,17 @@ static void test_killed_exporter_fails_jobs(void)
 /* Imports desc (hex line) in a fresh DPU importer; returns the import status. */
 static int import_line(const char *line, const char *side, const char *pci)
 {
-	char self[] = "test_xproc", r_im[] = "importer", ss[] = "4096", ipci[16];
-	char *ia[] = { self, r_im, ipci, ss, NULL };
-	struct child c;
-	char *l;
+	struct th_proc *c = th_proc_start(side, "importer", pci, "4096", NULL);
+	const char *l;
 	int r = -1;
 
-	snprintf(ipci, sizeof(ipci), "%s", pci);
-	if (spawn(&c, side, ia) != 0)
+	if (c == NULL)
 		return -1;
-	put_line(&c, "%s", line);
-	l = get_line(&c);
+	th_proc_send(c, "%s", line);
+	l = th_proc_line(c);
 	if (l == NULL || sscanf(l, "IMPORT %d", &r) != 1)
 		r = -1;
-	reap(&c);
+	reap(c);
 	return r;
 }
 
@@ -661,6 +554,7 @@ static void test_refused_descriptors(void)
 	CHECK(start_pair(&p, "dpu", RW, 4096, "dpu", DPU_P0) == DOCA_SUCCESS);
 	bad = strdup_line(p.desc_line);
 	CHECK(bad != NULL);
+	th_defer(free, bad);
 	len = strlen(bad);
 	/* truncated by one byte (two hex digits) */
 	bad[len - 2] = '\0';
@@ -672,14 +566,13 @@ static void test_refused_descriptors(void)
 	/* the host side cannot import an export made for the DPU */
 	CHECK(import_line(p.desc_line, "host", HOST_PF1) == DOCA_ERROR_NOT_SUPPORTED);
 	/* replay after the exporter withdrew the export */
-	put_line(&p.ex, "DESTROY");
-	CHECK(get_line(&p.ex) != NULL);
+	th_proc_send(p.ex, "DESTROY");
+	CHECK(th_proc_line(p.ex) != NULL);
 	r = import_line(p.desc_line, "dpu", DPU_P0);
 	CHECK(r == DOCA_ERROR_NOT_PERMITTED);
 	/* and after the exporter is gone altogether */
-	reap(&p.ex);
+	reap(p.ex);
 	CHECK(import_line(p.desc_line, "dpu", DPU_P0) == DOCA_ERROR_NOT_PERMITTED);
-	free(bad);
 	stop_pair(&p);
 }
 
@@ -690,9 +583,9 @@ static void test_host_to_host_rdma_export(void)
 
 	CHECK(start_pair(&p, "rdma", DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE,
 			 1 << 20, "host", HOST_PF1) == DOCA_SUCCESS);
-	CHECK(result(&p.im, &n, "READ 1 0 1048576") == DOCA_SUCCESS && n == 0);
-	CHECK(result(&p.im, &n, "WRITE 5 4096 100000") == DOCA_SUCCESS);
-	CHECK(checked(&p.ex, 5, 4096, 100000) == 0);
+	CHECK(result(p.im, &n, "READ 1 0 1048576") == DOCA_SUCCESS && n == 0);
+	CHECK(result(p.im, &n, "WRITE 5 4096 100000") == DOCA_SUCCESS);
+	CHECK(checked(p.ex, 5, 4096, 100000) == 0);
 	stop_pair(&p);
 }
 
@@ -714,13 +607,13 @@ static void test_same_flows_through_ucx(void)
 	unsetenv("UCX_TLS");
 	unsetenv("UCX_NET_DEVICES");
 	CHECK(r == DOCA_SUCCESS);
-	CHECK(result(&p.im, &n, "READ 1 0 4194304") == DOCA_SUCCESS && n == 0);
-	CHECK(result(&p.im, &n, "WRITE 3 1000 3000000") == DOCA_SUCCESS);
-	CHECK(checked(&p.ex, 3, 1000, 3000000) == 0);
-	put_line(&p.im, "LOOPREAD");
-	CHECK(get_line(&p.im) != NULL);
-	kill(p.ex.pid, SIGKILL);
-	r = result(&p.im, &n, "");
+	CHECK(result(p.im, &n, "READ 1 0 4194304") == DOCA_SUCCESS && n == 0);
+	CHECK(result(p.im, &n, "WRITE 3 1000 3000000") == DOCA_SUCCESS);
+	CHECK(checked(p.ex, 3, 1000, 3000000) == 0);
+	th_proc_send(p.im, "LOOPREAD");
+	CHECK(th_proc_line(p.im) != NULL);
+	kill(p.ex->pid, SIGKILL);
+	r = result(p.im, &n, "");
 	CHECK(r == DOCA_ERROR_CONNECTION_ABORTED || r == DOCA_ERROR_TIME_OUT);
 	stop_pair(&p);
 }
