@@ -26,12 +26,12 @@
 
 #include <ucp/api/ucp.h>
 
-#include "doca_types.h"
 #include "fab_desc.h"
 #include "fab_ucx.h"
 #include "fab_ucx_api.h"
 #include "fab_xport.h"
 #include "harness.h"
+#include "hw_mem.h"
 #include "th_proc.h"
 
 #define MiB (1024u * 1024u)
@@ -166,9 +166,9 @@ static int make_export(uint32_t idx, uint8_t *mem, uint64_t len, uint32_t access
 static int exporter_main(void)
 {
 	static const uint64_t lens[NEXP] = { BIG_LEN, RO_LEN, SMALL_LEN, SMALL_LEN };
-	static const uint32_t acc[NEXP] = { DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_LOCAL_READ_WRITE,
-					    DOCA_ACCESS_DPU_READ_ONLY, DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE,
-					    DOCA_ACCESS_RDMA_READ };
+	static const uint32_t acc[NEXP] = { HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE | HW_ACCESS_LOCAL_WRITE,
+					    HW_ACCESS_PEER_READ, HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE,
+					    HW_ACCESS_REMOTE_READ };
 	uint8_t *mem[NEXP];
 	void *priv[NEXP];
 	char line[256];
@@ -392,7 +392,7 @@ static void t_rights(void)
 	X->close(r);
 
 	/* Forged rights: the exporter refuses, small (eager) and large (rendezvous) payloads. */
-	d.access = DOCA_ACCESS_DPU_READ_WRITE;
+	d.access = HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE;
 	r = open_desc(&d);
 	CHECK(r != NULL);
 	CHECK_ERR(X->write(r, d.addr, buf, sizeof(buf)), FAB_ERR_INVAL);
@@ -409,7 +409,7 @@ static void t_rights(void)
 
 	/* RDMA read-only export: reads pass, forged writes do not. */
 	d = A.d[EX_RDMA_RD];
-	d.access |= DOCA_ACCESS_RDMA_WRITE;
+	d.access |= HW_ACCESS_REMOTE_WRITE;
 	r = open_desc(&d);
 	CHECK(r != NULL);
 	CHECK_OK(X->read(r, d.addr + 1, buf, 100));
@@ -489,7 +489,7 @@ static int child_without_ucx(const char *soname)
 		memset(&d, 0, sizeof(d));
 		d.kind = FAB_EXPORT_DPU;
 		d.export_id = 7;
-		d.access = DOCA_ACCESS_DPU_READ_WRITE;
+		d.access = HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE;
 		d.addr = (uint64_t)(uintptr_t)mem;
 		d.len = sizeof(mem);
 		if (fab_ucx_use_library(soname) != 0)
@@ -852,7 +852,7 @@ static void t_unexport_race(void)
 		memset(&rc, 0, sizeof(rc));
 		rc.d.kind = FAB_EXPORT_DPU;
 		rc.d.pid = (uint32_t)getpid();
-		rc.d.access = DOCA_ACCESS_DPU_READ_WRITE;
+		rc.d.access = HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE;
 		rc.d.mkey = 7;
 		rc.d.addr = (uint64_t)(uintptr_t)mem;
 		rc.d.len = 4 * MiB;

@@ -535,7 +535,7 @@ static void test_export_rules(void)
 
 		CHECK(fab_desc_decode(desc, len, &d) == FAB_DESC_OK);
 		CHECK(d.kind == FAB_EXPORT_DPU && d.addr == (uint64_t)(uintptr_t)mem && d.len == sizeof(mem));
-		CHECK(d.access == ALL_ACCESS);
+		CHECK(d.access == HW_ACCESS_ALL_MASK); /* the device's rights, not DOCA flags */
 		CHECK((inv = make_inv(1)) != NULL);
 		CHECK_OK(doca_buf_inventory_buf_by_addr(inv, m, mem, 1, &b));
 		CHECK_OK(doca_buf_get_mkey(b, d0, &k));
@@ -549,6 +549,49 @@ static void test_export_rules(void)
 	CHECK_OK(doca_mmap_destroy(m));
 	CHECK_OK(doca_dev_close(d0));
 	CHECK_OK(doca_dev_close(d1));
+}
+
+/* A descriptor carries the device's rights (enum hw_access), not the exporter's DOCA flags. */
+static void test_export_desc_rights(void)
+{
+	static const struct {
+		uint32_t perm;
+		uint16_t kind;
+		uint32_t rights;
+	} cases[] = {
+		{ DOCA_ACCESS_DPU_READ_ONLY, FAB_EXPORT_DPU, HW_ACCESS_PEER_READ },
+		{ DOCA_ACCESS_DPU_READ_WRITE, FAB_EXPORT_DPU, HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE },
+		{ DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_DPU_READ_WRITE, FAB_EXPORT_DPU,
+		  HW_ACCESS_LOCAL_WRITE | HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE },
+		{ DOCA_ACCESS_RDMA_WRITE | DOCA_ACCESS_RDMA_ATOMIC, FAB_EXPORT_RDMA,
+		  HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC },
+	};
+	static uint8_t w[FAB_DESC_MAX];
+	struct doca_dev *d0 = open_pci(HOST_PF0);
+
+	CHECK(d0 != NULL);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct fab_export_desc d;
+		struct doca_mmap *m;
+		const void *desc;
+		size_t len;
+
+		CHECK((m = make_mmap(mem, sizeof(mem), d0, cases[c].perm, true)) != NULL);
+		if (cases[c].kind == FAB_EXPORT_DPU)
+			CHECK_OK(doca_mmap_export_dpu(m, d0, &desc, &len));
+		else
+			CHECK_OK(doca_mmap_export_rdma(m, d0, &desc, &len));
+		CHECK(fab_desc_decode(desc, len, &d) == FAB_DESC_OK);
+		if (d.access != cases[c].rights)
+			TH_FAIL("case %zu: permissions 0x%x gave rights 0x%x, expected 0x%x", c, cases[c].perm, d.access,
+				cases[c].rights);
+		/* a rights bit the device does not have makes the descriptor malformed */
+		d.access |= 1u << 6;
+		len = fab_desc_encode(&d, w);
+		CHECK(fab_desc_decode(w, len, &d) == FAB_DESC_BAD_FIELD);
+		CHECK_OK(doca_mmap_destroy(m));
+	}
+	CHECK_OK(doca_dev_close(d0));
 }
 
 /* RDMA export imported in the same process on the host side. */
@@ -834,7 +877,7 @@ static void test_dpu_import_on_dpu(void)
 	CHECK_OK(doca_dev_close(h0));
 }
 
-/* CRC-32 (IEEE) over the first 88 bytes, as the version-1 descriptor layout has it. */
+/* CRC-32 (IEEE) over the first 88 bytes, as the descriptor layout has it. */
 static uint32_t crc32_ieee(const uint8_t *p, size_t n)
 {
 	uint32_t c = 0xffffffffu;
@@ -853,7 +896,7 @@ static void put_le32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Re-seals a hand-edited version-1 descriptor (checksum at byte 88). */
+/* Re-seals a hand-edited descriptor (checksum at byte 88). */
 static void reseal(uint8_t *d)
 {
 	put_le32(d + 88, crc32_ieee(d, 88));
@@ -922,9 +965,15 @@ static void test_descriptor_refusals(void)
 	CHECK(n_inval == (int)(3 * len));
 
 	/* wrong version, with and without a valid checksum */
+	CHECK(good[8] == FAB_DESC_VERSION && good[9] == 0);
 	memcpy(bad, good, len);
-	bad[8] = 2;
+	bad[8] = FAB_DESC_VERSION + 1;
 	CHECK_ERR(try_import(bad, len, d0), DOCA_ERROR_INVALID_VALUE);
+	reseal(bad);
+	CHECK_ERR(try_import(bad, len, d0), DOCA_ERROR_INVALID_VALUE);
+	/* version 1 carried DOCA access flags in the rights field: refused even when sealed */
+	memcpy(bad, good, len);
+	bad[8] = 1;
 	reseal(bad);
 	CHECK_ERR(try_import(bad, len, d0), DOCA_ERROR_INVALID_VALUE);
 	memcpy(bad, good, len);
@@ -981,7 +1030,7 @@ static void test_descriptor_refusals(void)
 		CHECK_ERR(try_import(w, len, d0), DOCA_ERROR_NOT_PERMITTED);
 		/* more rights */
 		f2 = fd;
-		f2.access |= DOCA_ACCESS_RDMA_ATOMIC | DOCA_ACCESS_DPU_READ_WRITE;
+		f2.access |= HW_ACCESS_REMOTE_ATOMIC | HW_ACCESS_PEER_WRITE;
 		fab_desc_encode(&f2, w);
 		CHECK_ERR(try_import(w, len, d0), DOCA_ERROR_NOT_PERMITTED);
 		/* another key */
@@ -1199,6 +1248,7 @@ int main(void)
 	RUN(test_bufs_block_stop_and_destroy);
 	RUN(test_free_cb);
 	RUN(test_export_rules);
+	RUN(test_export_desc_rights);
 	RUN(test_rdma_import_host);
 	RUN(test_rdma_import_rights);
 	RUN(test_dpu_export_refused_on_host);

@@ -22,9 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dc_log.h"
+#include "base_log.h"
 #include "fab_table.h"
 #include "fab_xport.h"
+#include "hw_mem.h"
 
 #define LIVENESS_PERIOD_NS 1000000 /* mapped access: look at the exporter at most this often */
 
@@ -45,7 +46,7 @@ struct fab_remote {
 /* Maps the exporter's shareable backing, if it has one; read-only unless the export grants writes. */
 static void map_backing(struct fab_remote *r, const struct fab_slot *s, uint32_t access)
 {
-	const uint32_t write_rights = (1u << 2) | (1u << 5); /* DOCA_ACCESS_RDMA_WRITE, DOCA_ACCESS_DPU_READ_WRITE */
+	const uint32_t write_rights = HW_ACCESS_REMOTE_WRITE | HW_ACCESS_PEER_WRITE;
 	int prot = PROT_READ | ((access & write_rights) ? PROT_WRITE : 0);
 	int fd;
 	void *p;
@@ -54,7 +55,7 @@ static void map_backing(struct fab_remote *r, const struct fab_slot *s, uint32_t
 		return;
 	fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, s->memfd, 0);
 	if (fd < 0) {
-		DC_DBG("cannot take the exporter's memory file (errno %d): using cross-memory attach", errno);
+		BASE_DBG("cannot take the exporter's memory file (errno %d): using cross-memory attach", errno);
 		return;
 	}
 	p = mmap(NULL, s->map_len, prot, MAP_SHARED, fd, 0);
@@ -158,7 +159,7 @@ static enum fab_status cma_move(struct fab_remote *r, uint64_t raddr, void *buf,
 
 			if (err == EINTR)
 				continue;
-			DC_DBG("cross-memory %s of %zu bytes failed: errno %d", write ? "write" : "read", len, err);
+			BASE_DBG("cross-memory %s of %zu bytes failed: errno %d", write ? "write" : "read", len, err);
 			return errno_status(err);
 		}
 		done += (size_t)n;

@@ -12,9 +12,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "base_status.h"
+#include "hw_mem.h"
+
 static const uint8_t fab_magic[8] = { 'S', 'D', 'P', 'U', 'X', 'P', 'R', 'T' };
 
-/* Field offsets of the version-1 layout. */
+/* Field offsets of the head (versions 1 and 2 share the layout). */
 enum {
 	OFF_MAGIC = 0,
 	OFF_VERSION = 8,
@@ -104,6 +107,8 @@ static int fields_valid(const struct fab_export_desc *d)
 		return 0;
 	if (d->len == 0 || d->addr + d->len < d->addr || d->mkey == 0)
 		return 0;
+	if ((d->access & ~(uint32_t)HW_ACCESS_ALL_MASK) != 0)
+		return 0;
 	return 1;
 }
 
@@ -180,23 +185,19 @@ const struct fab_section *fab_desc_section(const struct fab_export_desc *d, uint
 	return NULL;
 }
 
+static const char *const fab_desc_status_names[] = {
+	[FAB_DESC_OK] = "valid",
+	[FAB_DESC_TRUNCATED] = "descriptor truncated or of the wrong size",
+	[FAB_DESC_BAD_MAGIC] = "not a softdpu export descriptor",
+	[FAB_DESC_BAD_VERSION] = "unsupported descriptor version",
+	[FAB_DESC_BAD_CHECKSUM] = "descriptor checksum mismatch (corrupted)",
+	[FAB_DESC_BAD_FIELD] = "descriptor field out of range",
+};
+BASE_STATUS_TABLE_COVERS(fab_desc_status_names, FAB_DESC_BAD_FIELD);
+
 const char *fab_desc_status_str(enum fab_desc_status st)
 {
-	switch (st) {
-	case FAB_DESC_OK:
-		return "valid";
-	case FAB_DESC_TRUNCATED:
-		return "descriptor truncated or of the wrong size";
-	case FAB_DESC_BAD_MAGIC:
-		return "not a softdpu export descriptor";
-	case FAB_DESC_BAD_VERSION:
-		return "unsupported descriptor version";
-	case FAB_DESC_BAD_CHECKSUM:
-		return "descriptor checksum mismatch (corrupted)";
-	case FAB_DESC_BAD_FIELD:
-		return "descriptor field out of range";
-	}
-	return "unknown";
+	return base_status_str(fab_desc_status_names, st);
 }
 
 int fab_random_bytes(uint8_t *key, size_t len)

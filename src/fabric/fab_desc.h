@@ -15,7 +15,11 @@
 
 #include "fab_wire.h"
 
-#define FAB_DESC_VERSION 1
+/*
+ * 2: the access field holds the device's rights (enum hw_access bits);
+ * version 1 carried the exporter's DOCA access flags and is refused.
+ */
+#define FAB_DESC_VERSION 2
 #define FAB_DESC_SIZE 96 /* the fixed head; a descriptor without sections is exactly this */
 #define FAB_CAP_KEY_LEN 16
 #define FAB_HOST_ID_LEN 16
@@ -47,7 +51,7 @@ struct fab_section {
 struct fab_export_desc {
 	uint16_t kind;	     /* enum fab_export_kind */
 	uint32_t pid;	     /* exporting process */
-	uint32_t access;     /* DOCA access flags of the exporter */
+	uint32_t access;     /* rights the exporter grants: enum hw_access bits */
 	uint32_t mkey;	     /* exporter's key for the range */
 	uint64_t addr;	     /* first byte, in the exporter's address space */
 	uint64_t len;

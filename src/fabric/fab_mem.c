@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dc_log.h"
+#include "base_config.h"
+#include "base_log.h"
+#include "base_status.h"
 #include "fab_share.h"
 #include "fab_table.h"
 
@@ -23,26 +25,6 @@ struct fab_import {
 	struct fab_remote *remote;
 };
 
-enum fab_mode {
-	FAB_MODE_AUTO,
-	FAB_MODE_CMA,
-	FAB_MODE_UCX,
-};
-
-static enum fab_mode fabric_mode(void)
-{
-	const char *v = getenv("SOFTDPU_FABRIC");
-
-	if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
-		return FAB_MODE_AUTO;
-	if (strcmp(v, "cma") == 0)
-		return FAB_MODE_CMA;
-	if (strcmp(v, "ucx") == 0)
-		return FAB_MODE_UCX;
-	DC_ERR("SOFTDPU_FABRIC=%s is not one of auto, cma, ucx: using auto", v);
-	return FAB_MODE_AUTO;
-}
-
 #ifndef SOFTDPU_HAVE_UCX
 /* Built without UCX: every operation says so, nothing pretends to work. */
 static int no_ucx_export(const struct fab_export_desc *d, void *addr, struct fab_xinfo *info, void **priv)
@@ -51,7 +33,7 @@ static int no_ucx_export(const struct fab_export_desc *d, void *addr, struct fab
 	(void)addr;
 	(void)priv;
 	info->len = 0;
-	DC_ERR("softdpu was built without UCX: exports reach this machine only");
+	BASE_ERR("softdpu was built without UCX: exports reach this machine only");
 	return -1;
 }
 
@@ -60,7 +42,7 @@ static int no_ucx_open(const struct fab_export_desc *d, const struct fab_xinfo *
 	(void)d;
 	(void)info;
 	(void)r;
-	DC_ERR("softdpu was built without UCX: memory of another machine is out of reach");
+	BASE_ERR("softdpu was built without UCX: memory of another machine is out of reach");
 	return FAB_ERR_NO_PATH;
 }
 
@@ -77,7 +59,7 @@ static void add_ucx_section(struct fab_export_desc *d, void *addr, struct fab_ex
 	struct fab_section *s = &d->sect[d->nsect];
 
 	if (fab_ucx_ops.export_range(d, addr, &s->info, &ex->ucx_priv) != 0 || s->info.len == 0) {
-		DC_ERR("UCX export failed: the memory is reachable from this machine only");
+		BASE_ERR("UCX export failed: the memory is reachable from this machine only");
 		ex->ucx_priv = NULL;
 		return;
 	}
@@ -101,7 +83,7 @@ int fab_mem_publish(struct fab_export_desc *d, void *addr, struct fab_export **o
 	}
 	ex->export_id = d->export_id;
 	d->nsect = 0;
-	if (fabric_mode() == FAB_MODE_UCX)
+	if (base_config_fabric() == BASE_FABRIC_UCX)
 		add_ucx_section(d, addr, ex);
 	*out = ex;
 	return 0;
@@ -122,12 +104,12 @@ void fab_mem_withdraw(struct fab_export *ex)
 static const struct fab_xport_ops *pick(const struct fab_export_desc *d, const struct fab_xinfo **info)
 {
 	const struct fab_section *ucx = fab_desc_section(d, FAB_XPORT_UCX);
-	enum fab_mode mode = fabric_mode();
+	enum base_fabric_mode mode = base_config_fabric();
 	uint8_t here[FAB_HOST_ID_LEN];
 
 	*info = ucx != NULL ? &ucx->info : NULL;
 	fab_host_id(here);
-	if (mode == FAB_MODE_UCX || (mode == FAB_MODE_AUTO && memcmp(here, d->host_id, FAB_HOST_ID_LEN) != 0))
+	if (mode == BASE_FABRIC_UCX || (mode == BASE_FABRIC_AUTO && memcmp(here, d->host_id, FAB_HOST_ID_LEN) != 0))
 		return ucx != NULL ? &fab_ucx_ops : NULL;
 	return memcmp(here, d->host_id, FAB_HOST_ID_LEN) == 0 ? &fab_cma_ops : NULL;
 }
@@ -141,7 +123,7 @@ enum fab_status fab_mem_open(const struct fab_export_desc *d, struct fab_import 
 	int st;
 
 	if (ops == NULL) {
-		DC_ERR("no path to the exporter: descriptor from another machine without a UCX section "
+		BASE_ERR("no path to the exporter: descriptor from another machine without a UCX section "
 		       "(set SOFTDPU_FABRIC=ucx in the exporting process)");
 		return FAB_ERR_NO_PATH;
 	}
@@ -208,23 +190,18 @@ const struct hw_remote_ops fab_mem_hw_ops = {
 	.write = mem_write,
 };
 
+static const char *const fab_status_names[] = {
+	[FAB_OK] = "success",
+	[FAB_ERR_REVOKED] = "the exporter withdrew the memory",
+	[FAB_ERR_PEER_GONE] = "the exporting process is gone",
+	[FAB_ERR_TIMEOUT] = "no answer from the exporter in time",
+	[FAB_ERR_IO] = "transport failure",
+	[FAB_ERR_INVAL] = "access outside the exported range",
+	[FAB_ERR_NO_PATH] = "no transport reaches the exporter",
+};
+BASE_STATUS_TABLE_COVERS(fab_status_names, FAB_ERR_NO_PATH);
+
 const char *fab_status_str(enum fab_status st)
 {
-	switch (st) {
-	case FAB_OK:
-		return "success";
-	case FAB_ERR_REVOKED:
-		return "the exporter withdrew the memory";
-	case FAB_ERR_PEER_GONE:
-		return "the exporting process is gone";
-	case FAB_ERR_TIMEOUT:
-		return "no answer from the exporter in time";
-	case FAB_ERR_IO:
-		return "transport failure";
-	case FAB_ERR_INVAL:
-		return "access outside the exported range";
-	case FAB_ERR_NO_PATH:
-		return "no transport reaches the exporter";
-	}
-	return "unknown";
+	return base_status_str(fab_status_names, st);
 }

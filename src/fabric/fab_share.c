@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dc_log.h"
+#include "base_log.h"
 
 /* One moved page range. Ranges never overlap; each keeps its memfd for importers. */
 struct backing {
@@ -162,7 +162,7 @@ static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
 			return -1;
 		fd = move_pages(start, end - start);
 		if (fd < 0) {
-			DC_DBG("cannot move exported pages onto a memfd: errno %d", errno);
+			BASE_DBG("cannot move exported pages onto a memfd: errno %d", errno);
 			free(k);
 			return -1;
 		}

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dc_log.h"
+#include "base_log.h"
 #include "fab_share.h"
 
 #define WITHDRAW_WAIT_NS (2ull * 1000 * 1000 * 1000)
@@ -33,18 +33,18 @@ static void table_open(void)
 	snprintf(name, sizeof(name), "/softdpu-%u-exports", (unsigned)getuid());
 	fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		DC_ERR("cannot open the export table %s: %s", name, strerror(errno));
+		BASE_ERR("cannot open the export table %s: %s", name, strerror(errno));
 		return;
 	}
 	if (ftruncate(fd, (off_t)size) != 0) {
-		DC_ERR("cannot size the export table: %s", strerror(errno));
+		BASE_ERR("cannot size the export table: %s", strerror(errno));
 		close(fd);
 		return;
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		DC_ERR("cannot map the export table: %s", strerror(errno));
+		BASE_ERR("cannot map the export table: %s", strerror(errno));
 		return;
 	}
 	table = p;
@@ -116,7 +116,7 @@ int fab_table_claim(struct fab_export_desc *d, const struct fab_backing *b)
 		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	}
 	if (take_slot(t, &idx) != 0) {
-		DC_ERR("export table full (%u exports)", FAB_TABLE_SLOTS);
+		BASE_ERR("export table full (%u exports)", FAB_TABLE_SLOTS);
 		return -1;
 	}
 	s = &t[idx];
@@ -163,7 +163,7 @@ void fab_table_withdraw(uint64_t export_id)
 		waited += (uint64_t)nap.tv_nsec;
 	}
 	if (atomic_load(&s->inflight) != 0)
-		DC_WARN("export %#llx withdrawn with %u accesses still counted (importer gone?)",
+		BASE_WARN("export %#llx withdrawn with %u accesses still counted (importer gone?)",
 			(unsigned long long)export_id, atomic_load(&s->inflight));
 	atomic_store(&s->export_id, 0);
 	atomic_store(&s->state, FAB_SLOT_FREE);

@@ -21,11 +21,13 @@
  * UCX itself is loaded by the first export or open (fab_ucx_load.c); every
  * other entry point runs only after one of them succeeded.
  */
-#include "dc_log.h"
+#include "base_config.h"
+#include "base_log.h"
 #include "fab_ucx.h"
 #include "fab_ucx_api.h"
 #include "fab_wire.h"
 #include "fab_xport.h"
+#include "hw_mem.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -41,10 +43,6 @@
 
 #include <ucp/api/ucp.h>
 
-#include "doca_types.h"
-
-#define FAB_UCX_DEFAULT_TIMEOUT_MS 5000u
-#define FAB_UCX_MAX_TIMEOUT_MS 3600000u
 #define FAB_UCX_SLOW_RATE (64ull << 20) /* bytes/s a transfer may take on top of the timeout */
 #define FAB_UCX_SPIN_NS 100000ull	/* keep polling this long after the last event before sleeping */
 #define FAB_UCX_CLOSE_MAX_MS 2000u	/* longest close() waits for a graceful endpoint flush */
@@ -52,9 +50,9 @@
 #define EXP_STAGE_CACHE 8	       /* staging buffers kept for reuse */
 #define EXP_STAGE_SMALL (64u << 10) /* smaller ones come from malloc directly */
 
-#define RIGHTS_READ                                                                                                    \
-	(DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE)
-#define RIGHTS_WRITE (DOCA_ACCESS_DPU_READ_WRITE | DOCA_ACCESS_RDMA_WRITE)
+/* A right to write the range lets a peer read it too. */
+#define RIGHTS_READ (HW_ACCESS_PEER_READ | HW_ACCESS_PEER_WRITE | HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE)
+#define RIGHTS_WRITE (HW_ACCESS_PEER_WRITE | HW_ACCESS_REMOTE_WRITE)
 
 /* ---- helpers ---------------------------------------------------------------------------------------------- */
 
@@ -93,34 +91,17 @@ __attribute__((format(printf, 1, 2))) static void ucx_log(const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	/* Through the library's log, so the application's SDK log limit applies. */
-	DC_ERR("UCX fabric: %s", line);
+	BASE_ERR("UCX fabric: %s", line);
 }
 
-static unsigned timeout_ms_val = FAB_UCX_DEFAULT_TIMEOUT_MS;
+static unsigned timeout_ms_val = BASE_FABRIC_TIMEOUT_DEFAULT_MS;
 static int peer_errors_val = 1;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 static void config_load(void)
 {
-	const char *s = getenv("SOFTDPU_FABRIC_TIMEOUT_MS");
-	const char *m = getenv("SOFTDPU_UCX_ERR_MODE");
-	char *end;
-	unsigned long v;
-
-	if (m != NULL && strcmp(m, "none") == 0)
-		peer_errors_val = 0;
-	else if (m != NULL && *m != '\0' && strcmp(m, "peer") != 0)
-		ucx_log("SOFTDPU_UCX_ERR_MODE=%s ignored (peer or none), using peer", m);
-	if (s == NULL || *s == '\0')
-		return;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0 || v > FAB_UCX_MAX_TIMEOUT_MS) {
-		ucx_log("SOFTDPU_FABRIC_TIMEOUT_MS=%s ignored (1..%u), using %u ms", s, FAB_UCX_MAX_TIMEOUT_MS,
-			timeout_ms_val);
-		return;
-	}
-	timeout_ms_val = (unsigned)v;
+	peer_errors_val = base_config_ucx_peer_errors();
+	timeout_ms_val = base_config_fabric_timeout_ms();
 }
 
 /* The bounded time of one remote access, read once from SOFTDPU_FABRIC_TIMEOUT_MS. */

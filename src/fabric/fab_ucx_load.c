@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dc_log.h"
+#include "base_log.h"
 
 #define UCX_LIBRARY "libucp.so.0"
 
@@ -32,7 +32,7 @@ static int resolve(void *h, const char *name, void *slot)
 	void *p = dlsym(h, name);
 
 	if (p == NULL) {
-		DC_ERR("UCX fabric: %s has no %s: memory of other machines is out of reach", libname, name);
+		BASE_ERR("UCX fabric: %s has no %s: memory of other machines is out of reach", libname, name);
 		return -1;
 	}
 	memcpy(slot, &p, sizeof(p));
@@ -96,7 +96,7 @@ static void give_back_signals(void *h, const stack_t *old_stack)
 	if (user_configured(vars))
 		return;
 	if (sym == NULL || dladdr((void *)fab_ucx.ucs_status_string, &ucs) == 0) {
-		DC_WARN("UCX fabric: cannot take the signal handlers back from UCX");
+		BASE_WARN("UCX fabric: cannot take the signal handlers back from UCX");
 		return;
 	}
 	memcpy(&disable, &sym, sizeof(sym));
@@ -130,7 +130,7 @@ static void load(void)
 		h = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
 	}
 	if (h == NULL) {
-		DC_ERR("UCX fabric: cannot load %s (%s): memory of other machines is out of reach", libname,
+		BASE_ERR("UCX fabric: cannot load %s (%s): memory of other machines is out of reach", libname,
 		       dlerror());
 		return;
 	}

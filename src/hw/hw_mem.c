@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "base_status.h"
+
 #define HW_MKEY_PAGE_SHIFT 12
 #define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
 #define HW_MKEY_PAGES 256 /* 1 Mi keys */
@@ -230,35 +232,24 @@ enum hw_status hw_mkey_translate(uint32_t key, uint32_t pd_id, uint64_t addr, ui
 	return hw_mkey_check(mk, pd_id, addr, len, access, ptr);
 }
 
+static const char *const hw_status_names[] = {
+	[HW_OK] = "success",
+	[HW_ERR_KEY] = "invalid or stale memory key",
+	[HW_ERR_PD] = "memory key belongs to another protection domain",
+	[HW_ERR_BOUNDS] = "access outside the registered range",
+	[HW_ERR_ACCESS] = "registration lacks the requested access right",
+	[HW_ERR_NOMEM] = "memory key table exhausted",
+	[HW_ERR_INVAL] = "invalid argument",
+	[HW_ERR_LENGTH] = "destination too small for the source",
+	[HW_ERR_OVERLAP] = "source and destination overlap",
+	[HW_ERR_REVOKED] = "remote memory was withdrawn by its owner",
+	[HW_ERR_PEER_GONE] = "the process owning the remote memory is gone",
+	[HW_ERR_TIMEOUT] = "remote memory did not answer in time",
+	[HW_ERR_REMOTE_IO] = "the path to remote memory failed",
+};
+BASE_STATUS_TABLE_COVERS(hw_status_names, HW_ERR_REMOTE_IO);
+
 const char *hw_status_str(enum hw_status st)
 {
-	switch (st) {
-	case HW_OK:
-		return "success";
-	case HW_ERR_KEY:
-		return "invalid or stale memory key";
-	case HW_ERR_PD:
-		return "memory key belongs to another protection domain";
-	case HW_ERR_BOUNDS:
-		return "access outside the registered range";
-	case HW_ERR_ACCESS:
-		return "registration lacks the requested access right";
-	case HW_ERR_NOMEM:
-		return "memory key table exhausted";
-	case HW_ERR_INVAL:
-		return "invalid argument";
-	case HW_ERR_LENGTH:
-		return "destination too small for the source";
-	case HW_ERR_OVERLAP:
-		return "source and destination overlap";
-	case HW_ERR_REVOKED:
-		return "remote memory was withdrawn by its owner";
-	case HW_ERR_PEER_GONE:
-		return "the process owning the remote memory is gone";
-	case HW_ERR_TIMEOUT:
-		return "remote memory did not answer in time";
-	case HW_ERR_REMOTE_IO:
-		return "the path to remote memory failed";
-	}
-	return "unknown";
+	return base_status_str(hw_status_names, st);
 }

@@ -24,6 +24,7 @@ enum hw_access {
 	HW_ACCESS_PEER_READ = 1u << 4,	   /* cross-side (host <-> DPU) read */
 	HW_ACCESS_PEER_WRITE = 1u << 5,	   /* cross-side (host <-> DPU) write */
 };
+#define HW_ACCESS_ALL_MASK ((1u << 6) - 1)
 
 /* Outcome of a translation; mapped to job errors by the API layers. */
 enum hw_status {

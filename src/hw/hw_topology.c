@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dc_log.h"
+#include "base_config.h"
+#include "base_log.h"
 
 struct hw_topology {
 	uint32_t n;
@@ -114,7 +115,7 @@ static int perr(const struct parse_ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	dc_log(DC_LOG_ERROR, "hw_topology", "topology %s:%u: %s; topology refused", c->src, c->line, msg);
+	base_log(BASE_LOG_ERROR, "hw_topology", "topology %s:%u: %s; topology refused", c->src, c->line, msg);
 	return -1;
 }
 
@@ -539,7 +540,7 @@ static struct hw_topology *topo_parse(FILE *in, const char *src)
 	struct parse_ctx c = { .t = t, .src = src, .line = 0 };
 
 	if (t == NULL) {
-		DC_ERR("topology %s: out of memory", src);
+		BASE_ERR("topology %s: out of memory", src);
 		return NULL;
 	}
 	if (parse_stream(&c, in) != 0) {
@@ -551,18 +552,18 @@ static struct hw_topology *topo_parse(FILE *in, const char *src)
 
 static struct hw_topology *topo_load(void)
 {
-	const char *path = getenv("SOFTDPU_TOPOLOGY");
+	const char *path = base_config_topology();
 	struct hw_topology *t;
 	FILE *in;
 
-	if (path == NULL || path[0] == '\0') {
+	if (path == NULL) {
 		in = fmemopen((void *)default_topology, sizeof(default_topology) - 1, "r");
 		path = "<built-in>";
 	} else {
 		in = fopen(path, "r");
 	}
 	if (in == NULL) {
-		DC_ERR("topology %s: cannot open (%s); topology refused", path, strerror(errno));
+		BASE_ERR("topology %s: cannot open (%s); topology refused", path, strerror(errno));
 		return NULL;
 	}
 	t = topo_parse(in, path);
@@ -576,21 +577,9 @@ static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
 static struct hw_topology *topo_cur;
 static enum hw_side topo_side_cur = HW_SIDE_HOST;
 
-static enum hw_side side_from_env(void)
-{
-	const char *s = getenv("SOFTDPU_SIDE");
-
-	if (s == NULL || s[0] == '\0' || strcmp(s, "host") == 0)
-		return HW_SIDE_HOST;
-	if (strcmp(s, "dpu") == 0)
-		return HW_SIDE_DPU;
-	DC_ERR("SOFTDPU_SIDE='%s' is neither 'host' nor 'dpu'; using host", s);
-	return HW_SIDE_HOST;
-}
-
 static void topo_init(void)
 {
-	topo_side_cur = side_from_env();
+	topo_side_cur = base_config_side_dpu() ? HW_SIDE_DPU : HW_SIDE_HOST;
 	topo_cur = topo_load();
 }
 

@@ -27,14 +27,13 @@ enum hw_side {
 	HW_SIDE_DPU = 1,
 };
 
-/* Same values as enum doca_pci_func_type. */
 enum hw_func_type {
 	HW_FUNC_PF = 0,
 	HW_FUNC_VF = 1,
 	HW_FUNC_SF = 2,
 };
 
-/* Capability bits of a local function (one bit per enum dc_cap, same order). */
+/* Capability bits of a local function; API layers map their own capability names onto them. */
 enum hw_cap {
 	HW_CAP_DMA = 1u << 0,
 	HW_CAP_MMAP_EXPORT_DPU = 1u << 1,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "fab_desc.h"
+#include "hw_mem.h"
 
 static void write_seed(const char *dir, const char *name, const uint8_t *p, size_t n)
 {
@@ -27,7 +28,7 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.kind = FAB_EXPORT_RDMA;
 	d.pid = 1;
-	d.access = 6;
+	d.access = HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE;
 	d.mkey = 0x100;
 	d.addr = 0x10000;
 	d.len = 4096;

@@ -126,6 +126,14 @@ doca_error_t dc_mmap_populate(struct doca_mmap *mmap, void *addr, size_t len, do
 void dc_mmap_make_chunked(struct doca_mmap *mmap);
 doca_error_t dc_mmap_set_max_chunks(struct doca_mmap *mmap, uint32_t max_chunks);
 
+/*
+ * DOCA permissions <-> the device's rights (enum hw_access), which is what an
+ * mkey and an export descriptor carry. from_hw(to_hw(a)) == a, except that
+ * DPU_READ_ONLY | DPU_READ_WRITE comes back as DPU_READ_WRITE (same rights).
+ */
+uint32_t dc_access_to_hw(uint32_t access);
+uint32_t dc_access_from_hw(uint32_t rights);
+
 /* Called by export code when an exporting mmap goes away: imports lose access. */
 void dc_mmap_revoke_importers(struct doca_mmap *mmap);
 void dc_mmap_unlink_importer(struct doca_mmap *import);

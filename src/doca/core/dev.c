@@ -17,8 +17,20 @@
 #include "dc_log.h"
 #include "hw_topology.h"
 
-_Static_assert(DC_CAP_REP_FILTER_EMULATED == 8 && HW_CAP_REP_FILTER_EMULATED == 1u << 8,
-	       "enum dc_cap and enum hw_cap must list the same capabilities in the same order");
+/* The device capability behind each DOCA capability. */
+static const uint32_t dc_cap_hw[] = {
+	[DC_CAP_DMA] = HW_CAP_DMA,
+	[DC_CAP_MMAP_EXPORT_DPU] = HW_CAP_MMAP_EXPORT_DPU,
+	[DC_CAP_MMAP_FROM_EXPORT_DPU] = HW_CAP_MMAP_FROM_EXPORT_DPU,
+	[DC_CAP_MMAP_EXPORT_RDMA] = HW_CAP_MMAP_EXPORT_RDMA,
+	[DC_CAP_MMAP_FROM_EXPORT_RDMA] = HW_CAP_MMAP_FROM_EXPORT_RDMA,
+	[DC_CAP_HOTPLUG_MANAGER] = HW_CAP_HOTPLUG_MANAGER,
+	[DC_CAP_REP_FILTER_ALL] = HW_CAP_REP_FILTER_ALL,
+	[DC_CAP_REP_FILTER_NET] = HW_CAP_REP_FILTER_NET,
+	[DC_CAP_REP_FILTER_EMULATED] = HW_CAP_REP_FILTER_EMULATED,
+	[DC_CAP_SHA] = HW_CAP_SHA,
+};
+_Static_assert(sizeof(dc_cap_hw) / sizeof(dc_cap_hw[0]) == DC_CAP_SHA + 1, "every enum dc_cap needs its hw_cap");
 
 pthread_mutex_t dc_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct doca_dev *open_devs; /* under dc_dev_lock */
@@ -227,7 +239,7 @@ bool dc_devinfo_cap(const struct doca_devinfo *info, enum dc_cap cap)
 {
 	if (info == NULL || (unsigned int)cap > DC_CAP_SHA)
 		return false;
-	return (info->fn.caps & (1u << cap)) != 0;
+	return (info->fn.caps & dc_cap_hw[cap]) != 0;
 }
 
 bool dc_dev_cap(const struct doca_dev *dev, enum dc_cap cap)

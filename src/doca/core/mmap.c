@@ -17,8 +17,7 @@
 	(DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE | DOCA_ACCESS_RDMA_ATOMIC |     \
 	 DOCA_ACCESS_DPU_READ_ONLY | DOCA_ACCESS_DPU_READ_WRITE)
 
-/* DOCA permissions -> rights of the mkey the device checks. */
-static uint32_t hw_rights(uint32_t access)
+uint32_t dc_access_to_hw(uint32_t access)
 {
 	uint32_t r = HW_ACCESS_LOCAL_READ;
 
@@ -35,6 +34,25 @@ static uint32_t hw_rights(uint32_t access)
 	if (access & DOCA_ACCESS_DPU_READ_WRITE)
 		r |= HW_ACCESS_PEER_WRITE;
 	return r;
+}
+
+uint32_t dc_access_from_hw(uint32_t rights)
+{
+	uint32_t a = 0;
+
+	if (rights & HW_ACCESS_LOCAL_WRITE)
+		a |= DOCA_ACCESS_LOCAL_READ_WRITE;
+	if (rights & HW_ACCESS_REMOTE_READ)
+		a |= DOCA_ACCESS_RDMA_READ;
+	if (rights & HW_ACCESS_REMOTE_WRITE)
+		a |= DOCA_ACCESS_RDMA_WRITE;
+	if (rights & HW_ACCESS_REMOTE_ATOMIC)
+		a |= DOCA_ACCESS_RDMA_ATOMIC;
+	if (rights & HW_ACCESS_PEER_WRITE)
+		a |= DOCA_ACCESS_DPU_READ_WRITE;
+	else if (rights & HW_ACCESS_PEER_READ)
+		a |= DOCA_ACCESS_DPU_READ_ONLY;
+	return a;
 }
 
 doca_error_t doca_mmap_create(const union doca_data *user_data, struct doca_mmap **mmap)
@@ -69,8 +87,8 @@ static enum hw_status reg_key(struct doca_mmap *m, struct dc_mmap_dev *d)
 
 	if (m->chunked)
 		return hw_mkey_reg_indirect(pd, m->chunks != NULL ? m->chunks : no_chunks, m->num_chunks,
-					    hw_rights(m->access), &d->mkey);
-	return hw_mkey_reg(pd, m->addr, (uint64_t)(uintptr_t)m->addr, m->len, hw_rights(m->access), &d->mkey);
+					    dc_access_to_hw(m->access), &d->mkey);
+	return hw_mkey_reg(pd, m->addr, (uint64_t)(uintptr_t)m->addr, m->len, dc_access_to_hw(m->access), &d->mkey);
 }
 
 static doca_error_t reg_dev(struct doca_mmap *m, struct dc_mmap_dev *d)

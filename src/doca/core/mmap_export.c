@@ -141,7 +141,7 @@ static doca_error_t export_common(struct doca_mmap *m, const struct doca_dev *de
 		e->dev = dev;
 		e->desc.kind = kind;
 		e->desc.pid = (uint32_t)getpid();
-		e->desc.access = m->access;
+		e->desc.access = dc_access_to_hw(m->access);
 		e->desc.mkey = dc_mmap_mkey(m, dev);
 		e->desc.addr = (uint64_t)(uintptr_t)m->addr;
 		e->desc.len = m->len;
@@ -206,28 +206,17 @@ void dc_export_release_all(struct doca_mmap *mmap)
 
 /* ---- import ---- */
 
-/* Rights the importer's key gets, from the exporter's permissions. */
+/* Rights the importer's key gets, from the rights the exporter grants. */
 static uint32_t import_rights(const struct fab_export_desc *d, uint32_t *rd, uint32_t *wr)
 {
-	uint32_t r = 0;
-
 	if (d->kind == FAB_EXPORT_DPU) {
 		*rd = HW_ACCESS_PEER_READ;
 		*wr = HW_ACCESS_PEER_WRITE;
-		r = HW_ACCESS_PEER_READ;
-		if (d->access & DOCA_ACCESS_DPU_READ_WRITE)
-			r |= HW_ACCESS_PEER_WRITE;
-		return r;
+		return HW_ACCESS_PEER_READ | (d->access & HW_ACCESS_PEER_WRITE);
 	}
 	*rd = HW_ACCESS_REMOTE_READ;
 	*wr = HW_ACCESS_REMOTE_WRITE;
-	if (d->access & DOCA_ACCESS_RDMA_READ)
-		r |= HW_ACCESS_REMOTE_READ;
-	if (d->access & DOCA_ACCESS_RDMA_WRITE)
-		r |= HW_ACCESS_REMOTE_WRITE;
-	if (d->access & DOCA_ACCESS_RDMA_ATOMIC)
-		r |= HW_ACCESS_REMOTE_ATOMIC;
-	return r;
+	return d->access & (HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC);
 }
 
 static doca_error_t import_check(const struct fab_export_desc *d, struct doca_dev *dev)
@@ -358,7 +347,7 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	if (ret != DOCA_SUCCESS)
 		goto err_free;
 	m->origin = d.kind == FAB_EXPORT_DPU ? DC_MMAP_FROM_EXPORT_DPU : DC_MMAP_FROM_EXPORT_RDMA;
-	m->access = d.access;
+	m->access = dc_access_from_hw(d.access);
 	m->len = d.len;
 	m->has_range = true;
 	m->num_devs = 1;

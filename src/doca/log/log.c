@@ -1,15 +1,16 @@
 /*
  * DOCA log core: global limits, log sources, record formatting and dispatch,
- * and the library-internal dc_log() entry.
+ * and the sink through which the messages of every layer (base_log) reach
+ * the SDK log limit.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "dc_log.h"
+#include "base_config.h"
+#include "base_log.h"
 #include "log_priv.h"
 
 struct dlog_source {
@@ -47,53 +48,13 @@ static const char *dlog_level_tag(uint32_t level)
 	return dlog_level_tags[level / 10 - 1];
 }
 
-/* Accepts a level number ("50") or a name ("info", "debug", ...). */
-static bool dlog_parse_level(const char *text, uint32_t *level)
-{
-	static const struct {
-		const char *name;
-		uint32_t level;
-	} names[] = {
-		{ "disable", DOCA_LOG_LEVEL_DISABLE }, { "crit", DOCA_LOG_LEVEL_CRIT },
-		{ "critical", DOCA_LOG_LEVEL_CRIT },   { "error", DOCA_LOG_LEVEL_ERROR },
-		{ "err", DOCA_LOG_LEVEL_ERROR },       { "warning", DOCA_LOG_LEVEL_WARNING },
-		{ "warn", DOCA_LOG_LEVEL_WARNING },    { "info", DOCA_LOG_LEVEL_INFO },
-		{ "debug", DOCA_LOG_LEVEL_DEBUG },     { "dbg", DOCA_LOG_LEVEL_DEBUG },
-		{ "trace", DOCA_LOG_LEVEL_TRACE },     { "trc", DOCA_LOG_LEVEL_TRACE },
-	};
-	char *end;
-	long value;
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcasecmp(text, names[i].name) == 0) {
-			*level = names[i].level;
-			return true;
-		}
-	}
-	value = strtol(text, &end, 10);
-	if (end == text || *end != '\0' || value < 0 || !dlog_level_valid((uint32_t)value))
-		return false;
-	*level = (uint32_t)value;
-	return true;
-}
-
-static void dlog_env_level(const char *var, uint32_t *app, uint32_t *sdk)
-{
-	const char *text = getenv(var);
-	uint32_t level;
-
-	if (text == NULL || *text == '\0')
-		return;
-	if (!dlog_parse_level(text, &level)) {
-		fprintf(stderr, "softdpu: ignoring %s=\"%s\" (not a DOCA log level)\n", var, text);
-		return;
-	}
-	if (app != NULL)
-		*app = level;
-	if (sdk != NULL)
-		*sdk = level;
-}
+/* The DOCA levels are base's levels: SOFTDPU_LOG_LEVEL and the layers' messages use the same numbers. */
+_Static_assert((int)DOCA_LOG_LEVEL_DISABLE == (int)BASE_LOG_DISABLE && (int)DOCA_LOG_LEVEL_CRIT == (int)BASE_LOG_CRIT &&
+		       (int)DOCA_LOG_LEVEL_ERROR == (int)BASE_LOG_ERROR &&
+		       (int)DOCA_LOG_LEVEL_WARNING == (int)BASE_LOG_WARNING &&
+		       (int)DOCA_LOG_LEVEL_INFO == (int)BASE_LOG_INFO && (int)DOCA_LOG_LEVEL_DEBUG == (int)BASE_LOG_DEBUG &&
+		       (int)DOCA_LOG_LEVEL_TRACE == (int)BASE_LOG_TRACE,
+	       "DOCA log levels and base log levels must have the same values");
 
 static int dlog_source_alloc(const char *name, bool sdk)
 {
@@ -112,8 +73,14 @@ static int dlog_source_alloc(const char *name, bool sdk)
 
 static void dlog_init_once(void)
 {
-	dlog_env_level("SOFTDPU_LOG_LEVEL", &dlog_g.lower, &dlog_g.sdk);
-	dlog_env_level("SOFTDPU_SDK_LOG_LEVEL", NULL, &dlog_g.sdk);
+	uint32_t level;
+
+	if (base_config_log_level(&level)) {
+		dlog_g.lower = level;
+		dlog_g.sdk = level;
+	}
+	if (base_config_sdk_log_level(&level))
+		dlog_g.sdk = level;
 	dlog_g.sdk_source = dlog_source_alloc(DLOG_SDK_SOURCE_NAME, true);
 }
 
@@ -346,12 +313,15 @@ doca_error_t priv_doca_log_developer(uint32_t level, int source, const char *fna
 	return ret;
 }
 
-void dc_log(int level, const char *func, const char *fmt, ...)
+/* Messages of every layer (base_log) go out as the library's SDK source, under the SDK limit. */
+static void dlog_sdk_sink(int level, const char *func, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	dlog_ensure_init();
-	va_start(ap, fmt);
 	(void)dlog_vemit((uint32_t)level, dlog_g.sdk_source, func, 0, fmt, ap);
-	va_end(ap);
+}
+
+/* Plugged in when the library is loaded, before any layer can log. */
+__attribute__((constructor)) static void dlog_plug_sink(void)
+{
+	base_log_set_sink(dlog_sdk_sink);
 }

@@ -1,0 +1,102 @@
+/*
+ * base_config — parsing of the SOFTDPU_* environment variables.
+ */
+#include "base_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base_log.h"
+
+/* The variable's value, or NULL when it is unset or empty (both mean "default"). */
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+bool base_config_side_dpu(void)
+{
+	const char *s = env("SOFTDPU_SIDE");
+
+	if (s == NULL || strcmp(s, "host") == 0)
+		return false;
+	if (strcmp(s, "dpu") == 0)
+		return true;
+	BASE_ERR("SOFTDPU_SIDE='%s' is neither 'host' nor 'dpu'; using host", s);
+	return false;
+}
+
+const char *base_config_topology(void)
+{
+	return env("SOFTDPU_TOPOLOGY");
+}
+
+enum base_fabric_mode base_config_fabric(void)
+{
+	const char *v = env("SOFTDPU_FABRIC");
+
+	if (v == NULL || strcmp(v, "auto") == 0)
+		return BASE_FABRIC_AUTO;
+	if (strcmp(v, "cma") == 0)
+		return BASE_FABRIC_CMA;
+	if (strcmp(v, "ucx") == 0)
+		return BASE_FABRIC_UCX;
+	BASE_ERR("SOFTDPU_FABRIC=%s is not one of auto, cma, ucx: using auto", v);
+	return BASE_FABRIC_AUTO;
+}
+
+unsigned base_config_fabric_timeout_ms(void)
+{
+	const char *s = env("SOFTDPU_FABRIC_TIMEOUT_MS");
+	unsigned long v;
+	char *end;
+
+	if (s == NULL)
+		return BASE_FABRIC_TIMEOUT_DEFAULT_MS;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v == 0 || v > BASE_FABRIC_TIMEOUT_MAX_MS) {
+		BASE_ERR("SOFTDPU_FABRIC_TIMEOUT_MS=%s ignored (1..%u), using %u ms", s, BASE_FABRIC_TIMEOUT_MAX_MS,
+			 BASE_FABRIC_TIMEOUT_DEFAULT_MS);
+		return BASE_FABRIC_TIMEOUT_DEFAULT_MS;
+	}
+	return (unsigned)v;
+}
+
+bool base_config_ucx_peer_errors(void)
+{
+	const char *m = env("SOFTDPU_UCX_ERR_MODE");
+
+	if (m == NULL || strcmp(m, "peer") == 0)
+		return true;
+	if (strcmp(m, "none") == 0)
+		return false;
+	BASE_ERR("SOFTDPU_UCX_ERR_MODE=%s ignored (peer or none), using peer", m);
+	return true;
+}
+
+static bool log_level_var(const char *name, uint32_t *level)
+{
+	const char *text = env(name);
+
+	if (text == NULL)
+		return false;
+	if (base_log_level_parse(text, level))
+		return true;
+	fprintf(stderr, "softdpu: ignoring %s=\"%s\" (not a log level)\n", name, text);
+	return false;
+}
+
+bool base_config_log_level(uint32_t *level)
+{
+	return log_level_var("SOFTDPU_LOG_LEVEL", level);
+}
+
+bool base_config_sdk_log_level(uint32_t *level)
+{
+	return log_level_var("SOFTDPU_SDK_LOG_LEVEL", level);
+}

@@ -1,0 +1,45 @@
+/*
+ * base_log — the one logging entry of every layer.
+ *
+ * hw, fabric and the API families log through base_log(); where a message
+ * ends up is decided by a sink an upper layer plugs in (the DOCA log library
+ * installs one that applies the SDK log limit). Without a sink, errors and
+ * critical messages go to stderr so that nothing serious is lost, and the
+ * rest is dropped.
+ */
+#ifndef BASE_LOG_H_
+#define BASE_LOG_H_
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Lower is more severe; the numbers are the ones SOFTDPU_LOG_LEVEL accepts. */
+enum base_log_level {
+	BASE_LOG_DISABLE = 10, /* a limit only: nothing is shown */
+	BASE_LOG_CRIT = 20,
+	BASE_LOG_ERROR = 30,
+	BASE_LOG_WARNING = 40,
+	BASE_LOG_INFO = 50,
+	BASE_LOG_DEBUG = 60,
+	BASE_LOG_TRACE = 70,
+};
+
+typedef void (*base_log_sink_fn)(int level, const char *func, const char *fmt, va_list ap);
+
+/* Routes every later message to sink (NULL: back to the stderr fallback). */
+void base_log_set_sink(base_log_sink_fn sink);
+
+void base_log(int level, const char *func, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void base_vlog(int level, const char *func, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* Parses a level number ("30") or name ("error", "warn", ...); false when it is neither. */
+bool base_log_level_parse(const char *text, uint32_t *level);
+
+#define BASE_CRIT(...) base_log(BASE_LOG_CRIT, __func__, __VA_ARGS__)
+#define BASE_ERR(...) base_log(BASE_LOG_ERROR, __func__, __VA_ARGS__)
+#define BASE_WARN(...) base_log(BASE_LOG_WARNING, __func__, __VA_ARGS__)
+#define BASE_INFO(...) base_log(BASE_LOG_INFO, __func__, __VA_ARGS__)
+#define BASE_DBG(...) base_log(BASE_LOG_DEBUG, __func__, __VA_ARGS__)
+
+#endif /* BASE_LOG_H_ */
