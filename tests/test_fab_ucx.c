@@ -83,36 +83,13 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void to_hex(const uint8_t *p, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", p[i]);
-	out[2 * n] = '\0';
-}
-
-/* Returns the number of bytes, or -1. */
-static long from_hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = strcspn(s, "\r\n");
-	unsigned int b;
-
-	if (n % 2 != 0 || n / 2 > max)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			return -1;
-		out[i] = (uint8_t)b;
-	}
-	return (long)(n / 2);
-}
-
 /* "DESC <hex>": one encoded descriptor per line. */
 static int print_desc(const struct fab_export_desc *d)
 {
 	static char hex[2 * FAB_DESC_MAX + 1];
 	uint8_t out[FAB_DESC_MAX];
 
-	to_hex(out, fab_desc_encode(d, out), hex);
+	th_hex_encode(out, fab_desc_encode(d, out), hex);
 	return printf("DESC %s\n", hex) < 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
@@ -122,7 +99,7 @@ static int parse_desc(const char *line, struct fab_export_desc *d)
 	enum fab_desc_status st;
 	long n;
 
-	if (line == NULL || strncmp(line, "DESC ", 5) != 0 || (n = from_hex(line + 5, buf, sizeof(buf))) < 0)
+	if (line == NULL || strncmp(line, "DESC ", 5) != 0 || (n = th_hex_decode(line + 5, buf, sizeof(buf))) < 0)
 		return -1;
 	st = fab_desc_decode(buf, (size_t)n, d);
 	if (st != FAB_DESC_OK) {
@@ -1005,7 +982,7 @@ static void t_importer_killed(void)
 		const char *l;
 
 		CHECK(imp != NULL);
-		to_hex(enc, fab_desc_encode(&A.d[EX_BIG], enc), hex);
+		th_hex_encode(enc, fab_desc_encode(&A.d[EX_BIG], enc), hex);
 		CHECK_OK(th_proc_send(imp, "DESC %s", hex));
 		CHECK((l = th_proc_line(imp)) != NULL && strcmp(l, "READY") == 0);
 		usleep(10000 + 17000 * (unsigned)round);

@@ -16,7 +16,7 @@
 #include "doca_mmap.h"
 #include "doca_sha.h"
 #include "harness.h"
-#include "mem_fixture.h"
+#include "sha_fixture.h"
 
 #define SRC_SIZE (1u << 20)
 #define DST_SIZE 4096
@@ -73,58 +73,11 @@ static void to_hex(const uint8_t *d, size_t n, char *hex)
 		sprintf(hex + 2 * i, "%02x", d[i]);
 }
 
-/* ---- fixture: the memory of tests/mem_fixture.h, a started SHA context, a work queue ---- */
+/* ---- fixture (tests/sha_fixture.h) with this file's sizes ---- */
 
-struct sfx {
-	MEM_FX_EMBED; /* dev, src/dst and their mmaps, inventory */
-	struct doca_sha *sha;
-	struct doca_ctx *ctx;
-	struct doca_workq *wq;
-};
-
-static void sfx_close(struct sfx *f)
-{
-	if (f->wq != NULL) {
-		doca_ctx_workq_rm(f->ctx, f->wq);
-		doca_workq_destroy(f->wq);
-	}
-	if (f->sha != NULL) {
-		doca_ctx_stop(f->ctx);
-		doca_ctx_dev_rm(f->ctx, f->dev);
-		doca_sha_destroy(f->sha);
-	}
-	f->wq = NULL;
-	f->sha = NULL;
-	f->ctx = NULL;
-	mem_fx_close(&f->mem);
-}
-
-static void sfx_cleanup(void *f)
-{
-	sfx_close(f);
-}
-
-/* Released by sfx_teardown, or by the harness if the case stops first. */
 static int sfx_setup(struct sfx *f, uint32_t depth, uint32_t dst_perm)
 {
-	struct mem_fx_cfg cfg = { .len = SRC_SIZE, .dst_len = DST_SIZE, .dst_perm = dst_perm, .inv_num = 256 };
-
-	memset(f, 0, sizeof(*f));
-	th_defer_local(sfx_cleanup, f);
-	if (mem_fx_open(&f->mem, &cfg) != 0 || doca_sha_create(&f->sha) != DOCA_SUCCESS)
-		return -1;
-	f->ctx = doca_sha_as_ctx(f->sha);
-	if (doca_ctx_dev_add(f->ctx, f->dev) != DOCA_SUCCESS || doca_ctx_start(f->ctx) != DOCA_SUCCESS)
-		return -1;
-	if (doca_workq_create(depth, &f->wq) != DOCA_SUCCESS || doca_ctx_workq_add(f->ctx, f->wq) != DOCA_SUCCESS)
-		return -1;
-	return 0;
-}
-
-static void sfx_teardown(struct sfx *f)
-{
-	th_undefer(sfx_cleanup, f);
-	sfx_close(f);
+	return sfx_setup_sized(f, SRC_SIZE, DST_SIZE, depth, dst_perm);
 }
 
 /* A request over src[off, off+len); an empty one still needs a non-empty buffer under it. */

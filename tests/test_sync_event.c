@@ -24,6 +24,7 @@
 #include "doca_dev.h"
 #include "doca_sync_event.h"
 #include "harness.h"
+#include "se_fixture.h"
 #include "th_proc.h"
 
 #define BLOB_LEN 80
@@ -71,29 +72,6 @@ static struct doca_sync_event *make_event(struct doca_dev *dev, int sub_dpu)
 		return NULL;
 	}
 	return se;
-}
-
-static void to_hex(const uint8_t *p, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", p[i]);
-	out[2 * n] = '\0';
-}
-
-/* Returns the number of bytes, or -1. */
-static long from_hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = strcspn(s, "\r\n");
-	unsigned int b;
-
-	if (n % 2 != 0 || n / 2 > max)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			return -1;
-		out[i] = (uint8_t)b;
-	}
-	return (long)(n / 2);
 }
 
 /* Same CRC-32 as the descriptor's: lets a test forge a well-formed one. */
@@ -239,7 +217,7 @@ static struct doca_sync_event *child_import(struct doca_dev *dev)
 
 	if (fgets(line, sizeof(line), stdin) == NULL)
 		return NULL;
-	n = from_hex(line, blob, sizeof(blob));
+	n = th_hex_decode(line, blob, sizeof(blob));
 	if (n < 0 || doca_sync_event_create_from_export(dev, blob, (size_t)n, &se) != DOCA_SUCCESS)
 		return NULL;
 	return se;
@@ -260,7 +238,7 @@ static int role_codes(struct doca_dev *dev)
 
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		struct doca_sync_event *se = NULL;
-		long n = from_hex(line, blob, sizeof(blob));
+		long n = th_hex_decode(line, blob, sizeof(blob));
 		doca_error_t rc;
 
 		if (n < 0)
@@ -451,7 +429,7 @@ static int role_exporter(void)
 	if (se == NULL || doca_sync_event_start(se) != DOCA_SUCCESS ||
 	    doca_sync_event_export_to_dpu(se, dev, &blob, &sz) != DOCA_SUCCESS || sz != BLOB_LEN)
 		return 2;
-	to_hex(blob, sz, hex);
+	th_hex_encode(blob, sz, hex);
 	printf("%s\n", hex);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) != NULL)
@@ -788,34 +766,10 @@ static void test_export_rules_in_process(void)
 
 /* ------------------------------------------------------------ async mode */
 
-struct async_fx {
-	struct doca_sync_event *se;
-	struct doca_ctx *ctx;
-	struct doca_workq *wq;
-};
-
-static int async_setup(struct async_fx *f, int event_driven)
+/* The event of tests/se_fixture.h on the host device, with a work queue of depth 8. */
+static int async_setup(struct se_fx *f, int event_driven)
 {
-	memset(f, 0, sizeof(*f));
-	f->se = make_event(host_dev, 0);
-	if (f->se == NULL || (f->ctx = doca_sync_event_as_ctx(f->se)) == NULL || doca_ctx_start(f->ctx) != DOCA_SUCCESS)
-		return -1;
-	if (doca_workq_create(8, &f->wq) != DOCA_SUCCESS ||
-	    (event_driven && doca_workq_set_event_driven_enable(f->wq, 1) != DOCA_SUCCESS) ||
-	    doca_ctx_workq_add(f->ctx, f->wq) != DOCA_SUCCESS)
-		return -1;
-	return 0;
-}
-
-static int async_teardown(struct async_fx *f)
-{
-	int bad = 0;
-
-	bad |= doca_ctx_workq_rm(f->ctx, f->wq) != DOCA_SUCCESS;
-	bad |= doca_workq_destroy(f->wq) != DOCA_SUCCESS;
-	bad |= doca_ctx_stop(f->ctx) != DOCA_SUCCESS;
-	bad |= doca_sync_event_destroy(f->se) != DOCA_SUCCESS;
-	return bad;
+	return se_fx_setup(f, host_dev, 8, event_driven);
 }
 
 static void test_as_ctx_rules(void)
@@ -860,7 +814,7 @@ static doca_error_t run_job(struct doca_workq *wq, const struct doca_job *job, s
 
 static void test_async_jobs(void)
 {
-	struct async_fx f;
+	struct se_fx f;
 	struct doca_event ev;
 	uint64_t got = 0, fetched = 0;
 
@@ -910,12 +864,12 @@ static void test_async_jobs(void)
 	CHECK_ERR(doca_workq_progress_retrieve(f.wq, &ev, 0), DOCA_ERROR_AGAIN);
 	/* a context with work queues cannot be destroyed under them */
 	CHECK_ERR(doca_sync_event_destroy(f.se), DOCA_ERROR_IN_USE);
-	CHECK(async_teardown(&f) == 0);
+	CHECK(se_fx_teardown(&f) == 0);
 }
 
 static void test_async_wait_pending_until_update(void)
 {
-	struct async_fx f;
+	struct se_fx f;
 	struct updater u;
 	struct doca_event ev = { 0 };
 	pthread_t t;
@@ -944,12 +898,12 @@ static void test_async_wait_pending_until_update(void)
 	CHECK_OK(u.rc);
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT && ev.user_data.u64 == 77 && ev.result.u64 == DOCA_SUCCESS);
 	CHECK(polls >= 0);
-	CHECK(async_teardown(&f) == 0);
+	CHECK(se_fx_teardown(&f) == 0);
 }
 
 static void test_async_event_driven(void)
 {
-	struct async_fx f;
+	struct se_fx f;
 	struct updater u;
 	struct doca_event ev = { 0 };
 	struct epoll_event e = { .events = EPOLLIN }, out;
@@ -988,7 +942,7 @@ static void test_async_event_driven(void)
 	close(ep);
 	CHECK_OK(rc);
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT && ev.user_data.u64 == 5);
-	CHECK(async_teardown(&f) == 0);
+	CHECK(se_fx_teardown(&f) == 0);
 }
 
 /* -------------------------------------------------------- two processes */
@@ -1006,7 +960,7 @@ static struct doca_sync_event *exported(char hex[2 * BLOB_LEN + 1], uint8_t raw[
 			doca_sync_event_destroy(se);
 		return NULL;
 	}
-	to_hex(blob, sz, hex);
+	th_hex_encode(blob, sz, hex);
 	if (raw != NULL)
 		memcpy(raw, blob, BLOB_LEN);
 	return se;
@@ -1170,7 +1124,7 @@ static int expect_code(struct child *c, const uint8_t *blob, size_t n, doca_erro
 {
 	char hex[2 * 256 + 1], line[64];
 
-	to_hex(blob, n, hex);
+	th_hex_encode(blob, n, hex);
 	child_send(c, hex);
 	child_recv(c, line, sizeof(line));
 	if (line[0] == '\0' || atol(line) != (long)want) {

@@ -13,6 +13,8 @@
 #include "doca_sha.h"
 #include "doca_sync_event.h"
 #include "harness.h"
+#include "se_fixture.h"
+#include "sha_fixture.h"
 
 #define NJOBS 64
 #define CHUNK 64
@@ -103,41 +105,6 @@ static void test_dma_frame_returned(void)
 
 /* ------------------------------------------------------------------ SHA */
 
-struct sha_fx {
-	struct fx f; /* device, mmaps, inventory (its DMA context is not used) */
-	struct doca_sha *sha;
-	struct doca_ctx *ctx;
-	struct doca_workq *wq;
-};
-
-static int sha_setup(struct sha_fx *s)
-{
-	if (fx_setup(&s->f, NJOBS * CHUNK, 1, DOCA_ACCESS_LOCAL_READ_WRITE) != 0)
-		return -1;
-	if (doca_sha_create(&s->sha) != DOCA_SUCCESS)
-		return -1;
-	s->ctx = doca_sha_as_ctx(s->sha);
-	if (doca_ctx_dev_add(s->ctx, s->f.dev) != DOCA_SUCCESS || doca_ctx_start(s->ctx) != DOCA_SUCCESS)
-		return -1;
-	if (doca_workq_create(NJOBS, &s->wq) != DOCA_SUCCESS || doca_ctx_workq_add(s->ctx, s->wq) != DOCA_SUCCESS)
-		return -1;
-	return 0;
-}
-
-static void sha_teardown(struct sha_fx *s)
-{
-	if (s->wq != NULL) {
-		doca_ctx_workq_rm(s->ctx, s->wq);
-		doca_workq_destroy(s->wq);
-	}
-	if (s->sha != NULL) {
-		doca_ctx_stop(s->ctx);
-		doca_ctx_dev_rm(s->ctx, s->f.dev);
-		doca_sha_destroy(s->sha);
-	}
-	fx_teardown(&s->f);
-}
-
 #define SHA256_LEN 32
 
 static void test_sha_struct_reused(void)
@@ -146,14 +113,14 @@ static void test_sha_struct_reused(void)
 	unsigned char want[SHA256_LEN];
 	struct doca_sha_job job;
 	struct doca_event ev;
-	struct sha_fx s = { 0 };
+	struct sfx s;
 
-	CHECK(sha_setup(&s) == 0);
+	CHECK(sfx_setup_sized(&s, NJOBS * CHUNK, NJOBS * CHUNK, NJOBS, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
 	for (int i = 0; i < NJOBS; i++) {
 		/* Message i: the first i + 1 bytes of its chunk, so no two digests are equal. */
-		CHECK_OK(doca_buf_inventory_buf_by_data(s.f.inv, s.f.src_mmap, s.f.src + i * CHUNK, (size_t)i % CHUNK + 1,
+		CHECK_OK(doca_buf_inventory_buf_by_data(s.inv, s.src_mmap, s.src + i * CHUNK, (size_t)i % CHUNK + 1,
 							&req[i]));
-		CHECK_OK(doca_buf_inventory_buf_by_addr(s.f.inv, s.f.dst_mmap, s.f.dst + i * CHUNK, CHUNK, &resp[i]));
+		CHECK_OK(doca_buf_inventory_buf_by_addr(s.inv, s.dst_mmap, s.dst + i * CHUNK, CHUNK, &resp[i]));
 		job = (struct doca_sha_job){ .base = { .type = DOCA_SHA_JOB_SHA256, .ctx = s.ctx,
 						       .user_data.u64 = 7000 + (uint64_t)i },
 					     .req_buf = req[i], .resp_buf = resp[i] };
@@ -163,60 +130,21 @@ static void test_sha_struct_reused(void)
 	for (int i = 0; i < NJOBS; i++) {
 		CHECK_OK(doca_workq_progress_retrieve(s.wq, &ev, 0));
 		CHECK(ev.type == DOCA_SHA_JOB_SHA256 && ev.user_data.u64 == 7000 + (uint64_t)i);
-		CHECK(EVP_Digest(s.f.src + i * CHUNK, (size_t)i % CHUNK + 1, want, NULL, EVP_sha256(), NULL) == 1);
-		CHECK(memcmp(s.f.dst + i * CHUNK, want, SHA256_LEN) == 0);
+		CHECK(EVP_Digest(s.src + i * CHUNK, (size_t)i % CHUNK + 1, want, NULL, EVP_sha256(), NULL) == 1);
+		CHECK(memcmp(s.dst + i * CHUNK, want, SHA256_LEN) == 0);
 		CHECK_OK(doca_buf_refcount_rm(req[i], NULL));
 		CHECK_OK(doca_buf_refcount_rm(resp[i], NULL));
 	}
-	sha_teardown(&s);
+	sfx_teardown(&s);
 }
 
 /* ----------------------------------------------------------- Sync Event */
 
-struct se_fx {
-	struct doca_devinfo **list;
-	uint32_t ndev;
-	struct doca_dev *dev;
-	struct doca_sync_event *se;
-	struct doca_ctx *ctx;
-	struct doca_workq *wq;
-};
+static struct doca_dev *dev; /* opened once by main */
 
 static int se_setup(struct se_fx *s, uint32_t depth, int event_driven)
 {
-	memset(s, 0, sizeof(*s));
-	if (doca_devinfo_list_create(&s->list, &s->ndev) != DOCA_SUCCESS || s->ndev == 0 ||
-	    doca_dev_open(s->list[0], &s->dev) != DOCA_SUCCESS)
-		return -1;
-	if (doca_sync_event_create(&s->se) != DOCA_SUCCESS ||
-	    doca_sync_event_publisher_add_location_cpu(s->se, s->dev) != DOCA_SUCCESS ||
-	    doca_sync_event_subscriber_add_location_cpu(s->se, s->dev) != DOCA_SUCCESS)
-		return -1;
-	s->ctx = doca_sync_event_as_ctx(s->se);
-	if (s->ctx == NULL || doca_ctx_start(s->ctx) != DOCA_SUCCESS)
-		return -1;
-	if (doca_workq_create(depth, &s->wq) != DOCA_SUCCESS ||
-	    (event_driven && doca_workq_set_event_driven_enable(s->wq, 1) != DOCA_SUCCESS) ||
-	    doca_ctx_workq_add(s->ctx, s->wq) != DOCA_SUCCESS)
-		return -1;
-	return 0;
-}
-
-static void se_teardown(struct se_fx *s)
-{
-	if (s->wq != NULL) {
-		doca_ctx_workq_rm(s->ctx, s->wq);
-		doca_workq_destroy(s->wq);
-	}
-	if (s->ctx != NULL)
-		doca_ctx_stop(s->ctx);
-	if (s->se != NULL)
-		doca_sync_event_destroy(s->se);
-	if (s->dev != NULL)
-		doca_dev_close(s->dev);
-	if (s->list != NULL)
-		doca_devinfo_list_destroy(s->list);
-	memset(s, 0, sizeof(*s));
+	return se_fx_setup(s, dev, depth, event_driven);
 }
 
 /* Add jobs from one struct: each fetched value lands where that submit said. */
@@ -252,7 +180,7 @@ static void test_sync_event_struct_reused(void)
 	CHECK_OK(doca_workq_progress_retrieve(s.wq, &ev, 0));
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_GET && ev.user_data.u64 == 999);
 	CHECK(final == (uint64_t)NJOBS * (NJOBS + 1) / 2);
-	se_teardown(&s);
+	se_fx_teardown(&s);
 }
 
 /* A wait requeued many times keeps its own threshold and user_data. */
@@ -276,7 +204,7 @@ static void test_wait_struct_reused(void)
 	CHECK_OK(doca_sync_event_update_set(s.se, 10));
 	CHECK_OK(doca_workq_progress_retrieve(s.wq, &ev, 0));
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT && ev.user_data.u64 == 31 && ev.result.u64 == DOCA_SUCCESS);
-	se_teardown(&s);
+	se_fx_teardown(&s);
 }
 
 /* ------------------------------------------------------- event-driven mode */
@@ -289,23 +217,63 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-struct waiter_loop {
+/* A Sync Event context on an event-driven work queue, its handle in an epoll set, and a wake-up count. */
+struct evq {
+	struct se_fx s;
 	int ep;
 	int fd;
 	unsigned wakes;
 };
 
-static int loop_open(struct waiter_loop *l, struct doca_workq *wq)
+static void evq_cleanup(void *arg)
+{
+	struct evq *q = arg;
+
+	if (q->ep >= 0)
+		close(q->ep);
+	q->ep = -1;
+}
+
+/* Released by evq_teardown, or by the harness if the case stops first. */
+static int evq_setup(struct evq *q)
 {
 	struct epoll_event e = { .events = EPOLLIN };
 	doca_event_handle_t h;
 
-	l->wakes = 0;
-	if (doca_workq_get_event_handle(wq, &h) != DOCA_SUCCESS)
+	q->ep = -1;
+	q->wakes = 0;
+	if (se_fx_setup(&q->s, dev, 4, 1) != 0 || doca_workq_get_event_handle(q->s.wq, &h) != DOCA_SUCCESS)
 		return -1;
-	l->fd = h;
-	l->ep = epoll_create1(EPOLL_CLOEXEC);
-	return l->ep < 0 || epoll_ctl(l->ep, EPOLL_CTL_ADD, l->fd, &e) != 0 ? -1 : 0;
+	q->fd = h;
+	q->ep = epoll_create1(EPOLL_CLOEXEC);
+	th_defer_local(evq_cleanup, q);
+	return q->ep < 0 || epoll_ctl(q->ep, EPOLL_CTL_ADD, q->fd, &e) != 0 ? -1 : 0;
+}
+
+static void evq_teardown(struct evq *q)
+{
+	th_undefer(evq_cleanup, q);
+	evq_cleanup(q);
+	se_fx_teardown(&q->s);
+}
+
+static doca_error_t evq_submit_wait(struct evq *q, uint64_t above, uint64_t user)
+{
+	struct doca_sync_event_job_wait w = { .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = q->s.ctx,
+							.user_data.u64 = user },
+					      .value = above, .mask = UINT64_MAX };
+
+	return doca_workq_submit(q->s.wq, &w.base);
+}
+
+/* Whether the handle is readable within timeout_ms; clears it when it is. */
+static int evq_readable(struct evq *q, int timeout_ms)
+{
+	struct epoll_event out;
+
+	if (epoll_wait(q->ep, &out, 1, timeout_ms) != 1)
+		return 0;
+	return doca_workq_event_handle_clear(q->s.wq, q->fd) == DOCA_SUCCESS;
 }
 
 /*
@@ -313,161 +281,129 @@ static int loop_open(struct waiter_loop *l, struct doca_workq *wq)
  * a job completes or the deadline passes. Returns the retrieve status. Waits
  * of at most 10 ms, so an armed watch is re-armed many times over.
  */
-static doca_error_t loop_until(struct waiter_loop *l, struct doca_workq *wq, struct doca_event *ev, int64_t deadline)
+static doca_error_t evq_loop_until(struct evq *q, struct doca_event *ev, int64_t deadline)
 {
-	struct epoll_event out;
 	doca_error_t st;
 	int64_t left;
 
 	for (;;) {
-		if (doca_workq_event_handle_arm(wq) != DOCA_SUCCESS)
+		if (doca_workq_event_handle_arm(q->s.wq) != DOCA_SUCCESS)
 			return DOCA_ERROR_UNEXPECTED;
 		left = (deadline - now_ns()) / 1000000;
 		if (left <= 0)
 			return DOCA_ERROR_TIME_OUT;
-		if (epoll_wait(l->ep, &out, 1, left < 10 ? (int)left : 10) == 1) {
-			l->wakes++;
-			if (doca_workq_event_handle_clear(wq, l->fd) != DOCA_SUCCESS)
-				return DOCA_ERROR_UNEXPECTED;
-		}
-		st = doca_workq_progress_retrieve(wq, ev, 0);
+		if (evq_readable(q, left < 10 ? (int)left : 10))
+			q->wakes++;
+		st = doca_workq_progress_retrieve(q->s.wq, ev, 0);
 		if (st != DOCA_ERROR_AGAIN)
 			return st;
 	}
 }
 
+#define SECONDS(n) ((int64_t)(n) * 1000000000)
+
 /* A pending wait with nothing happening costs (almost) no wake-ups. */
 static void test_quiet_wait_sleeps(void)
 {
-	struct doca_sync_event_job_wait w;
-	struct waiter_loop l = { .ep = -1 };
 	struct doca_event ev;
-	struct se_fx s;
+	struct evq q;
 
-	CHECK(se_setup(&s, 4, 1) == 0);
-	CHECK(loop_open(&l, s.wq) == 0);
-	w = (struct doca_sync_event_job_wait){ .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = s.ctx },
-					       .value = 0, .mask = UINT64_MAX };
-	CHECK_OK(doca_workq_submit(s.wq, &w.base));
-	CHECK_ERR(loop_until(&l, s.wq, &ev, now_ns() + 250 * 1000000LL), DOCA_ERROR_TIME_OUT);
+	CHECK(evq_setup(&q) == 0);
+	CHECK_OK(evq_submit_wait(&q, 0, 0));
+	CHECK_ERR(evq_loop_until(&q, &ev, now_ns() + SECONDS(1) / 4), DOCA_ERROR_TIME_OUT);
 	/* One wake to try the new job; then it is blocked and the handle stays quiet. */
-	if (l.wakes > 3)
-		TH_FAIL("%u wake-ups in 250 ms with only a blocked wait queued", l.wakes);
+	if (q.wakes > 3)
+		TH_FAIL("%u wake-ups in 250 ms with only a blocked wait queued", q.wakes);
 	/* The wait completes once the event passes the threshold (it is still pending here). */
-	CHECK_OK(doca_sync_event_update_set(s.se, 1));
-	CHECK_OK(loop_until(&l, s.wq, &ev, now_ns() + 10 * 1000000000LL));
+	CHECK_OK(doca_sync_event_update_set(q.s.se, 1));
+	CHECK_OK(evq_loop_until(&q, &ev, now_ns() + SECONDS(10)));
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT && ev.result.u64 == DOCA_SUCCESS);
-	close(l.ep);
-	se_teardown(&s);
+	evq_teardown(&q);
 }
 
-struct setter {
-	struct doca_sync_event *se;
-	int delay_ms;
-};
-
-static void *set_later(void *arg)
+static void *set_later(void *se)
 {
-	struct setter *st = arg;
-
-	usleep((useconds_t)st->delay_ms * 1000);
-	doca_sync_event_update_set(st->se, 42);
+	usleep(100 * 1000);
+	doca_sync_event_update_set(se, 42);
 	return NULL;
 }
 
 /* Another thread's update wakes the sleeping waiter. */
 static void test_wake_on_set_from_thread(void)
 {
-	struct doca_sync_event_job_wait w;
-	struct waiter_loop l = { .ep = -1 };
 	struct doca_event ev;
-	struct setter st;
+	struct evq q;
 	pthread_t t;
-	struct se_fx s;
 
-	CHECK(se_setup(&s, 4, 1) == 0);
-	CHECK(loop_open(&l, s.wq) == 0);
-	w = (struct doca_sync_event_job_wait){ .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = s.ctx,
-							 .user_data.u64 = 77 },
-					       .value = 41, .mask = UINT64_MAX };
-	CHECK_OK(doca_workq_submit(s.wq, &w.base));
-	st = (struct setter){ .se = s.se, .delay_ms = 100 };
-	CHECK(pthread_create(&t, NULL, set_later, &st) == 0);
+	CHECK(evq_setup(&q) == 0);
+	CHECK_OK(evq_submit_wait(&q, 41, 77));
+	CHECK(pthread_create(&t, NULL, set_later, q.s.se) == 0);
 	/* A bound against a hang, not a timing requirement. */
-	CHECK_OK(loop_until(&l, s.wq, &ev, now_ns() + 10 * 1000000000LL));
+	ev.type = 0;
+	if (evq_loop_until(&q, &ev, now_ns() + SECONDS(10)) != DOCA_SUCCESS)
+		TH_FAIL("the wait did not complete after the other thread's update");
 	pthread_join(t, NULL);
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT && ev.user_data.u64 == 77 && ev.result.u64 == DOCA_SUCCESS);
-	CHECK(l.wakes <= 4);
-	close(l.ep);
-	se_teardown(&s);
+	CHECK(q.wakes <= 4);
+	evq_teardown(&q);
 }
 
 /* A job that can run wakes at once, even while a blocked wait sits in front of it. */
 static void test_ready_job_behind_blocked_wait(void)
 {
-	struct doca_sync_event_job_wait w;
 	struct doca_sync_event_job_get g;
-	struct waiter_loop l = { .ep = -1 };
-	struct epoll_event out;
 	struct doca_event ev;
 	uint64_t v = 7;
-	struct se_fx s;
+	struct evq q;
 
-	CHECK(se_setup(&s, 4, 1) == 0);
-	CHECK(loop_open(&l, s.wq) == 0);
-	w = (struct doca_sync_event_job_wait){ .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = s.ctx },
-					       .value = 5, .mask = UINT64_MAX };
-	CHECK_OK(doca_workq_submit(s.wq, &w.base));
-	CHECK_ERR(doca_workq_progress_retrieve(s.wq, &ev, 0), DOCA_ERROR_AGAIN); /* now blocked */
-	CHECK_OK(doca_workq_event_handle_arm(s.wq));
-	CHECK(epoll_wait(l.ep, &out, 1, 0) == 0); /* only a blocked job: quiet */
-	g = (struct doca_sync_event_job_get){ .base = { .type = DOCA_SYNC_EVENT_JOB_GET, .ctx = s.ctx,
+	CHECK(evq_setup(&q) == 0);
+	CHECK_OK(evq_submit_wait(&q, 5, 0));
+	CHECK_ERR(doca_workq_progress_retrieve(q.s.wq, &ev, 0), DOCA_ERROR_AGAIN); /* now blocked */
+	CHECK_OK(doca_workq_event_handle_arm(q.s.wq));
+	CHECK(!evq_readable(&q, 0)); /* only a blocked job: quiet */
+	g = (struct doca_sync_event_job_get){ .base = { .type = DOCA_SYNC_EVENT_JOB_GET, .ctx = q.s.ctx,
 							.user_data.u64 = 5 },
 					      .value = &v };
-	CHECK_OK(doca_workq_submit(s.wq, &g.base)); /* armed: the submit signals */
-	CHECK(epoll_wait(l.ep, &out, 1, 10000) == 1);
-	CHECK_OK(doca_workq_event_handle_clear(s.wq, l.fd));
-	CHECK_OK(doca_workq_progress_retrieve(s.wq, &ev, 0));
+	CHECK_OK(doca_workq_submit(q.s.wq, &g.base)); /* armed: the submit signals */
+	CHECK(evq_readable(&q, 10000));
+	CHECK_OK(doca_workq_progress_retrieve(q.s.wq, &ev, 0));
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_GET && v == 0);
 	/* Arm again with the wait blocked, then a set from this thread: the watch fires. */
-	CHECK_OK(doca_workq_event_handle_arm(s.wq));
-	CHECK(epoll_wait(l.ep, &out, 1, 0) == 0);
-	CHECK_OK(doca_sync_event_update_set(s.se, 6));
-	CHECK(epoll_wait(l.ep, &out, 1, 10000) == 1);
-	CHECK_OK(doca_workq_event_handle_clear(s.wq, l.fd));
-	CHECK_OK(doca_workq_progress_retrieve(s.wq, &ev, 0));
+	CHECK_OK(doca_workq_event_handle_arm(q.s.wq));
+	CHECK(!evq_readable(&q, 0));
+	CHECK_OK(doca_sync_event_update_set(q.s.se, 6));
+	CHECK(evq_readable(&q, 10000));
+	CHECK_OK(doca_workq_progress_retrieve(q.s.wq, &ev, 0));
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT && ev.result.u64 == DOCA_SUCCESS);
-	close(l.ep);
-	se_teardown(&s);
+	evq_teardown(&q);
 }
 
 /* A set between the failed try and the arm is not lost: the arm signals at once. */
 static void test_set_before_arm_not_lost(void)
 {
-	struct doca_sync_event_job_wait w;
-	struct waiter_loop l = { .ep = -1 };
-	struct epoll_event out;
 	struct doca_event ev;
-	struct se_fx s;
+	struct evq q;
 
-	CHECK(se_setup(&s, 4, 1) == 0);
-	CHECK(loop_open(&l, s.wq) == 0);
-	w = (struct doca_sync_event_job_wait){ .base = { .type = DOCA_SYNC_EVENT_JOB_WAIT_GT, .ctx = s.ctx },
-					       .value = 0, .mask = UINT64_MAX };
-	CHECK_OK(doca_workq_submit(s.wq, &w.base));
-	CHECK_ERR(doca_workq_progress_retrieve(s.wq, &ev, 0), DOCA_ERROR_AGAIN);
-	CHECK_OK(doca_sync_event_update_set(s.se, 1)); /* nobody watches yet */
-	CHECK_OK(doca_workq_event_handle_arm(s.wq));
-	CHECK(epoll_wait(l.ep, &out, 1, 10000) == 1);
-	CHECK_OK(doca_workq_event_handle_clear(s.wq, l.fd));
-	CHECK_OK(doca_workq_progress_retrieve(s.wq, &ev, 0));
+	CHECK(evq_setup(&q) == 0);
+	CHECK_OK(evq_submit_wait(&q, 0, 0));
+	CHECK_ERR(doca_workq_progress_retrieve(q.s.wq, &ev, 0), DOCA_ERROR_AGAIN);
+	CHECK_OK(doca_sync_event_update_set(q.s.se, 1)); /* nobody watches yet */
+	CHECK_OK(doca_workq_event_handle_arm(q.s.wq));
+	CHECK(evq_readable(&q, 10000));
+	CHECK_OK(doca_workq_progress_retrieve(q.s.wq, &ev, 0));
 	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT);
-	close(l.ep);
-	se_teardown(&s);
+	evq_teardown(&q);
 }
 
 int main(void)
 {
+	struct doca_devinfo **list;
+	uint32_t n;
+
+	if (doca_devinfo_list_create(&list, &n) != DOCA_SUCCESS || n == 0 || doca_dev_open(list[0], &dev) != DOCA_SUCCESS) {
+		fprintf(stderr, "no device\n");
+		return 1;
+	}
 	RUN(test_dma_struct_reused);
 	RUN(test_dma_frame_returned);
 	RUN(test_sha_struct_reused);
@@ -477,5 +413,7 @@ int main(void)
 	RUN(test_wake_on_set_from_thread);
 	RUN(test_ready_job_behind_blocked_wait);
 	RUN(test_set_before_arm_not_lost);
+	doca_dev_close(dev);
+	doca_devinfo_list_destroy(list);
 	return th_summary("test_workq_entries");
 }

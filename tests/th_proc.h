@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,30 @@ static inline int th_proc_wait(struct th_proc *p)
 		nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
 	}
 	return p->status;
+}
+
+/* Binary data (descriptors, blobs) travels between roles as one hex line. */
+static inline void th_hex_encode(const uint8_t *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+	out[2 * n] = '\0';
+}
+
+/* Returns the number of bytes, or -1 for a line that is not hex or too long. */
+static inline long th_hex_decode(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = strcspn(s, "\r\n");
+	unsigned int b;
+
+	if (n % 2 != 0 || n / 2 > max)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return -1;
+		out[i] = (uint8_t)b;
+	}
+	return (long)(n / 2);
 }
 
 #endif /* SOFTDPU_TEST_TH_PROC_H_ */
