@@ -42,7 +42,7 @@ static void test_kind_and_threshold(void)
 {
 	const char *k = hw_copy_stream_kind();
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 	__builtin_cpu_init();
 	CHECK(strcmp(k, __builtin_cpu_supports("avx2") ? "avx2" : "sse2") == 0);
 #else
