@@ -1,6 +1,7 @@
 # softdpu — the two commands of the README, plus benchmarks and install.
 BUILD ?= build
 SAN_BUILD ?= build-san
+BENCH_ARGS ?=
 
 .PHONY: all demo test test-san bench install clean
 
@@ -20,11 +21,12 @@ test: deps
 test-san: deps
 	@tools/run-tests.sh $(SAN_BUILD) sanitize
 
+# BENCH_ARGS=--quick: a smoke run of a few seconds.
 bench:
 	@tools/ensure-deps.sh bench
-	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
+	@tools/bench-setup.sh $(BUILD)
 	ninja -C $(BUILD)
-	@bench/run.sh $(BUILD)
+	@bench/run.sh $(BUILD) $(BENCH_ARGS)
 
 install: all
 	meson install -C $(BUILD)

@@ -10,15 +10,21 @@
  *
  * Memory: sizes below 1 MiB use depth slots of `size` bytes (the working set a
  * real queue of that depth touches); sizes of 1 MiB and more rotate across a
- * region of at least 4x the last-level cache, so they stream from DRAM. The
- * memcpy reference walks exactly the same slots in the same order, and the
- * DPDK peer (bench_dma_dpdk, a separate executable run as a child process
- * right before each DOCA case, alone) does too.
+ * region of at least 4x the last-level cache (at most 512 MiB unless --region
+ * says otherwise), so they stream from DRAM. The memcpy reference walks
+ * exactly the same slots in the same order, and the DPDK peer (bench_dma_dpdk,
+ * a separate executable run as a child process right before each DOCA case,
+ * alone) does too.
+ *
+ * From 1 MiB on a third loop runs in the same alternation: the streaming copy
+ * limit, a STREAM-style copy over the same slots with non-temporal stores
+ * (AVX2 or SSE2, chosen at run time). No copy on one core moves DRAM-resident
+ * data faster than that, whatever it does with the cache.
  *
  * Usage: bench_dma [--quick] [--time SECONDS] [--dpdk PATH | --no-peer] [--size BYTES] [--depth N]
- * [--peer-one-core] (--size/--depth run one case of the table; --no-peer skips DPDK; --peer-one-core
- * pins the peer's copy thread to the submitting CPU; --doca-only also skips the
- * memcpy reference, so that a profile shows the DOCA path alone)
+ * [--peer-one-core] [--region MIB] (--size/--depth run one case of the table; --no-peer skips DPDK;
+ * --peer-one-core pins the peer's copy thread to the submitting CPU; --doca-only also skips the
+ * memcpy and streaming references, so that a profile shows the DOCA path alone)
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,6 +37,11 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86_STREAM 1
+#endif
 
 #include <doca_buf.h>
 #include <doca_buf_inventory.h>
@@ -45,6 +56,7 @@
 #define BIG_SIZE MIB /* sizes from here on rotate across the big region */
 #define MAX_DEPTH 256u
 #define ROUNDS 5 /* alternating timed windows per case */
+#define REGION_CAP (512 * MIB) /* default cap of the big region: a core streams from DRAM long before */
 
 static const size_t full_sizes[] = { 64, 256, KIB, 4 * KIB, 64 * KIB, MIB, 4 * MIB, 64 * MIB };
 static const uint32_t full_depths[] = { 1, 8, 32, 256 };
@@ -60,6 +72,7 @@ struct opts {
 	bool doca_only; /* no memcpy reference, no peer: for profilers */
 	bool peer_one_core; /* the peer's copy thread shares the submitting CPU */
 	size_t only_size;   /* 0: all */
+	size_t region_mib;  /* 0: from the LLC size */
 	uint32_t only_depth; /* 0: all */
 	double tmin; /* seconds per timed case */
 	char dpdk_path[PATH_MAX];
@@ -188,6 +201,70 @@ static void cpu_model(char *out, size_t n)
 		}
 	}
 	fclose(f);
+}
+
+/* ---- the streaming copy limit ---- */
+
+/*
+ * Copies with non-temporal stores: no read-for-ownership of the destination
+ * and no write-back of evicted lines, so a copy costs one read and one write
+ * of DRAM per line. The destination must be 64-byte aligned (every slot is);
+ * the remainder below 128 bytes goes through memcpy.
+ */
+#ifdef HAVE_X86_STREAM
+__attribute__((target("avx2"))) static void stream_copy_avx2(uint8_t *d, const uint8_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 128 <= n; i += 128) {
+		__m256i v0 = _mm256_loadu_si256((const __m256i *)(s + i));
+		__m256i v1 = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+		__m256i v2 = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+		__m256i v3 = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+
+		_mm256_stream_si256((__m256i *)(d + i), v0);
+		_mm256_stream_si256((__m256i *)(d + i + 32), v1);
+		_mm256_stream_si256((__m256i *)(d + i + 64), v2);
+		_mm256_stream_si256((__m256i *)(d + i + 96), v3);
+	}
+	_mm_sfence();
+	memcpy(d + i, s + i, n - i);
+}
+
+static void stream_copy_sse2(uint8_t *d, const uint8_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 128 <= n; i += 128)
+		for (size_t k = 0; k < 128; k += 16)
+			_mm_stream_si128((__m128i *)(d + i + k), _mm_loadu_si128((const __m128i *)(s + i + k)));
+	_mm_sfence();
+	memcpy(d + i, s + i, n - i);
+}
+#endif
+
+typedef void (*copy_fn)(uint8_t *d, const uint8_t *s, size_t n);
+
+static void plain_copy(uint8_t *d, const uint8_t *s, size_t n)
+{
+	memcpy(d, s, n);
+}
+
+static copy_fn stream_copy = plain_copy;
+static const char *stream_kind = "memcpy (no streaming stores on this architecture)";
+
+static void stream_select(void)
+{
+#ifdef HAVE_X86_STREAM
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2")) {
+		stream_copy = stream_copy_avx2;
+		stream_kind = "AVX2 _mm256_stream_si256";
+	} else {
+		stream_copy = stream_copy_sse2;
+		stream_kind = "SSE2 _mm_stream_si128";
+	}
+#endif
 }
 
 /* ---- layout shared with the memcpy loop and the DPDK peer ---- */
@@ -367,6 +444,7 @@ struct doca_case {
 	uint32_t next;	   /* next job to submit, cycling over njobs */
 	uint32_t inflight;
 	uint32_t reap;	   /* completions reaped per pass */
+	uint32_t mslot, sslot; /* next slot of the memcpy and streaming loops: all walk the region alike */
 	uint64_t check;	   /* completions between clock reads */
 };
 
@@ -445,19 +523,22 @@ static uint64_t check_interval(size_t size)
 	return size <= 4 * KIB ? 128 : 1;
 }
 
-/* The physical limit: glibc memcpy over the same slots in the same order. */
-static double memcpy_pump(struct bench *b, size_t size, uint32_t nslots, double tmin)
+/*
+ * A reference copy over the same slots in the same order: glibc memcpy, or
+ * the streaming copy. *slot carries on where the last window stopped, as the
+ * DOCA jobs do, so that every loop walks the whole region.
+ */
+static double copy_pump(struct bench *b, copy_fn fn, size_t size, uint32_t nslots, uint32_t *slot, double tmin)
 {
 	uint64_t done = 0, check = check_interval(size), next_check = check;
-	uint32_t slot = 0;
 	double t0 = now(), t;
 
 	for (;;) {
-		size_t off = (size_t)slot * size;
+		size_t off = (size_t)*slot * size;
 
-		memcpy(b->dst + off, b->src + off, size);
+		fn(b->dst + off, b->src + off, size);
 		__asm__ volatile("" ::: "memory");
-		slot = slot + 1 == nslots ? 0 : slot + 1;
+		*slot = *slot + 1 == nslots ? 0 : *slot + 1;
 		if (++done >= next_check) {
 			t = now() - t0;
 			if (t >= tmin)
@@ -467,13 +548,18 @@ static double memcpy_pump(struct bench *b, size_t size, uint32_t nslots, double 
 	}
 }
 
+struct case_rates {
+	double doca, memcpy, stream; /* jobs (copies) per second; stream 0 below BIG_SIZE */
+};
+
 /*
- * One (size, depth) case: DOCA and memcpy alternate in ROUNDS windows of
- * tmin / ROUNDS seconds each, after a warm-up of both; each reports its best
- * window, so a disturbance of the shared machine hits both sides alike.
+ * One (size, depth) case: DOCA, memcpy and (from BIG_SIZE on) the streaming
+ * copy alternate in ROUNDS windows of tmin / ROUNDS seconds each, after a
+ * warm-up of all; each reports its best window, so a disturbance of the
+ * shared machine hits all sides alike.
  */
-static int case_run(struct bench *b, size_t size, uint32_t depth, double tmin, bool doca_only, double *doca_jps,
-		    double *memcpy_jps)
+static int case_run(struct bench *b, size_t size, uint32_t depth, double tmin, bool doca_only,
+		    struct case_rates *out)
 {
 	struct doca_case c = { .size = size, .depth = depth };
 	uint32_t k, verify_len = size < 4096 ? (uint32_t)size : 4096;
@@ -483,7 +569,9 @@ static int case_run(struct bench *b, size_t size, uint32_t depth, double tmin, b
 	c.njobs = c.nslots > depth ? c.nslots : depth;
 	c.reap = size >= 64 * KIB ? 1 : depth;
 	c.check = check_interval(size);
-	*doca_jps = *memcpy_jps = 0;
+	bool streaming = !doca_only && size >= BIG_SIZE;
+
+	*out = (struct case_rates){ 0 };
 	if (c.njobs > b->max_jobs)
 		return -1;
 	for (k = 0; k < c.njobs; k++) {
@@ -505,15 +593,20 @@ static int case_run(struct bench *b, size_t size, uint32_t depth, double tmin, b
 	if (doca_pump(b, &c, tmin / 5) < 0) /* warm-up */
 		goto out;
 	if (!doca_only)
-		memcpy_pump(b, size, c.nslots, tmin / 5);
+		copy_pump(b, plain_copy, size, c.nslots, &c.mslot, tmin / 5);
+	if (streaming)
+		copy_pump(b, stream_copy, size, c.nslots, &c.sslot, tmin / 5);
 	for (int r = 0; r < ROUNDS; r++) {
-		double dj = doca_pump(b, &c, tmin / ROUNDS), mj;
+		double dj = doca_pump(b, &c, tmin / ROUNDS), mj, sj = 0;
 
 		if (dj < 0)
 			goto out;
-		mj = doca_only ? 1 : memcpy_pump(b, size, c.nslots, tmin / ROUNDS);
-		*doca_jps = dj > *doca_jps ? dj : *doca_jps;
-		*memcpy_jps = mj > *memcpy_jps ? mj : *memcpy_jps;
+		mj = doca_only ? 1 : copy_pump(b, plain_copy, size, c.nslots, &c.mslot, tmin / ROUNDS);
+		if (streaming)
+			sj = copy_pump(b, stream_copy, size, c.nslots, &c.sslot, tmin / ROUNDS);
+		out->doca = dj > out->doca ? dj : out->doca;
+		out->memcpy = mj > out->memcpy ? mj : out->memcpy;
+		out->stream = sj > out->stream ? sj : out->stream;
 	}
 	/* Verify: one more job into slot 0, cleared first. */
 	if (doca_drain(b, &c) != 0)
@@ -582,12 +675,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->peer_one_core = true;
 		} else if (strcmp(argv[i], "--doca-only") == 0) {
 			o->no_peer = o->doca_only = true;
+		} else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc) {
+			o->region_mib = strtoull(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--dpdk") == 0 && i + 1 < argc) {
 			snprintf(o->dpdk_path, sizeof(o->dpdk_path), "%s", argv[++i]);
 		} else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--time SECONDS] [--dpdk PATH | --no-peer] [--size BYTES] "
-				"[--depth N] [--doca-only] [--peer-one-core]\n",
+				"[--depth N] [--doca-only] [--peer-one-core] [--region MIB]\n",
 				argv[0]);
 			exit(2);
 		}
@@ -609,6 +704,39 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 }
 
+/* Jobs of 1 MiB and more in GB/s, against the streaming limit and the peer of the same run. */
+static void print_large(const size_t *sizes, size_t nsizes, const uint32_t *depths, size_t ndepths,
+			struct case_rates rates[NSIZES][NDEPTHS], const struct dpdk_results *dpdk)
+{
+	bool header = false;
+
+	for (size_t si = 0; si < nsizes; si++) {
+		for (size_t di = 0; di < ndepths; di++) {
+			size_t size = sizes[si];
+			const struct case_rates *cr = &rates[size_index(size)][depth_index(depths[di])];
+			const struct result *pr = &dpdk->r[size_index(size)][depth_index(depths[di])];
+			double gb = (double)size / 1e9;
+			char sz[32], peer[32] = "n/a", pratio[32] = "n/a";
+
+			if (size < BIG_SIZE || cr->stream <= 0)
+				continue;
+			if (!header) {
+				printf("\njobs >= 1 MiB in GB/s: DOCA against the streaming copy limit and the DPDK peer\n");
+				printf("%-7s %5s %9s %11s %10s %9s %10s %9s\n", "size", "depth", "DOCA GB/s",
+				       "memcpy GB/s", "limit GB/s", "DPDK GB/s", "DOCA/limit", "DOCA/DPDK");
+				header = true;
+			}
+			if (pr->valid) {
+				snprintf(peer, sizeof(peer), "%.2f", pr->jobs_per_s * gb);
+				snprintf(pratio, sizeof(pratio), "%.2fx", cr->doca / pr->jobs_per_s);
+			}
+			fmt_size(size, sz, sizeof(sz));
+			printf("%-7s %5u %9.2f %11.2f %10.2f %9s %9.1f%% %9s\n", sz, depths[di], cr->doca * gb,
+			       cr->memcpy * gb, cr->stream * gb, peer, 100.0 * cr->doca / cr->stream, pratio);
+		}
+	}
+}
+
 static void *map_region(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -622,7 +750,9 @@ int main(int argc, char **argv)
 	const uint32_t *depths = full_depths;
 	size_t nsizes = NSIZES, ndepths = NDEPTHS, llc, region;
 	struct dpdk_results *dpdk = calloc(1, sizeof(*dpdk));
+	struct case_rates rates[NSIZES][NDEPTHS] = { { { 0 } } };
 	struct bench b = { 0 };
+	bool capped = false;
 	struct opts o;
 	char model[256];
 	int level, rc = 1;
@@ -635,19 +765,36 @@ int main(int argc, char **argv)
 		ndepths = sizeof(quick_depths) / sizeof(quick_depths[0]);
 	}
 	llc = llc_size(&level);
-	/* >= 4x LLC, a multiple of 64 MiB, and room for two of the largest jobs */
+	/*
+	 * >= 4x LLC, a multiple of 64 MiB, and room for two of the largest jobs;
+	 * capped, because some hypervisors report the L3 of the whole package
+	 * (hundreds of MiB) while a core caches in its own chiplet's share only.
+	 */
 	region = (4 * llc + 64 * MIB - 1) / (64 * MIB) * (64 * MIB);
+	if (region > REGION_CAP) {
+		region = REGION_CAP;
+		capped = true;
+	}
+	if (o.region_mib != 0) {
+		region = o.region_mib * MIB;
+		capped = false;
+	}
 	if (region < 2 * full_sizes[NSIZES - 1])
 		region = 2 * full_sizes[NSIZES - 1];
-	if (o.quick)
+	if (o.quick) {
 		region = 16 * MIB; /* smoke run: small sizes only, no DRAM streaming */
+		capped = false;
+	}
 	cpu_model(model, sizeof(model));
 
 	printf("== bench_dma: DOCA DMA memcpy jobs vs memcpy vs DPDK dma_skeleton ==\n");
 	printf("CPU: %s, %ld online CPUs, running on CPU %d\n", model, sysconf(_SC_NPROCESSORS_ONLN), sched_getcpu());
 	printf("LLC: L%d %zu MiB; sizes >= 1 MiB rotate over a %zu MiB source and a %zu MiB destination region "
-	       "(%.1fx LLC each)\n",
-	       level, llc / MIB, region / MIB, region / MIB, (double)region / (double)llc);
+	       "(%.1fx LLC each%s)\n",
+	       level, llc / MIB, region / MIB, region / MIB, (double)region / (double)llc,
+	       capped ? ", capped; --region MIB sets it" : "");
+	stream_select();
+	printf("streaming copy limit (sizes >= 1 MiB): %s, same slots, same order\n", stream_kind);
 	printf("each case: warm-up %.3f s, then %d windows of >= %.3f s%s\n", o.tmin / 5, ROUNDS, o.tmin / ROUNDS,
 	       o.quick ? " (--quick: smoke run, numbers not meaningful)" : "");
 
@@ -676,26 +823,41 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < region; i += 4096)
 		b.src[i] = (uint8_t)(i * 2654435761u >> 12) | 1;
+	/*
+	 * One pass over both regions before any timing: in a virtual machine the
+	 * first accesses to freshly populated memory ran at a fraction of the
+	 * later rate, which hit whichever case came first.
+	 */
+	memcpy(b.dst, b.src, region);
 	if (doca_setup(&b) != 0)
 		goto out;
 
-	printf("\n%-7s %5s %11s %9s %11s %11s %11s %9s\n", "size", "depth", "DOCA jobs/s", "DOCA GB/s",
-	       "memcpy GB/s", "DOCA/memcpy", "DPDK jobs/s", "DOCA/DPDK");
+	printf("\n%-7s %5s %11s %9s %11s %11s %10s %10s %11s %9s\n", "size", "depth", "DOCA jobs/s", "DOCA GB/s",
+	       "memcpy GB/s", "DOCA/memcpy", "limit GB/s", "DOCA/limit", "DPDK jobs/s", "DOCA/DPDK");
 	for (size_t si = 0; si < nsizes; si++) {
 		for (size_t di = 0; di < ndepths; di++) {
 			size_t size = sizes[si];
 			uint32_t depth = depths[di];
 			const struct result *pr = &dpdk->r[size_index(size)][depth_index(depth)];
-			char sz[32], dj_s[32], pj[32], ratio[32];
+			struct case_rates *cr = &rates[size_index(size)][depth_index(depth)];
+			char sz[32], dj_s[32], pj[32], ratio[32], lim[32], lratio[32];
 			double dj, mj;
 
 			if ((o.only_size != 0 && size != o.only_size) || (o.only_depth != 0 && depth != o.only_depth))
 				continue;
 			if (dpdk->available)
 				run_dpdk_peer(&o, region, size, depth, dpdk);
-			if (case_run(&b, size, depth, o.tmin, o.doca_only, &dj, &mj) != 0) {
+			if (case_run(&b, size, depth, o.tmin, o.doca_only, cr) != 0) {
 				fprintf(stderr, "bench_dma: DOCA case %zu B depth %u failed\n", size, depth);
 				goto out;
+			}
+			dj = cr->doca;
+			mj = cr->memcpy;
+			snprintf(lim, sizeof(lim), "-");
+			snprintf(lratio, sizeof(lratio), "-");
+			if (cr->stream > 0) {
+				snprintf(lim, sizeof(lim), "%.2f", cr->stream * (double)size / 1e9);
+				snprintf(lratio, sizeof(lratio), "%.1f%%", 100.0 * dj / cr->stream);
 			}
 			fmt_size(size, sz, sizeof(sz));
 			fmt_rate(dj, dj_s, sizeof(dj_s));
@@ -707,21 +869,24 @@ int main(int argc, char **argv)
 				snprintf(ratio, sizeof(ratio), "n/a");
 			}
 			if (o.doca_only)
-				printf("%-7s %5u %11s %9.2f %11s %11s %11s %9s\n", sz, depth, dj_s, dj * (double)size / 1e9,
-				       "-", "-", pj, ratio);
+				printf("%-7s %5u %11s %9.2f %11s %11s %10s %10s %11s %9s\n", sz, depth, dj_s,
+				       dj * (double)size / 1e9, "-", "-", lim, lratio, pj, ratio);
 			else
-				printf("%-7s %5u %11s %9.2f %11.2f %10.1f%% %11s %9s\n", sz, depth, dj_s,
-				       dj * (double)size / 1e9, mj * (double)size / 1e9, 100.0 * dj / mj, pj, ratio);
+				printf("%-7s %5u %11s %9.2f %11.2f %10.1f%% %10s %10s %11s %9s\n", sz, depth, dj_s,
+				       dj * (double)size / 1e9, mj * (double)size / 1e9, 100.0 * dj / mj, lim, lratio, pj,
+				       ratio);
 			fflush(stdout);
 		}
 	}
+	if (!o.doca_only)
+		print_large(sizes, nsizes, depths, ndepths, rates, dpdk);
 	printf("\nDOCA: one core, jobs executed inline by doca_workq_progress_retrieve. memcpy: glibc memcpy, same "
-	       "buffers, same order.\n");
+	       "buffers, same order. limit: the streaming copy (non-temporal stores), same buffers, same order.\n");
 	if (dpdk->available)
 		printf("DPDK: rte_dma_copy per job, one rte_dma_submit per refill, rte_dma_completed; submitter on CPU "
 		       "%s (%s).\n",
 		       dpdk->cores[0] ? dpdk->cores : "?", o.peer_one_core ? "one core" : "two cores");
-	printf("Each rate is the best of %d alternating windows (DOCA, memcpy) of %.3f s; the DPDK peer ran "
+	printf("Each rate is the best of %d alternating windows (DOCA, memcpy, limit) of %.3f s; the DPDK peer ran "
 	       "each case right before, alone, the same way.\n",
 	       ROUNDS, o.tmin / ROUNDS);
 	rc = 0;

@@ -80,7 +80,7 @@ static enum hw_status bounce(const struct seg *s, uint64_t soff, const struct se
 static enum hw_status move(const struct seg *s, uint64_t soff, const struct seg *d, uint64_t doff, uint64_t n)
 {
 	if (s->p != NULL && d->p != NULL) {
-		memcpy(d->p + doff, s->p + soff, n);
+		hw_copy_large(d->p + doff, s->p + soff, n);
 		return HW_OK;
 	}
 	if (s->p == NULL && d->p != NULL)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hw_copy.h"
 #include "hw_mem.h"
 
 struct hw_sge {
@@ -34,11 +35,12 @@ enum hw_status hw_dma_copy(uint32_t pd_id, const struct hw_sge *src, uint32_t ns
  * Copies len bytes. Up to 64 bytes, two overlapping fixed-size moves the
  * compiler turns into a few vector loads and stores: cheaper than a call into
  * the C library for the small jobs that dominate descriptor-sized traffic.
+ * Large copies stream past the cache (hw_copy.h).
  */
 static inline void hw_copy(uint8_t *d, const uint8_t *s, uint64_t len)
 {
 	if (len > 64) {
-		memcpy(d, s, len);
+		hw_copy_large(d, s, len);
 	} else if (len >= 32) {
 		uint8_t head[32], tail[32];
 
