@@ -96,8 +96,7 @@ every_export_tested() {
 # The documented procedure builds the whole tree in release mode (-O3 adds warnings of its own).
 bench_smoke() {
 	[ -x bench/run.sh ] || return 0
-	meson setup "$work/bench" -Dbuildtype=release >/dev/null && ninja -C "$work/bench" >/dev/null &&
-		bench/run.sh "$work/bench" --quick
+	meson setup "$work/bench" -Dbuildtype=release && ninja -C "$work/bench" && bench/run.sh "$work/bench" --quick
 }
 
 check "meson install with prefix $prefix" install_tree
