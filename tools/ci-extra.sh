@@ -10,7 +10,8 @@ fail=0
 check() {
 	local name=$1
 	shift
-	if "$@" >/tmp/softdpu-ci-$$.log 2>&1; then
+	# A subshell: what one check exports (pkg-config paths of the installed tree) stays out of the next.
+	if ("$@") >/tmp/softdpu-ci-$$.log 2>&1; then
 		echo "ok   $name"
 		pass=$((pass + 1))
 	else
