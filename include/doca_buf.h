@@ -29,7 +29,7 @@ enum doca_buf_extension {
 	DOCA_BUF_EXTENSION_LINKED_LIST = 1 << 0, /**< Buffers can be chained into lists */
 };
 
-/** Adds a reference; refcount (optional) receives the count before the call. */
+/** Not supported (as in DOCA 2.0-2.2): always DOCA_ERROR_NOT_SUPPORTED; a buffer has one reference. */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_buf_refcount_add(struct doca_buf *buf, uint16_t *refcount);
 

@@ -24,34 +24,26 @@ static inline bool live(const struct doca_buf *buf)
 	return buf != NULL && buf->refcount != 0;
 }
 
+/*
+ * DOCA 2.0-2.2 document this call as not supported: a buffer has exactly one
+ * reference, its holder's, so releasing a list head releases the whole list.
+ */
 doca_error_t doca_buf_refcount_add(struct doca_buf *buf, uint16_t *refcount)
 {
-	if (!live(buf))
-		return DOCA_ERROR_INVALID_VALUE;
-	if (buf->refcount == UINT16_MAX)
-		return DOCA_ERROR_TOO_BIG;
-	if (refcount != NULL)
-		*refcount = buf->refcount;
-	buf->refcount++;
-	return DOCA_SUCCESS;
+	(void)buf;
+	(void)refcount;
+	DC_ERR("doca_buf_refcount_add is not supported (as documented for DOCA 2.0-2.2)");
+	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
-/* Releases every element of the list headed by buf, whose refcount just reached 0. */
+/* Gives back every element of the list headed by buf, whose reference just went. */
 static void release_list(struct doca_buf *buf)
 {
-	struct doca_buf *next = buf->next;
+	struct doca_buf *next;
 
-	dc_buf_give_back(buf);
-	while (next != NULL) {
-		struct doca_buf *el = next;
-
-		next = el->next;
-		el->next = NULL;
-		el->is_head = true;
-		el->last = el;
-		el->list_len = 1;
-		if (--el->refcount == 0)
-			dc_buf_give_back(el);
+	for (; buf != NULL; buf = next) {
+		next = buf->next;
+		dc_buf_give_back(buf);
 	}
 }
 
