@@ -357,6 +357,19 @@ static void test_inventory_buf_dup(void)
 	CHECK_OK(doca_buf_chain_list(b, b2));
 	CHECK_ERR(doca_buf_inventory_buf_dup(small, b, &x), DOCA_ERROR_NO_MEMORY);
 	CHECK(x == NULL);
+	/* into an inventory with other extensions than the buffer's own (incompatible) */
+	{
+		struct doca_buf_inventory *flat;
+		uint32_t nfree = 0;
+
+		CHECK_OK(doca_buf_inventory_create(NULL, 4, DOCA_BUF_EXTENSION_NONE, &flat));
+		CHECK_OK(doca_buf_inventory_start(flat));
+		CHECK_ERR(doca_buf_inventory_buf_dup(flat, b, &x), DOCA_ERROR_NOT_PERMITTED);
+		CHECK(x == NULL);
+		CHECK_OK(doca_buf_inventory_get_num_free_elements(flat, &nfree));
+		CHECK(nfree == 4);
+		CHECK_OK(doca_buf_inventory_destroy(flat));
+	}
 	CHECK_OK(doca_buf_refcount_rm(b, NULL));
 	CHECK_OK(doca_buf_inventory_destroy(small));
 	CHECK_OK(doca_buf_inventory_destroy(idle));

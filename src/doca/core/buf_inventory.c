@@ -183,6 +183,10 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 		DC_ERR("buffers are duplicated into a started inventory only");
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
+	if (src_buf->src->extensions != inventory->src.extensions) {
+		DC_ERR("the buffer's inventory and the target inventory have different extensions");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (src_buf->is_head && inventory->src.num_free < src_buf->list_len)
 		return DOCA_ERROR_NO_MEMORY;
 	for (el = src_buf; el != NULL; el = el->next) {
