@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -395,6 +396,43 @@ static void test_set_before_arm_not_lost(void)
 	evq_teardown(&q);
 }
 
+/*
+ * A child forked while a watch is armed has no engine thread and none of the
+ * parent's watches: it starts its own engine, so its own arm and update wake
+ * it, and the parent's watch is left alone.
+ */
+static int child_wakes(struct evq *q)
+{
+	if (doca_workq_event_handle_arm(q->s.wq) != DOCA_SUCCESS || doca_sync_event_update_set(q->s.se, 1) != DOCA_SUCCESS)
+		return 1;
+	return evq_readable(q, 10000) ? 0 : 2; /* the eventfd is shared: reading it clears it for the parent too */
+}
+
+static void test_fork_while_armed(void)
+{
+	struct doca_event ev;
+	struct evq q;
+	int status = -1;
+	pid_t pid;
+
+	CHECK(evq_setup(&q) == 0);
+	CHECK_OK(evq_submit_wait(&q, 0, 0));
+	CHECK_ERR(doca_workq_progress_retrieve(q.s.wq, &ev, 0), DOCA_ERROR_AGAIN);
+	CHECK_OK(doca_workq_event_handle_arm(q.s.wq)); /* watched now */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(child_wakes(&q));
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(!evq_readable(&q, 0));
+	CHECK_OK(doca_sync_event_update_set(q.s.se, 1));
+	CHECK(evq_readable(&q, 10000));
+	CHECK_OK(doca_workq_progress_retrieve(q.s.wq, &ev, 0));
+	CHECK(ev.type == DOCA_SYNC_EVENT_JOB_WAIT_GT);
+	evq_teardown(&q);
+}
+
 int main(void)
 {
 	struct doca_devinfo **list;
@@ -413,6 +451,7 @@ int main(void)
 	RUN(test_wake_on_set_from_thread);
 	RUN(test_ready_job_behind_blocked_wait);
 	RUN(test_set_before_arm_not_lost);
+	RUN(test_fork_while_armed);
 	doca_dev_close(dev);
 	doca_devinfo_list_destroy(list);
 	return th_summary("test_workq_entries");

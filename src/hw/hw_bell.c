@@ -6,7 +6,11 @@
  * Why a thread: the consumer sleeps in epoll on its eventfd while the
  * producer may be another process that only shares the bell's memory; the
  * engine is the part of the card that turns a doorbell into an interrupt.
- * It costs nothing while no bell rings (no timer, no polling).
+ * It costs nothing while no bell rings (no timer; producers in other
+ * processes are asked whether they live every HW_WATCH_PEER_PERIOD_MS only
+ * while a watch on one is armed). Without futex_waitv (Linux < 5.16) there is
+ * no engine: arming fails and the work queue signals at once, as before.
+ * A forked child starts with no engine and no watches of its own.
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,12 +28,12 @@
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_once_t once;
+	bool started; /* a start was tried in this process */
 	bool running;
 	_Atomic uint32_t ctl; /* moves on whenever the armed set changes */
 	uint32_t nbells;      /* bells of all armed waiters */
 	struct hw_waiter *armed;
-} eng = { .lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT };
+} eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void hw_bell_ring_slow(struct hw_bell *b)
 {
@@ -96,24 +100,27 @@ static void waiter_unlink(struct hw_waiter *w)
 {
 	struct hw_waiter **p = &eng.armed;
 
-	while (*p != w)
+	while (*p != NULL && *p != w)
 		p = &(*p)->next;
-	*p = w->next;
-	for (uint32_t i = 0; i < w->set.n; i++)
-		atomic_fetch_sub_explicit(&w->set.bell[i]->watchers, 1, memory_order_relaxed);
-	eng.nbells -= w->set.n;
+	/* Absent: a watch copied by fork; its bells' counts belong to the parent. */
+	if (*p != NULL) {
+		*p = w->next;
+		for (uint32_t i = 0; i < w->set.n; i++)
+			atomic_fetch_sub_explicit(&w->set.bell[i]->watchers, 1, memory_order_relaxed);
+		eng.nbells -= w->set.n;
+		atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
+	}
 	w->set.n = 0;
 	w->armed = false;
-	atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);
 }
 
 static void signal_efd(int efd)
 {
 	uint64_t one = 1;
+	/* A failed write means a saturated counter (EAGAIN): the handle is readable anyway. */
+	ssize_t r = write(efd, &one, sizeof(one));
 
-	/* EAGAIN: the counter is saturated, so the handle is readable anyway. */
-	if (write(efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return;
+	(void)r;
 }
 
 /* Under eng.lock: fires every waiter whose bells rang (or whose producer died, when asked). */
@@ -198,14 +205,41 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
+/* In a forked child: the parent's engine thread does not exist here, nor do its watches. */
+static void engine_forget(void);
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, engine_forget);
+}
+
+static void engine_forget(void)
+{
+	pthread_mutex_init(&eng.lock, NULL);
+	eng.started = false;
+	eng.running = false;
+	eng.nbells = 0;
+	eng.armed = NULL;
+}
+
+static bool have_futex_waitv(void)
+{
+	/* No waiters is EINVAL where the call exists. */
+	return syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) < 0 && errno != ENOSYS;
+}
+
+/* Under eng.lock, once per process. */
 static void engine_start(void)
 {
+	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 	pthread_attr_t attr;
 	pthread_t tid;
 	sigset_t all, old;
 
-	if (pthread_attr_init(&attr) != 0)
+	eng.started = true;
+	if (!have_futex_waitv() || pthread_attr_init(&attr) != 0)
 		return;
+	pthread_once(&atfork_once, register_atfork);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* The program's signals stay with the program's threads. */
 	sigfillset(&all);
@@ -219,8 +253,9 @@ enum hw_status hw_waiter_arm(struct hw_waiter *w, const struct hw_watch_set *set
 {
 	bool full;
 
-	pthread_once(&eng.once, engine_start);
 	pthread_mutex_lock(&eng.lock);
+	if (!eng.started)
+		engine_start();
 	if (w->armed)
 		waiter_unlink(w);
 	full = !eng.running || eng.nbells + set->n > ENGINE_MAX_BELLS;
