@@ -294,7 +294,7 @@ static void test_submit_errors(void)
 	CHECK_ERR(doca_workq_submit(f.wq, &job.base), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_dma_create(&other));
 	job.base.ctx = doca_dma_as_ctx(other);
-	CHECK_ERR(doca_workq_submit(f.wq, &job.base), DOCA_ERROR_NOT_FOUND);
+	CHECK_ERR(doca_workq_submit(f.wq, &job.base), DOCA_ERROR_BAD_STATE); /* never started */
 	CHECK_OK(doca_dma_destroy(other));
 	job.base.ctx = f.ctx;
 	CHECK_OK(doca_workq_submit(f.wq, &job.base));

@@ -331,7 +331,7 @@ static void test_workq_add_rm(void)
 	CHECK_ERR(doca_graph_workq_rm(NULL, f.wq), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_graph_workq_rm(g, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_graph_workq_rm(g, f.wq));
-	CHECK_ERR(doca_graph_workq_rm(g, f.wq), DOCA_ERROR_NOT_FOUND);
+	CHECK_ERR(doca_graph_workq_rm(g, f.wq), DOCA_ERROR_BAD_STATE); /* not added */
 	CHECK_OK(doca_graph_stop(g));
 	CHECK_OK(doca_graph_destroy(g));
 

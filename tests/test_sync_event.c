@@ -799,7 +799,7 @@ static void test_as_ctx_rules(void)
 	CHECK_ERR(doca_sync_event_start(se), DOCA_ERROR_BAD_STATE);
 	CHECK_ERR(doca_sync_event_stop(se), DOCA_ERROR_BAD_STATE);
 	CHECK_ERR(doca_sync_event_subscriber_add_location_dpu(se), DOCA_ERROR_BAD_STATE);
-	CHECK_ERR(doca_ctx_dev_add(ctx, host_dev), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_ERR(doca_ctx_dev_add(ctx, host_dev), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_get(se, &v), DOCA_ERROR_BAD_STATE); /* context not started */
 	CHECK_OK(doca_ctx_start(ctx));
 	CHECK_OK(doca_sync_event_get(se, &v)); /* the counter is the same in both modes */

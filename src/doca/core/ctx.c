@@ -65,6 +65,11 @@ static doca_error_t dev_add_locked(struct doca_ctx *ctx, struct doca_dev *dev)
 		return DOCA_ERROR_BAD_STATE;
 	if (find_dev(ctx, dev) >= 0)
 		return DOCA_ERROR_IN_USE;
+	/* No device is of use to such a context (a Sync Event's): the header's NOT_SUPPORTED case. */
+	if (ctx->ops->max_devs == 0) {
+		DC_ERR("%s context takes no device", ctx->ops->name);
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
 	if (ctx->num_devs >= ctx->ops->max_devs) {
 		DC_ERR("%s context takes at most %u device(s)", ctx->ops->name, ctx->ops->max_devs);
 		return DOCA_ERROR_NOT_PERMITTED;

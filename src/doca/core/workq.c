@@ -239,11 +239,12 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	if (workq == NULL || job == NULL || job->ctx == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	ctx = job->ctx;
+	/* Stopped first: a stopped context is never attached, so the other order hid BAD_STATE. */
+	if (!ctx->started)
+		return DOCA_ERROR_BAD_STATE;
 	idx = submit_ctx_index(workq, ctx);
 	if (idx < 0)
 		return DOCA_ERROR_NOT_FOUND;
-	if (!ctx->started)
-		return DOCA_ERROR_BAD_STATE;
 	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
 	ret = ctx->ops->job_check(ctx, job, &size);

@@ -116,8 +116,11 @@ static doca_error_t workq_rm_locked(struct doca_graph *graph, struct doca_workq 
 	struct dc_graph_wq *slot = dc_graph_wq_find(graph, wq);
 	uint32_t unpinned = 0;
 
-	if (slot == NULL)
-		return DOCA_ERROR_NOT_FOUND;
+	if (slot == NULL) {
+		/* The 2.2 header names BAD_STATE, not NOT_FOUND, among this call's codes. */
+		DC_ERR("the graph is not added to this work queue");
+		return DOCA_ERROR_BAD_STATE;
+	}
 	if (slot->inflight != 0) {
 		DC_ERR("%u instances of the graph still run on the work queue", slot->inflight);
 		return DOCA_ERROR_IN_USE;
