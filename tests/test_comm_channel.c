@@ -419,7 +419,7 @@ static void dpu_listen_rules(void)
 	CHECK_OK(doca_comm_channel_ep_set_device_rep(ep, rep));
 	CHECK_ERR(doca_comm_channel_ep_listen(ep, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_comm_channel_ep_listen(ep, ""), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(doca_comm_channel_ep_update_service_state_info(ep), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_comm_channel_ep_update_service_state_info(ep), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_OK(doca_comm_channel_ep_listen(ep, dpu_name));
 	CHECK_ERR(doca_comm_channel_ep_listen(ep, dpu_name), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_ERR(doca_comm_channel_ep_connect(ep, dpu_name, &peer), DOCA_ERROR_NOT_SUPPORTED);
@@ -626,10 +626,10 @@ static void test_idle_endpoint(void)
 	CHECK_ERR(doca_comm_channel_ep_sendto(NULL, "x", 1, 0, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_comm_channel_ep_disconnect(ep, NULL), DOCA_ERROR_NOT_CONNECTED);
 	CHECK_ERR(doca_comm_channel_ep_disconnect(NULL, NULL), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(doca_comm_channel_ep_update_service_state_info(ep), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_comm_channel_ep_update_service_state_info(ep), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_comm_channel_ep_update_service_state_info(NULL), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(doca_comm_channel_ep_get_peer_addr_list(ep, &list, &n), DOCA_ERROR_BAD_STATE);
-	CHECK_ERR(doca_comm_channel_ep_get_pending_connections(ep, &n), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_comm_channel_ep_get_peer_addr_list(ep, &list, &n), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_ERR(doca_comm_channel_ep_get_pending_connections(ep, &n), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_comm_channel_peer_addr_update_info(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_comm_channel_ep_destroy(ep));
 }

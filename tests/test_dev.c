@@ -695,6 +695,26 @@ static const char *const bad_topologies[] = {
 	PF_H PF_D "rep name=r0 parent=d0 emulated=2 type=pf pci=0000:0b:00.5 vuid=E\n",
 };
 
+/* The PF a representor list is asked of is gone from the card's answer: the driver query fails. */
+static void test_rep_list_pf_gone(void)
+{
+	static const char moved[] = PF_H "function name=d0 side=dpu type=pf pci=0000:03:00.0 vuid=V9\n";
+	const char *path = write_file("good.topo", custom_topology, sizeof(custom_topology) - 1);
+	struct doca_devinfo_rep **reps;
+	struct doca_devinfo **list;
+	struct doca_dev *d0;
+	uint32_t n;
+
+	CHECK(path != NULL && use_env("dpu", path) == 0);
+	CHECK_OK(doca_devinfo_list_create(&list, &n));
+	CHECK_OK(doca_dev_open(list[0], &d0));
+	CHECK_OK(doca_devinfo_list_destroy(list));
+	path = write_file("moved.topo", moved, sizeof(moved) - 1);
+	CHECK(path != NULL && use_env("dpu", path) == 0);
+	CHECK_ERR(doca_devinfo_rep_list_create(d0, DOCA_DEV_REP_FILTER_ALL, &reps, &n), DOCA_ERROR_DRIVER);
+	CHECK_OK(doca_dev_close(d0));
+}
+
 static void test_topology_files_refused(void)
 {
 	struct doca_devinfo **list;
@@ -709,7 +729,7 @@ static void test_topology_files_refused(void)
 			return;
 		}
 		CHECK(hw_topo_get() == NULL);
-		CHECK_ERR(doca_devinfo_list_create(&list, &n), DOCA_ERROR_INITIALIZATION);
+		CHECK_ERR(doca_devinfo_list_create(&list, &n), DOCA_ERROR_NOT_FOUND);
 	}
 }
 
@@ -734,7 +754,7 @@ static void test_topology_file_limits(void)
 	path = write_file("nul.topo", nul_line, sizeof(nul_line) - 1);
 	CHECK(path != NULL && use_env("host", path) == -1);
 	CHECK(use_env("host", "/nonexistent/softdpu.topo") == -1);
-	CHECK_ERR(doca_devinfo_list_create(&list, &n), DOCA_ERROR_INITIALIZATION);
+	CHECK_ERR(doca_devinfo_list_create(&list, &n), DOCA_ERROR_NOT_FOUND);
 	/* an empty file is a card without functions */
 	path = write_file("empty.topo", "# nothing\n", 10);
 	CHECK(path != NULL && use_env("host", path) == 0);
@@ -798,6 +818,7 @@ int main(void)
 	RUN(test_bad_side_falls_back_to_host);
 	RUN(test_topology_file_host);
 	RUN(test_topology_file_dpu);
+	RUN(test_rep_list_pf_gone);
 	RUN(test_topology_files_refused);
 	RUN(test_topology_file_limits);
 	RUN(test_example_file_is_default);

@@ -40,6 +40,7 @@ doca_error_t doca_comm_channel_ep_destroy(struct doca_comm_channel_ep_t *local_e
 		close(local_ep->listen_fd);
 	dcc_events_close(local_ep);
 	free(local_ep->peer_list);
+	dc_dev_rep_put(local_ep->dev_rep);
 	dc_dev_put(local_ep->dev);
 	free(local_ep);
 	return DOCA_SUCCESS;
@@ -113,6 +114,9 @@ doca_error_t doca_comm_channel_ep_set_device_rep(struct doca_comm_channel_ep_t *
 	ret = check_configurable(ep);
 	if (ret != DOCA_SUCCESS)
 		return ret;
+	/* Listen reads the representor's address: it must stay open while the endpoint has it. */
+	dc_dev_rep_get(device_rep);
+	dc_dev_rep_put(ep->dev_rep);
 	ep->dev_rep = device_rep;
 	return DOCA_SUCCESS;
 }

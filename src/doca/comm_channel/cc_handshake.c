@@ -38,7 +38,7 @@ doca_error_t dcc_service_accept_all(struct doca_comm_channel_ep_t *ep)
 		}
 		if (ret < 0) {
 			DC_ERR("service \"%s\": accept failed (errno %d)", ep->name, -ret);
-			return DOCA_ERROR_IO_FAILED;
+			return DOCA_ERROR_DRIVER;
 		}
 		if (ep->nlive >= DCC_MAX_CONNECTIONS) {
 			reject_full(ep, fd);

@@ -122,8 +122,9 @@ static doca_error_t service_recv(struct doca_comm_channel_ep_t *ep, void *msg, s
 		peer = ev.data.ptr;
 		if (peer == NULL) {
 			ret = dcc_service_accept_all(ep);
+			/* recvfrom's list has no DRIVER: a failed accept is its UNKNOWN */
 			if (ret != DOCA_SUCCESS)
-				return ret;
+				return ret == DOCA_ERROR_DRIVER ? DOCA_ERROR_UNKNOWN : ret;
 			continue;
 		}
 		if (peer->state == DCC_PEER_HANDSHAKE) {

@@ -85,7 +85,7 @@ void dcc_peer_fail(struct doca_comm_channel_addr_t *peer, const char *why);
 void dcc_peer_free(struct doca_comm_channel_addr_t *peer);
 void dcc_peer_unlink(struct doca_comm_channel_addr_t *peer);
 
-/* Handshakes (cc_handshake.c). */
+/* Handshakes (cc_handshake.c). accept_all: DOCA_ERROR_DRIVER when the listening socket fails. */
 doca_error_t dcc_service_accept_all(struct doca_comm_channel_ep_t *ep);
 void dcc_service_handshake(struct doca_comm_channel_addr_t *peer);
 void dcc_client_handshake(struct doca_comm_channel_addr_t *peer);

@@ -8,15 +8,12 @@
 
 #include "cc_priv.h"
 
+/* Until it listens an endpoint is no service: the headers list NOT_SUPPORTED only. */
 static doca_error_t check_service(const struct doca_comm_channel_ep_t *ep)
 {
-	if (ep->role == DCC_ROLE_CLIENT) {
-		DC_ERR("service state exists on the service side only");
-		return DOCA_ERROR_NOT_SUPPORTED;
-	}
 	if (ep->role != DCC_ROLE_SERVICE) {
-		DC_ERR("endpoint does not listen");
-		return DOCA_ERROR_BAD_STATE;
+		DC_ERR("service state exists on a listening endpoint only");
+		return DOCA_ERROR_NOT_SUPPORTED;
 	}
 	return DOCA_SUCCESS;
 }

@@ -40,4 +40,8 @@ bool dc_dev_on_dpu(const struct doca_dev *dev);
 void dc_dev_get(struct doca_dev *dev);
 void dc_dev_put(struct doca_dev *dev);
 
+/* The same for a representor a user keeps (a comm channel service): doca_dev_rep_close() refuses meanwhile. */
+void dc_dev_rep_get(struct doca_dev_rep *rep);
+void dc_dev_rep_put(struct doca_dev_rep *rep);
+
 #endif /* DC_DEV_H_ */

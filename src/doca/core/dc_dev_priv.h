@@ -37,6 +37,7 @@ struct doca_dev_rep {
 	struct doca_devinfo_rep info;
 	struct doca_dev *parent; /* holds one user reference while the rep is open */
 	uint32_t opens;
+	uint32_t users; /* dc_dev_rep_get() references */
 };
 
 /* Guards both registries (open devices and open representors) and the counters. */

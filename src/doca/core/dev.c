@@ -86,8 +86,9 @@ doca_error_t doca_devinfo_list_create(struct doca_devinfo ***dev_list, uint32_t 
 	}
 	topo = hw_topo_get();
 	if (topo == NULL) {
+		/* The emulated card's counterpart of an RDMA device list that cannot be read. */
 		DC_ERR("no device topology (the topology file was refused)");
-		return DOCA_ERROR_INITIALIZATION;
+		return DOCA_ERROR_NOT_FOUND;
 	}
 	side = hw_topo_side();
 	l = devinfo_list_alloc(count_local(topo, side));

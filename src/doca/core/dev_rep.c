@@ -3,7 +3,8 @@
  * representor properties.
  *
  * An open representor holds a user reference on its open parent PF, so the PF
- * cannot be closed underneath it (DOCA_ERROR_IN_USE).
+ * cannot be closed underneath it (DOCA_ERROR_IN_USE); a comm channel endpoint
+ * holds one on the representor it serves, for the same reason.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -144,8 +145,9 @@ doca_error_t doca_devinfo_rep_list_create(struct doca_dev *dev, int filter, stru
 	topo = hw_topo_get();
 	parent = topo != NULL ? topo_index_of(topo, dev) : -1;
 	if (parent < 0) {
+		/* The driver query of the real card: its answer no longer knows this PF. */
 		DC_ERR("%s is no longer in the device topology", dev->info.fn.name);
-		return DOCA_ERROR_NOT_FOUND;
+		return DOCA_ERROR_DRIVER;
 	}
 	ret = rep_list_fill(topo, dev, parent, filter, &l, nb_devs_rep);
 	if (ret == DOCA_SUCCESS)
@@ -235,6 +237,13 @@ doca_error_t doca_dev_rep_close(struct doca_dev_rep *dev)
 		DC_ERR("representor %p is not open", (void *)dev);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	if (dev->opens == 1 && dev->users > 0) {
+		uint32_t users = dev->users;
+
+		pthread_mutex_unlock(&dc_dev_lock);
+		DC_ERR("representor %s is still used by %u object(s)", dev->info.fn.name, users);
+		return DOCA_ERROR_IN_USE;
+	}
 	if (--dev->opens > 0) {
 		pthread_mutex_unlock(&dc_dev_lock);
 		return DOCA_SUCCESS;
@@ -255,6 +264,30 @@ struct doca_devinfo_rep *doca_dev_rep_as_devinfo(struct doca_dev_rep *dev_rep)
 		return NULL;
 	}
 	return &dev_rep->info;
+}
+
+void dc_dev_rep_get(struct doca_dev_rep *rep)
+{
+	if (rep == NULL)
+		return;
+	pthread_mutex_lock(&dc_dev_lock);
+	rep->users++;
+	pthread_mutex_unlock(&dc_dev_lock);
+}
+
+void dc_dev_rep_put(struct doca_dev_rep *rep)
+{
+	bool underflow;
+
+	if (rep == NULL)
+		return;
+	pthread_mutex_lock(&dc_dev_lock);
+	underflow = rep->users == 0;
+	if (!underflow)
+		rep->users--;
+	pthread_mutex_unlock(&dc_dev_lock);
+	if (underflow)
+		DC_ERR("representor %s: reference released more often than taken", rep->info.fn.name);
 }
 
 /* ---- properties ---- */
