@@ -22,6 +22,7 @@
 #include "doca_comm_channel.h"
 #include "doca_dev.h"
 #include "doca_error.h"
+#include "dev_open.h"
 #include "harness.h"
 #include "th_proc.h"
 
@@ -37,38 +38,6 @@ typedef struct doca_comm_channel_addr_t addr_t;
 static char svc[48]; /* per-run service name prefix, so parallel runs never meet */
 
 /* ------------------------------------------------------------------ devices */
-
-static doca_error_t open_local(const char *pci, struct doca_dev **dev)
-{
-	struct doca_devinfo **list;
-	doca_error_t ret = DOCA_ERROR_NOT_FOUND;
-	uint32_t n;
-	uint8_t eq;
-
-	if (doca_devinfo_list_create(&list, &n) != DOCA_SUCCESS)
-		return DOCA_ERROR_INITIALIZATION;
-	for (uint32_t i = 0; i < n && ret == DOCA_ERROR_NOT_FOUND; i++)
-		if (doca_devinfo_get_is_pci_addr_equal(list[i], pci, &eq) == DOCA_SUCCESS && eq)
-			ret = doca_dev_open(list[i], dev);
-	doca_devinfo_list_destroy(list);
-	return ret;
-}
-
-static doca_error_t open_rep(struct doca_dev *pf, const char *pci, struct doca_dev_rep **rep)
-{
-	struct doca_devinfo_rep **list;
-	doca_error_t ret = DOCA_ERROR_NOT_FOUND;
-	uint32_t n;
-	uint8_t eq;
-
-	if (doca_devinfo_rep_list_create(pf, DOCA_DEV_REP_FILTER_NET, &list, &n) != DOCA_SUCCESS)
-		return DOCA_ERROR_INITIALIZATION;
-	for (uint32_t i = 0; i < n && ret == DOCA_ERROR_NOT_FOUND; i++)
-		if (doca_devinfo_rep_get_is_pci_addr_equal(list[i], pci, &eq) == DOCA_SUCCESS && eq)
-			ret = doca_dev_rep_open(list[i], rep);
-	doca_devinfo_rep_list_destroy(list);
-	return ret;
-}
 
 /* ------------------------------------------------------------------ waiting */
 
@@ -171,10 +140,10 @@ static doca_error_t service_listen(struct doca_dev *dev, struct doca_dev_rep *re
 
 static doca_error_t service_open(const char *name, struct doca_dev **dev, struct doca_dev_rep **rep, ep_t **ep)
 {
-	doca_error_t ret = open_local(DPU_PCI, dev);
+	doca_error_t ret = th_open_dev_pci(DPU_PCI, dev);
 
 	if (ret == DOCA_SUCCESS)
-		ret = open_rep(*dev, HOST_PCI, rep);
+		ret = th_open_rep_pci(*dev, HOST_PCI, rep);
 	if (ret == DOCA_SUCCESS)
 		ret = service_listen(*dev, *rep, name, ep);
 	return ret;
@@ -376,7 +345,7 @@ static int role_client(const char *name, int ready_fd)
 	addr_t *peer;
 	ep_t *ep;
 
-	if (open_local(HOST_PCI, &dev) != DOCA_SUCCESS || client_connect(dev, name, &ep, &peer) != DOCA_SUCCESS)
+	if (th_open_dev_pci(HOST_PCI, &dev) != DOCA_SUCCESS || client_connect(dev, name, &ep, &peer) != DOCA_SUCCESS)
 		return 80;
 	if (request(ep, peer, "hello", ans, sizeof(ans)) != DOCA_SUCCESS || strcmp(ans, "hello") != 0)
 		return 81;
@@ -394,7 +363,7 @@ static void dpu_caps(void)
 	struct doca_dev *dev;
 	uint32_t v = 0;
 
-	CHECK_OK(open_local(DPU_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(DPU_PCI, &dev));
 	CHECK_OK(doca_comm_channel_get_service_max_num_connections(doca_dev_as_devinfo(dev), &v));
 	CHECK(v == 128);
 	CHECK_ERR(doca_comm_channel_get_service_max_num_connections(doca_dev_as_devinfo(dev), NULL),
@@ -409,8 +378,8 @@ static void dpu_listen_rules(void)
 	addr_t *peer;
 	ep_t *ep;
 
-	CHECK_OK(open_local(DPU_PCI, &dev));
-	CHECK_OK(open_rep(dev, HOST_PCI, &rep));
+	CHECK_OK(th_open_dev_pci(DPU_PCI, &dev));
+	CHECK_OK(th_open_rep_pci(dev, HOST_PCI, &rep));
 	CHECK_OK(doca_comm_channel_ep_create(&ep));
 	CHECK_ERR(doca_comm_channel_ep_listen(ep, dpu_name), DOCA_ERROR_BAD_STATE); /* no device */
 	CHECK_OK(doca_comm_channel_ep_set_device(ep, dev));
@@ -1232,7 +1201,7 @@ static int role_answer_leave(const char *name, int up, int down)
 	struct doca_dev_rep *rep = NULL;
 	int rc = 0;
 
-	if (open_local(DPU_PCI, &dev) != DOCA_SUCCESS || open_rep(dev, HOST_PCI, &rep) != DOCA_SUCCESS)
+	if (th_open_dev_pci(DPU_PCI, &dev) != DOCA_SUCCESS || th_open_rep_pci(dev, HOST_PCI, &rep) != DOCA_SUCCESS)
 		return 80;
 	for (uint32_t r = 0; r < CLOSE_ROUNDS && rc == 0; r++)
 		rc = answer_and_leave(dev, rep, name, r, up, down);
@@ -1493,7 +1462,7 @@ int main(int argc, char **argv)
 	setenv("SOFTDPU_SIDE", "host", 1);
 	signal(SIGPIPE, SIG_IGN); /* a child that failed has closed its pipe: report, do not die */
 	snprintf(svc, sizeof(svc), "cct-%d", (int)getpid());
-	if (open_local(HOST_PCI, &host_dev) != DOCA_SUCCESS) {
+	if (th_open_dev_pci(HOST_PCI, &host_dev) != DOCA_SUCCESS) {
 		fprintf(stderr, "cannot open host function %s\n", HOST_PCI);
 		return 1;
 	}

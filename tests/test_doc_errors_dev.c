@@ -19,6 +19,7 @@
 #include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_version.h"
+#include "dev_open.h"
 #include "harness.h"
 #include "th_proc.h"
 
@@ -32,38 +33,6 @@ typedef struct doca_comm_channel_addr_t addr_t;
 static char name[48]; /* service name of this run */
 
 /* ---- devices ---- */
-
-static doca_error_t open_pci(const char *pci, struct doca_dev **dev)
-{
-	struct doca_devinfo **list;
-	doca_error_t ret = DOCA_ERROR_NOT_FOUND;
-	uint32_t n;
-	uint8_t eq;
-
-	if (doca_devinfo_list_create(&list, &n) != DOCA_SUCCESS)
-		return DOCA_ERROR_NOT_FOUND;
-	for (uint32_t i = 0; i < n && ret == DOCA_ERROR_NOT_FOUND; i++)
-		if (doca_devinfo_get_is_pci_addr_equal(list[i], pci, &eq) == DOCA_SUCCESS && eq)
-			ret = doca_dev_open(list[i], dev);
-	doca_devinfo_list_destroy(list);
-	return ret;
-}
-
-static doca_error_t open_rep(struct doca_dev *pf, const char *pci, struct doca_dev_rep **rep)
-{
-	struct doca_devinfo_rep **list;
-	doca_error_t ret = DOCA_ERROR_NOT_FOUND;
-	uint32_t n;
-	uint8_t eq;
-
-	if (doca_devinfo_rep_list_create(pf, DOCA_DEV_REP_FILTER_NET, &list, &n) != DOCA_SUCCESS)
-		return DOCA_ERROR_NOT_FOUND;
-	for (uint32_t i = 0; i < n && ret == DOCA_ERROR_NOT_FOUND; i++)
-		if (doca_devinfo_rep_get_is_pci_addr_equal(list[i], pci, &eq) == DOCA_SUCCESS && eq)
-			ret = doca_dev_rep_open(list[i], rep);
-	doca_devinfo_rep_list_destroy(list);
-	return ret;
-}
 
 static void close_dev(void *arg)
 {
@@ -122,7 +91,7 @@ static void test_dev_open_close(void)
 	CHECK_OK(doca_devinfo_list_destroy(list));
 	th_defer_local(close_dev, &dev);
 	/* the same function opened again is the same handle */
-	CHECK_OK(open_pci(HOST_PCI, &again));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &again));
 	CHECK(again == dev);
 	CHECK_OK(doca_dev_close(again));
 	/* an endpoint that keeps the device: the last close is refused and changes nothing */
@@ -147,7 +116,7 @@ static void test_rep_on_host(void)
 	struct doca_dev *dev = NULL;
 	uint32_t n;
 
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	CHECK_ERR(doca_devinfo_rep_list_create(dev, DOCA_DEV_REP_FILTER_ALL, &reps, &n), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_devinfo_rep_list_create(dev, DOCA_DEV_REP_FILTER_NET, &reps, &n), DOCA_ERROR_NOT_SUPPORTED);
@@ -173,7 +142,7 @@ static void test_devinfo_props(void)
 	struct doca_pci_bdf bdf;
 	uint16_t lid;
 
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	info = doca_dev_as_devinfo(dev);
 	CHECK(info != NULL);
@@ -224,7 +193,7 @@ static void test_devinfo_caps(void)
 	struct doca_dev *dev = NULL;
 	uint8_t v;
 
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	for (size_t i = 0; i < sizeof(cap) / sizeof(cap[0]); i++) {
 		CHECK_ERR(cap[i](NULL, &v), DOCA_ERROR_INVALID_VALUE);
@@ -246,7 +215,7 @@ static void test_cc_caps(void)
 	struct doca_devinfo *info;
 	uint32_t v;
 
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	info = doca_dev_as_devinfo(dev);
 	CHECK_ERR(doca_comm_channel_get_max_service_name_len(NULL), DOCA_ERROR_INVALID_VALUE);
@@ -324,7 +293,7 @@ static void test_cc_idle_ep(void)
 	size_t len = sizeof(buf);
 	uint32_t n;
 
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	CHECK_OK(doca_comm_channel_ep_create(&ep));
 	th_defer_local(destroy_ep, &ep);
@@ -375,7 +344,7 @@ static void test_cc_connect_refused(void)
 	addr_t *peer;
 	char other[64];
 
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	CHECK_OK(doca_comm_channel_ep_create(&ep));
 	th_defer_local(destroy_ep, &ep);
@@ -440,7 +409,7 @@ static void test_cc_client(void)
 	CHECK(svc != NULL);
 	line = th_proc_line(svc);
 	CHECK(line != NULL && strcmp(line, "READY") == 0);
-	CHECK_OK(open_pci(HOST_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(HOST_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	CHECK_OK(doca_comm_channel_ep_create(&ep));
 	th_defer_local(destroy_ep, &ep);
@@ -504,7 +473,7 @@ static void dpu_rep_list(void)
 	uint32_t n;
 	uint8_t v;
 
-	CHECK_OK(open_pci(DPU_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(DPU_PCI, &dev));
 	th_defer_local(close_dev, &dev);
 	CHECK_ERR(doca_devinfo_rep_list_create(dev, 1 << 7, &reps, &n), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_devinfo_rep_list_create(dev, DOCA_DEV_REP_FILTER_ALL, &reps, &n));
@@ -536,9 +505,9 @@ static void dpu_rep_in_use(void)
 	struct doca_dev *dev = NULL;
 	ep_t *ep = NULL;
 
-	CHECK_OK(open_pci(DPU_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(DPU_PCI, &dev));
 	th_defer_local(close_dev, &dev);
-	CHECK_OK(open_rep(dev, HOST_PCI, &rep));
+	CHECK_OK(th_open_rep_pci(dev, HOST_PCI, &rep));
 	th_defer_local(close_rep, &rep);
 	CHECK_OK(doca_comm_channel_ep_create(&ep));
 	th_defer_local(destroy_ep, &ep);
@@ -566,9 +535,9 @@ static void dpu_listen(void)
 	size_t len = sizeof(buf);
 	uint32_t n;
 
-	CHECK_OK(open_pci(DPU_PCI, &dev));
+	CHECK_OK(th_open_dev_pci(DPU_PCI, &dev));
 	th_defer_local(close_dev, &dev);
-	CHECK_OK(open_rep(dev, HOST_PCI, &rep));
+	CHECK_OK(th_open_rep_pci(dev, HOST_PCI, &rep));
 	th_defer_local(close_rep, &rep);
 	CHECK_OK(doca_comm_channel_get_service_max_num_connections(doca_dev_as_devinfo(dev), &n));
 	CHECK_OK(doca_comm_channel_ep_create(&ep));
@@ -628,7 +597,7 @@ static int role_service(void)
 	char c;
 	int rc = 1;
 
-	if (open_pci(DPU_PCI, &dev) != DOCA_SUCCESS || open_rep(dev, HOST_PCI, &rep) != DOCA_SUCCESS ||
+	if (th_open_dev_pci(DPU_PCI, &dev) != DOCA_SUCCESS || th_open_rep_pci(dev, HOST_PCI, &rep) != DOCA_SUCCESS ||
 	    doca_comm_channel_ep_create(&ep) != DOCA_SUCCESS || doca_comm_channel_ep_set_device(ep, dev) != DOCA_SUCCESS ||
 	    doca_comm_channel_ep_set_device_rep(ep, rep) != DOCA_SUCCESS ||
 	    doca_comm_channel_ep_listen(ep, name) != DOCA_SUCCESS)
