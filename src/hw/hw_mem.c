@@ -246,8 +246,9 @@ static const char *const hw_status_names[] = {
 	[HW_ERR_PEER_GONE] = "the process owning the remote memory is gone",
 	[HW_ERR_TIMEOUT] = "remote memory did not answer in time",
 	[HW_ERR_REMOTE_IO] = "the path to remote memory failed",
+	[HW_ERR_FULL] = "queue full: the consumer has not released a slot",
 };
-BASE_STATUS_TABLE_COVERS(hw_status_names, HW_ERR_REMOTE_IO);
+BASE_STATUS_TABLE_COVERS(hw_status_names, HW_ERR_FULL);
 
 const char *hw_status_str(enum hw_status st)
 {

@@ -1,0 +1,274 @@
+/*
+ * hw_cq — completion queue: the producer side (CQE writes, overrun) and the
+ * arming state machine.
+ *
+ * Arming and producing race without a lock: the arm state is one atomic
+ * word, and the producer publishes its index before it reads that word while
+ * the consumer publishes its arm before it reads the index (both sequentially
+ * consistent). So at least one side sees the other; whichever sees a reason
+ * to fire tries to move the word from "armed" to "fired", and only the side
+ * whose compare-and-swap wins rings the bell: one event per arm.
+ */
+#include <endian.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw_cq.h"
+
+/*
+ * The arm state word: the armed request in the mlx5 arm-word bits (sn 29..28,
+ * command 24, ci 23..0) plus ARMED, and the sequence number of the last arm
+ * that fired (so a stale re-arm with it is ignored).
+ */
+#define ARM_ARMED (1u << 31)
+#define ARM_FIRED (1u << 27)
+#define ARM_FIRED_SN_SHIFT 25
+#define ARM_FIRED_MASK (ARM_FIRED | HW_CQ_ARM_SN_MASK << ARM_FIRED_SN_SHIFT)
+#define ARM_WORD_MASK (HW_CQ_ARM_SN_MASK << HW_CQ_ARM_SN_SHIFT | HW_CQ_ARM_CMD_SOLICITED | HW_CQ_CI_MASK)
+
+#define CQ_RING_PAGE 4096
+
+struct hw_cq {
+	struct hw_cqe64 *ring;
+	uint32_t *dbrec;
+	uint32_t log_size;
+	uint32_t mask;
+	uint32_t cqn;
+	bool own_ring;
+	bool own_dbrec;
+	_Atomic bool overrun;
+	/* Written by the producer only. */
+	_Atomic uint32_t pi;	  /* index of the next CQE */
+	_Atomic uint32_t sol_end; /* index after the last solicited or error CQE */
+	/* Written by both sides. */
+	_Atomic uint32_t arm;
+	struct hw_bell event;
+};
+
+static _Atomic uint32_t *cq_dbr_word(const struct hw_cq *cq, unsigned int i)
+{
+	return (_Atomic uint32_t *)(void *)&cq->dbrec[i];
+}
+
+static bool cq_is_err(uint8_t opcode)
+{
+	return opcode == HW_CQE_REQ_ERR || opcode == HW_CQE_RESP_ERR;
+}
+
+static bool cq_opcode_valid(uint8_t opcode)
+{
+	switch (opcode) {
+	case HW_CQE_REQ:
+	case HW_CQE_RESP_WR_IMM:
+	case HW_CQE_RESP_SEND:
+	case HW_CQE_RESP_SEND_IMM:
+	case HW_CQE_RESP_SEND_INV:
+	case HW_CQE_REQ_ERR:
+	case HW_CQE_RESP_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void cq_ring_init(struct hw_cq *cq)
+{
+	memset(cq->ring, 0, ((size_t)cq->mask + 1) * sizeof(*cq->ring));
+	for (uint32_t i = 0; i <= cq->mask; i++)
+		cq->ring[i].op_own = HW_CQE_INVALID << HW_CQE_OPCODE_SHIFT | HW_CQE_OWNER_MASK;
+}
+
+static enum hw_status cq_alloc_mem(struct hw_cq *cq, const struct hw_cq_attr *attr)
+{
+	void *p;
+
+	cq->ring = attr->ring;
+	if (cq->ring == NULL) {
+		size_t bytes = ((size_t)cq->mask + 1) * sizeof(*cq->ring);
+
+		if (posix_memalign(&p, CQ_RING_PAGE, bytes) != 0)
+			return HW_ERR_NOMEM;
+		cq->ring = p;
+		cq->own_ring = true;
+		cq_ring_init(cq);
+	}
+	cq->dbrec = attr->dbrec;
+	if (cq->dbrec == NULL) {
+		if (posix_memalign(&p, HW_CQ_DBREC_ALIGN, 2 * sizeof(uint32_t)) != 0)
+			return HW_ERR_NOMEM;
+		cq->dbrec = p;
+		cq->own_dbrec = true;
+		cq->dbrec[HW_CQ_DBR_SET_CI] = 0;
+		cq->dbrec[HW_CQ_DBR_ARM] = 0;
+	}
+	return HW_OK;
+}
+
+enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
+{
+	struct hw_cq *cq;
+	enum hw_status st;
+
+	if (attr == NULL || out == NULL || attr->log_size > HW_CQ_LOG_SIZE_MAX)
+		return HW_ERR_INVAL;
+	if ((uintptr_t)attr->ring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % HW_CQ_DBREC_ALIGN != 0)
+		return HW_ERR_INVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return HW_ERR_NOMEM;
+	cq->log_size = attr->log_size;
+	cq->mask = (1u << attr->log_size) - 1;
+	cq->cqn = attr->cqn;
+	st = cq_alloc_mem(cq, attr);
+	if (st != HW_OK)
+		goto err_mem;
+	*out = cq;
+	return HW_OK;
+
+err_mem:
+	hw_cq_destroy(cq);
+	return st;
+}
+
+void hw_cq_destroy(struct hw_cq *cq)
+{
+	if (cq == NULL)
+		return;
+	if (cq->own_ring)
+		free(cq->ring);
+	if (cq->own_dbrec)
+		free(cq->dbrec);
+	free(cq);
+}
+
+struct hw_cqe64 *hw_cq_ring(const struct hw_cq *cq)
+{
+	return cq->ring;
+}
+
+uint32_t *hw_cq_dbrec(const struct hw_cq *cq)
+{
+	return cq->dbrec;
+}
+
+uint32_t hw_cq_log_size(const struct hw_cq *cq)
+{
+	return cq->log_size;
+}
+
+uint32_t hw_cq_cqn(const struct hw_cq *cq)
+{
+	return cq->cqn;
+}
+
+bool hw_cq_overrun(const struct hw_cq *cq)
+{
+	return atomic_load_explicit(&cq->overrun, memory_order_relaxed);
+}
+
+struct hw_bell *hw_cq_event_bell(struct hw_cq *cq)
+{
+	return &cq->event;
+}
+
+/* Moves the state from this armed word to "fired"; the winner rings the bell. */
+static void cq_try_fire(struct hw_cq *cq, uint32_t armed)
+{
+	uint32_t sn = armed >> HW_CQ_ARM_SN_SHIFT & HW_CQ_ARM_SN_MASK;
+	uint32_t fired = ARM_FIRED | sn << ARM_FIRED_SN_SHIFT;
+
+	if (atomic_compare_exchange_strong_explicit(&cq->arm, &armed, fired, memory_order_seq_cst,
+						    memory_order_seq_cst))
+		hw_bell_ring(&cq->event);
+}
+
+/* Does a CQE that satisfies this arm already wait past its consumer index? */
+static bool cq_arm_pending(const struct hw_cq *cq, uint32_t arm, uint32_t pi, uint32_t sol_end)
+{
+	uint32_t ci = arm & HW_CQ_CI_MASK;
+	uint32_t avail = (pi - ci) & HW_CQ_CI_MASK;
+	uint32_t sol;
+
+	if (avail == 0 || avail > cq->mask + 1)
+		return false; /* nothing waiting, or an index the producer never reached */
+	if (!(arm & HW_CQ_ARM_CMD_SOLICITED))
+		return true;
+	sol = (sol_end - ci) & HW_CQ_CI_MASK;
+	return sol != 0 && sol <= avail;
+}
+
+enum hw_status hw_cq_arm(struct hw_cq *cq, uint32_t arm_word)
+{
+	uint32_t sn = arm_word >> HW_CQ_ARM_SN_SHIFT & HW_CQ_ARM_SN_MASK;
+	uint32_t old, new, pi, sol_end;
+
+	if (arm_word & ~ARM_WORD_MASK)
+		return HW_ERR_INVAL;
+	old = atomic_load_explicit(&cq->arm, memory_order_seq_cst);
+	do {
+		if ((old & ARM_FIRED) && (old >> ARM_FIRED_SN_SHIFT & HW_CQ_ARM_SN_MASK) == sn)
+			return HW_OK; /* this arm already fired: the consumer has not taken the event yet */
+		new = (old & ARM_FIRED_MASK) | ARM_ARMED | arm_word;
+	} while (!atomic_compare_exchange_weak_explicit(&cq->arm, &old, new, memory_order_seq_cst,
+							memory_order_seq_cst));
+	pi = atomic_load_explicit(&cq->pi, memory_order_seq_cst);
+	sol_end = atomic_load_explicit(&cq->sol_end, memory_order_relaxed);
+	if (cq_arm_pending(cq, new, pi, sol_end))
+		cq_try_fire(cq, new);
+	return HW_OK;
+}
+
+static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
+{
+	memset(c, 0, sizeof(*c));
+	if (cq_is_err(f->opcode)) {
+		struct hw_err_cqe *e = (struct hw_err_cqe *)(void *)c;
+
+		e->srqn = htobe32(f->srqn & 0xffffffu);
+		e->vendor_err_synd = f->vendor_err_synd;
+		e->syndrome = f->syndrome;
+		e->s_wqe_opcode_qpn = htobe32((uint32_t)f->wqe_opcode << 24 | (f->qpn & 0xffffffu));
+		e->wqe_counter = htobe16(f->wqe_counter);
+		return;
+	}
+	c->slid = htobe16(f->slid);
+	c->flags_rqpn = htobe32(f->flags_rqpn);
+	c->srqn_uidx = htobe32(f->srqn & 0xffffffu);
+	c->imm_inval_pkey = htobe32(f->imm);
+	c->byte_cnt = htobe32(f->byte_cnt);
+	c->sop_drop_qpn = htobe32(f->qpn & 0xffffffu);
+	c->wqe_counter = htobe16(f->wqe_counter);
+}
+
+enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
+{
+	uint32_t pi = atomic_load_explicit(&cq->pi, memory_order_relaxed);
+	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
+	bool sol = f->solicited || cq_is_err(f->opcode);
+	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
+	struct hw_cqe64 c;
+	uint32_t arm;
+
+	if (!cq_opcode_valid(f->opcode))
+		return HW_ERR_INVAL;
+	if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
+		atomic_store_explicit(&cq->overrun, true, memory_order_relaxed);
+		return HW_ERR_FULL;
+	}
+	cq_fill(&c, f);
+	memcpy(slot, &c, offsetof(struct hw_cqe64, op_own));
+	/* op_own last: the consumer trusts the rest once it sees its owner bit. */
+	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
+			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) |
+					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
+			      memory_order_release);
+	if (sol)
+		atomic_store_explicit(&cq->sol_end, pi + 1, memory_order_relaxed);
+	atomic_store_explicit(&cq->pi, pi + 1, memory_order_seq_cst);
+	arm = atomic_load_explicit(&cq->arm, memory_order_seq_cst);
+	if ((arm & ARM_ARMED) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
+		cq_try_fire(cq, arm);
+	return HW_OK;
+}

@@ -1,0 +1,359 @@
+/*
+ * hw_prm — the in-memory formats of the mlx5 programming reference (PRM)
+ * that the emulated device reads and writes: completion queue entries and
+ * send work-queue segments.
+ *
+ * They are the card's formats, not ours, because programs see them: an
+ * mlx5dv program (and later FlexIO device code) builds WQEs and polls CQEs
+ * in these rings itself. So every field sits at the card's offset and
+ * multi-byte fields are big-endian in memory; the static asserts below pin
+ * the layout, and the device touches the fields only through the small
+ * accessors here, which convert to and from host order.
+ */
+#ifndef HW_PRM_H_
+#define HW_PRM_H_
+
+#include <assert.h>
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* CQE opcodes: the high nibble of op_own. */
+enum hw_cqe_opcode {
+	HW_CQE_REQ = 0x0,	    /* requester completion */
+	HW_CQE_RESP_WR_IMM = 0x1,   /* responder: RDMA write with immediate */
+	HW_CQE_RESP_SEND = 0x2,
+	HW_CQE_RESP_SEND_IMM = 0x3,
+	HW_CQE_RESP_SEND_INV = 0x4,
+	HW_CQE_REQ_ERR = 0xd,
+	HW_CQE_RESP_ERR = 0xe,
+	HW_CQE_INVALID = 0xf,	    /* never written by the device: an empty slot */
+};
+
+/* op_own: opcode in bits 7..4, CQE format in 3..2, solicited event in 1, owner in 0. */
+#define HW_CQE_OWNER_MASK 0x01u
+#define HW_CQE_SE_MASK 0x02u
+#define HW_CQE_OPCODE_SHIFT 4
+
+/* Error CQE syndromes. */
+enum hw_cqe_syndrome {
+	HW_CQE_SYNDROME_LOCAL_LENGTH_ERR = 0x01,
+	HW_CQE_SYNDROME_LOCAL_QP_OP_ERR = 0x02,
+	HW_CQE_SYNDROME_LOCAL_PROT_ERR = 0x04,
+	HW_CQE_SYNDROME_WR_FLUSH_ERR = 0x05,
+	HW_CQE_SYNDROME_MW_BIND_ERR = 0x06,
+	HW_CQE_SYNDROME_BAD_RESP_ERR = 0x10,
+	HW_CQE_SYNDROME_LOCAL_ACCESS_ERR = 0x11,
+	HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR = 0x12,
+	HW_CQE_SYNDROME_REMOTE_ACCESS_ERR = 0x13,
+	HW_CQE_SYNDROME_REMOTE_OP_ERR = 0x14,
+	HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR = 0x15,
+	HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR = 0x16,
+	HW_CQE_SYNDROME_REMOTE_ABORTED_ERR = 0x22,
+};
+
+/* The CQ doorbell record: two big-endian words the consumer writes. */
+enum {
+	HW_CQ_DBR_SET_CI = 0, /* consumer index, low 24 bits */
+	HW_CQ_DBR_ARM = 1,    /* last arm word, as written to the doorbell register */
+};
+
+/* Arm word: sequence number in bits 29..28, command in bit 24, consumer index in 23..0. */
+#define HW_CQ_ARM_SN_SHIFT 28
+#define HW_CQ_ARM_SN_MASK 0x3u
+#define HW_CQ_ARM_CMD_NEXT 0u	      /* next CQE of any kind */
+#define HW_CQ_ARM_CMD_SOLICITED (1u << 24) /* next solicited (or error) CQE */
+#define HW_CQ_CI_MASK 0xffffffu
+/* Offset of the CQ arm doorbell in a UAR page. */
+#define HW_CQ_DOORBELL_OFFSET 0x20
+
+/* The 64-byte completion queue entry (a successful completion). */
+struct hw_cqe64 {
+	uint8_t rsvd0[2];
+	uint16_t wqe_id;
+	uint8_t rsvd4[13];
+	uint8_t ml_path;
+	uint8_t rsvd18[4];
+	uint16_t slid;
+	uint32_t flags_rqpn;	  /* remote QP of a UD receive, low 24 bits */
+	uint8_t hds_ip_ext;
+	uint8_t l4_hdr_type_etc;
+	uint16_t vlan_info;
+	uint32_t srqn_uidx;
+	uint32_t imm_inval_pkey; /* immediate, invalidated rkey or pkey */
+	uint8_t app;
+	uint8_t app_op;
+	uint16_t app_info;
+	uint32_t byte_cnt;
+	uint64_t timestamp;
+	uint32_t sop_drop_qpn;	  /* QP number in the low 24 bits */
+	uint16_t wqe_counter;
+	uint8_t signature;
+	uint8_t op_own;
+};
+
+/* The same 64 bytes when the opcode is REQ_ERR or RESP_ERR. */
+struct hw_err_cqe {
+	uint8_t rsvd0[32];
+	uint32_t srqn;
+	uint8_t rsvd36[18];
+	uint8_t vendor_err_synd;
+	uint8_t syndrome;
+	uint32_t s_wqe_opcode_qpn; /* send WQE opcode in the top byte, QP number below */
+	uint16_t wqe_counter;
+	uint8_t signature;
+	uint8_t op_own;
+};
+
+static_assert(sizeof(struct hw_cqe64) == 64, "CQE is 64 bytes");
+static_assert(offsetof(struct hw_cqe64, wqe_id) == 2, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, slid) == 22, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, flags_rqpn) == 24, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, srqn_uidx) == 32, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, imm_inval_pkey) == 36, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, byte_cnt) == 44, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, timestamp) == 48, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, sop_drop_qpn) == 56, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, wqe_counter) == 60, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, signature) == 62, "PRM offset");
+static_assert(offsetof(struct hw_cqe64, op_own) == 63, "PRM offset");
+static_assert(sizeof(struct hw_err_cqe) == 64, "error CQE is 64 bytes");
+static_assert(offsetof(struct hw_err_cqe, srqn) == 32, "PRM offset");
+static_assert(offsetof(struct hw_err_cqe, vendor_err_synd) == 54, "PRM offset");
+static_assert(offsetof(struct hw_err_cqe, syndrome) == 55, "PRM offset");
+static_assert(offsetof(struct hw_err_cqe, s_wqe_opcode_qpn) == 56, "PRM offset");
+static_assert(offsetof(struct hw_err_cqe, wqe_counter) == 60, "PRM offset");
+static_assert(offsetof(struct hw_err_cqe, op_own) == 63, "PRM offset");
+
+static inline uint8_t hw_cqe_opcode(const struct hw_cqe64 *c)
+{
+	return c->op_own >> HW_CQE_OPCODE_SHIFT;
+}
+
+static inline uint8_t hw_cqe_owner(const struct hw_cqe64 *c)
+{
+	return c->op_own & HW_CQE_OWNER_MASK;
+}
+
+static inline uint8_t hw_cqe_se(const struct hw_cqe64 *c)
+{
+	return (c->op_own & HW_CQE_SE_MASK) ? 1 : 0;
+}
+
+static inline uint16_t hw_cqe_wqe_counter(const struct hw_cqe64 *c)
+{
+	return be16toh(c->wqe_counter);
+}
+
+static inline uint32_t hw_cqe_byte_cnt(const struct hw_cqe64 *c)
+{
+	return be32toh(c->byte_cnt);
+}
+
+static inline uint32_t hw_cqe_qpn(const struct hw_cqe64 *c)
+{
+	return be32toh(c->sop_drop_qpn) & 0xffffffu;
+}
+
+static inline uint32_t hw_cqe_imm(const struct hw_cqe64 *c)
+{
+	return be32toh(c->imm_inval_pkey);
+}
+
+static inline uint8_t hw_err_cqe_syndrome(const struct hw_cqe64 *c)
+{
+	return ((const struct hw_err_cqe *)(const void *)c)->syndrome;
+}
+
+static inline uint8_t hw_err_cqe_vendor_synd(const struct hw_cqe64 *c)
+{
+	return ((const struct hw_err_cqe *)(const void *)c)->vendor_err_synd;
+}
+
+/* The opcode of the send WQE an error CQE reports. */
+static inline uint8_t hw_err_cqe_wqe_opcode(const struct hw_cqe64 *c)
+{
+	return be32toh(((const struct hw_err_cqe *)(const void *)c)->s_wqe_opcode_qpn) >> 24;
+}
+
+/* Send WQE opcodes (the low byte of opmod_idx_opcode). */
+enum hw_wqe_opcode {
+	HW_WQE_NOP = 0x00,
+	HW_WQE_SEND_INVAL = 0x01,
+	HW_WQE_RDMA_WRITE = 0x08,
+	HW_WQE_RDMA_WRITE_IMM = 0x09,
+	HW_WQE_SEND = 0x0a,
+	HW_WQE_SEND_IMM = 0x0b,
+	HW_WQE_RDMA_READ = 0x10,
+	HW_WQE_ATOMIC_CS = 0x11,
+	HW_WQE_ATOMIC_FA = 0x12,
+	HW_WQE_LOCAL_INVAL = 0x1b,
+	HW_WQE_UMR = 0x25,
+};
+
+/* fm_ce_se of the control segment. */
+#define HW_WQE_CTRL_SOLICITED (1u << 1)
+#define HW_WQE_CTRL_CQ_UPDATE (2u << 2) /* write a CQE for this WQE */
+#define HW_WQE_CTRL_SMALL_FENCE (1u << 5)
+#define HW_WQE_CTRL_FENCE (4u << 5)
+
+#define HW_SEND_WQE_BB 64 /* a send WQE is made of 64-byte basic blocks */
+#define HW_SEND_WQE_SHIFT 6
+#define HW_WQE_DS_BYTES 16 /* qpn_ds counts 16-byte units */
+#define HW_INLINE_SEG_FLAG 0x80000000u
+
+/* Every send WQE starts with this 16-byte segment. */
+struct hw_wqe_ctrl_seg {
+	uint32_t opmod_idx_opcode; /* opmod 31..24, WQE index 23..8, opcode 7..0 */
+	uint32_t qpn_ds;	   /* QP number 31..8, size in 16-byte units 5..0 */
+	uint8_t signature;
+	uint8_t stream_id[2];	   /* big-endian, unaligned in the PRM */
+	uint8_t fm_ce_se;
+	uint32_t imm;		   /* immediate (as sent), rkey to invalidate or UMR mkey */
+};
+
+/* A scatter/gather entry. */
+struct hw_wqe_data_seg {
+	uint32_t byte_count;
+	uint32_t lkey;
+	uint64_t addr;
+};
+
+/* The remote side of an RDMA or atomic operation. */
+struct hw_wqe_raddr_seg {
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t reserved;
+};
+
+struct hw_wqe_atomic_seg {
+	uint64_t swap_add;
+	uint64_t compare;
+};
+
+/* Inline data follows this header, padded to 16 bytes together with it. */
+struct hw_wqe_inl_seg {
+	uint32_t byte_count; /* HW_INLINE_SEG_FLAG | length */
+};
+
+static_assert(sizeof(struct hw_wqe_ctrl_seg) == 16, "ctrl segment is 16 bytes");
+static_assert(offsetof(struct hw_wqe_ctrl_seg, qpn_ds) == 4, "PRM offset");
+static_assert(offsetof(struct hw_wqe_ctrl_seg, signature) == 8, "PRM offset");
+static_assert(offsetof(struct hw_wqe_ctrl_seg, fm_ce_se) == 11, "PRM offset");
+static_assert(offsetof(struct hw_wqe_ctrl_seg, imm) == 12, "PRM offset");
+static_assert(sizeof(struct hw_wqe_data_seg) == 16, "data segment is 16 bytes");
+static_assert(offsetof(struct hw_wqe_data_seg, lkey) == 4, "PRM offset");
+static_assert(offsetof(struct hw_wqe_data_seg, addr) == 8, "PRM offset");
+static_assert(sizeof(struct hw_wqe_raddr_seg) == 16, "raddr segment is 16 bytes");
+static_assert(offsetof(struct hw_wqe_raddr_seg, rkey) == 8, "PRM offset");
+static_assert(sizeof(struct hw_wqe_atomic_seg) == 16, "atomic segment is 16 bytes");
+static_assert(offsetof(struct hw_wqe_atomic_seg, compare) == 8, "PRM offset");
+static_assert(sizeof(struct hw_wqe_inl_seg) == 4, "inline header is 4 bytes");
+
+static inline void hw_ctrl_seg_set(struct hw_wqe_ctrl_seg *s, uint16_t idx, uint8_t opcode, uint8_t opmod,
+				   uint32_t qpn, uint8_t fm_ce_se, uint8_t ds, uint32_t imm_be)
+{
+	s->opmod_idx_opcode = htobe32((uint32_t)opmod << 24 | (uint32_t)idx << 8 | opcode);
+	s->qpn_ds = htobe32(qpn << 8 | ds);
+	s->signature = 0;
+	s->stream_id[0] = 0;
+	s->stream_id[1] = 0;
+	s->fm_ce_se = fm_ce_se;
+	s->imm = imm_be;
+}
+
+static inline uint8_t hw_ctrl_opcode(const struct hw_wqe_ctrl_seg *s)
+{
+	return be32toh(s->opmod_idx_opcode) & 0xff;
+}
+
+static inline uint8_t hw_ctrl_opmod(const struct hw_wqe_ctrl_seg *s)
+{
+	return be32toh(s->opmod_idx_opcode) >> 24;
+}
+
+static inline uint16_t hw_ctrl_wqe_index(const struct hw_wqe_ctrl_seg *s)
+{
+	return (be32toh(s->opmod_idx_opcode) >> 8) & 0xffff;
+}
+
+static inline uint32_t hw_ctrl_qpn(const struct hw_wqe_ctrl_seg *s)
+{
+	return be32toh(s->qpn_ds) >> 8;
+}
+
+static inline uint8_t hw_ctrl_ds(const struct hw_wqe_ctrl_seg *s)
+{
+	return be32toh(s->qpn_ds) & 0x3f;
+}
+
+static inline void hw_data_seg_set(struct hw_wqe_data_seg *s, uint32_t len, uint32_t lkey, uint64_t addr)
+{
+	s->byte_count = htobe32(len);
+	s->lkey = htobe32(lkey);
+	s->addr = htobe64(addr);
+}
+
+static inline uint32_t hw_data_seg_len(const struct hw_wqe_data_seg *s)
+{
+	return be32toh(s->byte_count);
+}
+
+static inline uint32_t hw_data_seg_lkey(const struct hw_wqe_data_seg *s)
+{
+	return be32toh(s->lkey);
+}
+
+static inline uint64_t hw_data_seg_addr(const struct hw_wqe_data_seg *s)
+{
+	return be64toh(s->addr);
+}
+
+static inline void hw_raddr_seg_set(struct hw_wqe_raddr_seg *s, uint64_t raddr, uint32_t rkey)
+{
+	s->raddr = htobe64(raddr);
+	s->rkey = htobe32(rkey);
+	s->reserved = 0;
+}
+
+static inline uint64_t hw_raddr_seg_addr(const struct hw_wqe_raddr_seg *s)
+{
+	return be64toh(s->raddr);
+}
+
+static inline uint32_t hw_raddr_seg_rkey(const struct hw_wqe_raddr_seg *s)
+{
+	return be32toh(s->rkey);
+}
+
+static inline void hw_atomic_seg_set(struct hw_wqe_atomic_seg *s, uint64_t swap_add, uint64_t compare)
+{
+	s->swap_add = htobe64(swap_add);
+	s->compare = htobe64(compare);
+}
+
+static inline uint64_t hw_atomic_seg_swap_add(const struct hw_wqe_atomic_seg *s)
+{
+	return be64toh(s->swap_add);
+}
+
+static inline uint64_t hw_atomic_seg_compare(const struct hw_wqe_atomic_seg *s)
+{
+	return be64toh(s->compare);
+}
+
+static inline void hw_inl_seg_set(struct hw_wqe_inl_seg *s, uint32_t len)
+{
+	s->byte_count = htobe32(HW_INLINE_SEG_FLAG | len);
+}
+
+/* Length of an inline segment; 0 with *is_inline false when it is a data segment. */
+static inline uint32_t hw_inl_seg_len(const struct hw_wqe_inl_seg *s, int *is_inline)
+{
+	uint32_t v = be32toh(s->byte_count);
+
+	*is_inline = (v & HW_INLINE_SEG_FLAG) != 0;
+	return *is_inline ? v & ~HW_INLINE_SEG_FLAG : 0;
+}
+
+#endif /* HW_PRM_H_ */
