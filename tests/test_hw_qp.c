@@ -1,0 +1,853 @@
+/*
+ * Queue pairs of the emulated device and the engine behind their doorbell.
+ *
+ * Two connected QPs in one process. The test is the program: it writes WQEs
+ * into the send ring in the mlx5 layout (basic blocks, wrapping at the ring's
+ * end), receive WQEs into the receive ring, the producer counters into the
+ * doorbell record, rings the doorbell and polls CQEs by owner bit.
+ */
+#include <endian.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "hw_cq.h"
+#include "hw_mem.h"
+#include "hw_prm.h"
+#include "hw_qp.h"
+
+#define MEM_LEN (256u * 1024)
+#define LOG_SQ 6
+#define LOG_RQ 5
+#define LOG_RQ_STRIDE 6 /* four data segments */
+#define LOG_CQ 10
+#define ALL_RIGHTS (HW_ACCESS_LOCAL_WRITE | HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC)
+
+struct poller {
+	uint8_t *buf;
+	uint32_t *dbrec;
+	uint32_t cnt;
+	uint32_t ci;
+};
+
+struct side {
+	struct hw_cq *scq, *rcq;
+	struct hw_qp *qp;
+	uint8_t *mem;
+	uint32_t key;
+	struct poller sc, rc;
+	uint32_t sq_pi, rq_pi;
+};
+
+static struct {
+	struct hw_pd *pd;
+	struct side s[2];
+} P;
+
+static void pair_teardown(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &P.s[i];
+
+		hw_qp_destroy(s->qp);
+		hw_cq_destroy(s->scq);
+		hw_cq_destroy(s->rcq);
+		if (s->key != 0)
+			hw_mkey_dereg(s->key);
+		free(s->mem);
+	}
+	hw_pd_free(P.pd);
+	memset(&P, 0, sizeof(P));
+}
+
+static void poller_init(struct poller *p, struct hw_cq *cq)
+{
+	p->buf = (uint8_t *)hw_cq_ring(cq);
+	p->dbrec = hw_cq_dbrec(cq);
+	p->cnt = 1u << hw_cq_log_size(cq);
+	p->ci = 0;
+}
+
+static int side_setup(struct side *s, uint32_t qpn)
+{
+	struct hw_cq_attr ca = { .log_size = LOG_CQ };
+	struct hw_qp_attr qa = { .qpn = qpn, .pd = P.pd, .log_sq_size = LOG_SQ, .log_rq_size = LOG_RQ,
+				 .log_rq_stride = LOG_RQ_STRIDE };
+
+	if (hw_cq_create(&ca, &s->scq) != HW_OK || hw_cq_create(&ca, &s->rcq) != HW_OK)
+		return -1;
+	qa.send_cq = s->scq;
+	qa.recv_cq = s->rcq;
+	if (hw_qp_create(&qa, &s->qp) != HW_OK)
+		return -1;
+	s->mem = calloc(1, MEM_LEN);
+	if (s->mem == NULL)
+		return -1;
+	if (hw_mkey_reg(P.pd, s->mem, (uintptr_t)s->mem, MEM_LEN, ALL_RIGHTS, &s->key) != HW_OK)
+		return -1;
+	poller_init(&s->sc, s->scq);
+	poller_init(&s->rc, s->rcq);
+	return 0;
+}
+
+/* Two QPs connected to each other, both in RTS. */
+static int pair_setup(void)
+{
+	memset(&P, 0, sizeof(P));
+	th_defer(pair_teardown, NULL);
+	P.pd = hw_pd_alloc(0);
+	if (P.pd == NULL || side_setup(&P.s[0], 0x11) != 0 || side_setup(&P.s[1], 0x22) != 0)
+		return -1;
+	hw_qp_connect(P.s[0].qp, P.s[1].qp);
+	hw_qp_connect(P.s[1].qp, P.s[0].qp);
+	for (int i = 0; i < 2; i++)
+		for (enum hw_qp_state st = HW_QP_INIT; st <= HW_QP_RTS; st++)
+			if (hw_qp_modify(P.s[i].qp, st) != HW_OK)
+				return -1;
+	return 0;
+}
+
+/* The CQE software owns at the consumer index, taken; NULL when none. */
+static const uint8_t *poll_cqe(struct poller *p)
+{
+	const uint8_t *cqe = p->buf + (size_t)(p->ci & (p->cnt - 1)) * 64;
+	uint8_t op_own = __atomic_load_n(&cqe[63], __ATOMIC_ACQUIRE);
+
+	if ((op_own >> 4) == 0xf || ((op_own & 1) ^ !!(p->ci & p->cnt)))
+		return NULL;
+	p->ci++;
+	__atomic_store_n(&p->dbrec[0], htobe32(p->ci & 0xffffff), __ATOMIC_RELEASE);
+	return cqe;
+}
+
+static uint32_t rd32(const uint8_t *p, size_t off)
+{
+	return (uint32_t)p[off] << 24 | (uint32_t)p[off + 1] << 16 | (uint32_t)p[off + 2] << 8 | p[off + 3];
+}
+
+static uint16_t rd16(const uint8_t *p, size_t off)
+{
+	return (uint16_t)(p[off] << 8 | p[off + 1]);
+}
+
+static uint8_t cqe_op(const uint8_t *c)
+{
+	return c[63] >> 4;
+}
+
+/* A WQE under construction, in 16-byte units. */
+struct wqe {
+	uint8_t b[1008];
+	uint32_t ds;
+};
+
+static void w_ctrl(struct wqe *w, uint8_t opcode, uint8_t fm, uint32_t imm)
+{
+	memset(w, 0, sizeof(*w));
+	/* index and ds are filled in by post() */
+	w->b[3] = opcode;
+	w->b[11] = fm;
+	memcpy(w->b + 12, &(uint32_t){ htobe32(imm) }, 4);
+	w->ds = 1;
+}
+
+static void w_raddr(struct wqe *w, const void *raddr, uint32_t rkey)
+{
+	hw_raddr_seg_set((void *)(w->b + w->ds * 16), (uintptr_t)raddr, rkey);
+	w->ds++;
+}
+
+static void w_data(struct wqe *w, const void *addr, uint32_t len, uint32_t lkey)
+{
+	hw_data_seg_set((void *)(w->b + w->ds * 16), len, lkey, (uintptr_t)addr);
+	w->ds++;
+}
+
+static void w_atomic(struct wqe *w, uint64_t swap_add, uint64_t compare)
+{
+	hw_atomic_seg_set((void *)(w->b + w->ds * 16), swap_add, compare);
+	w->ds++;
+}
+
+static void w_inline(struct wqe *w, const void *data, uint32_t len)
+{
+	uint8_t *p = w->b + w->ds * 16;
+
+	hw_inl_seg_set((void *)p, len);
+	memcpy(p + 4, data, len);
+	w->ds += (4 + len + 15) / 16;
+}
+
+/* Copies the WQE into side i's send ring at its producer counter; returns its index. */
+static uint16_t post(int i, struct wqe *w)
+{
+	struct side *s = &P.s[i];
+	uint8_t *sq = hw_qp_sq_buf(s->qp);
+	uint32_t nbb = (w->ds * 16 + 63) / 64;
+	uint16_t idx = (uint16_t)s->sq_pi;
+	uint32_t opc = be32toh(*(uint32_t *)(void *)w->b) & 0xff;
+
+	hw_ctrl_seg_set((void *)w->b, idx, (uint8_t)opc, 0, 0x11u * (uint32_t)(i + 1), w->b[11], (uint8_t)w->ds,
+		    *(uint32_t *)(void *)(w->b + 12));
+	for (uint32_t k = 0; k < nbb; k++)
+		memcpy(sq + (size_t)((s->sq_pi + k) & ((1u << LOG_SQ) - 1)) * 64, w->b + k * 64, 64);
+	s->sq_pi = (s->sq_pi + nbb) & 0xffff;
+	__atomic_store_n(&hw_qp_dbrec(s->qp)[HW_QP_DBR_SND], htobe32(s->sq_pi), __ATOMIC_RELEASE);
+	return idx;
+}
+
+static enum hw_status ring(int i)
+{
+	return hw_qp_ring_sq(P.s[i].qp, P.s[i].sq_pi);
+}
+
+/* A receive WQE on side i with up to four segments (len 0 entries end the list). */
+static uint16_t post_recv(int i, const uint8_t *const addr[], const uint32_t len[], uint32_t n, uint32_t lkey)
+{
+	struct side *s = &P.s[i];
+	uint8_t *slot = hw_qp_rq_buf(s->qp) + ((size_t)(s->rq_pi & ((1u << LOG_RQ) - 1)) << LOG_RQ_STRIDE);
+	uint16_t idx = (uint16_t)s->rq_pi;
+
+	for (uint32_t k = 0; k < 4; k++) {
+		struct hw_wqe_data_seg *d = (void *)(slot + k * 16);
+
+		if (k < n)
+			hw_data_seg_set(d, len[k], lkey, (uintptr_t)addr[k]);
+		else
+			hw_data_seg_set(d, 0, HW_RQ_INVALID_LKEY, 0);
+	}
+	s->rq_pi = (s->rq_pi + 1) & 0xffff;
+	__atomic_store_n(&hw_qp_dbrec(s->qp)[HW_QP_DBR_RCV], htobe32(s->rq_pi), __ATOMIC_RELEASE);
+	return idx;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t k = 0; k < n; k++)
+		p[k] = (uint8_t)(seed * 131 + k * 7 + (k >> 8));
+}
+
+/* Checks a successful requester CQE. */
+static int req_ok(const uint8_t *c, uint16_t idx, uint32_t qpn)
+{
+	return c != NULL && cqe_op(c) == HW_CQE_REQ && rd16(c, 60) == idx && (rd32(c, 56) & 0xffffff) == qpn;
+}
+
+static int err_cqe(const uint8_t *c, uint8_t op, uint8_t synd, uint16_t idx)
+{
+	return c != NULL && cqe_op(c) == op && c[55] == synd && rd16(c, 60) == idx;
+}
+
+static const uint32_t sizes[] = { 0, 1, 3, 8, 63, 64, 65, 1000, 4096, 65537 };
+
+/* RDMA_WRITE of each size, at unaligned offsets: exact bytes land, the bytes around are untouched. */
+static void test_write_sizes(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *src = P.s[0].mem, *dst = P.s[1].mem;
+	uint8_t *ref = malloc(MEM_LEN);
+
+	CHECK(ref != NULL);
+	th_defer(free, ref);
+	for (unsigned int k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k];
+		struct wqe w;
+		uint16_t idx;
+		const uint8_t *c;
+
+		fill(src, MEM_LEN, k);
+		fill(dst, MEM_LEN, k + 100);
+		memcpy(ref, dst, MEM_LEN);
+		memcpy(ref + 7, src + 3, n);
+		w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+		w_raddr(&w, dst + 7, P.s[1].key);
+		if (n != 0) /* as rdma-core: a zero-length entry is left out */
+			w_data(&w, src + 3, n, P.s[0].key);
+		idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		c = poll_cqe(&P.s[0].sc);
+		CHECK(req_ok(c, idx, 0x11));
+		CHECK(poll_cqe(&P.s[0].sc) == NULL && poll_cqe(&P.s[1].rc) == NULL);
+		CHECK(memcmp(dst, ref, MEM_LEN) == 0);
+	}
+}
+
+/* A WRITE gathering from three entries, one of them inline data. */
+static void test_write_gather_inline(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *src = P.s[0].mem, *dst = P.s[1].mem;
+	static const char inl[] = "inline bytes!";
+	struct wqe w;
+
+	fill(src, 4096, 1);
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_raddr(&w, dst + 1, P.s[1].key);
+	w_data(&w, src + 5, 17, P.s[0].key);
+	w_inline(&w, inl, sizeof(inl));
+	w_data(&w, src + 100, 300, P.s[0].key);
+	uint16_t idx = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	CHECK(dst[0] == 0 && memcmp(dst + 1, src + 5, 17) == 0);
+	CHECK(memcmp(dst + 18, inl, sizeof(inl)) == 0);
+	CHECK(memcmp(dst + 18 + sizeof(inl), src + 100, 300) == 0 && dst[18 + sizeof(inl) + 300] == 0);
+}
+
+/* RDMA_READ of each size into two local entries; byte_cnt is the length read. */
+static void test_read_sizes(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *local = P.s[0].mem, *remote = P.s[1].mem;
+	uint8_t *ref = malloc(MEM_LEN);
+
+	CHECK(ref != NULL);
+	th_defer(free, ref);
+	for (unsigned int k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k], a = n / 3, b = n - a;
+		struct wqe w;
+		const uint8_t *c;
+
+		fill(remote, MEM_LEN, k + 7);
+		memset(local, 0xee, MEM_LEN);
+		memcpy(ref, local, MEM_LEN);
+		memcpy(ref + 11, remote + 5, a);
+		memcpy(ref + 20000, remote + 5 + a, b);
+		w_ctrl(&w, HW_WQE_RDMA_READ, HW_WQE_CTRL_CQ_UPDATE, 0);
+		w_raddr(&w, remote + 5, P.s[1].key);
+		if (a != 0)
+			w_data(&w, local + 11, a, P.s[0].key);
+		if (b != 0)
+			w_data(&w, local + 20000, b, P.s[0].key);
+		uint16_t idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		c = poll_cqe(&P.s[0].sc);
+		CHECK(req_ok(c, idx, 0x11) && rd32(c, 44) == n);
+		CHECK(memcmp(local, ref, MEM_LEN) == 0);
+	}
+}
+
+/* SEND and SEND_IMM scatter into the posted receive; the responder's CQE says what arrived. */
+static void test_send_and_imm(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *src = P.s[0].mem, *dst = P.s[1].mem;
+	const uint8_t *addr[3] = { dst + 1, dst + 1000, dst + 5000 };
+	const uint32_t len[3] = { 10, 7, 500 };
+	const uint8_t *c;
+	struct wqe w;
+
+	fill(src, 4096, 3);
+	for (unsigned int k = 0; k < sizeof(sizes) / sizeof(sizes[0]) && sizes[k] <= 517; k++) {
+		uint32_t n = sizes[k];
+		bool imm = k % 2;
+
+		memset(dst, 0, 8192);
+		uint16_t ridx = post_recv(1, addr, len, 3, P.s[1].key);
+		w_ctrl(&w, imm ? HW_WQE_SEND_IMM : HW_WQE_SEND, HW_WQE_CTRL_CQ_UPDATE | HW_WQE_CTRL_SOLICITED,
+		       imm ? 0xabc00000u + k : 0);
+		if (n > 2) {
+			w_data(&w, src + 9, 2, P.s[0].key);
+			w_data(&w, src + 300, n - 2, P.s[0].key);
+		} else if (n != 0) {
+			w_data(&w, src + 9, n, P.s[0].key);
+		}
+		uint16_t idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+		c = poll_cqe(&P.s[1].rc);
+		CHECK(c != NULL && cqe_op(c) == (imm ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND));
+		CHECK(rd32(c, 44) == n && rd16(c, 60) == ridx && (rd32(c, 56) & 0xffffff) == 0x22);
+		CHECK((c[63] & 2) != 0); /* solicited */
+		if (imm)
+			CHECK(rd32(c, 36) == 0xabc00000u + k);
+		/* The reference: the message laid over the three entries in order. */
+		uint8_t msg[600], got[600];
+		uint32_t m = 0;
+		if (n > 2) {
+			memcpy(msg, src + 9, 2);
+			memcpy(msg + 2, src + 300, n - 2);
+		} else {
+			memcpy(msg, src + 9, n);
+		}
+		for (int s = 0; s < 3; s++)
+			for (uint32_t q = 0; q < len[s]; q++)
+				got[m++] = addr[s][q];
+		CHECK(memcmp(got, msg, n) == 0);
+		for (uint32_t q = n; q < m; q++)
+			CHECK(got[q] == 0);
+		CHECK(dst[0] == 0 && dst[11] == 0 && dst[1007] == 0 && dst[5500] == 0);
+	}
+}
+
+/* An inline SEND, and a SEND that signals nothing still completes at the responder. */
+static void test_send_inline_unsignaled(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *dst = P.s[1].mem;
+	const uint8_t *addr[1] = { dst + 3 };
+	const uint32_t len[1] = { 64 };
+	static const char msg[] = "hello over an inline send";
+	struct wqe w;
+
+	post_recv(1, addr, len, 1, P.s[1].key);
+	w_ctrl(&w, HW_WQE_SEND, 0, 0);
+	w_inline(&w, msg, sizeof(msg));
+	post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(poll_cqe(&P.s[0].sc) == NULL);
+	const uint8_t *c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_SEND && rd32(c, 44) == sizeof(msg) && (c[63] & 2) == 0);
+	CHECK(memcmp(dst + 3, msg, sizeof(msg)) == 0 && dst[2] == 0 && dst[3 + sizeof(msg)] == 0);
+}
+
+/* RDMA_WRITE_IMM: the bytes land where the requester said; a receive is consumed for the immediate. */
+static void test_write_imm(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *src = P.s[0].mem, *dst = P.s[1].mem;
+	const uint8_t *addr[1] = { dst + 60000 };
+	const uint32_t len[1] = { 16 };
+	struct wqe w;
+
+	fill(src, 4096, 9);
+	post_recv(1, addr, len, 1, P.s[1].key);
+	uint16_t r1 = post_recv(1, addr, len, 1, P.s[1].key);
+	for (int k = 0; k < 2; k++) {
+		uint32_t n = k == 0 ? 333 : 0;
+
+		w_ctrl(&w, HW_WQE_RDMA_WRITE_IMM, HW_WQE_CTRL_CQ_UPDATE, 0x12345678u + k);
+		w_raddr(&w, dst + 77, P.s[1].key);
+		if (n != 0)
+			w_data(&w, src + 1, n, P.s[0].key);
+		uint16_t idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+		const uint8_t *c = poll_cqe(&P.s[1].rc);
+		CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_WR_IMM && rd32(c, 44) == n);
+		CHECK(rd32(c, 36) == 0x12345678u + k && rd16(c, 60) == (uint16_t)(r1 - 1 + k));
+	}
+	CHECK(memcmp(dst + 77, src + 1, 333) == 0 && dst[76] == 0 && dst[77 + 333] == 0);
+	CHECK(dst[60000] == 0); /* the receive's buffer is not written */
+}
+
+static uint16_t post_atomic(uint8_t op, uint64_t *target, uint64_t *result, uint64_t swap_add, uint64_t compare)
+{
+	struct wqe w;
+
+	w_ctrl(&w, op, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_raddr(&w, target, P.s[1].key);
+	w_atomic(&w, swap_add, compare);
+	w_data(&w, result, 8, P.s[0].key);
+	return post(0, &w);
+}
+
+static void test_atomics(void)
+{
+	CHECK(pair_setup() == 0);
+	uint64_t *target = (uint64_t *)(void *)(P.s[1].mem + 64);
+	uint64_t *result = (uint64_t *)(void *)(P.s[0].mem + 128);
+	const uint8_t *c;
+
+	*target = 100;
+	uint16_t i1 = post_atomic(HW_WQE_ATOMIC_CS, target, result, 555, 100); /* matches: swaps */
+	uint16_t i2 = post_atomic(HW_WQE_ATOMIC_CS, target, result + 1, 777, 100); /* no match */
+	uint16_t i3 = post_atomic(HW_WQE_ATOMIC_FA, target, result + 2, 0xffffffffffffffffull, 0); /* - 1 */
+	CHECK_ERR(ring(0), HW_OK);
+	c = poll_cqe(&P.s[0].sc);
+	CHECK(req_ok(c, i1, 0x11) && rd32(c, 44) == 8);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), i2, 0x11));
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), i3, 0x11));
+	CHECK(result[0] == 100 && result[1] == 555 && result[2] == 555 && *target == 554);
+}
+
+/* Unsignaled WQEs write no CQE; the signaled one after them reports its own index. */
+static void test_unsignaled(void)
+{
+	CHECK(pair_setup() == 0);
+	struct wqe w;
+
+	fill(P.s[0].mem, 64, 2);
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_data(&w, P.s[0].mem, 64, P.s[0].key);
+	post(0, &w);
+	w_ctrl(&w, HW_WQE_NOP, 0, 0);
+	post(0, &w);
+	w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+	uint16_t idx = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11) && idx == 2);
+	CHECK(poll_cqe(&P.s[0].sc) == NULL);
+	CHECK(memcmp(P.s[1].mem, P.s[0].mem, 64) == 0);
+}
+
+/* Posts an unsignaled WRITE and NOP behind a failing WQE; checks the failure and both flushes. */
+static void expect_fail_and_flush(uint16_t bad_idx, uint8_t bad_op, uint8_t synd)
+{
+	struct wqe w;
+
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem + 100, P.s[1].key);
+	w_data(&w, P.s[0].mem, 8, P.s[0].key);
+	uint16_t f1 = post(0, &w);
+	w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+	uint16_t f2 = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	const uint8_t *c = poll_cqe(&P.s[0].sc);
+	CHECK(err_cqe(c, HW_CQE_REQ_ERR, synd, bad_idx) && (rd32(c, 56) >> 24) == bad_op);
+	CHECK((rd32(c, 56) & 0xffffff) == 0x11);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, f1));
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, f2));
+	CHECK(poll_cqe(&P.s[0].sc) == NULL);
+	CHECK(hw_qp_state(P.s[0].qp) == HW_QP_ERR);
+	/* Work posted after the error is flushed at its doorbell too. */
+	w_ctrl(&w, HW_WQE_NOP, 0, 0);
+	uint16_t f3 = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, f3));
+	for (uint32_t k = 0; k < 200; k++)
+		CHECK(P.s[1].mem[k] == 0xcd);
+}
+
+static void dereg_cb(void *arg)
+{
+	hw_mkey_dereg((uint32_t)(uintptr_t)arg);
+}
+
+static void pair_setup_err_case(void)
+{
+	memset(P.s[0].mem, 0xab, 4096);
+	memset(P.s[1].mem, 0xcd, 4096);
+}
+
+/* A WRITE past the end of the remote key, and one to a key without remote write. */
+static void test_remote_access_errors(void)
+{
+	for (int variant = 0; variant < 3; variant++) {
+		CHECK(pair_setup() == 0);
+		pair_setup_err_case();
+		uint32_t rokey = 0;
+		struct wqe w;
+
+		CHECK_ERR(hw_mkey_reg(P.pd, P.s[1].mem, (uintptr_t)P.s[1].mem, 4096, HW_ACCESS_REMOTE_READ, &rokey),
+			  HW_OK);
+		w_ctrl(&w, variant == 2 ? HW_WQE_ATOMIC_FA : HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+		if (variant == 0)
+			w_raddr(&w, P.s[1].mem + MEM_LEN - 10, P.s[1].key); /* 10 bytes left, 16 asked */
+		else
+			w_raddr(&w, P.s[1].mem + 8, rokey);
+		if (variant == 2)
+			w_atomic(&w, 1, 0);
+		w_data(&w, P.s[0].mem, variant == 2 ? 8 : 16, P.s[0].key);
+		uint16_t bad = post(0, &w);
+		expect_fail_and_flush(bad, variant == 2 ? HW_WQE_ATOMIC_FA : HW_WQE_RDMA_WRITE,
+				      HW_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		for (uint32_t k = MEM_LEN - 16; k < MEM_LEN; k++)
+			CHECK(P.s[1].mem[k] == 0);
+		CHECK(P.s[0].mem[0] == 0xab);
+		hw_mkey_dereg(rokey);
+		th_undefer(pair_teardown, NULL);
+		pair_teardown(NULL);
+	}
+}
+
+/* A READ whose remote key lacks the read right changes no local byte. */
+static void test_read_access_error(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	uint32_t wokey = 0;
+	struct wqe w;
+
+	CHECK_ERR(hw_mkey_reg(P.pd, P.s[1].mem, (uintptr_t)P.s[1].mem, 4096, HW_ACCESS_REMOTE_WRITE, &wokey), HW_OK);
+	th_defer(dereg_cb, (void *)(uintptr_t)wokey);
+	w_ctrl(&w, HW_WQE_RDMA_READ, 0, 0);
+	w_raddr(&w, P.s[1].mem, wokey);
+	w_data(&w, P.s[0].mem + 200, 64, P.s[0].key);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_READ, HW_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+	for (uint32_t k = 0; k < 4096; k++)
+		CHECK(P.s[0].mem[k] == 0xab);
+}
+
+/* A bad or stale lkey: local protection error, nothing sent. */
+static void test_bad_lkey(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	struct wqe w;
+
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_data(&w, P.s[0].mem, 16, P.s[0].key ^ 0x1); /* wrong tag */
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_WRITE, HW_CQE_SYNDROME_LOCAL_PROT_ERR);
+}
+
+/* A READ into memory whose key lacks local write is a local protection error. */
+static void test_read_into_readonly(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	uint32_t rkey = 0;
+	struct wqe w;
+
+	CHECK_ERR(hw_mkey_reg(P.pd, P.s[0].mem, (uintptr_t)P.s[0].mem, 4096, HW_ACCESS_LOCAL_READ, &rkey), HW_OK);
+	th_defer(dereg_cb, (void *)(uintptr_t)rkey);
+	w_ctrl(&w, HW_WQE_RDMA_READ, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_data(&w, P.s[0].mem, 16, rkey);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_READ, HW_CQE_SYNDROME_LOCAL_PROT_ERR);
+	CHECK(P.s[0].mem[0] == 0xab);
+}
+
+/* No receive posted: for now the RNR error comes at once (no retries). */
+static void test_send_without_receive(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	struct wqe w;
+
+	w_ctrl(&w, HW_WQE_SEND, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_data(&w, P.s[0].mem, 16, P.s[0].key);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_SEND, HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+	CHECK(poll_cqe(&P.s[1].rc) == NULL && hw_qp_state(P.s[1].qp) == HW_QP_RTS);
+}
+
+/* A message longer than the receive: both sides fail, the receive completes in error. */
+static void test_send_too_long(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	const uint8_t *addr[1] = { P.s[1].mem + 1000 };
+	const uint32_t len[1] = { 8 };
+	struct wqe w;
+
+	uint16_t r0 = post_recv(1, addr, len, 1, P.s[1].key);
+	uint16_t r1 = post_recv(1, addr, len, 1, P.s[1].key);
+	w_ctrl(&w, HW_WQE_SEND, 0, 0);
+	w_data(&w, P.s[0].mem, 9, P.s[0].key);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_SEND, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	CHECK(err_cqe(poll_cqe(&P.s[1].rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, r0));
+	CHECK(err_cqe(poll_cqe(&P.s[1].rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, r1));
+	CHECK(hw_qp_state(P.s[1].qp) == HW_QP_ERR);
+}
+
+/* An unknown opcode, and a ds count running past the posted work. */
+static void test_bad_wqe(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	struct wqe w;
+
+	w_ctrl(&w, 0x7f, 0, 0);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, 0x7f, HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+
+	th_undefer(pair_teardown, NULL);
+	pair_teardown(NULL);
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	/* A WRITE whose inline segment claims more bytes than its ds count holds. */
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_inline(&w, "abcd", 4);
+	hw_inl_seg_set((void *)(w.b + 32), 40);
+	bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_WRITE, HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+
+	th_undefer(pair_teardown, NULL);
+	pair_teardown(NULL);
+	CHECK(pair_setup() == 0);
+	/* ds says 8 units (two basic blocks) but only one block was posted. */
+	w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w.ds = 1;
+	bad = post(0, &w);
+	uint8_t *ctrl = hw_qp_sq_buf(P.s[0].qp) + (size_t)bad * 64;
+	ctrl[7] = 8;
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_LOCAL_QP_OP_ERR, bad));
+	CHECK(poll_cqe(&P.s[0].sc) == NULL && hw_qp_state(P.s[0].qp) == HW_QP_ERR);
+}
+
+/* The doorbell runs nothing before RTS; the state machine refuses skipped steps. */
+static void test_states(void)
+{
+	CHECK(pair_setup() == 0);
+	struct hw_qp *qp = P.s[0].qp;
+	struct wqe w;
+
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_RESET), HW_OK);
+	P.s[0].sq_pi = 0;
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_RTR), HW_ERR_INVAL);
+	CHECK(hw_qp_state(qp) == HW_QP_RESET);
+	w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+	post(0, &w);
+	CHECK_ERR(ring(0), HW_ERR_INVAL);
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_INIT), HW_OK);
+	CHECK_ERR(ring(0), HW_ERR_INVAL);
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_RTS), HW_ERR_INVAL);
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_RTR), HW_OK);
+	CHECK_ERR(ring(0), HW_ERR_INVAL);
+	CHECK(poll_cqe(&P.s[0].sc) == NULL);
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_RTS), HW_OK);
+	CHECK_ERR(ring(0), HW_OK); /* the WQE posted earlier runs now */
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), 0, 0x11));
+	/* A counter more than a ring ahead is refused. */
+	CHECK_ERR(hw_qp_ring_sq(qp, P.s[0].sq_pi + (1u << LOG_SQ) + 1), HW_ERR_INVAL);
+	/* A peer not ready to receive: the requester's retries run out. */
+	CHECK_ERR(hw_qp_modify(P.s[1].qp, HW_QP_RESET), HW_OK);
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_data(&w, P.s[0].mem, 4, P.s[0].key);
+	uint16_t bad = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, bad));
+	/* Bad attributes. */
+	struct hw_qp_attr qa = { .pd = P.pd, .send_cq = P.s[0].scq, .recv_cq = P.s[0].rcq, .log_rq_stride = 3 };
+	struct hw_qp *q = NULL;
+	CHECK_ERR(hw_qp_create(&qa, &q), HW_ERR_INVAL);
+	qa.log_rq_stride = 4;
+	qa.log_sq_size = HW_QP_LOG_SQ_MAX + 1;
+	CHECK_ERR(hw_qp_create(&qa, &q), HW_ERR_INVAL);
+	qa.log_sq_size = 0;
+	qa.recv_cq = NULL;
+	CHECK_ERR(hw_qp_create(&qa, &q), HW_ERR_INVAL);
+	CHECK(q == NULL);
+}
+
+/* xorshift: a fixed sequence, so a failure repeats. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+#define RAND_OPS 4000
+#define RAND_MAX_LEN 3000
+
+/* One random WQE from side 0 to side 1, applied to the reference memories too. */
+static void random_wqe(uint8_t *lref, uint8_t *rref)
+{
+	uint8_t *lm = P.s[0].mem, *rm = P.s[1].mem;
+	uint32_t kind = rnd(5), n = rnd(RAND_MAX_LEN + 1), lo = rnd(MEM_LEN - n), ro = rnd(MEM_LEN - n);
+	struct wqe w;
+
+	if (kind == 0) { /* WRITE, split over two entries */
+		uint32_t a = rnd(n + 1);
+
+		w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+		w_raddr(&w, rm + ro, P.s[1].key);
+		if (a != 0)
+			w_data(&w, lm + lo, a, P.s[0].key);
+		if (n - a != 0)
+			w_data(&w, lm + lo + a, n - a, P.s[0].key);
+		memmove(rref + ro, lref + lo, n);
+	} else if (kind == 1) { /* READ */
+		w_ctrl(&w, HW_WQE_RDMA_READ, HW_WQE_CTRL_CQ_UPDATE, 0);
+		w_raddr(&w, rm + ro, P.s[1].key);
+		if (n != 0)
+			w_data(&w, lm + lo, n, P.s[0].key);
+		memmove(lref + lo, rref + ro, n);
+	} else if (kind == 2) { /* SEND into a receive of two entries */
+		uint32_t a = rnd(n + 1);
+		const uint8_t *addr[2] = { rm + ro, rm + ro + a };
+		const uint32_t len[2] = { a, n - a };
+
+		post_recv(1, addr, len, 2, P.s[1].key);
+		w_ctrl(&w, HW_WQE_SEND, HW_WQE_CTRL_CQ_UPDATE, 0);
+		if (n != 0)
+			w_data(&w, lm + lo, n, P.s[0].key);
+		memmove(rref + ro, lref + lo, n);
+	} else { /* atomics on an aligned word */
+		uint32_t t = rnd(MEM_LEN / 8) * 8, r = rnd(MEM_LEN / 8) * 8;
+		uint64_t cur, add = (uint64_t)rnd(1000) << 20 | rnd(1000);
+
+		memcpy(&cur, rref + t, 8);
+		if (kind == 3) {
+			uint64_t cmp = rnd(2) ? cur : cur + 1;
+
+			w_ctrl(&w, HW_WQE_ATOMIC_CS, HW_WQE_CTRL_CQ_UPDATE, 0);
+			w_raddr(&w, rm + t, P.s[1].key);
+			w_atomic(&w, add, cmp);
+			if (cmp == cur)
+				memcpy(rref + t, &add, 8);
+		} else {
+			uint64_t sum = cur + add;
+
+			w_ctrl(&w, HW_WQE_ATOMIC_FA, HW_WQE_CTRL_CQ_UPDATE, 0);
+			w_raddr(&w, rm + t, P.s[1].key);
+			w_atomic(&w, add, 0);
+			memcpy(rref + t, &sum, 8);
+		}
+		w_data(&w, lm + r, 8, P.s[0].key);
+		memcpy(lref + r, &cur, 8);
+	}
+	post(0, &w);
+}
+
+/* Thousands of mixed WQEs in batches (the ring wraps), compared byte for byte against a model. */
+static void test_random_against_model(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *lref = malloc(MEM_LEN), *rref = malloc(MEM_LEN);
+
+	CHECK(lref != NULL && rref != NULL);
+	th_defer(free, lref);
+	th_defer(free, rref);
+	fill(P.s[0].mem, MEM_LEN, 41);
+	fill(P.s[1].mem, MEM_LEN, 42);
+	memcpy(lref, P.s[0].mem, MEM_LEN);
+	memcpy(rref, P.s[1].mem, MEM_LEN);
+	for (uint32_t done = 0; done < RAND_OPS;) {
+		uint32_t batch = 1 + rnd(16);
+
+		for (uint32_t k = 0; k < batch; k++)
+			random_wqe(lref, rref);
+		CHECK_ERR(ring(0), HW_OK);
+		for (uint32_t k = 0; k < batch; k++) {
+			const uint8_t *c = poll_cqe(&P.s[0].sc);
+
+			CHECK(c != NULL && cqe_op(c) == HW_CQE_REQ);
+		}
+		CHECK(poll_cqe(&P.s[0].sc) == NULL);
+		while (poll_cqe(&P.s[1].rc) != NULL)
+			;
+		done += batch;
+	}
+	CHECK(hw_qp_state(P.s[0].qp) == HW_QP_RTS);
+	CHECK(memcmp(P.s[0].mem, lref, MEM_LEN) == 0);
+	CHECK(memcmp(P.s[1].mem, rref, MEM_LEN) == 0);
+}
+
+int main(void)
+{
+	RUN(test_write_sizes);
+	RUN(test_write_gather_inline);
+	RUN(test_read_sizes);
+	RUN(test_send_and_imm);
+	RUN(test_send_inline_unsignaled);
+	RUN(test_write_imm);
+	RUN(test_atomics);
+	RUN(test_unsignaled);
+	RUN(test_remote_access_errors);
+	RUN(test_read_access_error);
+	RUN(test_bad_lkey);
+	RUN(test_read_into_readonly);
+	RUN(test_send_without_receive);
+	RUN(test_send_too_long);
+	RUN(test_bad_wqe);
+	RUN(test_states);
+	RUN(test_random_against_model);
+	return th_summary("test_hw_qp");
+}
