@@ -587,6 +587,61 @@ static void test_bad_lkey(void)
 	expect_fail_and_flush(bad, HW_WQE_RDMA_WRITE, HW_CQE_SYNDROME_LOCAL_PROT_ERR);
 }
 
+static void pd_free_cb(void *arg)
+{
+	hw_pd_free(arg);
+}
+
+/* A key of another protection domain is refused like a bad one. */
+static void test_lkey_of_other_pd(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	struct hw_pd *other = hw_pd_alloc(0);
+	uint32_t key = 0;
+	struct wqe w;
+
+	CHECK(other != NULL);
+	th_defer(pd_free_cb, other);
+	CHECK_ERR(hw_mkey_reg(other, P.s[0].mem, (uintptr_t)P.s[0].mem, 4096, ALL_RIGHTS, &key), HW_OK);
+	th_defer(dereg_cb, (void *)(uintptr_t)key);
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_data(&w, P.s[0].mem, 16, key);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_WRITE, HW_CQE_SYNDROME_LOCAL_PROT_ERR);
+}
+
+/* A two-block WQE that starts in the ring's last block continues at its start. */
+static void test_wqe_wraps_ring_end(void)
+{
+	CHECK(pair_setup() == 0);
+	uint8_t *src = P.s[0].mem, *dst = P.s[1].mem;
+	static const char inl[] = "wrapped inline";
+	struct wqe w;
+
+	fill(src, 4096, 5);
+	for (uint32_t k = 0; k < (1u << LOG_SQ) - 1; k++) {
+		w_ctrl(&w, HW_WQE_NOP, 0, 0);
+		post(0, &w);
+	}
+	CHECK_ERR(ring(0), HW_OK);
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_raddr(&w, dst, P.s[1].key);
+	w_data(&w, src, 40, P.s[0].key);
+	w_data(&w, src + 1000, 24, P.s[0].key);
+	w_inline(&w, inl, sizeof(inl));
+	w_data(&w, src + 2000, 100, P.s[0].key);
+	CHECK(w.ds > 4);
+	uint16_t idx = post(0, &w);
+	CHECK(idx == (1u << LOG_SQ) - 1);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	CHECK(memcmp(dst, src, 40) == 0 && memcmp(dst + 40, src + 1000, 24) == 0);
+	CHECK(memcmp(dst + 64, inl, sizeof(inl)) == 0 && memcmp(dst + 64 + sizeof(inl), src + 2000, 100) == 0);
+	CHECK(dst[64 + sizeof(inl) + 100] == 0);
+}
+
 /* A READ into memory whose key lacks local write is a local protection error. */
 static void test_read_into_readonly(void)
 {
@@ -843,6 +898,8 @@ int main(void)
 	RUN(test_remote_access_errors);
 	RUN(test_read_access_error);
 	RUN(test_bad_lkey);
+	RUN(test_lkey_of_other_pd);
+	RUN(test_wqe_wraps_ring_end);
 	RUN(test_read_into_readonly);
 	RUN(test_send_without_receive);
 	RUN(test_send_too_long);
