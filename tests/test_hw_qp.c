@@ -792,7 +792,7 @@ static uint32_t rnd(uint32_t n)
 #define RAND_MAX_LEN 3000
 
 /* One random WQE from side 0 to side 1, applied to the reference memories too. */
-static void random_wqe(uint8_t *lref, uint8_t *rref)
+static uint8_t random_wqe(uint8_t *lref, uint8_t *rref)
 {
 	uint8_t *lm = P.s[0].mem, *rm = P.s[1].mem;
 	uint32_t kind = rnd(5), n = rnd(RAND_MAX_LEN + 1), lo = rnd(MEM_LEN - n), ro = rnd(MEM_LEN - n);
@@ -849,6 +849,7 @@ static void random_wqe(uint8_t *lref, uint8_t *rref)
 		memcpy(lref + r, &cur, 8);
 	}
 	post(0, &w);
+	return w.b[3]; /* the opcode byte of the ctrl segment */
 }
 
 /* Thousands of mixed WQEs in batches (the ring wraps), compared byte for byte against a model. */
@@ -866,14 +867,16 @@ static void test_random_against_model(void)
 	memcpy(rref, P.s[1].mem, MEM_LEN);
 	for (uint32_t done = 0; done < RAND_OPS;) {
 		uint32_t batch = 1 + rnd(16);
+		uint8_t op[16];
 
 		for (uint32_t k = 0; k < batch; k++)
-			random_wqe(lref, rref);
+			op[k] = random_wqe(lref, rref);
 		CHECK_ERR(ring(0), HW_OK);
 		for (uint32_t k = 0; k < batch; k++) {
 			const uint8_t *c = poll_cqe(&P.s[0].sc);
 
 			CHECK(c != NULL && cqe_op(c) == HW_CQE_REQ);
+			CHECK(c[56] == op[k]); /* the WQE's opcode, which a provider turns into wc.opcode */
 		}
 		CHECK(poll_cqe(&P.s[0].sc) == NULL);
 		while (poll_cqe(&P.s[1].rc) != NULL)

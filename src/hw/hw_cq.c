@@ -238,7 +238,8 @@ static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
 	c->srqn_uidx = htobe32(f->srqn & 0xffffffu);
 	c->imm_inval_pkey = htobe32(f->imm);
 	c->byte_cnt = htobe32(f->byte_cnt);
-	c->sop_drop_qpn = htobe32(f->qpn & 0xffffffu);
+	/* A requester CQE names the WQE's opcode in the top byte, as the card's do. */
+	c->sop_drop_qpn = htobe32((f->opcode == HW_CQE_REQ ? (uint32_t)f->wqe_opcode << 24 : 0) | (f->qpn & 0xffffffu));
 	c->wqe_counter = htobe16(f->wqe_counter);
 }
 

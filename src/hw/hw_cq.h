@@ -62,10 +62,10 @@ struct hw_cqe_fields {
 	uint32_t srqn;
 	uint32_t flags_rqpn;
 	uint16_t slid;
+	uint8_t wqe_opcode; /* REQ and REQ_ERR: the send WQE's opcode */
 	/* Error CQEs (REQ_ERR, RESP_ERR) only. */
 	uint8_t syndrome;   /* enum hw_cqe_syndrome */
 	uint8_t vendor_err_synd;
-	uint8_t wqe_opcode; /* the failed send WQE's opcode */
 };
 
 /* HW_ERR_INVAL on a bad size or misaligned memory, HW_ERR_NOMEM. */
