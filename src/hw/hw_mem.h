@@ -42,6 +42,7 @@ enum hw_status {
 	HW_ERR_TIMEOUT, /* remote memory did not answer in time */
 	HW_ERR_REMOTE_IO, /* the path to remote memory failed */
 	HW_ERR_FULL,	  /* a queue has no free slot (the consumer is behind) */
+	HW_ERR_LAYOUT,	  /* a shared table of another layout, version or owner */
 };
 
 /*

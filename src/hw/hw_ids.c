@@ -1,0 +1,400 @@
+/*
+ * hw_ids — the device's number spaces, shared by every process of the user.
+ */
+#include "hw_ids.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base_log.h"
+
+#define IDS_MAGIC 0x53445049u /* "SDPI" */
+#define IDS_VERSION 1u
+#define IDS_IDENT (((uint64_t)IDS_MAGIC << 32) | IDS_VERSION)
+
+/* Linux pids stay below PID_MAX_LIMIT (2^22); start times in clock ticks fit the rest. */
+#define PID_BITS 22
+#define PID_MASK ((1ull << PID_BITS) - 1)
+#define START_MASK ((1ull << (64 - PID_BITS)) - 1)
+
+/* The segment: this header, then HW_ID_KINDS arrays of slots words. */
+struct ids_hdr {
+	_Atomic uint64_t ident;	   /* magic << 32 | version; written last at creation */
+	_Atomic uint64_t geometry; /* kinds << 32 | slots per kind */
+	_Atomic uint32_t hint[HW_ID_KINDS]; /* where the next search starts, so numbers are not reused at once */
+	uint32_t pad[14 - HW_ID_KINDS];
+};
+_Static_assert(sizeof(struct ids_hdr) == 72, "the shared header layout is part of the version");
+
+struct hw_ids {
+	struct ids_hdr *hdr;
+	_Atomic uint64_t *slot; /* [kind * slots + index] */
+	uint32_t slots;
+	size_t size;
+};
+
+static const uint32_t id_base[HW_ID_KINDS] = {
+	[HW_ID_QPN] = 0x100, /* mlx5 keeps the QPNs below for special QPs */
+	[HW_ID_CQN] = 0x1,
+};
+
+uint32_t hw_id_base(enum hw_id_kind kind)
+{
+	return (unsigned)kind < HW_ID_KINDS ? id_base[kind] : 0;
+}
+
+/* Outcome of looking a process up in /proc. */
+enum proc_state { PROC_LIVE, PROC_GONE, PROC_UNKNOWN };
+
+static enum proc_state proc_stat(uint32_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], state;
+	unsigned long long st;
+	ssize_t n;
+	char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? PROC_GONE : PROC_UNKNOWN;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return PROC_GONE; /* the process went between open and read */
+	buf[n] = '\0';
+	/* The command name (field 2) may hold spaces and ')': fields resume after its last ')'. */
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+				&state, &st) != 2)
+		return PROC_UNKNOWN;
+	if (state == 'Z' || state == 'X')
+		return PROC_GONE; /* dead, only not yet reaped: it holds nothing any more */
+	*start = st & START_MASK;
+	return PROC_LIVE;
+}
+
+static uint64_t owner_word(uint32_t pid, uint64_t start)
+{
+	return (start & START_MASK) << PID_BITS | pid;
+}
+
+/* This process's slot word; recomputed after a fork, as the child is another owner. */
+static uint64_t my_word(void)
+{
+	static _Atomic uint64_t cached;
+	uint64_t w = atomic_load(&cached);
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t start = 0;
+
+	if (w != 0 && (w & PID_MASK) == pid)
+		return w;
+	if (proc_stat(pid, &start) != PROC_LIVE)
+		start = 0; /* without /proc nobody is ever judged dead, so the pid alone is enough */
+	w = owner_word(pid, start);
+	atomic_store(&cached, w);
+	return w;
+}
+
+/* A holder is dead only when /proc says so; when it cannot tell, the slot stays held. */
+static bool owner_dead(uint64_t w)
+{
+	uint64_t start = 0;
+	uint32_t pid = (uint32_t)(w & PID_MASK);
+
+	switch (proc_stat(pid, &start)) {
+	case PROC_GONE:
+		return true;
+	case PROC_LIVE:
+		return owner_word(pid, start) != w && (w >> PID_BITS) != 0;
+	default:
+		return false;
+	}
+}
+
+static size_t ids_size(uint32_t slots)
+{
+	return sizeof(struct ids_hdr) + (size_t)HW_ID_KINDS * slots * sizeof(uint64_t);
+}
+
+static bool name_ok(const char *name)
+{
+	size_t len;
+
+	if (name == NULL || name[0] != '/')
+		return false;
+	len = strlen(name);
+	return len > 1 && len < NAME_MAX && strchr(name + 1, '/') == NULL;
+}
+
+static bool slots_ok(uint32_t slots)
+{
+	for (int k = 0; k < HW_ID_KINDS; k++)
+		if (slots == 0 || slots > HW_ID_MAX - id_base[k] + 1)
+			return false;
+	return true;
+}
+
+/* Sizes a new segment, or checks that an existing one is ours and of our size. */
+static enum hw_status ids_check_fd(int fd, const char *name, size_t size)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0) {
+		BASE_ERR("cannot stat the number table %s: %s", name, strerror(errno));
+		return HW_ERR_NOMEM;
+	}
+	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
+		BASE_ERR("number table %s is not private to this user (uid %u, mode %o)", name, (unsigned)sb.st_uid,
+			 (unsigned)(sb.st_mode & 0777));
+		return HW_ERR_LAYOUT;
+	}
+	if (sb.st_size == 0 && ftruncate(fd, (off_t)size) != 0) {
+		BASE_ERR("cannot size the number table %s: %s", name, strerror(errno));
+		return HW_ERR_NOMEM;
+	}
+	if (sb.st_size != 0 && (size_t)sb.st_size != size) {
+		BASE_ERR("number table %s has %lld bytes, expected %zu", name, (long long)sb.st_size, size);
+		return HW_ERR_LAYOUT;
+	}
+	return HW_OK;
+}
+
+/*
+ * A zero header is a table nobody finished creating: whoever opens it
+ * completes it, each step one CAS of a value all openers agree on, so a
+ * creator dying half-way leaves nothing the next one cannot finish.
+ */
+static enum hw_status ids_check_hdr(struct ids_hdr *h, const char *name, uint32_t slots)
+{
+	uint64_t geom = (uint64_t)HW_ID_KINDS << 32 | slots;
+	uint64_t ident = atomic_load(&h->ident), zero = 0;
+
+	if (ident == 0) {
+		atomic_compare_exchange_strong(&h->geometry, &zero, geom);
+		zero = 0;
+		atomic_compare_exchange_strong(&h->ident, &zero, IDS_IDENT);
+		ident = atomic_load(&h->ident);
+	}
+	if (ident >> 32 != IDS_MAGIC) {
+		BASE_ERR("%s is not a softdpu number table (magic %#x)", name, (unsigned)(ident >> 32));
+		return HW_ERR_LAYOUT;
+	}
+	if ((uint32_t)ident != IDS_VERSION) {
+		BASE_ERR("number table %s has version %u, this library reads %u", name, (unsigned)(uint32_t)ident,
+			 IDS_VERSION);
+		return HW_ERR_LAYOUT;
+	}
+	if (atomic_load(&h->geometry) != geom) {
+		BASE_ERR("number table %s has another geometry (%#llx, expected %#llx)", name,
+			 (unsigned long long)atomic_load(&h->geometry), (unsigned long long)geom);
+		return HW_ERR_LAYOUT;
+	}
+	return HW_OK;
+}
+
+enum hw_status hw_ids_open(const char *name, uint32_t slots, struct hw_ids **out)
+{
+	size_t size = ids_size(slots);
+	struct hw_ids *t;
+	enum hw_status st;
+	void *p;
+	int fd;
+
+	if (out == NULL || !name_ok(name) || !slots_ok(slots))
+		return HW_ERR_INVAL;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return HW_ERR_NOMEM;
+	fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		BASE_ERR("cannot open the number table %s: %s", name, strerror(errno));
+		st = errno == EACCES ? HW_ERR_LAYOUT : HW_ERR_NOMEM;
+		goto err_free;
+	}
+	st = ids_check_fd(fd, name, size);
+	if (st != HW_OK)
+		goto err_close;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		BASE_ERR("cannot map the number table %s: %s", name, strerror(errno));
+		st = HW_ERR_NOMEM;
+		goto err_close;
+	}
+	close(fd);
+	st = ids_check_hdr(p, name, slots);
+	if (st != HW_OK)
+		goto err_unmap;
+	t->hdr = p;
+	t->slot = (_Atomic uint64_t *)((char *)p + sizeof(struct ids_hdr));
+	t->slots = slots;
+	t->size = size;
+	*out = t;
+	return HW_OK;
+
+err_unmap:
+	munmap(p, size);
+	goto err_free;
+err_close:
+	close(fd);
+err_free:
+	free(t);
+	return st;
+}
+
+void hw_ids_close(struct hw_ids *t)
+{
+	if (t == NULL)
+		return;
+	munmap(t->hdr, t->size);
+	free(t);
+}
+
+/* One pass over the kind's slots from the hint; true with *idx on a claim. */
+static bool ids_claim(struct hw_ids *t, enum hw_id_kind kind, uint64_t me, uint32_t *idx)
+{
+	_Atomic uint64_t *s = t->slot + (size_t)kind * t->slots;
+	uint32_t from = atomic_load(&t->hdr->hint[kind]) % t->slots;
+
+	for (uint32_t n = 0; n < t->slots; n++) {
+		uint32_t i = (from + n) % t->slots;
+		uint64_t w = 0;
+
+		if (atomic_load_explicit(&s[i], memory_order_relaxed) != 0)
+			continue;
+		if (atomic_compare_exchange_strong(&s[i], &w, me)) {
+			atomic_store(&t->hdr->hint[kind], i + 1);
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Frees the slots of dead holders; returns how many. */
+static uint32_t ids_reclaim(struct hw_ids *t, enum hw_id_kind kind)
+{
+	_Atomic uint64_t *s = t->slot + (size_t)kind * t->slots;
+	uint64_t last = 0;
+	bool last_dead = false;
+	uint32_t freed = 0;
+
+	for (uint32_t i = 0; i < t->slots; i++) {
+		uint64_t w = atomic_load(&s[i]);
+
+		if (w == 0)
+			continue;
+		/* A holder usually has a run of slots: ask /proc once per run. */
+		if (w != last) {
+			last = w;
+			last_dead = owner_dead(w);
+		}
+		if (last_dead && atomic_compare_exchange_strong(&s[i], &w, 0))
+			freed++;
+	}
+	return freed;
+}
+
+enum hw_status hw_ids_alloc(struct hw_ids *t, enum hw_id_kind kind, uint32_t *num)
+{
+	uint64_t me = my_word();
+	uint32_t idx;
+
+	if (t == NULL || (unsigned)kind >= HW_ID_KINDS || num == NULL)
+		return HW_ERR_INVAL;
+	if (!ids_claim(t, kind, me, &idx)) {
+		uint32_t freed = ids_reclaim(t, kind);
+
+		if (freed == 0 || !ids_claim(t, kind, me, &idx))
+			return HW_ERR_NOMEM;
+		BASE_WARN("number table full: took back %u numbers of dead processes", freed);
+	}
+	*num = id_base[kind] + idx;
+	return HW_OK;
+}
+
+static _Atomic uint64_t *ids_slot(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
+{
+	if (t == NULL || (unsigned)kind >= HW_ID_KINDS || num < id_base[kind] || num - id_base[kind] >= t->slots)
+		return NULL;
+	return t->slot + (size_t)kind * t->slots + (num - id_base[kind]);
+}
+
+enum hw_status hw_ids_free(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
+{
+	_Atomic uint64_t *s = ids_slot(t, kind, num);
+	uint64_t me = my_word(), w;
+
+	if (s == NULL)
+		return HW_ERR_INVAL;
+	w = atomic_load(s);
+	if (w == 0)
+		return HW_ERR_KEY;
+	if (w != me)
+		return HW_ERR_ACCESS;
+	/* Only a reclaimer that found us dead could change it, and we are not. */
+	return atomic_compare_exchange_strong(s, &w, 0) ? HW_OK : HW_ERR_KEY;
+}
+
+enum hw_status hw_ids_owner(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, pid_t *pid)
+{
+	_Atomic uint64_t *s = ids_slot(t, kind, num);
+	uint64_t w;
+
+	if (s == NULL || pid == NULL)
+		return HW_ERR_INVAL;
+	w = atomic_load(s);
+	if (w == 0)
+		return HW_ERR_KEY;
+	*pid = (pid_t)(w & PID_MASK);
+	return owner_dead(w) ? HW_ERR_PEER_GONE : HW_OK;
+}
+
+static struct hw_ids *device_ids;
+static enum hw_status device_status;
+static pthread_once_t device_once = PTHREAD_ONCE_INIT;
+
+static void device_open(void)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "/softdpu-%u-ids", (unsigned)getuid());
+	device_status = hw_ids_open(name, HW_IDS_DEFAULT_SLOTS, &device_ids);
+}
+
+struct hw_ids *hw_ids_device(void)
+{
+	pthread_once(&device_once, device_open);
+	return device_ids;
+}
+
+enum hw_status hw_id_alloc(enum hw_id_kind kind, uint32_t *num)
+{
+	struct hw_ids *t = hw_ids_device();
+
+	return t != NULL ? hw_ids_alloc(t, kind, num) : device_status;
+}
+
+enum hw_status hw_id_free(enum hw_id_kind kind, uint32_t num)
+{
+	struct hw_ids *t = hw_ids_device();
+
+	return t != NULL ? hw_ids_free(t, kind, num) : device_status;
+}
+
+enum hw_status hw_id_owner(enum hw_id_kind kind, uint32_t num, pid_t *pid)
+{
+	struct hw_ids *t = hw_ids_device();
+
+	return t != NULL ? hw_ids_owner(t, kind, num, pid) : device_status;
+}

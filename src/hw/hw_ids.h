@@ -1,0 +1,74 @@
+/*
+ * hw_ids — the device's number spaces (QPNs, CQNs, ...), unique on the machine.
+ *
+ * Every process of the user that drives the emulated device shares one POSIX
+ * shared-memory table (/softdpu-<uid>-ids), so a QPN handed out here names one
+ * queue pair among all of them, as on a card. The table holds, per kind, a
+ * fixed array of slots; number = the kind's base + slot index (24 bits).
+ *
+ * A slot is one 64-bit word: 0 when free, else the owner's pid and start time
+ * (/proc/<pid>/stat field 22) packed together, claimed and released with a
+ * single compare-and-swap. There is no lock and no intermediate state, so a
+ * process dying at any instruction leaves either a free slot or one it owns;
+ * the latter is reclaimed when the table is full and the owner is found gone
+ * (pid missing, a zombie, or a pid reused by a process of another start time).
+ *
+ * The table is created on first use (mode 0600) and checked on every open:
+ * owner uid and mode, magic, version, slot count and size; a table that does
+ * not match is refused with HW_ERR_LAYOUT and left untouched.
+ */
+#ifndef HW_IDS_H_
+#define HW_IDS_H_
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hw_mem.h"
+
+/* The kinds of device-wide numbers; DCT numbers and mkey indices join here. */
+enum hw_id_kind {
+	HW_ID_QPN,
+	HW_ID_CQN,
+	HW_ID_KINDS,
+};
+
+#define HW_ID_MAX 0xffffffu		/* numbers are 24 bits on the wire */
+#define HW_IDS_DEFAULT_SLOTS 4096u /* per kind, in the device's table */
+
+struct hw_ids;
+
+/*
+ * Opens (creating if absent) the table called name (a POSIX shm name, "/x")
+ * with slots numbers per kind. HW_ERR_INVAL for a bad name or count,
+ * HW_ERR_LAYOUT when an existing table does not match, HW_ERR_NOMEM when the
+ * system refuses the segment.
+ */
+enum hw_status hw_ids_open(const char *name, uint32_t slots, struct hw_ids **out);
+/* Unmaps the table; numbers this process holds stay held (free them first). */
+void hw_ids_close(struct hw_ids *t);
+
+/* The device's table (/softdpu-<uid>-ids), opened once; NULL if it cannot be. */
+struct hw_ids *hw_ids_device(void);
+
+/* The lowest number of a kind: QPNs start above the range mlx5 reserves. */
+uint32_t hw_id_base(enum hw_id_kind kind);
+
+/*
+ * Takes a number no other process on the machine holds. When no slot is free,
+ * slots of dead owners are reclaimed and the allocation retried once; still
+ * full: HW_ERR_NOMEM.
+ */
+enum hw_status hw_ids_alloc(struct hw_ids *t, enum hw_id_kind kind, uint32_t *num);
+/* Releases a number. HW_ERR_INVAL outside the range, HW_ERR_KEY when not held,
+ * HW_ERR_ACCESS when another process holds it (it stays held). */
+enum hw_status hw_ids_free(struct hw_ids *t, enum hw_id_kind kind, uint32_t num);
+/* The pid holding num. HW_ERR_KEY when free; HW_ERR_PEER_GONE (pid still set)
+ * when its holder has died without releasing it. */
+enum hw_status hw_ids_owner(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, pid_t *pid);
+
+/* The same on the device's table. */
+enum hw_status hw_id_alloc(enum hw_id_kind kind, uint32_t *num);
+enum hw_status hw_id_free(enum hw_id_kind kind, uint32_t num);
+enum hw_status hw_id_owner(enum hw_id_kind kind, uint32_t num, pid_t *pid);
+
+#endif
