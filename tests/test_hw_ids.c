@@ -233,7 +233,7 @@ static void test_free_by_other_refused(void)
 	if (t == NULL)
 		return;
 	uint32_t nums[4], n;
-	pid_t hog, pid = 0;
+	pid_t hog = -1, pid = 0;
 
 	th_defer(reap_cb, NULL);
 	spawn_hog(t, 4, nums, &hog);
@@ -252,7 +252,7 @@ static void test_dead_holder_reclaimed(void)
 	if (t == NULL)
 		return;
 	uint32_t nums[6], n[6], extra;
-	pid_t hog, pid = 0;
+	pid_t hog = -1, pid = 0;
 	siginfo_t si;
 
 	th_defer(reap_cb, NULL);
