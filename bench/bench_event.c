@@ -29,6 +29,8 @@
 #include <doca_error.h>
 #include <doca_mmap.h>
 
+#include "bench_stats.h"
+
 #define JOB_SIZE 64
 #define WARMUP 2000
 
@@ -46,35 +48,6 @@ struct env {
 };
 
 static struct env E = { .ep = -1 };
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stats {
-	double median_us, p99_us;
-};
-
-static struct stats summarize(uint64_t *ns, uint32_t n)
-{
-	struct stats s;
-
-	qsort(ns, n, sizeof(*ns), cmp_u64);
-	s.median_us = (double)ns[n / 2] / 1e3;
-	s.p99_us = (double)ns[(uint32_t)((uint64_t)n * 99 / 100)] / 1e3;
-	return s;
-}
 
 static int one_event(void)
 {

@@ -36,22 +36,9 @@
 #include <doca_error.h>
 #include <doca_sync_event.h>
 
+#include "bench_stats.h"
+
 #define NAP_US 200
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void pin(int cpu)
 {
@@ -287,18 +274,6 @@ static int futex_rounds(struct futex_side *s)
 	return 0;
 }
 
-/* ---- report ---- */
-
-struct stats {
-	double med, p99;
-};
-
-static struct stats summarize(uint64_t *ns, uint32_t n)
-{
-	qsort(ns, n, sizeof(*ns), cmp_u64);
-	return (struct stats){ .med = (double)ns[n / 2] / 1e3, .p99 = (double)ns[(uint64_t)n * 99 / 100] / 1e3 };
-}
-
 int main(int argc, char **argv)
 {
 	uint32_t rounds = 3000;
@@ -334,9 +309,10 @@ int main(int argc, char **argv)
 	printf("== event-driven wait on a Sync Event: sleep and wake (%u rounds) ==\n", rounds);
 	printf("quiet period 250 ms, one blocked wait job: %u wake-up(s)\n", quiet);
 	printf("%-14s %10s %10s %14s %14s\n", "path", "median us", "p99 us", "vs eventfd", "vs futex");
-	printf("%-14s %10.2f %10.2f %13.2fx %13.2fx\n", "doca wake", sd.med, sd.p99, sd.med / se.med, sd.med / sf.med);
-	printf("%-14s %10.2f %10.2f %13.2fx %13.2fx\n", "eventfd wake", se.med, se.p99, 1.0, se.med / sf.med);
-	printf("%-14s %10.2f %10.2f %14s %13.2fx\n", "futex wake", sf.med, sf.p99, "", 1.0);
+	printf("%-14s %10.2f %10.2f %13.2fx %13.2fx\n", "doca wake", sd.median_us, sd.p99_us,
+	       sd.median_us / se.median_us, sd.median_us / sf.median_us);
+	printf("%-14s %10.2f %10.2f %13.2fx %13.2fx\n", "eventfd wake", se.median_us, se.p99_us, 1.0, se.median_us / sf.median_us);
+	printf("%-14s %10.2f %10.2f %14s %13.2fx\n", "futex wake", sf.median_us, sf.p99_us, "", 1.0);
 	doca_teardown(&d);
 	free(d.r.lat);
 	free(e.r.lat);
