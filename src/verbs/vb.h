@@ -1,0 +1,113 @@
+/*
+ * vb — the verbs layer's objects: what libibverbs.so.1 hands out, wrapped
+ * around the public structs so the inline functions compiled into existing
+ * binaries (ctx->ops, verbs_context, ibv_qp_ex, ibv_cq_ex) find what rdma-core
+ * would put there, and the library finds its own state next to them.
+ *
+ * libmlx5.so.1 is a separate shared library that must reach these objects
+ * without a second copy of the device: it sees this header only and calls
+ * back into libibverbs through the vb_dv_ops table every device carries, so
+ * no internal symbol is exported from either library.
+ */
+#ifndef VB_H_
+#define VB_H_
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+
+#include "hw_cq.h"
+#include "hw_mem.h"
+#include "hw_qp.h"
+
+#define VB_MAGIC_DEVICE 0x76624456u /* "VDbv": refuses a foreign ibv_device */
+#define VB_MAGIC_CONTEXT 0x76624358u
+
+struct vb_dv_ops;
+
+/* One emulated function of this side, as ibv_get_device_list returns it. */
+struct vb_device {
+	struct verbs_device vdev; /* ibv_device first: the list hands out &vdev.device */
+	uint32_t magic;
+	uint32_t func_index;	  /* hw_topology function */
+	uint64_t node_guid;	  /* big-endian, as ibv_get_device_guid returns it */
+	const struct vb_dv_ops *dv;
+};
+
+/* An open device: verbs_context with ibv_context as its last member, then ours. */
+struct vb_context {
+	struct verbs_context vctx;
+	uint32_t magic;
+	struct vb_device *dev;
+	pthread_mutex_t lock;	  /* control path: object lists, async queue */
+	int async_efd;		  /* == vctx.context.async_fd; readable while events queue */
+	struct vb_async *async;	  /* queued async events (vb_async.c) */
+};
+
+struct vb_pd {
+	struct ibv_pd pd;
+	struct hw_pd *hw;
+};
+
+struct vb_mr {
+	struct ibv_mr mr;
+	uint32_t key;
+};
+
+struct vb_cq {
+	struct ibv_cq_ex cqx;	  /* also a plain ibv_cq: its first members are ibv_cq's */
+	struct hw_cq *hw;
+	uint32_t cqn;
+	uint32_t cons_index;	  /* the consumer's index, as an mlx5 driver keeps it */
+	uint32_t arm_sn;
+	struct ibv_comp_channel *channel;
+	int flags;		  /* ibv_create_cq_wc_flags of an extended CQ */
+	struct hw_cqe64 *cur;	  /* extended poll: the CQE being read */
+};
+
+struct vb_srq {
+	struct ibv_srq srq;
+	uint32_t srqn;
+};
+
+struct vb_qp {
+	struct ibv_qp_ex qpx;	  /* ibv_qp first: ibv_qp_ex begins with it */
+	struct mlx5dv_qp_ex dv;
+	struct hw_qp *hw;
+	uint32_t sq_pi;		  /* send producer counter, basic blocks */
+	uint32_t rq_pi;
+	/* ibv_wr_* session state (vb_wr.c) */
+	uint32_t wr_start_pi;
+	int wr_err;
+	void *wr_cur;		  /* the WQE being built */
+};
+
+/* What libmlx5.so.1 needs from libibverbs.so.1; filled by libibverbs. */
+struct vb_dv_ops {
+	int (*query_device)(struct ibv_context *ctx, struct mlx5dv_context *attrs);
+	int (*init_obj)(struct mlx5dv_obj *obj, uint64_t obj_type);
+	struct mlx5dv_devx_uar *(*devx_alloc_uar)(struct ibv_context *ctx, uint32_t flags);
+	void (*devx_free_uar)(struct mlx5dv_devx_uar *uar);
+	struct mlx5dv_devx_umem *(*devx_umem_reg)(struct ibv_context *ctx, void *addr, size_t size,
+						  uint32_t access);
+	int (*devx_umem_dereg)(struct mlx5dv_devx_umem *umem);
+};
+
+static inline struct vb_context *vb_ctx(struct ibv_context *c)
+{
+	return (struct vb_context *)((char *)c - __builtin_offsetof(struct vb_context, vctx.context));
+}
+
+static inline struct vb_cq *vb_cq_of(struct ibv_cq *c)
+{
+	return (struct vb_cq *)c;
+}
+
+static inline struct vb_qp *vb_qp_of(struct ibv_qp *q)
+{
+	return (struct vb_qp *)q;
+}
+
+#endif /* VB_H_ */
