@@ -16,6 +16,7 @@
 #include "hw_mem.h"
 #include "hw_prm.h"
 #include "hw_qp.h"
+#include "hw_srq.h"
 
 #define MEM_LEN (256u * 1024)
 #define LOG_SQ 6
@@ -40,9 +41,20 @@ struct side {
 	uint32_t sq_pi, rq_pi;
 };
 
+/* What a test asks of the pair beyond the defaults (zero: two RC QPs, RQs, no RNR retries). */
+struct pair_opts {
+	enum hw_qp_type type;
+	uint32_t qkey;
+	uint8_t min_rnr_timer; /* both sides */
+	uint8_t rnr_retry;
+	bool srq;	       /* side 1 receives from P.srq */
+};
+
 static struct {
 	struct hw_pd *pd;
 	struct side s[2];
+	struct hw_srq *srq;
+	uint32_t srq_limit_events;
 } P;
 
 static void pair_teardown(void *arg)
@@ -58,6 +70,7 @@ static void pair_teardown(void *arg)
 			hw_mkey_dereg(s->key);
 		free(s->mem);
 	}
+	hw_srq_destroy(P.srq);
 	hw_pd_free(P.pd);
 	memset(&P, 0, sizeof(P));
 }
@@ -70,11 +83,20 @@ static void poller_init(struct poller *p, struct hw_cq *cq)
 	p->ci = 0;
 }
 
-static int side_setup(struct side *s, uint32_t qpn)
+static void srq_limit_cb(void *arg, struct hw_srq *srq)
+{
+	(void)arg;
+	if (srq == P.srq)
+		P.srq_limit_events++;
+}
+
+static int side_setup(struct side *s, uint32_t qpn, const struct pair_opts *o, bool on_srq)
 {
 	struct hw_cq_attr ca = { .log_size = LOG_CQ };
 	struct hw_qp_attr qa = { .qpn = qpn, .pd = P.pd, .log_sq_size = LOG_SQ, .log_rq_size = LOG_RQ,
-				 .log_rq_stride = LOG_RQ_STRIDE };
+				 .log_rq_stride = LOG_RQ_STRIDE, .type = o->type, .qkey = o->qkey,
+				 .min_rnr_timer = o->min_rnr_timer, .rnr_retry = o->rnr_retry,
+				 .srq = on_srq ? P.srq : NULL, .lid = (uint16_t)(qpn + 0x100) };
 
 	if (hw_cq_create(&ca, &s->scq) != HW_OK || hw_cq_create(&ca, &s->rcq) != HW_OK)
 		return -1;
@@ -92,13 +114,24 @@ static int side_setup(struct side *s, uint32_t qpn)
 	return 0;
 }
 
+#define LOG_SRQ 3
+#define LOG_SRQ_STRIDE 6 /* the next segment and three data segments */
+
 /* Two QPs connected to each other, both in RTS. */
-static int pair_setup(void)
+static int pair_setup_opts(const struct pair_opts *o)
 {
+	struct hw_srq_attr sa = { .srqn = 0x77, .log_size = LOG_SRQ, .log_stride = LOG_SRQ_STRIDE,
+				  .limit_cb = srq_limit_cb };
+
 	memset(&P, 0, sizeof(P));
 	th_defer(pair_teardown, NULL);
 	P.pd = hw_pd_alloc(0);
-	if (P.pd == NULL || side_setup(&P.s[0], 0x11) != 0 || side_setup(&P.s[1], 0x22) != 0)
+	if (P.pd == NULL)
+		return -1;
+	sa.pd = P.pd;
+	if (o->srq && hw_srq_create(&sa, &P.srq) != HW_OK)
+		return -1;
+	if (side_setup(&P.s[0], 0x11, o, false) != 0 || side_setup(&P.s[1], 0x22, o, o->srq) != 0)
 		return -1;
 	hw_qp_connect(P.s[0].qp, P.s[1].qp);
 	hw_qp_connect(P.s[1].qp, P.s[0].qp);
@@ -107,6 +140,13 @@ static int pair_setup(void)
 			if (hw_qp_modify(P.s[i].qp, st) != HW_OK)
 				return -1;
 	return 0;
+}
+
+static int pair_setup(void)
+{
+	static const struct pair_opts none;
+
+	return pair_setup_opts(&none);
 }
 
 /* The CQE software owns at the consumer index, taken; NULL when none. */
@@ -660,7 +700,7 @@ static void test_read_into_readonly(void)
 	CHECK(P.s[0].mem[0] == 0xab);
 }
 
-/* No receive posted: for now the RNR error comes at once (no retries). */
+/* No receive posted and rnr_retry 0 (the default): the RNR error comes at once. */
 static void test_send_without_receive(void)
 {
 	CHECK(pair_setup() == 0);
@@ -775,6 +815,650 @@ static void test_states(void)
 	qa.recv_cq = NULL;
 	CHECK_ERR(hw_qp_create(&qa, &q), HW_ERR_INVAL);
 	CHECK(q == NULL);
+}
+
+/* ---- RNR retries ---- */
+
+/* A signaled SEND of 16 bytes and a signaled NOP behind it; the SEND's index returned. */
+static uint16_t post_send_and_nop(uint16_t *nop)
+{
+	struct wqe w;
+	uint16_t idx;
+
+	w_ctrl(&w, HW_WQE_SEND, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_data(&w, P.s[0].mem, 16, P.s[0].key);
+	idx = post(0, &w);
+	w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+	*nop = post(0, &w);
+	return idx;
+}
+
+static void test_rnr_timer_table(void)
+{
+	CHECK(hw_rnr_timer_ns(0) == 655360000ull);
+	CHECK(hw_rnr_timer_ns(1) == 10000ull);
+	CHECK(hw_rnr_timer_ns(14) == 1280000ull);
+	CHECK(hw_rnr_timer_ns(31) == 491520000ull);
+	CHECK(pair_setup() == 0);
+	CHECK_ERR(hw_qp_set_rnr(P.s[0].qp, 32, 0), HW_ERR_INVAL);
+	CHECK_ERR(hw_qp_set_rnr(P.s[0].qp, 0, 8), HW_ERR_INVAL);
+	CHECK_ERR(hw_qp_set_rnr(P.s[0].qp, 31, 7), HW_OK);
+	CHECK(P.s[0].qp->min_rnr_timer == 31 && P.s[0].qp->rnr_retry == 7);
+	CHECK_ERR(hw_qp_kick(NULL, 1), HW_ERR_INVAL);
+	CHECK(hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE);
+	struct hw_qp_attr qa = { .pd = P.pd, .send_cq = P.s[0].scq, .recv_cq = P.s[0].rcq, .log_rq_stride = 4,
+				 .rnr_retry = 8 };
+	struct hw_qp *q = NULL;
+	CHECK_ERR(hw_qp_create(&qa, &q), HW_ERR_INVAL);
+	CHECK(q == NULL);
+}
+
+/* rnr_retry 3: the SQ waits; each kick at the deadline is one retry; the third fails it, the NOP is flushed. */
+static void test_rnr_retry_finite(void)
+{
+	struct pair_opts o = { .min_rnr_timer = 14, .rnr_retry = 3 };
+	uint64_t t = hw_rnr_timer_ns(14);
+	uint16_t nop;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	pair_setup_err_case();
+	uint16_t idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
+	uint64_t d = hw_qp_deadline(P.s[0].qp);
+	CHECK(d != HW_QP_NO_DEADLINE);
+	CHECK(poll_cqe(&P.s[0].sc) == NULL && hw_qp_state(P.s[0].qp) == HW_QP_RTS);
+	/* Before the deadline nothing is counted. */
+	CHECK_ERR(hw_qp_kick(P.s[0].qp, d - 1), HW_OK);
+	CHECK(hw_qp_deadline(P.s[0].qp) == d);
+	CHECK_ERR(ring(0), HW_OK); /* a doorbell while waiting changes nothing either */
+	CHECK(hw_qp_deadline(P.s[0].qp) == d);
+	for (int retry = 1; retry <= 2; retry++) {
+		CHECK_ERR(hw_qp_kick(P.s[0].qp, d), HW_OK);
+		CHECK(hw_qp_deadline(P.s[0].qp) == d + t);
+		CHECK(poll_cqe(&P.s[0].sc) == NULL);
+		d += t;
+	}
+	CHECK_ERR(hw_qp_kick(P.s[0].qp, d + 5), HW_OK);
+	const uint8_t *c = poll_cqe(&P.s[0].sc);
+	CHECK(err_cqe(c, HW_CQE_REQ_ERR, HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR, idx) && c[56] == HW_WQE_SEND);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
+	CHECK(poll_cqe(&P.s[0].sc) == NULL && poll_cqe(&P.s[1].rc) == NULL);
+	CHECK(hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE && hw_qp_state(P.s[0].qp) == HW_QP_ERR);
+	CHECK(hw_qp_state(P.s[1].qp) == HW_QP_RTS);
+}
+
+/* rnr_retry 7 waits forever; the receive's doorbell resumes the requester, which delivers in order. */
+static void test_rnr_retry_infinite_then_receive(void)
+{
+	struct pair_opts o = { .min_rnr_timer = 1, .rnr_retry = HW_QP_RNR_RETRY_INFINITE };
+	const uint8_t *addr[1];
+	const uint32_t len[1] = { 64 };
+	uint16_t nop;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	pair_setup_err_case();
+	addr[0] = P.s[1].mem + 500;
+	uint16_t idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
+	for (int k = 0; k < 1000; k++)
+		CHECK_ERR(hw_qp_kick(P.s[0].qp, hw_qp_deadline(P.s[0].qp)), HW_OK);
+	CHECK(hw_qp_deadline(P.s[0].qp) != HW_QP_NO_DEADLINE && poll_cqe(&P.s[0].sc) == NULL);
+	CHECK(P.s[1].mem[500] == 0xcd);
+	uint16_t ridx = post_recv(1, addr, len, 1, P.s[1].key);
+	CHECK_ERR(hw_qp_ring_rq(P.s[1].qp, P.s[1].rq_pi), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), nop, 0x11));
+	const uint8_t *c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_SEND && rd16(c, 60) == ridx && rd32(c, 44) == 16);
+	CHECK(memcmp(P.s[1].mem + 500, P.s[0].mem, 16) == 0 && P.s[1].mem[516] == 0xcd);
+	CHECK(hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE);
+	/* Bad receive doorbells. */
+	CHECK_ERR(hw_qp_ring_rq(P.s[1].qp, P.s[1].rq_pi + (1u << LOG_RQ) + 1), HW_ERR_INVAL);
+	CHECK_ERR(hw_qp_ring_rq(NULL, 0), HW_ERR_INVAL);
+}
+
+/* A WRITE_IMM waiting on RNR writes nothing until its receive comes; a kick after it runs the WQE. */
+static void test_rnr_write_imm_resume_by_kick(void)
+{
+	struct pair_opts o = { .min_rnr_timer = 0, .rnr_retry = 2 };
+	const uint8_t *addr[1];
+	const uint32_t len[1] = { 8 };
+	struct wqe w;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	pair_setup_err_case();
+	addr[0] = P.s[1].mem + 3000;
+	w_ctrl(&w, HW_WQE_RDMA_WRITE_IMM, HW_WQE_CTRL_CQ_UPDATE, 0x5151);
+	w_raddr(&w, P.s[1].mem + 40, P.s[1].key);
+	w_data(&w, P.s[0].mem, 32, P.s[0].key);
+	uint16_t idx = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	uint64_t d = hw_qp_deadline(P.s[0].qp);
+	CHECK(d != HW_QP_NO_DEADLINE);
+	CHECK_ERR(hw_qp_kick(P.s[0].qp, d), HW_OK); /* one retry spent, one left */
+	CHECK(hw_qp_deadline(P.s[0].qp) == d + hw_rnr_timer_ns(0));
+	for (int k = 0; k < 4096; k++)
+		CHECK(P.s[1].mem[k] == 0xcd);
+	/* The receive is posted without its doorbell call: the next kick finds it. */
+	uint16_t ridx = post_recv(1, addr, len, 1, P.s[1].key);
+	CHECK_ERR(hw_qp_kick(P.s[0].qp, 1), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	const uint8_t *c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_WR_IMM && rd16(c, 60) == ridx && rd32(c, 36) == 0x5151);
+	CHECK(memcmp(P.s[1].mem + 40, P.s[0].mem, 32) == 0 && P.s[1].mem[3000] == 0xcd);
+}
+
+/* Moving a waiting requester to ERR flushes the waiting WQE and the ones behind it. */
+static void test_rnr_wait_then_error(void)
+{
+	struct pair_opts o = { .rnr_retry = HW_QP_RNR_RETRY_INFINITE };
+	uint16_t nop;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	uint16_t idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(poll_cqe(&P.s[0].sc) == NULL);
+	CHECK_ERR(hw_qp_modify(P.s[0].qp, HW_QP_ERR), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, idx));
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
+	CHECK(poll_cqe(&P.s[0].sc) == NULL && hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE);
+}
+
+/* A responder gone to RESET while the requester waits: the next retry finds no answer at all. */
+static void test_rnr_peer_gone(void)
+{
+	struct pair_opts o = { .min_rnr_timer = 3, .rnr_retry = HW_QP_RNR_RETRY_INFINITE };
+	uint16_t nop;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	uint16_t idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK_ERR(hw_qp_modify(P.s[1].qp, HW_QP_RESET), HW_OK);
+	CHECK_ERR(hw_qp_kick(P.s[0].qp, hw_qp_deadline(P.s[0].qp)), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, idx));
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
+}
+
+/* ---- SRQ ---- */
+
+/* The program's side of an SRQ, as an mlx5 driver keeps it: a free list from head to tail. */
+static struct {
+	uint32_t head, tail, counter;
+} SP;
+
+static struct hw_wqe_srq_next_seg *srq_wqe_at(uint32_t idx)
+{
+	return (void *)(hw_srq_buf(P.srq) + ((size_t)idx << LOG_SRQ_STRIDE));
+}
+
+static void srq_prog_init(void)
+{
+	SP.head = 0;
+	SP.tail = (1u << LOG_SRQ) - 1;
+	SP.counter = 0;
+}
+
+/* Posts one receive of one entry at the head of the free list; its index, or -1 when the list is full. */
+static int srq_post(uint8_t *addr, uint32_t len, uint32_t lkey, bool doorbell)
+{
+	uint32_t idx = SP.head;
+	uint8_t *w = (uint8_t *)srq_wqe_at(idx);
+
+	if (SP.head == SP.tail)
+		return -1;
+	hw_data_seg_set((void *)(w + 16), len, lkey, (uintptr_t)addr);
+	hw_data_seg_set((void *)(w + 32), 0, HW_RQ_INVALID_LKEY, 0);
+	SP.head = be16toh(srq_wqe_at(idx)->next_wqe_index);
+	SP.counter++;
+	if (doorbell)
+		return hw_srq_ring(P.srq, SP.counter) == HW_OK ? (int)idx : -2;
+	__atomic_store_n(hw_srq_dbrec(P.srq), htobe32(SP.counter & 0xffff), __ATOMIC_RELEASE);
+	return (int)idx;
+}
+
+/* A completed WQE goes back at the tail, as the driver's poll does. */
+static void srq_free(uint32_t idx)
+{
+	srq_wqe_at(SP.tail)->next_wqe_index = htobe16((uint16_t)idx);
+	SP.tail = idx;
+}
+
+static uint16_t send_bytes(const uint8_t *src, uint32_t n)
+{
+	struct wqe w;
+
+	w_ctrl(&w, HW_WQE_SEND, HW_WQE_CTRL_CQ_UPDATE, 0);
+	if (n != 0)
+		w_data(&w, src, n, P.s[0].key);
+	return post(0, &w);
+}
+
+/* The device follows next_wqe_index from its head: the program's free order decides the receive order. */
+static void test_srq_order_and_index(void)
+{
+	struct pair_opts o = { .srq = true };
+	uint8_t *dst;
+	int expect[7];
+	uint32_t n = 0;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	dst = P.s[1].mem;
+	srq_prog_init();
+	fill(P.s[0].mem, 4096, 77);
+	CHECK(hw_qp_rq_buf(P.s[1].qp) == hw_qp_sq_buf(P.s[1].qp)); /* no receive ring of its own */
+	for (int k = 0; k < 3; k++)
+		CHECK(srq_post(dst + k * 256, 256, P.s[1].key, true) == k);
+	for (int k = 0; k < 3; k++)
+		send_bytes(P.s[0].mem + k, 10 + (uint32_t)k);
+	CHECK_ERR(ring(0), HW_OK);
+	for (int k = 0; k < 3; k++) {
+		const uint8_t *c = poll_cqe(&P.s[1].rc);
+
+		CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_SEND && rd16(c, 60) == k && rd32(c, 32) == 0x77);
+		CHECK(rd32(c, 44) == 10u + (uint32_t)k && (rd32(c, 56) & 0xffffff) == 0x22);
+		CHECK(memcmp(dst + k * 256, P.s[0].mem + k, 10 + (size_t)k) == 0);
+		CHECK(req_ok(poll_cqe(&P.s[0].sc), (uint16_t)k, 0x11));
+	}
+	/* Freed out of order: 2, 0, 1 join the list after 3..7. */
+	srq_free(2);
+	srq_free(0);
+	srq_free(1);
+	memset(dst, 0, 8 * 256);
+	for (int k = 0; k < 7; k++) {
+		expect[k] = srq_post(dst + 256 * (k + 1) % 2048, 256, P.s[1].key, true);
+		CHECK(expect[k] >= 0);
+	}
+	CHECK(srq_post(dst, 256, P.s[1].key, true) == -1); /* head met tail: the list is full */
+	CHECK(expect[0] == 3 && expect[4] == 7 && expect[5] == 2 && expect[6] == 0);
+	CHECK(hw_srq_posted(P.srq) == 7);
+	for (int k = 0; k < 7; k++)
+		send_bytes(P.s[0].mem + 100 + k, 20);
+	CHECK_ERR(ring(0), HW_OK);
+	for (const uint8_t *c; (c = poll_cqe(&P.s[1].rc)) != NULL; n++) {
+		CHECK(cqe_op(c) == HW_CQE_RESP_SEND && rd16(c, 60) == expect[n] && rd32(c, 32) == 0x77);
+		CHECK(memcmp(dst + 256 * (n + 1) % 2048, P.s[0].mem + 100 + n, 20) == 0);
+	}
+	CHECK(n == 7 && hw_srq_posted(P.srq) == 0);
+	/* The SRQ QP has no receive doorbell; bad arguments. */
+	CHECK_ERR(hw_qp_ring_rq(P.s[1].qp, 1), HW_ERR_INVAL);
+	CHECK_ERR(hw_srq_ring(P.srq, SP.counter + (1u << LOG_SRQ) + 1), HW_ERR_INVAL);
+	CHECK_ERR(hw_srq_destroy(P.srq), HW_ERR_INVAL); /* a QP still receives there */
+	struct hw_srq_attr sa = { .pd = P.pd, .log_size = 3, .log_stride = 4 };
+	struct hw_srq *bad = NULL;
+	CHECK_ERR(hw_srq_create(&sa, &bad), HW_ERR_INVAL);
+	sa.log_stride = 5;
+	sa.log_size = HW_SRQ_LOG_MAX + 1;
+	CHECK_ERR(hw_srq_create(&sa, &bad), HW_ERR_INVAL);
+	sa.log_size = 3;
+	sa.pd = NULL;
+	CHECK_ERR(hw_srq_create(&sa, &bad), HW_ERR_INVAL);
+	CHECK(bad == NULL);
+}
+
+/* The limit fires once when the posted count drops below it; arming above the count is refused. */
+static void test_srq_limit_event(void)
+{
+	struct pair_opts o = { .srq = true };
+
+	CHECK(pair_setup_opts(&o) == 0);
+	srq_prog_init();
+	for (int k = 0; k < 4; k++)
+		CHECK(srq_post(P.s[1].mem + k * 64, 64, P.s[1].key, true) == k);
+	CHECK_ERR(hw_srq_arm(P.srq, 5), HW_ERR_INVAL);
+	CHECK_ERR(hw_srq_arm(P.srq, 2), HW_OK);
+	uint32_t events[4];
+	for (int k = 0; k < 4; k++) {
+		send_bytes(P.s[0].mem, 4);
+		CHECK_ERR(ring(0), HW_OK);
+		CHECK(poll_cqe(&P.s[1].rc) != NULL);
+		events[k] = P.srq_limit_events;
+	}
+	/* 3 and 2 left: not below 2; 1 left: the event; 0 left: disarmed, no more. */
+	CHECK(events[0] == 0 && events[1] == 0 && events[2] == 1 && events[3] == 1);
+	CHECK_ERR(hw_srq_arm(P.srq, 1), HW_ERR_INVAL);
+	CHECK_ERR(hw_srq_arm(P.srq, 0), HW_OK);
+}
+
+/* An SRQ receive posted later resumes a requester waiting on RNR; a failing receive leaves the SRQ's others. */
+static void test_srq_rnr_resume_and_error(void)
+{
+	struct pair_opts o = { .srq = true, .rnr_retry = 1 };
+	uint16_t nop;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	pair_setup_err_case();
+	srq_prog_init();
+	uint16_t idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(hw_qp_deadline(P.s[0].qp) != HW_QP_NO_DEADLINE && poll_cqe(&P.s[0].sc) == NULL);
+	CHECK(srq_post(P.s[1].mem + 200, 16, P.s[1].key, true) == 0);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11) && req_ok(poll_cqe(&P.s[0].sc), nop, 0x11));
+	const uint8_t *c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_SEND && rd16(c, 60) == 0 && rd32(c, 32) == 0x77);
+	CHECK(memcmp(P.s[1].mem + 200, P.s[0].mem, 16) == 0);
+	/* A receive too small: the responder errs, the SRQ keeps its other WQE. */
+	CHECK(srq_post(P.s[1].mem + 300, 4, P.s[1].key, true) == 1);
+	CHECK(srq_post(P.s[1].mem + 400, 64, P.s[1].key, true) == 2);
+	idx = send_bytes(P.s[0].mem, 16);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, idx));
+	c = poll_cqe(&P.s[1].rc);
+	CHECK(err_cqe(c, HW_CQE_RESP_ERR, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, 1) && rd32(c, 32) == 0x77);
+	CHECK(poll_cqe(&P.s[1].rc) == NULL && hw_qp_state(P.s[1].qp) == HW_QP_ERR);
+	CHECK(hw_srq_posted(P.srq) == 1 && P.s[1].mem[300] == 0xcd);
+}
+
+/* ---- UD ---- */
+
+#define QKEY 0x1234567u
+
+static void w_dgram(struct wqe *w, uint32_t dqpn, uint32_t qkey, bool grh, uint8_t sl)
+{
+	struct hw_wqe_datagram_seg *av = (void *)(w->b + w->ds * 16);
+
+	memset(av, 0, sizeof(*av));
+	av->qkey = htobe32(qkey);
+	av->dqp_dct = htobe32(0x80000000u | dqpn);
+	av->stat_rate_sl = sl;
+	av->rlid = htobe16(0x122);
+	av->tclass = 0x2a;
+	av->hop_limit = 64;
+	if (grh)
+		av->grh_gid_fl = htobe32(HW_AV_GRH | 0x12345);
+	for (int k = 0; k < 16; k++)
+		av->rgid[k] = (uint8_t)(0xf0 + k);
+	w->ds += 3;
+}
+
+static int ud_setup(void)
+{
+	struct pair_opts o = { .type = HW_QPT_UD, .qkey = QKEY };
+
+	if (pair_setup_opts(&o) != 0)
+		return -1;
+	for (int k = 0; k < 16; k++)
+		P.s[0].qp->gid[k] = (uint8_t)(0xa0 + k);
+	return 0;
+}
+
+static uint16_t ud_send(uint8_t op, uint32_t dqpn, uint32_t qkey, bool grh, const uint8_t *src, uint32_t n,
+			uint32_t imm)
+{
+	struct wqe w;
+
+	w_ctrl(&w, op, HW_WQE_CTRL_CQ_UPDATE, imm);
+	w_dgram(&w, dqpn, qkey, grh, 5);
+	if (n != 0)
+		w_data(&w, src, n, P.s[0].key);
+	return post(0, &w);
+}
+
+/* A datagram with and without a GRH: the GRH area first, byte_cnt counting it, the sender named in the CQE. */
+static void test_ud_delivery(void)
+{
+	CHECK(ud_setup() == 0);
+	uint8_t *src = P.s[0].mem, *dst = P.s[1].mem;
+	const uint8_t *addr[2] = { dst, dst + 1000 };
+	const uint32_t len[2] = { 50, 200 }; /* the GRH area spans both entries */
+
+	fill(src, 4096, 31);
+	for (int grh = 0; grh < 2; grh++) {
+		memset(dst, 0xee, 2048);
+		uint16_t ridx = post_recv(1, addr, len, 2, P.s[1].key);
+		uint16_t idx = ud_send(grh ? HW_WQE_SEND : HW_WQE_SEND_IMM, 0x22, QKEY, grh, src + 7, 100, 0xfeed);
+		CHECK_ERR(ring(0), HW_OK);
+		const uint8_t *c = poll_cqe(&P.s[0].sc);
+		CHECK(req_ok(c, idx, 0x11) && c[56] == (grh ? HW_WQE_SEND : HW_WQE_SEND_IMM));
+		c = poll_cqe(&P.s[1].rc);
+		CHECK(c != NULL && cqe_op(c) == (grh ? HW_CQE_RESP_SEND : HW_CQE_RESP_SEND_IMM));
+		CHECK(rd16(c, 60) == ridx && (rd32(c, 56) & 0xffffff) == 0x22 && rd32(c, 44) == 140);
+		CHECK(rd32(c, 24) == ((grh ? 1u << 28 : 0) | 5u << 24 | 0x11) && rd16(c, 22) == 0x111);
+		if (!grh)
+			CHECK(rd32(c, 36) == 0xfeed);
+		/* the payload: 10 bytes after the GRH area in the first entry, the rest in the second */
+		CHECK(memcmp(dst + 40, src + 7, 10) == 0 && memcmp(dst + 1000, src + 17, 90) == 0);
+		CHECK(dst[1090] == 0xee);
+		if (!grh) {
+			for (int k = 0; k < 40; k++)
+				CHECK(dst[k] == 0xee);
+			continue;
+		}
+		CHECK(rd32(dst, 0) == (6u << 28 | 0x2au << 20 | 0x12345) && rd16(dst, 4) == 12 + 8 + 100 + 4);
+		CHECK(dst[6] == 0x1b && dst[7] == 64 && dst[8] == 0xa0 && dst[23] == 0xaf);
+		CHECK(dst[24] == 0xf0 && dst[39] == 0xff);
+	}
+	CHECK(hw_qp_state(P.s[0].qp) == HW_QP_RTS && hw_qp_state(P.s[1].qp) == HW_QP_RTS);
+}
+
+/* A wrong qkey, an unknown QPN or no receive: the sender completes, nothing arrives, the receive stays. */
+static void test_ud_drops(void)
+{
+	CHECK(ud_setup() == 0);
+	uint8_t *dst = P.s[1].mem;
+	const uint8_t *addr[1] = { dst };
+	const uint32_t len[1] = { 256 };
+	uint16_t i[4];
+
+	memset(dst, 0xee, 512);
+	i[0] = ud_send(HW_WQE_SEND, 0x22, QKEY + 1, false, P.s[0].mem, 16, 0); /* no receive posted yet */
+	CHECK_ERR(ring(0), HW_OK);
+	uint16_t ridx = post_recv(1, addr, len, 1, P.s[1].key);
+	i[1] = ud_send(HW_WQE_SEND, 0x22, QKEY + 1, false, P.s[0].mem, 16, 0);
+	i[2] = ud_send(HW_WQE_SEND, 0x999, QKEY, false, P.s[0].mem, 16, 0);
+	/* a qkey with the top bit takes the sender QP's own, which is QKEY: delivered */
+	i[3] = ud_send(HW_WQE_SEND, 0x22, 0x80000000u, false, P.s[0].mem, 16, 0);
+	CHECK_ERR(ring(0), HW_OK);
+	for (int k = 0; k < 4; k++)
+		CHECK(req_ok(poll_cqe(&P.s[0].sc), i[k], 0x11));
+	const uint8_t *c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_SEND && rd16(c, 60) == ridx && rd32(c, 44) == 56);
+	CHECK(poll_cqe(&P.s[1].rc) == NULL);
+	/* a destination that is not UD drops too */
+	struct hw_qp_attr qa = { .qpn = 0x33, .pd = P.pd, .send_cq = P.s[1].scq, .recv_cq = P.s[1].rcq,
+				 .log_rq_stride = 4 };
+	struct hw_qp *rc = NULL;
+	CHECK_ERR(hw_qp_create(&qa, &rc), HW_OK);
+	CHECK(hw_qp_lookup(0x33) == rc && hw_qp_lookup(0x22) == P.s[1].qp && hw_qp_lookup(0x44) == NULL);
+	i[0] = ud_send(HW_WQE_SEND, 0x33, QKEY, false, P.s[0].mem, 16, 0);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), i[0], 0x11) && poll_cqe(&P.s[1].rc) == NULL);
+	hw_qp_destroy(rc);
+	CHECK(hw_qp_lookup(0x33) == NULL && hw_qp_lookup(0x22) == P.s[1].qp);
+	CHECK_ERR(hw_qp_set_qkey(P.s[1].qp, 7), HW_OK);
+	CHECK(P.s[1].qp->qkey == 7);
+}
+
+/* Above the MTU the sender fails with a local length error; at it the message goes. Other opcodes are refused. */
+static void test_ud_mtu_and_opcodes(void)
+{
+	CHECK(ud_setup() == 0);
+	const uint8_t *addr[1] = { P.s[1].mem };
+	const uint32_t len[1] = { HW_UD_MTU + HW_UD_GRH_BYTES };
+	struct wqe w;
+
+	post_recv(1, addr, len, 1, P.s[1].key);
+	uint16_t idx = ud_send(HW_WQE_SEND, 0x22, QKEY, false, P.s[0].mem, HW_UD_MTU, 0);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	const uint8_t *c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && rd32(c, 44) == HW_UD_MTU + HW_UD_GRH_BYTES);
+	idx = ud_send(HW_WQE_SEND, 0x22, QKEY, false, P.s[0].mem, HW_UD_MTU + 1, 0);
+	w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+	uint16_t nop = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, idx));
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
+	CHECK(hw_qp_state(P.s[0].qp) == HW_QP_ERR && poll_cqe(&P.s[1].rc) == NULL);
+
+	for (int k = 0; k < 2; k++) {
+		th_undefer(pair_teardown, NULL);
+		pair_teardown(NULL);
+		CHECK(ud_setup() == 0);
+		w_ctrl(&w, k == 0 ? HW_WQE_RDMA_WRITE : HW_WQE_SEND_INVAL, HW_WQE_CTRL_CQ_UPDATE, 0);
+		w_dgram(&w, 0x22, QKEY, false, 0);
+		w_data(&w, P.s[0].mem, 8, P.s[0].key);
+		idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_LOCAL_QP_OP_ERR, idx));
+	}
+}
+
+/* A receive too small for the GRH area and the payload completes in error at the receiver only. */
+static void test_ud_short_receive(void)
+{
+	CHECK(ud_setup() == 0);
+	const uint8_t *addr[1] = { P.s[1].mem };
+	const uint32_t len[1] = { HW_UD_GRH_BYTES + 10 };
+
+	memset(P.s[1].mem, 0xee, 64);
+	uint16_t ridx = post_recv(1, addr, len, 1, P.s[1].key);
+	post_recv(1, addr, len, 1, P.s[1].key);
+	uint16_t idx = ud_send(HW_WQE_SEND, 0x22, QKEY, true, P.s[0].mem, 11, 0);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11) && hw_qp_state(P.s[0].qp) == HW_QP_RTS);
+	CHECK(err_cqe(poll_cqe(&P.s[1].rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, ridx));
+	CHECK(err_cqe(poll_cqe(&P.s[1].rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, (uint16_t)(ridx + 1)));
+	CHECK(hw_qp_state(P.s[1].qp) == HW_QP_ERR && P.s[1].mem[0] == 0xee && P.s[1].mem[63] == 0xee);
+}
+
+/* ---- SEND with invalidate, LOCAL_INV ---- */
+
+/* A key over side i's first 4 KiB that invalidation may free. */
+static uint32_t inv_key(int i)
+{
+	uint32_t key = 0;
+
+	if (hw_mkey_reg(P.pd, P.s[i].mem, (uintptr_t)P.s[i].mem, 4096, ALL_RIGHTS, &key) != HW_OK)
+		return 0;
+	th_defer(dereg_cb, (void *)(uintptr_t)key);
+	return hw_mkey_set_invalidatable(key) == HW_OK ? key : 0;
+}
+
+static void test_send_inval(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	uint32_t k = inv_key(1);
+	CHECK(k != 0);
+	const uint8_t *addr[1] = { P.s[1].mem + 2000 };
+	const uint32_t len[1] = { 64 };
+	uint8_t *p;
+	struct wqe w;
+
+	uint16_t ridx = post_recv(1, addr, len, 1, P.s[1].key);
+	w_ctrl(&w, HW_WQE_SEND_INVAL, HW_WQE_CTRL_CQ_UPDATE, k);
+	w_data(&w, P.s[0].mem, 24, P.s[0].key);
+	uint16_t idx = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	const uint8_t *c = poll_cqe(&P.s[0].sc);
+	CHECK(req_ok(c, idx, 0x11) && c[56] == HW_WQE_SEND_INVAL);
+	c = poll_cqe(&P.s[1].rc);
+	CHECK(c != NULL && cqe_op(c) == HW_CQE_RESP_SEND_INV && rd32(c, 36) == k && rd16(c, 60) == ridx);
+	CHECK(rd32(c, 44) == 24 && memcmp(P.s[1].mem + 2000, P.s[0].mem, 24) == 0);
+	CHECK_ERR(hw_mkey_translate(k, 0, (uintptr_t)P.s[1].mem, 8, 0, &p), HW_ERR_KEY);
+	/* the freed rkey is refused to a WRITE */
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_raddr(&w, P.s[1].mem, k);
+	w_data(&w, P.s[0].mem, 8, P.s[0].key);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_WRITE, HW_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+	CHECK_ERR(hw_mkey_revalidate(k), HW_OK);
+	CHECK_ERR(hw_mkey_translate(k, 0, (uintptr_t)P.s[1].mem, 8, 0, &p), HW_OK);
+}
+
+/* Invalidating a key that may not be (a plain registration) or is unknown: the responder refuses, nothing lands. */
+static void test_send_inval_refused(void)
+{
+	for (int variant = 0; variant < 2; variant++) {
+		CHECK(pair_setup() == 0);
+		pair_setup_err_case();
+		const uint8_t *addr[1] = { P.s[1].mem + 2000 };
+		const uint32_t len[1] = { 64 };
+		uint8_t *p;
+		struct wqe w;
+
+		uint16_t ridx = post_recv(1, addr, len, 1, P.s[1].key);
+		w_ctrl(&w, HW_WQE_SEND_INVAL, HW_WQE_CTRL_CQ_UPDATE, variant == 0 ? P.s[1].key : 0xdead00u);
+		w_data(&w, P.s[0].mem, 24, P.s[0].key);
+		uint16_t bad = post(0, &w);
+		expect_fail_and_flush(bad, HW_WQE_SEND_INVAL, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		CHECK(err_cqe(poll_cqe(&P.s[1].rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, ridx));
+		CHECK(hw_qp_state(P.s[1].qp) == HW_QP_ERR && P.s[1].mem[2000] == 0xcd);
+		CHECK_ERR(hw_mkey_translate(P.s[1].key, 0, (uintptr_t)P.s[1].mem, 8, 0, &p), HW_OK);
+		th_undefer(pair_teardown, NULL);
+		pair_teardown(NULL);
+	}
+}
+
+/* LOCAL_INV as mlx5's post_send builds it: ctrl, UMR control segment, mkey context marked free. */
+static uint16_t post_local_inv(uint32_t key, uint8_t ctx_free)
+{
+	struct wqe w;
+	uint8_t *uc, *mc;
+
+	w_ctrl(&w, HW_WQE_UMR, HW_WQE_CTRL_CQ_UPDATE | HW_WQE_CTRL_SMALL_FENCE, key);
+	uc = w.b + 16;
+	uc[0] = HW_UMR_CTRL_INLINE | HW_UMR_CTRL_TRANSLATION_OFFSET | HW_UMR_CTRL_CHECK_QPN;
+	memcpy(uc + 8, &(uint64_t){ htobe64(HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY | HW_UMR_MASK_QPN) }, 8);
+	mc = w.b + 64;
+	mc[0] = ctx_free;
+	memcpy(mc + 4, &(uint32_t){ htobe32(0xffffff00u) }, 4);
+	w.ds = 8;
+	return post(0, &w);
+}
+
+static void test_local_inv(void)
+{
+	CHECK(pair_setup() == 0);
+	pair_setup_err_case();
+	uint32_t k = inv_key(0);
+	CHECK(k != 0);
+	uint8_t *p;
+
+	uint16_t idx = post_local_inv(k, HW_MKEY_CTX_FREE);
+	CHECK_ERR(ring(0), HW_OK);
+	const uint8_t *c = poll_cqe(&P.s[0].sc);
+	CHECK(req_ok(c, idx, 0x11) && c[56] == HW_WQE_UMR);
+	CHECK_ERR(hw_mkey_translate(k, 0, (uintptr_t)P.s[0].mem, 8, 0, &p), HW_ERR_KEY);
+	/* invalidating a free key again is no error */
+	idx = post_local_inv(k, HW_MKEY_CTX_FREE);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	/* the freed lkey: a local protection error, nothing written */
+	struct wqe w;
+	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0, 0);
+	w_raddr(&w, P.s[1].mem, P.s[1].key);
+	w_data(&w, P.s[0].mem, 16, k);
+	uint16_t bad = post(0, &w);
+	expect_fail_and_flush(bad, HW_WQE_RDMA_WRITE, HW_CQE_SYNDROME_LOCAL_PROT_ERR);
+}
+
+/* LOCAL_INV of a plain key fails as a bind error; a UMR of another form is a bad WQE for now. */
+static void test_local_inv_refused(void)
+{
+	uint8_t *p;
+
+	for (int variant = 0; variant < 3; variant++) {
+		CHECK(pair_setup() == 0);
+		pair_setup_err_case();
+		struct hw_pd *other = hw_pd_alloc(0);
+		uint32_t okey = 0;
+
+		CHECK(other != NULL);
+		th_defer(pd_free_cb, other);
+		CHECK_ERR(hw_mkey_reg(other, P.s[0].mem, (uintptr_t)P.s[0].mem, 64, ALL_RIGHTS, &okey), HW_OK);
+		th_defer(dereg_cb, (void *)(uintptr_t)okey);
+		CHECK_ERR(hw_mkey_set_invalidatable(okey), HW_OK);
+		uint16_t bad = variant == 0   ? post_local_inv(P.s[0].key, HW_MKEY_CTX_FREE)
+			       : variant == 1 ? post_local_inv(okey, HW_MKEY_CTX_FREE) /* another domain's key */
+					      : post_local_inv(inv_key(0), 0);
+		expect_fail_and_flush(bad, HW_WQE_UMR,
+				      variant == 2 ? HW_CQE_SYNDROME_LOCAL_QP_OP_ERR : HW_CQE_SYNDROME_MW_BIND_ERR);
+		CHECK_ERR(hw_mkey_translate(P.s[0].key, 0, (uintptr_t)P.s[0].mem, 8, 0, &p), HW_OK);
+		CHECK_ERR(hw_mkey_translate(okey, 0, (uintptr_t)P.s[0].mem, 8, 0, &p), HW_OK);
+		th_undefer(pair_teardown, NULL);
+		pair_teardown(NULL);
+	}
 }
 
 /* xorshift: a fixed sequence, so a failure repeats. */
@@ -908,6 +1592,23 @@ int main(void)
 	RUN(test_send_too_long);
 	RUN(test_bad_wqe);
 	RUN(test_states);
+	RUN(test_rnr_timer_table);
+	RUN(test_rnr_retry_finite);
+	RUN(test_rnr_retry_infinite_then_receive);
+	RUN(test_rnr_write_imm_resume_by_kick);
+	RUN(test_rnr_wait_then_error);
+	RUN(test_rnr_peer_gone);
+	RUN(test_srq_order_and_index);
+	RUN(test_srq_limit_event);
+	RUN(test_srq_rnr_resume_and_error);
+	RUN(test_ud_delivery);
+	RUN(test_ud_drops);
+	RUN(test_ud_mtu_and_opcodes);
+	RUN(test_ud_short_receive);
+	RUN(test_send_inval);
+	RUN(test_send_inval_refused);
+	RUN(test_local_inv);
+	RUN(test_local_inv_refused);
 	RUN(test_random_against_model);
 	return th_summary("test_hw_qp");
 }

@@ -9,14 +9,21 @@
  * responder-side failure, the peer) to ERR, and every later posted WQE
  * completed with WR_FLUSH.
  *
- * Not yet: SEND with invalidate, LOCAL_INV, UMR, keys of remote memory
- * (refused as a protection or access error), RNR retries (the error comes
- * at once). Fences need nothing: WQEs run one after the other.
+ * A responder that has no receive posted gets an RC requester's WQE back as
+ * an RNR NAK would: nothing of it has happened, and the SQ waits at it for
+ * the retry (hw_qp.h); UD has no RNR, the datagram is dropped. The SQ runs on
+ * whichever thread rings or kicks it, one at a time (hw_qp_drive).
+ *
+ * Not yet: UMR other than the LOCAL_INV form, keys of remote memory (refused
+ * as a protection or access error). Fences need nothing: WQEs run one after
+ * the other.
  */
 #include <endian.h>
 #include <string.h>
+#include <time.h>
 
 #include "hw_qp.h"
+#include "hw_srq.h"
 
 #define ENG_MAX_DS 63 /* the 6-bit ds field */
 #define ENG_MAX_SPANS 64
@@ -45,9 +52,10 @@ struct eng_wqe {
 	uint32_t imm; /* host order */
 };
 
-/* What one WQE did: syndrome 0 on success. */
+/* What one WQE did: syndrome 0 on success; rnr when the responder had no receive (nothing done). */
 struct eng_res {
 	uint8_t synd;
+	bool rnr;
 	uint32_t byte_cnt;
 };
 
@@ -138,11 +146,15 @@ static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 	return l->total > ENG_MAX_MSG ? HW_CQE_SYNDROME_LOCAL_LENGTH_ERR : 0;
 }
 
-/* Moves src's bytes into dst's spans in order; dst is at least as long. */
-static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
+/* Moves src's bytes into dst's spans in order, from byte skip of dst on; dst is long enough. */
+static void eng_copy_at(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
 {
-	uint32_t di = 0, doff = 0;
+	uint32_t di = 0, doff = skip;
 
+	while (di < dst->n && doff >= dst->s[di].len) {
+		doff -= dst->s[di].len;
+		di++;
+	}
 	for (uint32_t si = 0; si < src->n; si++) {
 		const uint8_t *p = src->s[si].p;
 		uint32_t left = src->s[si].len;
@@ -161,6 +173,11 @@ static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
 			}
 		}
 	}
+}
+
+static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
+{
+	eng_copy_at(dst, 0, src);
 }
 
 /* The peer, if it can take requests (RTR or RTS); else as a fabric would: no answer, retries run out. */
@@ -186,65 +203,111 @@ static uint8_t eng_remote(const struct hw_qp *peer, const struct hw_wqe_raddr_se
 	return 0;
 }
 
-/* The receive WQE at the peer's consumer counter, or NULL when none is posted. */
-static uint8_t *eng_rq_head(const struct hw_qp *peer)
+/* A receive WQE the responder took: from its RQ or its SRQ. */
+struct eng_rcv {
+	const uint8_t *segs; /* the first data segment */
+	uint32_t nseg;
+	uint32_t pd_id;	     /* the domain its keys belong to */
+	uint16_t idx;	     /* wqe_counter of its CQE */
+	uint32_t srqn;
+};
+
+/* The receive WQE at an RQ's consumer counter, or NULL when none is posted. */
+static const uint8_t *eng_rq_head(const struct hw_qp *peer, uint32_t rq_ci)
 {
 	uint32_t pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
-	uint32_t posted = (pi - peer->rq_ci) & HW_QP_COUNTER_MASK;
+	uint32_t posted = (pi - rq_ci) & HW_QP_COUNTER_MASK;
 
 	if (posted == 0 || posted > (1u << peer->log_rq_size))
 		return NULL;
-	return hw_qp_rq_buf(peer) + ((size_t)(peer->rq_ci & ((1u << peer->log_rq_size) - 1)) << peer->log_rq_stride);
+	return hw_qp_rq_buf(peer) + ((size_t)(rq_ci & ((1u << peer->log_rq_size) - 1)) << peer->log_rq_stride);
 }
 
-/* The receive WQE's scatter list in the peer's domain: 0 or a local protection syndrome. */
-static uint8_t eng_rq_list(const struct hw_qp *peer, const uint8_t *rwqe, struct eng_list *l)
+/* Takes the responder's next receive WQE; false when none is posted. Every take ends in one CQE. */
+static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
 {
-	uint32_t nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
+	struct hw_srq *srq = peer->srq;
+	uint32_t rq_ci;
+	const uint8_t *wqe;
 
+	if (srq != NULL) {
+		wqe = hw_srq_take(srq, &r->idx);
+		if (wqe == NULL)
+			return false;
+		r->segs = wqe + sizeof(struct hw_wqe_srq_next_seg);
+		r->nseg = ((1u << srq->log_stride) - sizeof(struct hw_wqe_srq_next_seg)) / sizeof(struct hw_wqe_data_seg);
+		r->pd_id = srq->pd_id;
+		r->srqn = srq->srqn;
+		return true;
+	}
+	rq_ci = __atomic_load_n(&peer->rq_ci, __ATOMIC_ACQUIRE);
+	wqe = eng_rq_head(peer, rq_ci);
+	if (wqe == NULL)
+		return false;
+	r->segs = wqe;
+	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
+	r->pd_id = peer->pd_id;
+	r->idx = (uint16_t)rq_ci;
+	r->srqn = 0;
+	__atomic_store_n(&peer->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The receive WQE's scatter list in its domain: 0 or a local protection syndrome. */
+static uint8_t eng_rcv_list(const struct eng_rcv *r, struct eng_list *l)
+{
 	l->n = 0;
 	l->total = 0;
-	for (uint32_t i = 0; i < nseg; i++) {
-		const struct hw_wqe_data_seg *d = (const void *)(rwqe + i * sizeof(*d));
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		const struct hw_wqe_data_seg *d = (const void *)(r->segs + i * sizeof(*d));
 		uint8_t synd;
 
 		if (hw_data_seg_lkey(d) == HW_RQ_INVALID_LKEY)
 			break;
-		synd = eng_local_seg(peer->pd_id, d, HW_ACCESS_LOCAL_WRITE, l);
+		synd = eng_local_seg(r->pd_id, d, HW_ACCESS_LOCAL_WRITE, l);
 		if (synd != 0)
 			return synd;
 	}
 	return 0;
 }
 
-/* Completes the peer's head receive WQE and moves its counter on. */
-static void eng_rq_complete(struct hw_qp *peer, const struct hw_cqe_fields *f)
+static void eng_rcv_complete(struct hw_qp *peer, const struct eng_rcv *r, struct hw_cqe_fields *f)
 {
+	f->qpn = peer->qpn;
+	f->wqe_counter = r->idx;
+	f->srqn = r->srqn;
 	(void)hw_cq_push(peer->recv_cq, f); /* a full CQ latches its overrun flag */
-	peer->rq_ci = (peer->rq_ci + 1) & HW_QP_COUNTER_MASK;
 }
 
 /* A responder-side failure: its receive completes in error, it goes to ERR; the requester's syndrome returned. */
-static struct eng_res eng_resp_fail(struct hw_qp *peer, uint8_t resp_synd, uint8_t req_synd)
+static struct eng_res eng_resp_fail(struct hw_qp *peer, const struct eng_rcv *r, uint8_t resp_synd, uint8_t req_synd)
 {
 	struct hw_cqe_fields f = {
 		.opcode = HW_CQE_RESP_ERR,
-		.qpn = peer->qpn,
-		.wqe_counter = (uint16_t)peer->rq_ci,
 		.syndrome = resp_synd,
 	};
 
-	eng_rq_complete(peer, &f);
+	eng_rcv_complete(peer, r, &f);
 	hw_qp_set_err(peer);
 	return eng_fail(req_synd);
 }
 
-/* SEND and SEND_IMM: gather locally, scatter into the peer's next receive. */
+static struct eng_res eng_rnr(void)
+{
+	return (struct eng_res){ .rnr = true };
+}
+
+/*
+ * SEND, SEND_IMM and SEND_INVAL over RC: gather locally, scatter into the
+ * peer's next receive. SEND_INVAL frees the key in its immediate, which must
+ * be the responder's and invalidatable (hw_mem.h); otherwise the responder
+ * fails the request as invalid and nothing lands.
+ */
 static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 {
 	struct eng_list src, dst;
+	struct eng_rcv r;
 	struct hw_qp *peer;
-	uint8_t *rwqe;
 	uint8_t synd = eng_seg_list(qp, w, sizeof(struct hw_wqe_ctrl_seg), HW_ACCESS_LOCAL_READ, true, &src);
 	struct hw_cqe_fields f = { 0 };
 
@@ -253,22 +316,133 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	rwqe = eng_rq_head(peer);
-	if (rwqe == NULL)
-		return eng_fail(HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
-	if (eng_rq_list(peer, rwqe, &dst) != 0)
-		return eng_resp_fail(peer, HW_CQE_SYNDROME_LOCAL_PROT_ERR, HW_CQE_SYNDROME_REMOTE_OP_ERR);
+	if (!eng_rcv_take(peer, &r))
+		return eng_rnr();
+	if (eng_rcv_list(&r, &dst) != 0)
+		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_PROT_ERR, HW_CQE_SYNDROME_REMOTE_OP_ERR);
 	if (dst.total < src.total)
-		return eng_resp_fail(peer, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	if (w->opcode == HW_WQE_SEND_INVAL && hw_mkey_invalidate(w->imm, peer->pd_id) != HW_OK)
+		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR,
+				     HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	eng_copy(&dst, &src);
-	f.opcode = w->opcode == HW_WQE_SEND_IMM ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND;
+	f.opcode = w->opcode == HW_WQE_SEND_IMM	   ? HW_CQE_RESP_SEND_IMM
+		   : w->opcode == HW_WQE_SEND_INVAL ? HW_CQE_RESP_SEND_INV
+						    : HW_CQE_RESP_SEND;
 	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
-	f.qpn = peer->qpn;
-	f.wqe_counter = (uint16_t)peer->rq_ci;
 	f.byte_cnt = (uint32_t)src.total;
-	f.imm = w->opcode == HW_WQE_SEND_IMM ? w->imm : 0;
-	eng_rq_complete(peer, &f);
+	f.imm = w->opcode == HW_WQE_SEND ? 0 : w->imm;
+	eng_rcv_complete(peer, &r, &f);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+}
+
+/* The 40-byte IB GRH a UD receiver finds ahead of the payload when the sender asked for one. */
+static void eng_grh(uint8_t *g, const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av, uint32_t len, bool imm)
+{
+	uint32_t w0 = 6u << 28 | (uint32_t)av->tclass << 20 | (be32toh(av->grh_gid_fl) & HW_AV_FLOW_LABEL_MASK);
+	/* What follows the GRH on the wire: BTH, DETH, the immediate, the padded payload, the ICRC. */
+	uint16_t paylen = (uint16_t)(12 + 8 + (imm ? 4 : 0) + ((len + 3) & ~3u) + 4);
+
+	w0 = htobe32(w0);
+	memcpy(g, &w0, 4);
+	paylen = htobe16(paylen);
+	memcpy(g + 4, &paylen, 2);
+	g[6] = 0x1b; /* next header: BTH */
+	g[7] = av->hop_limit;
+	memcpy(g + 8, qp->gid, 16);
+	memcpy(g + 24, av->rgid, 16);
+}
+
+/* The UD destination, if it takes this datagram; NULL drops it as a fabric would. */
+static struct hw_qp *eng_ud_dest(const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av)
+{
+	struct hw_qp *dst = hw_qp_lookup(be32toh(av->dqp_dct) & 0xffffffu);
+	uint32_t qkey = be32toh(av->qkey);
+
+	if (qkey & HW_QKEY_USE_QP)
+		qkey = qp->qkey;
+	if (dst == NULL || dst->type != HW_QPT_UD || (dst->state != HW_QP_RTR && dst->state != HW_QP_RTS))
+		return NULL;
+	return dst->qkey == qkey ? dst : NULL;
+}
+
+/*
+ * SEND and SEND_IMM over UD. The sender completes once the datagram leaves:
+ * a missing destination, a qkey mismatch or no receive posted drop it
+ * silently. The receive gets the GRH area first (written only when the
+ * sender asked for a GRH) and byte_cnt counts it, as mlx5 reports; a receive
+ * too small or with a bad key completes in error at the receiver.
+ */
+static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	uint32_t off = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*av);
+	bool grh = (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
+	struct eng_list src, dst, hdr = { .n = 0 };
+	struct hw_cqe_fields f = { 0 };
+	uint8_t g[HW_UD_GRH_BYTES];
+	struct hw_qp *peer;
+	struct eng_rcv r;
+	uint8_t synd;
+
+	if (w->end < off)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	synd = eng_seg_list(qp, w, off, HW_ACCESS_LOCAL_READ, true, &src);
+	if (synd != 0)
+		return eng_fail(synd);
+	if (src.total > HW_UD_MTU)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	peer = eng_ud_dest(qp, av);
+	if (peer == NULL || !eng_rcv_take(peer, &r))
+		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+	if (eng_rcv_list(&r, &dst) != 0) {
+		(void)eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_PROT_ERR, 0);
+		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+	}
+	if (dst.total < src.total + HW_UD_GRH_BYTES) {
+		(void)eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, 0);
+		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+	}
+	if (grh) {
+		eng_grh(g, qp, av, (uint32_t)src.total, imm);
+		eng_add(&hdr, g, sizeof(g));
+		eng_copy(&dst, &hdr);
+	}
+	eng_copy_at(&dst, HW_UD_GRH_BYTES, &src);
+	f.opcode = imm ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND;
+	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
+	f.byte_cnt = (uint32_t)src.total + HW_UD_GRH_BYTES;
+	f.imm = imm ? w->imm : 0;
+	f.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(av->stat_rate_sl & 0xf) << HW_CQE_RQPN_SL_SHIFT |
+		       qp->qpn;
+	f.slid = qp->lid;
+	eng_rcv_complete(peer, &r, &f);
+	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+}
+
+/*
+ * LOCAL_INV as mlx5 posts it: a UMR WQE of a UMR control segment (inline,
+ * no translations, changing only the mkey's free state) and an mkey context
+ * marked free; the key is the ctrl segment's immediate. Any other UMR is
+ * refused as a bad WQE for now. A key that is not this domain's or may not be
+ * invalidated fails as the card's memory-management (bind) error.
+ */
+static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
+	uint64_t mask, want = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY;
+
+	if (w->end != sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc))
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	mask = be64toh(uc->mkey_mask);
+	if ((uc->flags & ~HW_UMR_CTRL_CHECK_QPN) != (HW_UMR_CTRL_INLINE | HW_UMR_CTRL_TRANSLATION_OFFSET) ||
+	    uc->klm_octowords != 0 || (mask != want && mask != (want | HW_UMR_MASK_QPN)) ||
+	    mc->free != HW_MKEY_CTX_FREE)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	if (hw_mkey_invalidate(w->imm, qp->pd_id) != HW_OK)
+		return eng_fail(HW_CQE_SYNDROME_MW_BIND_ERR);
+	return (struct eng_res){ 0 };
 }
 
 /* RDMA_WRITE and RDMA_WRITE_IMM. */
@@ -276,6 +450,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
 	struct eng_list src, dst = { .n = 0 };
+	struct eng_rcv rcv;
 	struct hw_qp *peer;
 	uint8_t *rp;
 	uint8_t synd;
@@ -292,8 +467,8 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_remote(peer, r, src.total, HW_ACCESS_REMOTE_WRITE, &rp);
 	if (synd != 0)
 		return eng_fail(synd);
-	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && eng_rq_head(peer) == NULL)
-		return eng_fail(HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && !eng_rcv_take(peer, &rcv))
+		return eng_rnr();
 	if (src.total != 0) {
 		eng_add(&dst, rp, (uint32_t)src.total);
 		eng_copy(&dst, &src);
@@ -301,11 +476,9 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	if (w->opcode == HW_WQE_RDMA_WRITE_IMM) {
 		f.opcode = HW_CQE_RESP_WR_IMM;
 		f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
-		f.qpn = peer->qpn;
-		f.wqe_counter = (uint16_t)peer->rq_ci;
 		f.byte_cnt = (uint32_t)src.total;
 		f.imm = w->imm;
-		eng_rq_complete(peer, &f);
+		eng_rcv_complete(peer, &rcv, &f);
 	}
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
@@ -374,13 +547,29 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 	return (struct eng_res){ .byte_cnt = ENG_ATOMIC_LEN };
 }
 
-static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
+static struct eng_res eng_exec_ud(struct hw_qp *qp, struct eng_wqe *w)
 {
 	switch (w->opcode) {
 	case HW_WQE_NOP:
 		return (struct eng_res){ 0 };
 	case HW_WQE_SEND:
 	case HW_WQE_SEND_IMM:
+		return eng_ud_send(qp, w);
+	default:
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	}
+}
+
+static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
+{
+	if (qp->type == HW_QPT_UD)
+		return eng_exec_ud(qp, w);
+	switch (w->opcode) {
+	case HW_WQE_NOP:
+		return (struct eng_res){ 0 };
+	case HW_WQE_SEND:
+	case HW_WQE_SEND_IMM:
+	case HW_WQE_SEND_INVAL:
 		return eng_send(qp, w);
 	case HW_WQE_RDMA_WRITE:
 	case HW_WQE_RDMA_WRITE_IMM:
@@ -390,6 +579,8 @@ static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 	case HW_WQE_ATOMIC_CS:
 	case HW_WQE_ATOMIC_FA:
 		return eng_atomic(qp, w);
+	case HW_WQE_UMR:
+		return eng_umr(qp, w);
 	default:
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	}
@@ -409,6 +600,105 @@ static void eng_req_cqe(struct hw_qp *qp, const struct eng_wqe *w, struct eng_re
 	(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
 }
 
+static uint64_t eng_now(uint64_t now_ns)
+{
+	struct timespec ts;
+
+	if (now_ns != 0)
+		return now_ns;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* a vDSO read, and only when an RNR wait starts */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The responder's RNR timer, as its NAK would carry it. */
+static uint64_t eng_rnr_timer(const struct hw_qp *qp)
+{
+	const struct hw_qp *peer = qp->peer;
+
+	return hw_rnr_timer_ns(peer != NULL ? peer->min_rnr_timer : 0);
+}
+
+/*
+ * The WQE at sq_ci met an RNR NAK: true while it keeps waiting (the deadline
+ * set), false when its retries are spent. A first NAK starts the wait; a NAK
+ * at or after the deadline counts a retry; one before it changes nothing.
+ */
+static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
+{
+	uint64_t deadline = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+
+	if (!waiting) {
+		if (qp->rnr_retry == 0)
+			return false;
+		qp->rnr_left = qp->rnr_retry;
+		__atomic_store_n(&qp->rnr_deadline, eng_now(now_ns) + eng_rnr_timer(qp), __ATOMIC_RELEASE);
+		return true;
+	}
+	if (now_ns == 0 || now_ns < deadline)
+		return true;
+	if (qp->rnr_retry != HW_QP_RNR_RETRY_INFINITE && --qp->rnr_left == 0)
+		return false;
+	__atomic_store_n(&qp->rnr_deadline, now_ns + eng_rnr_timer(qp), __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Executes the SQ up to the rung counter, or up to a WQE that waits on RNR. */
+static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
+{
+	uint32_t pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
+	uint32_t avail = (pi - qp->sq_ci) & HW_QP_COUNTER_MASK;
+
+	while (avail != 0) {
+		bool waiting = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE;
+		struct eng_wqe w;
+		uint32_t nbb = eng_load(qp, avail, &w);
+		struct eng_res res;
+
+		if (qp->state == HW_QP_ERR) {
+			res = eng_fail(HW_CQE_SYNDROME_WR_FLUSH_ERR);
+		} else if (nbb == 0) {
+			res = eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		} else {
+			res = eng_exec(qp, &w);
+			if (res.rnr && eng_rnr_wait(qp, now_ns, waiting))
+				return;
+			if (res.rnr)
+				res = eng_fail(HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+		}
+		if (waiting)
+			__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
+		if (nbb == 0)
+			nbb = avail; /* no usable size: the rest of the posted work goes with it */
+		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
+			eng_req_cqe(qp, &w, res);
+		if (res.synd != 0 && qp->state != HW_QP_ERR)
+			hw_qp_set_err(qp);
+		__atomic_store_n(&qp->sq_ci, (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+		avail -= nbb;
+	}
+}
+
+/*
+ * One thread runs a given SQ at a time: the first to raise drivers runs it and
+ * goes round again while others asked meanwhile; the others return at once.
+ * A kick's time is left in kick_ns for the running thread to see.
+ */
+void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
+{
+	uint32_t n = 1;
+
+	if (now_ns != 0)
+		__atomic_store_n(&qp->kick_ns, now_ns, __ATOMIC_RELEASE);
+	if (__atomic_fetch_add(&qp->drivers, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	do {
+		uint64_t kicked = __atomic_exchange_n(&qp->kick_ns, 0, __ATOMIC_ACQ_REL);
+
+		eng_progress(qp, kicked > now_ns ? kicked : now_ns);
+		n = __atomic_sub_fetch(&qp->drivers, n, __ATOMIC_ACQ_REL);
+	} while (n != 0);
+}
+
 enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 {
 	uint32_t avail;
@@ -416,28 +706,10 @@ enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 	if (qp == NULL || (qp->state != HW_QP_RTS && qp->state != HW_QP_ERR))
 		return HW_ERR_INVAL;
 	new_pi &= HW_QP_COUNTER_MASK;
-	avail = (new_pi - qp->sq_ci) & HW_QP_COUNTER_MASK;
+	avail = (new_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
 	if (avail > eng_sq_bbs(qp))
 		return HW_ERR_INVAL;
-	while (avail != 0) {
-		struct eng_wqe w;
-		uint32_t nbb = eng_load(qp, avail, &w);
-		struct eng_res res;
-
-		if (qp->state == HW_QP_ERR)
-			res = eng_fail(HW_CQE_SYNDROME_WR_FLUSH_ERR);
-		else if (nbb == 0)
-			res = eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-		else
-			res = eng_exec(qp, &w);
-		if (nbb == 0)
-			nbb = avail; /* no usable size: the rest of the posted work goes with it */
-		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
-			eng_req_cqe(qp, &w, res);
-		if (res.synd != 0 && qp->state != HW_QP_ERR)
-			hw_qp_set_err(qp);
-		qp->sq_ci = (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK;
-		avail -= nbb;
-	}
+	__atomic_store_n(&qp->sq_pi, new_pi, __ATOMIC_RELEASE);
+	hw_qp_drive(qp, 0);
 	return HW_OK;
 }

@@ -222,6 +222,40 @@ enum hw_status hw_mkey_dereg(uint32_t key)
 	return HW_OK;
 }
 
+enum hw_status hw_mkey_set_invalidatable(uint32_t key)
+{
+	struct hw_mkey *mk = (struct hw_mkey *)hw_mkey_lookup(key);
+
+	if (mk == NULL)
+		return HW_ERR_KEY;
+	__atomic_fetch_or(&mk->state, HW_MKEY_INVALIDATABLE, __ATOMIC_RELEASE);
+	return HW_OK;
+}
+
+enum hw_status hw_mkey_invalidate(uint32_t key, uint32_t pd_id)
+{
+	struct hw_mkey *mk = (struct hw_mkey *)hw_mkey_lookup(key);
+
+	if (mk == NULL)
+		return HW_ERR_KEY;
+	if (pd_id != 0 && mk->pd_id != pd_id)
+		return HW_ERR_PD;
+	if (!(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_INVALIDATABLE))
+		return HW_ERR_ACCESS;
+	__atomic_fetch_or(&mk->state, HW_MKEY_FREE, __ATOMIC_ACQ_REL);
+	return HW_OK;
+}
+
+enum hw_status hw_mkey_revalidate(uint32_t key)
+{
+	struct hw_mkey *mk = (struct hw_mkey *)hw_mkey_lookup(key);
+
+	if (mk == NULL)
+		return HW_ERR_KEY;
+	__atomic_fetch_and(&mk->state, ~HW_MKEY_FREE, __ATOMIC_ACQ_REL);
+	return HW_OK;
+}
+
 enum hw_status hw_mkey_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
 				 uint8_t **ptr)
 {

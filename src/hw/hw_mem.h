@@ -83,7 +83,19 @@ struct hw_mkey {
 	const struct hw_remote_ops *rops; /* non-NULL: remote memory, base is unused */
 	void *rctx;
 	const struct hw_mkey_chunk *chunks; /* non-NULL: indirect key; owned by the registrant */
+	uint32_t state;	   /* HW_MKEY_* bits; changed atomically by invalidation */
 };
+
+/*
+ * Invalidation (LOCAL_INV, SEND with invalidate). As on mlx5 and in IB, only
+ * keys created to be invalidated may be: memory windows and the keys UMR and
+ * fast registration manage, which their creator marks INVALIDATABLE. A key
+ * from a plain registration (a DOCA mmap, ibv_reg_mr) never is. A FREE key
+ * stays in the table (its owner still holds it) but every access through it
+ * fails with HW_ERR_KEY until it is made valid again.
+ */
+#define HW_MKEY_INVALIDATABLE (1u << 0)
+#define HW_MKEY_FREE (1u << 1)
 
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
 			   uint32_t *key);
@@ -109,6 +121,20 @@ enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chun
  */
 int64_t hw_chunk_find(const struct hw_mkey_chunk *c, uint32_t n, uint64_t addr, uint64_t len);
 
+/* Lets LOCAL_INV and SEND with invalidate free the key. HW_ERR_KEY when no such key. */
+enum hw_status hw_mkey_set_invalidatable(uint32_t key);
+
+/*
+ * Frees (invalidates) a key of domain pd_id (0: any). HW_ERR_KEY when no such
+ * key, HW_ERR_PD for another domain's key, HW_ERR_ACCESS when the key may not
+ * be invalidated. Invalidating a key that is already free succeeds. Lock-free:
+ * the engine calls it while executing a WQE.
+ */
+enum hw_status hw_mkey_invalidate(uint32_t key, uint32_t pd_id);
+
+/* Makes a freed key valid again (its re-registration by UMR or a bind). HW_ERR_KEY when no such key. */
+enum hw_status hw_mkey_revalidate(uint32_t key);
+
 /* Entry behind a live key, or NULL. */
 const struct hw_mkey *hw_mkey_lookup(uint32_t key);
 
@@ -120,6 +146,8 @@ const struct hw_mkey *hw_mkey_lookup(uint32_t key);
 static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
 					   uint32_t access, uint8_t **ptr)
 {
+	if (__builtin_expect(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE, 0))
+		return HW_ERR_KEY;
 	if (pd_id != 0 && mk->pd_id != pd_id)
 		return HW_ERR_PD;
 	if (addr < mk->addr || len > mk->len || addr - mk->addr > mk->len - len)

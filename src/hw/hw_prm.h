@@ -356,4 +356,81 @@ static inline uint32_t hw_inl_seg_len(const struct hw_wqe_inl_seg *s, int *is_in
 	return *is_inline ? v & ~HW_INLINE_SEG_FLAG : 0;
 }
 
+/* The address vector of a UD send: the datagram segment after the ctrl segment (48 bytes). */
+struct hw_wqe_datagram_seg {
+	uint32_t qkey;	     /* with the MSB set the device uses the QP's own qkey */
+	uint32_t rsvd4;
+	uint32_t dqp_dct;    /* extended-AV flag in bit 31, destination QPN below */
+	uint8_t stat_rate_sl;
+	uint8_t fl_mlid;
+	uint16_t rlid;
+	uint8_t rsvd16[4];
+	uint8_t rmac[6];
+	uint8_t tclass;
+	uint8_t hop_limit;
+	uint32_t grh_gid_fl; /* GRH present in bit 30, flow label in 19..0 */
+	uint8_t rgid[16];
+};
+
+#define HW_AV_GRH (1u << 30)
+#define HW_AV_FLOW_LABEL_MASK 0xfffffu
+#define HW_QKEY_USE_QP 0x80000000u /* a send qkey with this bit takes the QP's qkey */
+#define HW_UD_GRH_BYTES 40	   /* the GRH area at the head of every UD receive */
+
+/* flags_rqpn of a UD receive CQE: GRH kind in 29..28 (1: an IB GRH), SL in 27..24, source QPN below. */
+#define HW_CQE_RQPN_GRH_SHIFT 28
+#define HW_CQE_RQPN_SL_SHIFT 24
+
+/* The UMR control segment (48 bytes) after the ctrl segment of a UMR WQE. */
+struct hw_wqe_umr_ctrl_seg {
+	uint8_t flags;
+	uint8_t rsvd1[3];
+	uint16_t klm_octowords;
+	uint16_t translation_offset;
+	uint64_t mkey_mask;
+	uint8_t rsvd16[32];
+};
+
+#define HW_UMR_CTRL_INLINE (1u << 7)
+#define HW_UMR_CTRL_CHECK_FREE (1u << 5)
+#define HW_UMR_CTRL_TRANSLATION_OFFSET (1u << 4)
+#define HW_UMR_CTRL_CHECK_QPN (1u << 3)
+#define HW_UMR_MASK_MKEY (1ull << 13)
+#define HW_UMR_MASK_QPN (1ull << 14)
+#define HW_UMR_MASK_FREE (1ull << 29)
+
+/* The mkey context segment (64 bytes) of a UMR WQE. */
+struct hw_wqe_mkey_ctx_seg {
+	uint8_t free;	  /* HW_MKEY_CTX_FREE: the mkey is to be freed */
+	uint8_t rsvd1;
+	uint8_t access_flags;
+	uint8_t sf;
+	uint32_t qpn_mkey;
+	uint8_t rsvd8[56];
+};
+
+#define HW_MKEY_CTX_FREE (1u << 6)
+
+/* An SRQ WQE starts with this 16-byte segment; data segments follow. */
+struct hw_wqe_srq_next_seg {
+	uint8_t rsvd0[2];
+	uint16_t next_wqe_index;
+	uint8_t signature;
+	uint8_t rsvd5[11];
+};
+
+static_assert(sizeof(struct hw_wqe_datagram_seg) == 48, "datagram segment is 48 bytes");
+static_assert(offsetof(struct hw_wqe_datagram_seg, dqp_dct) == 8, "PRM offset");
+static_assert(offsetof(struct hw_wqe_datagram_seg, rlid) == 14, "PRM offset");
+static_assert(offsetof(struct hw_wqe_datagram_seg, tclass) == 26, "PRM offset");
+static_assert(offsetof(struct hw_wqe_datagram_seg, grh_gid_fl) == 28, "PRM offset");
+static_assert(offsetof(struct hw_wqe_datagram_seg, rgid) == 32, "PRM offset");
+static_assert(sizeof(struct hw_wqe_umr_ctrl_seg) == 48, "UMR ctrl segment is 48 bytes");
+static_assert(offsetof(struct hw_wqe_umr_ctrl_seg, klm_octowords) == 4, "PRM offset");
+static_assert(offsetof(struct hw_wqe_umr_ctrl_seg, mkey_mask) == 8, "PRM offset");
+static_assert(sizeof(struct hw_wqe_mkey_ctx_seg) == 64, "mkey context segment is 64 bytes");
+static_assert(offsetof(struct hw_wqe_mkey_ctx_seg, qpn_mkey) == 4, "PRM offset");
+static_assert(sizeof(struct hw_wqe_srq_next_seg) == 16, "SRQ next segment is 16 bytes");
+static_assert(offsetof(struct hw_wqe_srq_next_seg, next_wqe_index) == 2, "PRM offset");
+
 #endif /* HW_PRM_H_ */

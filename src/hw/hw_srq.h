@@ -1,0 +1,97 @@
+/*
+ * hw_srq — a shared receive queue of the emulated device, in the mlx5 layout.
+ *
+ * The ring is 2^log_size WQEs of 2^log_stride bytes. Each WQE starts with
+ * the next segment (hw_prm.h: next_wqe_index, big-endian) and continues with
+ * data segments, ended early by one whose lkey is HW_RQ_INVALID_LKEY. The
+ * doorbell record is one big-endian word: the program's producer counter
+ * (low 16 bits). The device keeps its own head and consumed counter: it takes
+ * the WQE at its head and moves the head to that WQE's next_wqe_index, as
+ * the card does, so the program's free list (an mlx5 driver links freed WQEs
+ * at its tail) decides the order. A responder CQE carries the taken WQE's
+ * index in wqe_counter and the SRQ number.
+ *
+ * Several requesters may deliver into one SRQ from different threads: a take
+ * is one compare-and-swap on (head, consumed). The limit event is armed with
+ * hw_srq_arm and fires once, through the creator's callback, when a take
+ * leaves fewer posted WQEs than the limit (the verbs layer makes it
+ * IBV_EVENT_SRQ_LIMIT_REACHED); the callback runs on the engine's thread.
+ * A QP in the error state leaves the SRQ's WQEs alone (others still use them).
+ */
+#ifndef HW_SRQ_H_
+#define HW_SRQ_H_
+
+#include <stdint.h>
+
+#include "hw_mem.h"
+#include "hw_prm.h"
+
+#define HW_SRQ_LOG_MAX 15	 /* WQEs; the 16-bit counter must not alias */
+#define HW_SRQ_LOG_STRIDE_MIN 5	 /* the next segment and one data segment */
+#define HW_SRQ_LOG_STRIDE_MAX 10 /* the next segment and 63 data segments */
+
+struct hw_srq;
+struct hw_qp;
+
+typedef void (*hw_srq_limit_cb)(void *arg, struct hw_srq *srq);
+
+struct hw_srq_attr {
+	uint32_t srqn;		  /* low 24 bits; reported in CQEs */
+	struct hw_pd *pd;
+	uint32_t log_size;	  /* 0 .. HW_SRQ_LOG_MAX */
+	uint32_t log_stride;	  /* MIN .. MAX */
+	hw_srq_limit_cb limit_cb; /* may be NULL: the limit then reports nothing */
+	void *limit_arg;
+};
+
+/* The engine's view; nothing outside src/hw touches it. */
+struct hw_srq {
+	uint32_t srqn;
+	uint32_t pd_id;
+	uint8_t *buf;
+	uint32_t *dbrec;
+	uint32_t log_size;
+	uint32_t log_stride;
+	uint32_t hc;	   /* device head << 16 | consumed counter; one CAS per take */
+	uint32_t limit;	   /* armed limit, 0 when disarmed */
+	hw_srq_limit_cb limit_cb;
+	void *limit_arg;
+	struct hw_qp *qps; /* the QPs that receive here (hw_qp.srq_next), to resume their requesters */
+};
+
+/* HW_ERR_INVAL on a missing PD or a size out of range, HW_ERR_NOMEM. WQE i starts linked to i + 1. */
+enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out);
+/* The QPs that receive here must be destroyed first (HW_ERR_INVAL, nothing freed). */
+enum hw_status hw_srq_destroy(struct hw_srq *srq);
+
+uint8_t *hw_srq_buf(const struct hw_srq *srq);
+uint32_t *hw_srq_dbrec(const struct hw_srq *srq);
+uint32_t hw_srq_srqn(const struct hw_srq *srq);
+
+/*
+ * The SRQ doorbell: records the producer counter (writes it to the record)
+ * and resumes requesters stalled on an empty receive queue here. HW_ERR_INVAL
+ * when pi is more than a ring ahead of what the device consumed.
+ */
+enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi);
+
+/* WQEs posted and not yet taken. */
+uint32_t hw_srq_posted(const struct hw_srq *srq);
+
+/*
+ * Arms the limit event (limit 0 disarms). HW_ERR_INVAL when limit exceeds the
+ * WQEs posted now (the event would be owed already) or the ring's size.
+ */
+enum hw_status hw_srq_arm(struct hw_srq *srq, uint32_t limit);
+
+/*
+ * Internal to the engine: takes the WQE at the head and returns it (its index
+ * in *idx); NULL when none is posted. May fire the limit event.
+ */
+const uint8_t *hw_srq_take(struct hw_srq *srq, uint16_t *idx);
+
+/* Internal to hw_qp: a QP created on the SRQ joins and leaves its list. */
+void hw_srq_attach(struct hw_srq *srq, struct hw_qp *qp);
+void hw_srq_detach(struct hw_srq *srq, struct hw_qp *qp);
+
+#endif /* HW_SRQ_H_ */
