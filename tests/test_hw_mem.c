@@ -147,6 +147,40 @@ static void test_dma_refusals_touch_nothing(void)
 	hw_pd_free(pd);
 }
 
+/* Only keys marked invalidatable may be freed; a free key refuses every access until made valid again. */
+static void test_invalidate(void)
+{
+	uint8_t mem[64];
+	struct hw_pd *pd = hw_pd_alloc(1);
+	uint32_t plain = 0, inv = 0, reused = 0;
+	uint8_t *p = NULL;
+	const struct hw_mkey *mk;
+
+	CHECK(pd != NULL);
+	CHECK(hw_mkey_reg(pd, mem, (uint64_t)(uintptr_t)mem, sizeof(mem), HW_ACCESS_REMOTE_WRITE, &plain) == HW_OK);
+	CHECK(hw_mkey_reg(pd, mem, (uint64_t)(uintptr_t)mem, sizeof(mem), HW_ACCESS_REMOTE_WRITE, &inv) == HW_OK);
+	CHECK(hw_mkey_invalidate(plain, 0) == HW_ERR_ACCESS);
+	CHECK(hw_mkey_set_invalidatable(inv) == HW_OK);
+	CHECK(hw_mkey_invalidate(inv, hw_pd_id(pd) + 1000) == HW_ERR_PD);
+	CHECK(hw_mkey_translate(inv, 0, (uint64_t)(uintptr_t)mem, 8, 0, &p) == HW_OK);
+	CHECK(hw_mkey_invalidate(inv, hw_pd_id(pd)) == HW_OK);
+	CHECK(hw_mkey_invalidate(inv, 0) == HW_OK); /* already free: no error */
+	CHECK(hw_mkey_translate(inv, 0, (uint64_t)(uintptr_t)mem, 8, 0, &p) == HW_ERR_KEY);
+	mk = hw_mkey_lookup(inv); /* still the owner's entry, but a cached view refuses it too */
+	CHECK(mk != NULL && hw_mkey_check(mk, 0, (uint64_t)(uintptr_t)mem, 8, 0, &p) == HW_ERR_KEY);
+	CHECK(hw_mkey_translate(plain, 0, (uint64_t)(uintptr_t)mem, 8, 0, &p) == HW_OK);
+	CHECK(hw_mkey_revalidate(inv) == HW_OK);
+	CHECK(hw_mkey_translate(inv, 0, (uint64_t)(uintptr_t)mem, 8, HW_ACCESS_REMOTE_WRITE, &p) == HW_OK);
+	CHECK(hw_mkey_dereg(inv) == HW_OK);
+	CHECK(hw_mkey_invalidate(inv, 0) == HW_ERR_KEY && hw_mkey_set_invalidatable(inv) == HW_ERR_KEY);
+	CHECK(hw_mkey_revalidate(inv) == HW_ERR_KEY);
+	/* a slot reused by a plain registration starts not invalidatable and not free */
+	CHECK(hw_mkey_reg(pd, mem, (uint64_t)(uintptr_t)mem, sizeof(mem), 0, &reused) == HW_OK);
+	CHECK(hw_mkey_invalidate(reused, 0) == HW_ERR_ACCESS);
+	CHECK(hw_mkey_dereg(reused) == HW_OK && hw_mkey_dereg(plain) == HW_OK);
+	hw_pd_free(pd);
+}
+
 int main(void)
 {
 	RUN(test_reg_translate);
@@ -155,5 +189,6 @@ int main(void)
 	RUN(test_invalid_args);
 	RUN(test_dma_sg);
 	RUN(test_dma_refusals_touch_nothing);
+	RUN(test_invalidate);
 	return th_summary("test_hw_mem");
 }

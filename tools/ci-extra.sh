@@ -116,7 +116,7 @@ check "benchmarks build in release mode and run (quick)" bench_smoke
 tsan() {
 	local t
 	meson setup "$work/tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null || return 1
-	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq; do
+	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1

@@ -215,7 +215,7 @@ struct eng_rcv {
 /* The receive WQE at an RQ's consumer counter, or NULL when none is posted. */
 static const uint8_t *eng_rq_head(const struct hw_qp *peer, uint32_t rq_ci)
 {
-	uint32_t pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
+	uint32_t pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_SEQ_CST));
 	uint32_t posted = (pi - rq_ci) & HW_QP_COUNTER_MASK;
 
 	if (posted == 0 || posted > (1u << peer->log_rq_size))
@@ -689,13 +689,14 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 
 	if (now_ns != 0)
 		__atomic_store_n(&qp->kick_ns, now_ns, __ATOMIC_RELEASE);
-	if (__atomic_fetch_add(&qp->drivers, 1, __ATOMIC_ACQ_REL) != 0)
+	/* Sequentially consistent with the receive doorbells (hw_qp_resume_peer), as are the reads of their records. */
+	if (__atomic_fetch_add(&qp->drivers, 1, __ATOMIC_SEQ_CST) != 0)
 		return;
 	do {
 		uint64_t kicked = __atomic_exchange_n(&qp->kick_ns, 0, __ATOMIC_ACQ_REL);
 
 		eng_progress(qp, kicked > now_ns ? kicked : now_ns);
-		n = __atomic_sub_fetch(&qp->drivers, n, __ATOMIC_ACQ_REL);
+		n = __atomic_sub_fetch(&qp->drivers, n, __ATOMIC_SEQ_CST);
 	} while (n != 0);
 }
 

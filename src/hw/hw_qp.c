@@ -212,14 +212,15 @@ static void qp_flush_rq(struct hw_qp *qp)
 		.qpn = qp->qpn,
 		.syndrome = HW_CQE_SYNDROME_WR_FLUSH_ERR,
 	};
+	uint32_t ci = __atomic_load_n(&qp->rq_ci, __ATOMIC_ACQUIRE);
 
 	if (qp->srq != NULL)
 		return; /* the SRQ's WQEs stay for the other QPs */
-	while (((pi - qp->rq_ci) & HW_QP_COUNTER_MASK) != 0 &&
-	       ((pi - qp->rq_ci) & HW_QP_COUNTER_MASK) <= (1u << qp->log_rq_size)) {
-		f.wqe_counter = (uint16_t)qp->rq_ci;
+	while (((pi - ci) & HW_QP_COUNTER_MASK) != 0 && ((pi - ci) & HW_QP_COUNTER_MASK) <= (1u << qp->log_rq_size)) {
+		f.wqe_counter = (uint16_t)ci;
 		(void)hw_cq_push(qp->recv_cq, &f); /* a full CQ latches its overrun flag */
-		qp->rq_ci = (qp->rq_ci + 1) & HW_QP_COUNTER_MASK;
+		ci = (ci + 1) & HW_QP_COUNTER_MASK;
+		__atomic_store_n(&qp->rq_ci, ci, __ATOMIC_RELEASE);
 	}
 }
 
@@ -236,8 +237,8 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 	switch (to) {
 	case HW_QP_RESET:
 		qp->state = HW_QP_RESET;
-		qp->sq_ci = 0;
-		qp->rq_ci = 0;
+		__atomic_store_n(&qp->sq_ci, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->rq_ci, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_pi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
 		return HW_OK;
@@ -284,7 +285,15 @@ void hw_qp_resume_peer(struct hw_qp *qp)
 
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->peer != qp)
 		return;
-	if (__atomic_load_n(&peer->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
+	/*
+	 * The receive was published (sequentially consistent) before this; a peer
+	 * SQ running now may have looked before it and be about to wait, so a
+	 * running one is driven too (it goes round again). drivers is read first,
+	 * sequentially consistent against hw_qp_drive's increment: read as 0
+	 * after a run ended, it makes that run's deadline visible.
+	 */
+	if (__atomic_load_n(&peer->drivers, __ATOMIC_SEQ_CST) != 0 ||
+	    __atomic_load_n(&peer->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
 		hw_qp_drive(peer, 0);
 }
 
@@ -293,9 +302,9 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 	if (qp == NULL || qp->srq != NULL)
 		return HW_ERR_INVAL;
 	pi &= HW_QP_COUNTER_MASK;
-	if (((pi - qp->rq_ci) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
+	if (((pi - __atomic_load_n(&qp->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
 		return HW_ERR_INVAL;
-	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
 	hw_qp_resume_peer(qp);
 	return HW_OK;
 }

@@ -1,6 +1,6 @@
 /*
- * hw_qp — a reliable-connected queue pair of the emulated device, in the
- * mlx5 layout, and the engine's doorbell that executes its send queue.
+ * hw_qp — a queue pair of the emulated device (RC or UD), in the mlx5 layout,
+ * and the engine's doorbell that executes its send queue.
  *
  * One buffer holds the receive ring first and the send ring after it, as an
  * mlx5 driver lays them out: the RQ is 2^log_rq_size receive WQEs of a fixed

@@ -96,7 +96,7 @@ uint32_t hw_srq_srqn(const struct hw_srq *srq)
 
 static uint32_t srq_pi(const struct hw_srq *srq)
 {
-	return be32toh(__atomic_load_n(&srq->dbrec[0], __ATOMIC_ACQUIRE)) & SRQ_COUNTER_MASK;
+	return be32toh(__atomic_load_n(&srq->dbrec[0], __ATOMIC_SEQ_CST)) & SRQ_COUNTER_MASK;
 }
 
 uint32_t hw_srq_posted(const struct hw_srq *srq)
@@ -156,7 +156,7 @@ enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi)
 	hc = __atomic_load_n(&srq->hc, __ATOMIC_ACQUIRE);
 	if (((pi - hc) & SRQ_COUNTER_MASK) > srq_size(srq))
 		return HW_ERR_INVAL;
-	__atomic_store_n(&srq->dbrec[0], htobe32(pi), __ATOMIC_RELEASE);
+	__atomic_store_n(&srq->dbrec[0], htobe32(pi), __ATOMIC_SEQ_CST); /* see hw_qp_resume_peer */
 	for (struct hw_qp *qp = __atomic_load_n(&srq->qps, __ATOMIC_ACQUIRE); qp != NULL; qp = qp->srq_next)
 		hw_qp_resume_peer(qp);
 	return HW_OK;
