@@ -125,7 +125,12 @@ struct hw_qp {
 	uint64_t kick_ns;	 /* the latest kick's clock, for the thread running the SQ */
 };
 
-/* HW_ERR_INVAL on a missing PD or CQ or a size out of range, HW_ERR_NOMEM. State RESET. */
+/*
+ * HW_ERR_INVAL on a missing PD or CQ, a size or RNR attribute out of range or
+ * an unknown type; HW_ERR_NOMEM, also when the registry already holds 4096
+ * QPs of this process. State RESET; the QP is found by hw_qp_lookup until
+ * destroyed.
+ */
 enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out);
 void hw_qp_destroy(struct hw_qp *qp);
 
@@ -179,7 +184,8 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
  * Resumes an SQ stopped by RNR: its WQE runs if a receive arrived; when
  * now_ns (CLOCK_MONOTONIC ns, or a caller's clock that agrees with
  * hw_qp_deadline) is at or past the deadline, a retry is counted and the
- * error comes when none is left. HW_ERR_INVAL when qp is NULL.
+ * error comes when none is left (now_ns 0 counts no time). HW_ERR_INVAL when
+ * qp is NULL.
  */
 enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
 
