@@ -13,7 +13,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -637,6 +641,192 @@ static void test_event_wakes_eventfd(void)
 	th_undefer(waiter_disarm_cb, &w);
 }
 
+/* A block that outlives fork: the same pages in parent and children, as a memfd shared between processes. */
+static void *shared_block(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct blk {
+	void *p;
+	size_t len;
+};
+
+static void unmap_cb(void *arg)
+{
+	struct blk *b = arg;
+
+	munmap(b->p, b->len);
+}
+
+static pid_t kids[4];
+
+static void kill_kids_cb(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 4; i++)
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+			kids[i] = 0;
+		}
+}
+
+/* Producers in other processes complete into the owner's CQ through their own views of its block. */
+static void test_producers_in_other_processes(void)
+{
+	enum { PER = 100, KIDS = 3 };
+	static struct blk b;
+	struct hw_cq_attr attr = { .log_size = 9 };
+	struct hw_cq *cq = NULL;
+	uint32_t seen[KIDS] = { 0 };
+	struct tc t;
+
+	b.len = hw_cq_mem_size(9);
+	b.p = shared_block(b.len);
+	CHECK(b.p != NULL);
+	th_defer(unmap_cb, &b);
+	attr.mem = b.p;
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_OK);
+	th_defer(cq_destroy_cb, cq);
+	CHECK(hw_cq_mem(cq) == b.p);
+	th_defer(kill_kids_cb, NULL);
+	for (int k = 0; k < KIDS; k++) {
+		kids[k] = fork();
+		CHECK(kids[k] >= 0);
+		if (kids[k] == 0) {
+			struct hw_cq *v = NULL;
+
+			if (hw_cq_attach(b.p, b.len, &v) != HW_OK || hw_cq_cqn(v) != 0 || hw_cq_log_size(v) != 9)
+				_exit(2);
+			for (uint32_t i = 0; i < PER; i++) {
+				struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .qpn = 0x100u + (uint32_t)k,
+							   .wqe_counter = (uint16_t)i, .byte_cnt = i };
+
+				if (hw_cq_push(v, &f) != HW_OK)
+					_exit(3);
+			}
+			hw_cq_destroy(v);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < KIDS; k++) {
+		int ws = -1;
+
+		CHECK(waitpid(kids[k], &ws, 0) == kids[k]);
+		kids[k] = 0;
+		CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	}
+	/* Every CQE once, each producer's in its own order, owner bits as the card's. */
+	tc_init(&t, cq);
+	for (uint32_t n = 0; n < KIDS * PER; n++) {
+		const uint8_t *c = tc_poll(&t);
+		uint32_t k;
+
+		CHECK(c != NULL);
+		k = (rd32(c, 56) & 0xffffff) - 0x100u;
+		CHECK(k < KIDS);
+		CHECK(rd16(c, 60) == seen[k] && rd32(c, 44) == seen[k]);
+		seen[k]++;
+	}
+	CHECK(tc_poll(&t) == NULL);
+}
+
+/* A producer killed at any instruction, even inside its CQE, leaves a CQ the others keep using. */
+static void test_dead_producer_blocks_nobody(void)
+{
+	static struct blk b;
+	struct hw_cq_attr attr = { .log_size = 4 };
+	struct hw_cq *cq = NULL;
+	struct tc t;
+
+	b.len = hw_cq_mem_size(4);
+	b.p = shared_block(b.len);
+	CHECK(b.p != NULL);
+	th_defer(unmap_cb, &b);
+	attr.mem = b.p;
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_OK);
+	th_defer(cq_destroy_cb, cq);
+	th_defer(kill_kids_cb, NULL);
+	tc_init(&t, cq);
+	for (int round = 0; round < 20; round++) {
+		struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .qpn = 0x200 };
+
+		int up[2];
+		char c = 0;
+
+		CHECK(pipe(up) == 0);
+		kids[0] = fork();
+		CHECK(kids[0] >= 0);
+		if (kids[0] == 0) {
+			struct hw_cq *v = NULL;
+			struct hw_cqe_fields g = { .opcode = HW_CQE_REQ, .qpn = 0x300 };
+
+			if (hw_cq_attach(b.p, b.len, &v) != HW_OK)
+				_exit(2);
+			hw_cq_push(v, &g);
+			if (round % 2 == 0) /* dies holding the lock */
+				hw_cq_lock(v);
+			if (write(up[1], "u", 1) != 1)
+				_exit(3);
+			for (;;) /* or wherever it is while pushing */
+				if (round % 2 != 0)
+					hw_cq_push(v, &g);
+		}
+		close(up[1]);
+		CHECK(read(up[0], &c, 1) == 1); /* it is pushing */
+		close(up[0]);
+		usleep((useconds_t)(20 + round * 13));
+		kill(kids[0], SIGKILL);
+		waitpid(kids[0], NULL, 0);
+		kids[0] = 0;
+		/* Consume what it left, then the owner's own CQE gets through. */
+		while (tc_poll(&t) != NULL)
+			;
+		tc_update_ci(&t);
+		CHECK_ERR(hw_cq_push(cq, &f), HW_OK);
+		CHECK(tc_poll(&t) != NULL);
+		tc_update_ci(&t);
+	}
+}
+
+static void test_attach_refusals(void)
+{
+	static struct blk b;
+	struct hw_cq *v = NULL;
+
+	b.len = hw_cq_mem_size(3);
+	b.p = shared_block(b.len);
+	CHECK(b.p != NULL);
+	th_defer(unmap_cb, &b);
+	CHECK_ERR(hw_cq_attach(b.p, b.len, &v), HW_ERR_LAYOUT); /* zeroes: no CQ there */
+	memset(b.p, 0xff, b.len);
+	CHECK_ERR(hw_cq_attach(b.p, b.len, &v), HW_ERR_LAYOUT);
+	CHECK_ERR(hw_cq_attach(b.p, 10, &v), HW_ERR_INVAL);
+	CHECK_ERR(hw_cq_attach(NULL, b.len, &v), HW_ERR_INVAL);
+	CHECK_ERR(hw_cq_attach((uint8_t *)b.p + 64, b.len - 64, &v), HW_ERR_INVAL);
+	{
+		struct hw_cq_attr attr = { .log_size = 3, .mem = b.p };
+		struct hw_cq *cq = NULL;
+
+		CHECK_ERR(hw_cq_create(&attr, &cq), HW_OK);
+		th_defer(cq_destroy_cb, cq);
+		/* A length that does not match the CQ it holds. */
+		CHECK_ERR(hw_cq_attach(b.p, b.len - 64, &v), HW_ERR_LAYOUT);
+		CHECK_ERR(hw_cq_attach(b.p, b.len, &v), HW_OK);
+		hw_cq_destroy(v); /* only the view */
+		CHECK(hw_cq_ring(cq)[0].op_own == (HW_CQE_INVALID << HW_CQE_OPCODE_SHIFT | HW_CQE_OWNER_MASK));
+	}
+	{
+		struct hw_cq_attr attr = { .log_size = 3, .mem = (uint8_t *)b.p + 64 };
+		struct hw_cq *cq = NULL;
+
+		CHECK_ERR(hw_cq_create(&attr, &cq), HW_ERR_INVAL); /* a block is page aligned */
+	}
+}
+
 int main(void)
 {
 	RUN(test_layout_and_constants);
@@ -644,6 +834,9 @@ int main(void)
 	RUN(test_round_trips_allocated_ring);
 	RUN(test_round_trips_given_ring);
 	RUN(test_create_refusals);
+	RUN(test_producers_in_other_processes);
+	RUN(test_dead_producer_blocks_nobody);
+	RUN(test_attach_refusals);
 	RUN(test_overrun_refused);
 	RUN(test_bad_opcode_writes_nothing);
 	RUN(test_error_cqe);

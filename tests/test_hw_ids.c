@@ -276,7 +276,7 @@ static void test_dead_holder_reclaimed(void)
 /* Writes a segment of the size a 4-slot table has, with the given header words. */
 static void forge(const char *name, uint64_t ident, uint64_t geometry)
 {
-	size_t size = 72 + HW_ID_KINDS * 4 * sizeof(uint64_t);
+	size_t size = 72 + HW_ID_KINDS * 4 * (sizeof(uint64_t) + 128); /* slot word + record */
 	uint64_t *p;
 	int fd;
 
@@ -307,7 +307,7 @@ static uint64_t word0(const char *name)
 static void test_foreign_table_refused(void)
 {
 	const uint64_t geom = (uint64_t)HW_ID_KINDS << 32 | 4;
-	const uint64_t ident = 0x53445049ull << 32 | 1;
+	const uint64_t ident = 0x53445049ull << 32 | 2;
 	struct hw_ids *t = NULL;
 
 	snprintf(tname, sizeof(tname), "/softdpu-test-ids-forged-%d", (int)getpid());
@@ -362,7 +362,7 @@ static void test_half_created_table_completed(void)
 	forge(tname, 0, 0);
 	CHECK_ERR(hw_ids_open(tname, 4, &t), HW_OK);
 	th_defer(close_cb, t);
-	CHECK(word0(tname) == (0x53445049ull << 32 | 1));
+	CHECK(word0(tname) == (0x53445049ull << 32 | 2));
 	CHECK_ERR(hw_ids_alloc(t, HW_ID_QPN, &n), HW_OK);
 }
 
@@ -393,6 +393,66 @@ static void test_device_table(void)
 	CHECK_ERR(hw_id_free(HW_ID_QPN, q), HW_ERR_KEY);
 }
 
+/* A holder publishes where its object is; any process reads it whole or not at all. */
+static void test_records(void)
+{
+	struct hw_ids *t;
+
+	fresh("rec", 4, &t);
+	if (t == NULL)
+		return;
+	uint8_t rec[HW_ID_REC_MAX], back[HW_ID_REC_MAX + 8];
+	uint32_t n, len = 0, seq = 0, seq2 = 0, seen = 0;
+	const _Atomic uint32_t *sw;
+
+	for (uint32_t i = 0; i < sizeof(rec); i++)
+		rec[i] = (uint8_t)(i * 7 + 1);
+	CHECK_ERR(hw_ids_alloc(t, HW_ID_CQN, &n), HW_OK);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, n, back, sizeof(back), &len, NULL), HW_ERR_KEY); /* not yet published */
+	CHECK_ERR(hw_ids_publish(t, HW_ID_CQN, n, rec, 40, &seq), HW_OK);
+	CHECK((seq & 1) == 0);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, n, back, sizeof(back), &len, &seen), HW_OK);
+	CHECK(len == 40 && seen == seq && memcmp(back, rec, 40) == 0);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, n, back, 39, &len, NULL), HW_ERR_LENGTH);
+	sw = hw_ids_seq(t, HW_ID_CQN, n);
+	CHECK(sw != NULL && atomic_load(sw) == seq);
+	/* A republish moves the sequence on: a view built from the first is stale. */
+	CHECK_ERR(hw_ids_publish(t, HW_ID_CQN, n, rec, HW_ID_REC_MAX, &seq2), HW_OK);
+	CHECK(seq2 != seq && atomic_load(sw) == seq2);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, n, back, sizeof(back), &len, NULL), HW_OK);
+	CHECK(len == HW_ID_REC_MAX && memcmp(back, rec, HW_ID_REC_MAX) == 0);
+	CHECK_ERR(hw_ids_publish(t, HW_ID_CQN, n, rec, HW_ID_REC_MAX + 1, NULL), HW_ERR_INVAL);
+	CHECK_ERR(hw_ids_publish(t, HW_ID_CQN, n + 1, rec, 8, NULL), HW_ERR_KEY); /* not held */
+	/* Withdraw and free both empty it. */
+	CHECK_ERR(hw_ids_withdraw(t, HW_ID_CQN, n), HW_OK);
+	CHECK(atomic_load(sw) != seq2);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, n, back, sizeof(back), &len, NULL), HW_ERR_KEY);
+	CHECK_ERR(hw_ids_publish(t, HW_ID_CQN, n, rec, 8, NULL), HW_OK);
+	CHECK_ERR(hw_ids_free(t, HW_ID_CQN, n), HW_OK);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, n, back, sizeof(back), &len, NULL), HW_ERR_KEY);
+	CHECK_ERR(hw_ids_read(t, HW_ID_CQN, 0, back, sizeof(back), &len, NULL), HW_ERR_INVAL);
+}
+
+/* Another process reads what a holder published, cannot overwrite it, and sees it go with the holder. */
+static void test_records_across_processes(void)
+{
+	struct hw_ids *t;
+
+	fresh("recx", 4, &t);
+	if (t == NULL)
+		return;
+	uint32_t nums[4], len = 0;
+	uint8_t back[16];
+	pid_t hog = -1;
+
+	th_defer(reap_cb, NULL);
+	spawn_hog(t, 4, nums, &hog);
+	/* The hog holds QPNs but published nothing. */
+	CHECK_ERR(hw_ids_read(t, HW_ID_QPN, nums[1], back, sizeof(back), &len, NULL), HW_ERR_KEY);
+	CHECK_ERR(hw_ids_publish(t, HW_ID_QPN, nums[1], "forged", 6, NULL), HW_ERR_ACCESS);
+	CHECK_ERR(hw_ids_withdraw(t, HW_ID_QPN, nums[1]), HW_ERR_ACCESS);
+}
+
 int main(void)
 {
 	RUN(test_unique_in_process);
@@ -405,5 +465,7 @@ int main(void)
 	RUN(test_half_created_table_completed);
 	RUN(test_open_refusals);
 	RUN(test_device_table);
+	RUN(test_records);
+	RUN(test_records_across_processes);
 	return th_summary("test_hw_ids");
 }

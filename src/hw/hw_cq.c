@@ -10,10 +10,13 @@
  * whose compare-and-swap wins rings the bell: one event per arm.
  */
 #include <endian.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hw_cq.h"
 
@@ -29,23 +32,53 @@
 #define ARM_WORD_MASK (HW_CQ_ARM_SN_MASK << HW_CQ_ARM_SN_SHIFT | HW_CQ_ARM_CMD_SOLICITED | HW_CQ_CI_MASK)
 
 #define CQ_RING_PAGE 4096
+#define CQ_MAGIC 0x43514b53u /* "SKQC" */
+#define CQ_DBREC_BYTES 64     /* the record's two words, alone in their line */
+#define CQ_LOCK_SPINS 4096    /* spins between looks at whether the holder still lives */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cq_cpu_relax() __builtin_ia32_pause()
+#else
+#define cq_cpu_relax() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+/*
+ * What the device keeps about a CQ. It lives next to the ring (in the CQ's
+ * memory block, shareable) so a queue of another process can complete into
+ * this CQ: every producer, in any process, works on this one state.
+ */
+struct hw_cq_state {
+	uint32_t magic;
+	uint32_t log_size;
+	uint32_t cqn;
+	_Atomic uint32_t lock;	  /* producers: 0, or the pid of the one writing a CQE */
+	_Atomic uint32_t overrun;
+	_Atomic uint32_t pi;	  /* index of the next CQE */
+	_Atomic uint32_t sol_end; /* index after the last solicited or error CQE */
+	_Atomic uint32_t arm;	  /* written by producers and the consumer */
+	struct hw_bell event;
+} __attribute__((aligned(64)));
 
 struct hw_cq {
 	struct hw_cqe64 *ring;
 	uint32_t *dbrec;
+	struct hw_cq_state *st;
 	uint32_t log_size;
 	uint32_t mask;
 	uint32_t cqn;
 	bool own_ring;
 	bool own_dbrec;
-	_Atomic bool overrun;
-	/* Written by the producer only. */
-	_Atomic uint32_t pi;	  /* index of the next CQE */
-	_Atomic uint32_t sol_end; /* index after the last solicited or error CQE */
-	/* Written by both sides. */
-	_Atomic uint32_t arm;
-	struct hw_bell event;
+	bool own_state;
+	void *block;	  /* the CQ's memory block, when it has one */
+	bool own_block;
 };
+
+size_t hw_cq_mem_size(uint32_t log_size)
+{
+	if (log_size > HW_CQ_LOG_SIZE_MAX)
+		return 0;
+	return ((size_t)sizeof(struct hw_cqe64) << log_size) + CQ_DBREC_BYTES + sizeof(struct hw_cq_state);
+}
 
 static _Atomic uint32_t *cq_dbr_word(const struct hw_cq *cq, unsigned int i)
 {
@@ -80,10 +113,53 @@ static void cq_ring_init(struct hw_cq *cq)
 		cq->ring[i].op_own = HW_CQE_INVALID << HW_CQE_OPCODE_SHIFT | HW_CQE_OWNER_MASK;
 }
 
+/* Ring, record and state in one block: [ring][record][state]. */
+static void cq_place(struct hw_cq *cq, void *mem)
+{
+	size_t ring_bytes = (size_t)sizeof(struct hw_cqe64) << cq->log_size;
+
+	cq->block = mem;
+	cq->ring = mem;
+	cq->dbrec = (uint32_t *)(void *)((uint8_t *)mem + ring_bytes);
+	cq->st = (struct hw_cq_state *)(void *)((uint8_t *)mem + ring_bytes + CQ_DBREC_BYTES);
+}
+
+static void cq_state_init(struct hw_cq *cq)
+{
+	memset(cq->st, 0, sizeof(*cq->st));
+	cq->st->log_size = cq->log_size;
+	cq->st->cqn = cq->cqn;
+	atomic_store_explicit((_Atomic uint32_t *)&cq->st->magic, CQ_MAGIC, memory_order_release);
+}
+
+static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *attr)
+{
+	void *mem = attr->mem;
+
+	if (mem == NULL) {
+		if (posix_memalign(&mem, CQ_RING_PAGE, hw_cq_mem_size(cq->log_size)) != 0)
+			return HW_ERR_NOMEM;
+		cq->own_block = true;
+	}
+	cq_place(cq, mem);
+	cq_ring_init(cq);
+	cq->dbrec[HW_CQ_DBR_SET_CI] = 0;
+	cq->dbrec[HW_CQ_DBR_ARM] = 0;
+	cq_state_init(cq);
+	return HW_OK;
+}
+
 static enum hw_status cq_alloc_mem(struct hw_cq *cq, const struct hw_cq_attr *attr)
 {
 	void *p;
 
+	if (attr->mem != NULL || (attr->ring == NULL && attr->dbrec == NULL))
+		return cq_alloc_block(cq, attr);
+	if (posix_memalign(&p, 64, sizeof(*cq->st)) != 0)
+		return HW_ERR_NOMEM;
+	cq->st = p;
+	cq->own_state = true;
+	cq_state_init(cq);
 	cq->ring = attr->ring;
 	if (cq->ring == NULL) {
 		size_t bytes = ((size_t)cq->mask + 1) * sizeof(*cq->ring);
@@ -113,7 +189,8 @@ enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
 
 	if (attr == NULL || out == NULL || attr->log_size > HW_CQ_LOG_SIZE_MAX)
 		return HW_ERR_INVAL;
-	if ((uintptr_t)attr->ring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % HW_CQ_DBREC_ALIGN != 0)
+	if ((uintptr_t)attr->ring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % HW_CQ_DBREC_ALIGN != 0 ||
+	    (uintptr_t)attr->mem % CQ_RING_PAGE != 0 || (attr->mem != NULL && (attr->ring != NULL || attr->dbrec != NULL)))
 		return HW_ERR_INVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
@@ -140,7 +217,43 @@ void hw_cq_destroy(struct hw_cq *cq)
 		free(cq->ring);
 	if (cq->own_dbrec)
 		free(cq->dbrec);
+	if (cq->own_state)
+		free(cq->st);
+	if (cq->own_block)
+		free(cq->block);
 	free(cq);
+}
+
+enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
+{
+	const struct hw_cq_state *st;
+	struct hw_cq *cq;
+	uint32_t log_size;
+
+	if (mem == NULL || out == NULL || (uintptr_t)mem % CQ_RING_PAGE != 0 || len < hw_cq_mem_size(0))
+		return HW_ERR_INVAL;
+	/* The state sits at the end of the block: find it from the length, then check it agrees. */
+	st = (const struct hw_cq_state *)(const void *)((const uint8_t *)mem + len - sizeof(*st));
+	if ((uintptr_t)st % _Alignof(struct hw_cq_state) != 0)
+		return HW_ERR_LAYOUT;
+	log_size = st->log_size;
+	if (atomic_load_explicit((const _Atomic uint32_t *)&st->magic, memory_order_acquire) != CQ_MAGIC ||
+	    log_size > HW_CQ_LOG_SIZE_MAX || hw_cq_mem_size(log_size) != len)
+		return HW_ERR_LAYOUT;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return HW_ERR_NOMEM;
+	cq->log_size = log_size;
+	cq->mask = (1u << log_size) - 1;
+	cq->cqn = st->cqn;
+	cq_place(cq, mem);
+	*out = cq;
+	return HW_OK;
+}
+
+void *hw_cq_mem(const struct hw_cq *cq)
+{
+	return cq->block;
 }
 
 struct hw_cqe64 *hw_cq_ring(const struct hw_cq *cq)
@@ -165,12 +278,12 @@ uint32_t hw_cq_cqn(const struct hw_cq *cq)
 
 bool hw_cq_overrun(const struct hw_cq *cq)
 {
-	return atomic_load_explicit(&cq->overrun, memory_order_relaxed);
+	return atomic_load_explicit(&cq->st->overrun, memory_order_relaxed) != 0;
 }
 
 struct hw_bell *hw_cq_event_bell(struct hw_cq *cq)
 {
-	return &cq->event;
+	return &cq->st->event;
 }
 
 /* Moves the state from this armed word to "fired"; the winner rings the bell. */
@@ -179,9 +292,9 @@ static void cq_try_fire(struct hw_cq *cq, uint32_t armed)
 	uint32_t sn = armed >> HW_CQ_ARM_SN_SHIFT & HW_CQ_ARM_SN_MASK;
 	uint32_t fired = ARM_FIRED | sn << ARM_FIRED_SN_SHIFT;
 
-	if (atomic_compare_exchange_strong_explicit(&cq->arm, &armed, fired, memory_order_seq_cst,
+	if (atomic_compare_exchange_strong_explicit(&cq->st->arm, &armed, fired, memory_order_seq_cst,
 						    memory_order_seq_cst))
-		hw_bell_ring(&cq->event);
+		hw_bell_ring(&cq->st->event);
 }
 
 /* Does a CQE that satisfies this arm already wait past its consumer index? */
@@ -206,15 +319,15 @@ enum hw_status hw_cq_arm(struct hw_cq *cq, uint32_t arm_word)
 
 	if (arm_word & ~ARM_WORD_MASK)
 		return HW_ERR_INVAL;
-	old = atomic_load_explicit(&cq->arm, memory_order_seq_cst);
+	old = atomic_load_explicit(&cq->st->arm, memory_order_seq_cst);
 	do {
 		if ((old & ARM_FIRED) && (old >> ARM_FIRED_SN_SHIFT & HW_CQ_ARM_SN_MASK) == sn)
 			return HW_OK; /* this arm already fired: the consumer has not taken the event yet */
 		new = (old & ARM_FIRED_MASK) | ARM_ARMED | arm_word;
-	} while (!atomic_compare_exchange_weak_explicit(&cq->arm, &old, new, memory_order_seq_cst,
+	} while (!atomic_compare_exchange_weak_explicit(&cq->st->arm, &old, new, memory_order_seq_cst,
 							memory_order_seq_cst));
-	pi = atomic_load_explicit(&cq->pi, memory_order_seq_cst);
-	sol_end = atomic_load_explicit(&cq->sol_end, memory_order_relaxed);
+	pi = atomic_load_explicit(&cq->st->pi, memory_order_seq_cst);
+	sol_end = atomic_load_explicit(&cq->st->sol_end, memory_order_relaxed);
 	if (cq_arm_pending(cq, new, pi, sol_end))
 		cq_try_fire(cq, new);
 	return HW_OK;
@@ -243,9 +356,55 @@ static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
 	c->wqe_counter = htobe16(f->wqe_counter);
 }
 
+/*
+ * Producers of one CQ may be queues of several threads and processes. A
+ * holder that died (its pid is gone) cannot release: the next producer takes
+ * the lock over. A CQE it left half written has no owner bit yet and its
+ * index was never published, so the new holder simply writes that slot again.
+ */
+static bool cq_holder_dead(uint32_t holder)
+{
+	return holder != 0 && kill((pid_t)holder, 0) != 0 && errno == ESRCH;
+}
+
+void hw_cq_lock(struct hw_cq *cq)
+{
+	uint32_t me = (uint32_t)getpid(), cur = 0;
+
+	for (uint32_t spins = 0;; spins++) {
+		if (atomic_compare_exchange_weak_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
+							  memory_order_relaxed))
+			return;
+		if (cur != 0 && spins % CQ_LOCK_SPINS == CQ_LOCK_SPINS - 1 && cq_holder_dead(cur) &&
+		    atomic_compare_exchange_strong_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
+							    memory_order_relaxed))
+			return;
+		if (cur != 0)
+			cq_cpu_relax();
+		cur = 0;
+	}
+}
+
+void hw_cq_unlock(struct hw_cq *cq)
+{
+	atomic_store_explicit(&cq->st->lock, 0, memory_order_release);
+}
+
 enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
 {
-	uint32_t pi = atomic_load_explicit(&cq->pi, memory_order_relaxed);
+	enum hw_status st;
+
+	if (!cq_opcode_valid(f->opcode))
+		return HW_ERR_INVAL;
+	hw_cq_lock(cq);
+	st = hw_cq_push_locked(cq, f);
+	hw_cq_unlock(cq);
+	return st;
+}
+
+enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f)
+{
+	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
 	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
 	bool sol = f->solicited || cq_is_err(f->opcode);
 	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
@@ -255,7 +414,7 @@ enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
 	if (!cq_opcode_valid(f->opcode))
 		return HW_ERR_INVAL;
 	if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
-		atomic_store_explicit(&cq->overrun, true, memory_order_relaxed);
+		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
 		return HW_ERR_FULL;
 	}
 	cq_fill(&c, f);
@@ -266,9 +425,9 @@ enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
 					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
 			      memory_order_release);
 	if (sol)
-		atomic_store_explicit(&cq->sol_end, pi + 1, memory_order_relaxed);
-	atomic_store_explicit(&cq->pi, pi + 1, memory_order_seq_cst);
-	arm = atomic_load_explicit(&cq->arm, memory_order_seq_cst);
+		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
+	atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
+	arm = atomic_load_explicit(&cq->st->arm, memory_order_seq_cst);
 	if ((arm & ARM_ARMED) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
 		cq_try_fire(cq, arm);
 	return HW_OK;

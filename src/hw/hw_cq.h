@@ -20,13 +20,21 @@
  * Firing rings the CQ's event bell (hw_bell.h), which the watch engine turns
  * into an eventfd write for whoever watches it.
  *
- * Concurrency: one producer per CQ (the engine that executes its queues);
- * the consumer may arm from another thread. Both paths are lock-free.
+ * Sharing: the ring, the doorbell record and the device's state of the CQ
+ * (producer index, arm state, event bell, producer lock) can live in one
+ * memory block (hw_cq_mem_size) that the creator gives; another process
+ * that maps the same block attaches a view of the same CQ (hw_cq_attach), so
+ * its queues complete into it as the owner's do.
+ *
+ * Concurrency: any number of producers, in any threads and processes, take
+ * the CQ's producer lock for one CQE (a holder that died is taken over);
+ * the consumer arms from any thread without a lock.
  */
 #ifndef HW_CQ_H_
 #define HW_CQ_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw_bell.h"
@@ -49,6 +57,12 @@ struct hw_cq_attr {
 	 */
 	struct hw_cqe64 *ring;
 	uint32_t *dbrec; /* two big-endian words, HW_CQ_DBR_SET_CI and HW_CQ_DBR_ARM */
+	/*
+	 * Or one block of hw_cq_mem_size(log_size) bytes, page aligned, holding
+	 * ring, record and state (the creator may map it in other processes).
+	 * Initialised by create. Not together with ring or dbrec.
+	 */
+	void *mem;
 };
 
 /* What the producer says about one completion (host order). */
@@ -68,9 +82,22 @@ struct hw_cqe_fields {
 	uint8_t vendor_err_synd;
 };
 
+/* Bytes of a CQ's memory block (0 for a bad size). */
+size_t hw_cq_mem_size(uint32_t log_size);
+
 /* HW_ERR_INVAL on a bad size or misaligned memory, HW_ERR_NOMEM. */
 enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out);
+/* Frees the CQ, or only the view for an attached one (the block stays the caller's). */
 void hw_cq_destroy(struct hw_cq *cq);
+
+/*
+ * A view of the CQ whose block another process created and this one mapped
+ * at mem (len bytes). HW_ERR_LAYOUT when the block does not hold a CQ of
+ * that length; HW_ERR_INVAL, HW_ERR_NOMEM.
+ */
+enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out);
+/* The CQ's block (NULL when created from a separate ring and record). */
+void *hw_cq_mem(const struct hw_cq *cq);
 
 struct hw_cqe64 *hw_cq_ring(const struct hw_cq *cq);
 uint32_t *hw_cq_dbrec(const struct hw_cq *cq);
@@ -81,9 +108,17 @@ uint32_t hw_cq_cqn(const struct hw_cq *cq);
  * Writes one CQE at the producer index. HW_ERR_FULL (and the overrun flag
  * latched) when the consumer has not released the slot; HW_ERR_INVAL for an
  * opcode the device never writes. Nothing is written on either error.
- * Single producer.
+ * Takes the CQ's producer lock.
  */
 enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f);
+/*
+ * The same under a producer lock the caller holds (several CQEs in one hold,
+ * as a flush writes them), or for a CQ with a single producer.
+ */
+enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f);
+/* The producer lock; a holder whose process died is taken over. */
+void hw_cq_lock(struct hw_cq *cq);
+void hw_cq_unlock(struct hw_cq *cq);
 
 /*
  * The consumer's write to the CQ doorbell register: arm_word is

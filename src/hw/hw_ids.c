@@ -19,7 +19,7 @@
 #include "base_log.h"
 
 #define IDS_MAGIC 0x53445049u /* "SDPI" */
-#define IDS_VERSION 1u
+#define IDS_VERSION 2u /* 2: a record per slot */
 #define IDS_IDENT (((uint64_t)IDS_MAGIC << 32) | IDS_VERSION)
 
 /* Linux pids stay below PID_MAX_LIMIT (2^22); start times in clock ticks fit the rest. */
@@ -27,7 +27,7 @@
 #define PID_MASK ((1ull << PID_BITS) - 1)
 #define START_MASK ((1ull << (64 - PID_BITS)) - 1)
 
-/* The segment: this header, then HW_ID_KINDS arrays of slots words. */
+/* The segment: this header, HW_ID_KINDS arrays of slot words, then as many records. */
 struct ids_hdr {
 	_Atomic uint64_t ident;	   /* magic << 32 | version; written last at creation */
 	_Atomic uint64_t geometry; /* kinds << 32 | slots per kind */
@@ -36,9 +36,24 @@ struct ids_hdr {
 };
 _Static_assert(sizeof(struct ids_hdr) == 72, "the shared header layout is part of the version");
 
+/*
+ * What a holder says about its number (where its queue or memory is), read
+ * by any process. A sequence counter guards it: odd while the holder writes,
+ * moved on by every publish and withdraw, so a reader that saw the same even
+ * value before and after its copy has a consistent record, and a cached
+ * view can tell by one load whether it is still the one published.
+ */
+struct ids_rec {
+	_Atomic uint32_t seq;
+	_Atomic uint32_t len;
+	_Atomic uint64_t data[HW_ID_REC_MAX / 8];
+};
+_Static_assert(sizeof(struct ids_rec) == 128, "the shared record layout is part of the version");
+
 struct hw_ids {
 	struct ids_hdr *hdr;
 	_Atomic uint64_t *slot; /* [kind * slots + index] */
+	struct ids_rec *rec;	/* [kind * slots + index] */
 	uint32_t slots;
 	size_t size;
 };
@@ -46,6 +61,9 @@ struct hw_ids {
 static const uint32_t id_base[HW_ID_KINDS] = {
 	[HW_ID_QPN] = 0x100, /* mlx5 keeps the QPNs below for special QPs */
 	[HW_ID_CQN] = 0x1,
+	[HW_ID_SRQN] = 0x1,
+	[HW_ID_PD] = 0x1,   /* 0 means "any domain" to the key check */
+	[HW_ID_MKEY] = 0x1, /* index 0 would make key 0, which names no key */
 };
 
 uint32_t hw_id_base(enum hw_id_kind kind)
@@ -124,7 +142,7 @@ static bool owner_dead(uint64_t w)
 
 static size_t ids_size(uint32_t slots)
 {
-	return sizeof(struct ids_hdr) + (size_t)HW_ID_KINDS * slots * sizeof(uint64_t);
+	return sizeof(struct ids_hdr) + (size_t)HW_ID_KINDS * slots * (sizeof(uint64_t) + sizeof(struct ids_rec));
 }
 
 static bool name_ok(const char *name)
@@ -237,6 +255,7 @@ enum hw_status hw_ids_open(const char *name, uint32_t slots, struct hw_ids **out
 		goto err_unmap;
 	t->hdr = p;
 	t->slot = (_Atomic uint64_t *)((char *)p + sizeof(struct ids_hdr));
+	t->rec = (struct ids_rec *)(t->slot + (size_t)HW_ID_KINDS * slots);
 	t->slots = slots;
 	t->size = size;
 	*out = t;
@@ -281,6 +300,8 @@ static bool ids_claim(struct hw_ids *t, enum hw_id_kind kind, uint64_t me, uint3
 	return false;
 }
 
+static void rec_withdraw(struct ids_rec *r);
+
 /* Frees the slots of dead holders; returns how many. */
 static uint32_t ids_reclaim(struct hw_ids *t, enum hw_id_kind kind)
 {
@@ -299,8 +320,11 @@ static uint32_t ids_reclaim(struct hw_ids *t, enum hw_id_kind kind)
 			last = w;
 			last_dead = owner_dead(w);
 		}
-		if (last_dead && atomic_compare_exchange_strong(&s[i], &w, 0))
-			freed++;
+		if (last_dead) {
+			rec_withdraw(&t->rec[(size_t)kind * t->slots + i]);
+			if (atomic_compare_exchange_strong(&s[i], &w, 0))
+				freed++;
+		}
 	}
 	return freed;
 }
@@ -330,6 +354,105 @@ static _Atomic uint64_t *ids_slot(struct hw_ids *t, enum hw_id_kind kind, uint32
 	return t->slot + (size_t)kind * t->slots + (num - id_base[kind]);
 }
 
+static struct ids_rec *ids_rec_at(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
+{
+	return &t->rec[(size_t)kind * t->slots + (num - id_base[kind])];
+}
+
+/* Moves the record on to an even, empty state: cached views of it are stale from here. */
+static void rec_withdraw(struct ids_rec *r)
+{
+	uint32_t q = atomic_load(&r->seq);
+
+	atomic_store(&r->seq, (q | 1u) + 1u);
+}
+
+static void ids_rec_clear(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
+{
+	struct ids_rec *r = ids_rec_at(t, kind, num);
+
+	atomic_store(&r->len, 0);
+	rec_withdraw(r);
+}
+
+enum hw_status hw_ids_publish(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, const void *data, uint32_t len,
+			      uint32_t *seq)
+{
+	_Atomic uint64_t *s = ids_slot(t, kind, num);
+	uint64_t words[HW_ID_REC_MAX / 8] = { 0 };
+	struct ids_rec *r;
+	uint32_t q;
+
+	if (s == NULL || (data == NULL && len != 0) || len > HW_ID_REC_MAX)
+		return HW_ERR_INVAL;
+	if (atomic_load(s) != my_word())
+		return atomic_load(s) == 0 ? HW_ERR_KEY : HW_ERR_ACCESS;
+	if (len != 0)
+		memcpy(words, data, len);
+	r = ids_rec_at(t, kind, num);
+	q = atomic_load(&r->seq);
+	atomic_store(&r->seq, q | 1u); /* writing */
+	atomic_store_explicit(&r->len, len, memory_order_relaxed);
+	for (uint32_t i = 0; i < HW_ID_REC_MAX / 8; i++)
+		atomic_store_explicit(&r->data[i], words[i], memory_order_relaxed);
+	q = (q | 1u) + 1u;
+	atomic_store_explicit(&r->seq, q, memory_order_release);
+	if (seq != NULL)
+		*seq = q;
+	return HW_OK;
+}
+
+enum hw_status hw_ids_withdraw(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
+{
+	_Atomic uint64_t *s = ids_slot(t, kind, num);
+
+	if (s == NULL)
+		return HW_ERR_INVAL;
+	if (atomic_load(s) != my_word())
+		return atomic_load(s) == 0 ? HW_ERR_KEY : HW_ERR_ACCESS;
+	ids_rec_clear(t, kind, num);
+	return HW_OK;
+}
+
+enum hw_status hw_ids_read(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, void *buf, uint32_t cap,
+			   uint32_t *len, uint32_t *seq)
+{
+	uint64_t words[HW_ID_REC_MAX / 8];
+	struct ids_rec *r;
+	uint32_t q, n;
+
+	if (ids_slot(t, kind, num) == NULL || buf == NULL || len == NULL)
+		return HW_ERR_INVAL;
+	r = ids_rec_at(t, kind, num);
+	for (int tries = 0; tries < 1000; tries++) {
+		q = atomic_load_explicit(&r->seq, memory_order_acquire);
+		if (q & 1u)
+			continue; /* the holder is writing: a publish takes a few stores */
+		n = atomic_load_explicit(&r->len, memory_order_relaxed);
+		for (uint32_t i = 0; i < HW_ID_REC_MAX / 8; i++)
+			words[i] = atomic_load_explicit(&r->data[i], memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&r->seq, memory_order_relaxed) != q)
+			continue;
+		if (n == 0 || n > HW_ID_REC_MAX || atomic_load(ids_slot(t, kind, num)) == 0)
+			return HW_ERR_KEY;
+		if (n > cap)
+			return HW_ERR_LENGTH;
+		memcpy(buf, words, n);
+		*len = n;
+		if (seq != NULL)
+			*seq = q;
+		return HW_OK;
+	}
+	/* A holder that died mid-write leaves the counter odd: the number is unusable until reclaimed. */
+	return HW_ERR_PEER_GONE;
+}
+
+const _Atomic uint32_t *hw_ids_seq(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
+{
+	return ids_slot(t, kind, num) == NULL ? NULL : &ids_rec_at(t, kind, num)->seq;
+}
+
 enum hw_status hw_ids_free(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
 {
 	_Atomic uint64_t *s = ids_slot(t, kind, num);
@@ -342,6 +465,7 @@ enum hw_status hw_ids_free(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
 		return HW_ERR_KEY;
 	if (w != me)
 		return HW_ERR_ACCESS;
+	ids_rec_clear(t, kind, num);
 	/* Only a reclaimer that found us dead could change it, and we are not. */
 	return atomic_compare_exchange_strong(s, &w, 0) ? HW_OK : HW_ERR_KEY;
 }
@@ -368,7 +492,7 @@ static void device_open(void)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "/softdpu-%u-ids", (unsigned)getuid());
+	snprintf(name, sizeof(name), "/softdpu-%u-ids-v%u", (unsigned)getuid(), IDS_VERSION);
 	device_status = hw_ids_open(name, HW_IDS_DEFAULT_SLOTS, &device_ids);
 }
 
@@ -397,4 +521,18 @@ enum hw_status hw_id_owner(enum hw_id_kind kind, uint32_t num, pid_t *pid)
 	struct hw_ids *t = hw_ids_device();
 
 	return t != NULL ? hw_ids_owner(t, kind, num, pid) : device_status;
+}
+
+enum hw_status hw_id_publish(enum hw_id_kind kind, uint32_t num, const void *data, uint32_t len, uint32_t *seq)
+{
+	struct hw_ids *t = hw_ids_device();
+
+	return t != NULL ? hw_ids_publish(t, kind, num, data, len, seq) : device_status;
+}
+
+enum hw_status hw_id_read(enum hw_id_kind kind, uint32_t num, void *buf, uint32_t cap, uint32_t *len, uint32_t *seq)
+{
+	struct hw_ids *t = hw_ids_device();
+
+	return t != NULL ? hw_ids_read(t, kind, num, buf, cap, len, seq) : device_status;
 }

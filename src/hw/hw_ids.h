@@ -2,7 +2,7 @@
  * hw_ids — the device's number spaces (QPNs, CQNs, ...), unique on the machine.
  *
  * Every process of the user that drives the emulated device shares one POSIX
- * shared-memory table (/softdpu-<uid>-ids), so a QPN handed out here names one
+ * shared-memory table (/softdpu-<uid>-ids-v<version>), so a QPN handed out here names one
  * queue pair among all of them, as on a card. The table holds, per kind, a
  * fixed array of slots; number = the kind's base + slot index (24 bits).
  *
@@ -13,6 +13,11 @@
  * the latter is reclaimed when the table is full and the owner is found gone
  * (pid missing, a zombie, or a pid reused by a process of another start time).
  *
+ * Each slot also has a record of up to HW_ID_REC_MAX bytes its holder
+ * publishes (where the queue or memory behind the number is) and any process
+ * reads; a sequence counter makes reads consistent and tells a cached view
+ * whether it is still current.
+ *
  * The table is created on first use (mode 0600) and checked on every open:
  * owner uid and mode, magic, version, slot count and size; a table that does
  * not match is refused with HW_ERR_LAYOUT and left untouched.
@@ -20,6 +25,7 @@
 #ifndef HW_IDS_H_
 #define HW_IDS_H_
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,11 +35,15 @@
 enum hw_id_kind {
 	HW_ID_QPN,
 	HW_ID_CQN,
+	HW_ID_SRQN,
+	HW_ID_PD,   /* protection domains: a foreign key's domain is comparable */
+	HW_ID_MKEY, /* memory key indices (key = index << 8 | tag) */
 	HW_ID_KINDS,
 };
 
 #define HW_ID_MAX 0xffffffu		/* numbers are 24 bits on the wire */
-#define HW_IDS_DEFAULT_SLOTS 4096u /* per kind, in the device's table */
+#define HW_IDS_DEFAULT_SLOTS 16384u /* per kind, in the device's table */
+#define HW_ID_REC_MAX 120u	    /* bytes a holder may publish about its number */
 
 struct hw_ids;
 
@@ -47,7 +57,7 @@ enum hw_status hw_ids_open(const char *name, uint32_t slots, struct hw_ids **out
 /* Unmaps the table; numbers this process holds stay held (free them first). */
 void hw_ids_close(struct hw_ids *t);
 
-/* The device's table (/softdpu-<uid>-ids), opened once; NULL if it cannot be. */
+/* The device's table (/softdpu-<uid>-ids-v<version>), opened once; NULL if it cannot be. */
 struct hw_ids *hw_ids_device(void);
 
 /* The lowest number of a kind: QPNs start above the range mlx5 reserves. */
@@ -66,9 +76,29 @@ enum hw_status hw_ids_free(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
  * when its holder has died without releasing it. */
 enum hw_status hw_ids_owner(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, pid_t *pid);
 
+/*
+ * The holder's record: publish replaces it (only the holder: HW_ERR_ACCESS
+ * otherwise, HW_ERR_KEY when the number is free), withdraw empties it (free
+ * does too). *seq, when asked, is the record's sequence after the publish.
+ */
+enum hw_status hw_ids_publish(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, const void *data, uint32_t len,
+			      uint32_t *seq);
+enum hw_status hw_ids_withdraw(struct hw_ids *t, enum hw_id_kind kind, uint32_t num);
+/*
+ * Copies the record (any process). HW_ERR_KEY when nothing is published,
+ * HW_ERR_LENGTH when cap is too small, HW_ERR_PEER_GONE when a writer left it
+ * half written. *seq (optional) is the sequence the copy belongs to.
+ */
+enum hw_status hw_ids_read(struct hw_ids *t, enum hw_id_kind kind, uint32_t num, void *buf, uint32_t cap,
+			   uint32_t *len, uint32_t *seq);
+/* The record's sequence word: a view is current while it still reads the sequence it was built from. */
+const _Atomic uint32_t *hw_ids_seq(struct hw_ids *t, enum hw_id_kind kind, uint32_t num);
+
 /* The same on the device's table. */
 enum hw_status hw_id_alloc(enum hw_id_kind kind, uint32_t *num);
 enum hw_status hw_id_free(enum hw_id_kind kind, uint32_t num);
 enum hw_status hw_id_owner(enum hw_id_kind kind, uint32_t num, pid_t *pid);
+enum hw_status hw_id_publish(enum hw_id_kind kind, uint32_t num, const void *data, uint32_t len, uint32_t *seq);
+enum hw_status hw_id_read(enum hw_id_kind kind, uint32_t num, void *buf, uint32_t cap, uint32_t *len, uint32_t *seq);
 
 #endif

@@ -4,18 +4,28 @@
 #include "hw_mem.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "base_log.h"
 #include "base_status.h"
+#include "hw_ids.h"
 
 #define HW_MKEY_PAGE_SHIFT 12
 #define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
 #define HW_MKEY_PAGES 256 /* 1 Mi keys */
 #define HW_MKEY_MAX (HW_MKEY_PAGE_SIZE * HW_MKEY_PAGES)
+/*
+ * Without the device's number table (no /dev/shm) keys and domains are
+ * numbered in this process only, from ranges the table never hands out.
+ */
+#define HW_LOCAL_BASE 0x80000u
 
 struct hw_pd {
 	uint32_t id;
 	uint32_t function_id;
+	bool device_wide; /* id from the device's table */
 };
 
 struct hw_mkey_page {
@@ -26,9 +36,27 @@ struct hw_mkey_page {
 static struct {
 	pthread_mutex_t lock;
 	struct hw_mkey_page *page[HW_MKEY_PAGES];
-	uint32_t next_free; /* first index to try; index 0 is never handed out */
+	uint32_t next_free; /* local numbering only: first index to try */
 	uint32_t next_pd;
-} tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = 1, .next_pd = 1 };
+	hw_mkey_attach_fn attach; /* maps another process's memory (the fabric's) */
+} tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = HW_LOCAL_BASE, .next_pd = HW_LOCAL_BASE };
+
+/* What the device table says about a key: enough for another process to check an access. */
+struct mkey_rec {
+	uint32_t key;
+	uint32_t pd_id;
+	uint32_t access;
+	uint32_t backing_len;
+	uint64_t addr;
+	uint64_t len;
+	uint8_t backing[HW_MKEY_BACKING_MAX];
+};
+_Static_assert(sizeof(struct mkey_rec) <= HW_ID_REC_MAX, "a key's record fits the table's");
+
+static bool device_numbers(void)
+{
+	return hw_ids_device() != NULL;
+}
 
 struct hw_pd *hw_pd_alloc(uint32_t function_id)
 {
@@ -36,15 +64,25 @@ struct hw_pd *hw_pd_alloc(uint32_t function_id)
 
 	if (pd == NULL)
 		return NULL;
-	pthread_mutex_lock(&tbl.lock);
-	pd->id = tbl.next_pd++;
-	pthread_mutex_unlock(&tbl.lock);
+	if (device_numbers()) {
+		if (hw_id_alloc(HW_ID_PD, &pd->id) != HW_OK) {
+			free(pd);
+			return NULL;
+		}
+		pd->device_wide = true;
+	} else {
+		pthread_mutex_lock(&tbl.lock);
+		pd->id = tbl.next_pd++;
+		pthread_mutex_unlock(&tbl.lock);
+	}
 	pd->function_id = function_id;
 	return pd;
 }
 
 void hw_pd_free(struct hw_pd *pd)
 {
+	if (pd != NULL && pd->device_wide)
+		hw_id_free(HW_ID_PD, pd->id);
 	free(pd);
 }
 
@@ -60,26 +98,62 @@ static struct hw_mkey *slot_at(uint32_t idx)
 	return pg == NULL ? NULL : &pg->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
 }
 
-/* Finds a free slot at or after next_free, allocating pages on demand. Lock held. */
+static int page_ensure(uint32_t idx)
+{
+	uint32_t pg = idx >> HW_MKEY_PAGE_SHIFT;
+
+	if (tbl.page[pg] == NULL)
+		tbl.page[pg] = calloc(1, sizeof(struct hw_mkey_page));
+	return tbl.page[pg] == NULL ? -1 : 0;
+}
+
+/* Local numbering: a free slot at or after next_free in the local range. Lock held. */
 static int find_free_slot(uint32_t *out)
 {
-	for (uint32_t n = 0; n < HW_MKEY_MAX; n++) {
-		uint32_t idx = (tbl.next_free + n) % HW_MKEY_MAX;
-		uint32_t pg = idx >> HW_MKEY_PAGE_SHIFT;
+	for (uint32_t n = 0; n < HW_MKEY_MAX - HW_LOCAL_BASE; n++) {
+		uint32_t idx = HW_LOCAL_BASE + (tbl.next_free - HW_LOCAL_BASE + n) % (HW_MKEY_MAX - HW_LOCAL_BASE);
 
-		if (idx == 0)
-			continue;
-		if (tbl.page[pg] == NULL) {
-			tbl.page[pg] = calloc(1, sizeof(struct hw_mkey_page));
-			if (tbl.page[pg] == NULL)
-				return -1;
-		}
-		if (tbl.page[pg]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)].key == 0) {
+		if (page_ensure(idx) != 0)
+			return -1;
+		if (tbl.page[idx >> HW_MKEY_PAGE_SHIFT]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)].key == 0) {
 			*out = idx;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+/*
+ * A device-wide index; the tag comes from the index's record sequence, which
+ * moves on with every owner, so a key of an earlier holder is never reissued
+ * by the next one (within 256 reuses).
+ */
+static int claim_device_slot(uint32_t *idx, uint8_t *tag)
+{
+	const _Atomic uint32_t *seq;
+
+	if (hw_id_alloc(HW_ID_MKEY, idx) != HW_OK)
+		return -1;
+	seq = hw_ids_seq(hw_ids_device(), HW_ID_MKEY, *idx);
+	*tag = (uint8_t)(((atomic_load(seq) | 1u) + 1u) >> 1);
+	if (*idx >= HW_LOCAL_BASE || page_ensure(*idx) != 0) {
+		hw_id_free(HW_ID_MKEY, *idx);
+		return -1;
+	}
+	return 0;
+}
+
+/* Publishes the key so other processes of the device can check accesses to it. */
+static enum hw_status publish_key(const struct hw_mkey *mk, const void *backing, uint32_t blen)
+{
+	struct mkey_rec r = { .key = mk->key, .pd_id = mk->pd_id, .access = mk->access, .addr = mk->addr,
+			      .len = mk->len, .backing_len = blen };
+
+	if (blen > sizeof(r.backing))
+		return HW_ERR_INVAL;
+	if (blen != 0)
+		memcpy(r.backing, backing, blen);
+	return hw_id_publish(HW_ID_MKEY, mk->key >> 8, &r, sizeof(r), NULL);
 }
 
 static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, uint32_t *key);
@@ -113,21 +187,35 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	if (pd == NULL || key == NULL)
 		return HW_ERR_INVAL;
 	pthread_mutex_lock(&tbl.lock);
-	if (find_free_slot(&idx) != 0) {
-		pthread_mutex_unlock(&tbl.lock);
-		return HW_ERR_NOMEM;
+	if (pd->device_wide) {
+		if (claim_device_slot(&idx, &tag) != 0)
+			goto err_full;
+	} else {
+		if (find_free_slot(&idx) != 0)
+			goto err_full;
+		tbl.next_free = idx + 1;
 	}
 	pg = tbl.page[idx >> HW_MKEY_PAGE_SHIFT];
 	pos = idx & (HW_MKEY_PAGE_SIZE - 1);
-	tag = (uint8_t)(pg->tag[pos] + 1);
-	pg->tag[pos] = tag;
+	if (!pd->device_wide)
+		tag = ++pg->tag[pos];
+	/* The slot may hold a view of the index's previous holder's key: replaced. */
 	pg->slot[pos] = *proto;
 	pg->slot[pos].pd_id = pd->id;
 	pg->slot[pos].key = (idx << 8) | tag;
+	pg->slot[pos].device_wide = pd->device_wide;
+	if (pd->device_wide && publish_key(&pg->slot[pos], NULL, 0) != HW_OK) {
+		pg->slot[pos].key = 0;
+		hw_id_free(HW_ID_MKEY, idx);
+		goto err_full;
+	}
 	*key = pg->slot[pos].key;
-	tbl.next_free = idx + 1;
 	pthread_mutex_unlock(&tbl.lock);
 	return HW_OK;
+
+err_full:
+	pthread_mutex_unlock(&tbl.lock);
+	return HW_ERR_NOMEM;
 }
 
 /*
@@ -202,6 +290,9 @@ const struct hw_mkey *hw_mkey_lookup(uint32_t key)
 	mk = slot_at(idx);
 	if (mk == NULL || mk->key != key)
 		return NULL;
+	/* A view of another process's key lives as long as the key's record is the one it was built from. */
+	if (__builtin_expect(mk->seqp != NULL, 0) && atomic_load_explicit(mk->seqp, memory_order_acquire) != mk->seq)
+		return NULL;
 	return mk;
 }
 
@@ -211,12 +302,14 @@ enum hw_status hw_mkey_dereg(uint32_t key)
 
 	pthread_mutex_lock(&tbl.lock);
 	mk = (struct hw_mkey *)hw_mkey_lookup(key);
-	if (mk == NULL) {
+	if (mk == NULL || mk->seqp != NULL) { /* a view of another process's key is not ours to drop */
 		pthread_mutex_unlock(&tbl.lock);
 		return HW_ERR_KEY;
 	}
 	mk->key = 0;
-	if ((key >> 8) < tbl.next_free)
+	if (mk->device_wide)
+		hw_id_free(HW_ID_MKEY, key >> 8); /* withdraws the record: other processes' views go stale */
+	else if ((key >> 8) < tbl.next_free)
 		tbl.next_free = key >> 8;
 	pthread_mutex_unlock(&tbl.lock);
 	return HW_OK;
@@ -254,6 +347,69 @@ enum hw_status hw_mkey_revalidate(uint32_t key)
 		return HW_ERR_KEY;
 	__atomic_fetch_and(&mk->state, ~HW_MKEY_FREE, __ATOMIC_ACQ_REL);
 	return HW_OK;
+}
+
+enum hw_status hw_mkey_share(uint32_t key, const void *backing, uint32_t len)
+{
+	const struct hw_mkey *mk;
+	enum hw_status st;
+
+	if ((backing == NULL && len != 0) || len > HW_MKEY_BACKING_MAX)
+		return HW_ERR_INVAL;
+	pthread_mutex_lock(&tbl.lock);
+	mk = hw_mkey_lookup(key);
+	if (mk == NULL || mk->seqp != NULL)
+		st = HW_ERR_KEY;
+	else if (!mk->device_wide)
+		st = HW_ERR_INVAL; /* numbered in this process only: nobody else could name it */
+	else
+		st = publish_key(mk, backing, len);
+	pthread_mutex_unlock(&tbl.lock);
+	return st;
+}
+
+void hw_mkey_set_attach(hw_mkey_attach_fn fn)
+{
+	pthread_mutex_lock(&tbl.lock);
+	tbl.attach = fn;
+	pthread_mutex_unlock(&tbl.lock);
+}
+
+/* Installs this process's view of another process's key from its record. Lock held. */
+static const struct hw_mkey *import_key(uint32_t key, const struct mkey_rec *r, uint32_t seq)
+{
+	const _Atomic uint32_t *seqp = hw_ids_seq(hw_ids_device(), HW_ID_MKEY, key >> 8);
+	uint32_t idx = key >> 8;
+	struct hw_mkey *mk;
+	uint8_t *base;
+
+	if (tbl.attach == NULL || r->backing_len == 0)
+		return NULL; /* memory nobody made reachable from here */
+	base = tbl.attach(r->backing, r->backing_len, r->len);
+	if (base == NULL || page_ensure(idx) != 0)
+		return NULL;
+	mk = &tbl.page[idx >> HW_MKEY_PAGE_SHIFT]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
+	*mk = (struct hw_mkey){ .base = base, .addr = r->addr, .len = r->len, .access = r->access,
+				.pd_id = r->pd_id, .key = key, .seqp = seqp, .seq = seq, .device_wide = true };
+	return mk;
+}
+
+const struct hw_mkey *hw_mkey_resolve(uint32_t key)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(key);
+	struct mkey_rec r;
+	uint32_t len = 0, seq = 0;
+
+	if (mk != NULL || key == 0 || (key >> 8) >= HW_LOCAL_BASE || !device_numbers())
+		return mk;
+	if (hw_id_read(HW_ID_MKEY, key >> 8, &r, sizeof(r), &len, &seq) != HW_OK || len != sizeof(r) || r.key != key)
+		return NULL;
+	pthread_mutex_lock(&tbl.lock);
+	mk = hw_mkey_lookup(key);
+	if (mk == NULL)
+		mk = import_key(key, &r, seq);
+	pthread_mutex_unlock(&tbl.lock);
+	return mk;
 }
 
 enum hw_status hw_mkey_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,

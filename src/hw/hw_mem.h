@@ -4,12 +4,17 @@
  * Every registration (DOCA mmap per device, later verbs MRs and FlexIO mkeys)
  * is one entry of a single device-wide table. A key is (index << 8 | tag), as
  * on mlx5: the tag changes on every reuse so stale keys are refused.
+ * Keys and domains are numbered device-wide (hw_ids), so a key handed to
+ * another process names the same registration there: hw_mkey_share publishes
+ * how to reach its memory and hw_mkey_resolve, in the other process, builds a
+ * view of it that lives only as long as the registration.
  * hw_mkey_translate() is the one routine that turns (key, address, length,
  * access) into local memory, with bounds, domain and permission checks.
  */
 #ifndef HW_MEM_H_
 #define HW_MEM_H_
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +89,10 @@ struct hw_mkey {
 	void *rctx;
 	const struct hw_mkey_chunk *chunks; /* non-NULL: indirect key; owned by the registrant */
 	uint32_t state;	   /* HW_MKEY_* bits; changed atomically by invalidation */
+	/* A view of another process's key: valid while *seqp == seq (its record unchanged). */
+	const _Atomic uint32_t *seqp;
+	uint32_t seq;
+	bool device_wide; /* numbered in the device's table (other processes can name it) */
 };
 
 /*
@@ -137,6 +146,31 @@ enum hw_status hw_mkey_revalidate(uint32_t key);
 
 /* Entry behind a live key, or NULL. */
 const struct hw_mkey *hw_mkey_lookup(uint32_t key);
+
+/* Bytes of the "how to reach it" description hw_mkey_share publishes (the fabric's format). */
+#define HW_MKEY_BACKING_MAX 80
+
+/*
+ * Maps memory another process shared: backing is what its owner published
+ * for a key of len bytes; returns the local address of the key's first byte,
+ * or NULL. Provided by the layer that knows how memory crosses processes.
+ */
+typedef uint8_t *(*hw_mkey_attach_fn)(const void *backing, uint32_t blen, uint64_t len);
+void hw_mkey_set_attach(hw_mkey_attach_fn fn);
+
+/*
+ * Lets other processes of the device reach a key's memory: backing says how
+ * (passed to their attach function). HW_ERR_KEY for a key not registered
+ * here, HW_ERR_INVAL for a key numbered in this process only.
+ */
+enum hw_status hw_mkey_share(uint32_t key, const void *backing, uint32_t len);
+
+/*
+ * The entry behind a key of any process of the device: this process's own
+ * keys, or a view of another's shared key (mapped on first use, dropped when
+ * its owner deregisters it). NULL when no live key has that value.
+ */
+const struct hw_mkey *hw_mkey_resolve(uint32_t key);
 
 /*
  * Checks that [addr, addr + len) lies in the key's range, that the key lives in

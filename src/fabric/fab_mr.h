@@ -1,0 +1,31 @@
+/*
+ * fab_mr — making a registered range reachable by the other processes of the
+ * device, and reaching theirs.
+ *
+ * The owner moves the range's pages onto a memfd (fab_share.h) and publishes,
+ * with the key's device-wide record (hw_mkey_share), where that memfd is: its
+ * pid, start time, descriptor number and inode. Another process resolving the
+ * key (hw_mkey_resolve) opens /proc/<pid>/fd/<fd> — checked to be the same
+ * process and the same file — and maps it once; every later access through
+ * any key on that memory is a plain load or store.
+ */
+#ifndef FAB_MR_H_
+#define FAB_MR_H_
+
+#include <stdint.h>
+
+#include "fab_share.h"
+
+/*
+ * Shares key's memory [addr, addr + len). 0 and *b filled (release it with
+ * fab_mr_unshare after the key is gone), or -1 when the memory cannot be
+ * moved (file mappings, read-only memory): other processes then cannot
+ * reach it and their accesses fail as with a bad key.
+ */
+int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_backing *b);
+void fab_mr_unshare(const struct fab_backing *b);
+
+/* Installs the resolver's attach function (idempotent; libraries call it at start). */
+void fab_mr_init(void);
+
+#endif /* FAB_MR_H_ */
