@@ -2,7 +2,8 @@
 """Adds up the per-binary case counts of a meson test log.
 
 Each test binary prints "<name>: N passed, N failed"; a binary that crashed
-or timed out before printing counts as one failed case.
+or timed out before printing counts as one failed case, one that skipped
+(exit code 77) counts as nothing.
 """
 import json
 import re
@@ -18,6 +19,10 @@ def main(path):
             rec = json.loads(raw)
             m = LINE.search(rec.get("stdout") or "")
             ok = rec.get("result") == "OK"
+            if rec.get("result") == "SKIP":
+                # exit code 77: a check whose prerequisites are absent
+                print(f"{rec['name']}: skipped")
+                continue
             if m:
                 p, fl = int(m.group(2)), int(m.group(3))
                 if not ok and fl == 0:
