@@ -24,6 +24,9 @@ check() {
 }
 # A side and topology of the caller's environment would change the devices; use the defaults.
 unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY
+# A sanitized build: the (uninstrumented) programs must load the ASan runtime first.
+asan=$(ldd "$lib/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+[ -n "$asan" ] && export LD_PRELOAD="$asan"
 if LD_LIBRARY_PATH=$lib /usr/bin/ibv_devinfo -v >"$out" 2>&1; then pass=$((pass + 1)); else
 	echo "FAIL ibv_devinfo -v exited $?"
 	fail=$((fail + 1))

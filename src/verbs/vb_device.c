@@ -169,6 +169,7 @@ VB_EXPORT struct ibv_context *vb_open_device(struct ibv_device *device)
 	struct vb_device *dev = vb_dev_of(device);
 	struct vb_context *ctx;
 	struct ibv_context *c;
+	int rc;
 
 	if (dev == NULL) {
 		errno = EINVAL;
@@ -202,13 +203,9 @@ VB_EXPORT struct ibv_context *vb_open_device(struct ibv_device *device)
 	return c;
 
 err:
-	errno = errno != 0 ? errno : ENOMEM;
-	{
-		int e = errno;
-
-		vb_context_fini(ctx);
-		errno = e;
-	}
+	rc = errno;
+	vb_context_fini(ctx);
+	errno = rc;
 	return NULL;
 }
 VB_SYMVER(vb_open_device, ibv_open_device, "IBVERBS_1.1");
