@@ -3,14 +3,16 @@
 
 Usage: check-layers.py <build-dir>
 
-For each layer library (base, hw, fabric, doca) it takes the exact compiler
+For each layer library (base, hw, fabric, and the API families doca and
+verbs, side by side above fabric) it takes the exact compiler
 command the build uses for one of the layer's own sources (from
 compile_commands.json) and compiles small probe files with it instead:
 
 - a probe including a header of the layer itself or of a layer below must
   compile (so a failure below is not a broken probe);
-- a probe including a header of a layer above, or a public DOCA header in
-  hw and fabric, must fail, and fail because the header is not found.
+- a probe including a header of a layer above or beside it (doca and verbs
+  do not see each other), or a public header in hw and fabric, must fail,
+  and fail because the header is not found.
 
 It also refuses quoted includes with a directory part in the layer sources
 ("../doca/core/dc_log.h" would reach around the include paths).
@@ -25,17 +27,26 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["base", "hw", "fabric", "doca"]
+LAYERS = ["base", "hw", "fabric", "doca", "verbs"]
+# What each layer may include, itself among them.
+SEES = {
+    "base": {"base"},
+    "hw": {"base", "hw"},
+    "fabric": {"base", "hw", "fabric"},
+    "doca": {"base", "hw", "fabric", "doca"},
+    "verbs": {"base", "hw", "fabric", "verbs"},
+}
 # One header of each layer; "public" is the vendor API (include/).
 HEADER = {
     "base": "base_log.h",
     "hw": "hw_mem.h",
     "fabric": "fab_desc.h",
     "doca": "dc_log.h",
+    "verbs": "vb_int.h",
     "public": "doca_types.h",
 }
-SEES_PUBLIC = {"doca"}
-SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca"}
+SEES_PUBLIC = {"doca", "verbs"}
+SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs"}
 DROP_WITH_ARG = {"-o", "-MQ", "-MF", "-MT", "-c"}
 DROP_ALONE = {"-MD", "-MMD"}
 
@@ -69,9 +80,7 @@ def compiles(directory, args, header, tmp):
 
 def expectations(layer):
     """(header, must_compile) pairs for a layer."""
-    below = LAYERS[: LAYERS.index(layer) + 1]
-    above = LAYERS[LAYERS.index(layer) + 1 :]
-    pairs = [(HEADER[l], True) for l in below] + [(HEADER[l], False) for l in above]
+    pairs = [(HEADER[l], l in SEES[layer]) for l in LAYERS]
     pairs.append((HEADER["public"], layer in SEES_PUBLIC))
     return pairs
 

@@ -62,10 +62,53 @@ transitive_includes_build() {
 	done
 }
 exports_only_vendor_api() {
-	local bad
+	local bad lib
 	bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libdoca_common.so" |
 		awk '{print $3}' | grep -v -E '^(doca_|priv_doca_)' || true)
 	[ -z "$bad" ] || { echo "non-vendor exports: $bad"; return 1; }
+	# The verbs libraries export rdma-core's names only (src/verbs/*.syms).
+	for lib in libibverbs libmlx5; do
+		# (type A: the version nodes themselves)
+		bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/$lib.so.1" | awk '$2 != "A" {print $3}' |
+			sed 's/@.*//' | sort -u | grep -v -x -F -f <(sed 's/@.*//' "src/verbs/$lib.syms") || true)
+		[ -z "$bad" ] || { echo "$lib: exports not in rdma-core's: $bad"; return 1; }
+	done
+}
+# name@@NODE (default) / name@NODE (old version), one a line, of a shared library's definitions.
+versioned_exports() {
+	objdump -T "$1" | grep -E '^[0-9a-f]{16}' | grep -v -e '\*UND\*' -e '\*ABS\*' |
+		awk '{n=$NF; v=$(NF-1); if (v ~ /^\(/) {gsub(/[()]/,"",v); print n "@" v} else print n "@@" v}' | sort
+}
+# Every export of rdma-core v44 with its version node and default-ness, nothing else: against the
+# checked-in lists always, against Debian's own libraries when installed.
+verbs_exports_match() {
+	local lib ours deb=/usr/lib/$multiarch
+	for lib in libibverbs libmlx5; do
+		ours=$(versioned_exports "$work/root$prefix/lib/$multiarch/$lib.so.1") || return 1
+		diff <(awk '{print $1}' "src/verbs/$lib.syms" | sort) <(echo "$ours") ||
+			{ echo "$lib differs from src/verbs/$lib.syms"; return 1; }
+		if [ -f "$deb/$lib.so.1" ]; then
+			diff <(versioned_exports "$deb/$lib.so.1") <(echo "$ours") ||
+				{ echo "$lib differs from $deb/$lib.so.1"; return 1; }
+		fi
+		readelf -d "$work/root$prefix/lib/$multiarch/$lib.so.1" | grep -q "Library soname: \[$lib.so.1\]" ||
+			{ echo "$lib: SONAME is not $lib.so.1"; return 1; }
+	done
+	tools/gen-verbs.py --check
+}
+# A verbs program builds with pkg-config libibverbs libmlx5, as against rdma-core.
+verbs_external_build() {
+	local r=$work/root$prefix
+	export PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig
+	printf '#include <infiniband/mlx5dv.h>\nint main(void){int n; struct ibv_device **l = ibv_get_device_list(&n);\nint ok = l && n > 0 && mlx5dv_is_supported(l[0]); ibv_free_device_list(l); return !ok;}\n' >"$work/vb.c"
+	# shellcheck disable=SC2046
+	gcc -std=c11 -Wall -Werror "$work/vb.c" -o "$work/vb" $(pkg-config --cflags --libs libibverbs libmlx5) &&
+		LD_LIBRARY_PATH=$r/lib/$multiarch "$work/vb"
+}
+# Debian's ibv_devinfo -v and ibv_devices, unchanged, on the installed libraries.
+verbs_devinfo() {
+	sh tools/check-devinfo.sh "$work/root$prefix/lib/$multiarch"
+	[ $? -ne 1 ]
 }
 # UCX is opened on first use of a path to another machine (fab_ucx_load.c), never linked:
 # a program that stays on one machine must not get UCX's signal handlers and memory hooks.
@@ -105,7 +148,10 @@ check "vendor layout (include/, lib/$multiarch/pkgconfig/doca.pc, applications/V
 check "external program builds with pkg-config doca" external_build
 check "external program runs" external_run
 check "a program relying on the DOCA headers' standard includes builds with pkg-config doca" transitive_includes_build
-check "shared library exports only the vendor API" exports_only_vendor_api
+check "shared libraries export only the vendor API (DOCA; rdma-core's names for the verbs libraries)" exports_only_vendor_api
+check "libibverbs.so.1/libmlx5.so.1: every rdma-core v44 export, name@version and default-ness, nothing more" verbs_exports_match
+check "a verbs program builds with pkg-config libibverbs libmlx5 and runs" verbs_external_build
+check "Debian's ibv_devinfo -v and ibv_devices run unchanged on the installed libraries" verbs_devinfo
 check "libdoca_common.so links no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested

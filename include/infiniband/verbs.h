@@ -2530,7 +2530,7 @@ const char *ibv_port_state_str(enum ibv_port_state port_state);
 const char *ibv_event_type_str(enum ibv_event_type event);
 #define ETHERNET_LL_SIZE 6
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
-				uint8_t *eth_mac, uint16_t *vid);
+				uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t *vid);
 /* caps: a supported_qpts bit mask, one bit per enum ibv_qp_type value. */
 static inline int ibv_is_qpt_supported(uint32_t caps, enum ibv_qp_type qpt)
 {

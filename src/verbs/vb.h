@@ -27,13 +27,24 @@
 
 struct vb_dv_ops;
 
-/* One emulated function of this side, as ibv_get_device_list returns it. */
+/*
+ * One emulated function of this side, as ibv_get_device_list returns it.
+ * rdma-core's struct verbs_device is private to it (driver.h is not
+ * installed); nothing outside the library reads past the ibv_device, so the
+ * wrapper keeps only that, under the same member name.
+ */
 struct vb_device {
-	struct verbs_device vdev; /* ibv_device first: the list hands out &vdev.device */
+	struct {
+		struct ibv_device device;
+	} vdev;			  /* ibv_device first: the list hands out &vdev.device */
 	uint32_t magic;
 	uint32_t func_index;	  /* hw_topology function */
 	uint64_t node_guid;	  /* big-endian, as ibv_get_device_guid returns it */
 	const struct vb_dv_ops *dv;
+	uint32_t func_id;	  /* hw_function.id: the PD owner, and the port's LID source */
+	uint16_t lid;
+	uint8_t mac[6];
+	_Atomic uint32_t next_uar_page; /* devx UAR page ids, per device */
 };
 
 /* An open device: verbs_context with ibv_context as its last member, then ours. */
@@ -44,16 +55,41 @@ struct vb_context {
 	pthread_mutex_t lock;	  /* control path: object lists, async queue */
 	int async_efd;		  /* == vctx.context.async_fd; readable while events queue */
 	struct vb_async *async;	  /* queued async events (vb_async.c) */
+	struct vb_async *async_tail;
+	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
 };
 
 struct vb_pd {
 	struct ibv_pd pd;
 	struct hw_pd *hw;
+	_Atomic uint32_t users;	  /* MRs, QPs, SRQs on it: dealloc is EBUSY while non-zero */
 };
 
 struct vb_mr {
 	struct ibv_mr mr;
 	uint32_t key;
+};
+
+/*
+ * A completion channel is the public struct itself: fd is an eventfd the CQs
+ * signal, refcnt counts the CQs using it (destroy is EBUSY while non-zero;
+ * the CQ code keeps it under the context lock).
+ */
+
+/* devx objects: the public struct first, then the table they came from. */
+struct vb_uar {
+	struct mlx5dv_devx_uar uar;
+	const struct vb_dv_ops *dv;
+	void *page;		  /* the page-aligned page the program writes */
+};
+
+struct vb_umem {
+	struct mlx5dv_devx_umem umem;
+	const struct vb_dv_ops *dv;
+	struct ibv_context *ctx;
+	void *addr;
+	size_t size;
+	uint32_t access;
 };
 
 struct vb_cq {
@@ -93,11 +129,39 @@ struct vb_dv_ops {
 	struct mlx5dv_devx_umem *(*devx_umem_reg)(struct ibv_context *ctx, void *addr, size_t size,
 						  uint32_t access);
 	int (*devx_umem_dereg)(struct mlx5dv_devx_umem *umem);
+	struct mlx5dv_devx_umem *(*devx_umem_reg_ex)(struct ibv_context *ctx, struct mlx5dv_devx_umem_in *in);
 };
+
+/* Posts an async event on the context's queue (vb_async.c); 0 or an errno value. */
+int vb_async_post(struct vb_context *ctx, const struct ibv_async_event *event);
+
+static inline struct vb_device *vb_dev_of(struct ibv_device *d)
+{
+	struct vb_device *dev = (struct vb_device *)d;
+
+	return d != NULL && dev->magic == VB_MAGIC_DEVICE ? dev : NULL;
+}
+
+static inline struct vb_context *vb_ctx_checked(struct ibv_context *c);
 
 static inline struct vb_context *vb_ctx(struct ibv_context *c)
 {
 	return (struct vb_context *)((char *)c - __builtin_offsetof(struct vb_context, vctx.context));
+}
+
+static inline struct vb_context *vb_ctx_checked(struct ibv_context *c)
+{
+	struct vb_context *ctx;
+
+	if (c == NULL || c->abi_compat != __VERBS_ABI_IS_EXTENDED)
+		return NULL;
+	ctx = vb_ctx(c);
+	return ctx->magic == VB_MAGIC_CONTEXT ? ctx : NULL;
+}
+
+static inline struct vb_pd *vb_pd_of(struct ibv_pd *p)
+{
+	return (struct vb_pd *)p;
 }
 
 static inline struct vb_cq *vb_cq_of(struct ibv_cq *c)

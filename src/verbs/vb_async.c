@@ -1,0 +1,148 @@
+/*
+ * vb_async — completion channels and the context's async event queue.
+ *
+ * Both are eventfds, so programs can poll() them as they poll rdma-core's
+ * kernel descriptors. The async queue's eventfd is a semaphore: it counts
+ * the queued events, so it is readable exactly while the queue is non-empty,
+ * and ibv_get_async_event's read of it blocks unless the program made the
+ * descriptor non-blocking with fcntl (then EAGAIN), as with rdma-core.
+ */
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "vb_export.h"
+#include "vb_int.h"
+
+struct vb_async {
+	struct vb_async *next;
+	struct ibv_async_event ev;
+};
+
+int vb_async_init(struct vb_context *ctx)
+{
+	ctx->async_efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ctx->async_efd < 0)
+		return -1;
+	ctx->vctx.context.async_fd = ctx->async_efd;
+	return 0;
+}
+
+void vb_async_fini(struct vb_context *ctx)
+{
+	struct vb_async *a;
+
+	while ((a = ctx->async) != NULL) {
+		ctx->async = a->next;
+		free(a);
+	}
+	if (ctx->async_efd >= 0)
+		close(ctx->async_efd);
+}
+
+int vb_async_post(struct vb_context *ctx, const struct ibv_async_event *event)
+{
+	struct vb_async *a = calloc(1, sizeof(*a));
+	uint64_t one = 1;
+
+	if (a == NULL)
+		return ENOMEM;
+	a->ev = *event;
+	/*
+	 * Counted and linked under the lock: a reader that got the count takes
+	 * the lock before the queue, so it always finds the event.
+	 */
+	pthread_mutex_lock(&ctx->lock);
+	if (write(ctx->async_efd, &one, sizeof(one)) != sizeof(one)) {
+		pthread_mutex_unlock(&ctx->lock);
+		free(a);
+		return EIO;
+	}
+	if (ctx->async_tail != NULL)
+		ctx->async_tail->next = a;
+	else
+		ctx->async = a;
+	ctx->async_tail = a;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+VB_EXPORT int vb_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
+VB_EXPORT int vb_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct vb_async *a;
+	uint64_t one;
+
+	if (ctx == NULL || event == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* One count per queued event: after the read, an event is ours to take. */
+	if (read(ctx->async_efd, &one, sizeof(one)) != sizeof(one))
+		return -1;
+	pthread_mutex_lock(&ctx->lock);
+	a = ctx->async;
+	ctx->async = a->next;
+	if (ctx->async == NULL)
+		ctx->async_tail = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+	*event = a->ev;
+	free(a);
+	return 0;
+}
+VB_SYMVER(vb_get_async_event, ibv_get_async_event, "IBVERBS_1.1");
+
+/*
+ * rdma-core counts acknowledgements so that destroying a QP/CQ/SRQ waits for
+ * its events; objects here do not wait (their memory outlives the event), so
+ * there is nothing to count.
+ */
+VB_EXPORT void vb_ack_async_event(struct ibv_async_event *event);
+VB_EXPORT void vb_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
+}
+VB_SYMVER(vb_ack_async_event, ibv_ack_async_event, "IBVERBS_1.1");
+
+VB_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct ibv_comp_channel *ch;
+
+	if (vb_ctx_checked(context) == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->fd < 0) {
+		int e = errno;
+
+		free(ch);
+		errno = e;
+		return NULL;
+	}
+	ch->context = context;
+	return ch;
+}
+
+VB_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct vb_context *ctx;
+
+	if (channel == NULL || (ctx = vb_ctx_checked(channel->context)) == NULL)
+		return EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (channel->refcnt != 0) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	close(channel->fd);
+	free(channel);
+	return 0;
+}

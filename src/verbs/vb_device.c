@@ -1,0 +1,224 @@
+/*
+ * vb_device — the device list and opening a device.
+ *
+ * One device per emulated function of this process's side that has an ibdev
+ * name (representors have none), built once from the topology and never
+ * freed: ibv_device pointers stay valid for the life of the process, as
+ * rdma-core's do while a context or list holds them.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "base_log.h"
+#include "hw_topology.h"
+#include "vb_export.h"
+#include "vb_int.h"
+
+static struct vb_device vb_devs[HW_TOPO_MAX_FUNCS];
+static int vb_ndevs = -1;	/* -1: the topology was refused */
+static pthread_once_t vb_devs_once = PTHREAD_ONCE_INIT;
+
+/* EUI-64 from the MAC, as a port GUID is formed from it: ff:fe in the middle, U/L bit flipped. */
+static uint64_t vb_guid_from_mac(const uint8_t mac[6])
+{
+	uint8_t b[8] = {mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
+	uint64_t g;
+
+	memcpy(&g, b, sizeof(g));
+	return g;		/* the bytes in wire order: big-endian as a __be64 */
+}
+
+static void vb_device_init(struct vb_device *dev, const struct hw_function *f, int idx, int n)
+{
+	struct ibv_device *d = &dev->vdev.device;
+
+	d->node_type = IBV_NODE_CA;
+	d->transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->name, sizeof(d->name), "%s", f->ibdev);
+	snprintf(d->dev_name, sizeof(d->dev_name), "uverbs%d", n);
+	snprintf(d->dev_path, sizeof(d->dev_path), "/sys/class/infiniband_verbs/uverbs%d", n);
+	snprintf(d->ibdev_path, sizeof(d->ibdev_path), "/sys/class/infiniband/%s", f->ibdev);
+	dev->magic = VB_MAGIC_DEVICE;
+	dev->func_index = (uint32_t)idx;
+	dev->func_id = f->id;
+	/* LID 1 is the (absent) subnet manager's; a function's is unique on the card. */
+	dev->lid = (uint16_t)(f->id + 1);
+	memcpy(dev->mac, f->mac, sizeof(dev->mac));
+	dev->node_guid = vb_guid_from_mac(f->mac);
+	dev->dv = &vb_dv_ops_impl;
+}
+
+static void vb_devices_build(void)
+{
+	const struct hw_topology *topo = hw_topo_get();
+	enum hw_side side;
+	uint32_t i;
+	int n = 0;
+
+	if (topo == NULL)
+		return;
+	side = hw_topo_side();
+	for (i = 0; i < hw_topo_count(topo) && n < HW_TOPO_MAX_FUNCS; i++) {
+		const struct hw_function *f = hw_topo_func(topo, (int)i);
+
+		if (f->is_rep || f->side != side || f->ibdev[0] == '\0')
+			continue;
+		vb_device_init(&vb_devs[n], f, (int)i, n);
+		n++;
+	}
+	vb_ndevs = n;
+}
+
+struct vb_device *vb_devices(int *n)
+{
+	pthread_once(&vb_devs_once, vb_devices_build);
+	*n = vb_ndevs < 0 ? 0 : vb_ndevs;
+	return vb_ndevs < 0 ? NULL : vb_devs;
+}
+
+VB_EXPORT struct ibv_device **vb_get_device_list(int *num_devices);
+VB_EXPORT struct ibv_device **vb_get_device_list(int *num_devices)
+{
+	struct vb_device *devs;
+	struct ibv_device **list;
+	int n, i;
+
+	/* *num is set even on failure: callers print it before checking the list. */
+	if (num_devices != NULL)
+		*num_devices = 0;
+	devs = vb_devices(&n);
+	if (devs == NULL) {
+		BASE_ERR("the topology was refused: no devices");
+		errno = ENODEV;
+		return NULL;
+	}
+	list = calloc((size_t)n + 1, sizeof(*list));
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		list[i] = &devs[i].vdev.device;
+	if (num_devices != NULL)
+		*num_devices = n;
+	return list;
+}
+#undef ibv_get_device_list
+VB_SYMVER(vb_get_device_list, ibv_get_device_list, "IBVERBS_1.1");
+
+VB_EXPORT void vb_free_device_list(struct ibv_device **list);
+VB_EXPORT void vb_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+VB_SYMVER(vb_free_device_list, ibv_free_device_list, "IBVERBS_1.1");
+
+VB_EXPORT const char *vb_get_device_name(struct ibv_device *device);
+VB_EXPORT const char *vb_get_device_name(struct ibv_device *device)
+{
+	if (vb_dev_of(device) == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return device->name;
+}
+VB_SYMVER(vb_get_device_name, ibv_get_device_name, "IBVERBS_1.1");
+
+VB_EXPORT __be64 vb_get_device_guid(struct ibv_device *device);
+VB_EXPORT __be64 vb_get_device_guid(struct ibv_device *device)
+{
+	struct vb_device *dev = vb_dev_of(device);
+
+	if (dev == NULL) {
+		errno = EINVAL;
+		return 0;
+	}
+	return dev->node_guid;
+}
+VB_SYMVER(vb_get_device_guid, ibv_get_device_guid, "IBVERBS_1.1");
+
+VB_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	struct vb_device *dev = vb_dev_of(device);
+	int n;
+
+	if (dev == NULL)
+		return -1;
+	/* The kernel's ibdev index: the device's place in this side's list. */
+	return (int)(dev - vb_devices(&n));
+}
+
+static void vb_context_fini(struct vb_context *ctx)
+{
+	if (ctx->vctx.context.cmd_fd >= 0)
+		close(ctx->vctx.context.cmd_fd);
+	vb_async_fini(ctx);
+	pthread_mutex_destroy(&ctx->vctx.context.mutex);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+VB_EXPORT struct ibv_context *vb_open_device(struct ibv_device *device);
+VB_EXPORT struct ibv_context *vb_open_device(struct ibv_device *device)
+{
+	struct vb_device *dev = vb_dev_of(device);
+	struct vb_context *ctx;
+	struct ibv_context *c;
+	int rc;
+
+	if (dev == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c = &ctx->vctx.context;
+	c->cmd_fd = -1;
+	c->async_fd = -1;
+	ctx->async_efd = -1;
+	pthread_mutex_init(&c->mutex, NULL);
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->magic = VB_MAGIC_CONTEXT;
+	ctx->dev = dev;
+	c->device = device;
+	/* Extended context: the inline accessors find the ops at negative offsets up to sz. */
+	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.sz = sizeof(struct verbs_context);
+	c->num_comp_vectors = 1;
+	/* No kernel: cmd_fd only has to be a real descriptor for programs that poll or dup it. */
+	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (c->cmd_fd < 0)
+		goto err;
+	if (vb_async_init(ctx) != 0)
+		goto err;
+	vb_ops_fill(&ctx->vctx);
+	return c;
+
+err:
+	rc = errno;
+	vb_context_fini(ctx);
+	errno = rc;
+	return NULL;
+}
+VB_SYMVER(vb_open_device, ibv_open_device, "IBVERBS_1.1");
+
+VB_EXPORT int vb_close_device(struct ibv_context *context);
+VB_EXPORT int vb_close_device(struct ibv_context *context)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+
+	if (ctx == NULL)
+		return EINVAL;
+	ctx->magic = 0;
+	vb_context_fini(ctx);
+	return 0;
+}
+VB_SYMVER(vb_close_device, ibv_close_device, "IBVERBS_1.1");

@@ -1,0 +1,173 @@
+/*
+ * vb_dv — libibverbs' side of mlx5 direct access. libmlx5.so.1 holds no
+ * device state; its mlx5dv_* functions land here through the vb_dv_ops table
+ * of the device (vb.h).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vb_export.h"
+#include "vb_int.h"
+
+#define VB_UAR_DB_OFFSET 0x800	/* the doorbell (BlueFlame) register in a UAR page, as mlx5 */
+#define VB_DV_MASK_FILLED                                                                          \
+	(MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_SWP |                           \
+	 MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |                  \
+	 MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS)
+
+/*
+ * Fills what the caller's comp_mask asks for and the device can say, and
+ * reports back what it filled. The offloads these fields describe (CQE
+ * compression, software parsing, striding RQ, tunnels, flow actions) are
+ * absent: their capabilities read zero. version/flags as rdma-core: version
+ * 0, 64-byte CQEs of format version 1.
+ */
+static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
+{
+	uint64_t want;
+
+	if (vb_ctx_checked(c) == NULL || a == NULL)
+		return EINVAL;
+	want = a->comp_mask;
+	a->version = 0;
+	a->flags = MLX5DV_CONTEXT_FLAGS_CQE_V1;
+	if (want & MLX5DV_CONTEXT_MASK_CQE_COMPRESION)
+		memset(&a->cqe_comp_caps, 0, sizeof(a->cqe_comp_caps));
+	if (want & MLX5DV_CONTEXT_MASK_SWP)
+		memset(&a->sw_parsing_caps, 0, sizeof(a->sw_parsing_caps));
+	if (want & MLX5DV_CONTEXT_MASK_STRIDING_RQ)
+		memset(&a->striding_rq_caps, 0, sizeof(a->striding_rq_caps));
+	if (want & MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS)
+		a->tunnel_offloads_caps = 0;
+	if (want & MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS)
+		a->flow_action_flags = 0;
+	if (want & MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS)
+		a->num_lag_ports = 1;
+	a->comp_mask = want & VB_DV_MASK_FILLED;
+	return 0;
+}
+
+#define VB_OBJ_ALL                                                                                 \
+	(MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_RWQ | MLX5DV_OBJ_DM |          \
+	 MLX5DV_OBJ_AH | MLX5DV_OBJ_PD)
+
+/* PDs only for now: the queue objects' views come with the queues. Nothing is filled on failure. */
+static int vb_dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
+{
+	if (obj == NULL || type == 0 || (type & ~(uint64_t)VB_OBJ_ALL))
+		return EINVAL;
+	if (type & ~(uint64_t)MLX5DV_OBJ_PD)
+		return EOPNOTSUPP;
+	if (obj->pd.in == NULL || obj->pd.out == NULL)
+		return EINVAL;
+	obj->pd.out->pdn = obj->pd.in->handle;
+	obj->pd.out->comp_mask = 0;
+	return 0;
+}
+
+static struct mlx5dv_devx_uar *vb_dv_alloc_uar(struct ibv_context *c, uint32_t flags)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+	long page = sysconf(_SC_PAGESIZE);
+	struct vb_uar *u;
+	uint32_t id;
+
+	if (ctx == NULL || (flags != MLX5DV_UAR_ALLOC_TYPE_BF && flags != MLX5DV_UAR_ALLOC_TYPE_NC)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (u == NULL || posix_memalign(&u->page, (size_t)page, (size_t)page) != 0) {
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(u->page, 0, (size_t)page);
+	id = atomic_fetch_add(&ctx->dev->next_uar_page, 1);
+	u->dv = ctx->dev->dv;
+	u->uar.base_addr = u->page;
+	u->uar.reg_addr = (char *)u->page + VB_UAR_DB_OFFSET;
+	u->uar.page_id = id;
+	u->uar.mmap_off = (off_t)id * page;
+	return &u->uar;
+}
+
+static void vb_dv_free_uar(struct mlx5dv_devx_uar *uar)
+{
+	struct vb_uar *u = (struct vb_uar *)uar;
+
+	if (uar == NULL)
+		return;
+	free(u->page);
+	free(u);
+}
+
+#define VB_UMEM_ACCESS                                                                             \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |              \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+/* Pinning is only recorded: the device reaches the program's memory through its own mappings. */
+static struct mlx5dv_devx_umem *vb_dv_umem_reg_ex(struct ibv_context *c, struct mlx5dv_devx_umem_in *in)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct vb_umem *u;
+
+	if (ctx == NULL || in == NULL || in->addr == NULL || in->size == 0 ||
+	    (in->access & ~(uint32_t)VB_UMEM_ACCESS) ||
+	    ((in->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(in->access & IBV_ACCESS_LOCAL_WRITE))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (in->comp_mask & ~(uint64_t)MLX5DV_UMEM_MASK_DMABUF) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (in->comp_mask & MLX5DV_UMEM_MASK_DMABUF) {
+		errno = EOPNOTSUPP;	/* no dma-buf exporters without a kernel device */
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (u == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	u->dv = ctx->dev->dv;
+	u->ctx = c;
+	u->addr = in->addr;
+	u->size = in->size;
+	u->access = in->access;
+	pthread_mutex_lock(&ctx->lock);
+	u->umem.umem_id = ++ctx->next_umem_id;
+	pthread_mutex_unlock(&ctx->lock);
+	return &u->umem;
+}
+
+static struct mlx5dv_devx_umem *vb_dv_umem_reg(struct ibv_context *c, void *addr, size_t size,
+					       uint32_t access)
+{
+	struct mlx5dv_devx_umem_in in = {.addr = addr, .size = size, .access = access,
+					 .pgsz_bitmap = UINT64_MAX};
+
+	return vb_dv_umem_reg_ex(c, &in);
+}
+
+static int vb_dv_umem_dereg(struct mlx5dv_devx_umem *umem)
+{
+	if (umem == NULL)
+		return EINVAL;
+	free((struct vb_umem *)umem);
+	return 0;
+}
+
+const struct vb_dv_ops vb_dv_ops_impl = {
+	.query_device = vb_dv_query_device,
+	.init_obj = vb_dv_init_obj,
+	.devx_alloc_uar = vb_dv_alloc_uar,
+	.devx_free_uar = vb_dv_free_uar,
+	.devx_umem_reg = vb_dv_umem_reg,
+	.devx_umem_dereg = vb_dv_umem_dereg,
+	.devx_umem_reg_ex = vb_dv_umem_reg_ex,
+};

@@ -1,0 +1,36 @@
+/*
+ * vb_log — where the verbs libraries' messages go.
+ *
+ * A verbs program has no DOCA log library to plug a sink into base_log, and
+ * without one warnings would be dropped. Both libibverbs.so.1 and
+ * libmlx5.so.1 install this sink: messages up to SOFTDPU_LOG_LEVEL (default:
+ * warnings) go to stderr, one line each. libmlx5 carries its own copy of the
+ * base layer (logging and settings only, no device state).
+ */
+#include <stdio.h>
+
+#include "base_config.h"
+#include "base_log.h"
+#include "vb_export.h"
+
+static void vb_log_sink(int level, const char *func, const char *fmt, va_list ap)
+{
+	uint32_t limit = BASE_LOG_WARNING;
+	char line[512];
+
+	base_config_log_level(&limit);
+	if ((uint32_t)level > limit)
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "[softdpu][verbs][%s] %s\n", func != NULL ? func : "?", line);
+}
+
+__attribute__((constructor)) static void vb_log_plug(void)
+{
+	base_log_set_sink(vb_log_sink);
+}
+
+void vb_log_unsupported(const char *name)
+{
+	base_log(BASE_LOG_WARNING, name, "not supported by softdpu's emulated device (EOPNOTSUPP)");
+}

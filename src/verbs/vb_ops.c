@@ -1,0 +1,174 @@
+/*
+ * vb_ops — the operation slots of an open context.
+ *
+ * Binaries call much of the API through inline functions that jump through
+ * ctx->ops and the verbs_context slots; rdma-core's inlines check some slots
+ * for NULL but not all, so every slot points at a function here. Those of
+ * the queue objects (CQ, QP, SRQ, WQ, flows, counters, DM, TD, ...) fail as
+ * an unsupported operation until the queue part replaces them; the queries
+ * are the real ones.
+ */
+#include <stddef.h>
+
+#include "vb_export.h"
+#include "vb_int.h"
+
+/* A slot's parameters are the public prototype's; an unsupported one reads none. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+#define VB_OP_PTR(name, type, ...)                                                                \
+	static type vb_op_##name(__VA_ARGS__)                                                     \
+	{                                                                                         \
+		VB_UNSUPPORTED("ibv_context op " #name);                                          \
+		return NULL;                                                                      \
+	}
+#define VB_OP_INT(name, fail, ...)                                                                \
+	static int vb_op_##name(__VA_ARGS__)                                                      \
+	{                                                                                         \
+		VB_UNSUPPORTED("ibv_context op " #name);                                          \
+		return fail;                                                                      \
+	}
+
+/* The entries of programs built against libibverbs 1.0's context layout. */
+static void *vb_op_compat(void)
+{
+	VB_UNSUPPORTED("ibv_context op of the 1.0 ABI");
+	return NULL;
+}
+
+VB_OP_PTR(alloc_mw, struct ibv_mw *, struct ibv_pd *pd, enum ibv_mw_type type)
+VB_OP_INT(bind_mw, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+VB_OP_INT(dealloc_mw, EOPNOTSUPP, struct ibv_mw *mw)
+/* poll_cq reports an error as a negative count. */
+VB_OP_INT(poll_cq, -1, struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+VB_OP_INT(req_notify_cq, EOPNOTSUPP, struct ibv_cq *cq, int solicited_only)
+VB_OP_INT(post_srq_recv, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
+	  struct ibv_recv_wr **bad_recv_wr)
+VB_OP_INT(post_send, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+VB_OP_INT(post_recv, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+
+VB_OP_INT(advise_mr, EOPNOTSUPP, struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+	  struct ibv_sge *sg_list, uint32_t num_sges)
+VB_OP_PTR(alloc_null_mr, struct ibv_mr *, struct ibv_pd *pd)
+VB_OP_INT(read_counters, EOPNOTSUPP, struct ibv_counters *counters, uint64_t *counters_value,
+	  uint32_t ncounters, uint32_t flags)
+VB_OP_INT(attach_counters_point_flow, EOPNOTSUPP, struct ibv_counters *counters,
+	  struct ibv_counter_attach_attr *attr, struct ibv_flow *flow)
+VB_OP_PTR(create_counters, struct ibv_counters *, struct ibv_context *context,
+	  struct ibv_counters_init_attr *init_attr)
+VB_OP_INT(destroy_counters, EOPNOTSUPP, struct ibv_counters *counters)
+VB_OP_PTR(reg_dm_mr, struct ibv_mr *, struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length,
+	  unsigned int access)
+VB_OP_PTR(alloc_dm, struct ibv_dm *, struct ibv_context *context, struct ibv_alloc_dm_attr *attr)
+VB_OP_INT(free_dm, EOPNOTSUPP, struct ibv_dm *dm)
+VB_OP_INT(modify_flow_action_esp, EOPNOTSUPP, struct ibv_flow_action *action,
+	  struct ibv_flow_action_esp_attr *attr)
+VB_OP_INT(destroy_flow_action, EOPNOTSUPP, struct ibv_flow_action *action)
+VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *context,
+	  struct ibv_flow_action_esp_attr *attr)
+VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
+VB_OP_PTR(alloc_parent_domain, struct ibv_pd *, struct ibv_context *context,
+	  struct ibv_parent_domain_init_attr *attr)
+VB_OP_INT(dealloc_td, EOPNOTSUPP, struct ibv_td *td)
+VB_OP_PTR(alloc_td, struct ibv_td *, struct ibv_context *context, struct ibv_td_init_attr *init_attr)
+VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
+VB_OP_INT(post_srq_ops, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
+VB_OP_INT(destroy_rwq_ind_table, EOPNOTSUPP, struct ibv_rwq_ind_table *rwq_ind_table)
+VB_OP_PTR(create_rwq_ind_table, struct ibv_rwq_ind_table *, struct ibv_context *context,
+	  struct ibv_rwq_ind_table_init_attr *init_attr)
+VB_OP_INT(destroy_wq, EOPNOTSUPP, struct ibv_wq *wq)
+VB_OP_INT(modify_wq, EOPNOTSUPP, struct ibv_wq *wq, struct ibv_wq_attr *wq_attr)
+VB_OP_PTR(create_wq, struct ibv_wq *, struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr)
+VB_OP_INT(query_rt_values, EOPNOTSUPP, struct ibv_context *context, struct ibv_values_ex *values)
+VB_OP_PTR(create_cq_ex, struct ibv_cq_ex *, struct ibv_context *context, struct ibv_cq_init_attr_ex *init_attr)
+VB_OP_INT(destroy_flow, EOPNOTSUPP, struct ibv_flow *flow)
+VB_OP_PTR(create_flow, struct ibv_flow *, struct ibv_qp *qp, struct ibv_flow_attr *flow_attr)
+VB_OP_PTR(open_qp, struct ibv_qp *, struct ibv_context *context, struct ibv_qp_open_attr *attr)
+VB_OP_PTR(create_qp_ex, struct ibv_qp *, struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_init_attr_ex)
+VB_OP_INT(get_srq_num, EOPNOTSUPP, struct ibv_srq *srq, uint32_t *srq_num)
+VB_OP_PTR(create_srq_ex, struct ibv_srq *, struct ibv_context *context,
+	  struct ibv_srq_init_attr_ex *srq_init_attr_ex)
+VB_OP_PTR(open_xrcd, struct ibv_xrcd *, struct ibv_context *context, struct ibv_xrcd_init_attr *xrcd_init_attr)
+VB_OP_INT(close_xrcd, EOPNOTSUPP, struct ibv_xrcd *xrcd)
+
+static void vb_ops_fill_compat(struct ibv_context_ops *o)
+{
+	o->_compat_alloc_pd = vb_op_compat;
+	o->_compat_dealloc_pd = vb_op_compat;
+	o->_compat_reg_mr = vb_op_compat;
+	o->_compat_rereg_mr = vb_op_compat;
+	o->_compat_dereg_mr = vb_op_compat;
+	o->_compat_create_cq = vb_op_compat;
+	o->_compat_cq_event = vb_op_compat;
+	o->_compat_resize_cq = vb_op_compat;
+	o->_compat_destroy_cq = vb_op_compat;
+	o->_compat_create_srq = vb_op_compat;
+	o->_compat_modify_srq = vb_op_compat;
+	o->_compat_query_srq = vb_op_compat;
+	o->_compat_destroy_srq = vb_op_compat;
+	o->_compat_create_qp = vb_op_compat;
+	o->_compat_query_qp = vb_op_compat;
+	o->_compat_modify_qp = vb_op_compat;
+	o->_compat_destroy_qp = vb_op_compat;
+	o->_compat_create_ah = vb_op_compat;
+	o->_compat_destroy_ah = vb_op_compat;
+	o->_compat_attach_mcast = vb_op_compat;
+	o->_compat_detach_mcast = vb_op_compat;
+	o->_compat_async_event = vb_op_compat;
+}
+
+void vb_ops_fill(struct verbs_context *v)
+{
+	struct ibv_context_ops *o = &v->context.ops;
+
+	o->_compat_query_device = vb_query_device;
+	o->_compat_query_port = vb_query_port_compat;
+	vb_ops_fill_compat(o);
+	o->alloc_mw = vb_op_alloc_mw;
+	o->bind_mw = vb_op_bind_mw;
+	o->dealloc_mw = vb_op_dealloc_mw;
+	o->poll_cq = vb_op_poll_cq;
+	o->req_notify_cq = vb_op_req_notify_cq;
+	o->post_srq_recv = vb_op_post_srq_recv;
+	o->post_send = vb_op_post_send;
+	o->post_recv = vb_op_post_recv;
+
+	v->query_port = vb_query_port;
+	v->advise_mr = vb_op_advise_mr;
+	v->alloc_null_mr = vb_op_alloc_null_mr;
+	v->read_counters = vb_op_read_counters;
+	v->attach_counters_point_flow = vb_op_attach_counters_point_flow;
+	v->create_counters = vb_op_create_counters;
+	v->destroy_counters = vb_op_destroy_counters;
+	v->reg_dm_mr = vb_op_reg_dm_mr;
+	v->alloc_dm = vb_op_alloc_dm;
+	v->free_dm = vb_op_free_dm;
+	v->modify_flow_action_esp = vb_op_modify_flow_action_esp;
+	v->destroy_flow_action = vb_op_destroy_flow_action;
+	v->create_flow_action_esp = vb_op_create_flow_action_esp;
+	v->modify_qp_rate_limit = vb_op_modify_qp_rate_limit;
+	v->alloc_parent_domain = vb_op_alloc_parent_domain;
+	v->dealloc_td = vb_op_dealloc_td;
+	v->alloc_td = vb_op_alloc_td;
+	v->modify_cq = vb_op_modify_cq;
+	v->post_srq_ops = vb_op_post_srq_ops;
+	v->destroy_rwq_ind_table = vb_op_destroy_rwq_ind_table;
+	v->create_rwq_ind_table = vb_op_create_rwq_ind_table;
+	v->destroy_wq = vb_op_destroy_wq;
+	v->modify_wq = vb_op_modify_wq;
+	v->create_wq = vb_op_create_wq;
+	v->query_rt_values = vb_op_query_rt_values;
+	v->create_cq_ex = vb_op_create_cq_ex;
+	v->query_device_ex = vb_query_device_ex;
+	v->ibv_destroy_flow = vb_op_destroy_flow;
+	v->ibv_create_flow = vb_op_create_flow;
+	/* Programs built against libibverbs 1.1.8 find the flow entries here (rdma-core does the same). */
+	v->ABI_placeholder1 = (void (*)(void))vb_op_create_flow;
+	v->ABI_placeholder2 = (void (*)(void))vb_op_destroy_flow;
+	v->open_qp = vb_op_open_qp;
+	v->create_qp_ex = vb_op_create_qp_ex;
+	v->get_srq_num = vb_op_get_srq_num;
+	v->create_srq_ex = vb_op_create_srq_ex;
+	v->open_xrcd = vb_op_open_xrcd;
+	v->close_xrcd = vb_op_close_xrcd;
+}

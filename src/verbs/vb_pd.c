@@ -1,0 +1,173 @@
+/*
+ * vb_pd — protection domains and memory regions on the device's mkey table.
+ *
+ * An MR is one direct entry of hw_mem's table: lkey == rkey == the hw key,
+ * the program's address as the base and the iova as the address the key is
+ * used with. Access flags are checked as the kernel does before anything is
+ * registered, so a refused registration changes nothing.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "base_log.h"
+#include "vb_export.h"
+#include "vb_int.h"
+
+VB_EXPORT struct ibv_pd *vb_alloc_pd(struct ibv_context *context);
+VB_EXPORT struct ibv_pd *vb_alloc_pd(struct ibv_context *context)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct vb_pd *pd;
+
+	if (ctx == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->hw = hw_pd_alloc(ctx->dev->func_id);
+	if (pd->hw == NULL) {
+		free(pd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->pd.context = context;
+	pd->pd.handle = hw_pd_id(pd->hw);
+	return &pd->pd;
+}
+VB_SYMVER(vb_alloc_pd, ibv_alloc_pd, "IBVERBS_1.1");
+
+VB_EXPORT int vb_dealloc_pd(struct ibv_pd *ibpd);
+VB_EXPORT int vb_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct vb_pd *pd = vb_pd_of(ibpd);
+
+	if (ibpd == NULL)
+		return EINVAL;
+	/* As the kernel: a domain with registrations or queues on it stays. */
+	if (atomic_load(&pd->users) != 0)
+		return EBUSY;
+	hw_pd_free(pd->hw);
+	free(pd);
+	return 0;
+}
+VB_SYMVER(vb_dealloc_pd, ibv_dealloc_pd, "IBVERBS_1.1");
+
+#define VB_ACCESS_KNOWN                                                                           \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |              \
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |                  \
+	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+
+/*
+ * The hw rights of verbs access flags, or an errno value: unknown flags and
+ * remote write/atomic without local write are EINVAL (the kernel's rule);
+ * optional-range flags are hints a device may ignore; on-demand paging is a
+ * capability this device does not report; zero-based addressing is for
+ * memory windows, which it does not have.
+ */
+static int vb_access_to_hw(unsigned int access, uint32_t *hw)
+{
+	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if (access & ~(unsigned int)VB_ACCESS_KNOWN)
+		return EINVAL;
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	if (access & IBV_ACCESS_ZERO_BASED)
+		return EINVAL;
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return EOPNOTSUPP;
+	*hw = 0;
+	if (access & IBV_ACCESS_LOCAL_WRITE)
+		*hw |= HW_ACCESS_LOCAL_WRITE;
+	if (access & IBV_ACCESS_REMOTE_READ)
+		*hw |= HW_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_WRITE)
+		*hw |= HW_ACCESS_REMOTE_WRITE;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		*hw |= HW_ACCESS_REMOTE_ATOMIC;
+	return 0;
+}
+
+static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+			     unsigned int access)
+{
+	struct vb_pd *pd = vb_pd_of(ibpd);
+	enum hw_status st;
+	struct vb_mr *mr;
+	uint32_t hw_access;
+	int rc;
+
+	if (ibpd == NULL || addr == NULL || length == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = vb_access_to_hw(access, &hw_access);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st = hw_mkey_reg(pd->hw, addr, iova, length, hw_access, &mr->key);
+	if (st != HW_OK) {
+		BASE_DBG("hw_mkey_reg: %s", hw_status_str(st));
+		free(mr);
+		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	atomic_fetch_add(&pd->users, 1);
+	mr->mr.context = ibpd->context;
+	mr->mr.pd = ibpd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = mr->key;
+	mr->mr.lkey = mr->key;
+	mr->mr.rkey = mr->key;
+	return &mr->mr;
+}
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+VB_EXPORT struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access);
+VB_EXPORT struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return vb_reg(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+VB_SYMVER(vb_reg_mr, ibv_reg_mr, "IBVERBS_1.1");
+
+VB_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+					  int access)
+{
+	return vb_reg(pd, addr, length, iova, (unsigned int)access);
+}
+
+VB_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+					   unsigned int access)
+{
+	return vb_reg(pd, addr, length, iova, access);
+}
+
+VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr);
+VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct vb_mr *mr = (struct vb_mr *)ibmr;
+	enum hw_status st;
+
+	if (ibmr == NULL)
+		return EINVAL;
+	st = hw_mkey_dereg(mr->key);
+	if (st != HW_OK)
+		return EINVAL;
+	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+	free(mr);
+	return 0;
+}
+VB_SYMVER(vb_dereg_mr, ibv_dereg_mr, "IBVERBS_1.1");

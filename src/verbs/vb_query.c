@@ -1,0 +1,291 @@
+/*
+ * vb_query — what a device says about itself: a BlueField-2 function (its
+ * ConnectX-6 Dx part) with one active InfiniBand port. The limits are the
+ * ones the emulated device enforces (vb_int.h; docs/STATUS.md).
+ */
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "vb_export.h"
+#include "vb_int.h"
+
+#define VB_VENDOR_ID 0x02c9	   /* Mellanox */
+#define VB_VENDOR_PART_ID 41686	   /* BlueField-2 (ConnectX-6 Dx) */
+#define VB_FW_VER "24.35.1012"
+
+/* The GID table's type of an entry, as rdma-core's driver interface spells it (driver.h). */
+enum vb_gid_type_sysfs {
+	VB_GID_TYPE_SYSFS_IB_ROCE_V1 = 0,
+	VB_GID_TYPE_SYSFS_ROCE_V2 = 1,
+};
+
+/* Every function of the card shares its system image GUID: the first function's. */
+static uint64_t vb_sys_image_guid(void)
+{
+	int n;
+	struct vb_device *devs = vb_devices(&n);
+
+	return n > 0 ? devs[0].node_guid : 0;
+}
+
+void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	strcpy(a->fw_ver, VB_FW_VER);
+	a->node_guid = dev->node_guid;
+	a->sys_image_guid = vb_sys_image_guid();
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 0xfffffffffffff000ull;
+	a->vendor_id = VB_VENDOR_ID;
+	a->vendor_part_id = VB_VENDOR_PART_ID;
+	a->hw_ver = 0;
+	a->max_qp = VB_MAX_QP;
+	a->max_qp_wr = VB_MAX_QP_WR;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->max_sge = VB_MAX_SGE;
+	a->max_sge_rd = VB_MAX_SGE;
+	a->max_cq = VB_MAX_CQ;
+	a->max_cqe = VB_MAX_CQE;
+	a->max_mr = VB_MAX_MR;
+	a->max_pd = 1 << 24;
+	a->max_qp_rd_atom = 16;
+	a->max_res_rd_atom = VB_MAX_QP * 16;
+	a->max_qp_init_rd_atom = 16;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_ah = INT32_MAX;
+	a->max_srq = VB_MAX_QP;
+	a->max_srq_wr = VB_MAX_QP_WR - 1;
+	a->max_srq_sge = VB_MAX_SGE + 1;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 16;
+	a->phys_port_cnt = 1;
+}
+
+void vb_port_attr(const struct vb_device *dev, struct ibv_port_attr *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->state = IBV_PORT_ACTIVE;
+	p->max_mtu = IBV_MTU_4096;
+	p->active_mtu = IBV_MTU_4096;
+	p->gid_tbl_len = VB_GID_TBL_LEN;
+	p->port_cap_flags = IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP;
+	p->max_msg_sz = 1u << 30;
+	p->pkey_tbl_len = 1;
+	p->lid = dev->lid;
+	p->sm_lid = 1;
+	p->lmc = 0;
+	p->max_vl_num = 4;	    /* VL0-7 */
+	p->subnet_timeout = 18;
+	p->active_width = 2;	    /* 4X */
+	p->active_speed = 64;	    /* HDR: 4X HDR = 200 Gb/s, a BlueField-2 port */
+	p->phys_state = 5;	    /* LinkUp */
+	p->link_layer = IBV_LINK_LAYER_INFINIBAND;
+}
+
+int vb_query_device(struct ibv_context *c, struct ibv_device_attr *attr)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+
+	if (ctx == NULL || attr == NULL)
+		return EINVAL;
+	vb_device_attr(ctx->dev, attr);
+	return 0;
+}
+
+VB_EXPORT int vb_query_device_1_1(struct ibv_context *context, struct ibv_device_attr *device_attr);
+VB_EXPORT int vb_query_device_1_1(struct ibv_context *context, struct ibv_device_attr *device_attr)
+{
+	return vb_query_device(context, device_attr);
+}
+VB_SYMVER(vb_query_device_1_1, ibv_query_device, "IBVERBS_1.1");
+
+int vb_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *input,
+		       struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct ibv_device_attr_ex full;
+
+	if (ctx == NULL || attr == NULL)
+		return EINVAL;
+	if (input != NULL && input->comp_mask != 0)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	memset(&full, 0, sizeof(full));
+	vb_device_attr(ctx->dev, &full.orig_attr);
+	full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
+	full.phys_port_cnt_ex = 1;
+	/* A caller built against older headers has a smaller struct: write no more than it has. */
+	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
+	return 0;
+}
+
+int vb_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr, size_t len)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct ibv_port_attr full;
+
+	if (ctx == NULL || attr == NULL)
+		return EINVAL;
+	if (port != VB_PORT)
+		return EINVAL;
+	vb_port_attr(ctx->dev, &full);
+	memcpy(attr, &full, len < sizeof(full) ? len : sizeof(full));
+	return 0;
+}
+
+/* The port attributes of programs built before port_cap_flags2 (rdma-core's compat layout). */
+struct _compat_ibv_port_attr {
+	enum ibv_port_state state;
+	enum ibv_mtu max_mtu;
+	enum ibv_mtu active_mtu;
+	int gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint32_t max_msg_sz;
+	uint32_t bad_pkey_cntr;
+	uint32_t qkey_viol_cntr;
+	uint16_t pkey_tbl_len;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint8_t lmc;
+	uint8_t max_vl_num;
+	uint8_t sm_sl;
+	uint8_t subnet_timeout;
+	uint8_t init_type_reply;
+	uint8_t active_width;
+	uint8_t active_speed;
+	uint8_t phys_state;
+	uint8_t link_layer;
+	uint8_t flags;
+};
+
+int vb_query_port_compat(struct ibv_context *c, uint8_t port, struct _compat_ibv_port_attr *attr)
+{
+	return vb_query_port(c, port, (struct ibv_port_attr *)attr, sizeof(*attr));
+}
+
+#undef ibv_query_port
+VB_EXPORT int vb_query_port_1_1(struct ibv_context *context, uint8_t port_num,
+				struct _compat_ibv_port_attr *port_attr);
+VB_EXPORT int vb_query_port_1_1(struct ibv_context *context, uint8_t port_num,
+				struct _compat_ibv_port_attr *port_attr)
+{
+	return vb_query_port_compat(context, port_num, port_attr);
+}
+VB_SYMVER(vb_query_port_1_1, ibv_query_port, "IBVERBS_1.1");
+
+/* GID 0 is the link-local fe80::<port GUID>; the other entries are empty. */
+static int vb_gid(struct vb_context *ctx, uint32_t port, uint32_t index, union ibv_gid *gid)
+{
+	if (port != VB_PORT || index >= VB_GID_TBL_LEN)
+		return EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	if (index != 0)
+		return ENODATA;
+	gid->global.subnet_prefix = htobe64(0xfe80000000000000ull);
+	gid->global.interface_id = ctx->dev->node_guid;
+	return 0;
+}
+
+VB_EXPORT int vb_query_gid_1_1(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid);
+VB_EXPORT int vb_query_gid_1_1(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	int rc;
+
+	if (ctx == NULL || gid == NULL || index < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* An empty entry of a valid index reads as the zero GID, as the kernel's table does. */
+	rc = vb_gid(ctx, port_num, (uint32_t)index, gid);
+	if (rc == EINVAL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+VB_SYMVER(vb_query_gid_1_1, ibv_query_gid, "IBVERBS_1.1");
+
+VB_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+				struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct ibv_gid_entry e;
+	int rc;
+
+	if (ctx == NULL || entry == NULL || flags != 0 || entry_size < sizeof(e))
+		return EINVAL;
+	memset(&e, 0, sizeof(e));
+	rc = vb_gid(ctx, port_num, gid_index, &e.gid);
+	if (rc != 0)
+		return rc;
+	e.gid_index = gid_index;
+	e.port_num = port_num;
+	e.gid_type = IBV_GID_TYPE_IB;
+	memcpy(entry, &e, sizeof(e));
+	return 0;
+}
+
+VB_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+				       size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct ibv_gid_entry e;
+
+	if (ctx == NULL || entries == NULL || flags != 0 || entry_size < sizeof(e))
+		return -EINVAL;
+	if (max_entries < 1)
+		return -EINVAL;	/* the table has one valid entry */
+	memset(&e, 0, sizeof(e));
+	vb_gid(ctx, VB_PORT, 0, &e.gid);
+	e.port_num = VB_PORT;
+	e.gid_type = IBV_GID_TYPE_IB;
+	memcpy(entries, &e, sizeof(e));
+	return 1;
+}
+
+/* PRIVATE_34, not in the public headers; ibv_devinfo calls it for every GID. */
+VB_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+				 enum vb_gid_type_sysfs *type);
+VB_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+				 enum vb_gid_type_sysfs *type)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	union ibv_gid gid;
+
+	if (ctx == NULL || type == NULL || vb_gid(ctx, port_num, index, &gid) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*type = VB_GID_TYPE_SYSFS_IB_ROCE_V1;
+	return 0;
+}
+
+VB_EXPORT int vb_query_pkey_1_1(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey);
+VB_EXPORT int vb_query_pkey_1_1(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	if (vb_ctx_checked(context) == NULL || pkey == NULL || port_num != VB_PORT || index != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*pkey = htobe16(VB_PKEY_DEFAULT);
+	return 0;
+}
+VB_SYMVER(vb_query_pkey_1_1, ibv_query_pkey, "IBVERBS_1.1");
+
+VB_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	if (vb_ctx_checked(context) == NULL || port_num != VB_PORT) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* Full and limited membership of the default partition are the one entry. */
+	if ((be16toh(pkey) | 0x8000) != VB_PKEY_DEFAULT) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,370 @@
+/*
+ * libibverbs.so.1: the device list, opening a device, and every query, with
+ * the exact identity a BlueField-2 function reports; the inline paths of
+ * verbs.h (verbs_context slots) and the exported symbols both. Runs on the
+ * built-in topology (host side: pf0, pf1 and three VFs, mlx5_0..mlx5_4).
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "harness.h"
+#include "verbs_fixture.h"
+
+/* rdma-core's driver interface (driver.h is not installed): exported, ibv_devinfo imports it. */
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, int *type);
+const char *ibv_get_sysfs_path(void);
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+
+/* pf0's MAC 02:53:44:0b:00:00 as EUI-64, U/L bit flipped. */
+static const uint8_t pf0_guid[8] = {0x00, 0x53, 0x44, 0xff, 0xfe, 0x0b, 0x00, 0x00};
+
+static void test_device_list(void)
+{
+	static const char *const names[] = {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"};
+	struct ibv_device **l;
+	int n = -1;
+
+	l = vf_list(&n);
+	CHECK(l != NULL);
+	CHECK(n == 5);
+	CHECK(l[5] == NULL);
+	for (int i = 0; i < n; i++) {
+		char path[64];
+
+		CHECK(strcmp(ibv_get_device_name(l[i]), names[i]) == 0);
+		CHECK(strcmp(l[i]->name, names[i]) == 0);
+		CHECK(l[i]->node_type == IBV_NODE_CA);
+		CHECK(l[i]->transport_type == IBV_TRANSPORT_IB);
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s", names[i]);
+		CHECK(strcmp(l[i]->ibdev_path, path) == 0);
+		snprintf(path, sizeof(path), "uverbs%d", i);
+		CHECK(strcmp(l[i]->dev_name, path) == 0);
+		CHECK(ibv_get_device_index(l[i]) == i);
+	}
+	CHECK(memcmp((uint64_t[]){ibv_get_device_guid(l[0])}, pf0_guid, 8) == 0);
+}
+
+/* In a child: the environment decides the topology, read once per process. */
+static int child_list(const char *var, const char *value, int expect_n, int expect_errno)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		struct ibv_device **l;
+		int n = -7;
+
+		setenv(var, value, 1);
+		errno = 0;
+		l = ibv_get_device_list(&n);
+		if (n != expect_n)
+			_exit(1);
+		if (expect_errno != 0)
+			_exit(l == NULL && errno == expect_errno ? 0 : 2);
+		if (l == NULL || strcmp(l[0]->name, "mlx5_0") != 0 || l[expect_n] != NULL)
+			_exit(3);
+		ibv_free_device_list(l);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void test_device_list_sides_and_failure(void)
+{
+	/* The DPU side: p0, p1 and two SFs; representors are not devices. */
+	CHECK(child_list("SOFTDPU_SIDE", "dpu", 4, 0) == 0);
+	/* A refused topology: no list, *num still set. */
+	CHECK(child_list("SOFTDPU_TOPOLOGY", "/nonexistent/topology", 0, ENODEV) == 0);
+}
+
+static void test_open_context_layout(void)
+{
+	struct ibv_context *c = vf_open();
+	struct verbs_context *v;
+	void **slot;
+
+	CHECK(c != NULL);
+	CHECK(c->abi_compat == __VERBS_ABI_IS_EXTENDED);
+	v = verbs_get_ctx(c);
+	CHECK(v != NULL);
+	CHECK(v->sz == sizeof(struct verbs_context));
+	CHECK(fcntl(c->cmd_fd, F_GETFD) >= 0);
+	CHECK(fcntl(c->async_fd, F_GETFD) >= 0);
+	CHECK(c->num_comp_vectors == 1);
+	CHECK(strcmp(c->device->name, "mlx5_0") == 0);
+	/* Every ctx->ops slot points at a function. */
+	slot = (void **)&c->ops;
+	for (size_t i = 0; i < sizeof(c->ops) / sizeof(void *); i++)
+		CHECK(slot[i] != NULL);
+	/* And every verbs_context slot, from query_port to close_xrcd, except the private pointer. */
+	slot = (void **)v;
+	for (size_t off = 0; off < offsetof(struct verbs_context, _ABI_placeholder3); off += sizeof(void *))
+		if (off != offsetof(struct verbs_context, priv))
+			CHECK(slot[off / sizeof(void *)] != NULL);
+	CHECK(ibv_close_device(NULL) == EINVAL);
+	CHECK(ibv_open_device(NULL) == NULL && errno == EINVAL);
+}
+
+static void check_device_attr(const struct ibv_device_attr *a)
+{
+	CHECK(strcmp(a->fw_ver, "24.35.1012") == 0);
+	CHECK(memcmp(&a->node_guid, pf0_guid, 8) == 0);
+	CHECK(a->sys_image_guid == a->node_guid);
+	CHECK(a->vendor_id == 0x02c9);
+	CHECK(a->vendor_part_id == 41686);
+	CHECK(a->max_mr_size == UINT64_MAX);
+	CHECK(a->max_qp == 4096);
+	CHECK(a->max_qp_wr == 32768);
+	CHECK(a->max_sge == 30);
+	CHECK(a->max_cq == 4096);
+	CHECK(a->max_cqe == 4194303);
+	CHECK(a->max_mr == 1048576);
+	CHECK(a->max_qp_rd_atom == 16);
+	CHECK(a->max_qp_init_rd_atom == 16);
+	CHECK(a->atomic_cap == IBV_ATOMIC_HCA);
+	CHECK(a->max_pkeys == 1);
+	CHECK(a->max_mw == 0);
+	CHECK(a->phys_port_cnt == 1);
+}
+
+static void test_query_device(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_device_attr a;
+	struct ibv_device_attr_ex ax;
+	struct ibv_query_device_ex_input in = {.comp_mask = 1};
+	struct {
+		struct ibv_device_attr_ex ax;
+		uint8_t canary[64];
+	} small;
+
+	CHECK(c != NULL);
+	memset(&a, 0xa5, sizeof(a));
+	CHECK_OK(ibv_query_device(c, &a));
+	check_device_attr(&a);
+	/* The inline ibv_query_device_ex goes through verbs_context->query_device_ex. */
+	memset(&ax, 0xa5, sizeof(ax));
+	CHECK_OK(ibv_query_device_ex(c, NULL, &ax));
+	check_device_attr(&ax.orig_attr);
+	CHECK(ax.phys_port_cnt_ex == 1);
+	CHECK(ax.device_cap_flags_ex == ax.orig_attr.device_cap_flags);
+	CHECK(ax.odp_caps.general_caps == 0 && ax.max_dm_size == 0);
+	CHECK(ibv_query_device_ex(c, &in, &ax) == EINVAL);
+	/* A caller with a smaller struct: nothing written past the size it gave. */
+	memset(&small, 0x5a, sizeof(small));
+	CHECK_OK(verbs_get_ctx(c)->query_device_ex(c, NULL, &small.ax, sizeof(small.ax.orig_attr) + 8));
+	check_device_attr(&small.ax.orig_attr);
+	for (size_t i = sizeof(small.ax.orig_attr) + 8; i < sizeof(small.ax); i++)
+		CHECK(((uint8_t *)&small.ax)[i] == 0x5a);
+	CHECK(verbs_get_ctx(c)->query_device_ex(c, NULL, &small.ax, sizeof(small.ax.orig_attr) - 1) == EINVAL);
+	CHECK(ibv_query_device(NULL, &a) == EINVAL);
+}
+
+static void check_port(const struct ibv_port_attr *p)
+{
+	CHECK(p->state == IBV_PORT_ACTIVE);
+	CHECK(p->max_mtu == IBV_MTU_4096);
+	CHECK(p->active_mtu == IBV_MTU_4096);
+	CHECK(p->link_layer == IBV_LINK_LAYER_INFINIBAND);
+	CHECK(p->lid == 2);	/* pf0 is function 1 */
+	CHECK(p->sm_lid == 1);
+	CHECK(p->gid_tbl_len == 128);
+	CHECK(p->pkey_tbl_len == 1);
+	CHECK(p->active_width == 2);
+	CHECK(p->active_speed == 64);
+	CHECK(p->phys_state == 5);
+}
+
+static void test_query_port(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_context *c1;
+	struct ibv_port_attr p;
+	struct ibv_device **l;
+	int n;
+
+	CHECK(c != NULL);
+	memset(&p, 0xa5, sizeof(p));
+	CHECK_OK(ibv_query_port(c, 1, &p));	/* inline: verbs_context->query_port */
+	check_port(&p);
+	CHECK(p.port_cap_flags2 == 0);
+	CHECK(ibv_query_port(c, 0, &p) == EINVAL);
+	CHECK(ibv_query_port(c, 2, &p) == EINVAL);
+	/* The exported symbol (programs built before the inline) writes the old, shorter layout. */
+	memset(&p, 0xa5, sizeof(p));
+#undef ibv_query_port
+	CHECK_OK(ibv_query_port(c, 1, (struct _compat_ibv_port_attr *)&p));
+	check_port(&p);
+	CHECK(p.port_cap_flags2 == 0xa5a5);
+	CHECK(ibv_query_port(c, 3, (struct _compat_ibv_port_attr *)&p) == EINVAL);
+	/* Each function has its own LID. */
+	l = vf_list(&n);
+	CHECK(l != NULL && n == 5);
+	c1 = ibv_open_device(l[4]);
+	CHECK(c1 != NULL);
+	th_defer(vf_close_cb, c1);
+	CHECK_OK(verbs_get_ctx(c1)->query_port(c1, 1, &p, sizeof(p)));
+	CHECK(p.lid == 6);
+}
+
+static void test_query_gid_pkey(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_gid_entry e, tbl[4];
+	union ibv_gid gid;
+	int type = -1;
+	__be16 pkey;
+
+	CHECK(c != NULL);
+	CHECK_OK(ibv_query_gid(c, 1, 0, &gid));
+	CHECK(be64toh(gid.global.subnet_prefix) == 0xfe80000000000000ull);
+	CHECK(memcmp(&gid.global.interface_id, pf0_guid, 8) == 0);
+	memset(&gid, 0xff, sizeof(gid));
+	CHECK_OK(ibv_query_gid(c, 1, 5, &gid));	/* an empty entry reads as zero */
+	CHECK(gid.global.subnet_prefix == 0 && gid.global.interface_id == 0);
+	CHECK(ibv_query_gid(c, 1, 128, &gid) == -1 && errno == EINVAL);
+	CHECK(ibv_query_gid(c, 2, 0, &gid) == -1 && errno == EINVAL);
+	CHECK(ibv_query_gid(c, 1, -1, &gid) == -1 && errno == EINVAL);
+
+	CHECK_OK(ibv_query_gid_ex(c, 1, 0, &e, 0));
+	CHECK(e.gid_type == IBV_GID_TYPE_IB && e.gid_index == 0 && e.port_num == 1);
+	CHECK(be64toh(e.gid.global.subnet_prefix) == 0xfe80000000000000ull);
+	CHECK(ibv_query_gid_ex(c, 1, 1, &e, 0) == ENODATA);
+	CHECK(ibv_query_gid_ex(c, 1, 128, &e, 0) == EINVAL);
+	CHECK(ibv_query_gid_ex(c, 2, 0, &e, 0) == EINVAL);
+	CHECK(ibv_query_gid_ex(c, 1, 0, &e, 1) == EINVAL);
+	CHECK(ibv_query_gid_table(c, tbl, 4, 0) == 1);
+	CHECK(memcmp(&tbl[0], &e, sizeof(e)) == 0);
+	CHECK(ibv_query_gid_table(c, tbl, 0, 0) == -EINVAL);
+
+	CHECK_OK(ibv_query_gid_type(c, 1, 0, &type));
+	CHECK(type == 0);	/* IB/RoCE v1: ibv_devinfo prints the GID in the IB format */
+	CHECK(ibv_query_gid_type(c, 1, 1, &type) == -1 && errno == EINVAL);
+	CHECK(ibv_query_gid_type(c, 2, 0, &type) == -1);
+
+	CHECK_OK(ibv_query_pkey(c, 1, 0, &pkey));
+	CHECK(be16toh(pkey) == 0xffff);
+	CHECK(ibv_query_pkey(c, 1, 1, &pkey) == -1 && errno == EINVAL);
+	CHECK(ibv_query_pkey(c, 2, 0, &pkey) == -1);
+	CHECK(ibv_get_pkey_index(c, 1, htobe16(0xffff)) == 0);
+	CHECK(ibv_get_pkey_index(c, 1, htobe16(0x7fff)) == 0);
+	CHECK(ibv_get_pkey_index(c, 1, htobe16(0x8001)) == -1);
+	CHECK(ibv_get_pkey_index(c, 2, htobe16(0xffff)) == -1);
+}
+
+static void test_strings(void)
+{
+	const char *seen[IBV_WC_TM_RNDV_INCOMPLETE + 1];
+
+	CHECK(strcmp(ibv_wc_status_str(IBV_WC_SUCCESS), "success") == 0);
+	CHECK(strcmp(ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), "remote access error") == 0);
+	CHECK(strcmp(ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR), "Work Request Flushed Error") == 0);
+	for (int s = IBV_WC_SUCCESS; s <= IBV_WC_TM_RNDV_INCOMPLETE; s++) {
+		seen[s] = ibv_wc_status_str(s);
+		CHECK(strcmp(seen[s], "unknown") != 0);
+		for (int t = 0; t < s; t++)
+			CHECK(strcmp(seen[s], seen[t]) != 0);
+	}
+	CHECK(strcmp(ibv_wc_status_str(IBV_WC_TM_RNDV_INCOMPLETE + 1), "unknown") == 0);
+	for (int e = IBV_EVENT_CQ_ERR; e <= IBV_EVENT_WQ_FATAL; e++)
+		CHECK(strcmp(ibv_event_type_str(e), "unknown") != 0);
+	CHECK(strcmp(ibv_event_type_str(IBV_EVENT_WQ_FATAL + 1), "unknown") == 0);
+	CHECK(strcmp(ibv_port_state_str(IBV_PORT_ACTIVE), "active") == 0);
+	CHECK(strcmp(ibv_port_state_str(6), "unknown") == 0);
+	CHECK(strcmp(ibv_node_type_str(IBV_NODE_CA), "InfiniBand channel adapter") == 0);
+	CHECK(strcmp(ibv_node_type_str(IBV_NODE_UNKNOWN), "unknown") == 0);
+}
+
+static void test_rates(void)
+{
+	CHECK(ibv_rate_to_mult(IBV_RATE_2_5_GBPS) == 1);
+	CHECK(ibv_rate_to_mult(IBV_RATE_40_GBPS) == 16);
+	CHECK(ibv_rate_to_mult(IBV_RATE_400_GBPS) == 160);
+	CHECK(ibv_rate_to_mult(IBV_RATE_56_GBPS) == -1);
+	CHECK(ibv_rate_to_mult(IBV_RATE_MAX) == -1);
+	CHECK(mult_to_ibv_rate(48) == IBV_RATE_120_GBPS);
+	CHECK(mult_to_ibv_rate(3) == IBV_RATE_MAX);
+	CHECK(ibv_rate_to_mbps(IBV_RATE_100_GBPS) == 103125);
+	CHECK(ibv_rate_to_mbps(IBV_RATE_14_GBPS) == 14062);
+	CHECK(ibv_rate_to_mbps(IBV_RATE_MAX) == -1);
+	CHECK(mbps_to_ibv_rate(206250) == IBV_RATE_200_GBPS);
+	CHECK(mbps_to_ibv_rate(200000) == IBV_RATE_MAX);
+	for (int r = IBV_RATE_2_5_GBPS; r <= IBV_RATE_1200_GBPS; r++) {
+		CHECK(mbps_to_ibv_rate(ibv_rate_to_mbps(r)) == (enum ibv_rate)r);
+		if (ibv_rate_to_mult(r) > 0)
+			CHECK(mult_to_ibv_rate(ibv_rate_to_mult(r)) == (enum ibv_rate)r);
+	}
+}
+
+static void test_fork_and_sysfs(void)
+{
+	struct ibv_device **l;
+	char buf[64];
+	int n;
+
+	CHECK_OK(ibv_fork_init());
+	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	l = vf_list(&n);
+	CHECK(l != NULL);
+	/* Our devices have no sysfs directory (ibv_devinfo asks for board_id). */
+	CHECK(ibv_read_sysfs_file(l[0]->ibdev_path, "board_id", buf, sizeof(buf)) == -1 && errno == ENOENT);
+	unsetenv("SYSFS_PATH");
+	CHECK(strcmp(ibv_get_sysfs_path(), "/sys") == 0);
+	CHECK(ibv_read_sysfs_file("/proc/self", "comm", buf, sizeof(buf)) > 0);
+	CHECK(strchr(buf, '\n') == NULL);
+}
+
+/* What is not implemented fails as rdma-core does for an unsupported operation. */
+static void test_unsupported(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_values_ex rt = {.comp_mask = IBV_VALUES_MASK_RAW_CLOCK};
+	struct ibv_qp_init_attr qia = {0};
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	errno = 0;
+	CHECK(ibv_create_cq(c, 16, NULL, NULL, 0) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_create_qp(pd, &qia) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_alloc_null_mr(pd) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_query_rt_values_ex(c, &rt) == EOPNOTSUPP);
+	CHECK(ibv_create_srq(pd, &(struct ibv_srq_init_attr){0}) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
+	CHECK(ibv_post_send(&(struct ibv_qp){.context = c}, NULL, NULL) == EOPNOTSUPP);
+	CHECK(ibv_poll_cq(&(struct ibv_cq){.context = c}, 1, NULL) < 0);
+}
+
+int main(void)
+{
+	/* The children read the environment before this process loads its devices. */
+	RUN(test_device_list_sides_and_failure);
+	RUN(test_device_list);
+	RUN(test_open_context_layout);
+	RUN(test_query_device);
+	RUN(test_query_port);
+	RUN(test_query_gid_pkey);
+	RUN(test_strings);
+	RUN(test_rates);
+	RUN(test_fork_and_sysfs);
+	RUN(test_unsupported);
+	return th_summary("test_verbs_device");
+}
