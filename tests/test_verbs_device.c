@@ -25,6 +25,8 @@
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, int *type);
 const char *ibv_get_sysfs_path(void);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
 
 /* The IBVERBS_1.0 entry points, as a program linked against libibverbs 1.0 binds them. */
 struct ibv_device **old_get_device_list(int *num);
@@ -323,6 +325,8 @@ static void test_fork_and_sysfs(void)
 
 	CHECK_OK(ibv_fork_init());
 	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	CHECK_OK(ibv_dontfork_range(buf, sizeof(buf)));
+	CHECK_OK(ibv_dofork_range(buf, sizeof(buf)));
 	l = vf_list(&n);
 	CHECK(l != NULL);
 	/* Our devices have no sysfs directory (ibv_devinfo asks for board_id). */
