@@ -25,6 +25,14 @@
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, int *type);
 const char *ibv_get_sysfs_path(void);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
+/* The IBVERBS_1.0 entry points, as a program linked against libibverbs 1.0 binds them. */
+struct ibv_device **old_get_device_list(int *num);
+__asm__(".symver old_get_device_list, ibv_get_device_list@IBVERBS_1.0");
+struct ibv_pd *old_alloc_pd(struct ibv_context *context);
+__asm__(".symver old_alloc_pd, ibv_alloc_pd@IBVERBS_1.0");
 
 /* pf0's MAC 02:53:44:0b:00:00 as EUI-64, U/L bit flipped. */
 static const uint8_t pf0_guid[8] = {0x00, 0x53, 0x44, 0xff, 0xfe, 0x0b, 0x00, 0x00};
@@ -317,6 +325,8 @@ static void test_fork_and_sysfs(void)
 
 	CHECK_OK(ibv_fork_init());
 	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	CHECK_OK(ibv_dontfork_range(buf, sizeof(buf)));
+	CHECK_OK(ibv_dofork_range(buf, sizeof(buf)));
 	l = vf_list(&n);
 	CHECK(l != NULL);
 	/* Our devices have no sysfs directory (ibv_devinfo asks for board_id). */
@@ -353,6 +363,19 @@ static void test_unsupported(void)
 	CHECK(ibv_poll_cq(&(struct ibv_cq){.context = c}, 1, NULL) < 0);
 }
 
+/* The 1.0 ABI's structs are long gone: its entries fail, the default versions work. */
+static void test_old_versions_fail(void)
+{
+	struct ibv_context *c = vf_open();
+	int n = -1;
+
+	CHECK(c != NULL);
+	errno = 0;
+	CHECK(old_get_device_list(&n) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(old_alloc_pd(c) == NULL && errno == EOPNOTSUPP);
+}
+
 int main(void)
 {
 	/* The children read the environment before this process loads its devices. */
@@ -366,5 +389,6 @@ int main(void)
 	RUN(test_rates);
 	RUN(test_fork_and_sysfs);
 	RUN(test_unsupported);
+	RUN(test_old_versions_fail);
 	return th_summary("test_verbs_device");
 }

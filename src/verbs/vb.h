@@ -129,12 +129,14 @@ struct vb_dv_ops {
 	struct mlx5dv_devx_umem *(*devx_umem_reg)(struct ibv_context *ctx, void *addr, size_t size,
 						  uint32_t access);
 	int (*devx_umem_dereg)(struct mlx5dv_devx_umem *umem);
+	/* Every entry sets errno / returns an errno value as the mlx5dv function it serves. */
 	struct mlx5dv_devx_umem *(*devx_umem_reg_ex)(struct ibv_context *ctx, struct mlx5dv_devx_umem_in *in);
 };
 
 /* Posts an async event on the context's queue (vb_async.c); 0 or an errno value. */
 int vb_async_post(struct vb_context *ctx, const struct ibv_async_event *event);
 
+/* Ours, or NULL: the device lists hand out vb_devices only. */
 static inline struct vb_device *vb_dev_of(struct ibv_device *d)
 {
 	struct vb_device *dev = (struct vb_device *)d;
@@ -142,13 +144,12 @@ static inline struct vb_device *vb_dev_of(struct ibv_device *d)
 	return d != NULL && dev->magic == VB_MAGIC_DEVICE ? dev : NULL;
 }
 
-static inline struct vb_context *vb_ctx_checked(struct ibv_context *c);
-
 static inline struct vb_context *vb_ctx(struct ibv_context *c)
 {
 	return (struct vb_context *)((char *)c - __builtin_offsetof(struct vb_context, vctx.context));
 }
 
+/* The context of c, or NULL when c is NULL or not an extended context of ours. */
 static inline struct vb_context *vb_ctx_checked(struct ibv_context *c)
 {
 	struct vb_context *ctx;

@@ -152,7 +152,7 @@ VB_SYMVER_OLD(vb_register_driver_1_1, ibv_register_driver, "IBVERBS_1.1");
 /*
  * IBVERBS_PRIVATE_34: rdma-core's interface to its provider libraries
  * (ibv_cmd_* kernel commands, context set-up, logging). Programs never call
- * it, and no provider can load (verbs_register_driver_34 refuses), so every
+ * it, and no provider can open a device (registrations are dropped, below), so every
  * entry shares one of two failing implementations: those returning a
  * pointer get NULL, the rest EOPNOTSUPP (the int entries return errno
  * values); errno is EOPNOTSUPP for both.
@@ -181,7 +181,6 @@ VB_PRIVATE_INT(__verbs_log)
 VB_PRIVATE_INT(execute_ioctl)
 VB_PRIVATE_INT(ibv_read_ibdev_sysfs_file)
 VB_PRIVATE_INT(verbs_init_cq)
-VB_PRIVATE_INT(verbs_register_driver_34)
 VB_PRIVATE_INT(verbs_set_ops)
 VB_PRIVATE_INT(verbs_uninit_context)
 VB_PRIVATE_INT(ibv_cmd_advise_mr)
@@ -243,6 +242,18 @@ VB_PRIVATE_INT(ibv_cmd_reg_mr)
 VB_PRIVATE_INT(ibv_cmd_req_notify_cq)
 VB_PRIVATE_INT(ibv_cmd_rereg_mr)
 VB_PRIVATE_INT(ibv_cmd_resize_cq)
+
+/*
+ * Provider libraries register themselves from their constructors (Debian's
+ * libefa.so.1 does, and perftest links it): a registration can never match a
+ * device here (there is no kernel device to bind to), so it is accepted and
+ * dropped without a word, or every such program would start with a warning.
+ */
+VB_EXPORT void verbs_register_driver_34(const void *ops);
+VB_EXPORT void verbs_register_driver_34(const void *ops)
+{
+	(void)ops;
+}
 
 /* rdma-core's switch for destroying objects of a disassociated device; nothing reads it here. */
 VB_EXPORT bool verbs_allow_disassociate_destroy;
