@@ -46,7 +46,7 @@ VB_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context, struct
 	return NULL;
 }
 
-VB_EXPORT struct ibv_flow *mlx5dv_create_flow(struct mlx5dv_flow_matcher *matcher, struct mlx5dv_flow_match_parameters *match_value, size_t num_actions, struct mlx5dv_flow_action_attr actions_attr[])
+VB_EXPORT struct ibv_flow *mlx5dv_create_flow(struct mlx5dv_flow_matcher *matcher, struct mlx5dv_flow_match_parameters *match_value, size_t num_actions, struct mlx5dv_flow_action_attr *actions_attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow");
 	return NULL;
@@ -58,7 +58,7 @@ VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_conte
 	return NULL;
 }
 
-VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct ibv_context *ctx, size_t actions_sz, uint64_t actions[], enum mlx5_ib_uapi_flow_table_type ft_type)
+VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct ibv_context *ctx, size_t actions_sz, uint64_t *actions, enum mlx5_ib_uapi_flow_table_type ft_type)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_modify_header");
 	return NULL;
@@ -326,7 +326,7 @@ VB_EXPORT int mlx5dv_devx_srq_query(struct ibv_srq *srq, const void *in, size_t 
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *event_channel, struct mlx5dv_devx_obj *obj, uint16_t events_sz, uint16_t events_num[], uint64_t cookie)
+VB_EXPORT int mlx5dv_devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *event_channel, struct mlx5dv_devx_obj *obj, uint16_t events_sz, uint16_t *events_num, uint64_t cookie)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_subscribe_devx_event");
 	return EOPNOTSUPP;
@@ -368,7 +368,7 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_default_miss(void)
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_array(struct mlx5dv_dr_domain *domain, size_t num_dest, struct mlx5dv_dr_action_dest_attr *dests[])
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_array(struct mlx5dv_dr_domain *domain, size_t num_dest, struct mlx5dv_dr_action_dest_attr **dests)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_array");
 	return NULL;
@@ -434,7 +434,7 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_flow_sampler(struct m
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_modify_header(struct mlx5dv_dr_domain *domain, uint32_t flags, size_t actions_sz, __be64 actions[])
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_modify_header(struct mlx5dv_dr_domain *domain, uint32_t flags, size_t actions_sz, __be64 *actions)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_modify_header");
 	return NULL;
@@ -540,7 +540,7 @@ VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, st
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT struct mlx5dv_dr_rule *mlx5dv_dr_rule_create(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_flow_match_parameters *value, size_t num_actions, struct mlx5dv_dr_action *actions[])
+VB_EXPORT struct mlx5dv_dr_rule *mlx5dv_dr_rule_create(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_flow_match_parameters *value, size_t num_actions, struct mlx5dv_dr_action **actions)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_rule_create");
 	return NULL;
