@@ -5,6 +5,7 @@
  */
 #include <endian.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "vb_export.h"
@@ -136,34 +137,13 @@ int vb_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *att
 	return 0;
 }
 
-/* The port attributes of programs built before port_cap_flags2 (rdma-core's compat layout). */
-struct _compat_ibv_port_attr {
-	enum ibv_port_state state;
-	enum ibv_mtu max_mtu;
-	enum ibv_mtu active_mtu;
-	int gid_tbl_len;
-	uint32_t port_cap_flags;
-	uint32_t max_msg_sz;
-	uint32_t bad_pkey_cntr;
-	uint32_t qkey_viol_cntr;
-	uint16_t pkey_tbl_len;
-	uint16_t lid;
-	uint16_t sm_lid;
-	uint8_t lmc;
-	uint8_t max_vl_num;
-	uint8_t sm_sl;
-	uint8_t subnet_timeout;
-	uint8_t init_type_reply;
-	uint8_t active_width;
-	uint8_t active_speed;
-	uint8_t phys_state;
-	uint8_t link_layer;
-	uint8_t flags;
-};
-
+/*
+ * Programs built before port_cap_flags2 pass rdma-core's compat layout, which
+ * is struct ibv_port_attr up to that field: fill only those bytes.
+ */
 int vb_query_port_compat(struct ibv_context *c, uint8_t port, struct _compat_ibv_port_attr *attr)
 {
-	return vb_query_port(c, port, (struct ibv_port_attr *)attr, sizeof(*attr));
+	return vb_query_port(c, port, (struct ibv_port_attr *)(void *)attr, offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
 #undef ibv_query_port
