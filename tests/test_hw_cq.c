@@ -827,17 +827,6 @@ static void test_attach_refusals(void)
 	}
 }
 
-/*
- * The cross-process cases fork and SIGKILL producers: ThreadSanitizer sees
- * one process only, so under it they prove nothing and its fork handling
- * gets in the way; the plain and ASan runs cover them.
- */
-#if defined(__SANITIZE_THREAD__)
-#define XPROC_RUN(f) ((void)(f))
-#else
-#define XPROC_RUN(f) RUN(f)
-#endif
-
 int main(void)
 {
 	RUN(test_layout_and_constants);
@@ -845,8 +834,8 @@ int main(void)
 	RUN(test_round_trips_allocated_ring);
 	RUN(test_round_trips_given_ring);
 	RUN(test_create_refusals);
-	XPROC_RUN(test_producers_in_other_processes);
-	XPROC_RUN(test_dead_producer_blocks_nobody);
+	RUN(test_producers_in_other_processes);
+	RUN(test_dead_producer_blocks_nobody);
 	RUN(test_attach_refusals);
 	RUN(test_overrun_refused);
 	RUN(test_bad_opcode_writes_nothing);
