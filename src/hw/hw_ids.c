@@ -429,9 +429,9 @@ enum hw_status hw_ids_read(struct hw_ids *t, enum hw_id_kind kind, uint32_t num,
 		if (q & 1u)
 			continue; /* the holder is writing: a publish takes a few stores */
 		n = atomic_load_explicit(&r->len, memory_order_relaxed);
+		/* Acquire loads keep the re-check of the counter after the copy (no fence: TSan refuses those). */
 		for (uint32_t i = 0; i < HW_ID_REC_MAX / 8; i++)
-			words[i] = atomic_load_explicit(&r->data[i], memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
+			words[i] = atomic_load_explicit(&r->data[i], memory_order_acquire);
 		if (atomic_load_explicit(&r->seq, memory_order_relaxed) != q)
 			continue;
 		if (n == 0 || n > HW_ID_REC_MAX || atomic_load(ids_slot(t, kind, num)) == 0)
