@@ -880,7 +880,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.doca_only)
 		print_large(sizes, nsizes, depths, ndepths, rates, dpdk);
-	printf("\nDOCA: one core, jobs executed inline by doca_workq_progress_retrieve. memcpy: glibc memcpy, same "
+	printf("\nDOCA: one core, jobs run as WQEs by the engine at the doorbell of doca_workq_submit, CQEs read by doca_workq_progress_retrieve. memcpy: glibc memcpy, same "
 	       "buffers, same order. limit: the streaming copy (non-temporal stores), same buffers, same order.\n");
 	if (dpdk->available)
 		printf("DPDK: rte_dma_copy per job, one rte_dma_submit per refill, rte_dma_completed; submitter on CPU "

@@ -56,3 +56,7 @@ echo
 echo
 echo "== regression only: the UCX path over TCP on loopback =="
 UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick || echo "(UCX path unavailable)"
+# RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
+# ucx_perftest, memcpy and a shared cache-line round trip.
+echo
+bash "$(dirname "$0")/rdma.sh" "$build" $quick

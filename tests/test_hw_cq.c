@@ -353,6 +353,46 @@ static void test_bad_opcode_writes_nothing(void)
 	CHECK(cqe_matches(tc_poll(&t), 0)); /* the refused pushes took no index */
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A CQ asked for timestamps stamps each CQE with the device clock (CLOCK_MONOTONIC ns, big-endian at 48). */
+static void test_timestamps(void)
+{
+	struct hw_cq_attr attr = { .log_size = 2, .cqn = 9, .timestamp = true };
+	struct hw_cqe_fields f = fields_for(0);
+	struct hw_cq *cq = NULL, *plain = new_cq(2);
+	const uint8_t *cqe;
+	uint64_t t0, t1, ts1, ts2;
+	struct tc t, tp;
+
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_OK);
+	th_defer(cq_destroy_cb, cq);
+	CHECK(plain != NULL);
+	tc_init(&t, cq);
+	tc_init(&tp, plain);
+	t0 = mono_ns();
+	CHECK_ERR(hw_cq_push(cq, &f), HW_OK);
+	CHECK_ERR(hw_cq_push(cq, &f), HW_OK);
+	t1 = mono_ns();
+	CHECK((cqe = tc_poll(&t)) != NULL);
+	memcpy(&ts1, cqe + 48, 8);
+	CHECK((cqe = tc_poll(&t)) != NULL);
+	memcpy(&ts2, cqe + 48, 8);
+	ts1 = be64toh(ts1);
+	ts2 = be64toh(ts2);
+	CHECK(t0 <= ts1 && ts1 <= ts2 && ts2 <= t1);
+	CHECK_ERR(hw_cq_push(plain, &f), HW_OK);
+	CHECK((cqe = tc_poll(&tp)) != NULL);
+	memcpy(&ts1, cqe + 48, 8);
+	CHECK(ts1 == 0);
+}
+
 static void test_error_cqe(void)
 {
 	struct hw_cq *cq = new_cq(1);
@@ -827,12 +867,72 @@ static void test_attach_refusals(void)
 	}
 }
 
+/*
+ * The single producer's writes (hw_cq_push_sp, the inline hw_cq_sp_push_req)
+ * give the same 64 bytes as hw_cq_push, success and error CQEs, across the
+ * owner bit's wraps; the inline write fires an armed CQ and refuses a full one.
+ */
+static void test_single_producer_same_bytes(void)
+{
+	struct hw_cq *a = new_cq(2), *b = new_cq(2), *c = new_cq(2);
+	struct hw_cq_sp sp;
+	struct tc ta, tb, tcc;
+
+	CHECK(a != NULL && b != NULL && c != NULL);
+	tc_init(&ta, a);
+	tc_init(&tb, b);
+	tc_init(&tcc, c);
+	hw_cq_sp_open(c, &sp);
+	for (uint32_t i = 0; i < 11; i++) {
+		struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .wqe_counter = (uint16_t)(i * 300), .qpn = 0x123456,
+					   .byte_cnt = 64 + i, .wqe_opcode = HW_WQE_MMO };
+		struct hw_cqe_fields e = { .opcode = HW_CQE_REQ_ERR, .wqe_counter = (uint16_t)i, .qpn = 0x123456,
+					   .wqe_opcode = HW_WQE_MMO, .syndrome = HW_CQE_SYNDROME_LOCAL_PROT_ERR,
+					   .vendor_err_synd = (uint8_t)(i + 1) };
+		const struct hw_cqe_fields *p = i % 3 == 2 ? &e : &f;
+		const uint8_t *x, *y, *z;
+
+		CHECK_OK(hw_cq_push(a, p));
+		CHECK_OK(hw_cq_push_sp(b, p));
+		if (p == &f)
+			CHECK_OK(hw_cq_sp_push_req(&sp, htobe32((uint32_t)HW_WQE_MMO << 24 | 0x123456), f.wqe_counter,
+						   f.byte_cnt, HW_WQE_MMO));
+		else
+			CHECK_OK(hw_cq_push_sp(c, p));
+		x = tc_poll(&ta);
+		y = tc_poll(&tb);
+		z = tc_poll(&tcc);
+		CHECK(x != NULL && y != NULL && z != NULL);
+		CHECK(memcmp(x, y, 64) == 0 && memcmp(x, z, 64) == 0);
+		tc_update_ci(&ta);
+		tc_update_ci(&tb);
+		tc_update_ci(&tcc);
+	}
+	CHECK_ERR(hw_cq_push_sp(b, &(struct hw_cqe_fields){ .opcode = HW_CQE_INVALID }), HW_ERR_INVAL);
+	/* Armed: the inline write takes the firing path; one event per arm. */
+	uint32_t s0 = bell_seq(c);
+
+	CHECK_OK(hw_cq_arm(c, tc_arm_word(&tcc, 0)));
+	CHECK_OK(hw_cq_sp_push_req(&sp, 0, 1, 1, HW_WQE_MMO));
+	CHECK(bell_seq(c) == s0 + 1);
+	CHECK_OK(hw_cq_sp_push_req(&sp, 0, 2, 1, HW_WQE_MMO));
+	CHECK(bell_seq(c) == s0 + 1);
+	/* Full (4 CQEs, 2 waiting): two more fit, the next is refused and the overrun latched. */
+	CHECK_OK(hw_cq_sp_push_req(&sp, 0, 3, 1, HW_WQE_MMO));
+	CHECK_OK(hw_cq_sp_push_req(&sp, 0, 4, 1, HW_WQE_MMO));
+	CHECK(!hw_cq_overrun(c));
+	CHECK_ERR(hw_cq_sp_push_req(&sp, 0, 5, 1, HW_WQE_MMO), HW_ERR_FULL);
+	CHECK(hw_cq_overrun(c));
+	CHECK(rd16(tc_sw_cqe(&tcc, tcc.cons_index + 3), 60) == 4);
+}
+
 int main(void)
 {
 	RUN(test_layout_and_constants);
 	RUN(test_segment_bytes);
 	RUN(test_round_trips_allocated_ring);
 	RUN(test_round_trips_given_ring);
+	RUN(test_timestamps);
 	RUN(test_create_refusals);
 	RUN(test_producers_in_other_processes);
 	RUN(test_dead_producer_blocks_nobody);
@@ -842,6 +942,7 @@ int main(void)
 	RUN(test_error_cqe);
 	RUN(test_arm_next_fires_once_per_arm);
 	RUN(test_arm_solicited);
+	RUN(test_single_producer_same_bytes);
 	RUN(test_arm_races_producer);
 	RUN(test_event_wakes_eventfd);
 	return th_summary("test_hw_cq");

@@ -14,9 +14,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "hw_cq.h"
+#include "hw_ids.h"
 #include "hw_mem.h"
 #include "hw_prm.h"
 #include "hw_qp.h"
@@ -107,6 +109,9 @@ static int side_setup(struct side *s, uint32_t qpn, const struct pair_opts *o, b
 	qa.send_cq = s->scq;
 	qa.recv_cq = s->rcq;
 	if (hw_qp_create(&qa, &s->qp) != HW_OK)
+		return -1;
+	/* The RNR cases drive the clock themselves (hw_qp_kick); the engine thread leaves them alone. */
+	if (hw_qp_set_caller_timers(s->qp, true) != HW_OK)
 		return -1;
 	s->mem = calloc(1, MEM_LEN);
 	if (s->mem == NULL)
@@ -316,6 +321,40 @@ static void test_write_sizes(void)
 		CHECK(poll_cqe(&P.s[0].sc) == NULL && poll_cqe(&P.s[1].rc) == NULL);
 		CHECK(memcmp(dst, ref, MEM_LEN) == 0);
 	}
+}
+
+/*
+ * A WRITE whose source and destination overlap in one registration (both
+ * QPs share the domain): the bytes land as memmove would move them, for every
+ * size the engine moves without a call and a few above.
+ */
+static void test_write_overlapping(void)
+{
+	static const int shifts[] = { -17, -8, -1, 1, 5, 16, 31 };
+
+	CHECK(pair_setup() == 0);
+	uint8_t *mem = P.s[1].mem;
+	uint8_t *ref = malloc(256);
+
+	CHECK(ref != NULL);
+	th_defer(free, ref);
+	for (uint32_t n = 1; n <= 80; n++)
+		for (unsigned int k = 0; k < sizeof(shifts) / sizeof(shifts[0]); k++) {
+			uint8_t *src = mem + 64, *dst = mem + 64 + shifts[k];
+			struct wqe w;
+			uint16_t idx;
+
+			fill(mem, 256, n + k);
+			memcpy(ref, mem, 256);
+			memmove(ref + 64 + shifts[k], ref + 64, n);
+			w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+			w_raddr(&w, dst, P.s[1].key);
+			w_data(&w, src, n, P.s[1].key);
+			idx = post(0, &w);
+			CHECK_ERR(ring(0), HW_OK);
+			CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+			CHECK(memcmp(mem, ref, 256) == 0);
+		}
 }
 
 /* A WRITE gathering from three entries, one of them inline data. */
@@ -776,6 +815,18 @@ static void test_bad_wqe(void)
 }
 
 /* The doorbell runs nothing before RTS; the state machine refuses skipped steps. */
+/* Connecting by number finds the QP of that number; an unknown number or a UD QP is refused. */
+static void test_connect_qpn(void)
+{
+	CHECK(pair_setup() == 0);
+	hw_qp_connect(P.s[0].qp, NULL);
+	CHECK_ERR(hw_qp_connect_qpn(P.s[0].qp, 0x999), HW_ERR_KEY);
+	CHECK(P.s[0].qp->peer == NULL);
+	CHECK_ERR(hw_qp_connect_qpn(P.s[0].qp, 0x22), HW_OK);
+	CHECK(P.s[0].qp->peer == P.s[1].qp);
+	CHECK_ERR(hw_qp_connect_qpn(NULL, 0x22), HW_ERR_INVAL);
+}
+
 static void test_states(void)
 {
 	CHECK(pair_setup() == 0);
@@ -847,7 +898,7 @@ static void test_rnr_timer_table(void)
 	CHECK_ERR(hw_qp_set_rnr(P.s[0].qp, 32, 0), HW_ERR_INVAL);
 	CHECK_ERR(hw_qp_set_rnr(P.s[0].qp, 0, 8), HW_ERR_INVAL);
 	CHECK_ERR(hw_qp_set_rnr(P.s[0].qp, 31, 7), HW_OK);
-	CHECK(P.s[0].qp->min_rnr_timer == 31 && P.s[0].qp->rnr_retry == 7);
+	CHECK(P.s[0].qp->sh->min_rnr_timer == 31 && P.s[0].qp->rnr_retry == 7);
 	CHECK_ERR(hw_qp_kick(NULL, 1), HW_ERR_INVAL);
 	CHECK(hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE);
 	struct hw_qp_attr qa = { .pd = P.pd, .send_cq = P.s[0].scq, .recv_cq = P.s[0].rcq, .log_rq_stride = 4,
@@ -968,6 +1019,79 @@ static void test_rnr_wait_then_error(void)
 	CHECK(poll_cqe(&P.s[0].sc) == NULL && hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE);
 }
 
+/* A CQE the engine thread writes: waited for (a bound against hangs, never a measurement). */
+static const uint8_t *wait_cqe(struct poller *p)
+{
+	for (int ms = 0; ms < 10000; ms++) {
+		const uint8_t *c = poll_cqe(p);
+		struct timespec ts = { .tv_nsec = 1000000 };
+
+		if (c != NULL)
+			return c;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Nobody kicks: the engine thread retries at each deadline and fails the SEND when no receive comes. */
+static void test_rnr_timer_by_engine_thread(void)
+{
+	struct pair_opts o = { .min_rnr_timer = 1, .rnr_retry = 3 };
+	uint16_t nop;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	CHECK_ERR(hw_qp_set_caller_timers(P.s[0].qp, false), HW_OK);
+	CHECK_ERR(hw_qp_set_caller_timers(NULL, false), HW_ERR_INVAL);
+	uint16_t idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(err_cqe(wait_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR, idx));
+	CHECK(err_cqe(wait_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
+	CHECK(hw_qp_state(P.s[0].qp) == HW_QP_ERR && hw_qp_deadline(P.s[0].qp) == HW_QP_NO_DEADLINE);
+}
+
+/* Shared objects used within one process: numbers this process holds, records published, peers found. */
+static void test_shared_in_process(void)
+{
+	struct hw_pd *pd = hw_pd_alloc(0);
+	uint32_t cqn = 0, qpn = 0, srqn = 0;
+	struct hw_cq *cq = NULL;
+	struct hw_qp *qp = NULL, *v = NULL;
+	struct hw_srq *srq = NULL;
+
+	CHECK(pd != NULL);
+	th_defer((th_cleanup_fn)hw_pd_free, pd);
+	CHECK_ERR(hw_id_alloc(HW_ID_CQN, &cqn), HW_OK);
+	CHECK_ERR(hw_id_alloc(HW_ID_QPN, &qpn), HW_OK);
+	CHECK_ERR(hw_id_alloc(HW_ID_SRQN, &srqn), HW_OK);
+	struct hw_cq_attr ca = { .log_size = 4, .cqn = cqn, .shared = true };
+	CHECK_ERR(hw_cq_create(&ca, &cq), HW_OK);
+	struct hw_srq_attr sa = { .srqn = srqn, .pd = pd, .log_size = 2, .log_stride = 5, .shared = true };
+	CHECK_ERR(hw_srq_create(&sa, &srq), HW_OK);
+	struct hw_qp_attr qa = { .qpn = qpn, .pd = pd, .send_cq = cq, .recv_cq = cq, .srq = srq, .log_sq_size = 2,
+				 .shared = true };
+	CHECK_ERR(hw_qp_create(&qa, &qp), HW_OK);
+	/* Its own view, as another process builds one: the same rings and state. */
+	CHECK_ERR(hw_qp_attach_num(qpn, &v), HW_OK);
+	CHECK(v->sh == qp->sh || memcmp(v->sh, qp->sh, sizeof(*qp->sh)) == 0);
+	CHECK(v->srq != NULL && hw_srq_srqn(v->srq) == srqn && hw_cq_cqn(v->recv_cq) == cqn);
+	CHECK(hw_qp_view_live(v));
+	CHECK_ERR(hw_qp_modify(qp, HW_QP_INIT), HW_OK);
+	CHECK(hw_qp_state(v) == HW_QP_INIT);
+	CHECK_ERR(hw_qp_ring_sq(v, 0), HW_ERR_INVAL); /* a view is no requester here */
+	hw_qp_destroy(qp);
+	CHECK(!hw_qp_view_live(v)); /* the record went with it */
+	hw_qp_detach(v);
+	CHECK_ERR(hw_qp_attach_num(qpn, &v), HW_ERR_KEY);
+	CHECK_ERR(hw_srq_destroy(srq), HW_OK);
+	hw_cq_destroy(cq);
+	CHECK_ERR(hw_id_free(HW_ID_QPN, qpn), HW_OK);
+	CHECK_ERR(hw_id_free(HW_ID_CQN, cqn), HW_OK);
+	CHECK_ERR(hw_id_free(HW_ID_SRQN, srqn), HW_OK);
+	/* A number this process does not hold cannot be published: the shared CQ is refused. */
+	ca.cqn = cqn;
+	CHECK_ERR(hw_cq_create(&ca, &cq), HW_ERR_KEY);
+}
+
 /* A responder gone to RESET while the requester waits: the next retry finds no answer at all. */
 static void test_rnr_peer_gone(void)
 {
@@ -979,6 +1103,21 @@ static void test_rnr_peer_gone(void)
 	CHECK_ERR(ring(0), HW_OK);
 	CHECK_ERR(hw_qp_modify(P.s[1].qp, HW_QP_RESET), HW_OK);
 	CHECK_ERR(hw_qp_kick(P.s[0].qp, hw_qp_deadline(P.s[0].qp)), HW_OK);
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, idx));
+	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
+}
+
+/* A responder of this process destroyed: the requester's next work finds no one, never freed memory. */
+static void test_peer_destroyed_in_process(void)
+{
+	uint16_t nop, idx;
+
+	CHECK(pair_setup() == 0);
+	hw_qp_destroy(P.s[1].qp);
+	P.s[1].qp = NULL;
+	CHECK(P.s[0].qp->peer == NULL);
+	idx = post_send_and_nop(&nop);
+	CHECK_ERR(ring(0), HW_OK);
 	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, idx));
 	CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, nop));
 }
@@ -1269,7 +1408,7 @@ static void test_ud_drops(void)
 	hw_qp_destroy(rc);
 	CHECK(hw_qp_lookup(0x33) == NULL && hw_qp_lookup(0x22) == P.s[1].qp);
 	CHECK_ERR(hw_qp_set_qkey(P.s[1].qp, 7), HW_OK);
-	CHECK(P.s[1].qp->qkey == 7);
+	CHECK(P.s[1].qp->sh->qkey == 7);
 }
 
 /* Above the MTU the sender fails with a local length error; at it the message goes. Other opcodes are refused. */
@@ -1747,6 +1886,7 @@ static void test_random_ud(void)
 int main(void)
 {
 	RUN(test_write_sizes);
+	RUN(test_write_overlapping);
 	RUN(test_write_gather_inline);
 	RUN(test_read_sizes);
 	RUN(test_send_and_imm);
@@ -1764,12 +1904,16 @@ int main(void)
 	RUN(test_send_too_long);
 	RUN(test_bad_wqe);
 	RUN(test_states);
+	RUN(test_connect_qpn);
 	RUN(test_rnr_timer_table);
 	RUN(test_rnr_retry_finite);
 	RUN(test_rnr_retry_infinite_then_receive);
 	RUN(test_rnr_write_imm_resume_by_kick);
 	RUN(test_rnr_wait_then_error);
 	RUN(test_rnr_peer_gone);
+	RUN(test_peer_destroyed_in_process);
+	RUN(test_rnr_timer_by_engine_thread);
+	RUN(test_shared_in_process);
 	RUN(test_srq_order_and_index);
 	RUN(test_srq_limit_event);
 	RUN(test_srq_rnr_resume_and_error);

@@ -170,6 +170,7 @@ static void test_query_device(void)
 	CHECK(ax.phys_port_cnt_ex == 1);
 	CHECK(ax.device_cap_flags_ex == ax.orig_attr.device_cap_flags);
 	CHECK(ax.odp_caps.general_caps == 0 && ax.max_dm_size == 0);
+	CHECK(ax.completion_timestamp_mask == UINT64_MAX && ax.hca_core_clock == 1000000); /* ns, 1 GHz */
 	CHECK(ibv_query_device_ex(c, &in, &ax) == EINVAL);
 	/* A caller with a smaller struct: nothing written past the size it gave. */
 	memset(&small, 0x5a, sizeof(small));
@@ -342,25 +343,27 @@ static void test_unsupported(void)
 {
 	struct ibv_context *c = vf_open();
 	struct ibv_values_ex rt = {.comp_mask = IBV_VALUES_MASK_RAW_CLOCK};
-	struct ibv_qp_init_attr qia = {0};
+	struct ibv_qp_init_attr qia = {.qp_type = IBV_QPT_UC};
 	struct ibv_pd *pd;
+	struct ibv_cq *cq;
 
 	CHECK(c != NULL);
 	pd = vf_pd(c);
 	CHECK(pd != NULL);
-	errno = 0;
-	CHECK(ibv_create_cq(c, 16, NULL, NULL, 0) == NULL && errno == EOPNOTSUPP);
+	cq = ibv_create_cq(c, 16, NULL, NULL, 0);
+	CHECK(cq != NULL);
+	qia.send_cq = cq;
+	qia.recv_cq = cq;
+	CHECK(ibv_resize_cq(cq, 64) == EOPNOTSUPP);
 	errno = 0;
 	CHECK(ibv_create_qp(pd, &qia) == NULL && errno == EOPNOTSUPP);
+	CHECK_OK(ibv_destroy_cq(cq));
 	errno = 0;
 	CHECK(ibv_alloc_null_mr(pd) == NULL && errno == EOPNOTSUPP);
 	errno = 0;
 	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP);
 	CHECK(ibv_query_rt_values_ex(c, &rt) == EOPNOTSUPP);
-	CHECK(ibv_create_srq(pd, &(struct ibv_srq_init_attr){0}) == NULL && errno == EOPNOTSUPP);
 	CHECK(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
-	CHECK(ibv_post_send(&(struct ibv_qp){.context = c}, NULL, NULL) == EOPNOTSUPP);
-	CHECK(ibv_poll_cq(&(struct ibv_cq){.context = c}, 1, NULL) < 0);
 }
 
 /* The 1.0 ABI's structs are long gone: its entries fail, the default versions work. */

@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
@@ -72,6 +75,72 @@ static void check_refused(struct ibv_pd *pd, void *addr, size_t len, unsigned in
 	errno = 0;
 	CHECK(ibv_reg_mr_iova2(pd, addr, len, (uintptr_t)addr, acc) == NULL);
 	CHECK(errno == err);
+}
+
+static void unmap_page2(void *p)
+{
+	munmap(p, 2 * 4096);
+}
+
+static pid_t fork_kid;
+
+static void kill_kid_cb(void *arg)
+{
+	(void)arg;
+	if (fork_kid > 0) {
+		kill(fork_kid, SIGKILL);
+		waitpid(fork_kid, NULL, 0);
+		fork_kid = 0;
+	}
+}
+
+/*
+ * fork after registration: the child's copy of registered memory is its own,
+ * as copy-on-write gives it on a card (rdma-core, IBV_FORK_UNNEEDED): its
+ * writes do not reach the parent, nor the parent's later writes the child.
+ */
+static void test_fork_keeps_memory_private(void)
+{
+	struct ibv_context *c = vf_open();
+	uint8_t *m = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int go[2], done[2], st = 0;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	char x = 0;
+
+	CHECK(c != NULL && m != MAP_FAILED);
+	th_defer(unmap_page2, m);
+	memset(m, 'A', 2 * 4096);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	mr = ibv_reg_mr(pd, m, 2 * 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr != NULL);
+	th_defer(vf_dereg_cb, mr);
+	CHECK(pipe(go) == 0 && pipe(done) == 0);
+	fork_kid = fork();
+	CHECK(fork_kid >= 0);
+	if (fork_kid == 0) {
+		int ok = m[0] == 'A' && m[2 * 4096 - 1] == 'A';
+
+		memset(m, 'B', 2 * 4096);
+		ok = ok && write(done[1], "d", 1) == 1;
+		/* The parent writes 'C' now; this copy must not see it. */
+		ok = ok && read(go[0], &x, 1) == 1 && m[0] == 'B' && m[4096] == 'B';
+		_exit(ok ? 0 : 1);
+	}
+	th_defer(kill_kid_cb, NULL);
+	CHECK(read(done[0], &x, 1) == 1);
+	CHECK(m[0] == 'A' && m[2 * 4096 - 1] == 'A');
+	memset(m, 'C', 2 * 4096);
+	CHECK(write(go[1], "g", 1) == 1);
+	CHECK(waitpid(fork_kid, &st, 0) == fork_kid);
+	fork_kid = 0;
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(done[i]);
+	}
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(m[0] == 'C' && m[4096] == 'C');
 }
 
 static void test_mr_refused(void)
@@ -187,7 +256,6 @@ static void test_dv_init_obj(void)
 	struct ibv_context *c = vf_open();
 	struct mlx5dv_obj obj;
 	struct mlx5dv_pd dpd = {.pdn = 0xdead};
-	struct mlx5dv_cq dcq;
 	struct ibv_pd *pd;
 
 	CHECK(c != NULL);
@@ -198,11 +266,10 @@ static void test_dv_init_obj(void)
 	obj.pd.out = &dpd;
 	CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD));
 	CHECK(dpd.pdn == pd->handle);
-	/* The queue objects' views come with the queues; nothing is filled meanwhile. */
+	/* Objects this device has not (WQs, DM, AH views): nothing is filled. */
 	dpd.pdn = 0xdead;
-	obj.cq.in = &(struct ibv_cq){.context = c};
-	obj.cq.out = &dcq;
-	CHECK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ) == EOPNOTSUPP);
+	obj.dm.in = NULL;
+	CHECK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD | MLX5DV_OBJ_DM) == EOPNOTSUPP);
 	CHECK(dpd.pdn == 0xdead);
 	CHECK(mlx5dv_init_obj(&obj, 1u << 20) == EINVAL);
 }
@@ -287,6 +354,7 @@ int main(void)
 	RUN(test_pd);
 	RUN(test_mr);
 	RUN(test_mr_refused);
+	RUN(test_fork_keeps_memory_private);
 	RUN(test_pd_busy);
 	RUN(test_comp_channel);
 	RUN(test_async_fd);

@@ -12,8 +12,19 @@ import sys
 LINE = re.compile(r"^(\S+): (\d+) passed, (\d+) failed$", re.M)
 
 
+def failure_lines(rec, limit=12):
+    """The lines of a failed test that say what went wrong, at most limit."""
+    text = (rec.get("stdout") or "") + (rec.get("stderr") or "")
+    lines = [l for l in text.splitlines()
+             if re.search(r"FAIL|ERROR|error:|Assert|Sanitizer|timed out", l)]
+    if not lines:
+        lines = text.splitlines()[-limit:]
+    return [l[:200] for l in lines[:limit]]
+
+
 def main(path):
     passed = failed = 0
+    digest = []
     with open(path, encoding="utf-8") as f:
         for raw in f:
             rec = json.loads(raw)
@@ -33,6 +44,13 @@ def main(path):
             else:
                 failed += 1
                 print(f"{rec['name']}: no summary ({rec.get('result')})")
+            if not ok:
+                digest.append((rec["name"], failure_lines(rec)))
+    # Repeated last, so that a log cut to its tail still says what failed.
+    for name, lines in digest:
+        print(f"-- {name} failed:")
+        for line in lines:
+            print(f"   {line}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

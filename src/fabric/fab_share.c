@@ -175,8 +175,59 @@ static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
 	return 0;
 }
 
+/*
+ * fork: a moved range is MAP_SHARED, so without care a child's writes to
+ * what it holds as its private copy would land in the parent's memory (and
+ * the parent's in the child's). The child instead gets a private copy of
+ * each range as it was at the fork, as copy-on-write would have given it,
+ * and keeps no backing: the registrations are the parent's.
+ */
+static void privatize(const struct backing *k)
+{
+	void *tmp = mmap(NULL, k->b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (tmp == MAP_FAILED)
+		return; /* the child keeps the shared pages: the best left */
+	copy_pages(tmp, (const uint64_t *)(uintptr_t)k->b.base, k->b.len);
+	if (mremap(tmp, k->b.len, k->b.len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)k->b.base) == MAP_FAILED)
+		munmap(tmp, k->b.len);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+	struct backing *k = backings;
+
+	backings = NULL;
+	while (k != NULL) {
+		struct backing *next = k->next;
+
+		if (still_mapped(k))
+			privatize(k);
+		close(k->b.memfd);
+		free(k);
+		k = next;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_hooks(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 int fab_share_get(void *addr, uint64_t len, struct fab_backing *b)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	uint64_t pg = page_size();
 	uint64_t start = (uint64_t)(uintptr_t)addr & ~(pg - 1);
 	uint64_t end = ((uint64_t)(uintptr_t)addr + len + pg - 1) & ~(pg - 1);
@@ -184,6 +235,7 @@ int fab_share_get(void *addr, uint64_t len, struct fab_backing *b)
 
 	if (len == 0 || end < start)
 		return -1;
+	pthread_once(&once, fork_hooks);
 	pthread_mutex_lock(&lock);
 	ret = share_locked(start, end, b);
 	pthread_mutex_unlock(&lock);

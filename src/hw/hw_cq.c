@@ -11,14 +11,17 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hw_cq.h"
+#include "hw_qshare.h"
 
 /*
  * The arm state word: the armed request in the mlx5 arm-word bits (sn 29..28,
@@ -51,6 +54,7 @@ struct hw_cq_state {
 	uint32_t magic;
 	uint32_t log_size;
 	uint32_t cqn;
+	uint32_t flags;		  /* CQ_F_*: set at create, before any producer */
 	_Atomic uint32_t lock;	  /* producers: 0, or the pid of the one writing a CQE */
 	_Atomic uint32_t overrun;
 	_Atomic uint32_t pi;	  /* index of the next CQE */
@@ -58,6 +62,8 @@ struct hw_cq_state {
 	_Atomic uint32_t arm;	  /* written by producers and the consumer */
 	struct hw_bell event;
 } __attribute__((aligned(64)));
+
+#define CQ_F_TIMESTAMP 1u
 
 struct hw_cq {
 	struct hw_cqe64 *ring;
@@ -71,6 +77,8 @@ struct hw_cq {
 	bool own_state;
 	void *block;	  /* the CQ's memory block, when it has one */
 	bool own_block;
+	struct hw_qblock qb; /* a shared block (ours, published) or one mapped from another process */
+	bool published;
 };
 
 size_t hw_cq_mem_size(uint32_t log_size)
@@ -136,7 +144,11 @@ static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *
 {
 	void *mem = attr->mem;
 
-	if (mem == NULL) {
+	if (mem == NULL && attr->shared) {
+		if (hw_qblock_alloc(&cq->qb, hw_cq_mem_size(cq->log_size), true) != HW_OK)
+			return HW_ERR_NOMEM;
+		mem = cq->qb.p;
+	} else if (mem == NULL) {
 		if (posix_memalign(&mem, CQ_RING_PAGE, hw_cq_mem_size(cq->log_size)) != 0)
 			return HW_ERR_NOMEM;
 		cq->own_block = true;
@@ -146,6 +158,14 @@ static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *
 	cq->dbrec[HW_CQ_DBR_SET_CI] = 0;
 	cq->dbrec[HW_CQ_DBR_ARM] = 0;
 	cq_state_init(cq);
+	if (cq->qb.p != NULL) {
+		uint32_t geo[3] = { cq->log_size };
+		enum hw_status st = hw_qshare_publish(HW_ID_CQN, cq->cqn, HW_QREC_CQ, geo, &cq->qb);
+
+		if (st != HW_OK)
+			return st; /* a CQN this process does not hold */
+		cq->published = cq->qb.ops != NULL;
+	}
 	return HW_OK;
 }
 
@@ -201,6 +221,8 @@ enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
 	st = cq_alloc_mem(cq, attr);
 	if (st != HW_OK)
 		goto err_mem;
+	if (attr->timestamp)
+		cq->st->flags |= CQ_F_TIMESTAMP;
 	*out = cq;
 	return HW_OK;
 
@@ -221,6 +243,9 @@ void hw_cq_destroy(struct hw_cq *cq)
 		free(cq->st);
 	if (cq->own_block)
 		free(cq->block);
+	if (cq->published)
+		hw_qshare_withdraw(HW_ID_CQN, cq->cqn, &cq->qb);
+	hw_qblock_free(&cq->qb);
 	free(cq);
 }
 
@@ -248,6 +273,29 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 	cq->cqn = st->cqn;
 	cq_place(cq, mem);
 	*out = cq;
+	return HW_OK;
+}
+
+enum hw_status hw_cq_attach_num(uint32_t cqn, struct hw_cq **out)
+{
+	const _Atomic uint32_t *seqp;
+	struct hw_qblock b;
+	struct hw_qrec r;
+	enum hw_status st;
+	uint32_t seq;
+
+	if (out == NULL)
+		return HW_ERR_INVAL;
+	st = hw_qshare_map(HW_ID_CQN, cqn, HW_QREC_CQ, &b, &r, &seqp, &seq);
+	if (st != HW_OK)
+		return st;
+	st = r.geo[0] <= HW_CQ_LOG_SIZE_MAX && hw_cq_mem_size(r.geo[0]) == r.len ? hw_cq_attach(b.p, b.len, out)
+									       : HW_ERR_LAYOUT;
+	if (st != HW_OK) {
+		hw_qblock_free(&b);
+		return st;
+	}
+	(*out)->qb = b;
 	return HW_OK;
 }
 
@@ -333,6 +381,15 @@ enum hw_status hw_cq_arm(struct hw_cq *cq, uint32_t arm_word)
 	return HW_OK;
 }
 
+/* The device's free-running clock: CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz). */
+static uint64_t cq_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
 {
 	memset(c, 0, sizeof(*c));
@@ -367,9 +424,56 @@ static bool cq_holder_dead(uint32_t holder)
 	return holder != 0 && kill((pid_t)holder, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * This process's pid, the lock's owner word: a system call per CQE would cost
+ * more than the CQE, so it is read once and again in a forked child.
+ */
+static _Atomic uint32_t cq_pid;
+
+static void cq_pid_forget(void)
+{
+	atomic_store_explicit(&cq_pid, 0, memory_order_relaxed);
+}
+
+static void cq_pid_once(void)
+{
+	pthread_atfork(NULL, NULL, cq_pid_forget);
+}
+
+static uint32_t cq_self(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint32_t me = atomic_load_explicit(&cq_pid, memory_order_relaxed);
+
+	if (me == 0) {
+		pthread_once(&once, cq_pid_once);
+		me = (uint32_t)getpid();
+		atomic_store_explicit(&cq_pid, me, memory_order_relaxed);
+	}
+	return me;
+}
+
+/*
+ * A producer that died between storing a CQE's owner byte and publishing its
+ * index left a whole CQE the consumer may already have taken: the index
+ * moves past it, or every later push would see the consumer ahead of the
+ * producer. The owner bit of the current pass tells it from a CQE of the
+ * previous pass in that slot.
+ */
+static void cq_finish_dead_push(struct hw_cq *cq)
+{
+	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
+	uint8_t op_own = atomic_load_explicit((_Atomic uint8_t *)&cq->ring[pi & cq->mask].op_own,
+					      memory_order_acquire);
+
+	if ((op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_INVALID &&
+	    (op_own & HW_CQE_OWNER_MASK) == ((pi >> cq->log_size) & HW_CQE_OWNER_MASK))
+		atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
+}
+
 void hw_cq_lock(struct hw_cq *cq)
 {
-	uint32_t me = (uint32_t)getpid(), cur = 0;
+	uint32_t me = cq_self(), cur = 0;
 
 	for (uint32_t spins = 0;; spins++) {
 		if (atomic_compare_exchange_weak_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
@@ -377,8 +481,10 @@ void hw_cq_lock(struct hw_cq *cq)
 			return;
 		if (cur != 0 && spins % CQ_LOCK_SPINS == CQ_LOCK_SPINS - 1 && cq_holder_dead(cur) &&
 		    atomic_compare_exchange_strong_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
-							    memory_order_relaxed))
+							    memory_order_relaxed)) {
+			cq_finish_dead_push(cq);
 			return;
+		}
 		if (cur != 0)
 			cq_cpu_relax();
 		cur = 0;
@@ -418,6 +524,8 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
 		return HW_ERR_FULL;
 	}
 	cq_fill(&c, f);
+	if (cq->st->flags & CQ_F_TIMESTAMP)
+		c.timestamp = htobe64(cq_clock_ns());
 	memcpy(slot, &c, offsetof(struct hw_cqe64, op_own));
 	/* op_own last: the consumer trusts the rest once it sees its owner bit. */
 	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
@@ -431,4 +539,78 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
 	if ((arm & ARM_ARMED) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
 		cq_try_fire(cq, arm);
 	return HW_OK;
+}
+
+/* ---- single producer (hw_cq_push_sp) ---- */
+
+static_assert(HW_CQ_STATE_ARMED == ARM_ARMED, "the inline producer reads the arm word");
+
+typedef hw_cq_v2 cq_v2;
+
+/*
+ * Only this thread writes or arms the CQ, so program order stands in for the
+ * sequentially consistent handshake of hw_cq_push_locked: the index needs
+ * only a release store (for a consumer polling it from elsewhere), and the
+ * arm word read after it cannot miss an arm of this same thread.
+ */
+enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f)
+{
+	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
+	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
+	bool err = cq_is_err(f->opcode), sol = f->solicited || err;
+	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
+	cq_v2 *v = (cq_v2 *)(void *)slot;
+	uint32_t qpn = f->qpn & 0xffffffu, arm;
+	uint32_t top = htobe32((err || f->opcode == HW_CQE_REQ ? (uint32_t)f->wqe_opcode << 24 : 0) | qpn);
+	uint16_t cnt = htobe16(f->wqe_counter);
+	uint64_t w6 = 0;
+	uint8_t sig = 0;
+
+	if (!cq_opcode_valid(f->opcode))
+		return HW_ERR_INVAL;
+	if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
+		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
+		return HW_ERR_FULL;
+	}
+	/* Bytes 0..47 in three 16-byte stores, then 48..62: cq_fill's layout, as little-endian words. */
+	v[0] = (cq_v2){ 0, 0 };
+	if (err) {
+		v[1] = (cq_v2){ 0, 0 };
+		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu), 0 };
+		w6 = (uint64_t)f->vendor_err_synd << 48 | (uint64_t)f->syndrome << 56;
+	} else {
+		v[1] = (cq_v2){ (uint64_t)htobe16(f->slid) << 48, htobe32(f->flags_rqpn) };
+		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu) | (uint64_t)htobe32(f->imm) << 32,
+				(uint64_t)htobe32(f->byte_cnt) << 32 };
+	}
+	memcpy(&slot->timestamp, &w6, sizeof(w6)); /* the error CQE's syndromes, else the timestamp (0) */
+	memcpy(&slot->sop_drop_qpn, &top, sizeof(top));
+	memcpy(&slot->wqe_counter, &cnt, sizeof(cnt));
+	memcpy(&slot->signature, &sig, sizeof(sig));
+	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
+			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) |
+					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
+			      memory_order_release);
+	if (sol)
+		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
+	atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_release);
+	arm = atomic_load_explicit(&cq->st->arm, memory_order_relaxed);
+	if (__builtin_expect(arm & ARM_ARMED, 0) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
+		cq_try_fire(cq, arm);
+	return HW_OK;
+}
+
+enum hw_status hw_cq_sp_push_req_slow(struct hw_cq_sp *sp, uint32_t qpn_top, uint16_t wqe_counter, uint32_t byte_cnt,
+				      uint8_t wqe_opcode)
+{
+	struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .wqe_counter = wqe_counter,
+				   .qpn = be32toh(qpn_top) & 0xffffffu, .byte_cnt = byte_cnt, .wqe_opcode = wqe_opcode };
+
+	return hw_cq_push_sp(sp->cq, &f);
+}
+
+void hw_cq_sp_open(struct hw_cq *cq, struct hw_cq_sp *sp)
+{
+	*sp = (struct hw_cq_sp){ .ring = cq->ring, .log_size = cq->log_size, .mask = cq->mask, .pi = &cq->st->pi,
+				 .arm = &cq->st->arm, .dbrec = cq->dbrec, .cq = cq };
 }

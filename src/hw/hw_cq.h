@@ -33,9 +33,12 @@
 #ifndef HW_CQ_H_
 #define HW_CQ_H_
 
+#include <endian.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hw_bell.h"
 #include "hw_mem.h"
@@ -63,6 +66,18 @@ struct hw_cq_attr {
 	 * Initialised by create. Not together with ring or dbrec.
 	 */
 	void *mem;
+	/*
+	 * Or neither: the CQ places its block in the device's shared memory and
+	 * publishes it under cqn (one this process holds), so the queues of
+	 * other processes complete into it.
+	 */
+	bool shared;
+	/*
+	 * CQEs carry their completion time (big-endian, CLOCK_MONOTONIC ns: the
+	 * device clock runs at 1 GHz), as the card's do; off, the field stays 0
+	 * and the producer saves the clock read.
+	 */
+	bool timestamp;
 };
 
 /* What the producer says about one completion (host order). */
@@ -85,9 +100,16 @@ struct hw_cqe_fields {
 /* Bytes of a CQ's memory block (0 for a bad size). */
 size_t hw_cq_mem_size(uint32_t log_size);
 
-/* HW_ERR_INVAL on a bad size or misaligned memory, HW_ERR_NOMEM. */
+/*
+ * HW_ERR_INVAL on a bad size or misaligned memory, HW_ERR_NOMEM; for a
+ * shared CQ, HW_ERR_ACCESS or HW_ERR_KEY when this process does not hold cqn.
+ */
 enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out);
-/* Frees the CQ, or only the view for an attached one (the block stays the caller's). */
+/*
+ * Frees the CQ (a shared one withdraws its record; the caller frees the
+ * number), or only the view for an attached one (the block stays the
+ * caller's; one hw_cq_attach_num mapped is unmapped).
+ */
 void hw_cq_destroy(struct hw_cq *cq);
 
 /*
@@ -96,6 +118,12 @@ void hw_cq_destroy(struct hw_cq *cq);
  * that length; HW_ERR_INVAL, HW_ERR_NOMEM.
  */
 enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out);
+/*
+ * A view of the shared CQ published under cqn (by another process, or this
+ * one), its block mapped here until the view is destroyed. HW_ERR_KEY when
+ * no shared CQ has that number or its block cannot be mapped, HW_ERR_LAYOUT.
+ */
+enum hw_status hw_cq_attach_num(uint32_t cqn, struct hw_cq **out);
 /* The CQ's block (NULL when created from a separate ring and record). */
 void *hw_cq_mem(const struct hw_cq *cq);
 
@@ -131,5 +159,79 @@ bool hw_cq_overrun(const struct hw_cq *cq);
 
 /* Rings once per fired arm: watch it with hw_watch_set_add / hw_waiter_arm. */
 struct hw_bell *hw_cq_event_bell(struct hw_cq *cq);
+
+/*
+ * Single-producer CQE write, for a CQ that one thread alone writes and
+ * arms (a DOCA work queue's, whose engine queues run at its doorbells): the
+ * CQE is stored in place, op_own last with release order, and the producer
+ * index published with a release store; no lock, no read-modify-write unless
+ * an arm fires. The opcode must be one the device writes (the caller's
+ * engine only writes REQ and REQ_ERR). HW_ERR_FULL as hw_cq_push.
+ */
+enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f);
+
+/*
+ * The single producer's view of its CQ (hw_cq_sp_open): the fields
+ * hw_cq_push_sp works on, so that a producer elsewhere writes the common
+ * CQE (a successful requester completion) inline. Same rules as
+ * hw_cq_push_sp; the inline write takes hw_cq_push_sp whenever the CQ is
+ * armed or has no room, so firing and overrun stay in one place.
+ */
+#define HW_CQ_STATE_ARMED (1u << 31) /* in the arm state word: an arm waits to fire */
+
+struct hw_cq_sp {
+	struct hw_cqe64 *ring;
+	uint32_t log_size;
+	uint32_t mask;
+	_Atomic uint32_t *pi;
+	const _Atomic uint32_t *arm;
+	const uint32_t *dbrec;
+	struct hw_cq *cq;
+};
+
+void hw_cq_sp_open(struct hw_cq *cq, struct hw_cq_sp *sp);
+
+typedef uint64_t hw_cq_v2 __attribute__((vector_size(16), may_alias));
+
+/* hw_cq_sp_push_req's full or armed case, through hw_cq_push_sp: out of line, so the inline path keeps no frame for it. */
+enum hw_status hw_cq_sp_push_req_slow(struct hw_cq_sp *sp, uint32_t qpn_top, uint16_t wqe_counter, uint32_t byte_cnt,
+				      uint8_t wqe_opcode);
+
+/* A REQ CQE (no SE, no immediate): qpn_top is the big-endian sop_drop_qpn word. HW_ERR_FULL as hw_cq_push. */
+static inline enum hw_status hw_cq_sp_push_req(struct hw_cq_sp *sp, uint32_t qpn_top, uint16_t wqe_counter,
+					      uint32_t byte_cnt, uint8_t wqe_opcode)
+{
+	/* The fields read once, before the CQE's stores (which the compiler must assume may alias them). */
+	_Atomic uint32_t *pip = sp->pi;
+	uint32_t log_size = sp->log_size;
+	uint32_t pi = atomic_load_explicit(pip, memory_order_relaxed);
+	uint32_t ci = be32toh(atomic_load_explicit((const _Atomic uint32_t *)&sp->dbrec[HW_CQ_DBR_SET_CI],
+						   memory_order_acquire));
+	struct hw_cqe64 *slot = &sp->ring[pi & sp->mask];
+	hw_cq_v2 *v = (hw_cq_v2 *)(void *)slot;
+	uint64_t zero = 0, w5, tail;
+
+	if (__builtin_expect(((pi - ci) & HW_CQ_CI_MASK) > sp->mask ||
+				     (atomic_load_explicit(sp->arm, memory_order_relaxed) & HW_CQ_STATE_ARMED),
+			     0))
+		return hw_cq_sp_push_req_slow(sp, qpn_top, wqe_counter, byte_cnt, wqe_opcode);
+	/* Zeros in 16-byte stores; words built in general registers in 8-byte ones (cheaper than assembling vectors). */
+	v[0] = (hw_cq_v2){ 0, 0 };
+	v[1] = (hw_cq_v2){ 0, 0 };
+	memcpy(&slot->srqn_uidx, &zero, sizeof(zero));
+	w5 = (uint64_t)htobe32(byte_cnt) << 32;
+	memcpy(&slot->app, &w5, sizeof(w5));
+	memcpy(&slot->timestamp, &zero, sizeof(zero));
+	/*
+	 * The last 8 bytes (QP number, WQE counter, signature, op_own) in one
+	 * aligned release store: the owner bit becomes visible with them, after
+	 * the rest, and never before.
+	 */
+	tail = qpn_top | (uint64_t)htobe16(wqe_counter) << 32 |
+	       (uint64_t)(HW_CQE_REQ << HW_CQE_OPCODE_SHIFT | ((pi >> log_size) & HW_CQE_OWNER_MASK)) << 56;
+	atomic_store_explicit((_Atomic uint64_t *)(void *)&slot->sop_drop_qpn, tail, memory_order_release);
+	atomic_store_explicit(pip, pi + 1, memory_order_release);
+	return HW_OK;
+}
 
 #endif /* HW_CQ_H_ */

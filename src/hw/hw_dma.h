@@ -37,17 +37,24 @@ enum hw_status hw_dma_copy(uint32_t pd_id, const struct hw_sge *src, uint32_t ns
  * the C library for the small jobs that dominate descriptor-sized traffic.
  * Large copies stream past the cache (hw_copy.h).
  */
+/* 16 bytes at any alignment, aliasing anything. */
+typedef uint8_t hw_dma_u128 __attribute__((vector_size(16), aligned(1), may_alias));
+
 static inline void hw_copy(uint8_t *d, const uint8_t *s, uint64_t len)
 {
 	if (len > 64) {
 		hw_copy_large(d, s, len);
 	} else if (len >= 32) {
-		uint8_t head[32], tail[32];
+		/* Head and tail in registers (overlapping when len < 64): all loads before any store. */
+		const hw_dma_u128 *sv = (const hw_dma_u128 *)(const void *)s;
+		const hw_dma_u128 *st = (const hw_dma_u128 *)(const void *)(s + len - 32);
+		hw_dma_u128 a = sv[0], b = sv[1], c = st[0], e = st[1];
+		hw_dma_u128 *dv = (hw_dma_u128 *)(void *)d, *dt = (hw_dma_u128 *)(void *)(d + len - 32);
 
-		memcpy(head, s, 32);
-		memcpy(tail, s + len - 32, 32);
-		memcpy(d, head, 32);
-		memcpy(d + len - 32, tail, 32);
+		dv[0] = a;
+		dv[1] = b;
+		dt[0] = c;
+		dt[1] = e;
 	} else if (len >= 8) {
 		uint64_t a, b;
 

@@ -14,18 +14,27 @@
  * the retry (hw_qp.h); UD has no RNR, the datagram is dropped. The SQ runs on
  * whichever thread rings or kicks it, one at a time (hw_qp_drive).
  *
+ * A peer of another process is a view of its block (hw_qp_attach_num): the
+ * requester consumes its receives and completes into its CQ directly, and
+ * resolves its keys (hw_mkey_resolve) with their owner's bounds, rights and
+ * domain. A view whose record moved (the peer destroyed) or whose owner died
+ * answers nothing: TRANSPORT_RETRY_EXC, as an unreachable responder.
+ *
  * Not yet: UMR other than the LOCAL_INV form, keys of remote memory (refused
- * as a protection or access error). Fences need nothing: WQEs run one after
- * the other.
+ * as a protection or access error), SEND with invalidate of a key of another
+ * process (it invalidates this process's view only). Fences need nothing:
+ * WQEs run one after the other.
  */
 #include <endian.h>
 #include <string.h>
 #include <time.h>
 
+#include "hw_eng_thread.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 
 #define ENG_MAX_DS 63 /* the 6-bit ds field */
+#define ENG_MAX_BBS ((ENG_MAX_DS * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB)
 #define ENG_MAX_SPANS 64
 #define ENG_CE_SIGNALED (2u << 2) /* CQ_UPDATE and CQ_UPDATE_AND_EQE share this bit */
 #define ENG_ATOMIC_LEN 8
@@ -44,7 +53,7 @@ struct eng_list {
 
 /* A WQE as copied out of the ring. */
 struct eng_wqe {
-	uint8_t b[ENG_MAX_DS * HW_WQE_DS_BYTES];
+	uint8_t b[ENG_MAX_BBS * HW_SEND_WQE_BB]; /* whole blocks: eng_load copies them so */
 	uint32_t end; /* bytes the ds count covers */
 	uint16_t idx;
 	uint8_t opcode;
@@ -72,9 +81,10 @@ static uint32_t eng_sq_bbs(const struct hw_qp *qp)
 /* Copies the WQE at sq_ci into w; the number of basic blocks it spans, 0 when its ds count is unusable. */
 static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe *w)
 {
-	const uint8_t *sq = hw_qp_sq_buf(qp);
-	uint32_t pos = qp->sq_ci & (eng_sq_bbs(qp) - 1);
-	const struct hw_wqe_ctrl_seg *ctrl = (const void *)(sq + (size_t)pos * HW_SEND_WQE_BB);
+	const uint8_t *sq = qp->buf + qp->sq_off;
+	uint32_t bbs = eng_sq_bbs(qp), pos = qp->sq_ci & (bbs - 1);
+	const uint8_t *src = sq + (size_t)pos * HW_SEND_WQE_BB;
+	const struct hw_wqe_ctrl_seg *ctrl = (const void *)src;
 	uint32_t ds = hw_ctrl_ds(ctrl);
 	uint32_t nbb = (ds * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB;
 	size_t first;
@@ -86,12 +96,23 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	w->end = ds * HW_WQE_DS_BYTES;
 	if (ds == 0 || nbb > avail)
 		return 0;
-	first = (size_t)(eng_sq_bbs(qp) - pos) * HW_SEND_WQE_BB;
-	if (first > w->end)
-		first = w->end;
-	memcpy(w->b, sq + (size_t)pos * HW_SEND_WQE_BB, first);
+	if (pos + nbb <= bbs) {
+		/* Whole blocks of a constant size: a few vector moves, no call (bytes past end are never parsed). */
+		for (uint32_t i = 0; i < nbb; i++)
+			memcpy(w->b + i * HW_SEND_WQE_BB, src + i * HW_SEND_WQE_BB, HW_SEND_WQE_BB);
+		return nbb;
+	}
+	first = (size_t)(bbs - pos) * HW_SEND_WQE_BB;
+	memcpy(w->b, src, first);
 	memcpy(w->b + first, sq, w->end - first);
 	return nbb;
+}
+
+/* Only the count and total: zeroing the span array would cost more than a small WQE's whole work. */
+static void eng_list_init(struct eng_list *l)
+{
+	l->n = 0;
+	l->total = 0;
 }
 
 static void eng_add(struct eng_list *l, uint8_t *p, uint32_t len)
@@ -102,6 +123,19 @@ static void eng_add(struct eng_list *l, uint8_t *p, uint32_t len)
 	l->total += len;
 }
 
+/* A key of this process, or on a miss one another process shared (a peer's). */
+static enum hw_status eng_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
+				    uint8_t **p)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(key);
+
+	if (__builtin_expect(mk == NULL, 0))
+		mk = hw_mkey_resolve(key);
+	if (mk == NULL)
+		return HW_ERR_KEY;
+	return hw_mkey_check(mk, pd_id, addr, len, access, p);
+}
+
 /* A local data segment checked against the QP's domain: 0 or the local protection syndrome. */
 static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, uint32_t access, struct eng_list *l)
 {
@@ -110,7 +144,7 @@ static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, ui
 
 	if (len == 0)
 		return 0;
-	if (hw_mkey_translate(hw_data_seg_lkey(d), pd_id, hw_data_seg_addr(d), len, access, &p) != HW_OK || p == NULL)
+	if (eng_translate(hw_data_seg_lkey(d), pd_id, hw_data_seg_addr(d), len, access, &p) != HW_OK || p == NULL)
 		return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
 	eng_add(l, p, len);
 	return 0;
@@ -120,8 +154,7 @@ static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, ui
 static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t off, uint32_t access, bool inl_ok,
 			    struct eng_list *l)
 {
-	l->n = 0;
-	l->total = 0;
+	eng_list_init(l);
 	while (off < w->end) {
 		struct hw_wqe_inl_seg *inl = (void *)(w->b + off);
 		int is_inl;
@@ -146,11 +179,53 @@ static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 	return l->total > ENG_MAX_MSG ? HW_CQE_SYNDROME_LOCAL_LENGTH_ERR : 0;
 }
 
+/*
+ * memmove without a call for the small sizes most WQEs carry: every load
+ * comes before any store, so overlapping ranges move as memmove's do.
+ */
+static inline void eng_move(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+	uint64_t a, b;
+	uint8_t t[4][16];
+
+	if (n >= 32 && n <= 64) {
+		memcpy(t[0], s, 16);
+		memcpy(t[1], s + 16, 16);
+		memcpy(t[2], s + n - 32, 16);
+		memcpy(t[3], s + n - 16, 16);
+		memcpy(d, t[0], 16);
+		memcpy(d + 16, t[1], 16);
+		memcpy(d + n - 32, t[2], 16);
+		memcpy(d + n - 16, t[3], 16);
+		return;
+	}
+	if (n >= 16 && n < 32) {
+		memcpy(t[0], s, 16);
+		memcpy(t[1], s + n - 16, 16);
+		memcpy(d, t[0], 16);
+		memcpy(d + n - 16, t[1], 16);
+		return;
+	}
+	if (n >= 8 && n < 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+		return;
+	}
+	memmove(d, s, n);
+}
+
 /* Moves src's bytes into dst's spans in order, from byte skip of dst on; dst is long enough. */
 static void eng_copy_at(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
 {
 	uint32_t di = 0, doff = skip;
 
+	/* The usual case, one span into one (a WRITE, a READ, a one-segment SEND): straight to the move. */
+	if (src->n == 1 && dst->n != 0 && skip == 0 && src->s[0].len <= dst->s[0].len) {
+		eng_move(dst->s[0].p, src->s[0].p, src->s[0].len);
+		return;
+	}
 	while (di < dst->n && doff >= dst->s[di].len) {
 		doff -= dst->s[di].len;
 		di++;
@@ -163,7 +238,7 @@ static void eng_copy_at(const struct eng_list *dst, uint32_t skip, const struct 
 			uint32_t room = dst->s[di].len - doff;
 			uint32_t n = left < room ? left : room;
 
-			memmove(dst->s[di].p + doff, p, n);
+			eng_move(dst->s[di].p + doff, p, n);
 			p += n;
 			left -= n;
 			doff += n;
@@ -183,11 +258,13 @@ static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
 /* The peer, if it can take requests (RTR or RTS); else as a fabric would: no answer, retries run out. */
 static struct hw_qp *eng_peer(const struct hw_qp *qp)
 {
-	struct hw_qp *peer = qp->peer;
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	enum hw_qp_state st;
 
-	if (peer == NULL || (peer->state != HW_QP_RTR && peer->state != HW_QP_RTS))
+	if (peer == NULL || !hw_qp_view_live(peer))
 		return NULL;
-	return peer;
+	st = hw_qp_state_of(peer);
+	return st == HW_QP_RTR || st == HW_QP_RTS ? peer : NULL;
 }
 
 /* The remote range checked against the peer's domain and right: 0 or the remote access syndrome. */
@@ -197,7 +274,7 @@ static uint8_t eng_remote(const struct hw_qp *peer, const struct hw_wqe_raddr_se
 	*p = NULL;
 	if (len == 0)
 		return 0; /* a zero-length request names no memory: its rkey is not checked */
-	if (hw_mkey_translate(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, access, p) != HW_OK ||
+	if (eng_translate(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, access, p) != HW_OK ||
 	    *p == NULL)
 		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	return 0;
@@ -240,24 +317,26 @@ static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
 		r->srqn = srq->srqn;
 		return true;
 	}
-	rq_ci = __atomic_load_n(&peer->rq_ci, __ATOMIC_ACQUIRE);
-	wqe = eng_rq_head(peer, rq_ci);
-	if (wqe == NULL)
-		return false;
+	/* Requesters of several processes (UD), or a flush, may take at once: one CAS per WQE. */
+	rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
+	do {
+		wqe = eng_rq_head(peer, rq_ci);
+		if (wqe == NULL)
+			return false;
+	} while (!__atomic_compare_exchange_n(&peer->sh->rq_ci, &rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	r->segs = wqe;
 	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
 	r->pd_id = peer->pd_id;
 	r->idx = (uint16_t)rq_ci;
 	r->srqn = 0;
-	__atomic_store_n(&peer->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 	return true;
 }
 
 /* The receive WQE's scatter list in its domain: 0 or a local protection syndrome. */
 static uint8_t eng_rcv_list(const struct eng_rcv *r, struct eng_list *l)
 {
-	l->n = 0;
-	l->total = 0;
+	eng_list_init(l);
 	for (uint32_t i = 0; i < r->nseg; i++) {
 		const struct hw_wqe_data_seg *d = (const void *)(r->segs + i * sizeof(*d));
 		uint8_t synd;
@@ -353,17 +432,20 @@ static void eng_grh(uint8_t *g, const struct hw_qp *qp, const struct hw_wqe_data
 	memcpy(g + 24, av->rgid, 16);
 }
 
-/* The UD destination, if it takes this datagram; NULL drops it as a fabric would. */
-static struct hw_qp *eng_ud_dest(const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av)
+/* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
+static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
 {
-	struct hw_qp *dst = hw_qp_lookup(be32toh(av->dqp_dct) & 0xffffffu);
 	uint32_t qkey = be32toh(av->qkey);
+	enum hw_qp_state st;
 
 	if (qkey & HW_QKEY_USE_QP)
-		qkey = qp->qkey;
-	if (dst == NULL || dst->type != HW_QPT_UD || (dst->state != HW_QP_RTR && dst->state != HW_QP_RTS))
-		return NULL;
-	return dst->qkey == qkey ? dst : NULL;
+		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
+	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
+		return false;
+	st = hw_qp_state_of(dst);
+	if (st != HW_QP_RTR && st != HW_QP_RTS)
+		return false;
+	return __atomic_load_n(&dst->sh->qkey, __ATOMIC_ACQUIRE) == qkey;
 }
 
 /*
@@ -372,17 +454,65 @@ static struct hw_qp *eng_ud_dest(const struct hw_qp *qp, const struct hw_wqe_dat
  * silently. The receive gets the GRH area first (written only when the
  * sender asked for a GRH) and byte_cnt counts it, as mlx5 reports; a receive
  * too small or with a bad key completes in error at the receiver.
+ *
+ * Senders of several processes may deliver into one RQ at once: the take,
+ * the copy and the CQE happen under the receive CQ's producer lock, so the
+ * CQEs come in the order of the receives, as the program's ring expects.
  */
+static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *peer, const struct eng_list *src)
+{
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	bool grh = (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
+	struct eng_list dst, hdr;
+	struct hw_cqe_fields f = { 0 };
+	uint8_t g[HW_UD_GRH_BYTES];
+	struct eng_rcv r;
+	uint8_t synd = 0;
+
+	hw_cq_lock(peer->recv_cq);
+	if (!eng_rcv_take(peer, &r)) {
+		hw_cq_unlock(peer->recv_cq);
+		return;
+	}
+	if (eng_rcv_list(&r, &dst) != 0)
+		synd = HW_CQE_SYNDROME_LOCAL_PROT_ERR;
+	else if (dst.total < src->total + HW_UD_GRH_BYTES)
+		synd = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	if (synd != 0) {
+		f = (struct hw_cqe_fields){ .opcode = HW_CQE_RESP_ERR, .syndrome = synd, .qpn = peer->qpn,
+					    .wqe_counter = r.idx, .srqn = r.srqn };
+		(void)hw_cq_push_locked(peer->recv_cq, &f);
+		hw_cq_unlock(peer->recv_cq);
+		hw_qp_set_err(peer);
+		return;
+	}
+	if (grh) {
+		eng_list_init(&hdr);
+		eng_grh(g, qp, av, (uint32_t)src->total, imm);
+		eng_add(&hdr, g, sizeof(g));
+		eng_copy(&dst, &hdr);
+	}
+	eng_copy_at(&dst, HW_UD_GRH_BYTES, src);
+	f.opcode = imm ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND;
+	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
+	f.byte_cnt = (uint32_t)src->total + HW_UD_GRH_BYTES;
+	f.imm = imm ? w->imm : 0;
+	f.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(av->stat_rate_sl & 0xf) << HW_CQE_RQPN_SL_SHIFT |
+		       qp->qpn;
+	f.slid = qp->lid;
+	f.qpn = peer->qpn;
+	f.wqe_counter = r.idx;
+	f.srqn = r.srqn;
+	(void)hw_cq_push_locked(peer->recv_cq, &f); /* a full CQ latches its overrun flag */
+	hw_cq_unlock(peer->recv_cq);
+}
+
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
 	uint32_t off = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*av);
-	bool grh = (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
-	struct eng_list src, dst, hdr = { .n = 0 };
-	struct hw_cqe_fields f = { 0 };
-	uint8_t g[HW_UD_GRH_BYTES];
+	struct eng_list src;
 	struct hw_qp *peer;
-	struct eng_rcv r;
 	uint8_t synd;
 
 	if (w->end < off)
@@ -392,31 +522,10 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	if (src.total > HW_UD_MTU)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-	peer = eng_ud_dest(qp, av);
-	if (peer == NULL || !eng_rcv_take(peer, &r))
-		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
-	if (eng_rcv_list(&r, &dst) != 0) {
-		(void)eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_PROT_ERR, 0);
-		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
-	}
-	if (dst.total < src.total + HW_UD_GRH_BYTES) {
-		(void)eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, 0);
-		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
-	}
-	if (grh) {
-		eng_grh(g, qp, av, (uint32_t)src.total, imm);
-		eng_add(&hdr, g, sizeof(g));
-		eng_copy(&dst, &hdr);
-	}
-	eng_copy_at(&dst, HW_UD_GRH_BYTES, &src);
-	f.opcode = imm ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND;
-	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
-	f.byte_cnt = (uint32_t)src.total + HW_UD_GRH_BYTES;
-	f.imm = imm ? w->imm : 0;
-	f.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(av->stat_rate_sl & 0xf) << HW_CQE_RQPN_SL_SHIFT |
-		       qp->qpn;
-	f.slid = qp->lid;
-	eng_rcv_complete(peer, &r, &f);
+	peer = hw_qp_dest_get(be32toh(av->dqp_dct) & 0xffffffu);
+	if (eng_ud_takes(qp, peer, av))
+		eng_ud_deliver(qp, w, peer, &src);
+	hw_qp_dest_put(peer);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
 
@@ -449,7 +558,7 @@ static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
-	struct eng_list src, dst = { .n = 0 };
+	struct eng_list src, dst;
 	struct eng_rcv rcv;
 	struct hw_qp *peer;
 	uint8_t *rp;
@@ -469,7 +578,10 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && !eng_rcv_take(peer, &rcv))
 		return eng_rnr();
-	if (src.total != 0) {
+	if (src.n == 1) {
+		eng_move(rp, src.s[0].p, src.s[0].len);
+	} else if (src.total != 0) {
+		eng_list_init(&dst);
 		eng_add(&dst, rp, (uint32_t)src.total);
 		eng_copy(&dst, &src);
 	}
@@ -486,7 +598,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
-	struct eng_list src = { .n = 0 }, dst;
+	struct eng_list src, dst;
 	struct hw_qp *peer;
 	uint8_t *rp;
 	uint8_t synd;
@@ -502,7 +614,10 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_remote(peer, r, dst.total, HW_ACCESS_REMOTE_READ, &rp);
 	if (synd != 0)
 		return eng_fail(synd);
-	if (dst.total != 0) {
+	if (dst.n == 1) {
+		eng_move(dst.s[0].p, rp, dst.s[0].len);
+	} else if (dst.total != 0) {
+		eng_list_init(&src);
 		eng_add(&src, rp, (uint32_t)dst.total);
 		eng_copy(&dst, &src);
 	}
@@ -613,9 +728,9 @@ static uint64_t eng_now(uint64_t now_ns)
 /* The responder's RNR timer, as its NAK would carry it. */
 static uint64_t eng_rnr_timer(const struct hw_qp *qp)
 {
-	const struct hw_qp *peer = qp->peer;
+	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
-	return hw_rnr_timer_ns(peer != NULL ? peer->min_rnr_timer : 0);
+	return hw_rnr_timer_ns(peer != NULL ? (uint8_t)__atomic_load_n(&peer->sh->min_rnr_timer, __ATOMIC_RELAXED) : 0);
 }
 
 /*
@@ -632,6 +747,8 @@ static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
 			return false;
 		qp->rnr_left = qp->rnr_retry;
 		__atomic_store_n(&qp->rnr_deadline, eng_now(now_ns) + eng_rnr_timer(qp), __ATOMIC_RELEASE);
+		if (!__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE))
+			hw_eng_wake(); /* the engine thread kicks it at the deadline */
 		return true;
 	}
 	if (now_ns == 0 || now_ns < deadline)
@@ -654,7 +771,7 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		uint32_t nbb = eng_load(qp, avail, &w);
 		struct eng_res res;
 
-		if (qp->state == HW_QP_ERR) {
+		if (hw_qp_state_of(qp) == HW_QP_ERR) {
 			res = eng_fail(HW_CQE_SYNDROME_WR_FLUSH_ERR);
 		} else if (nbb == 0) {
 			res = eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
@@ -671,7 +788,7 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 			nbb = avail; /* no usable size: the rest of the posted work goes with it */
 		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
 			eng_req_cqe(qp, &w, res);
-		if (res.synd != 0 && qp->state != HW_QP_ERR)
+		if (res.synd != 0 && hw_qp_state_of(qp) != HW_QP_ERR)
 			hw_qp_set_err(qp);
 		__atomic_store_n(&qp->sq_ci, (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 		avail -= nbb;
@@ -692,19 +809,34 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 	/* Sequentially consistent with the receive doorbells (hw_qp_resume_peer), as are the reads of their records. */
 	if (__atomic_fetch_add(&qp->drivers, 1, __ATOMIC_SEQ_CST) != 0)
 		return;
-	do {
-		uint64_t kicked = __atomic_exchange_n(&qp->kick_ns, 0, __ATOMIC_ACQ_REL);
+	/*
+	 * A doorbell nobody else asked during: one pass and the release, two
+	 * locked operations in all. A kick (its time in kick_ns) takes the loop.
+	 */
+	if (now_ns == 0 && __atomic_load_n(&qp->kick_ns, __ATOMIC_ACQUIRE) == 0) {
+		uint32_t one = 1;
+
+		eng_progress(qp, 0);
+		if (__atomic_compare_exchange_n(&qp->drivers, &one, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return;
+		n = __atomic_sub_fetch(&qp->drivers, 1, __ATOMIC_SEQ_CST); /* others asked meanwhile */
+	}
+	while (n != 0) {
+		/* Most doorbells carry no kick: a plain load spares the locked exchange. */
+		uint64_t kicked = __atomic_load_n(&qp->kick_ns, __ATOMIC_ACQUIRE) != 0
+					  ? __atomic_exchange_n(&qp->kick_ns, 0, __ATOMIC_ACQ_REL)
+					  : 0;
 
 		eng_progress(qp, kicked > now_ns ? kicked : now_ns);
 		n = __atomic_sub_fetch(&qp->drivers, n, __ATOMIC_SEQ_CST);
-	} while (n != 0);
+	}
 }
 
 enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 {
 	uint32_t avail;
 
-	if (qp == NULL || (qp->state != HW_QP_RTS && qp->state != HW_QP_ERR))
+	if (qp == NULL || qp->view != NULL || (hw_qp_state_of(qp) != HW_QP_RTS && hw_qp_state_of(qp) != HW_QP_ERR))
 		return HW_ERR_INVAL;
 	new_pi &= HW_QP_COUNTER_MASK;
 	avail = (new_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;

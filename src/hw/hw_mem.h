@@ -173,12 +173,13 @@ enum hw_status hw_mkey_share(uint32_t key, const void *backing, uint32_t len);
 const struct hw_mkey *hw_mkey_resolve(uint32_t key);
 
 /*
- * Checks that [addr, addr + len) lies in the key's range, that the key lives in
- * domain pd_id (0: any domain) and grants `access`; on success *ptr is the local
- * address of addr.
+ * The checks of every access through a key: [addr, addr + len) lies in the
+ * key's range, the key lives in domain pd_id (0: any domain) and grants
+ * `access`. The one place they are written; callers add the address.
  */
-static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
-					   uint32_t access, uint8_t **ptr)
+static inline __attribute__((always_inline)) enum hw_status hw_mkey_check_access(const struct hw_mkey *mk,
+										  uint32_t pd_id, uint64_t addr,
+										  uint64_t len, uint32_t access)
 {
 	if (__builtin_expect(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE, 0))
 		return HW_ERR_KEY;
@@ -191,6 +192,17 @@ static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const 
 		return HW_ERR_BOUNDS;
 	if ((mk->access & access) != access)
 		return HW_ERR_ACCESS;
+	return HW_OK;
+}
+
+/* hw_mkey_check_access; on success *ptr is the local address of addr. */
+static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
+					   uint32_t access, uint8_t **ptr)
+{
+	enum hw_status st = hw_mkey_check_access(mk, pd_id, addr, len, access);
+
+	if (st != HW_OK)
+		return st;
 	/* Remote memory has no local address: callers go through mk->rops. */
 	*ptr = mk->rops != NULL ? NULL : mk->base + (addr - mk->addr);
 	return HW_OK;

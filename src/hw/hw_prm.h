@@ -433,4 +433,47 @@ static_assert(offsetof(struct hw_wqe_mkey_ctx_seg, qpn_mkey) == 4, "PRM offset")
 static_assert(sizeof(struct hw_wqe_srq_next_seg) == 16, "SRQ next segment is 16 bytes");
 static_assert(offsetof(struct hw_wqe_srq_next_seg, next_wqe_index) == 2, "PRM offset");
 
+/*
+ * Engine jobs of the DOCA DMA and SHA contexts (src/hw/hw_jobq.c). They use
+ * the mlx5 MMO opcode, which the verbs opcodes above never take, told apart
+ * by the opmod in bits 31..24 of opmod_idx_opcode. After the ctrl segment
+ * comes one MMO segment, then nsrc source data segments, then ndst
+ * destination data segments (a destination's byte_count is its room). A data
+ * segment's byte_count is the exact length here (at most 2^31, never 0 for
+ * 2 GiB as in RDMA work).
+ */
+#define HW_WQE_MMO 0x2f
+
+enum hw_mmo_opmod {
+	HW_MMO_OPMOD_DMA = 0x01, /* copy the sources into the destinations */
+	HW_MMO_OPMOD_SHA = 0x02, /* hash the sources, digest into the one destination (none: a partial segment) */
+};
+
+/*
+ * SHA flags. PARTIAL: one segment of a message hashed in several WQEs, whose
+ * running hash is the engine's session named in the MMO segment; START
+ * begins the message, FINAL ends it and writes the digest (the only WQE of
+ * the message with a destination).
+ */
+#define HW_MMO_SHA_PARTIAL 0x01
+#define HW_MMO_SHA_START 0x02
+#define HW_MMO_SHA_FINAL 0x04
+#define HW_MMO_SHA_FLAGS_MASK 0x07
+
+struct hw_wqe_mmo_seg {
+	uint8_t nsrc;
+	uint8_t ndst;
+	uint8_t src_access; /* enum hw_access right every source needs */
+	uint8_t dst_access; /* ... every destination */
+	uint8_t alg;	    /* SHA: enum hw_sha_alg */
+	uint8_t flags;	    /* SHA: HW_MMO_SHA_* */
+	uint8_t rsvd6[2];
+	uint32_t session;   /* SHA with PARTIAL: the session's index (big-endian) */
+	uint8_t rsvd12[4];
+};
+
+static_assert(sizeof(struct hw_wqe_mmo_seg) == 16, "MMO segment is 16 bytes");
+static_assert(offsetof(struct hw_wqe_mmo_seg, alg) == 4, "MMO segment layout");
+static_assert(offsetof(struct hw_wqe_mmo_seg, session) == 8, "MMO segment layout");
+
 #endif /* HW_PRM_H_ */

@@ -1,6 +1,7 @@
 /*
  * hw_qp — queue pair objects: memory, state machine, flush of receives, the
- * registry UD destinations are found in, the receive doorbell.
+ * registry UD destinations are found in, the receive doorbell, views of the
+ * shared QPs of other processes.
  * The send side's execution is the engine's (hw_engine.c).
  */
 #include <endian.h>
@@ -8,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_eng_thread.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 
-#define QP_BUF_ALIGN 4096
-#define QP_DBREC_ALIGN 64
+#define QP_MAGIC 0x50514851u /* "QHQP" */
+#define QP_DBREC_BYTES 64     /* the record alone in its line */
 #define QP_REG_SLOTS 4096 /* QPs of this process the device can find by number */
 #define QP_REG_TOMB ((struct hw_qp *)(uintptr_t)1)
 
@@ -64,6 +66,27 @@ static void reg_del(struct hw_qp *qp)
 			break;
 		}
 	}
+	/*
+	 * QPs of this process connected to it by pointer lose their peer, as
+	 * a fabric loses a destroyed responder: their next request finds no
+	 * one (retries exceeded) instead of freed memory.
+	 */
+	for (uint32_t n = 0; n < QP_REG_SLOTS; n++) {
+		struct hw_qp *o = reg.slot[n];
+
+		if (o != NULL && o != QP_REG_TOMB && __atomic_load_n(&o->peer, __ATOMIC_ACQUIRE) == qp)
+			__atomic_store_n(&o->peer, NULL, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&reg.lock);
+}
+
+void hw_qp_reg_lock(void)
+{
+	pthread_mutex_lock(&reg.lock);
+}
+
+void hw_qp_reg_unlock(void)
+{
 	pthread_mutex_unlock(&reg.lock);
 }
 
@@ -110,10 +133,65 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 	return a->log_rq_stride >= HW_QP_LOG_RQ_STRIDE_MIN && a->log_rq_stride <= HW_QP_LOG_RQ_STRIDE_MAX;
 }
 
+/* [RQ][SQ][record][state]: one block, shareable. */
+static size_t qp_rings_bytes(const struct hw_qp *qp)
+{
+	return (qp->buf_len + QP_DBREC_BYTES - 1) & ~(size_t)(QP_DBREC_BYTES - 1);
+}
+
+static size_t qp_mem_size(const struct hw_qp *qp)
+{
+	return qp_rings_bytes(qp) + QP_DBREC_BYTES + sizeof(struct hw_qp_sh);
+}
+
+static void qp_geometry(struct hw_qp *qp, uint32_t log_sq, uint32_t log_rq, uint32_t log_stride)
+{
+	qp->log_sq_size = log_sq;
+	qp->log_rq_size = log_rq;
+	qp->log_rq_stride = log_stride;
+	qp->sq_off = log_stride == 0 ? 0 : (size_t)1 << (log_rq + log_stride);
+	qp->buf_len = qp->sq_off + ((size_t)HW_SEND_WQE_BB << log_sq);
+}
+
+static void qp_place(struct hw_qp *qp, void *mem)
+{
+	qp->buf = mem;
+	qp->dbrec = (uint32_t *)(void *)((uint8_t *)mem + qp_rings_bytes(qp));
+	qp->sh = (struct hw_qp_sh *)(void *)((uint8_t *)mem + qp_rings_bytes(qp) + QP_DBREC_BYTES);
+}
+
+static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
+{
+	*qp->sh = (struct hw_qp_sh){
+		.qpn = qp->qpn,
+		.type = attr->type,
+		.pd_id = qp->pd_id,
+		.recv_cqn = hw_cq_cqn(attr->recv_cq),
+		.srqn = attr->srq != NULL ? hw_srq_srqn(attr->srq) : 0,
+		.has_srq = attr->srq != NULL,
+		.log_sq_size = qp->log_sq_size,
+		.log_rq_size = qp->log_rq_size,
+		.log_rq_stride = qp->log_rq_stride,
+		.state = HW_QP_RESET,
+		.qkey = attr->qkey,
+		.min_rnr_timer = attr->min_rnr_timer,
+	};
+	__atomic_store_n(&qp->sh->magic, QP_MAGIC, __ATOMIC_RELEASE);
+}
+
+static enum hw_status qp_publish(struct hw_qp *qp)
+{
+	uint32_t geo[3] = { qp->log_sq_size, qp->log_rq_size, qp->log_rq_stride };
+	enum hw_status st = hw_qshare_publish(HW_ID_QPN, qp->qpn, HW_QREC_QP, geo, &qp->qb);
+
+	qp->published = st == HW_OK && qp->qb.ops != NULL;
+	return st;
+}
+
 enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 {
 	struct hw_qp *qp;
-	void *p;
+	enum hw_status st;
 
 	if (attr == NULL || out == NULL || !qp_attr_ok(attr))
 		return HW_ERR_INVAL;
@@ -124,58 +202,201 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	qp->pd_id = hw_pd_id(attr->pd);
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
-	qp->log_sq_size = attr->log_sq_size;
 	qp->type = attr->type;
 	qp->srq = attr->srq;
-	qp->qkey = attr->qkey;
-	qp->min_rnr_timer = attr->min_rnr_timer;
 	qp->rnr_retry = attr->rnr_retry;
 	qp->lid = attr->lid;
 	memcpy(qp->gid, attr->gid, sizeof(qp->gid));
 	qp->rnr_deadline = HW_QP_NO_DEADLINE;
-	qp->log_rq_size = attr->srq != NULL ? 0 : attr->log_rq_size;
-	qp->log_rq_stride = attr->srq != NULL ? 0 : attr->log_rq_stride;
-	qp->sq_off = attr->srq != NULL ? 0 : (size_t)1 << (attr->log_rq_size + attr->log_rq_stride);
-	qp->buf_len = qp->sq_off + ((size_t)HW_SEND_WQE_BB << attr->log_sq_size);
-	if (posix_memalign(&p, QP_BUF_ALIGN, qp->buf_len) != 0)
-		goto err_buf;
-	qp->buf = p;
-	memset(qp->buf, 0, qp->buf_len);
-	if (posix_memalign(&p, QP_DBREC_ALIGN, 2 * sizeof(uint32_t)) != 0)
-		goto err_dbrec;
-	qp->dbrec = p;
-	qp->dbrec[HW_QP_DBR_RCV] = 0;
-	qp->dbrec[HW_QP_DBR_SND] = 0;
-	qp->state = HW_QP_RESET;
+	if (attr->srq != NULL)
+		qp_geometry(qp, attr->log_sq_size, 0, 0);
+	else
+		qp_geometry(qp, attr->log_sq_size, attr->log_rq_size, attr->log_rq_stride);
+	st = hw_qblock_alloc(&qp->qb, qp_mem_size(qp), attr->shared);
+	if (st != HW_OK)
+		goto err_free;
+	qp_place(qp, qp->qb.p);
+	qp_sh_init(qp, attr);
+	st = qp_publish(qp);
+	if (st != HW_OK)
+		goto err_block;
+	st = HW_ERR_NOMEM;
 	if (!reg_add(qp))
-		goto err_reg;
+		goto err_pub;
 	if (qp->srq != NULL)
 		hw_srq_attach(qp->srq, qp);
+	hw_eng_get();
 	*out = qp;
 	return HW_OK;
 
-err_reg:
-	free(qp->dbrec);
-	free(qp->buf);
+err_pub:
+	if (qp->published)
+		hw_qshare_withdraw(HW_ID_QPN, qp->qpn, &qp->qb);
+err_block:
+	hw_qblock_free(&qp->qb);
+err_free:
 	free(qp);
-	return HW_ERR_NOMEM;
-err_dbrec:
-	free(qp->buf);
-err_buf:
-	free(qp);
-	return HW_ERR_NOMEM;
+	return st;
 }
 
 void hw_qp_destroy(struct hw_qp *qp)
 {
 	if (qp == NULL)
 		return;
+	/* Peers elsewhere see it gone from here on; the engine thread stops looking at it. */
+	if (qp->published)
+		hw_qshare_withdraw(HW_ID_QPN, qp->qpn, &qp->qb);
 	if (qp->srq != NULL)
 		hw_srq_detach(qp->srq, qp);
 	reg_del(qp);
-	free(qp->dbrec);
-	free(qp->buf);
+	hw_qp_connect(qp, NULL);
+	hw_qblock_free(&qp->qb);
 	free(qp);
+	hw_eng_put();
+}
+
+
+static enum hw_status view_queues(struct hw_qp *v)
+{
+	enum hw_status st = hw_cq_attach_num(v->sh->recv_cqn, &v->recv_cq);
+
+	if (st != HW_OK)
+		return st;
+	if (v->sh->has_srq)
+		return hw_srq_attach_num(v->sh->srqn, &v->srq);
+	return HW_OK;
+}
+
+static bool view_sh_ok(const struct hw_qp *v, uint32_t qpn)
+{
+	const struct hw_qp_sh *sh = v->sh;
+
+	return __atomic_load_n(&sh->magic, __ATOMIC_ACQUIRE) == QP_MAGIC && sh->qpn == qpn &&
+	       sh->log_sq_size == v->log_sq_size && sh->log_rq_size == v->log_rq_size &&
+	       sh->log_rq_stride == v->log_rq_stride && (sh->type == HW_QPT_RC || sh->type == HW_QPT_UD);
+}
+
+enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
+{
+	struct hw_qp *v;
+	struct hw_qrec r;
+	enum hw_status st;
+
+	if (out == NULL)
+		return HW_ERR_INVAL;
+	qpn &= 0xffffffu;
+	v = calloc(1, sizeof(*v) + sizeof(struct hw_qview));
+	if (v == NULL)
+		return HW_ERR_NOMEM;
+	v->view = (struct hw_qview *)(v + 1);
+	st = hw_qshare_map(HW_ID_QPN, qpn, HW_QREC_QP, &v->qb, &r, &v->view->seqp, &v->view->seq);
+	if (st != HW_OK)
+		goto err;
+	st = HW_ERR_LAYOUT;
+	if (r.geo[0] > HW_QP_LOG_SQ_MAX || r.geo[1] > HW_QP_LOG_RQ_MAX ||
+	    (r.geo[2] != 0 && (r.geo[2] < HW_QP_LOG_RQ_STRIDE_MIN || r.geo[2] > HW_QP_LOG_RQ_STRIDE_MAX)))
+		goto err;
+	qp_geometry(v, r.geo[0], r.geo[1], r.geo[2]);
+	if (qp_mem_size(v) != r.len)
+		goto err;
+	qp_place(v, v->qb.p);
+	if (!view_sh_ok(v, qpn))
+		goto err;
+	v->qpn = qpn;
+	v->pd_id = v->sh->pd_id;
+	v->type = (enum hw_qp_type)v->sh->type;
+	v->rnr_deadline = HW_QP_NO_DEADLINE;
+	st = view_queues(v);
+	if (st != HW_OK)
+		goto err;
+	*out = v;
+	return HW_OK;
+
+err:
+	hw_qp_detach(v);
+	return st;
+}
+
+void hw_qp_detach(struct hw_qp *v)
+{
+	if (v == NULL || v->view == NULL)
+		return;
+	hw_cq_destroy(v->recv_cq);
+	(void)hw_srq_destroy(v->srq);
+	hw_qblock_free(&v->qb);
+	free(v);
+}
+
+/* The engine thread's look at a view: its record moved, or its owner died. */
+static bool view_check_owner(struct hw_qp *v)
+{
+	pid_t pid;
+
+	if (!hw_qp_view_live(v))
+		return false;
+	if (hw_id_owner(HW_ID_QPN, v->qpn, &pid) == HW_OK)
+		return true;
+	__atomic_store_n(&v->view->gone, 1, __ATOMIC_RELEASE);
+	return false;
+}
+
+/* UD destinations of other processes: a few views kept, each counted while the engine uses it. */
+#define DEST_CACHE 16
+
+static struct {
+	pthread_mutex_t lock;
+	struct hw_qp *v[DEST_CACHE];
+} dests = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void dest_unref(struct hw_qp *v)
+{
+	if (--v->view->refs == 0)
+		hw_qp_detach(v);
+}
+
+struct hw_qp *hw_qp_dest_get(uint32_t qpn)
+{
+	struct hw_qp *qp = hw_qp_lookup(qpn), *v = NULL;
+	uint32_t slot = (qpn & 0xffffffu) % DEST_CACHE;
+
+	if (qp != NULL)
+		return qp;
+	qpn &= 0xffffffu;
+	pthread_mutex_lock(&dests.lock);
+	v = dests.v[slot];
+	if (v != NULL && (v->qpn != qpn || !hw_qp_view_live(v))) {
+		dests.v[slot] = NULL;
+		dest_unref(v); /* freed once the last user puts it */
+		v = NULL;
+	}
+	if (v == NULL && hw_qp_attach_num(qpn, &v) == HW_OK) {
+		v->view->refs = 1;
+		dests.v[slot] = v;
+	}
+	if (v != NULL)
+		v->view->refs++;
+	pthread_mutex_unlock(&dests.lock);
+	return v;
+}
+
+void hw_qp_dest_put(struct hw_qp *qp)
+{
+	if (qp == NULL || qp->view == NULL)
+		return;
+	pthread_mutex_lock(&dests.lock);
+	dest_unref(qp);
+	pthread_mutex_unlock(&dests.lock);
+}
+
+void hw_qp_dests_drop(void)
+{
+	pthread_mutex_lock(&dests.lock);
+	for (uint32_t i = 0; i < DEST_CACHE; i++)
+		if (dests.v[i] != NULL) {
+			dest_unref(dests.v[i]);
+			dests.v[i] = NULL;
+		}
+	pthread_mutex_unlock(&dests.lock);
 }
 
 uint8_t *hw_qp_sq_buf(const struct hw_qp *qp)
@@ -195,38 +416,115 @@ uint32_t *hw_qp_dbrec(const struct hw_qp *qp)
 
 enum hw_qp_state hw_qp_state(const struct hw_qp *qp)
 {
-	return qp->state;
+	return hw_qp_state_of(qp);
+}
+
+/*
+ * A view of another process's QP belongs to the QP connected to it. The
+ * engine thread reads peers under the registry lock, so the swap is made
+ * under it and the old view freed after.
+ */
+static void qp_set_peer(struct hw_qp *qp, struct hw_qp *peer, bool owned)
+{
+	struct hw_qp *old;
+
+	pthread_mutex_lock(&reg.lock);
+	old = qp->peer_view;
+	__atomic_store_n(&qp->peer, peer, __ATOMIC_RELEASE);
+	qp->peer_view = owned ? peer : NULL;
+	pthread_mutex_unlock(&reg.lock);
+	if (old != NULL && old != peer)
+		hw_qp_detach(old);
 }
 
 void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer)
 {
-	qp->peer = peer;
+	qp_set_peer(qp, peer, false);
 }
 
-/* Every posted receive completes in error: the program gets each buffer back. */
+enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
+{
+	struct hw_qp *peer;
+	enum hw_status st;
+
+	if (qp == NULL)
+		return HW_ERR_INVAL;
+	if (qp->type != HW_QPT_RC)
+		return HW_ERR_INVAL;
+	peer = hw_qp_lookup(dest_qpn);
+	if (peer == NULL) {
+		st = hw_qp_attach_num(dest_qpn, &peer);
+		if (st == HW_ERR_NOMEM)
+			return st;
+		if (st != HW_OK || peer->type != HW_QPT_RC) {
+			hw_qp_detach(peer);
+			return HW_ERR_KEY;
+		}
+	}
+	qp_set_peer(qp, peer, peer->view != NULL);
+	if (peer->view != NULL)
+		hw_eng_wake(); /* its owner's life is now watched */
+	return HW_OK;
+}
+
+enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled)
+{
+	if (qp == NULL || qp->view != NULL)
+		return HW_ERR_INVAL;
+	__atomic_store_n(&qp->seen_rq_pi, be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE)),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->polled, polled, __ATOMIC_RELEASE);
+	if (polled)
+		hw_eng_wake();
+	return HW_OK;
+}
+
+enum hw_status hw_qp_set_caller_timers(struct hw_qp *qp, bool caller)
+{
+	if (qp == NULL || qp->view != NULL)
+		return HW_ERR_INVAL;
+	__atomic_store_n(&qp->timers_by_caller, caller, __ATOMIC_RELEASE);
+	return HW_OK;
+}
+
+/*
+ * Every posted receive completes in error: the program gets each buffer back.
+ * Requesters of other processes may take receives at the same time: each
+ * WQE is taken by one compare-and-swap, by them or by the flush.
+ */
 static void qp_flush_rq(struct hw_qp *qp)
 {
-	uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
 	struct hw_cqe_fields f = {
 		.opcode = HW_CQE_RESP_ERR,
 		.qpn = qp->qpn,
 		.syndrome = HW_CQE_SYNDROME_WR_FLUSH_ERR,
 	};
-	uint32_t ci = __atomic_load_n(&qp->rq_ci, __ATOMIC_ACQUIRE);
 
 	if (qp->srq != NULL)
 		return; /* the SRQ's WQEs stay for the other QPs */
-	while (((pi - ci) & HW_QP_COUNTER_MASK) != 0 && ((pi - ci) & HW_QP_COUNTER_MASK) <= (1u << qp->log_rq_size)) {
+	for (;;) {
+		uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
+		uint32_t ci = __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE);
+		uint32_t posted = (pi - ci) & HW_QP_COUNTER_MASK;
+
+		if (posted == 0 || posted > (1u << qp->log_rq_size))
+			return;
+		if (!__atomic_compare_exchange_n(&qp->sh->rq_ci, &ci, (ci + 1) & HW_QP_COUNTER_MASK, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
 		f.wqe_counter = (uint16_t)ci;
 		(void)hw_cq_push(qp->recv_cq, &f); /* a full CQ latches its overrun flag */
-		ci = (ci + 1) & HW_QP_COUNTER_MASK;
-		__atomic_store_n(&qp->rq_ci, ci, __ATOMIC_RELEASE);
 	}
+}
+
+static void qp_set_state(struct hw_qp *qp, enum hw_qp_state st)
+{
+	__atomic_store_n(&qp->sh->state, (uint32_t)st, __ATOMIC_RELEASE);
 }
 
 void hw_qp_set_err(struct hw_qp *qp)
 {
-	qp->state = HW_QP_ERR;
+	qp_set_state(qp, HW_QP_ERR);
 	qp_flush_rq(qp);
 }
 
@@ -236,9 +534,9 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 		return HW_ERR_INVAL;
 	switch (to) {
 	case HW_QP_RESET:
-		qp->state = HW_QP_RESET;
+		qp_set_state(qp, HW_QP_RESET);
 		__atomic_store_n(&qp->sq_ci, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&qp->rq_ci, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->sh->rq_ci, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_pi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
 		return HW_OK;
@@ -249,9 +547,9 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 	case HW_QP_INIT:
 	case HW_QP_RTR:
 	case HW_QP_RTS:
-		if (qp->state != to - 1)
+		if (hw_qp_state_of(qp) != to - 1)
 			return HW_ERR_INVAL;
-		qp->state = to;
+		qp_set_state(qp, to);
 		return HW_OK;
 	}
 	return HW_ERR_INVAL;
@@ -261,7 +559,7 @@ enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rn
 {
 	if (qp == NULL || min_rnr_timer > HW_QP_RNR_TIMER_MAX || rnr_retry > HW_QP_RNR_RETRY_INFINITE)
 		return HW_ERR_INVAL;
-	qp->min_rnr_timer = min_rnr_timer;
+	__atomic_store_n(&qp->sh->min_rnr_timer, min_rnr_timer, __ATOMIC_RELAXED);
 	qp->rnr_retry = rnr_retry;
 	return HW_OK;
 }
@@ -270,7 +568,7 @@ enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey)
 {
 	if (qp == NULL || qp->type != HW_QPT_UD)
 		return HW_ERR_INVAL;
-	qp->qkey = qkey;
+	__atomic_store_n(&qp->sh->qkey, qkey, __ATOMIC_RELEASE);
 	return HW_OK;
 }
 
@@ -279,11 +577,16 @@ uint64_t hw_qp_deadline(const struct hw_qp *qp)
 	return qp == NULL ? HW_QP_NO_DEADLINE : __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Only a requester of this process is resumed at once; one of another process
+ * learns of the receive at its next retry, as an IB requester does.
+ */
 void hw_qp_resume_peer(struct hw_qp *qp)
 {
-	struct hw_qp *peer = qp->peer;
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
-	if (qp->type != HW_QPT_RC || peer == NULL || peer->peer != qp)
+	if (qp->type != HW_QPT_RC || peer == NULL || peer->view != NULL ||
+	    __atomic_load_n(&peer->peer, __ATOMIC_ACQUIRE) != qp)
 		return;
 	/*
 	 * The receive was published (sequentially consistent) before this; a peer
@@ -302,7 +605,7 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 	if (qp == NULL || qp->srq != NULL)
 		return HW_ERR_INVAL;
 	pi &= HW_QP_COUNTER_MASK;
-	if (((pi - __atomic_load_n(&qp->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
+	if (((pi - __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
 	hw_qp_resume_peer(qp);
@@ -311,8 +614,73 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 
 enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns)
 {
-	if (qp == NULL)
+	if (qp == NULL || qp->view != NULL)
 		return HW_ERR_INVAL;
 	hw_qp_drive(qp, now_ns == 0 ? 1 : now_ns);
 	return HW_OK;
+}
+
+/* A polled QP: the program moved the send record without the doorbell call; true when work ran. */
+static bool pass_polled(struct hw_qp *qp)
+{
+	uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_SND], __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
+	uint32_t rpi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
+	bool ran = false;
+
+	if (pi != __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE) && hw_qp_ring_sq(qp, pi) == HW_OK)
+		ran = true;
+	if (rpi != __atomic_load_n(&qp->seen_rq_pi, __ATOMIC_RELAXED) && qp->srq == NULL) {
+		__atomic_store_n(&qp->seen_rq_pi, rpi, __ATOMIC_RELAXED);
+		hw_qp_resume_peer(qp);
+		ran = true;
+	}
+	return ran;
+}
+
+/* A peer of another process found gone: this QP to ERR, its receives and sends flushed. */
+static void pass_peer(struct hw_qp *qp)
+{
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+
+	if (peer == NULL || peer->view == NULL || view_check_owner(peer))
+		return;
+	if (hw_qp_state_of(qp) == HW_QP_ERR || hw_qp_state_of(qp) == HW_QP_RESET)
+		return;
+	hw_qp_set_err(qp);
+	hw_qp_drive(qp, 0);
+}
+
+static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&qp->polled, __ATOMIC_ACQUIRE)) {
+		p->polled = true;
+		if (pass_polled(qp))
+			p->activity = true;
+	}
+	if (d != HW_QP_NO_DEADLINE && !__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE)) {
+		if (d <= p->now_ns) {
+			hw_qp_drive(qp, p->now_ns);
+			p->activity = true;
+		} else if (d < p->next_deadline) {
+			p->next_deadline = d;
+		}
+	}
+	if (p->check_peers)
+		pass_peer(qp);
+	if (qp->srq != NULL && qp->srq->published)
+		(void)hw_srq_limit_poll(qp->srq);
+}
+
+void hw_qp_engine_pass(struct hw_eng_pass *p)
+{
+	pthread_mutex_lock(&reg.lock);
+	for (uint32_t i = 0; i < QP_REG_SLOTS; i++) {
+		struct hw_qp *qp = reg.slot[i];
+
+		if (qp != NULL && qp != QP_REG_TOMB)
+			pass_one(qp, p);
+	}
+	pthread_mutex_unlock(&reg.lock);
 }

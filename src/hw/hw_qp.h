@@ -13,10 +13,14 @@
  * A QP created on an SRQ (hw_srq.h) has no receive ring: the RQ part of the
  * buffer is empty and its receives come from the SRQ.
  *
- * RC (the default) talks to one connected peer, for now a pointer to a QP of
- * the same process. UD sends name their destination in each WQE's datagram
- * segment; the device finds it with hw_qp_lookup, the one place a peer is
- * looked up by number (the cross-process form comes with the fabric).
+ * RC (the default) talks to one connected peer: a QP of the same process, or
+ * a view of a shared QP of another process (hw_qp_connect_qpn). UD sends name
+ * their destination in each WQE's datagram segment; the device finds it by
+ * number (hw_qp_dest_get), in this process or, for a shared QP, in another.
+ *
+ * Sharing: rings, doorbell record and the state a requester works on
+ * (struct hw_qp_sh) are one block; with attr.shared it is placed where other
+ * processes can map it and published under the QPN (hw_qshare.h).
  *
  * RNR: an RC SEND (or WRITE with immediate) that finds no receive posted
  * waits, as IB's requester does, for the responder's min_rnr_timer and
@@ -24,20 +28,24 @@
  * RNR_RETRY_EXC. The doorbell never blocks: the SQ stops at that WQE and
  * records a deadline (hw_qp_deadline). hw_qp_kick resumes it: the WQE runs
  * at once when a receive has arrived, and a kick at or after the deadline
- * counts a retry. Posting a receive (hw_qp_ring_rq, hw_srq_ring) kicks the
- * stalled requester itself, so only the timeout needs a timer-driven kick.
+ * counts a retry. Posting a receive (hw_qp_ring_rq, hw_srq_ring) kicks a
+ * stalled requester of this process itself, so only the timeout needs a
+ * timer-driven kick, which the engine thread gives (hw_eng_thread.h); a
+ * requester of another process learns of the receive at its next retry.
  * One thread at a time executes a given SQ: a doorbell or kick that finds
  * the SQ busy leaves its work to the thread running it (lock-free). The engine runs on the caller of
- * hw_qp_ring_sq (docs/ARCHITECTURE.md says why), so one thread rings a
- * given SQ at a time; a QP's receive side is consumed by its peer's doorbell.
+ * hw_qp_ring_sq (docs/ARCHITECTURE.md says why), or on the engine thread for
+ * what has no caller; a QP's receive side is consumed by its peer's doorbell.
  */
 #ifndef HW_QP_H_
 #define HW_QP_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hw_cq.h"
 #include "hw_mem.h"
+#include "hw_qshare.h"
 
 #define HW_QP_LOG_SQ_MAX 15 /* basic blocks; the 16-bit counter must not alias */
 #define HW_QP_LOG_RQ_MAX 15
@@ -91,7 +99,39 @@ struct hw_qp_attr {
 	uint8_t rnr_retry;
 	uint16_t lid;		/* the port's LID: slid of what this QP sends over UD */
 	uint8_t gid[16];	/* the port's GID: the source GID of the GRHs it sends */
+	/*
+	 * Reachable from the other processes of the device: the QP's block is
+	 * placed in shared memory and published under qpn, so a QP elsewhere
+	 * connects to it by number (hw_qp_connect_qpn) and UD sends reach it.
+	 * The QPN must then be one this process holds (hw_id_alloc).
+	 */
+	bool shared;
 };
+
+/*
+ * The device's state of a QP that a requester works on: at the end of the
+ * QP's block (after the rings and the doorbell record), so a requester of
+ * another process that mapped the block consumes its receives and moves it
+ * to ERR as one of this process does.
+ */
+struct hw_qp_sh {
+	uint32_t magic;
+	uint32_t qpn;
+	uint32_t type;	    /* enum hw_qp_type */
+	uint32_t pd_id;
+	uint32_t recv_cqn;
+	uint32_t srqn;
+	uint32_t has_srq;
+	uint32_t log_sq_size;
+	uint32_t log_rq_size;
+	uint32_t log_rq_stride;
+	uint32_t state;	    /* enum hw_qp_state */
+	uint32_t rq_ci;	    /* next receive WQE a responder consumes (16-bit counter), moved by CAS */
+	uint32_t qkey;	    /* UD */
+	uint32_t min_rnr_timer;
+} __attribute__((aligned(64)));
+
+struct hw_qview;
 
 /* The engine's view; nothing outside src/hw touches it. */
 struct hw_qp {
@@ -103,18 +143,15 @@ struct hw_qp {
 	size_t buf_len;
 	size_t sq_off;
 	uint32_t *dbrec;
+	struct hw_qp_sh *sh; /* state, rq_ci, qkey, min_rnr_timer: see struct hw_qp_sh */
 	uint32_t log_sq_size;
 	uint32_t log_rq_size;
 	uint32_t log_rq_stride;
 	uint32_t sq_ci;	  /* next basic block the engine reads (16-bit counter) */
-	uint32_t rq_ci;	  /* next receive WQE the responder consumes (16-bit counter) */
-	enum hw_qp_state state;
 	struct hw_qp *peer;
 	enum hw_qp_type type;
 	struct hw_srq *srq;
 	struct hw_qp *srq_next;	 /* the SRQ's list of QPs */
-	uint32_t qkey;
-	uint8_t min_rnr_timer;
 	uint8_t rnr_retry;
 	uint16_t lid;
 	uint8_t gid[16];
@@ -123,15 +160,24 @@ struct hw_qp {
 	uint8_t rnr_left;	 /* retries left for the stalled WQE */
 	uint64_t rnr_deadline;	 /* HW_QP_NO_DEADLINE unless the SQ waits on RNR */
 	uint64_t kick_ns;	 /* the latest kick's clock, for the thread running the SQ */
+	struct hw_qblock qb;	 /* rings, record and hw_qp_sh */
+	bool published;		 /* the block's record is under qpn */
+	bool polled;		 /* the engine thread watches the send record (hw_qp_set_polled) */
+	bool timers_by_caller;	 /* RNR deadlines are the caller's to kick (hw_qp_set_caller_timers) */
+	uint32_t seen_rq_pi;	 /* a polled QP: the receive counter the engine thread last saw */
+	struct hw_qview *view;	 /* non-NULL: another process's QP mapped here (a peer) */
+	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
 };
 
 /*
  * HW_ERR_INVAL on a missing PD or CQ, a size or RNR attribute out of range or
  * an unknown type; HW_ERR_NOMEM, also when the registry already holds 4096
- * QPs of this process. State RESET; the QP is found by hw_qp_lookup until
- * destroyed.
+ * QPs of this process; a shared QP: HW_ERR_KEY or HW_ERR_ACCESS when this
+ * process does not hold the QPN. State RESET; the QP is found by
+ * hw_qp_lookup until destroyed.
  */
 enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out);
+/* A shared QP withdraws its record first (peers elsewhere see it gone); the caller frees the QPN. */
 void hw_qp_destroy(struct hw_qp *qp);
 
 uint8_t *hw_qp_sq_buf(const struct hw_qp *qp);
@@ -148,6 +194,61 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to);
 
 /* Connects qp to peer (one direction; call it for both). NULL disconnects. */
 void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer);
+
+/*
+ * Connects an RC qp to the QP numbered dest_qpn, in this process or (when
+ * that QP is shared) in another one of the device, as a modify to RTR with
+ * dest_qp_num does. HW_ERR_KEY when no such QP is reachable, HW_ERR_INVAL
+ * for a UD qp.
+ *
+ * A peer of another process is a view of its block: its receives, its recv
+ * CQ and SRQ, mapped here. It is checked at every WQE (one load of its
+ * record's sequence): destroyed, it answers nothing and the WQE fails with
+ * TRANSPORT_RETRY_EXC; its owner's death is found by the engine thread
+ * within about 100 ms and moves qp to ERR (receives and sends flushed).
+ */
+enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn);
+
+/*
+ * A program that writes WQEs, the send record and the doorbell register
+ * itself (mlx5dv) never calls hw_qp_ring_sq: with polled set, the engine
+ * thread watches the send record and runs the SQ when its counter moves,
+ * and resumes a requester waiting on RNR when the receive record moves.
+ * Latency: the thread spins a short while after activity and then sleeps up
+ * to HW_ENG_POLL_MAX_NS between looks, so the first WQE after a quiet spell
+ * may wait that long. HW_ERR_INVAL when qp is NULL.
+ */
+enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled);
+
+/*
+ * RNR deadlines of qp are kicked by the caller with its own clock
+ * (hw_qp_kick), not by the engine thread. HW_ERR_INVAL when qp is NULL.
+ */
+enum hw_status hw_qp_set_caller_timers(struct hw_qp *qp, bool caller);
+
+/*
+ * A view of the shared QP numbered qpn of another process (or this one): its
+ * block, recv CQ and SRQ mapped here, for the engine as a peer. HW_ERR_KEY
+ * when none is reachable, HW_ERR_LAYOUT when its block is not a QP's.
+ */
+enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out);
+/* Drops a view (unmaps it); nothing for NULL. */
+void hw_qp_detach(struct hw_qp *view);
+/* What a view keeps beside the mapped QP: the record it came from and the views it made. */
+struct hw_qview {
+	const _Atomic uint32_t *seqp;
+	uint32_t seq;
+	uint32_t gone; /* its owner was found dead */
+	uint32_t refs; /* the UD destination cache's count */
+};
+
+/* A view is usable while its QP's record is unchanged and its owner was not found dead (inline: every WQE asks). */
+static inline bool hw_qp_view_live(const struct hw_qp *v)
+{
+	return v->view == NULL ||
+	       (__atomic_load_n(&v->view->gone, __ATOMIC_ACQUIRE) == 0 &&
+		atomic_load_explicit(v->view->seqp, memory_order_acquire) == v->view->seq);
+}
 
 /*
  * The send doorbell: new_pi is the send producer counter (basic blocks, low
@@ -170,8 +271,24 @@ enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey);
 /* The IB RNR timer code's time in ns (0 is the longest, 655.36 ms). */
 uint64_t hw_rnr_timer_ns(uint8_t code);
 
-/* The QP with this number (low 24 bits), or NULL: the device's lookup of UD destinations. */
+/* The QP of this process with this number (low 24 bits), or NULL. */
 struct hw_qp *hw_qp_lookup(uint32_t qpn);
+
+/*
+ * The UD destination qpn: a QP of this process, or a view of a shared one of
+ * another process (cached, counted: give it back with hw_qp_dest_put).
+ * NULL when none is reachable.
+ */
+struct hw_qp *hw_qp_dest_get(uint32_t qpn);
+void hw_qp_dest_put(struct hw_qp *qp);
+/* Internal: at exit, after the engine thread stopped, the cached views go. */
+void hw_qp_dests_drop(void);
+
+/* The QP's state as a requester sees it (any thread). */
+static inline enum hw_qp_state hw_qp_state_of(const struct hw_qp *qp)
+{
+	return (enum hw_qp_state)__atomic_load_n(&qp->sh->state, __ATOMIC_ACQUIRE);
+}
 
 /*
  * The receive doorbell: records the producer counter (writes it to the
@@ -200,5 +317,18 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns);
 
 /* Internal: resumes qp's peer if it waits on RNR for qp's receives. */
 void hw_qp_resume_peer(struct hw_qp *qp);
+
+/* Internal to the engine thread: one look at every QP of this process (hw_eng_thread.h). */
+struct hw_eng_pass {
+	uint64_t now_ns;
+	bool check_peers;	/* look whether remote peers still live (every ~100 ms) */
+	bool activity;		/* out: something ran */
+	bool polled;		/* out: a polled QP exists */
+	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
+};
+void hw_qp_engine_pass(struct hw_eng_pass *p);
+/* Internal: the registry's lock, held across fork by the engine thread's handlers. */
+void hw_qp_reg_lock(void);
+void hw_qp_reg_unlock(void);
 
 #endif /* HW_QP_H_ */

@@ -102,6 +102,11 @@ void hw_sha_engine_free(struct hw_sha_engine *eng)
 	free(eng);
 }
 
+enum hw_sha_alg hw_sha_state_alg(const struct hw_sha_state *st)
+{
+	return st->alg;
+}
+
 enum hw_status hw_sha_start(struct hw_sha_state *st, enum hw_sha_alg alg)
 {
 	if ((unsigned int)alg >= HW_SHA_NUM_ALGS)

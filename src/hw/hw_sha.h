@@ -53,6 +53,8 @@ void hw_sha_engine_free(struct hw_sha_engine *eng);
 struct hw_sha_state *hw_sha_state_new(struct hw_sha_engine *eng);
 void hw_sha_state_free(struct hw_sha_state *st);
 
+/* The algorithm of st's message (of the last start or copy). */
+enum hw_sha_alg hw_sha_state_alg(const struct hw_sha_state *st);
 /* Starts a new message on st, dropping any unfinished one. */
 enum hw_status hw_sha_start(struct hw_sha_state *st, enum hw_sha_alg alg);
 

@@ -10,8 +10,6 @@
 #include "hw_qp.h"
 #include "hw_srq.h"
 
-#define SRQ_BUF_ALIGN 4096
-#define SRQ_DBREC_ALIGN 64
 #define SRQ_COUNTER_MASK 0xffffu
 
 /* Attaching and detaching QPs happens at their creation and destruction only. */
@@ -27,11 +25,42 @@ static struct hw_wqe_srq_next_seg *srq_wqe(const struct hw_srq *srq, uint32_t id
 	return (void *)(srq->buf + ((size_t)(idx & (srq_size(srq) - 1)) << srq->log_stride));
 }
 
+#define SRQ_MAGIC 0x51525348u /* "HSRQ" */
+#define SRQ_DBREC_BYTES 64	/* the record alone in its line */
+
+static size_t srq_ring_bytes(uint32_t log_size, uint32_t log_stride)
+{
+	return (size_t)1 << (log_size + log_stride);
+}
+
+/* [ring][record][state]: one block, shareable. */
+static size_t srq_mem_size(uint32_t log_size, uint32_t log_stride)
+{
+	return srq_ring_bytes(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh);
+}
+
+static void srq_place(struct hw_srq *srq, void *mem)
+{
+	size_t ring = srq_ring_bytes(srq->log_size, srq->log_stride);
+
+	srq->buf = mem;
+	srq->dbrec = (uint32_t *)(void *)((uint8_t *)mem + ring);
+	srq->sh = (struct hw_srq_sh *)(void *)((uint8_t *)mem + ring + SRQ_DBREC_BYTES);
+}
+
+static enum hw_status srq_publish(struct hw_srq *srq)
+{
+	uint32_t geo[3] = { srq->log_size, srq->log_stride };
+	enum hw_status st = hw_qshare_publish(HW_ID_SRQN, srq->srqn, HW_QREC_SRQ, geo, &srq->qb);
+
+	srq->published = st == HW_OK && srq->qb.ops != NULL;
+	return st;
+}
+
 enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out)
 {
 	struct hw_srq *srq;
-	size_t len;
-	void *p;
+	enum hw_status st;
 
 	if (attr == NULL || out == NULL || attr->pd == NULL || attr->log_size > HW_SRQ_LOG_MAX ||
 	    attr->log_stride < HW_SRQ_LOG_STRIDE_MIN || attr->log_stride > HW_SRQ_LOG_STRIDE_MAX)
@@ -45,26 +74,67 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq->log_stride = attr->log_stride;
 	srq->limit_cb = attr->limit_cb;
 	srq->limit_arg = attr->limit_arg;
-	len = (size_t)1 << (attr->log_size + attr->log_stride);
-	if (posix_memalign(&p, SRQ_BUF_ALIGN, len) != 0)
-		goto err_buf;
-	srq->buf = p;
-	memset(srq->buf, 0, len);
-	if (posix_memalign(&p, SRQ_DBREC_ALIGN, sizeof(uint32_t)) != 0)
-		goto err_dbrec;
-	srq->dbrec = p;
-	srq->dbrec[0] = 0;
+	st = hw_qblock_alloc(&srq->qb, srq_mem_size(attr->log_size, attr->log_stride), attr->shared);
+	if (st != HW_OK)
+		goto err_free;
+	srq_place(srq, srq->qb.p);
+	*srq->sh = (struct hw_srq_sh){ .srqn = srq->srqn, .pd_id = srq->pd_id, .log_size = srq->log_size,
+				       .log_stride = srq->log_stride };
 	/* The list a driver starts with: each WQE linked to the next, the last back to the first. */
 	for (uint32_t i = 0; i < srq_size(srq); i++)
 		srq_wqe(srq, i)->next_wqe_index = htobe16((uint16_t)((i + 1) & (srq_size(srq) - 1)));
+	__atomic_store_n(&srq->sh->magic, SRQ_MAGIC, __ATOMIC_RELEASE);
+	st = srq_publish(srq);
+	if (st != HW_OK)
+		goto err_block;
 	*out = srq;
 	return HW_OK;
 
-err_dbrec:
-	free(srq->buf);
-err_buf:
+err_block:
+	hw_qblock_free(&srq->qb);
+err_free:
 	free(srq);
-	return HW_ERR_NOMEM;
+	return st;
+}
+
+enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
+{
+	const _Atomic uint32_t *seqp;
+	struct hw_srq *srq;
+	struct hw_qrec r;
+	enum hw_status st;
+	uint32_t seq;
+
+	if (out == NULL)
+		return HW_ERR_INVAL;
+	srq = calloc(1, sizeof(*srq));
+	if (srq == NULL)
+		return HW_ERR_NOMEM;
+	st = hw_qshare_map(HW_ID_SRQN, srqn & 0xffffffu, HW_QREC_SRQ, &srq->qb, &r, &seqp, &seq);
+	if (st != HW_OK)
+		goto err_free;
+	st = HW_ERR_LAYOUT;
+	if (r.geo[0] > HW_SRQ_LOG_MAX || r.geo[1] < HW_SRQ_LOG_STRIDE_MIN || r.geo[1] > HW_SRQ_LOG_STRIDE_MAX ||
+	    srq_mem_size(r.geo[0], r.geo[1]) != r.len)
+		goto err_unmap;
+	srq->log_size = r.geo[0];
+	srq->log_stride = r.geo[1];
+	srq_place(srq, srq->qb.p);
+	/* The block must say the same as the record: a stale or forged one is refused. */
+	if (__atomic_load_n(&srq->sh->magic, __ATOMIC_ACQUIRE) != SRQ_MAGIC || srq->sh->log_size != srq->log_size ||
+	    srq->sh->log_stride != srq->log_stride || srq->sh->srqn != (srqn & 0xffffffu))
+		goto err_unmap;
+	srq->srqn = srq->sh->srqn;
+	srq->pd_id = srq->sh->pd_id;
+	srq->view = true;
+	*out = srq;
+	return HW_OK;
+
+err_unmap:
+	hw_qblock_free(&srq->qb);
+err_free:
+	free(srq);
+	return st;
 }
 
 enum hw_status hw_srq_destroy(struct hw_srq *srq)
@@ -73,8 +143,9 @@ enum hw_status hw_srq_destroy(struct hw_srq *srq)
 		return HW_OK;
 	if (__atomic_load_n(&srq->qps, __ATOMIC_ACQUIRE) != NULL)
 		return HW_ERR_INVAL;
-	free(srq->dbrec);
-	free(srq->buf);
+	if (srq->published)
+		hw_qshare_withdraw(HW_ID_SRQN, srq->srqn, &srq->qb);
+	hw_qblock_free(&srq->qb);
 	free(srq);
 	return HW_OK;
 }
@@ -101,7 +172,7 @@ static uint32_t srq_pi(const struct hw_srq *srq)
 
 uint32_t hw_srq_posted(const struct hw_srq *srq)
 {
-	uint32_t hc = __atomic_load_n(&srq->hc, __ATOMIC_ACQUIRE);
+	uint32_t hc = __atomic_load_n(&srq->sh->hc, __ATOMIC_ACQUIRE);
 	uint32_t posted = (srq_pi(srq) - hc) & SRQ_COUNTER_MASK;
 
 	return posted > srq_size(srq) ? 0 : posted;
@@ -111,26 +182,38 @@ enum hw_status hw_srq_arm(struct hw_srq *srq, uint32_t limit)
 {
 	if (srq == NULL || limit > srq_size(srq) || limit > hw_srq_posted(srq))
 		return HW_ERR_INVAL;
-	__atomic_store_n(&srq->limit, limit, __ATOMIC_RELEASE);
+	__atomic_store_n(&srq->sh->limit, limit, __ATOMIC_RELEASE);
 	return HW_OK;
 }
 
 /* Fires the limit once: whoever clears the armed limit calls back. */
 static void srq_check_limit(struct hw_srq *srq, uint32_t left)
 {
-	uint32_t limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
+	uint32_t limit = __atomic_load_n(&srq->sh->limit, __ATOMIC_ACQUIRE);
 
 	if (limit == 0 || left >= limit)
 		return;
-	if (!__atomic_compare_exchange_n(&srq->limit, &limit, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&srq->sh->limit, &limit, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
+	if (srq->view)
+		__atomic_store_n(&srq->sh->limit_owed, 1, __ATOMIC_RELEASE); /* the owner's engine thread reports it */
+	else if (srq->limit_cb != NULL)
+		srq->limit_cb(srq->limit_arg, srq);
+}
+
+bool hw_srq_limit_poll(struct hw_srq *srq)
+{
+	if (__atomic_load_n(&srq->sh->limit_owed, __ATOMIC_ACQUIRE) == 0 ||
+	    !__atomic_exchange_n(&srq->sh->limit_owed, 0, __ATOMIC_ACQ_REL))
+		return false;
 	if (srq->limit_cb != NULL)
 		srq->limit_cb(srq->limit_arg, srq);
+	return true;
 }
 
 const uint8_t *hw_srq_take(struct hw_srq *srq, uint16_t *idx)
 {
-	uint32_t hc = __atomic_load_n(&srq->hc, __ATOMIC_ACQUIRE);
+	uint32_t hc = __atomic_load_n(&srq->sh->hc, __ATOMIC_ACQUIRE);
 	uint32_t head, posted, next;
 
 	do {
@@ -139,7 +222,7 @@ const uint8_t *hw_srq_take(struct hw_srq *srq, uint16_t *idx)
 			return NULL;
 		head = hc >> 16;
 		next = be16toh(srq_wqe(srq, head)->next_wqe_index) & (srq_size(srq) - 1);
-	} while (!__atomic_compare_exchange_n(&srq->hc, &hc, next << 16 | ((hc + 1) & SRQ_COUNTER_MASK), false,
+	} while (!__atomic_compare_exchange_n(&srq->sh->hc, &hc, next << 16 | ((hc + 1) & SRQ_COUNTER_MASK), false,
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	*idx = (uint16_t)head;
 	srq_check_limit(srq, posted - 1);
@@ -153,7 +236,7 @@ enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi)
 	if (srq == NULL)
 		return HW_ERR_INVAL;
 	pi &= SRQ_COUNTER_MASK;
-	hc = __atomic_load_n(&srq->hc, __ATOMIC_ACQUIRE);
+	hc = __atomic_load_n(&srq->sh->hc, __ATOMIC_ACQUIRE);
 	if (((pi - hc) & SRQ_COUNTER_MASK) > srq_size(srq))
 		return HW_ERR_INVAL;
 	__atomic_store_n(&srq->dbrec[0], htobe32(pi), __ATOMIC_SEQ_CST); /* see hw_qp_resume_peer */

@@ -21,10 +21,12 @@
 #ifndef HW_SRQ_H_
 #define HW_SRQ_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hw_mem.h"
 #include "hw_prm.h"
+#include "hw_qshare.h"
 
 #define HW_SRQ_LOG_MAX 15	 /* WQEs; the 16-bit counter must not alias */
 #define HW_SRQ_LOG_STRIDE_MIN 5	 /* the next segment and one data segment */
@@ -42,7 +44,23 @@ struct hw_srq_attr {
 	uint32_t log_stride;	  /* MIN .. MAX */
 	hw_srq_limit_cb limit_cb; /* may be NULL: the limit then reports nothing */
 	void *limit_arg;
+	bool shared; /* block in shared memory, published under srqn (as hw_cq_attr.shared) */
 };
+
+/*
+ * The device's state of an SRQ, in its block after the ring and the record,
+ * so requesters of other processes take WQEs from it as the owner's do.
+ */
+struct hw_srq_sh {
+	uint32_t magic;
+	uint32_t srqn;
+	uint32_t pd_id;
+	uint32_t log_size;
+	uint32_t log_stride;
+	uint32_t hc;	/* device head << 16 | consumed counter; one CAS per take */
+	uint32_t limit; /* armed limit, 0 when disarmed */
+	uint32_t limit_owed; /* a taker of another process crossed the limit: the owner reports it */
+} __attribute__((aligned(64)));
 
 /* The engine's view; nothing outside src/hw touches it. */
 struct hw_srq {
@@ -52,17 +70,32 @@ struct hw_srq {
 	uint32_t *dbrec;
 	uint32_t log_size;
 	uint32_t log_stride;
-	uint32_t hc;	   /* device head << 16 | consumed counter; one CAS per take */
-	uint32_t limit;	   /* armed limit, 0 when disarmed */
+	struct hw_srq_sh *sh;
 	hw_srq_limit_cb limit_cb;
 	void *limit_arg;
 	struct hw_qp *qps; /* the QPs that receive here (hw_qp.srq_next), to resume their requesters */
+	struct hw_qblock qb;
+	bool published;
+	bool view;	   /* another process's SRQ mapped here */
 };
 
 /* HW_ERR_INVAL on a missing PD or a size out of range, HW_ERR_NOMEM. WQE i starts linked to i + 1. */
 enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out);
-/* The QPs that receive here must be destroyed first (HW_ERR_INVAL, nothing freed). */
+/*
+ * The QPs that receive here must be destroyed first (HW_ERR_INVAL, nothing
+ * freed). A shared SRQ withdraws its record (the caller frees the number); a
+ * view only unmaps.
+ */
 enum hw_status hw_srq_destroy(struct hw_srq *srq);
+
+/*
+ * A view of the shared SRQ published under srqn. HW_ERR_KEY when none is
+ * reachable, HW_ERR_LAYOUT when its block does not hold an SRQ.
+ */
+enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out);
+
+/* Internal: reports a limit event a taker of another process left owed; true if one was. */
+bool hw_srq_limit_poll(struct hw_srq *srq);
 
 uint8_t *hw_srq_buf(const struct hw_srq *srq);
 uint32_t *hw_srq_dbrec(const struct hw_srq *srq);

@@ -21,6 +21,7 @@
 #include "hw_cq.h"
 #include "hw_mem.h"
 #include "hw_qp.h"
+#include "hw_srq.h"
 
 #define VB_MAGIC_DEVICE 0x76624456u /* "VDbv": refuses a foreign ibv_device */
 #define VB_MAGIC_CONTEXT 0x76624358u
@@ -57,6 +58,7 @@ struct vb_context {
 	struct vb_async *async;	  /* queued async events (vb_async.c) */
 	struct vb_async *async_tail;
 	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
+	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 };
 
 struct vb_pd {
@@ -92,32 +94,116 @@ struct vb_umem {
 	uint32_t access;
 };
 
+struct vb_qp;
+struct vb_srq;
+
+/*
+ * A CQ: the public ibv_cq_ex (also a plain ibv_cq: its first members are
+ * ibv_cq's), the hw ring it polls by owner bit, and what the consumer keeps
+ * as an mlx5 driver does (consumer index, arm sequence). The QPs completing
+ * into it are listed so a CQE's QP number finds the work request's wr_id.
+ */
 struct vb_cq {
-	struct ibv_cq_ex cqx;	  /* also a plain ibv_cq: its first members are ibv_cq's */
+	struct ibv_cq_ex cqx;
+	struct vb_context *ctx;
 	struct hw_cq *hw;
+	struct hw_cqe64 *ring;
+	uint32_t *dbrec;
 	uint32_t cqn;
+	uint32_t log_size;
 	uint32_t cons_index;	  /* the consumer's index, as an mlx5 driver keeps it */
-	uint32_t arm_sn;
-	struct ibv_comp_channel *channel;
-	int flags;		  /* ibv_create_cq_wc_flags of an extended CQ */
-	struct hw_cqe64 *cur;	  /* extended poll: the CQE being read */
+	uint32_t arm_sn;	  /* moves on at every event taken (get_cq_event) */
+	pthread_spinlock_t lock;  /* poll and the QP lists */
+	struct vb_qp *sqps;	  /* QPs whose send queue completes here */
+	struct vb_qp *rqps;	  /* QPs whose receives complete here */
+	struct vb_qp *last;	  /* the QP of the previous CQE (lookup cache) */
+	_Atomic uint32_t users;	  /* QPs on it: destroy is EBUSY while non-zero */
+	_Atomic int overrun_told; /* IBV_EVENT_CQ_ERR posted (once) */
+	int efd;		  /* the CQ's event eventfd, watched by the channel's epoll */
+	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell */
+	uint64_t wc_flags;	  /* ibv_create_cq_wc_flags of an extended CQ */
+	struct ibv_wc cur;	  /* extended poll: the completion being read */
+	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */
 };
 
+/* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */
 struct vb_srq {
 	struct ibv_srq srq;
+	struct vb_context *ctx;
+	struct hw_srq *hw;
+	struct vb_pd *pd;
 	uint32_t srqn;
+	uint8_t *buf;
+	uint32_t *dbrec;
+	uint32_t wqe_cnt;	  /* ring size; one WQE always stays free */
+	uint32_t log_stride;
+	uint32_t max_gs;
+	uint32_t max_wr;	  /* what the program may post: wqe_cnt - 1 */
+	uint32_t head, tail;	  /* free list: post takes head, poll links freed WQEs at tail */
+	uint32_t counter;	  /* WQEs posted (the doorbell record's counter) */
+	uint32_t limit;
+	pthread_spinlock_t lock;
+	uint64_t *wrid;
+	_Atomic uint32_t users;	  /* QPs on it */
+};
+
+struct vb_ah {
+	struct ibv_ah ah;
+	struct hw_wqe_datagram_seg av; /* copied into each UD WQE */
 };
 
 struct vb_qp {
 	struct ibv_qp_ex qpx;	  /* ibv_qp first: ibv_qp_ex begins with it */
 	struct mlx5dv_qp_ex dv;
+	struct vb_context *ctx;
 	struct hw_qp *hw;
-	uint32_t sq_pi;		  /* send producer counter, basic blocks */
-	uint32_t rq_pi;
+	struct vb_cq *scq, *rcq;
+	struct vb_srq *srq;
+	struct vb_pd *pd;
+	struct vb_qp *s_next, *r_next; /* the CQs' lists */
+	uint32_t *dbrec;
+	/* Send queue, in 64-byte basic blocks (BB), as mlx5 sizes it. */
+	uint8_t *sq_buf;
+	uint32_t sq_wqe_cnt;	  /* BBs in the ring */
+	uint32_t sq_max_post;	  /* work requests outstanding at most */
+	uint32_t sq_max_gs;
+	uint32_t max_inline;
+	uint32_t sq_cur_post;	  /* BB producer counter */
+	uint32_t sq_head;	  /* work requests posted */
+	_Atomic uint32_t sq_tail; /* work requests completed (moved by poll) */
+	uint64_t *sq_wrid;	  /* per BB index of a WQE's first BB */
+	uint32_t *sq_wqe_head;	  /* sq_head of that WQE */
+	uint8_t *sq_wc_op;	  /* its ibv_wc_opcode */
+	uint8_t sig_bits;	  /* CQ_UPDATE for sq_sig_all */
+	uint8_t fm_cache;	  /* fence owed to the next WQE (after LOCAL_INV) */
+	pthread_spinlock_t sq_lock;
+	/* Receive queue. */
+	uint8_t *rq_buf;
+	uint32_t rq_wqe_cnt;
+	uint32_t rq_shift;
+	uint32_t rq_max_post;
+	uint32_t rq_max_gs;
+	uint32_t rq_head;
+	_Atomic uint32_t rq_tail;
+	uint64_t *rq_wrid;
+	pthread_spinlock_t rq_lock;
+	/* Attributes as set (query_qp returns them). */
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	/* ibv_wr_* session state (vb_wr.c) */
-	uint32_t wr_start_pi;
+	uint32_t wr_cur_post_rb;
+	uint8_t wr_fm_rb;
 	int wr_err;
-	void *wr_cur;		  /* the WQE being built */
+	uint32_t wr_nreq;
+	bool wr_open;		  /* a WQE is staged and waits for its setters */
+	uint8_t wr_setters;	  /* setters it still needs (UD: address and data) */
+	uint8_t wr_wc_op;
+	uint8_t wr_hw_op;
+	uint64_t wr_wrid;
+	uint32_t wr_off;	  /* bytes staged so far */
+	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
+	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */
 };
 
 /* What libmlx5.so.1 needs from libibverbs.so.1; filled by libibverbs. */
@@ -173,6 +259,11 @@ static inline struct vb_cq *vb_cq_of(struct ibv_cq *c)
 static inline struct vb_qp *vb_qp_of(struct ibv_qp *q)
 {
 	return (struct vb_qp *)q;
+}
+
+static inline struct vb_srq *vb_srq_of(struct ibv_srq *s)
+{
+	return (struct vb_srq *)s;
 }
 
 #endif /* VB_H_ */

@@ -1,13 +1,15 @@
 /*
  * vb_async — completion channels and the context's async event queue.
  *
- * Both are eventfds, so programs can poll() them as they poll rdma-core's
- * kernel descriptors. The async queue's eventfd is a semaphore: it counts
+ * Both are real descriptors (an epoll set of the CQs' eventfds, an
+ * eventfd), so programs can poll() them as they poll rdma-core's kernel
+ * descriptors. The async queue's eventfd is a semaphore: it counts
  * the queued events, so it is readable exactly while the queue is non-empty,
  * and ibv_get_async_event's read of it blocks unless the program made the
  * descriptor non-blocking with fcntl (then EAGAIN), as with rdma-core.
  */
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -118,7 +120,8 @@ VB_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 		errno = ENOMEM;
 		return NULL;
 	}
-	ch->fd = eventfd(0, EFD_CLOEXEC);
+	/* An epoll set of its CQs' event descriptors: readable while one of them has an event (vb_cq.c). */
+	ch->fd = epoll_create1(EPOLL_CLOEXEC);
 	if (ch->fd < 0) {
 		int e = errno;
 

@@ -53,18 +53,110 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 	(MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_RWQ | MLX5DV_OBJ_DM |          \
 	 MLX5DV_OBJ_AH | MLX5DV_OBJ_PD)
 
-/* PDs only for now: the queue objects' views come with the queues. Nothing is filled on failure. */
+/* The context's doorbell page (bf.reg, cq_uar): allocated on first use, freed at close. */
+static void *vb_dv_uar(struct vb_context *ctx)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = NULL;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->uar == NULL && posix_memalign(&p, (size_t)page, (size_t)page) == 0) {
+		memset(p, 0, (size_t)page);
+		ctx->uar = p;
+	}
+	p = ctx->uar;
+	pthread_mutex_unlock(&ctx->lock);
+	return p;
+}
+
+static int vb_dv_qp(struct mlx5dv_qp *out, struct ibv_qp *in)
+{
+	struct vb_qp *qp = vb_qp_of(in);
+	struct vb_context *ctx = vb_ctx_checked(in->context);
+	uint8_t *uar = ctx != NULL ? vb_dv_uar(ctx) : NULL;
+
+	if (uar == NULL)
+		return ctx == NULL ? EINVAL : ENOMEM;
+	out->dbrec = (__be32 *)qp->dbrec;
+	out->sq.buf = qp->sq_buf;
+	out->sq.wqe_cnt = qp->sq_wqe_cnt;
+	out->sq.stride = HW_SEND_WQE_BB;
+	out->rq.buf = qp->rq_wqe_cnt != 0 ? qp->rq_buf : NULL;
+	out->rq.wqe_cnt = qp->rq_wqe_cnt;
+	out->rq.stride = qp->rq_wqe_cnt != 0 ? 1u << qp->rq_shift : 0;
+	out->bf.reg = uar + VB_UAR_DB_OFFSET;
+	out->bf.size = 0; /* no BlueFlame buffer: the doorbell is one 8-byte write */
+	if (out->comp_mask & MLX5DV_QP_MASK_UAR_MMAP_OFFSET)
+		out->uar_mmap_offset = 0;
+	out->comp_mask &= MLX5DV_QP_MASK_UAR_MMAP_OFFSET;
+	/*
+	 * The program may now write WQEs, the record and bf.reg itself, never
+	 * calling the library: the engine thread watches this QP's record.
+	 */
+	hw_qp_set_polled(qp->hw, true);
+	return 0;
+}
+
+static int vb_dv_cq(struct mlx5dv_cq *out, struct ibv_cq *in)
+{
+	struct vb_cq *cq = vb_cq_of(in);
+	struct vb_context *ctx = vb_ctx_checked(in->context);
+	void *uar = ctx != NULL ? vb_dv_uar(ctx) : NULL;
+
+	if (uar == NULL)
+		return ctx == NULL ? EINVAL : ENOMEM;
+	out->buf = cq->ring;
+	out->dbrec = (__be32 *)cq->dbrec;
+	out->cqe_cnt = 1u << cq->log_size;
+	out->cqe_size = sizeof(struct hw_cqe64);
+	out->cq_uar = uar;
+	out->cqn = cq->cqn;
+	out->comp_mask = 0;
+	return 0;
+}
+
+static int vb_dv_srq(struct mlx5dv_srq *out, struct ibv_srq *in)
+{
+	struct vb_srq *srq = vb_srq_of(in);
+
+	if (vb_ctx_checked(in->context) == NULL)
+		return EINVAL;
+	out->buf = srq->buf;
+	out->dbrec = (__be32 *)srq->dbrec;
+	out->stride = 1u << srq->log_stride;
+	out->head = srq->head;
+	out->tail = srq->tail;
+	if (out->comp_mask & MLX5DV_SRQ_MASK_SRQN)
+		out->srqn = srq->srqn;
+	out->comp_mask &= MLX5DV_SRQ_MASK_SRQN;
+	return 0;
+}
+
+/* Every object asked for is checked before any view is filled: a refusal fills nothing. */
 static int vb_dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 {
+	int rc = 0;
+
 	if (obj == NULL || type == 0 || (type & ~(uint64_t)VB_OBJ_ALL))
 		return EINVAL;
-	if (type & ~(uint64_t)MLX5DV_OBJ_PD)
+	if (type & ~(uint64_t)(MLX5DV_OBJ_PD | MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ))
 		return EOPNOTSUPP;
-	if (obj->pd.in == NULL || obj->pd.out == NULL)
+	if (((type & MLX5DV_OBJ_PD) && (obj->pd.in == NULL || obj->pd.out == NULL)) ||
+	    ((type & MLX5DV_OBJ_QP) && (obj->qp.in == NULL || obj->qp.out == NULL)) ||
+	    ((type & MLX5DV_OBJ_CQ) && (obj->cq.in == NULL || obj->cq.out == NULL)) ||
+	    ((type & MLX5DV_OBJ_SRQ) && (obj->srq.in == NULL || obj->srq.out == NULL)))
 		return EINVAL;
-	obj->pd.out->pdn = obj->pd.in->handle;
-	obj->pd.out->comp_mask = 0;
-	return 0;
+	if (type & MLX5DV_OBJ_QP)
+		rc = vb_dv_qp(obj->qp.out, obj->qp.in);
+	if (rc == 0 && (type & MLX5DV_OBJ_CQ))
+		rc = vb_dv_cq(obj->cq.out, obj->cq.in);
+	if (rc == 0 && (type & MLX5DV_OBJ_SRQ))
+		rc = vb_dv_srq(obj->srq.out, obj->srq.in);
+	if (rc == 0 && (type & MLX5DV_OBJ_PD)) {
+		obj->pd.out->pdn = obj->pd.in->handle;
+		obj->pd.out->comp_mask = 0;
+	}
+	return rc;
 }
 
 static struct mlx5dv_devx_uar *vb_dv_alloc_uar(struct ibv_context *c, uint32_t flags)

@@ -28,6 +28,38 @@ void vb_ops_fill(struct verbs_context *vctx);
 int vb_async_init(struct vb_context *ctx);
 void vb_async_fini(struct vb_context *ctx);
 
+/* The queue objects' slots of ctx->ops and verbs_context (vb_cq.c, vb_poll.c, vb_qp.c, vb_post.c, vb_srq.c). */
+int vb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int vb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
+void vb_cq_ex_fill(struct vb_cq *cq);
+void vb_cq_check_overrun(struct vb_cq *cq);
+void vb_cq_add_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
+void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
+/* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */
+bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
+struct ibv_qp *vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
+int vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* Rings the SQ doorbell up to the producer counter when the QP runs (vb_post.c). */
+void vb_qp_ring(struct vb_qp *qp);
+void vb_qp_wr_fill(struct vb_qp *qp);
+/* The send queue's producer steps, shared by post_send and the ibv_wr_* builders (vb_post.c). */
+void vb_sq_place(struct vb_qp *qp, uint32_t idx, const uint8_t *w, uint32_t size);
+void vb_sq_commit(struct vb_qp *qp, uint32_t idx, uint64_t wr_id, uint8_t wc_op, uint32_t nreq, uint32_t size);
+void vb_sq_doorbell(struct vb_qp *qp, uint32_t nreq);
+size_t vb_local_inv_seg(uint8_t *p);
+void vb_recv_wqe(uint8_t *p, uint32_t max_gs, const struct ibv_recv_wr *wr);
+struct ibv_srq *vb_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *attr);
+int vb_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int vb_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+/* Returns an SRQ WQE to the free list (poll, the CQ's lock held). */
+void vb_srq_free_wqe(struct vb_srq *srq, uint16_t idx);
+
+/* mlx5's sizes of descriptors (the card's max_wqe_sz_sq / _rq). */
+#define VB_MAX_SQ_DESC 960	  /* 15 basic blocks: the ctrl segment's 6-bit ds */
+#define VB_MAX_RQ_DESC 512
+
 /* libmlx5's entries (vb_dv.c). */
 extern const struct vb_dv_ops vb_dv_ops_impl;
 
@@ -38,6 +70,16 @@ extern const struct vb_dv_ops vb_dv_ops_impl;
 #define VB_MAX_SGE 30
 #define VB_MAX_CQE 4194303	  /* (1 << HW_CQ_LOG_SIZE_MAX) - 1 */
 #define VB_MAX_MR (256 * 4096)	  /* hw_mem: the mkey table's entries */
+/* The smallest l with 2^l >= n: ring sizes are powers of two, as mlx5 rounds them. */
+static inline uint32_t vb_log2_up(uint32_t n)
+{
+	uint32_t l = 0;
+
+	while ((1u << l) < n)
+		l++;
+	return l;
+}
+
 #define VB_GID_TBL_LEN 128
 #define VB_PORT 1
 #define VB_PKEY_DEFAULT 0xffff

@@ -131,3 +131,13 @@ VB_EXPORT int mlx5dv_devx_umem_dereg(struct mlx5dv_devx_umem *umem)
 		return EINVAL;
 	return ((struct vb_umem *)umem)->dv->devx_umem_dereg(umem);
 }
+
+/* The QP's mlx5dv_qp_ex lives next to its ibv_qp_ex (vb.h); its slots report what this device lacks. */
+VB_EXPORT struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
+{
+	if (qp == NULL || vb_ctx_checked(qp->qp_base.context) == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &((struct vb_qp *)qp)->dv;
+}

@@ -646,12 +646,6 @@ VB_EXPORT int mlx5dv_qp_cancel_posted_send_wrs(struct mlx5dv_qp_ex *mqp, uint64_
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
-{
-	VB_UNSUPPORTED("mlx5dv_qp_ex_from_ibv_qp_ex");
-	return NULL;
-}
-
 VB_EXPORT int mlx5dv_query_qp_lag_port(struct ibv_qp *qp, uint8_t *port_num, uint8_t *active_port_num)
 {
 	VB_UNSUPPORTED("mlx5dv_query_qp_lag_port");

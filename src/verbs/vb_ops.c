@@ -4,9 +4,9 @@
  * Binaries call much of the API through inline functions that jump through
  * ctx->ops and the verbs_context slots; rdma-core's inlines check some slots
  * for NULL but not all, so every slot points at a function here. Those of
- * the queue objects (CQ, QP, SRQ, WQ, flows, counters, DM, TD, ...) fail as
- * an unsupported operation until the queue part replaces them; the queries
- * are the real ones.
+ * the objects this device has not (WQ, flows, counters, DM, TD, memory
+ * windows, XRC, ...) fail as an unsupported operation; the queries and the
+ * queue objects' (CQ, QP, SRQ, posting and polling) are the real ones.
  */
 #include <stddef.h>
 
@@ -39,13 +39,6 @@ static void *vb_op_compat(void)
 VB_OP_PTR(alloc_mw, struct ibv_mw *, struct ibv_pd *pd, enum ibv_mw_type type)
 VB_OP_INT(bind_mw, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
 VB_OP_INT(dealloc_mw, EOPNOTSUPP, struct ibv_mw *mw)
-/* poll_cq reports an error as a negative count. */
-VB_OP_INT(poll_cq, -1, struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
-VB_OP_INT(req_notify_cq, EOPNOTSUPP, struct ibv_cq *cq, int solicited_only)
-VB_OP_INT(post_srq_recv, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
-	  struct ibv_recv_wr **bad_recv_wr)
-VB_OP_INT(post_send, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
-VB_OP_INT(post_recv, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 
 VB_OP_INT(advise_mr, EOPNOTSUPP, struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 	  struct ibv_sge *sg_list, uint32_t num_sges)
@@ -80,14 +73,9 @@ VB_OP_INT(destroy_wq, EOPNOTSUPP, struct ibv_wq *wq)
 VB_OP_INT(modify_wq, EOPNOTSUPP, struct ibv_wq *wq, struct ibv_wq_attr *wq_attr)
 VB_OP_PTR(create_wq, struct ibv_wq *, struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr)
 VB_OP_INT(query_rt_values, EOPNOTSUPP, struct ibv_context *context, struct ibv_values_ex *values)
-VB_OP_PTR(create_cq_ex, struct ibv_cq_ex *, struct ibv_context *context, struct ibv_cq_init_attr_ex *init_attr)
 VB_OP_INT(destroy_flow, EOPNOTSUPP, struct ibv_flow *flow)
 VB_OP_PTR(create_flow, struct ibv_flow *, struct ibv_qp *qp, struct ibv_flow_attr *flow_attr)
 VB_OP_PTR(open_qp, struct ibv_qp *, struct ibv_context *context, struct ibv_qp_open_attr *attr)
-VB_OP_PTR(create_qp_ex, struct ibv_qp *, struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_init_attr_ex)
-VB_OP_INT(get_srq_num, EOPNOTSUPP, struct ibv_srq *srq, uint32_t *srq_num)
-VB_OP_PTR(create_srq_ex, struct ibv_srq *, struct ibv_context *context,
-	  struct ibv_srq_init_attr_ex *srq_init_attr_ex)
 VB_OP_PTR(open_xrcd, struct ibv_xrcd *, struct ibv_context *context, struct ibv_xrcd_init_attr *xrcd_init_attr)
 VB_OP_INT(close_xrcd, EOPNOTSUPP, struct ibv_xrcd *xrcd)
 
@@ -127,11 +115,11 @@ void vb_ops_fill(struct verbs_context *v)
 	o->alloc_mw = vb_op_alloc_mw;
 	o->bind_mw = vb_op_bind_mw;
 	o->dealloc_mw = vb_op_dealloc_mw;
-	o->poll_cq = vb_op_poll_cq;
-	o->req_notify_cq = vb_op_req_notify_cq;
-	o->post_srq_recv = vb_op_post_srq_recv;
-	o->post_send = vb_op_post_send;
-	o->post_recv = vb_op_post_recv;
+	o->poll_cq = vb_poll_cq;
+	o->req_notify_cq = vb_req_notify_cq;
+	o->post_srq_recv = vb_post_srq_recv;
+	o->post_send = vb_post_send;
+	o->post_recv = vb_post_recv;
 
 	v->query_port = vb_query_port;
 	v->advise_mr = vb_op_advise_mr;
@@ -158,7 +146,7 @@ void vb_ops_fill(struct verbs_context *v)
 	v->modify_wq = vb_op_modify_wq;
 	v->create_wq = vb_op_create_wq;
 	v->query_rt_values = vb_op_query_rt_values;
-	v->create_cq_ex = vb_op_create_cq_ex;
+	v->create_cq_ex = vb_create_cq_ex;
 	v->query_device_ex = vb_query_device_ex;
 	v->ibv_destroy_flow = vb_op_destroy_flow;
 	v->ibv_create_flow = vb_op_create_flow;
@@ -166,9 +154,9 @@ void vb_ops_fill(struct verbs_context *v)
 	v->ABI_placeholder1 = (void (*)(void))vb_op_create_flow;
 	v->ABI_placeholder2 = (void (*)(void))vb_op_destroy_flow;
 	v->open_qp = vb_op_open_qp;
-	v->create_qp_ex = vb_op_create_qp_ex;
-	v->get_srq_num = vb_op_get_srq_num;
-	v->create_srq_ex = vb_op_create_srq_ex;
+	v->create_qp_ex = vb_create_qp_ex;
+	v->get_srq_num = vb_get_srq_num;
+	v->create_srq_ex = vb_create_srq_ex;
 	v->open_xrcd = vb_op_open_xrcd;
 	v->close_xrcd = vb_op_close_xrcd;
 }

@@ -5,11 +5,18 @@
  * the program's address as the base and the iova as the address the key is
  * used with. Access flags are checked as the kernel does before anything is
  * registered, so a refused registration changes nothing.
+ *
+ * A registration is also shared with the other processes of the device
+ * (fab_mr_share): the range's pages move onto shared memory in place, so a
+ * peer QP in another process reaches it by key, as a card would. Memory that
+ * cannot be moved (file mappings, read-only memory) stays process-local: the
+ * key works here, and fails elsewhere as a bad key does.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "base_log.h"
+#include "fab_mr.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -92,10 +99,26 @@ static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 	return 0;
 }
 
+/* The MR with what its sharing holds (fab_mr.h keeps out of vb.h, which libmlx5 sees). */
+struct vb_mr_priv {
+	struct vb_mr m;
+	struct fab_backing backing;
+	bool shared;
+};
+
+static void vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
+{
+	fab_mr_init();
+	p->shared = fab_mr_share(p->m.key, addr, length, &p->backing) == 0;
+	if (!p->shared)
+		BASE_DBG("MR %#x: memory that cannot be moved stays local to this process", p->m.key);
+}
+
 static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 			     unsigned int access)
 {
 	struct vb_pd *pd = vb_pd_of(ibpd);
+	struct vb_mr_priv *p;
 	enum hw_status st;
 	struct vb_mr *mr;
 	uint32_t hw_access;
@@ -110,18 +133,20 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		errno = rc;
 		return NULL;
 	}
-	mr = calloc(1, sizeof(*mr));
-	if (mr == NULL) {
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	mr = &p->m;
 	st = hw_mkey_reg(pd->hw, addr, iova, length, hw_access, &mr->key);
 	if (st != HW_OK) {
 		BASE_DBG("hw_mkey_reg: %s", hw_status_str(st));
-		free(mr);
+		free(p);
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 		return NULL;
 	}
+	vb_mr_share(p, addr, length);
 	atomic_fetch_add(&pd->users, 1);
 	mr->mr.context = ibpd->context;
 	mr->mr.pd = ibpd;
@@ -158,16 +183,19 @@ VB_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr);
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 {
-	struct vb_mr *mr = (struct vb_mr *)ibmr;
+	struct vb_mr_priv *p = (struct vb_mr_priv *)ibmr;
 	enum hw_status st;
 
 	if (ibmr == NULL)
 		return EINVAL;
-	st = hw_mkey_dereg(mr->key);
+	st = hw_mkey_dereg(p->m.key);
 	if (st != HW_OK)
 		return EINVAL;
+	/* The key is gone everywhere first; then the sharing it needed. */
+	if (p->shared)
+		fab_mr_unshare(&p->backing);
 	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
-	free(mr);
+	free(p);
 	return 0;
 }
 VB_SYMVER(vb_dereg_mr, ibv_dereg_mr, "IBVERBS_1.1");

@@ -23,13 +23,6 @@ VB_EXPORT void vb_compat_1_0_ibv_ack_async_event(struct ibv_async_event *event)
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_ack_async_event, ibv_ack_async_event, "IBVERBS_1.0");
 
-VB_EXPORT void vb_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
-VB_EXPORT void vb_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
-{
-	VB_UNSUPPORTED("ibv_ack_cq_events");
-}
-VB_SYMVER(vb_ibv_ack_cq_events, ibv_ack_cq_events, "IBVERBS_1.1");
-
 VB_EXPORT void vb_compat_1_0_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
 VB_EXPORT void vb_compat_1_0_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
@@ -69,14 +62,6 @@ VB_EXPORT int vb_compat_1_0_ibv_close_device(struct ibv_context *context)
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_close_device, ibv_close_device, "IBVERBS_1.0");
 
-VB_EXPORT struct ibv_ah *vb_ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
-VB_EXPORT struct ibv_ah *vb_ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-	VB_UNSUPPORTED("ibv_create_ah");
-	return NULL;
-}
-VB_SYMVER(vb_ibv_create_ah, ibv_create_ah, "IBVERBS_1.1");
-
 VB_EXPORT struct ibv_ah *vb_compat_1_0_ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 VB_EXPORT struct ibv_ah *vb_compat_1_0_ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -91,14 +76,6 @@ VB_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc 
 	return NULL;
 }
 
-VB_EXPORT struct ibv_cq *vb_ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector);
-VB_EXPORT struct ibv_cq *vb_ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector)
-{
-	VB_UNSUPPORTED("ibv_create_cq");
-	return NULL;
-}
-VB_SYMVER(vb_ibv_create_cq, ibv_create_cq, "IBVERBS_1.1");
-
 VB_EXPORT struct ibv_cq *vb_compat_1_0_ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector);
 VB_EXPORT struct ibv_cq *vb_compat_1_0_ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector)
 {
@@ -107,14 +84,6 @@ VB_EXPORT struct ibv_cq *vb_compat_1_0_ibv_create_cq(struct ibv_context *context
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_create_cq, ibv_create_cq, "IBVERBS_1.0");
 
-VB_EXPORT struct ibv_qp *vb_ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr);
-VB_EXPORT struct ibv_qp *vb_ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
-{
-	VB_UNSUPPORTED("ibv_create_qp");
-	return NULL;
-}
-VB_SYMVER(vb_ibv_create_qp, ibv_create_qp, "IBVERBS_1.1");
-
 VB_EXPORT struct ibv_qp *vb_compat_1_0_ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr);
 VB_EXPORT struct ibv_qp *vb_compat_1_0_ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
@@ -122,14 +91,6 @@ VB_EXPORT struct ibv_qp *vb_compat_1_0_ibv_create_qp(struct ibv_pd *pd, struct i
 	return NULL;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_create_qp, ibv_create_qp, "IBVERBS_1.0");
-
-VB_EXPORT struct ibv_srq *vb_ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr);
-VB_EXPORT struct ibv_srq *vb_ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
-{
-	VB_UNSUPPORTED("ibv_create_srq");
-	return NULL;
-}
-VB_SYMVER(vb_ibv_create_srq, ibv_create_srq, "IBVERBS_1.1");
 
 VB_EXPORT struct ibv_srq *vb_compat_1_0_ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr);
 VB_EXPORT struct ibv_srq *vb_compat_1_0_ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
@@ -155,14 +116,6 @@ VB_EXPORT int vb_compat_1_0_ibv_dereg_mr(struct ibv_mr *mr)
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_dereg_mr, ibv_dereg_mr, "IBVERBS_1.0");
 
-VB_EXPORT int vb_ibv_destroy_ah(struct ibv_ah *ah);
-VB_EXPORT int vb_ibv_destroy_ah(struct ibv_ah *ah)
-{
-	VB_UNSUPPORTED("ibv_destroy_ah");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_destroy_ah, ibv_destroy_ah, "IBVERBS_1.1");
-
 VB_EXPORT int vb_compat_1_0_ibv_destroy_ah(struct ibv_ah *ah);
 VB_EXPORT int vb_compat_1_0_ibv_destroy_ah(struct ibv_ah *ah)
 {
@@ -170,14 +123,6 @@ VB_EXPORT int vb_compat_1_0_ibv_destroy_ah(struct ibv_ah *ah)
 	return EOPNOTSUPP;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_destroy_ah, ibv_destroy_ah, "IBVERBS_1.0");
-
-VB_EXPORT int vb_ibv_destroy_cq(struct ibv_cq *cq);
-VB_EXPORT int vb_ibv_destroy_cq(struct ibv_cq *cq)
-{
-	VB_UNSUPPORTED("ibv_destroy_cq");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_destroy_cq, ibv_destroy_cq, "IBVERBS_1.1");
 
 VB_EXPORT int vb_compat_1_0_ibv_destroy_cq(struct ibv_cq *cq);
 VB_EXPORT int vb_compat_1_0_ibv_destroy_cq(struct ibv_cq *cq)
@@ -187,14 +132,6 @@ VB_EXPORT int vb_compat_1_0_ibv_destroy_cq(struct ibv_cq *cq)
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_destroy_cq, ibv_destroy_cq, "IBVERBS_1.0");
 
-VB_EXPORT int vb_ibv_destroy_qp(struct ibv_qp *qp);
-VB_EXPORT int vb_ibv_destroy_qp(struct ibv_qp *qp)
-{
-	VB_UNSUPPORTED("ibv_destroy_qp");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_destroy_qp, ibv_destroy_qp, "IBVERBS_1.1");
-
 VB_EXPORT int vb_compat_1_0_ibv_destroy_qp(struct ibv_qp *qp);
 VB_EXPORT int vb_compat_1_0_ibv_destroy_qp(struct ibv_qp *qp)
 {
@@ -202,14 +139,6 @@ VB_EXPORT int vb_compat_1_0_ibv_destroy_qp(struct ibv_qp *qp)
 	return EOPNOTSUPP;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_destroy_qp, ibv_destroy_qp, "IBVERBS_1.0");
-
-VB_EXPORT int vb_ibv_destroy_srq(struct ibv_srq *srq);
-VB_EXPORT int vb_ibv_destroy_srq(struct ibv_srq *srq)
-{
-	VB_UNSUPPORTED("ibv_destroy_srq");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_destroy_srq, ibv_destroy_srq, "IBVERBS_1.1");
 
 VB_EXPORT int vb_compat_1_0_ibv_destroy_srq(struct ibv_srq *srq);
 VB_EXPORT int vb_compat_1_0_ibv_destroy_srq(struct ibv_srq *srq)
@@ -249,14 +178,6 @@ VB_EXPORT int vb_compat_1_0_ibv_get_async_event(struct ibv_context *context, str
 	return EOPNOTSUPP;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_get_async_event, ibv_get_async_event, "IBVERBS_1.0");
-
-VB_EXPORT int vb_ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
-VB_EXPORT int vb_ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
-{
-	VB_UNSUPPORTED("ibv_get_cq_event");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_get_cq_event, ibv_get_cq_event, "IBVERBS_1.1");
 
 VB_EXPORT int vb_compat_1_0_ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
 VB_EXPORT int vb_compat_1_0_ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
@@ -320,14 +241,6 @@ VB_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int vb_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-VB_EXPORT int vb_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
-{
-	VB_UNSUPPORTED("ibv_modify_qp");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_modify_qp, ibv_modify_qp, "IBVERBS_1.1");
-
 VB_EXPORT int vb_compat_1_0_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 VB_EXPORT int vb_compat_1_0_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -335,14 +248,6 @@ VB_EXPORT int vb_compat_1_0_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr 
 	return EOPNOTSUPP;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_modify_qp, ibv_modify_qp, "IBVERBS_1.0");
-
-VB_EXPORT int vb_ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask);
-VB_EXPORT int vb_ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask)
-{
-	VB_UNSUPPORTED("ibv_modify_srq");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_modify_srq, ibv_modify_srq, "IBVERBS_1.1");
 
 VB_EXPORT int vb_compat_1_0_ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask);
 VB_EXPORT int vb_compat_1_0_ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask)
@@ -359,12 +264,6 @@ VB_EXPORT struct ibv_context *vb_compat_1_0_ibv_open_device(struct ibv_device *d
 	return NULL;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_open_device, ibv_open_device, "IBVERBS_1.0");
-
-VB_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	VB_UNSUPPORTED("ibv_qp_to_qp_ex");
-	return NULL;
-}
 
 VB_EXPORT int vb_compat_1_0_ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr);
 VB_EXPORT int vb_compat_1_0_ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
@@ -404,14 +303,6 @@ VB_EXPORT int vb_compat_1_0_ibv_query_port(struct ibv_context *context, uint8_t 
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_query_port, ibv_query_port, "IBVERBS_1.0");
 
-VB_EXPORT int vb_ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr);
-VB_EXPORT int vb_ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr)
-{
-	VB_UNSUPPORTED("ibv_query_qp");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_query_qp, ibv_query_qp, "IBVERBS_1.1");
-
 VB_EXPORT int vb_compat_1_0_ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr);
 VB_EXPORT int vb_compat_1_0_ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
@@ -425,14 +316,6 @@ VB_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode o
 	VB_UNSUPPORTED("ibv_query_qp_data_in_order");
 	return EOPNOTSUPP;
 }
-
-VB_EXPORT int vb_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
-VB_EXPORT int vb_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
-{
-	VB_UNSUPPORTED("ibv_query_srq");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_query_srq, ibv_query_srq, "IBVERBS_1.1");
 
 VB_EXPORT int vb_compat_1_0_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
 VB_EXPORT int vb_compat_1_0_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)

@@ -16,6 +16,9 @@
 #include "doca_ctx.h"
 
 struct hw_bell;
+struct hw_cqe64;
+struct hw_jobq;
+struct hw_jobq_attr;
 
 #define DC_CTX_MAX_DEVS 4
 #define DC_MAX_NUM_CTX 1024
@@ -53,6 +56,36 @@ struct dc_ctx_ops {
 	 * armed, which a context leaving the work queue disarms first.
 	 */
 	bool (*peer_gone)(void *ctx);
+	/*
+	 * Engine contexts (DMA, SHA): each work queue the context is added to
+	 * gives it an engine queue (src/hw/hw_jobq.h) completing into the work
+	 * queue's CQ. jobq_attr fills in the domain and engines of that queue.
+	 * job_post checks the job as job_check does (refusing it the same way),
+	 * writes its WQE (the copy of the job, so the caller's struct is free
+	 * when submit returns) and rings the doorbell; the engine has run the job
+	 * when the doorbell returns, and job_post grows the destination's data
+	 * length from the job's CQE (index cqe_idx of the CQ) right then, so a
+	 * job submitted next sees the buffer as the engine left it.
+	 * DC_JOB_NOT_POSTED when the job passed the checks but has no WQE form
+	 * (the work queue then copies it and runs it through job_exec, as a
+	 * graph node runs). job_done gives the result of a posted job whose CQE
+	 * is an error, at retrieve: what job_exec would have returned.
+	 */
+	void (*jobq_attr)(struct doca_ctx *ctx, struct hw_jobq_attr *attr);
+	/*
+	 * Engine contexts whose jobs run at progress (SHA: a job reads its
+	 * buffers and session when it runs, not when it is submitted): submit
+	 * copies the job as for job_exec, and retrieve calls job_run instead,
+	 * which writes the WQE on the context's engine queue, rings the doorbell
+	 * and reads the CQE, from a CQ of the queue's own (so it never mixes
+	 * with the CQEs of jobs posted at submit), then returns as job_exec.
+	 */
+	doca_error_t (*job_run)(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
+				union doca_data *result);
+	doca_error_t (*job_post)(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
+				 uint32_t cqe_idx);
+	doca_error_t (*job_done)(struct doca_ctx *ctx, const struct doca_job *job, const struct hw_cqe64 *cqe,
+				 union doca_data *result);
 };
 
 /* The largest job struct a context accepts: one work-queue entry holds it. */
@@ -86,6 +119,8 @@ bool dc_workq_event_driven(const struct doca_workq *wq);
  * the work queue then drops the slot and returns no event for it.
  */
 #define DC_JOB_NO_EVENT ((doca_error_t)0x10000)
+/* job_post: the job is valid but has no WQE form (src/doca/core/dc_ctx.h, engine contexts). */
+#define DC_JOB_NOT_POSTED ((doca_error_t)0x10001)
 
 /* A graph added to wq uses ctx: ctx cannot leave wq until unpinned. DOCA_ERROR_NOT_FOUND: ctx not added. */
 doca_error_t dc_workq_pin(struct doca_workq *wq, const struct doca_ctx *ctx);

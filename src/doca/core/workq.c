@@ -11,6 +11,14 @@
  * to the back of the ring, marked blocked, so it never holds up the jobs
  * behind it.
  *
+ * Jobs of engine contexts (DMA) are not copied here: the context writes
+ * their WQE on its engine queue and rings the doorbell, the engine runs them
+ * there, and the entry keeps only what the event needs; retrieve reads their
+ * CQEs, in ring order, from the work queue's CQ (docs/ARCHITECTURE.md).
+ * Engine contexts whose jobs run at progress (SHA) are copied as above, and
+ * retrieve has the context post the WQE then, on a queue with a CQ of its
+ * own.
+ *
  * Event-driven mode: the eventfd becomes readable when a job has completed or
  * can complete. Jobs that can run are signalled once per arm (at arm or at the
  * submit after it). When every queued job is blocked, arm hands the bells
@@ -34,6 +42,7 @@
 #include "dc_ctx.h"
 #include "dc_log.h"
 #include "hw_bell.h"
+#include "hw_jobq.h"
 
 #define DC_WQ_MAX_DEPTH (1u << 20)
 #define DC_WQ_MAX_CTX 16
@@ -42,7 +51,8 @@
 /* One work-queue entry: a copy of the job (or, for a graph item, the graph's pointer). */
 struct dc_wq_slot {
 	uint16_t ctx_idx;
-	uint16_t blocked; /* returned DOCA_ERROR_AGAIN when last run */
+	uint8_t blocked;  /* returned DOCA_ERROR_AGAIN when last run */
+	uint8_t engine;	  /* posted to the context's engine queue: completes by a CQE */
 	uint32_t seen;	  /* its bell's sequence before that run */
 	union {
 		const struct doca_job *item;
@@ -63,6 +73,17 @@ struct doca_workq {
 	uint32_t num_ctx;
 	uint32_t item_resv; /* depth reserved by graph instances, not in the ring now */
 	uint32_t nblocked; /* entries in the ring that cannot complete until their bell rings */
+	uint32_t nengine;  /* entries in the ring whose CQE waits in the CQ */
+	/* Completions of the engine queues, read by owner bit (created with the first engine context). */
+	struct hw_cq *cq;
+	const struct hw_cqe64 *cqes;
+	uint32_t *cq_dbrec;
+	uint32_t cq_log;
+	uint32_t cq_ci;
+	uint32_t cq_sn;	  /* sequence number of the last CQ arm */
+	uint32_t cq_seen; /* the CQ's event bell at that arm: a move means the CQ fired */
+	struct hw_jobq *jq[DC_WQ_MAX_CTX + 1]; /* each engine context's queue on this work queue */
+	struct hw_cq *own_cq[DC_WQ_MAX_CTX + 1]; /* the CQ of a queue whose jobs run at progress */
 	struct doca_ctx *ctx[DC_WQ_MAX_CTX + 1];
 	uint32_t pending[DC_WQ_MAX_CTX + 1];
 	uint32_t pins[DC_WQ_MAX_CTX]; /* graphs added to this work queue that use the context */
@@ -81,6 +102,26 @@ static uint32_t ring_size(uint32_t depth)
 	return n;
 }
 
+static void cq_free(struct doca_workq *wq)
+{
+	hw_cq_destroy(wq->cq);
+	wq->cq = NULL;
+}
+
+/* One CQE per ring entry: the CQ can never overflow. */
+static doca_error_t cq_alloc(struct doca_workq *wq)
+{
+	struct hw_cq_attr attr = { .log_size = (uint32_t)__builtin_ctz(wq->mask + 1) };
+
+	if (hw_cq_create(&attr, &wq->cq) != HW_OK)
+		return DOCA_ERROR_NO_MEMORY;
+	wq->cqes = hw_cq_ring(wq->cq);
+	wq->cq_dbrec = hw_cq_dbrec(wq->cq);
+	wq->cq_log = attr.log_size;
+	wq->cq_ci = 0;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t ring_alloc(struct doca_workq *wq, uint32_t depth)
 {
 	size_t bytes = (size_t)ring_size(depth) * sizeof(struct dc_wq_slot);
@@ -95,6 +136,8 @@ static doca_error_t ring_alloc(struct doca_workq *wq, uint32_t depth)
 	wq->depth = depth;
 	wq->head = wq->tail = 0;
 	wq->nblocked = 0;
+	wq->nengine = 0;
+	cq_free(wq); /* sized by the ring: made again for the next engine context */
 	return DOCA_SUCCESS;
 }
 
@@ -130,12 +173,14 @@ doca_error_t doca_workq_destroy(struct doca_workq *workq)
 		hw_waiter_disarm(&workq->waiter);
 		close(workq->efd);
 	}
+	cq_free(workq);
 	free(workq->ring);
 	free(workq);
 	return DOCA_SUCCESS;
 }
 
 static void signal_event(struct doca_workq *wq);
+static void cq_arm(struct doca_workq *wq);
 
 /* ---- attachment (called by ctx.c under the context lock) ---- */
 
@@ -147,6 +192,43 @@ static int ctx_index(const struct doca_workq *wq, const struct doca_ctx *ctx)
 	return -1;
 }
 
+static void jobq_close(struct doca_workq *wq, uint32_t idx)
+{
+	hw_jobq_destroy(wq->jq[idx]);
+	wq->jq[idx] = NULL;
+	hw_cq_destroy(wq->own_cq[idx]);
+	wq->own_cq[idx] = NULL;
+}
+
+/*
+ * The context's engine queue on this work queue, completing into the work
+ * queue's CQ, or into a CQ of its own when its jobs run at progress (one job
+ * in flight at a time: as many CQEs as the ring has blocks is plenty).
+ */
+static doca_error_t jobq_open(struct doca_workq *wq, struct doca_ctx *ctx, uint32_t idx)
+{
+	struct hw_jobq_attr attr = { .qpn = idx };
+	struct hw_cq_attr ca = { .log_size = HW_JOBQ_LOG_BBS };
+
+	if (ctx->ops->job_run != NULL) {
+		if (hw_cq_create(&ca, &wq->own_cq[idx]) != HW_OK)
+			return DOCA_ERROR_NO_MEMORY;
+		attr.cq = wq->own_cq[idx];
+	} else {
+		if (wq->cq == NULL && cq_alloc(wq) != DOCA_SUCCESS)
+			return DOCA_ERROR_NO_MEMORY;
+		attr.cq = wq->cq;
+	}
+	ctx->ops->jobq_attr(ctx, &attr);
+	if (hw_jobq_create(&attr, &wq->jq[idx]) != HW_OK) {
+		jobq_close(wq, idx);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	if (wq->armed && ctx->ops->job_run == NULL)
+		cq_arm(wq); /* armed before the CQ existed */
+	return DOCA_SUCCESS;
+}
+
 doca_error_t dc_workq_attach(struct doca_workq *wq, struct doca_ctx *ctx)
 {
 	int free_idx;
@@ -156,6 +238,11 @@ doca_error_t dc_workq_attach(struct doca_workq *wq, struct doca_ctx *ctx)
 	free_idx = ctx_index(wq, NULL);
 	if (free_idx < 0) {
 		DC_ERR("work queue already serves %u contexts", DC_WQ_MAX_CTX);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	if ((ctx->ops->job_post != NULL || ctx->ops->job_run != NULL) &&
+	    jobq_open(wq, ctx, (uint32_t)free_idx) != DOCA_SUCCESS) {
+		DC_ERR("cannot create the engine queue of the %s context", ctx->ops->name);
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	wq->ctx[free_idx] = ctx;
@@ -182,6 +269,7 @@ doca_error_t dc_workq_detach(struct doca_workq *wq, struct doca_ctx *ctx)
 	/* An armed watch may name this context's bell, whose memory may go: wake the waiter instead. */
 	if (wq->event_driven && hw_waiter_disarm(&wq->waiter))
 		signal_event(wq);
+	jobq_close(wq, (uint32_t)idx);
 	wq->ctx[idx] = NULL;
 	wq->num_ctx--;
 	return DOCA_SUCCESS;
@@ -221,6 +309,11 @@ static void signal_event(struct doca_workq *wq)
 		DC_ERR("event handle write failed: errno %d", errno);
 }
 
+static inline bool cq_fired(const struct doca_workq *wq)
+{
+	return hw_bell_seq(hw_cq_event_bell(wq->cq)) != wq->cq_seen;
+}
+
 static inline int submit_ctx_index(struct doca_workq *wq, const struct doca_ctx *ctx)
 {
 	if (wq->ctx[wq->last_ctx] == ctx)
@@ -228,12 +321,38 @@ static inline int submit_ctx_index(struct doca_workq *wq, const struct doca_ctx 
 	return ctx_index(wq, ctx);
 }
 
+/*
+ * A job the engine cannot take: the context checks it and the entry keeps a
+ * copy, run at progress. Out of line, so the engine path of
+ * doca_workq_submit keeps few registers across its call to job_post.
+ */
+static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *wq, int idx, const struct doca_job *job)
+{
+	struct doca_ctx *ctx = job->ctx;
+	struct dc_wq_slot *slot = &wq->ring[wq->tail & wq->mask];
+	doca_error_t ret;
+	size_t size;
+
+	ret = ctx->ops->job_check(ctx, job, &size);
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	slot->ctx_idx = (uint16_t)idx;
+	slot->blocked = 0;
+	slot->engine = 0;
+	wqe_copy(slot->u.raw, job, size);
+	wq->tail++;
+	wq->pending[idx]++;
+	wq->last_ctx = (uint32_t)idx;
+	if (wq->armed)
+		signal_event(wq);
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *job)
 {
 	struct dc_wq_slot *slot;
 	struct doca_ctx *ctx;
 	doca_error_t ret;
-	size_t size;
 	int idx;
 
 	if (workq == NULL || job == NULL || job->ctx == NULL)
@@ -247,17 +366,30 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 		return DOCA_ERROR_NOT_FOUND;
 	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
-	ret = ctx->ops->job_check(ctx, job, &size);
-	if (ret != DOCA_SUCCESS)
-		return ret;
+	if (workq->jq[idx] == NULL || ctx->ops->job_post == NULL)
+		return submit_copied(workq, idx, job);
+	/*
+	 * The entry of a job the engine runs keeps only what its event needs
+	 * (the WQE holds the job). Filled before the call, which then needs
+	 * nothing of it: the slot is past the tail, so a job the engine refuses
+	 * leaves it unused.
+	 */
 	slot = &workq->ring[workq->tail & workq->mask];
 	slot->ctx_idx = (uint16_t)idx;
 	slot->blocked = 0;
-	wqe_copy(slot->u.raw, job, size);
+	slot->engine = 1;
+	slot->u.job.type = job->type;
+	slot->u.job.user_data = job->user_data;
+	/* The context checks the job, writes its WQE and rings the doorbell: the engine runs it there. */
+	ret = ctx->ops->job_post(ctx, workq->jq[idx], job, workq->cq_ci + workq->nengine);
+	if (__builtin_expect(ret != DOCA_SUCCESS, 0))
+		return ret == DC_JOB_NOT_POSTED ? submit_copied(workq, idx, job) : ret;
+	workq->nengine++;
 	workq->tail++;
 	workq->pending[idx]++;
 	workq->last_ctx = (uint32_t)idx;
-	if (workq->armed)
+	/* An armed handle is signalled when this CQE fired the armed CQ. */
+	if (workq->armed && cq_fired(workq))
 		signal_event(workq);
 	return DOCA_SUCCESS;
 }
@@ -277,11 +409,55 @@ static void requeue_blocked(struct doca_workq *wq, const struct dc_wq_slot *from
 		to->u = from->u;
 	to->ctx_idx = (uint16_t)idx;
 	to->blocked = 1;
+	to->engine = 0;
 	to->seen = seen;
 	wq->nblocked++;
 }
 
-doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_event *ev, int flags)
+/* The oldest entry ran on the engine: its CQE is the next one in the CQ. */
+static doca_error_t retrieve_cqe(struct doca_workq *wq, struct doca_ctx *ctx, uint32_t idx, const struct doca_job *job,
+				 struct doca_event *ev)
+{
+	const struct hw_cqe64 *cqe = NULL;
+	int op = hw_cqe_poll_op(wq->cqes, wq->cq_log, wq->cq_ci, &cqe);
+	doca_error_t st;
+
+	if (__builtin_expect(op < 0, 0)) {
+		wq->head--; /* not completed yet: stays the oldest */
+		return DOCA_ERROR_AGAIN;
+	}
+	ev->result.u64 = DOCA_SUCCESS;
+	st = op == HW_CQE_REQ ? DOCA_SUCCESS : ctx->ops->job_done(ctx, job, cqe, &ev->result);
+	hw_cq_set_ci(wq->cq_dbrec, ++wq->cq_ci);
+	wq->nengine--;
+	wq->pending[idx]--;
+	ev->type = job->type;
+	ev->user_data = job->user_data;
+	return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
+}
+
+/*
+ * The oldest entry ran on the engine and its CQE is a success: the common
+ * retrieve, kept free of calls so that it needs no frame. Anything else
+ * (no CQE yet, an error CQE, other entries) takes retrieve_slow.
+ */
+static inline bool retrieve_engine_ok(struct doca_workq *wq, const struct dc_wq_slot *slot, struct doca_event *ev)
+{
+	const struct hw_cqe64 *cqe = NULL;
+
+	if (hw_cqe_poll_op(wq->cqes, wq->cq_log, wq->cq_ci, &cqe) != HW_CQE_REQ)
+		return false;
+	wq->head++;
+	hw_cq_set_ci(wq->cq_dbrec, ++wq->cq_ci);
+	wq->nengine--;
+	wq->pending[slot->ctx_idx]--;
+	ev->type = slot->u.job.type;
+	ev->user_data = slot->u.job.user_data;
+	ev->result.u64 = DOCA_SUCCESS;
+	return true;
+}
+
+__attribute__((noinline)) static doca_error_t retrieve_slow(struct doca_workq *workq, struct doca_event *ev)
 {
 	const struct doca_job *job;
 	struct dc_wq_slot *slot;
@@ -290,19 +466,22 @@ doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_
 	doca_error_t st;
 	uint32_t idx, seen;
 
-	if (workq == NULL || ev == NULL || flags != DOCA_WORKQ_RETRIEVE_FLAGS_NONE)
-		return DOCA_ERROR_INVALID_VALUE;
 	/* Each queued job at most once per call: jobs that cannot complete yet go to the back. */
 	for (uint32_t n = workq->tail - workq->head; n != 0; n--) {
 		slot = &workq->ring[workq->head++ & workq->mask];
 		idx = slot->ctx_idx;
 		ctx = workq->ctx[idx];
 		job = idx == DC_WQ_ITEM_IDX ? slot->u.item : &slot->u.job;
+		if (slot->engine)
+			return retrieve_cqe(workq, ctx, idx, job, ev);
 		workq->nblocked -= slot->blocked;
 		/* The bell's sequence before the look: a ring after it wakes a later watch. */
 		bell = ctx->ops->job_bell != NULL ? ctx->ops->job_bell(ctx, job) : NULL;
 		seen = bell != NULL ? hw_bell_seq(bell) : 0;
-		st = ctx->ops->job_exec(ctx, job, &ev->result);
+		if (ctx->ops->job_run != NULL && workq->jq[idx] != NULL)
+			st = ctx->ops->job_run(ctx, workq->jq[idx], job, &ev->result);
+		else
+			st = ctx->ops->job_exec(ctx, job, &ev->result);
 		if (st == DOCA_ERROR_AGAIN) {
 			requeue_blocked(workq, slot, idx, job, seen);
 			continue;
@@ -315,6 +494,19 @@ doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_
 		return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
 	}
 	return DOCA_ERROR_AGAIN;
+}
+
+doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_event *ev, int flags)
+{
+	if (workq == NULL || ev == NULL || flags != DOCA_WORKQ_RETRIEVE_FLAGS_NONE)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (workq->head != workq->tail) {
+		const struct dc_wq_slot *slot = &workq->ring[workq->head & workq->mask];
+
+		if (slot->engine && retrieve_engine_ok(workq, slot, ev))
+			return DOCA_SUCCESS;
+	}
+	return retrieve_slow(workq, ev);
 }
 
 /* ---- graph work items (called by src/doca/graph) ---- */
@@ -442,6 +634,20 @@ static doca_error_t watch_blocked(struct doca_workq *wq)
 	return hw_waiter_arm(&wq->waiter, &set) == HW_OK ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
 }
 
+/*
+ * Arms the CQ for its next CQE past what was consumed, with a new sequence
+ * number (the last arm's event was taken). It fires at once when a CQE
+ * already waits. Only this thread writes the CQ (its doorbells run the jobs)
+ * or arms it, so the work queue sees the bell move right after either and
+ * writes the event handle itself instead of waking the watch engine.
+ */
+static void cq_arm(struct doca_workq *wq)
+{
+	wq->cq_sn = (wq->cq_sn + 1) & HW_CQ_ARM_SN_MASK;
+	wq->cq_seen = hw_bell_seq(hw_cq_event_bell(wq->cq));
+	hw_cq_arm(wq->cq, wq->cq_sn << HW_CQ_ARM_SN_SHIFT | HW_CQ_ARM_CMD_NEXT | (wq->cq_ci & HW_CQ_CI_MASK));
+}
+
 doca_error_t doca_workq_event_handle_arm(struct doca_workq *workq)
 {
 	if (workq == NULL)
@@ -449,10 +655,14 @@ doca_error_t doca_workq_event_handle_arm(struct doca_workq *workq)
 	if (!workq->event_driven)
 		return DOCA_ERROR_BAD_STATE;
 	workq->armed = true;
+	if (workq->cq != NULL)
+		cq_arm(workq);
 	if (workq->head == workq->tail)
-		return DOCA_SUCCESS; /* the next submit signals */
+		return DOCA_SUCCESS; /* the next submit signals (an engine job through the CQ) */
 	/* Jobs that can complete now must wake the waiter, or it would sleep forever. */
-	if (workq->tail - workq->head != workq->nblocked || watch_blocked(workq) != DOCA_SUCCESS)
+	if (workq->nengine != 0 && cq_fired(workq))
+		signal_event(workq);
+	else if (workq->tail - workq->head != workq->nblocked || watch_blocked(workq) != DOCA_SUCCESS)
 		signal_event(workq);
 	return DOCA_SUCCESS;
 }

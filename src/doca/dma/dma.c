@@ -10,6 +10,7 @@
 #include "dc_log.h"
 #include "doca_dma.h"
 #include "hw_dma.h"
+#include "hw_jobq.h"
 
 #define DC_DMA_MAX_LIST_ELEMS 64
 #define DC_DMA_MAX_BUF_SIZE (1ull << 31)
@@ -30,12 +31,10 @@ static doca_error_t dma_dev_check(struct doca_ctx *ctx, struct doca_dev *dev)
 
 _Static_assert(sizeof(struct doca_dma_job_memcpy) <= DC_WQE_JOB_MAX, "a DMA job fits a work-queue entry");
 
-static doca_error_t dma_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
+static inline doca_error_t dma_check(const struct doca_job *job)
 {
 	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
 
-	(void)ctx;
-	*size = sizeof(*j);
 	if (job->type != DOCA_DMA_JOB_MEMCPY) {
 		DC_ERR("job type %d is not a DMA job", job->type);
 		return DOCA_ERROR_INVALID_VALUE;
@@ -43,6 +42,13 @@ static doca_error_t dma_job_check(struct doca_ctx *ctx, const struct doca_job *j
 	if (j->dst_buff == NULL || j->src_buff == NULL || j->dst_buff->refcount == 0 || j->src_buff->refcount == 0)
 		return DOCA_ERROR_INVALID_VALUE;
 	return DOCA_SUCCESS;
+}
+
+static doca_error_t dma_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
+{
+	(void)ctx;
+	*size = sizeof(struct doca_dma_job_memcpy);
+	return dma_check(job);
 }
 
 static doca_error_t status_to_error(enum hw_status st)
@@ -180,6 +186,115 @@ static doca_error_t dma_job_exec(struct doca_ctx *ctx, const struct doca_job *jo
 	return st;
 }
 
+/* ---- on the engine queue (src/hw/hw_jobq.h) ---- */
+
+static void dma_jobq_attr(struct doca_ctx *ctx, struct hw_jobq_attr *attr)
+{
+	attr->pd_id = hw_pd_id(dc_dev_pd(ctx->devs[0]));
+}
+
+/* A source element's (key, address, length); the key is 0 where the mmap has none for dev (refused by the engine). */
+static inline struct hw_sge src_sge(const struct doca_buf *b, const struct doca_dev *dev)
+{
+	const struct dc_mmap_dev *md = dc_mmap_dev_of(b->mmap, dev);
+
+	return (struct hw_sge){ .key = md != NULL ? md->mkey : 0, .access = b->mmap->rd_access,
+				.addr = (uint64_t)(uintptr_t)b->data, .len = b->data_len };
+}
+
+/* A destination element: the room after its data segment (at most 2 GiB, more than any job moves). */
+static inline struct hw_sge dst_sge(const struct doca_buf *b, const struct doca_dev *dev)
+{
+	const struct dc_mmap_dev *md = dc_mmap_dev_of(b->mmap, dev);
+	const uint8_t *tail = b->data + b->data_len;
+	uint64_t room = (uint64_t)(b->head + b->len - tail);
+
+	return (struct hw_sge){ .key = md != NULL ? md->mkey : 0, .access = b->mmap->wr_access,
+				.addr = (uint64_t)(uintptr_t)tail, .len = room < HW_JOBQ_MAX_LEN ? room : HW_JOBQ_MAX_LEN };
+}
+
+static doca_error_t dma_post_list(struct hw_jobq *q, const struct doca_dma_job_memcpy *j, const struct doca_dev *dev)
+{
+	struct hw_sge src[HW_JOBQ_MAX_SEGS], dst[HW_JOBQ_MAX_SEGS];
+	uint32_t ns = 0, nd = 0;
+	uint64_t total = 0;
+
+	for (const struct doca_buf *b = j->src_buff; b != NULL; b = b->next, ns++) {
+		if (ns == HW_JOBQ_MAX_SEGS)
+			return DOCA_ERROR_NOT_SUPPORTED;
+		src[ns] = src_sge(b, dev);
+		total += b->data_len;
+	}
+	for (const struct doca_buf *b = j->dst_buff; b != NULL; b = b->next, nd++) {
+		if (ns + nd == HW_JOBQ_MAX_SEGS)
+			return DOCA_ERROR_NOT_SUPPORTED;
+		dst[nd] = dst_sge(b, dev);
+	}
+	/* Larger than a job may be, or mixed rights on a side: job_exec reports or runs it. */
+	if (total > DC_DMA_MAX_BUF_SIZE || hw_jobq_post_dma(q, src, ns, dst, nd) != HW_OK)
+		return DOCA_ERROR_NOT_SUPPORTED;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t dma_job_post(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job, uint32_t cqe_idx)
+{
+	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
+	const struct doca_dev *dev = ctx->devs[0];
+	const struct hw_cqe64 *cqe;
+	doca_error_t ret = dma_check(job);
+	uint32_t bytes;
+
+	if (ret != DOCA_SUCCESS)
+		return ret;
+	if (__builtin_expect(j->src_buff->next == NULL && j->dst_buff->next == NULL, 1)) {
+		struct hw_sge s = src_sge(j->src_buff, dev), d = dst_sge(j->dst_buff, dev);
+
+		enum hw_jobq_bf bf;
+
+		if (s.len > DC_DMA_MAX_BUF_SIZE)
+			return DC_JOB_NOT_POSTED;
+		/* The doorbell hands back its REQ CQE's byte count; any other outcome is read from the CQ below. */
+		bf = hw_jobq_post_bf_dma1(q, &s, &d, &bytes);
+		if (__builtin_expect(bf == HW_JOBQ_BF_DONE, 1)) {
+			j->dst_buff->data_len += bytes;
+			return DOCA_SUCCESS;
+		}
+		if (bf == HW_JOBQ_BF_FULL)
+			return DC_JOB_NOT_POSTED;
+	} else if (dma_post_list(q, j, dev) != DOCA_SUCCESS) {
+		return DC_JOB_NOT_POSTED;
+	} else {
+		hw_jobq_ring(q);
+	}
+	if (__builtin_expect(hw_cqe_poll_op(q->cqes, q->cq_log, cqe_idx, &cqe) == HW_CQE_REQ, 1)) {
+		if (j->dst_buff->next == NULL)
+			j->dst_buff->data_len += hw_cqe_byte_cnt(cqe);
+		else
+			account_dst(j->dst_buff, hw_cqe_byte_cnt(cqe));
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t dma_job_done(struct doca_ctx *ctx, const struct doca_job *job, const struct hw_cqe64 *cqe,
+				 union doca_data *result)
+{
+	doca_error_t st = DOCA_SUCCESS;
+
+	(void)ctx;
+	(void)job;
+	if (__builtin_expect(hw_cqe_opcode(cqe) != HW_CQE_REQ, 0)) {
+		enum hw_status hs = (enum hw_status)hw_err_cqe_vendor_synd(cqe);
+
+		if (hs >= HW_ERR_REVOKED)
+			DC_ERR("DMA memcpy failed: %s", hw_status_str(hs));
+		else
+			DC_DBG("DMA memcpy refused: %s", hw_status_str(hs));
+		st = status_to_error(hs);
+	}
+	result->u64 = (uint64_t)st;
+	return st;
+}
+
 static const struct dc_ctx_ops dma_ops = {
 	.name = "DMA",
 	.max_devs = 1,
@@ -187,6 +302,9 @@ static const struct dc_ctx_ops dma_ops = {
 	.dev_check = dma_dev_check,
 	.job_check = dma_job_check,
 	.job_exec = dma_job_exec,
+	.jobq_attr = dma_jobq_attr,
+	.job_post = dma_job_post,
+	.job_done = dma_job_done,
 };
 
 doca_error_t doca_dma_create(struct doca_dma **dma)

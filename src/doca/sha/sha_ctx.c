@@ -24,6 +24,8 @@ static const struct dc_ctx_ops sha_ops = {
 	.dev_check = sha_dev_check,
 	.job_check = dc_sha_job_check,
 	.job_exec = dc_sha_job_exec,
+	.jobq_attr = dc_sha_jobq_attr,
+	.job_run = dc_sha_job_run,
 };
 
 doca_error_t doca_sha_create(struct doca_sha **ctx)

@@ -1,9 +1,12 @@
 /*
  * SHA jobs: the submit-time checks and the execution on the emulated SHA
- * engine (src/hw/hw_sha.c).
+ * engine (src/hw/hw_sha.c): posted as WQEs on the context's engine queue
+ * (src/hw/hw_jobq.h), or run by job_exec when they have no WQE form (more
+ * request elements than a WQE holds, mixed rights) or run as graph nodes.
  */
 #include "dc_core.h"
 #include "dc_log.h"
+#include "hw_jobq.h"
 #include "sha_priv.h"
 
 static doca_error_t status_to_error(enum hw_status st)
@@ -183,6 +186,97 @@ doca_error_t dc_sha_job_exec(struct doca_ctx *ctx, const struct doca_job *job, u
 		DC_DBG("SHA job failed: %s", hw_status_str(rs));
 	else if (final)
 		j->resp_buf->data_len += hw_sha_digest_size(dc_sha_alg(job->type));
+out:
+	result->u64 = (uint64_t)ret;
+	return ret;
+}
+
+/* ---- on the engine queue ---- */
+
+void dc_sha_jobq_attr(struct doca_ctx *ctx, struct hw_jobq_attr *attr)
+{
+	struct doca_sha *sha = (struct doca_sha *)ctx;
+
+	attr->pd_id = hw_pd_id(dc_dev_pd(ctx->devs[0]));
+	attr->sha = sha->eng;
+	attr->sessions = sha->session_st;
+	attr->nsessions = DC_SHA_MAX_SESSIONS;
+}
+
+/* A partial segment's WQE: the session's first segment starts the message on the engine's session. */
+static enum hw_status post_partial(struct doca_sha *sha, struct hw_jobq *q, const struct doca_sha_partial_job *pj,
+				   const struct hw_sge *src, uint32_t n, const struct hw_sge *dst)
+{
+	const struct doca_sha_partial_session *s = pj->session;
+	uint32_t flags = (dst != NULL ? HW_MMO_SHA_FINAL : 0) | (s->job_type == 0 ? HW_MMO_SHA_START : 0);
+
+	return hw_jobq_post_sha_partial(q, dc_sha_alg(pj->sha_job.base.type), (uint32_t)(s - sha->sessions), flags,
+					src, n, dst);
+}
+
+/* The job's outcome from its CQE, as dc_sha_job_exec reports it. */
+static doca_error_t cqe_result(const struct doca_sha_job *j, bool partial, bool final, bool posted,
+			       const struct hw_cqe64 *cqe)
+{
+	bool ok = posted && hw_cqe_opcode(cqe) == HW_CQE_REQ;
+	enum hw_status hs = !posted ? HW_ERR_INVAL : ok ? HW_OK : (enum hw_status)hw_err_cqe_vendor_synd(cqe);
+
+	/* A failed segment or the final one ends the message: the session is ready for the next. */
+	if (partial && (!ok || final))
+		((const struct doca_sha_partial_job *)j)->session->job_type = 0;
+	if (!ok) {
+		DC_DBG("SHA job failed: %s", hw_status_str(hs));
+		return status_to_error(hs);
+	}
+	if (final)
+		j->resp_buf->data_len += hw_cqe_byte_cnt(cqe);
+	return DOCA_SUCCESS;
+}
+
+/*
+ * Runs the job at progress through the engine queue: checked as job_exec
+ * checks it, written as a WQE, executed at the doorbell, its outcome read
+ * from the CQE. The context keeps the session's message state (job_type),
+ * as for job_exec. A job with no WQE form (more request elements than a WQE
+ * holds, mixed rights) runs through job_exec.
+ */
+doca_error_t dc_sha_job_run(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
+			    union doca_data *result)
+{
+	struct doca_sha *sha = (struct doca_sha *)ctx;
+	const struct doca_sha_job *j = (const struct doca_sha_job *)job;
+	const struct doca_sha_partial_job *pj = (const struct doca_sha_partial_job *)job;
+	const struct doca_dev *dev = ctx->devs[0];
+	struct hw_sge src[DC_SHA_MAX_LIST_ELEMS], dst = { 0 };
+	bool final = job_is_final(j), partial = dc_sha_is_partial(job->type), posted;
+	struct hw_cqe64 cqe;
+	enum hw_status rs;
+	uint32_t n;
+	doca_error_t ret;
+
+	ret = check_job(sha, j);
+	if (ret != DOCA_SUCCESS)
+		goto out;
+	if (partial && pj->session->job_type != 0 && pj->session->job_type != job->type) {
+		DC_DBG("segment of type %d in a session hashing type %d", job->type, pj->session->job_type);
+		pj->session->job_type = 0;
+		ret = DOCA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	n = gather_request(j->req_buf, dev, src);
+	if (final)
+		dst = response_sge(j->resp_buf, dev);
+	if (partial)
+		rs = post_partial(sha, q, pj, src, n, final ? &dst : NULL);
+	else
+		rs = hw_jobq_post_sha(q, dc_sha_alg(job->type), src, n, &dst);
+	if (rs != HW_OK)
+		return dc_sha_job_exec(ctx, job, result);
+	if (partial)
+		pj->session->job_type = job->type;
+	hw_jobq_ring(q);
+	posted = hw_jobq_take_cqe(q, &cqe);
+	ret = cqe_result(j, partial, final, posted, &cqe);
 out:
 	result->u64 = (uint64_t)ret;
 	return ret;

@@ -29,11 +29,20 @@ struct doca_sha {
 	struct doca_ctx ctx; /* first: doca_sha_as_ctx() and back are casts */
 	struct hw_sha_engine *eng;
 	struct doca_sha_partial_session sessions[DC_SHA_MAX_SESSIONS];
+	/*
+	 * The engine's session table: slot i's hash state, set when the slot is
+	 * first used. A partial WQE names its session by slot index.
+	 */
+	struct hw_sha_state *session_st[DC_SHA_MAX_SESSIONS];
 };
 
 /* The context's operations on jobs (sha_job.c). */
 doca_error_t dc_sha_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size);
 doca_error_t dc_sha_job_exec(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
+/* On the engine queue (dc_ctx.h, engine contexts). */
+void dc_sha_jobq_attr(struct doca_ctx *ctx, struct hw_jobq_attr *attr);
+doca_error_t dc_sha_job_run(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
+			    union doca_data *result);
 
 /*
  * True when s is a live session of sha. Checked by address first, so a

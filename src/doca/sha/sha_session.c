@@ -16,8 +16,10 @@ static struct doca_sha_partial_session *take_slot_locked(struct doca_sha *sha)
 
 		if (s->in_use)
 			continue;
-		if (s->st == NULL)
+		if (s->st == NULL) {
 			s->st = hw_sha_state_new(sha->eng);
+			sha->session_st[i] = s->st;
+		}
 		return s->st == NULL ? NULL : s;
 	}
 	return NULL;

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# RDMA between two processes of this machine, in one run: Debian's perftest
+# (ib_write_bw, ib_read_bw, ib_write_lat) on softdpu's libibverbs, side by side
+# with UCX's ucx_perftest (ucp_put_bw, ucp_get, ucp_put_lat over its shared-
+# memory transports), memcpy of one core and a shared cache-line round trip.
+# perftest's own figures are the headline; every row is a ratio to its peer.
+#
+# Usage: bench/rdma.sh <build-dir> [--quick]
+#   --quick  a few sizes and few iterations: checks the harness runs, numbers
+#            are not meaningful.
+# Targets (docs/PERFORMANCE.md): write/read bandwidth >= 0.9x UCX at >= 1 MiB;
+# >= 10 M 64 B writes/s; ib_write_lat <= 2x the cache-line round trip.
+set -uo pipefail
+
+build=${1:-build}
+quick=0
+[ "${2:-}" = "--quick" ] && quick=1
+lib=$build/src
+ref=$build/bench/bench_rdma_ref
+for x in "$lib/libibverbs.so.1" "$ref"; do
+	[ -e "$x" ] || { echo "bench/rdma.sh: $x not built (run ninja -C $build)" >&2; exit 1; }
+done
+for p in ib_write_bw ib_read_bw ib_write_lat ucx_perftest; do
+	command -v "$p" >/dev/null || { echo "bench/rdma.sh: $p not installed (perftest, ucx-utils)" >&2; exit 1; }
+done
+export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
+unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY
+
+if [ $quick = 1 ]; then
+	sizes="64 1048576"
+	bw_iters=200
+	lat_iters=200
+else
+	sizes="64 512 4096 65536 262144 1048576 4194304"
+	bw_iters=5000
+	lat_iters=100000
+fi
+port=$((20000 + $$ % 20000))
+# Iterations per size: about 1 GiB moved, at least bw_iters and at most 2 M
+# messages, so small messages run long enough for a rate (not the start-up).
+iters_for() {
+	local n=$(((1 << 30) / $1))
+	[ $quick = 1 ] && { echo "$bw_iters"; return; }
+	[ $n -lt $bw_iters ] && n=$bw_iters
+	[ $n -gt 2000000 ] && n=2000000
+	echo $n
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Waits until something listens on TCP port $1 (both tools exchange their
+# connection data over TCP before the test).
+wait_listen() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	for _ in $(seq 200); do
+		grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Runs a server and its client on a fresh port; the client's output goes to
+# stdout. $1: "ib" (softdpu's libibverbs) or "ucx"; the rest: the command
+# without the peer name and port.
+pair() {
+	local kind=$1
+	shift
+	local env=()
+	port=$((port + 1))
+	[ "$kind" = ib ] && env=(env LD_LIBRARY_PATH="$lib")
+	"${env[@]}" timeout 120 "$@" -p "$port" >"$tmp/server" 2>&1 &
+	local spid=$!
+	if ! wait_listen "$port"; then
+		echo "server did not start: $*" >&2
+		cat "$tmp/server" >&2
+		kill "$spid" 2>/dev/null
+		return 1
+	fi
+	"${env[@]}" timeout 120 "$@" -p "$port" localhost >"$tmp/client" 2>&1
+	local rc=$?
+	wait "$spid"
+	local src=$?
+	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "failed ($rc/$src): $*" >&2
+		tail -n 5 "$tmp/client" "$tmp/server" >&2
+		return 1
+	fi
+	cat "$tmp/client"
+}
+
+# perftest's result line: the first line starting with the size.
+pt_field() { # $1 size, $2 field number
+	awk -v s="$1" -v f="$2" '$1 == s && NF >= 5 { print $f; exit }'
+}
+ucx_field() { # $1 field of the Final: line
+	awk -v f="$1" '$1 == "Final:" { print $f; exit }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }'; }
+
+echo "softdpu RDMA benchmarks — two processes of this machine, build $build"
+echo "perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null), UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
+echo
+
+"$ref" memcpy 64 4194304 >"$tmp/memcpy"
+memcpy_of() { awk -v s="$1" '$1 == "memcpy_MBps" && $2 == s { print $3 }' "$tmp/memcpy"; }
+
+fail=0
+for op in write read; do
+	case $op in
+	write) pt=ib_write_bw ucx=ucp_put_bw ;;
+	read) pt=ib_read_bw ucx=ucp_get ;;
+	esac
+	echo "== RDMA $op bandwidth (MB/s): $pt vs ucx_perftest $ucx vs memcpy =="
+	printf '%-9s %12s %10s %12s %8s %12s %8s\n' size "$pt" "Mmsg/s" "$ucx" ratio memcpy ratio
+	for s in $sizes; do
+		n=$(iters_for "$s")
+		ib=$(pair ib "$pt" -d mlx5_0 -F -s "$s" -n "$n") || fail=1
+		ibbw=$(echo "$ib" | pt_field "$s" 4)
+		ibmr=$(echo "$ib" | pt_field "$s" 5)
+		u=$(pair ucx ucx_perftest -t "$ucx" -s "$s" -n "$n") || fail=1
+		ubw=$(echo "$u" | ucx_field 7)
+		mc=$(memcpy_of "$s")
+		printf '%-9s %12s %10s %12s %8s %12s %8s\n' "$s" "$ibbw" "$ibmr" "$ubw" "$(ratio "$ibbw" "$ubw")" \
+			"$mc" "$(ratio "$ibbw" "$mc")"
+	done
+	echo
+done
+
+echo "== 64 B RDMA write latency (us): ib_write_lat vs ucx_perftest ucp_put_lat vs a cache-line round trip =="
+lat=$(pair ib ib_write_lat -d mlx5_0 -F -s 64 -n "$lat_iters") || fail=1
+ibt=$(echo "$lat" | pt_field 64 5)
+u=$(pair ucx ucx_perftest -t ucp_put_lat -s 64 -n "$lat_iters") || fail=1
+ut=$(echo "$u" | ucx_field 3)
+"$ref" cacheline $([ $quick = 1 ] && echo 500) >"$tmp/cl"
+rtt=$(awk '$1 == "cacheline_rtt_ns" { printf "%.3f", $2 / 1000 }' "$tmp/cl")
+printf '%-28s %10s\n' "ib_write_lat t_typical" "$ibt" "ucp_put_lat median" "$ut" "cache-line round trip" "$rtt"
+printf '%-28s %10s\n' "ib_write_lat / round trip" "$(ratio "$ibt" "$rtt")" "ib_write_lat / ucp_put_lat" "$(ratio "$ibt" "$ut")"
+exit $fail

@@ -1,0 +1,216 @@
+/*
+ * hw_eng_thread — the engine's thread: RNR timers, peer deaths, raw doorbells.
+ *
+ * Each running thread has its own stop flag, so a thread being stopped (the
+ * last QP went) and a new one started meanwhile (a new QP) never share one.
+ */
+#include "hw_eng_thread.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "base_log.h"
+#include "hw_qp.h"
+
+struct eng_thr {
+	pthread_t tid;
+	bool stop;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	struct eng_thr *cur; /* NULL: no thread */
+	uint32_t users;	     /* QPs of this process */
+	uint32_t wakes;	     /* moved by every hw_eng_wake */
+} eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static pthread_once_t eng_once = PTHREAD_ONCE_INIT;
+
+static uint64_t eng_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void eng_cond_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&eng.cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* Sleeps until the monotonic time until (or a wake). Lock held. */
+static void eng_sleep_until(uint64_t until)
+{
+	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u) };
+
+	pthread_cond_timedwait(&eng.cond, &eng.lock, &ts);
+}
+
+static uint64_t eng_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The thread's loop; see hw_eng_thread.h for its policy. */
+static void *eng_main(void *arg)
+{
+	struct eng_thr *me = arg;
+	uint64_t last_act = 0, last_peer = eng_clock(), backoff = 1000;
+
+	pthread_mutex_lock(&eng.lock);
+	while (!me->stop) {
+		uint32_t wakes = eng.wakes;
+		struct hw_eng_pass p = { .next_deadline = HW_QP_NO_DEADLINE };
+		uint64_t now, until;
+
+		pthread_mutex_unlock(&eng.lock);
+		p.now_ns = eng_clock();
+		p.check_peers = p.now_ns - last_peer >= HW_ENG_PEER_CHECK_NS;
+		if (p.check_peers)
+			last_peer = p.now_ns;
+		hw_qp_engine_pass(&p);
+		now = eng_clock();
+		if (p.activity) {
+			last_act = now;
+			backoff = 1000;
+		}
+		pthread_mutex_lock(&eng.lock);
+		if (me->stop || eng.wakes != wakes || p.activity)
+			continue;
+		if (p.polled && now - last_act < HW_ENG_SPIN_NS) {
+			pthread_mutex_unlock(&eng.lock);
+			sched_yield(); /* spinning, but the program's thread gets the core first */
+			pthread_mutex_lock(&eng.lock);
+			continue;
+		}
+		until = eng_min(last_peer + HW_ENG_PEER_CHECK_NS, p.next_deadline);
+		if (p.polled) {
+			until = eng_min(until, now + backoff);
+			backoff = eng_min(backoff * 2, HW_ENG_POLL_MAX_NS);
+		}
+		if (until > now)
+			eng_sleep_until(until);
+	}
+	pthread_mutex_unlock(&eng.lock);
+	return NULL;
+}
+
+/* Lock held. */
+static void eng_start(void)
+{
+	struct eng_thr *t = calloc(1, sizeof(*t));
+
+	if (t == NULL || pthread_create(&t->tid, NULL, eng_main, t) != 0) {
+		BASE_ERR("cannot start the engine thread: RNR timers, peer checks and raw doorbells stop");
+		free(t);
+		return;
+	}
+	eng.cur = t;
+}
+
+/* Lock held; the caller joins what it returns (outside the lock). */
+static struct eng_thr *eng_stop(void)
+{
+	struct eng_thr *t = eng.cur;
+
+	if (t != NULL) {
+		t->stop = true;
+		eng.cur = NULL;
+		pthread_cond_broadcast(&eng.cond);
+	}
+	return t;
+}
+
+static void eng_join(struct eng_thr *t)
+{
+	if (t == NULL)
+		return;
+	if (pthread_equal(t->tid, pthread_self())) {
+		pthread_detach(t->tid); /* the thread itself dropped the last QP: it ends when it returns */
+		return;		       /* its struct stays: it still reads its stop flag */
+	}
+	pthread_join(t->tid, NULL);
+	free(t);
+}
+
+/* Fork: the registry and this lock are held across it, so the child gets both whole and no thread. */
+static void eng_prepare(void)
+{
+	hw_qp_reg_lock();
+	pthread_mutex_lock(&eng.lock);
+}
+
+static void eng_parent(void)
+{
+	pthread_mutex_unlock(&eng.lock);
+	hw_qp_reg_unlock();
+}
+
+static void eng_child(void)
+{
+	eng.cur = NULL; /* the parent's thread is not here; the next need starts ours */
+	eng_cond_init();
+	pthread_mutex_unlock(&eng.lock);
+	hw_qp_reg_unlock();
+}
+
+static void eng_init(void)
+{
+	eng_cond_init();
+	pthread_atfork(eng_prepare, eng_parent, eng_child);
+}
+
+void hw_eng_get(void)
+{
+	pthread_once(&eng_once, eng_init);
+	pthread_mutex_lock(&eng.lock);
+	eng.users++;
+	if (eng.cur == NULL)
+		eng_start();
+	pthread_mutex_unlock(&eng.lock);
+}
+
+void hw_eng_put(void)
+{
+	struct eng_thr *t = NULL;
+
+	pthread_mutex_lock(&eng.lock);
+	if (eng.users != 0 && --eng.users == 0)
+		t = eng_stop();
+	pthread_mutex_unlock(&eng.lock);
+	eng_join(t);
+}
+
+void hw_eng_wake(void)
+{
+	pthread_once(&eng_once, eng_init);
+	pthread_mutex_lock(&eng.lock);
+	eng.wakes++;
+	if (eng.cur == NULL && eng.users != 0)
+		eng_start(); /* a child after fork */
+	pthread_cond_broadcast(&eng.cond);
+	pthread_mutex_unlock(&eng.lock);
+}
+
+/* At exit: the thread stops before anything it uses goes. */
+__attribute__((destructor)) static void eng_exit(void)
+{
+	struct eng_thr *t;
+
+	pthread_mutex_lock(&eng.lock);
+	t = eng_stop();
+	pthread_mutex_unlock(&eng.lock);
+	eng_join(t);
+	hw_qp_dests_drop();
+}

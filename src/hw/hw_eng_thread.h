@@ -1,0 +1,38 @@
+/*
+ * hw_eng_thread — the engine's own thread, for the work nobody's call starts.
+ *
+ * Work a program asks for through the library runs inline, on the caller's
+ * thread, at the doorbell (hw_qp_ring_sq, hw_qp_ring_rq, hw_srq_ring): no
+ * hand-off, so a WQE costs what its execution does. This thread does what
+ * has no caller:
+ *  - kicks a QP whose RNR deadline has passed (the retry, or RNR_RETRY_EXC);
+ *  - about every 100 ms checks the peers of other processes that QPs are
+ *    connected to: one destroyed or whose process died moves the QP to ERR,
+ *    so a crashed process blocks nobody;
+ *  - runs the SQ of a polled QP (hw_qp_set_polled) when the program moved its
+ *    send record itself (mlx5dv), and resumes a requester waiting for a
+ *    receive posted the same way;
+ *  - reports SRQ limit events a requester of another process left owed.
+ * It spins a short while after activity, then sleeps, longer and longer up to
+ * HW_ENG_POLL_MAX_NS while a polled QP exists (the latency of a raw doorbell
+ * after a quiet spell), otherwise until the next deadline or peer check.
+ *
+ * It starts with the first QP and stops when the last is destroyed, and at
+ * exit. Across fork the child starts without it (none half-copied) and gets
+ * its own at the next need.
+ */
+#ifndef HW_ENG_THREAD_H_
+#define HW_ENG_THREAD_H_
+
+#define HW_ENG_POLL_MAX_NS 1000000ull	   /* the longest sleep while a polled QP exists */
+#define HW_ENG_SPIN_NS 50000ull		   /* spinning after activity */
+#define HW_ENG_PEER_CHECK_NS 100000000ull /* between looks at remote peers */
+
+/* A QP exists: the thread runs (started if needed). */
+void hw_eng_get(void);
+/* A QP went: the last one stops the thread. */
+void hw_eng_put(void);
+/* Something new to watch (a deadline, a polled QP, a remote peer): look now. */
+void hw_eng_wake(void);
+
+#endif /* HW_ENG_THREAD_H_ */

@@ -1,0 +1,310 @@
+/*
+ * vb_cq — completion queues and their completion events.
+ *
+ * A CQ is a shared hw CQ (its number device-wide, from hw_ids) whose ring and
+ * doorbell record the library polls as an mlx5 driver does (vb_poll.c).
+ * Events: each CQ has an eventfd the device's watch engine writes when an
+ * armed CQ fires its event bell; a completion channel is an epoll instance
+ * over the eventfds of its CQs, so the channel's descriptor is readable
+ * while any of them has an event, and get_cq_event learns which CQ it was.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base_log.h"
+#include "hw_ids.h"
+#include "vb_export.h"
+#include "vb_int.h"
+
+#define VB_CQ_WC_FLAGS                                                                            \
+	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+#define VB_CQ_COMP_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS)
+#define VB_CQ_FLAGS (IBV_CREATE_CQ_ATTR_SINGLE_THREADED)
+
+
+static int vb_cq_channel_add(struct vb_cq *cq, struct ibv_comp_channel *ch)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cq};
+
+	if (epoll_ctl(ch->fd, EPOLL_CTL_ADD, cq->efd, &ev) != 0)
+		return errno;
+	pthread_mutex_lock(&cq->ctx->lock);
+	ch->refcnt++;
+	pthread_mutex_unlock(&cq->ctx->lock);
+	return 0;
+}
+
+static void vb_cq_free(struct vb_cq *cq)
+{
+	if (cq->hw != NULL)
+		hw_cq_destroy(cq->hw);
+	if (cq->cqn != 0)
+		(void)hw_id_free(HW_ID_CQN, cq->cqn);
+	if (cq->efd >= 0)
+		close(cq->efd);
+	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->cqx.mutex);
+	pthread_cond_destroy(&cq->cqx.cond);
+	free(cq);
+}
+
+/* 0 or an errno value: the mlx5 provider's checks of what a CQ is asked to be. */
+static int vb_cq_attr_ok(struct vb_context *ctx, const struct ibv_cq_init_attr_ex *a)
+{
+	if (a->cqe == 0 || a->cqe > VB_MAX_CQE)
+		return EINVAL;
+	if (a->comp_vector >= (uint32_t)ctx->vctx.context.num_comp_vectors)
+		return EINVAL;
+	if (a->comp_mask & ~(uint32_t)VB_CQ_COMP_MASK)
+		return EINVAL;
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (a->flags & ~(uint32_t)VB_CQ_FLAGS))
+		return EINVAL;
+	if (a->wc_flags & ~(uint64_t)VB_CQ_WC_FLAGS)
+		return EOPNOTSUPP; /* the wall clock and the other fields mlx5 has no value for here */
+	if (a->channel != NULL && a->channel->context != &ctx->vctx.context)
+		return EINVAL;
+	return 0;
+}
+
+static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	struct hw_cq_attr ha = {.shared = true, .timestamp = (a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0};
+	struct vb_cq *cq;
+	int rc = vb_cq_attr_ok(ctx, a);
+
+	if (rc != 0)
+		goto err;
+	rc = ENOMEM;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		goto err;
+	cq->efd = -1;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_init(&cq->cqx.mutex, NULL);
+	pthread_cond_init(&cq->cqx.cond, NULL);
+	cq->ctx = ctx;
+	/* mlx5: the ring holds cqe + 1 rounded up to a power of two; the program sees one less. */
+	cq->log_size = vb_log2_up(a->cqe + 1);
+	if (hw_id_alloc(HW_ID_CQN, &cq->cqn) != HW_OK)
+		goto err_free;
+	ha.cqn = cq->cqn;
+	ha.log_size = cq->log_size;
+	if (hw_cq_create(&ha, &cq->hw) != HW_OK) {
+		cq->hw = NULL;
+		goto err_free;
+	}
+	cq->ring = hw_cq_ring(cq->hw);
+	cq->dbrec = hw_cq_dbrec(cq->hw);
+	cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cq->efd < 0)
+		goto err_free;
+	hw_waiter_init(&cq->waiter, cq->efd);
+	if (a->channel != NULL && (rc = vb_cq_channel_add(cq, a->channel)) != 0)
+		goto err_free;
+	cq->cqx.context = &ctx->vctx.context;
+	cq->cqx.channel = a->channel;
+	cq->cqx.cq_context = a->cq_context;
+	cq->cqx.handle = cq->cqn;
+	cq->cqx.cqe = (int)((1u << cq->log_size) - 1);
+	cq->cqx.comp_mask = 0;
+	cq->wc_flags = a->wc_flags;
+	vb_cq_ex_fill(cq);
+	return cq;
+
+err_free:
+	vb_cq_free(cq);
+err:
+	errno = rc;
+	return NULL;
+}
+
+VB_EXPORT struct ibv_cq *vb_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+				      struct ibv_comp_channel *channel, int comp_vector);
+VB_EXPORT struct ibv_cq *vb_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+				      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = (uint32_t)cqe,
+		.cq_context = cq_context,
+		.channel = channel,
+		.comp_vector = (uint32_t)comp_vector,
+	};
+	struct vb_cq *cq;
+
+	if (ctx == NULL || cqe <= 0 || comp_vector < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = vb_cq_create(ctx, &a);
+	return cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
+}
+VB_SYMVER(vb_create_cq, ibv_create_cq, "IBVERBS_1.1");
+
+struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct vb_cq *cq;
+
+	if (ctx == NULL || attr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = vb_cq_create(ctx, attr);
+	return cq != NULL ? &cq->cqx : NULL;
+}
+
+VB_EXPORT int vb_destroy_cq(struct ibv_cq *cq);
+VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct vb_cq *cq = vb_cq_of(ibcq);
+	struct ibv_comp_channel *ch;
+
+	if (ibcq == NULL)
+		return EINVAL;
+	/* As the kernel: a CQ that queues still complete into stays. */
+	if (atomic_load(&cq->users) != 0)
+		return EBUSY;
+	(void)hw_waiter_disarm(&cq->waiter);
+	ch = cq->cqx.channel;
+	if (ch != NULL) {
+		(void)epoll_ctl(ch->fd, EPOLL_CTL_DEL, cq->efd, NULL);
+		pthread_mutex_lock(&cq->ctx->lock);
+		ch->refcnt--;
+		pthread_mutex_unlock(&cq->ctx->lock);
+	}
+	vb_cq_free(cq);
+	return 0;
+}
+VB_SYMVER(vb_destroy_cq, ibv_destroy_cq, "IBVERBS_1.1");
+
+/*
+ * The consumer's arm, as mlx5's: the arm word (sequence number, command,
+ * consumer index) to the record, then to the CQ's doorbell. The bell's
+ * sequence is read first, so an event fired by this arm is never missed.
+ */
+int vb_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct vb_cq *cq = vb_cq_of(ibcq);
+	struct hw_watch_set set = {.n = 0};
+	struct hw_bell *bell;
+	uint32_t word, seen;
+	uint64_t one = 1;
+
+	if (ibcq == NULL)
+		return EINVAL;
+	bell = hw_cq_event_bell(cq->hw);
+	seen = hw_bell_seq(bell);
+	pthread_spin_lock(&cq->lock);
+	word = (cq->arm_sn & HW_CQ_ARM_SN_MASK) << HW_CQ_ARM_SN_SHIFT |
+	       (solicited_only ? HW_CQ_ARM_CMD_SOLICITED : HW_CQ_ARM_CMD_NEXT) | (cq->cons_index & HW_CQ_CI_MASK);
+	pthread_spin_unlock(&cq->lock);
+	__atomic_store_n(&cq->dbrec[HW_CQ_DBR_ARM], htobe32(word), __ATOMIC_RELEASE);
+	if (hw_cq_arm(cq->hw, word) != HW_OK)
+		return EINVAL;
+	if (cq->cqx.channel == NULL)
+		return 0;
+	if (hw_watch_set_add(&set, bell, seen, NULL, NULL) != HW_OK || hw_waiter_arm(&cq->waiter, &set) != HW_OK) {
+		/* No watch to be had: the program gets an event at once and polls an empty CQ. */
+		if (write(cq->efd, &one, sizeof(one)) != sizeof(one))
+			return EIO;
+	}
+	return 0;
+}
+
+VB_EXPORT int vb_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
+VB_EXPORT int vb_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **out, void **cq_context)
+{
+	struct epoll_event ev;
+	struct vb_cq *cq;
+	uint64_t n;
+	int fl, r;
+
+	if (channel == NULL || out == NULL || cq_context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* A non-blocking channel descriptor makes this non-blocking, as rdma-core's read() is. */
+	fl = fcntl(channel->fd, F_GETFL);
+	for (;;) {
+		r = epoll_wait(channel->fd, &ev, 1, (fl >= 0 && (fl & O_NONBLOCK)) ? 0 : -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+		cq = ev.data.ptr;
+		/* Another thread may have taken this event: then wait for the next. */
+		if (read(cq->efd, &n, sizeof(n)) == sizeof(n))
+			break;
+	}
+	pthread_spin_lock(&cq->lock);
+	cq->arm_sn++; /* as mlx5's cq_event: the next arm is a new one */
+	pthread_spin_unlock(&cq->lock);
+	*out = ibv_cq_ex_to_cq(&cq->cqx);
+	*cq_context = cq->cqx.cq_context;
+	return 0;
+}
+VB_SYMVER(vb_get_cq_event, ibv_get_cq_event, "IBVERBS_1.1");
+
+VB_EXPORT void vb_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
+VB_EXPORT void vb_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	if (cq == NULL)
+		return;
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_broadcast(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+VB_SYMVER(vb_ack_cq_events, ibv_ack_cq_events, "IBVERBS_1.1");
+
+/* A CQE the device refused for lack of room: IBV_EVENT_CQ_ERR, once per CQ. */
+void vb_cq_check_overrun(struct vb_cq *cq)
+{
+	struct ibv_async_event ev = {.event_type = IBV_EVENT_CQ_ERR};
+
+	if (!hw_cq_overrun(cq->hw) || atomic_exchange(&cq->overrun_told, 1) != 0)
+		return;
+	ev.element.cq = ibv_cq_ex_to_cq(&cq->cqx);
+	if (vb_async_post(cq->ctx, &ev) != 0)
+		BASE_ERR("CQ %u overrun: the async event could not be queued", cq->cqn);
+}
+
+void vb_cq_add_qp(struct vb_cq *cq, struct vb_qp *qp, bool send)
+{
+	atomic_fetch_add(&cq->users, 1);
+	pthread_spin_lock(&cq->lock);
+	if (send) {
+		qp->s_next = cq->sqps;
+		cq->sqps = qp;
+	} else {
+		qp->r_next = cq->rqps;
+		cq->rqps = qp;
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
+void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send)
+{
+	struct vb_qp **p;
+
+	pthread_spin_lock(&cq->lock);
+	for (p = send ? &cq->sqps : &cq->rqps; *p != NULL; p = send ? &(*p)->s_next : &(*p)->r_next) {
+		if (*p == qp) {
+			*p = send ? qp->s_next : qp->r_next;
+			break;
+		}
+	}
+	if (cq->last == qp)
+		cq->last = NULL;
+	pthread_spin_unlock(&cq->lock);
+	atomic_fetch_sub(&cq->users, 1);
+}

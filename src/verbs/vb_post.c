@@ -1,0 +1,292 @@
+/*
+ * vb_post — ibv_post_send and ibv_post_recv: work requests become mlx5 WQEs
+ * in the QP's rings, exactly as the mlx5 provider writes them, then the
+ * doorbell record and the device's doorbell.
+ *
+ * A send WQE is built in a staging copy and placed in the ring in one go
+ * (it may wrap around the ring's end, as the card allows). The checks and
+ * errno values are mlx5's: a bad opcode is EINVAL, a full queue, too many
+ * gather entries or inline data beyond the QP's max_inline_data ENOMEM; the
+ * failing request is *bad_wr and the ones before it are posted and rung.
+ * The device executes the work at the doorbell (the engine runs on the
+ * caller's thread), so a QP not yet in RTS keeps its posted work until the
+ * modify to RTS rings it.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "vb_int.h"
+
+#define VB_ATOMIC_SIZE 8
+
+static const uint8_t vb_wr_hw_op[] = {
+	[IBV_WR_RDMA_WRITE] = HW_WQE_RDMA_WRITE,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = HW_WQE_RDMA_WRITE_IMM,
+	[IBV_WR_SEND] = HW_WQE_SEND,
+	[IBV_WR_SEND_WITH_IMM] = HW_WQE_SEND_IMM,
+	[IBV_WR_RDMA_READ] = HW_WQE_RDMA_READ,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = HW_WQE_ATOMIC_CS,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = HW_WQE_ATOMIC_FA,
+	[IBV_WR_LOCAL_INV] = HW_WQE_UMR,
+	[IBV_WR_BIND_MW] = 0xff,
+	[IBV_WR_SEND_WITH_INV] = HW_WQE_SEND_INVAL,
+	[IBV_WR_TSO] = 0xff,
+	[IBV_WR_DRIVER1] = 0xff,
+};
+
+static const uint8_t vb_wr_wc_op[] = {
+	[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
+	[IBV_WR_SEND] = IBV_WC_SEND,
+	[IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
+	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+	[IBV_WR_LOCAL_INV] = IBV_WC_LOCAL_INV,
+	[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
+};
+
+void vb_qp_ring(struct vb_qp *qp)
+{
+	enum hw_qp_state s = hw_qp_state(qp->hw);
+
+	if (s == HW_QP_RTS || s == HW_QP_ERR)
+		(void)hw_qp_ring_sq(qp->hw, qp->sq_cur_post);
+	vb_cq_check_overrun(qp->scq);
+}
+
+/* Copies a staged WQE of size bytes into the ring at BB index idx, wrapping at the end. */
+void vb_sq_place(struct vb_qp *qp, uint32_t idx, const uint8_t *w, uint32_t size)
+{
+	size_t ring = (size_t)qp->sq_wqe_cnt * HW_SEND_WQE_BB, off = (size_t)idx * HW_SEND_WQE_BB;
+	size_t first = ring - off < size ? ring - off : size;
+
+	memcpy(qp->sq_buf + off, w, first);
+	memcpy(qp->sq_buf, w + first, size - first);
+}
+
+/* The LOCAL_INV WQE body mlx5 writes: a UMR that frees the key in the ctrl segment's immediate. */
+size_t vb_local_inv_seg(uint8_t *p)
+{
+	struct hw_wqe_umr_ctrl_seg *uc = (void *)p;
+	struct hw_wqe_mkey_ctx_seg *mc = (void *)(p + sizeof(*uc));
+
+	memset(uc, 0, sizeof(*uc) + sizeof(*mc));
+	uc->flags = HW_UMR_CTRL_INLINE | HW_UMR_CTRL_TRANSLATION_OFFSET;
+	uc->mkey_mask = htobe64(HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY);
+	mc->free = HW_MKEY_CTX_FREE;
+	return sizeof(*uc) + sizeof(*mc);
+}
+
+/* Inline data of a WR's gather list: bytes used (16-aligned with its header), or -1 when too long. */
+static int vb_inline(const struct vb_qp *qp, const struct ibv_sge *sg, int n, uint8_t *p)
+{
+	uint8_t *d = p + sizeof(struct hw_wqe_inl_seg);
+	uint32_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (len + sg[i].length > qp->max_inline)
+			return -1;
+		memcpy(d + len, (void *)(uintptr_t)sg[i].addr, sg[i].length);
+		len += sg[i].length;
+	}
+	if (len == 0)
+		return 0;
+	hw_inl_seg_set((struct hw_wqe_inl_seg *)p, len);
+	return (int)((sizeof(struct hw_wqe_inl_seg) + len + 15) & ~15u);
+}
+
+/* The segments between ctrl and data for the WR's opcode and the QP's type; bytes written. */
+static size_t vb_mid_segs(const struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *p)
+{
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD) {
+		struct hw_wqe_datagram_seg *d = (void *)p;
+
+		memcpy(d, &((const struct vb_ah *)wr->wr.ud.ah)->av, sizeof(*d));
+		d->dqp_dct = htobe32(wr->wr.ud.remote_qpn | 0x80000000u);
+		d->qkey = htobe32(wr->wr.ud.remote_qkey);
+		return sizeof(*d);
+	}
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		hw_raddr_seg_set((void *)p, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+		return sizeof(struct hw_wqe_raddr_seg);
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		hw_raddr_seg_set((void *)p, wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
+		hw_atomic_seg_set((void *)(p + 16), wr->wr.atomic.swap, wr->wr.atomic.compare_add);
+		return 32;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		hw_raddr_seg_set((void *)p, wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
+		hw_atomic_seg_set((void *)(p + 16), wr->wr.atomic.compare_add, 0);
+		return 32;
+	case IBV_WR_LOCAL_INV:
+		return vb_local_inv_seg(p);
+	default:
+		return 0;
+	}
+}
+
+static __be32 vb_send_imm(const struct ibv_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return wr->imm_data;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		return htobe32(wr->invalidate_rkey);
+	default:
+		return 0;
+	}
+}
+
+/* Builds one WR's WQE in w; its size in bytes, or -errno. */
+static int vb_build(struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *w, uint8_t fence)
+{
+	struct hw_wqe_ctrl_seg *ctrl = (void *)w;
+	size_t off = sizeof(*ctrl);
+	uint8_t op = vb_wr_hw_op[wr->opcode];
+	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+	off += vb_mid_segs(qp, wr, w + off);
+	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge > 0 && !atomic) {
+		int n = vb_inline(qp, wr->sg_list, wr->num_sge, w + off);
+
+		if (n < 0)
+			return -ENOMEM;
+		off += (size_t)n;
+	} else {
+		for (int i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length == 0)
+				continue;
+			hw_data_seg_set((void *)(w + off), atomic ? VB_ATOMIC_SIZE : wr->sg_list[i].length,
+					wr->sg_list[i].lkey, wr->sg_list[i].addr);
+			off += sizeof(struct hw_wqe_data_seg);
+		}
+	}
+	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, op, 0, qp->qpx.qp_base.qp_num,
+			qp->sig_bits | fence | ((wr->send_flags & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
+				((wr->send_flags & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0),
+			(uint8_t)(off / HW_WQE_DS_BYTES), vb_send_imm(wr));
+	return (int)off;
+}
+
+static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, uint32_t nreq)
+{
+	if ((unsigned int)wr->opcode >= sizeof(vb_wr_hw_op) || vb_wr_hw_op[wr->opcode] == 0xff)
+		return EINVAL;
+	if (qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) + nreq >= qp->sq_max_post)
+		return ENOMEM;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq_max_gs)
+		return ENOMEM;
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
+		return EINVAL;
+	return 0;
+}
+
+/* Records a placed WQE for the poll side and moves the producer counter (as mlx5's post). */
+void vb_sq_commit(struct vb_qp *qp, uint32_t idx, uint64_t wr_id, uint8_t wc_op, uint32_t nreq, uint32_t size)
+{
+	qp->sq_wrid[idx] = wr_id;
+	qp->sq_wc_op[idx] = wc_op;
+	qp->sq_wqe_head[idx] = qp->sq_head + nreq;
+	qp->sq_cur_post += (size + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB;
+}
+
+/* The doorbell record, then the doorbell, after nreq WQEs. */
+void vb_sq_doorbell(struct vb_qp *qp, uint32_t nreq)
+{
+	qp->sq_head += nreq;
+	__atomic_store_n(&qp->dbrec[HW_QP_DBR_SND], htobe32(qp->sq_cur_post & HW_QP_COUNTER_MASK), __ATOMIC_RELEASE);
+	vb_qp_ring(qp);
+}
+
+int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+	_Alignas(16) uint8_t w[VB_MAX_SQ_DESC];
+	uint32_t nreq = 0;
+	uint8_t fence;
+	int err = 0;
+
+	pthread_spin_lock(&qp->sq_lock);
+	for (; wr != NULL; wr = wr->next, nreq++) {
+		uint32_t idx = qp->sq_cur_post & (qp->sq_wqe_cnt - 1);
+		int size;
+
+		err = vb_send_check(qp, wr, nreq);
+		if (err != 0)
+			break;
+		fence = (wr->send_flags & IBV_SEND_FENCE) ? HW_WQE_CTRL_FENCE : qp->fm_cache;
+		size = vb_build(qp, wr, w, fence);
+		if (size < 0) {
+			err = -size;
+			break;
+		}
+		qp->fm_cache = wr->opcode == IBV_WR_LOCAL_INV ? HW_WQE_CTRL_SMALL_FENCE : 0;
+		vb_sq_place(qp, idx, w, (uint32_t)size);
+		vb_sq_commit(qp, idx, wr->wr_id, vb_wr_wc_op[wr->opcode], nreq, (uint32_t)size);
+	}
+	if (err != 0)
+		*bad = wr;
+	if (nreq != 0)
+		vb_sq_doorbell(qp, nreq);
+	pthread_spin_unlock(&qp->sq_lock);
+	return err;
+}
+
+/* A receive WQE: the data segments, ended by an invalid-key one when the list is shorter than the stride. */
+void vb_recv_wqe(uint8_t *p, uint32_t max_gs, const struct ibv_recv_wr *wr)
+{
+	struct hw_wqe_data_seg *d = (void *)p;
+	uint32_t j = 0;
+
+	for (int i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length == 0)
+			continue;
+		hw_data_seg_set(&d[j++], wr->sg_list[i].length, wr->sg_list[i].lkey, wr->sg_list[i].addr);
+	}
+	if (j < max_gs)
+		hw_data_seg_set(&d[j], 0, HW_RQ_INVALID_LKEY, 0);
+}
+
+int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+	uint32_t nreq = 0;
+	int err = 0;
+
+	if (qp->srq != NULL) {
+		*bad = wr;
+		return EINVAL; /* its receives go to the SRQ */
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	for (; wr != NULL; wr = wr->next, nreq++) {
+		uint32_t idx = (qp->rq_head + nreq) & (qp->rq_wqe_cnt - 1);
+
+		if (qp->rq_head - atomic_load_explicit(&qp->rq_tail, memory_order_acquire) + nreq >= qp->rq_max_post) {
+			err = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq_max_gs) {
+			err = EINVAL;
+			break;
+		}
+		vb_recv_wqe(qp->rq_buf + ((size_t)idx << qp->rq_shift), qp->rq_max_gs, wr);
+		qp->rq_wrid[idx] = wr->wr_id;
+	}
+	if (err != 0)
+		*bad = wr;
+	if (nreq != 0) {
+		qp->rq_head += nreq;
+		/* The record (written by the doorbell) makes the WQEs the device's. */
+		(void)hw_qp_ring_rq(qp->hw, qp->rq_head);
+		/* A QP in the error state flushes what is posted to it, as the card does. */
+		if (hw_qp_state(qp->hw) == HW_QP_ERR)
+			(void)hw_qp_modify(qp->hw, HW_QP_ERR);
+	}
+	pthread_spin_unlock(&qp->rq_lock);
+	return err;
+}

@@ -1,0 +1,556 @@
+/*
+ * vb_qp — queue pairs: create (sized as the mlx5 provider sizes them),
+ * the state machine with the kernel's attribute rules, query, destroy.
+ *
+ * The rings are the hw QP's (RQ first, SQ after it, the PRM layout); the
+ * library keeps the producer side as an mlx5 driver does (vb_post.c). A
+ * modify is checked whole before anything changes: the transition must be
+ * in the IB table, the mask must hold the transition's required attributes
+ * and nothing beyond its optional ones, and the values must be in range.
+ * SQD and SQE are not states this device has: moving to them is EINVAL.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base_log.h"
+#include "hw_ids.h"
+#include "vb_export.h"
+#include "vb_int.h"
+
+#define VB_QP_SEND_OPS_RC                                                                          \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |       \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
+	 IBV_QP_EX_WITH_LOCAL_INV)
+#define VB_QP_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define VB_QP_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+/* The send WQE overhead before data: ctrl and the largest of raddr+atomic or a LOCAL_INV UMR. */
+#define VB_SQ_OVERHEAD_RC                                                                          \
+	(sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_umr_ctrl_seg) + sizeof(struct hw_wqe_mkey_ctx_seg))
+#define VB_SQ_OVERHEAD_UD (sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_datagram_seg))
+#define VB_MAX_RD_ATOMIC 16
+#define VB_ACCESS_QP (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static uint32_t vb_pow2_up(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+
+/* mlx5's send queue sizing: WQEs of the largest request, the ring a power of two of basic blocks. */
+static int vb_qp_size_sq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
+{
+	uint32_t over = a->qp_type == IBV_QPT_UD ? VB_SQ_OVERHEAD_UD : VB_SQ_OVERHEAD_RC;
+	uint32_t size, inl = 0, wq;
+
+	if (a->cap.max_send_sge > (VB_MAX_SQ_DESC - over) / sizeof(struct hw_wqe_data_seg))
+		return EINVAL;
+	if (a->cap.max_inline_data > VB_MAX_SQ_DESC - over - sizeof(struct hw_wqe_inl_seg))
+		return EINVAL;
+	if (a->cap.max_send_wr > VB_MAX_QP_WR)
+		return EINVAL;
+	if (a->cap.max_inline_data != 0)
+		inl = over + ((sizeof(struct hw_wqe_inl_seg) + a->cap.max_inline_data + 15) & ~15u);
+	size = over + a->cap.max_send_sge * (uint32_t)sizeof(struct hw_wqe_data_seg);
+	if (inl > size)
+		size = inl;
+	size = (size + HW_SEND_WQE_BB - 1) & ~(uint32_t)(HW_SEND_WQE_BB - 1);
+	qp->max_inline = size - over - (uint32_t)sizeof(struct hw_wqe_inl_seg);
+	qp->sq_max_gs = a->cap.max_send_sge;
+	if (a->cap.max_send_wr == 0) {
+		qp->sq_wqe_cnt = 1;
+		qp->sq_max_post = 0;
+		return 0;
+	}
+	wq = vb_pow2_up(a->cap.max_send_wr * size);
+	qp->sq_wqe_cnt = wq / HW_SEND_WQE_BB;
+	if (qp->sq_wqe_cnt > (1u << HW_QP_LOG_SQ_MAX))
+		return EINVAL;
+	qp->sq_max_post = wq / size;
+	return 0;
+}
+
+/* mlx5's receive queue sizing: a power-of-two stride of data segments. */
+static int vb_qp_size_rq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
+{
+	uint32_t sge = a->cap.max_recv_sge > 1 ? a->cap.max_recv_sge : 1;
+	uint32_t stride = vb_pow2_up(sge * (uint32_t)sizeof(struct hw_wqe_data_seg));
+	uint32_t wq;
+
+	if (a->srq != NULL) {
+		qp->rq_wqe_cnt = 0;
+		return 0;
+	}
+	if (a->cap.max_recv_sge > VB_MAX_SGE || stride > VB_MAX_RQ_DESC || a->cap.max_recv_wr > VB_MAX_QP_WR)
+		return EINVAL;
+	wq = vb_pow2_up(a->cap.max_recv_wr > 0 ? a->cap.max_recv_wr : 1) * stride;
+	if (wq < HW_SEND_WQE_BB)
+		wq = HW_SEND_WQE_BB;
+	qp->rq_wqe_cnt = wq / stride;
+	qp->rq_shift = vb_log2_up(stride);
+	qp->rq_max_gs = stride / sizeof(struct hw_wqe_data_seg);
+	qp->rq_max_post = a->cap.max_recv_wr > 0 ? qp->rq_wqe_cnt : 0;
+	if (qp->rq_wqe_cnt > (1u << HW_QP_LOG_RQ_MAX))
+		return EINVAL;
+	return 0;
+}
+
+static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
+{
+	uint64_t ops;
+
+	if (a->comp_mask & ~(uint32_t)VB_QP_COMP_MASK)
+		return EOPNOTSUPP;
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
+		return EINVAL;
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD)
+		return EOPNOTSUPP;
+	if (a->send_cq == NULL || a->recv_cq == NULL)
+		return EINVAL;
+	if (a->srq != NULL && a->srq->context != &ctx->vctx.context)
+		return EINVAL;
+	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ops = a->qp_type == IBV_QPT_UD ? VB_QP_SEND_OPS_UD : VB_QP_SEND_OPS_RC;
+		if (a->send_ops_flags & ~ops)
+			return EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void vb_qp_free(struct vb_qp *qp)
+{
+	if (qp->hw != NULL)
+		hw_qp_destroy(qp->hw);
+	if (qp->qpx.qp_base.qp_num != 0)
+		(void)hw_id_free(HW_ID_QPN, qp->qpx.qp_base.qp_num);
+	free(qp->sq_wrid);
+	free(qp->sq_wqe_head);
+	free(qp->sq_wc_op);
+	free(qp->rq_wrid);
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	pthread_mutex_destroy(&qp->qpx.qp_base.mutex);
+	pthread_cond_destroy(&qp->qpx.qp_base.cond);
+	free(qp);
+}
+
+static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struct ibv_qp_init_attr_ex *a)
+{
+	struct hw_qp_attr ha = {
+		.type = a->qp_type == IBV_QPT_UD ? HW_QPT_UD : HW_QPT_RC,
+		.pd = vb_pd_of(a->pd)->hw,
+		.send_cq = vb_cq_of(a->send_cq)->hw,
+		.recv_cq = vb_cq_of(a->recv_cq)->hw,
+		.log_sq_size = vb_log2_up(qp->sq_wqe_cnt),
+		.log_rq_size = vb_log2_up(qp->rq_wqe_cnt > 0 ? qp->rq_wqe_cnt : 1),
+		.log_rq_stride = qp->rq_wqe_cnt > 0 ? qp->rq_shift : HW_QP_LOG_RQ_STRIDE_MIN,
+		.srq = a->srq != NULL ? vb_srq_of(a->srq)->hw : NULL,
+		.lid = ctx->dev->lid,
+		.shared = true,
+	};
+	uint64_t prefix = htobe64(0xfe80000000000000ull);
+	uint32_t qpn;
+
+	memcpy(ha.gid, &prefix, 8);
+	memcpy(ha.gid + 8, &ctx->dev->node_guid, 8);
+	if (hw_id_alloc(HW_ID_QPN, &qpn) != HW_OK)
+		return ENOMEM;
+	qp->qpx.qp_base.qp_num = qpn;
+	ha.qpn = qpn;
+	if (hw_qp_create(&ha, &qp->hw) != HW_OK) {
+		qp->hw = NULL;
+		return ENOMEM;
+	}
+	qp->dbrec = hw_qp_dbrec(qp->hw);
+	qp->sq_buf = hw_qp_sq_buf(qp->hw);
+	qp->rq_buf = hw_qp_rq_buf(qp->hw);
+	return 0;
+}
+
+static int vb_qp_alloc_ids(struct vb_qp *qp)
+{
+	qp->sq_wrid = calloc(qp->sq_wqe_cnt, sizeof(*qp->sq_wrid));
+	qp->sq_wqe_head = calloc(qp->sq_wqe_cnt, sizeof(*qp->sq_wqe_head));
+	qp->sq_wc_op = calloc(qp->sq_wqe_cnt, sizeof(*qp->sq_wc_op));
+	qp->rq_wrid = calloc(qp->rq_wqe_cnt > 0 ? qp->rq_wqe_cnt : 1, sizeof(*qp->rq_wrid));
+	return qp->sq_wrid && qp->sq_wqe_head && qp->sq_wc_op && qp->rq_wrid ? 0 : ENOMEM;
+}
+
+static void vb_qp_fill(struct vb_qp *qp, struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
+{
+	struct ibv_qp *q = &qp->qpx.qp_base;
+
+	q->context = c;
+	q->qp_context = a->qp_context;
+	q->pd = a->pd;
+	q->send_cq = a->send_cq;
+	q->recv_cq = a->recv_cq;
+	q->srq = a->srq;
+	q->handle = q->qp_num;
+	q->state = IBV_QPS_RESET;
+	q->qp_type = a->qp_type;
+	q->events_completed = 0;
+	qp->sig_bits = a->sq_sig_all ? HW_WQE_CTRL_CQ_UPDATE : 0;
+	/* What the program gets back, as mlx5 reports it. */
+	a->cap.max_send_wr = qp->sq_max_post;
+	a->cap.max_inline_data = qp->max_inline;
+	a->cap.max_recv_wr = a->srq != NULL ? 0 : qp->rq_max_post;
+	a->cap.max_recv_sge = a->srq != NULL ? 0 : qp->rq_max_gs;
+	qp->init.qp_context = a->qp_context;
+	qp->init.send_cq = a->send_cq;
+	qp->init.recv_cq = a->recv_cq;
+	qp->init.srq = a->srq;
+	qp->init.cap = a->cap;
+	qp->init.qp_type = a->qp_type;
+	qp->init.sq_sig_all = a->sq_sig_all;
+	qp->attr.cap = a->cap;
+	qp->attr.port_num = VB_PORT;
+}
+
+struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
+{
+	struct vb_context *ctx = vb_ctx_checked(context);
+	struct vb_qp *qp;
+	int rc;
+
+	if (ctx == NULL || a == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = vb_qp_attr_ok(ctx, a);
+	if (rc != 0)
+		goto err;
+	rc = ENOMEM;
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		goto err;
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_init(&qp->qpx.qp_base.mutex, NULL);
+	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);
+	qp->ctx = ctx;
+	rc = vb_qp_size_sq(qp, a);
+	if (rc == 0)
+		rc = vb_qp_size_rq(qp, a);
+	if (rc == 0)
+		rc = vb_qp_alloc_ids(qp);
+	if (rc == 0)
+		rc = vb_qp_hw_create(ctx, qp, a);
+	if (rc != 0)
+		goto err_free;
+	vb_qp_fill(qp, context, a);
+	qp->pd = vb_pd_of(a->pd);
+	qp->scq = vb_cq_of(a->send_cq);
+	qp->rcq = vb_cq_of(a->recv_cq);
+	qp->srq = a->srq != NULL ? vb_srq_of(a->srq) : NULL;
+	atomic_fetch_add(&qp->pd->users, 1);
+	if (qp->srq != NULL)
+		atomic_fetch_add(&qp->srq->users, 1);
+	vb_cq_add_qp(qp->scq, qp, true);
+	vb_cq_add_qp(qp->rcq, qp, false);
+	vb_qp_wr_fill(qp);
+	qp->ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
+	return &qp->qpx.qp_base;
+
+err_free:
+	vb_qp_free(qp);
+err:
+	errno = rc;
+	return NULL;
+}
+
+VB_EXPORT struct ibv_qp *vb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr);
+VB_EXPORT struct ibv_qp *vb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp;
+
+	if (pd == NULL || attr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, attr, sizeof(*attr));
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = pd;
+	qp = vb_create_qp_ex(pd->context, &a);
+	if (qp != NULL)
+		attr->cap = a.cap;
+	return qp;
+}
+VB_SYMVER(vb_create_qp, ibv_create_qp, "IBVERBS_1.1");
+
+VB_EXPORT int vb_destroy_qp(struct ibv_qp *qp);
+VB_EXPORT int vb_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+
+	if (ibqp == NULL)
+		return EINVAL;
+	vb_cq_del_qp(qp->scq, qp, true);
+	vb_cq_del_qp(qp->rcq, qp, false);
+	if (qp->srq != NULL)
+		atomic_fetch_sub(&qp->srq->users, 1);
+	atomic_fetch_sub(&qp->pd->users, 1);
+	vb_qp_free(qp);
+	return 0;
+}
+VB_SYMVER(vb_destroy_qp, ibv_destroy_qp, "IBVERBS_1.1");
+
+/* The IB transitions this device has, with their required and optional attributes per type. */
+struct vb_trans {
+	bool valid;
+	int req[2]; /* [0] RC, [1] UD */
+	int opt[2];
+};
+
+#define VB_RC_PATH (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
+
+static const struct vb_trans vb_qp_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_RESET] = {.valid = true},
+		[IBV_QPS_ERR] = {.valid = true},
+		[IBV_QPS_INIT] = {.valid = true,
+				  .req = {IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+					  IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY}},
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_RESET] = {.valid = true},
+		[IBV_QPS_ERR] = {.valid = true},
+		[IBV_QPS_INIT] = {.valid = true,
+				  .opt = {IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+					  IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY}},
+		[IBV_QPS_RTR] = {.valid = true,
+				 .req = {IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+					 0},
+				 .opt = {IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
+					 IBV_QP_PKEY_INDEX | IBV_QP_QKEY}},
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RESET] = {.valid = true},
+		[IBV_QPS_ERR] = {.valid = true},
+		[IBV_QPS_RTS] = {.valid = true,
+				 .req = {IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+						 IBV_QP_MAX_QP_RD_ATOMIC,
+					 IBV_QP_SQ_PSN},
+				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY}},
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RESET] = {.valid = true},
+		[IBV_QPS_ERR] = {.valid = true},
+		[IBV_QPS_RTS] = {.valid = true,
+				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY}},
+	},
+	[IBV_QPS_ERR] = {
+		[IBV_QPS_RESET] = {.valid = true},
+		[IBV_QPS_ERR] = {.valid = true},
+	},
+};
+
+#define VB_QP_MASK_KNOWN ((IBV_QP_RATE_LIMIT << 1) - 1)
+
+/* The value checks of a modify (after the mask's): 0 or EINVAL. */
+static int vb_qp_values_ok(const struct vb_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	if ((mask & IBV_QP_PORT) && a->port_num != VB_PORT)
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~(unsigned int)VB_ACCESS_QP))
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > HW_QP_RNR_TIMER_MAX)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > HW_QP_RNR_RETRY_INFINITE)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > VB_MAX_RD_ATOMIC)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > VB_MAX_RD_ATOMIC)
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	if ((mask & IBV_QP_AV) && a->ah_attr.port_num != 0 && a->ah_attr.port_num != VB_PORT)
+		return EINVAL;
+	(void)qp;
+	return 0;
+}
+
+/* The transition's checks: 0 or EINVAL, nothing changed. */
+static int vb_qp_modify_ok(const struct vb_qp *qp, const struct ibv_qp_attr *a, int mask, enum ibv_qp_state *to)
+{
+	enum ibv_qp_state cur = qp->qpx.qp_base.state;
+	const struct vb_trans *t;
+	int ty = qp->qpx.qp_base.qp_type == IBV_QPT_UD ? 1 : 0;
+
+	if (mask & ~VB_QP_MASK_KNOWN)
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != cur)
+		return EINVAL;
+	*to = (mask & IBV_QP_STATE) ? a->qp_state : cur;
+	if ((unsigned int)cur > IBV_QPS_ERR || (unsigned int)*to > IBV_QPS_ERR)
+		return EINVAL;
+	t = &vb_qp_table[cur][*to];
+	if (!t->valid)
+		return EINVAL;
+	if ((mask & t->req[ty]) != t->req[ty])
+		return EINVAL;
+	if (mask & ~(t->req[ty] | t->opt[ty] | IBV_QP_STATE))
+		return EINVAL;
+	return vb_qp_values_ok(qp, a, mask);
+}
+
+static void vb_qp_keep(struct vb_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct ibv_qp_attr *k = &qp->attr;
+
+	if (mask & IBV_QP_PKEY_INDEX)
+		k->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT)
+		k->port_num = a->port_num;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		k->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_QKEY)
+		k->qkey = a->qkey;
+	if (mask & IBV_QP_AV)
+		k->ah_attr = a->ah_attr;
+	if (mask & IBV_QP_ALT_PATH) {
+		k->alt_ah_attr = a->alt_ah_attr;
+		k->alt_pkey_index = a->alt_pkey_index;
+		k->alt_port_num = a->alt_port_num;
+		k->alt_timeout = a->alt_timeout;
+	}
+	if (mask & IBV_QP_PATH_MTU)
+		k->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)
+		k->dest_qp_num = a->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN)
+		k->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_SQ_PSN)
+		k->sq_psn = a->sq_psn;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		k->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		k->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		k->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_RNR_RETRY)
+		k->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_TIMEOUT)
+		k->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		k->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		k->path_mig_state = a->path_mig_state;
+}
+
+/* Back to RESET: the driver's counters start over with the device's (mlx5_init_qp_indices). */
+static void vb_qp_reset(struct vb_qp *qp)
+{
+	qp->sq_cur_post = 0;
+	qp->sq_head = 0;
+	atomic_store(&qp->sq_tail, 0);
+	qp->rq_head = 0;
+	atomic_store(&qp->rq_tail, 0);
+	qp->fm_cache = 0;
+	qp->dbrec[HW_QP_DBR_RCV] = 0;
+	qp->dbrec[HW_QP_DBR_SND] = 0;
+}
+
+static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
+{
+	switch (s) {
+	case IBV_QPS_INIT:
+		return HW_QP_INIT;
+	case IBV_QPS_RTR:
+		return HW_QP_RTR;
+	case IBV_QPS_RTS:
+		return HW_QP_RTS;
+	case IBV_QPS_ERR:
+		return HW_QP_ERR;
+	default:
+		return HW_QP_RESET;
+	}
+}
+
+/* The device's side of a checked modify. */
+static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_state to, int mask)
+{
+	const struct ibv_qp_attr *k = &qp->attr;
+
+	if ((mask & IBV_QP_QKEY) && qp->qpx.qp_base.qp_type == IBV_QPT_UD)
+		(void)hw_qp_set_qkey(qp->hw, k->qkey);
+	if (mask & (IBV_QP_MIN_RNR_TIMER | IBV_QP_RNR_RETRY))
+		(void)hw_qp_set_rnr(qp->hw, k->min_rnr_timer, k->rnr_retry);
+	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
+	    hw_qp_connect_qpn(qp->hw, k->dest_qp_num) != HW_OK) {
+		/* As on a fabric: the modify succeeds, the sends fail (transport retries exceeded). */
+		BASE_DBG("QP %u: no QP %u to connect to", qp->qpx.qp_base.qp_num, k->dest_qp_num);
+		hw_qp_connect(qp->hw, NULL);
+	}
+	if (cur == to)
+		return 0;
+	if (to == IBV_QPS_RESET)
+		vb_qp_reset(qp);
+	if (hw_qp_modify(qp->hw, vb_hw_state(to)) != HW_OK)
+		return EINVAL;
+	return 0;
+}
+
+VB_EXPORT int vb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+VB_EXPORT int vb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+	enum ibv_qp_state cur, to;
+	int rc;
+
+	if (ibqp == NULL || attr == NULL)
+		return EINVAL;
+	/* A QP the device moved to ERR (a failed work request) is in ERR for the table too. */
+	if (hw_qp_state(qp->hw) == HW_QP_ERR)
+		ibqp->state = IBV_QPS_ERR;
+	cur = ibqp->state;
+	rc = vb_qp_modify_ok(qp, attr, mask, &to);
+	if (rc != 0)
+		return rc;
+	vb_qp_keep(qp, attr, mask);
+	rc = vb_qp_apply(qp, cur, to, mask);
+	if (rc != 0)
+		return rc;
+	ibqp->state = to;
+	qp->attr.qp_state = to;
+	if (to == IBV_QPS_RTS && cur != IBV_QPS_RTS)
+		vb_qp_ring(qp); /* work posted before RTS runs now */
+	return 0;
+}
+VB_SYMVER(vb_modify_qp, ibv_modify_qp, "IBVERBS_1.1");
+
+VB_EXPORT int vb_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			  struct ibv_qp_init_attr *init_attr);
+VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+			  struct ibv_qp_init_attr *init_attr)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+
+	(void)attr_mask; /* as the kernel: every attribute is returned */
+	if (ibqp == NULL || attr == NULL || init_attr == NULL)
+		return EINVAL;
+	if (hw_qp_state(qp->hw) == HW_QP_ERR)
+		ibqp->state = IBV_QPS_ERR;
+	*attr = qp->attr;
+	attr->qp_state = ibqp->state;
+	attr->cur_qp_state = ibqp->state;
+	attr->sq_draining = 0;
+	attr->en_sqd_async_notify = 0;
+	*init_attr = qp->init;
+	return 0;
+}
+VB_SYMVER(vb_query_qp, ibv_query_qp, "IBVERBS_1.1");

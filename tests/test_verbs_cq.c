@@ -1,0 +1,300 @@
+/*
+ * libibverbs.so.1: completion queues — create (sizes as mlx5 rounds them,
+ * the refusals), destroy while in use, completion channels (pollable
+ * descriptors, get_cq_event/ack, solicited-only arming, non-blocking), the
+ * overrun async event, and the extended CQ's start/next/end_poll and read_*.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "verbs_qp_fixture.h"
+
+static uint8_t vc_mem[2][8192] __attribute__((aligned(4096)));
+
+static void test_create(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_cq_init_attr_ex ax = {.cqe = 10};
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+	int ctx_tag;
+
+	CHECK(c != NULL);
+	cq = ibv_create_cq(c, 1, &ctx_tag, NULL, 0);
+	CHECK(cq != NULL);
+	CHECK(cq->cqe == 1 && cq->context == c && cq->cq_context == &ctx_tag && cq->channel == NULL);
+	CHECK_OK(ibv_destroy_cq(cq));
+	cq = ibv_create_cq(c, 100, NULL, NULL, 0);
+	CHECK(cq != NULL && cq->cqe == 127);
+	CHECK_OK(ibv_destroy_cq(cq));
+	errno = 0;
+	CHECK(ibv_create_cq(c, 0, NULL, NULL, 0) == NULL && errno == EINVAL);
+	CHECK(ibv_create_cq(c, -1, NULL, NULL, 0) == NULL && errno == EINVAL);
+	CHECK(ibv_create_cq(c, 4194304, NULL, NULL, 0) == NULL && errno == EINVAL);
+	CHECK(ibv_create_cq(c, 4, NULL, NULL, 1) == NULL && errno == EINVAL); /* one completion vector */
+	CHECK(ibv_create_cq(NULL, 4, NULL, NULL, 0) == NULL && errno == EINVAL);
+	CHECK(ibv_destroy_cq(NULL) == EINVAL);
+	/* Extended: the standard fields and completion timestamps are there, the wall clock is not. */
+	ax.wc_flags = IBV_WC_STANDARD_FLAGS;
+	cqx = ibv_create_cq_ex(c, &ax);
+	CHECK(cqx != NULL && cqx->cqe == 15);
+	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	ax.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	cqx = ibv_create_cq_ex(c, &ax);
+	CHECK(cqx != NULL);
+	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	ax.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	CHECK(ibv_create_cq_ex(c, &ax) == NULL && errno == EOPNOTSUPP);
+	ax.wc_flags = 0;
+	ax.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	ax.flags = 1u << 7;
+	CHECK(ibv_create_cq_ex(c, &ax) == NULL && errno == EINVAL);
+	ax.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	cqx = ibv_create_cq_ex(c, &ax);
+	CHECK(cqx != NULL);
+	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	/* Resizing is not supported: the CQ stays as it was. */
+	cq = vq_cq(c, 8);
+	CHECK(cq != NULL);
+	CHECK(ibv_resize_cq(cq, 64) == EOPNOTSUPP && cq->cqe == 15);
+}
+
+/* A CQ that a QP completes into stays; a channel that a CQ uses stays. */
+static void test_busy(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	ch = ibv_create_comp_channel(c);
+	CHECK(ch != NULL);
+	th_defer(vq_destroy_channel_cb, ch);
+	cq = ibv_create_cq(c, 8, NULL, ch, 0);
+	CHECK(cq != NULL && cq->channel == ch && ch->refcnt == 1);
+	CHECK(ibv_destroy_comp_channel(ch) == EBUSY);
+	qp = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+	CHECK(qp != NULL);
+	CHECK(ibv_destroy_cq(cq) == EBUSY);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY);
+	CHECK_OK(ibv_destroy_qp(qp));
+	th_undefer(vq_destroy_qp_cb, qp);
+	CHECK_OK(ibv_destroy_cq(cq));
+	CHECK(ch->refcnt == 0);
+}
+
+struct vc_pair {
+	struct ibv_context *c;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;    /* the receiver's, on the channel */
+	struct ibv_cq *scq;
+	struct ibv_qp *a, *b;
+	struct ibv_mr *mr;
+};
+
+static void vc_pair(struct vc_pair *p, int cqe)
+{
+	memset(p, 0, sizeof(*p));
+	p->c = vf_open();
+	CHECK(p->c != NULL);
+	p->pd = vf_pd(p->c);
+	CHECK(p->pd != NULL);
+	p->ch = ibv_create_comp_channel(p->c);
+	CHECK(p->ch != NULL);
+	th_defer(vq_destroy_channel_cb, p->ch);
+	p->cq = ibv_create_cq(p->c, cqe, &p->cq, p->ch, 0);
+	CHECK(p->cq != NULL);
+	th_defer(vq_destroy_cq_cb, p->cq);
+	p->scq = vq_cq(p->c, 64);
+	CHECK(p->scq != NULL);
+	p->mr = vq_mr(p->pd, vc_mem, sizeof(vc_mem), VQ_ACCESS_ALL);
+	CHECK(p->mr != NULL);
+	p->a = vq_qp(p->pd, IBV_QPT_RC, p->scq, p->scq, 16);
+	p->b = vq_qp(p->pd, IBV_QPT_RC, p->cq, p->cq, 16);
+	CHECK(p->a != NULL && p->b != NULL);
+	CHECK_OK(vq_up(p->a, p->b->qp_num, 0, 0));
+	CHECK_OK(vq_up(p->b, p->a->qp_num, 0, 0));
+}
+
+static void vc_send(struct vc_pair *p, uint64_t id, unsigned int flags)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)vc_mem[0], .length = 16, .lkey = p->mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = id, .sg_list = &sge, .num_sge = 1}, *rbad;
+	struct ibv_send_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = flags}, *bad;
+
+	rw.sg_list = &(struct ibv_sge){.addr = (uintptr_t)vc_mem[1], .length = 64, .lkey = p->mr->lkey};
+	CHECK_OK(ibv_post_recv(p->b, &rw, &rbad));
+	CHECK_OK(ibv_post_send(p->a, &wr, &bad));
+}
+
+static int vc_readable(int fd, int ms)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+	return poll(&pf, 1, ms);
+}
+
+static void test_channel_events(void)
+{
+	struct vc_pair p;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	struct ibv_wc wc;
+
+	vc_pair(&p, 16);
+	CHECK(vc_readable(p.ch->fd, 0) == 0);
+	CHECK_OK(ibv_req_notify_cq(p.cq, 0));
+	CHECK(vc_readable(p.ch->fd, 0) == 0);
+	vc_send(&p, 1, 0);
+	CHECK(vc_readable(p.ch->fd, 5000) == 1);
+	CHECK_OK(ibv_get_cq_event(p.ch, &ev_cq, &ev_ctx));
+	CHECK(ev_cq == p.cq && ev_ctx == &p.cq);
+	ibv_ack_cq_events(ev_cq, 1);
+	CHECK(p.cq->comp_events_completed == 1);
+	CHECK(ibv_poll_cq(p.cq, 1, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	/* Not re-armed: the next completion makes no event. */
+	vc_send(&p, 2, 0);
+	CHECK(vc_readable(p.ch->fd, 0) == 0);
+	CHECK(ibv_poll_cq(p.cq, 1, &wc) == 1 && wc.wr_id == 2);
+	/* A non-blocking channel reports EAGAIN when nothing is there. */
+	CHECK(fcntl(p.ch->fd, F_SETFL, fcntl(p.ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+	errno = 0;
+	CHECK(ibv_get_cq_event(p.ch, &ev_cq, &ev_ctx) == -1 && errno == EAGAIN);
+	/* An arm with a completion already waiting fires at once. */
+	vc_send(&p, 3, 0);
+	CHECK_OK(ibv_req_notify_cq(p.cq, 0));
+	CHECK(vc_readable(p.ch->fd, 5000) == 1);
+	CHECK_OK(ibv_get_cq_event(p.ch, &ev_cq, &ev_ctx));
+	ibv_ack_cq_events(ev_cq, 1);
+	CHECK(ibv_poll_cq(p.cq, 1, &wc) == 1 && wc.wr_id == 3);
+}
+
+/* Solicited-only: an unsolicited receive does not fire, a solicited one does. */
+static void test_solicited(void)
+{
+	struct vc_pair p;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	struct ibv_wc wc;
+
+	vc_pair(&p, 16);
+	CHECK_OK(ibv_req_notify_cq(p.cq, 1));
+	vc_send(&p, 1, 0);
+	CHECK(vc_readable(p.ch->fd, 0) == 0);
+	CHECK(ibv_poll_cq(p.cq, 1, &wc) == 1 && wc.wr_id == 1);
+	vc_send(&p, 2, IBV_SEND_SOLICITED);
+	CHECK(vc_readable(p.ch->fd, 5000) == 1);
+	CHECK_OK(ibv_get_cq_event(p.ch, &ev_cq, &ev_ctx));
+	CHECK(ev_cq == p.cq);
+	ibv_ack_cq_events(ev_cq, 1);
+	CHECK(ibv_poll_cq(p.cq, 1, &wc) == 1 && wc.wr_id == 2);
+}
+
+/* More completions than the ring holds: the CQ reports IBV_EVENT_CQ_ERR once. */
+static void test_overrun(void)
+{
+	struct ibv_async_event ev;
+	struct vc_pair p;
+	struct ibv_wc wc[4];
+
+	vc_pair(&p, 1); /* two slots */
+	for (int i = 0; i < 3; i++)
+		vc_send(&p, (uint64_t)i, 0);
+	CHECK(ibv_poll_cq(p.cq, 4, wc) == 2);
+	CHECK(wc[0].wr_id == 0 && wc[1].wr_id == 1);
+	CHECK(vc_readable(p.c->async_fd, 5000) == 1);
+	CHECK_OK(ibv_get_async_event(p.c, &ev));
+	CHECK(ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == p.cq);
+	ibv_ack_async_event(&ev);
+	vc_send(&p, 9, 0);
+	CHECK(ibv_poll_cq(p.cq, 4, wc) == 1);
+	CHECK(vc_readable(p.c->async_fd, 0) == 0);
+}
+
+/* The extended CQ: ENOENT when empty, then every completion through start/next and read_*. */
+static uint64_t vc_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void test_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex ax = {.cqe = 16,
+					 .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
+	struct ibv_poll_cq_attr pa = {0};
+	uint64_t t0, t1, ts_recv;
+	struct ibv_context *c = vf_open();
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rw, *rbad;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *a, *b;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	cqx = ibv_create_cq_ex(c, &ax);
+	CHECK(cqx != NULL);
+	th_defer(vq_destroy_cq_cb, ibv_cq_ex_to_cq(cqx));
+	mr = vq_mr(pd, vc_mem, sizeof(vc_mem), VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	a = vq_qp(pd, IBV_QPT_RC, ibv_cq_ex_to_cq(cqx), ibv_cq_ex_to_cq(cqx), 8);
+	b = vq_qp(pd, IBV_QPT_RC, ibv_cq_ex_to_cq(cqx), ibv_cq_ex_to_cq(cqx), 8);
+	CHECK(a != NULL && b != NULL);
+	CHECK_OK(vq_up(a, b->qp_num, 0, 0));
+	CHECK_OK(vq_up(b, a->qp_num, 0, 0));
+	CHECK(ibv_start_poll(cqx, &pa) == ENOENT);
+	sge = (struct ibv_sge){.addr = (uintptr_t)vc_mem[1], .length = 64, .lkey = mr->lkey};
+	rw = (struct ibv_recv_wr){.wr_id = 10, .sg_list = &sge, .num_sge = 1};
+	CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+	sge = (struct ibv_sge){.addr = (uintptr_t)vc_mem[0], .length = 24, .lkey = mr->lkey};
+	wr = (struct ibv_send_wr){.wr_id = 20, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0x1234)};
+	t0 = vc_clock_ns();
+	CHECK_OK(ibv_post_send(a, &wr, &bad));
+	t1 = vc_clock_ns();
+	CHECK_OK(ibv_start_poll(cqx, &pa));
+	CHECK(cqx->wr_id == 10 && cqx->status == IBV_WC_SUCCESS);
+	/* The device clock is CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz). */
+	ts_recv = ibv_wc_read_completion_ts(cqx);
+	CHECK(t0 <= ts_recv && ts_recv <= t1);
+	CHECK(ibv_wc_read_opcode(cqx) == IBV_WC_RECV && ibv_wc_read_byte_len(cqx) == 24);
+	CHECK(ibv_wc_read_qp_num(cqx) == b->qp_num && ibv_wc_read_wc_flags(cqx) == IBV_WC_WITH_IMM);
+	CHECK(ibv_wc_read_imm_data(cqx) == htobe32(0x1234));
+	CHECK(ibv_wc_read_vendor_err(cqx) == 0 && ibv_wc_read_sl(cqx) == 0);
+	CHECK_OK(ibv_next_poll(cqx));
+	CHECK(cqx->wr_id == 20 && cqx->status == IBV_WC_SUCCESS && ibv_wc_read_opcode(cqx) == IBV_WC_SEND);
+	CHECK(ts_recv <= ibv_wc_read_completion_ts(cqx) && ibv_wc_read_completion_ts(cqx) <= t1);
+	CHECK(ibv_wc_read_qp_num(cqx) == a->qp_num);
+	CHECK(ibv_next_poll(cqx) == ENOENT);
+	ibv_end_poll(cqx);
+	CHECK(ibv_start_poll(cqx, &pa) == ENOENT);
+	pa.comp_mask = 1;
+	CHECK(ibv_start_poll(cqx, &pa) == EINVAL);
+}
+
+int main(void)
+{
+	RUN(test_create);
+	RUN(test_busy);
+	RUN(test_channel_events);
+	RUN(test_solicited);
+	RUN(test_overrun);
+	RUN(test_cq_ex);
+	return th_summary("test_verbs_cq");
+}

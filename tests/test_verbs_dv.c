@@ -1,0 +1,162 @@
+/*
+ * libmlx5.so.1: mlx5dv_init_obj's views of a QP, CQ and SRQ are the rings
+ * and doorbell records the device uses — the WQE ibv_post_send wrote is in
+ * sq.buf, the CQE ibv_poll_cq read is in the CQ's buf with the owner bit
+ * the program expects, the consumer index is in the record — with the sizes
+ * and strides mlx5 reports and a doorbell register the program may write.
+ */
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "harness.h"
+#include "verbs_qp_fixture.h"
+
+static uint8_t vdm[2][8192] __attribute__((aligned(4096)));
+
+static void test_views(void)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 7, .max_sge = 1}};
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_qp dqa = {0}, dqb = {0};
+	struct mlx5dv_cq dcq = {0};
+	struct mlx5dv_srq dsrq = {.comp_mask = MLX5DV_SRQ_MASK_SRQN};
+	struct mlx5dv_obj obj;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp *a, *b;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	struct mlx5_cqe64 *cqe;
+	struct mlx5_wqe_ctrl_seg *ctrl;
+	struct mlx5_wqe_raddr_seg *rseg;
+	struct mlx5_wqe_data_seg *dseg;
+	uint32_t srqn = 0;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 7);
+	CHECK(pd != NULL && cq != NULL);
+	mr = vq_mr(pd, vdm, sizeof(vdm), VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	srq = ibv_create_srq(pd, &sa);
+	CHECK(srq != NULL);
+	th_defer(vq_destroy_srq_cb, srq);
+	a = vq_qp(pd, IBV_QPT_RC, cq, cq, 8);
+	b = vq_qp(pd, IBV_QPT_RC, cq, cq, 8);
+	CHECK(a != NULL && b != NULL);
+	CHECK_OK(vq_up(a, b->qp_num, 0, 0));
+	CHECK_OK(vq_up(b, a->qp_num, 0, 0));
+	memset(&obj, 0, sizeof(obj));
+	obj.qp.in = a;
+	obj.qp.out = &dqa;
+	obj.cq.in = cq;
+	obj.cq.out = &dcq;
+	obj.srq.in = srq;
+	obj.srq.out = &dsrq;
+	CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ));
+	/* Sizes: 8 WRs of 192-byte RC WQEs in 32 basic blocks; receives of 4 segments, 8 of them. */
+	CHECK(dqa.sq.stride == 64 && dqa.sq.wqe_cnt == 32 && dqa.sq.buf != NULL);
+	CHECK(dqa.rq.stride == 64 && dqa.rq.wqe_cnt == 8 && dqa.rq.buf != NULL);
+	CHECK((uint8_t *)dqa.sq.buf == (uint8_t *)dqa.rq.buf + 8 * 64); /* RQ first, as mlx5 lays them out */
+	CHECK(dqa.dbrec != NULL && dqa.bf.reg != NULL && ((uintptr_t)dqa.bf.reg & 0xfff) == 0x800);
+	CHECK(dcq.cqe_cnt == 8 && dcq.cqe_size == 64 && dcq.buf != NULL && dcq.dbrec != NULL && dcq.cq_uar != NULL);
+	CHECK(dsrq.stride == 32 && dsrq.head == 0 && dsrq.tail == 7 && dsrq.comp_mask == MLX5DV_SRQ_MASK_SRQN);
+	CHECK_OK(ibv_get_srq_num(srq, &srqn));
+	CHECK(dsrq.srqn == srqn);
+	/* The doorbell page is the program's to write. */
+	*(volatile uint64_t *)dqa.bf.reg = 0;
+	/* A WQE as post_send wrote it. */
+	memset(vdm[0], 0x42, 32);
+	sge = (struct ibv_sge){.addr = (uintptr_t)vdm[0], .length = 32, .lkey = mr->lkey};
+	wr = (struct ibv_send_wr){.wr_id = 3, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED};
+	wr.wr.rdma.remote_addr = (uintptr_t)vdm[1];
+	wr.wr.rdma.rkey = mr->rkey;
+	CHECK_OK(ibv_post_send(a, &wr, &bad));
+	ctrl = dqa.sq.buf;
+	CHECK((be32toh(ctrl->opmod_idx_opcode) & 0xff) == MLX5_OPCODE_RDMA_WRITE);
+	CHECK(((be32toh(ctrl->opmod_idx_opcode) >> 8) & 0xffff) == 0);
+	CHECK(be32toh(ctrl->qpn_ds) == (a->qp_num << 8 | 3));
+	CHECK(ctrl->fm_ce_se == MLX5_WQE_CTRL_CQ_UPDATE);
+	rseg = (void *)(ctrl + 1);
+	CHECK(be64toh(rseg->raddr) == (uintptr_t)vdm[1] && be32toh(rseg->rkey) == mr->rkey);
+	dseg = (void *)(rseg + 1);
+	CHECK(be32toh(dseg->byte_count) == 32 && be32toh(dseg->lkey) == mr->lkey &&
+	      be64toh(dseg->addr) == (uintptr_t)vdm[0]);
+	CHECK(be32toh(dqa.dbrec[MLX5_SND_DBR]) == 1);
+	/* The CQE, by owner bit, as the program would poll it. */
+	cqe = dcq.buf;
+	CHECK(mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ && mlx5dv_get_cqe_owner(cqe) == 0);
+	CHECK(be16toh(cqe->wqe_counter) == 0 && (be32toh(cqe->sop_drop_qpn) & 0xffffff) == a->qp_num);
+	CHECK(mlx5dv_get_cqe_opcode(cqe + 1) == MLX5_CQE_INVALID);
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 1 && wc.wr_id == 3 && wc.status == IBV_WC_SUCCESS);
+	/* The record: the consumer index in word 0, the last arm word in word 1. */
+	CHECK(be32toh(dcq.dbrec[0]) == 1);
+	CHECK(memcmp(vdm[1], vdm[0], 32) == 0);
+	/* Arming writes the arm word to the record. */
+	CHECK_OK(ibv_req_notify_cq(cq, 0));
+	CHECK((be32toh(dcq.dbrec[1]) & 0xffffff) == 1);
+	/* The receive view: post_recv's WQE. */
+	{
+		struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &sge, .num_sge = 1}, *rbad;
+
+		obj.qp.in = b;
+		obj.qp.out = &dqb;
+		CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+		CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+		dseg = dqb.rq.buf;
+		CHECK(be32toh(dseg[0].byte_count) == 32 && be32toh(dseg[0].lkey) == mr->lkey);
+		CHECK(be32toh(dseg[1].lkey) == MLX5_INVALID_LKEY);
+		CHECK(be32toh(dqb.dbrec[MLX5_RCV_DBR]) == 1);
+	}
+	/* Refusals fill nothing. */
+	memset(&dcq, 0, sizeof(dcq));
+	obj.cq.in = NULL;
+	CHECK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ) == EINVAL);
+	CHECK(dcq.buf == NULL);
+}
+
+/* The extended QP's mlx5dv slots exist; what this device has not is reported by wr_complete. */
+static void test_dv_qp_ex(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_init_attr_ex ax;
+	struct mlx5dv_qp_ex *dx;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 8);
+	CHECK(pd != NULL && cq != NULL);
+	ax = (struct ibv_qp_init_attr_ex){.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					  .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE,
+					  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	qp = ibv_create_qp_ex(c, &ax);
+	CHECK(qp != NULL);
+	th_defer(vq_destroy_qp_cb, qp);
+	x = ibv_qp_to_qp_ex(qp);
+	CHECK(x != NULL);
+	dx = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+	CHECK(dx != NULL && dx->wr_memcpy != NULL && dx->wr_set_dc_addr != NULL);
+	ibv_wr_start(x);
+	mlx5dv_wr_memcpy(dx, 0, 0, 0, 0, 8);
+	CHECK(ibv_wr_complete(x) == EOPNOTSUPP);
+	CHECK(mlx5dv_qp_ex_from_ibv_qp_ex(NULL) == NULL && errno == EINVAL);
+}
+
+int main(void)
+{
+	RUN(test_views);
+	RUN(test_dv_qp_ex);
+	return th_summary("test_verbs_dv");
+}

@@ -1,0 +1,129 @@
+/*
+ * ibv_reg_mr makes its key reachable by the other processes of the device:
+ * a child registers memory through the verbs API, this process resolves the
+ * key by number and reads and writes the child's bytes with exactly the
+ * registration's rights and domain. Memory that cannot be moved (a file
+ * mapping) stays local to its process: the key reaches nothing here.
+ * (Linked statically to see hw_mem.)
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fab_mr.h"
+#include "harness.h"
+#include "vb_int.h"
+#include "verbs_fixture.h"
+
+#define LEN 8192
+
+struct hello {
+	uint32_t key, ro_key, file_key, pd;
+	uint64_t addr, file_addr;
+};
+
+static pid_t kid = -1;
+static int to_kid = -1, from_kid = -1;
+
+static void reap_cb(void *arg)
+{
+	(void)arg;
+	if (kid > 0) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	kid = -1;
+	close(to_kid);
+	close(from_kid);
+}
+
+/* The owner: registers, says where, then checks what was written ('c') or quits. */
+static void owner(int in, int out)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = c != NULL ? ibv_alloc_pd(c) : NULL;
+	uint8_t *buf = aligned_alloc(4096, LEN);
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *file = fd >= 0 ? mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	struct ibv_mr *rw, *ro, *fm;
+	struct hello h = {0};
+	char cmd;
+
+	if (pd == NULL || buf == NULL || file == MAP_FAILED)
+		_exit(2);
+	memset(buf, 0x3c, LEN);
+	rw = ibv_reg_mr(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	ro = ibv_reg_mr(pd, buf, LEN, IBV_ACCESS_REMOTE_READ);
+	fm = ibv_reg_mr(pd, file, 4096, IBV_ACCESS_REMOTE_READ);
+	if (rw == NULL || ro == NULL || fm == NULL)
+		_exit(3);
+	h = (struct hello){.key = rw->rkey, .ro_key = ro->rkey, .file_key = fm->rkey, .pd = pd->handle,
+			   .addr = (uintptr_t)buf, .file_addr = (uintptr_t)file};
+	if (write(out, &h, sizeof(h)) != sizeof(h))
+		_exit(4);
+	while (read(in, &cmd, 1) == 1 && cmd == 'c') {
+		char ok = buf[100] == 0x77 && buf[99] == 0x3c ? 'y' : 'n';
+
+		if (write(out, &ok, 1) != 1)
+			_exit(5);
+	}
+	_exit(0);
+}
+
+/* A key of any process, resolved by number, checked as the engine checks it. */
+static enum hw_status vms_check(uint32_t key, uint32_t pd, uint64_t addr, uint64_t len, uint32_t access, uint8_t **p)
+{
+	const struct hw_mkey *mk = hw_mkey_resolve(key);
+
+	return mk == NULL ? HW_ERR_KEY : hw_mkey_check(mk, pd, addr, len, access, p);
+}
+
+static void test_reg_mr_shared(void)
+{
+	int a[2], b[2];
+	struct hello h;
+	uint8_t *p = NULL;
+	char ok = 0;
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		close(a[1]);
+		close(b[0]);
+		owner(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	to_kid = a[1];
+	from_kid = b[0];
+	th_defer(reap_cb, NULL);
+	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
+	fab_mr_init();
+	/* The read-write key: bytes read and written in the child's memory. */
+	CHECK(vms_check(h.key, h.pd, h.addr + 64, 16, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
+	CHECK(p != NULL && p[0] == 0x3c && p[15] == 0x3c);
+	CHECK(vms_check(h.key, h.pd, h.addr + 100, 1, HW_ACCESS_REMOTE_WRITE, &p) == HW_OK);
+	*p = 0x77;
+	CHECK(write(to_kid, "c", 1) == 1);
+	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
+	/* The registration's rights, bounds and domain hold here too. */
+	CHECK(vms_check(h.ro_key, h.pd, h.addr, 8, HW_ACCESS_REMOTE_WRITE, &p) == HW_ERR_ACCESS);
+	CHECK(vms_check(h.ro_key, h.pd, h.addr, 8, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
+	CHECK(vms_check(h.key, h.pd, h.addr + LEN - 4, 8, HW_ACCESS_REMOTE_READ, &p) == HW_ERR_BOUNDS);
+	CHECK(vms_check(h.key, h.pd + 1, h.addr, 8, HW_ACCESS_REMOTE_READ, &p) == HW_ERR_PD);
+	/* A file mapping cannot be moved: its key stays in its process. */
+	CHECK(hw_mkey_resolve(h.file_key) == NULL);
+}
+
+int main(void)
+{
+	RUN(test_reg_mr_shared);
+	return th_summary("test_verbs_mr_share");
+}

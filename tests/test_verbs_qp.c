@@ -1,0 +1,503 @@
+/*
+ * libibverbs.so.1: queue pairs — creation (caps rounded as mlx5, refusals),
+ * the state machine with the kernel's required and optional attribute masks
+ * (a wrong mask is EINVAL and changes nothing), query, SRQs with their limit
+ * event, and the ibv_qp_ex work request builders.
+ */
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "harness.h"
+#include "verbs_qp_fixture.h"
+
+static uint8_t vqm[2][16384] __attribute__((aligned(4096)));
+
+static void test_create_caps(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_init_attr a;
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	a = (struct ibv_qp_init_attr){.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 5, .max_recv_wr = 5, .max_send_sge = 2, .max_recv_sge = 3}};
+	qp = ibv_create_qp(pd, &a);
+	CHECK(qp != NULL);
+	CHECK(qp->state == IBV_QPS_RESET && qp->qp_type == IBV_QPT_RC && qp->pd == pd && qp->send_cq == cq);
+	CHECK(qp->qp_num != 0);
+	/* RC WQEs hold a LOCAL_INV UMR (128 bytes): 192-byte WQEs, 8 per 1 KiB ring. */
+	CHECK(a.cap.max_send_wr == 5 && a.cap.max_recv_wr == 8 && a.cap.max_recv_sge == 4);
+	CHECK(a.cap.max_inline_data == 192 - 128 - 4);
+	CHECK_OK(ibv_destroy_qp(qp));
+	/* Refusals. */
+	a.cap.max_send_wr = 40000;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL);
+	a.cap.max_send_wr = 4;
+	a.cap.max_send_sge = 100;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL);
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 31;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL);
+	a.cap.max_recv_sge = 1;
+	a.cap.max_inline_data = 2000;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL);
+	a.cap.max_inline_data = 0;
+	a.send_cq = NULL;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL);
+	a.send_cq = cq;
+	a.qp_type = IBV_QPT_UC;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_create_qp(NULL, &a) == NULL && errno == EINVAL);
+	CHECK(ibv_destroy_qp(NULL) == EINVAL);
+	/* The extended form: send_ops_flags beyond the type's are refused. */
+	ax = (struct ibv_qp_init_attr_ex){.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD, .pd = pd,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					  .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE,
+					  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	CHECK(ibv_create_qp_ex(c, &ax) == NULL && errno == EOPNOTSUPP);
+	ax.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	qp = ibv_create_qp_ex(c, &ax);
+	CHECK(qp != NULL);
+	CHECK(ibv_qp_to_qp_ex(qp) != NULL);
+	CHECK_OK(ibv_destroy_qp(qp));
+	qp = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+	CHECK(qp != NULL);
+	CHECK(ibv_qp_to_qp_ex(qp) == NULL);
+}
+
+static void vqs_state(struct ibv_qp *qp, enum ibv_qp_state want)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+
+	CHECK_OK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi));
+	CHECK(qa.qp_state == want && qp->state == want);
+}
+
+/* The masks of each transition: a missing required or an extra attribute is EINVAL, nothing changes. */
+static void test_modify_masks(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+	int init_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	struct ibv_qp *qp, *peer;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	qp = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+	peer = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+	CHECK(qp != NULL && peer != NULL);
+	/* RESET -> INIT needs pkey index, port, access flags; a QKEY is not for RC. */
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL);
+	CHECK(ibv_modify_qp(qp, &a, init_mask | IBV_QP_QKEY) == EINVAL);
+	vqs_state(qp, IBV_QPS_RESET);
+	a.port_num = 2;
+	CHECK(ibv_modify_qp(qp, &a, init_mask) == EINVAL);
+	a.port_num = 1;
+	a.qp_access_flags = 1u << 10;
+	CHECK(ibv_modify_qp(qp, &a, init_mask) == EINVAL);
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	/* RESET -> RTR skips a state: not in the table. */
+	a.qp_state = IBV_QPS_RTR;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL);
+	a.qp_state = IBV_QPS_INIT;
+	CHECK_OK(ibv_modify_qp(qp, &a, init_mask));
+	vqs_state(qp, IBV_QPS_INIT);
+	/* INIT -> INIT with optional attributes only. */
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS));
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == EINVAL);
+	/* INIT -> RTR: each required attribute in turn left out. */
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = peer->qp_num,
+				 .max_dest_rd_atomic = 1, .min_rnr_timer = 12, .ah_attr = {.dlid = 1, .port_num = 1}};
+	{
+		int req[] = {IBV_QP_AV, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_MAX_DEST_RD_ATOMIC,
+			     IBV_QP_MIN_RNR_TIMER};
+		int all = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+
+		for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
+			CHECK(ibv_modify_qp(qp, &a, all & ~req[i]) == EINVAL);
+		CHECK(ibv_modify_qp(qp, &a, all | IBV_QP_SQ_PSN) == EINVAL);
+		a.min_rnr_timer = 32;
+		CHECK(ibv_modify_qp(qp, &a, all) == EINVAL);
+		a.min_rnr_timer = 12;
+		vqs_state(qp, IBV_QPS_INIT);
+		CHECK_OK(ibv_modify_qp(qp, &a, all));
+	}
+	vqs_state(qp, IBV_QPS_RTR);
+	/* RTR -> RTS. */
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .sq_psn = 5,
+				 .max_rd_atomic = 1};
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == EINVAL);
+	a.rnr_retry = 8;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == EINVAL);
+	a.rnr_retry = 7;
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+	vqs_state(qp, IBV_QPS_RTS);
+	/* RTS -> RTS with an optional attribute; with CUR_STATE it must be the real one. */
+	a.min_rnr_timer = 3;
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_MIN_RNR_TIMER));
+	a.cur_qp_state = IBV_QPS_RTR;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE) == EINVAL);
+	/* SQD and SQE: not on this device. */
+	a.qp_state = IBV_QPS_SQD;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL);
+	a.qp_state = IBV_QPS_SQE;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL);
+	vqs_state(qp, IBV_QPS_RTS);
+	/* Query returns what was set. */
+	{
+		struct ibv_qp_attr q;
+		struct ibv_qp_init_attr qi;
+
+		CHECK_OK(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_DEST_QPN, &qi));
+		CHECK(q.dest_qp_num == peer->qp_num && q.path_mtu == IBV_MTU_1024 && q.sq_psn == 5);
+		CHECK(q.min_rnr_timer == 3 && q.rnr_retry == 7 && q.timeout == 14 && q.port_num == 1);
+		CHECK(q.qp_access_flags == IBV_ACCESS_REMOTE_WRITE && q.max_dest_rd_atomic == 1);
+		CHECK(qi.qp_type == IBV_QPT_RC && qi.send_cq == cq && qi.cap.max_send_wr == q.cap.max_send_wr);
+	}
+	/* ERR and RESET from anywhere; RESET -> INIT again. */
+	a.qp_state = IBV_QPS_ERR;
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	vqs_state(qp, IBV_QPS_ERR);
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL);
+	a.qp_state = IBV_QPS_RESET;
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	vqs_state(qp, IBV_QPS_RESET);
+	CHECK_OK(vq_to_init(qp));
+	a.qp_state = IBV_QPS_ERR;
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	CHECK(ibv_modify_qp(NULL, &a, IBV_QP_STATE) == EINVAL);
+}
+
+static void test_modify_ud(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 7};
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	qp = vq_qp(pd, IBV_QPT_UD, cq, cq, 4);
+	CHECK(qp != NULL);
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) == EINVAL);
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+	      EINVAL);
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
+	a.qp_state = IBV_QPS_RTR;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_DEST_QPN) == EINVAL);
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL);
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN));
+	a.qkey = 9;
+	CHECK_OK(ibv_modify_qp(qp, &a, IBV_QP_QKEY));
+	{
+		struct ibv_qp_attr q;
+		struct ibv_qp_init_attr qi;
+
+		CHECK_OK(ibv_query_qp(qp, &q, IBV_QP_QKEY, &qi));
+		CHECK(q.qkey == 9 && q.qp_state == IBV_QPS_RTS);
+	}
+}
+
+static int vqs_readable(int fd, int ms)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+	return poll(&pf, 1, ms);
+}
+
+/* An SRQ feeding two QPs; its limit event; destroy while in use. */
+static void test_srq(void)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 10, .max_sge = 2}};
+	struct ibv_context *c = vf_open();
+	struct ibv_qp *a, *b1, *b2;
+	struct ibv_async_event ev;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rw, *rbad;
+	struct ibv_srq_attr q;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq, *rcq;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	uint32_t num = 0;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 64);
+	rcq = vq_cq(c, 64);
+	CHECK(pd != NULL && cq != NULL && rcq != NULL);
+	mr = vq_mr(pd, vqm, sizeof(vqm), VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	srq = ibv_create_srq(pd, &sa);
+	CHECK(srq != NULL);
+	th_defer(vq_destroy_srq_cb, srq);
+	CHECK(sa.attr.max_wr == 15 && sa.attr.max_sge >= 2);
+	CHECK_OK(ibv_get_srq_num(srq, &num));
+	CHECK(num != 0);
+	CHECK_OK(ibv_query_srq(srq, &q));
+	CHECK(q.max_wr == 15 && q.srq_limit == 0);
+	a = vq_qp(pd, IBV_QPT_RC, cq, cq, 16);
+	b1 = vq_qp_srq(pd, IBV_QPT_RC, cq, rcq, srq, 16);
+	CHECK(a != NULL && b1 != NULL);
+	b2 = vq_qp_srq(pd, IBV_QPT_RC, cq, rcq, srq, 16);
+	CHECK(b2 != NULL);
+	CHECK(ibv_destroy_srq(srq) == EBUSY);
+	CHECK_OK(vq_up(a, b1->qp_num, 0, 0));
+	CHECK_OK(vq_up(b1, a->qp_num, 0, 0));
+	/* A QP on an SRQ takes no receives of its own. */
+	sge = (struct ibv_sge){.addr = (uintptr_t)vqm[1], .length = 256, .lkey = mr->lkey};
+	rw = (struct ibv_recv_wr){.wr_id = 0, .sg_list = &sge, .num_sge = 1};
+	CHECK(ibv_post_recv(b1, &rw, &rbad) == EINVAL);
+	for (int i = 0; i < 15; i++) {
+		rw.wr_id = 100u + (uint64_t)i;
+		sge.addr = (uintptr_t)vqm[1] + 256u * (uint64_t)i;
+		CHECK_OK(ibv_post_srq_recv(srq, &rw, &rbad));
+	}
+	CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == ENOMEM && rbad == &rw);
+	rw.num_sge = (int)sa.attr.max_sge + 1;
+	CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == EINVAL);
+	rw.num_sge = 1;
+	/* Arm the limit at 12: it fires once fewer than 12 are left. */
+	q.srq_limit = 12;
+	CHECK_OK(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT));
+	q.max_wr = 100;
+	CHECK(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR) == EINVAL);
+	sge = (struct ibv_sge){.addr = (uintptr_t)vqm[0], .length = 32, .lkey = mr->lkey};
+	wr = (struct ibv_send_wr){.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
+	for (int i = 0; i < 4; i++) {
+		vqm[0][0] = (uint8_t)i;
+		wr.wr_id = (uint64_t)i;
+		CHECK_OK(ibv_post_send(a, &wr, &bad));
+		CHECK(vq_poll1(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i);
+		CHECK(vq_poll1(rcq, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
+		CHECK(wc.wr_id == 100u + (uint64_t)i && wc.qp_num == b1->qp_num && wc.byte_len == 32);
+		CHECK(vqm[1][256 * i] == (uint8_t)i);
+	}
+	CHECK(vqs_readable(c->async_fd, 5000) == 1);
+	CHECK_OK(ibv_get_async_event(c, &ev));
+	CHECK(ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq);
+	ibv_ack_async_event(&ev);
+	CHECK_OK(ibv_query_srq(srq, &q));
+	CHECK(q.srq_limit == 0);
+	/* Freed WQEs go back on the list: the SRQ takes receives again. */
+	for (int i = 0; i < 4; i++)
+		CHECK_OK(ibv_post_srq_recv(srq, &rw, &rbad));
+	CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == ENOMEM);
+	/* A limit above what is posted is reached already. */
+	q.srq_limit = 15;
+	CHECK_OK(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT));
+	q.srq_limit = 16;
+	CHECK(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT) == EINVAL);
+	CHECK(ibv_create_srq(pd, &(struct ibv_srq_init_attr){.attr = {.max_wr = 0, .max_sge = 1}}) == NULL &&
+	      errno == EINVAL);
+	CHECK(ibv_destroy_srq(NULL) == EINVAL);
+}
+
+/* The ibv_wr_* builders: every RC operation, rollback on error, abort. */
+static void test_qp_ex(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *a, *b;
+	struct ibv_cq *cq, *rcq;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	uint64_t *target = (uint64_t *)(void *)(vqm[1] + 4096), *old = (uint64_t *)(void *)(vqm[0] + 4096);
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 64);
+	rcq = vq_cq(c, 64);
+	CHECK(pd != NULL && cq != NULL && rcq != NULL);
+	mr = vq_mr(pd, vqm, sizeof(vqm), VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	ax = (struct ibv_qp_init_attr_ex){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+		.cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2, .max_recv_sge = 2, .max_inline_data = 32}};
+	a = ibv_create_qp_ex(c, &ax);
+	CHECK(a != NULL);
+	th_defer(vq_destroy_qp_cb, a);
+	b = vq_qp(pd, IBV_QPT_RC, rcq, rcq, 8);
+	CHECK(b != NULL);
+	CHECK_OK(vq_up(a, b->qp_num, 0, 0));
+	CHECK_OK(vq_up(b, a->qp_num, 0, 0));
+	x = ibv_qp_to_qp_ex(a);
+	CHECK(x != NULL);
+	memcpy(vqm[0], "builders", 8);
+	*target = 5;
+	{
+		struct ibv_sge sl[2] = {{.addr = (uintptr_t)vqm[0], .length = 4, .lkey = mr->lkey},
+					{.addr = (uintptr_t)vqm[0] + 4, .length = 4, .lkey = mr->lkey}};
+		struct ibv_sge rs = {.addr = (uintptr_t)vqm[1] + 8192, .length = 64, .lkey = mr->lkey};
+		struct ibv_recv_wr rw = {.wr_id = 50, .sg_list = &rs, .num_sge = 1}, *rbad;
+
+		CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+		rw.wr_id = 51;
+		CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+		ibv_wr_start(x);
+		x->wr_id = 1;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]);
+		ibv_wr_set_sge_list(x, 2, sl);
+		x->wr_id = 2;
+		ibv_wr_rdma_write_imm(x, mr->rkey, (uintptr_t)vqm[1] + 100, htobe32(3));
+		ibv_wr_set_inline_data(x, "inline!", 7);
+		x->wr_id = 3;
+		ibv_wr_atomic_fetch_add(x, mr->rkey, (uintptr_t)target, 10);
+		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)old, 8);
+		x->wr_id = 4;
+		ibv_wr_send_imm(x, htobe32(9));
+		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)vqm[0], 8);
+		x->wr_id = 5;
+		ibv_wr_rdma_read(x, mr->rkey, (uintptr_t)vqm[1]);
+		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)vqm[0] + 2048, 8);
+		x->wr_id = 6;
+		ibv_wr_atomic_cmp_swp(x, mr->rkey, (uintptr_t)target, 15, 77);
+		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)old, 8);
+		CHECK_OK(ibv_wr_complete(x));
+	}
+	for (uint64_t i = 1; i <= 6; i++) {
+		CHECK(vq_poll1(cq, &wc) == 1);
+		CHECK(wc.wr_id == i && wc.status == IBV_WC_SUCCESS);
+	}
+	CHECK(memcmp(vqm[1], "builders", 8) == 0 && memcmp(vqm[1] + 100, "inline!", 7) == 0);
+	CHECK(*target == 77 && *old == 15);
+	CHECK(memcmp(vqm[0] + 2048, "builders", 8) == 0);
+	CHECK(vq_poll1(rcq, &wc) == 1 && wc.wr_id == 50 && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+	CHECK(vq_poll1(rcq, &wc) == 1 && wc.wr_id == 51 && wc.opcode == IBV_WC_RECV && wc.imm_data == htobe32(9));
+	CHECK(memcmp(vqm[1] + 8192, "builders", 8) == 0);
+	/* Errors roll the whole batch back. */
+	memset(vqm[1], 0, 16);
+	ibv_wr_start(x);
+	x->wr_id = 7;
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)vqm[0], 8);
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]);
+	ibv_wr_set_inline_data(x, vqm[0], ax.cap.max_inline_data + 1);
+	CHECK(ibv_wr_complete(x) == ENOMEM);
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]);
+	ibv_wr_set_sge_list(x, 3, (struct ibv_sge[3]){{0}});
+	CHECK(ibv_wr_complete(x) == ENOMEM);
+	ibv_wr_start(x);
+	ibv_wr_set_ud_addr(x, NULL, 1, 1);
+	CHECK(ibv_wr_complete(x) == EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]); /* no data */
+	CHECK(ibv_wr_complete(x) == EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_bind_mw(x, NULL, 0, NULL);
+	CHECK(ibv_wr_complete(x) == EOPNOTSUPP);
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)vqm[0], 8);
+	ibv_wr_abort(x);
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
+	CHECK(vqm[1][0] == 0);
+	/* The ring is as before: a new batch works. */
+	ibv_wr_start(x);
+	x->wr_id = 8;
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)vqm[1]);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)vqm[0], 8);
+	CHECK_OK(ibv_wr_complete(x));
+	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 8 && wc.status == IBV_WC_SUCCESS);
+	CHECK(memcmp(vqm[1], "builders", 8) == 0);
+}
+
+/* UD through the builders, with set_ud_addr. */
+static void test_qp_ex_ud(void)
+{
+	struct ibv_ah_attr aa = {.dlid = 1, .port_num = 1};
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *a, *b;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	struct ibv_sge rs;
+	struct ibv_recv_wr rw, *rbad;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	mr = vq_mr(pd, vqm, sizeof(vqm), VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	ax = (struct ibv_qp_init_attr_ex){.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD, .pd = pd,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					  .send_ops_flags = IBV_QP_EX_WITH_SEND,
+					  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	a = ibv_create_qp_ex(c, &ax);
+	CHECK(a != NULL);
+	th_defer(vq_destroy_qp_cb, a);
+	b = vq_qp(pd, IBV_QPT_UD, cq, cq, 4);
+	CHECK(b != NULL);
+	CHECK_OK(vq_up(a, 0, 0, 0));
+	CHECK_OK(vq_up(b, 0, 0, 0));
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL);
+	th_defer(vq_destroy_ah_cb, ah);
+	rs = (struct ibv_sge){.addr = (uintptr_t)vqm[1], .length = 128, .lkey = mr->lkey};
+	rw = (struct ibv_recv_wr){.wr_id = 9, .sg_list = &rs, .num_sge = 1};
+	CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+	x = ibv_qp_to_qp_ex(a);
+	CHECK(x != NULL);
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, ah, b->qp_num, 0x11111111);
+	ibv_wr_set_inline_data(x, "ud!", 3);
+	CHECK_OK(ibv_wr_complete(x));
+	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 9 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 43);
+	CHECK(wc.src_qp == a->qp_num && wc.wc_flags == 0);
+	CHECK(memcmp(vqm[1] + 40, "ud!", 3) == 0);
+	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	/* An RC operation on a UD QP. */
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, 0, 0);
+	CHECK(ibv_wr_complete(x) == EINVAL);
+}
+
+int main(void)
+{
+	RUN(test_create_caps);
+	RUN(test_modify_masks);
+	RUN(test_modify_ud);
+	RUN(test_srq);
+	RUN(test_qp_ex);
+	RUN(test_qp_ex_ud);
+	return th_summary("test_verbs_qp");
+}

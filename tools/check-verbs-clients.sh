@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs Debian's own RDMA clients (rdma-core v44's ibv_rc_pingpong, perftest)
+# unchanged against softdpu's libibverbs.so.1, each as a server process and a
+# client process of this machine talking through the emulated device.
+# ibv_rc_pingpong -c compares every received buffer with what was sent.
+# Exit 77 (skipped) when ibverbs-utils or perftest is not installed.
+# Usage: tools/check-verbs-clients.sh <directory holding libibverbs.so.1>
+set -u
+lib=${1:?usage: check-verbs-clients.sh <lib-dir>}
+name=verbs_clients
+for p in ibv_rc_pingpong ib_write_bw ib_write_lat ib_read_bw ib_send_lat; do
+	if [ ! -x "/usr/bin/$p" ]; then
+		echo "$name: /usr/bin/$p not installed (ibverbs-utils, perftest), skipped"
+		echo "$name: 0 passed, 0 failed"
+		exit 77
+	fi
+done
+unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY
+export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
+# A sanitized build: the (uninstrumented) programs must load the ASan runtime first.
+asan=$(ldd "$lib/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	export LD_PRELOAD="$asan"
+	# perftest never frees its own buffers or the device list it asks for: leaks
+	# of the client, not of the library (whose own tests run with leak checks).
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+export LD_LIBRARY_PATH=$lib
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Below the kernel's ephemeral range (32768 up), where no client socket of an
+# earlier test can hold the port.
+port=$((20000 + $$ % 12000))
+pass=0
+fail=0
+
+wait_listen() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	for _ in $(seq 400); do
+		grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# run <label> <expect-regex> <command...>: server and client on a fresh port;
+# both must exit 0 and the client's output must match the regex.
+run() {
+	local label=$1 expect=$2
+	shift 2
+	port=$((port + 1))
+	timeout 60 "$@" -p "$port" >"$tmp/s" 2>&1 &
+	local spid=$! rc src
+	if ! wait_listen "$port"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		echo "FAIL $label: the server did not listen"
+		cat "$tmp/s"
+		fail=$((fail + 1))
+		return
+	fi
+	timeout 60 "$@" -p "$port" localhost >"$tmp/c" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -Eq -- "$expect" "$tmp/c"; then
+		pass=$((pass + 1))
+		echo "ok   $label: $(grep -E -- "$expect" "$tmp/c" | head -1 | tr -s ' ')"
+	else
+		echo "FAIL $label: client exit $rc, server exit $src"
+		echo "--- client"; cat "$tmp/c"; echo "--- server"; cat "$tmp/s"
+		fail=$((fail + 1))
+	fi
+}
+
+pp='[0-9]+ bytes in [0-9.]+ seconds'
+run "ibv_rc_pingpong" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c
+run "ibv_rc_pingpong -e" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -e
+run "ibv_rc_pingpong -t" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -t
+run "ibv_rc_pingpong -N" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -N
+run "ibv_rc_pingpong -s 64 -r 16 -m 4096" "$pp" ibv_rc_pingpong -d mlx5_0 -n 500 -c -s 64 -r 16 -m 4096
+# perftest: the result row starts with the message size.
+run "ib_write_bw" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -s 65536 -n 200
+run "ib_write_bw -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -a -n 20
+run "ib_read_bw" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -s 65536 -n 200
+run "ib_write_lat" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_lat -d mlx5_0 -F -s 64 -n 500
+run "ib_send_lat" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -s 64 -n 500
+run "ib_send_lat -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -a -n 20
+echo "$name: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
