@@ -47,7 +47,7 @@ wait_listen() {
 # run <label> <expect-regex> <command...>: server and client on a fresh port;
 # both must exit 0 and the client's output must match the regex.
 run() {
-	local label=$1 expect=$2
+	local label=$1 expect=$2 t0=$SECONDS
 	shift 2
 	port=$((port + 1))
 	timeout 60 "$@" -p "$port" >"$tmp/s" 2>&1 &
@@ -66,9 +66,9 @@ run() {
 	src=$?
 	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -Eq -- "$expect" "$tmp/c"; then
 		pass=$((pass + 1))
-		echo "ok   $label: $(grep -E -- "$expect" "$tmp/c" | head -1 | tr -s ' ')"
+		echo "ok   $label ($((SECONDS - t0)) s): $(grep -E -- "$expect" "$tmp/c" | head -1 | tr -s ' ')"
 	else
-		echo "FAIL $label: client exit $rc, server exit $src"
+		echo "FAIL $label: client exit $rc, server exit $src after $((SECONDS - t0)) s (124: timed out)"
 		echo "--- client"; cat "$tmp/c"; echo "--- server"; cat "$tmp/s"
 		fail=$((fail + 1))
 	fi
