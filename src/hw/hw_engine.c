@@ -306,11 +306,44 @@ static void eng_cur_advance(struct eng_cur *c, uint32_t k)
 	}
 }
 
+/* The usual patterned copy, one plain span to or from one pattern span: the pattern's pieces straight. */
+static void eng_copy_pattern1(const struct eng_span *pat, uint8_t *plain, bool into_pattern)
+{
+	struct hw_umr_cur c;
+	uint32_t left = pat->len;
+
+	hw_umr_cur_init(&c, pat->u, pat->off);
+	for (;;) {
+		uint32_t n;
+		uint8_t *p = hw_umr_cur_piece(&c, &n);
+
+		if (n > left)
+			n = left;
+		if (into_pattern)
+			eng_move(p, plain, n);
+		else
+			eng_move(plain, p, n);
+		left -= n;
+		if (left == 0)
+			return;
+		plain += n;
+		hw_umr_cur_advance(&c, n);
+	}
+}
+
 /* eng_copy_at for lists with pattern spans: both sides walked piece by piece. */
 static void eng_copy_pieces(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
 {
 	struct eng_cur d = { .l = dst }, s = { .l = src };
 	uint64_t left = src->total;
+
+	if (skip == 0 && src->n == 1 && dst->n == 1 && (src->s[0].u == NULL) != (dst->s[0].u == NULL)) {
+		if (dst->s[0].u != NULL)
+			eng_copy_pattern1(&dst->s[0], src->s[0].p, true);
+		else
+			eng_copy_pattern1(&src->s[0], dst->s[0].p, false);
+		return;
+	}
 
 	while (d.si < dst->n && skip >= dst->s[d.si].len) {
 		skip -= dst->s[d.si].len;
