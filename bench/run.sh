@@ -56,6 +56,13 @@ echo
 echo
 echo "== regression only: the UCX path over TCP on loopback =="
 UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick || echo "(UCX path unavailable)"
+# UMR: an RDMA WRITE scattered by an interleaved mkey against a strided memcpy loop.
+echo
+if [ -x "$build/bench/bench_umr" ]; then
+	"${pin[@]}" "$build/bench/bench_umr" $quick
+else
+	echo "bench/run.sh: $build/bench/bench_umr not built" >&2
+fi
 # RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo

@@ -20,7 +20,10 @@
  * domain. A view whose record moved (the peer destroyed) or whose owner died
  * answers nothing: TRANSPORT_RETRY_EXC, as an unreachable responder.
  *
- * Not yet: UMR other than the LOCAL_INV form, keys of remote memory (refused
+ * Keys registered by UMR (hw_umr.h) enter a WQE's lists as pattern spans,
+ * walked piece by piece by the same copy routine as plain memory.
+ *
+ * Not yet: UMR keys of another process, keys of remote memory (refused
  * as a protection or access error), SEND with invalidate of a key of another
  * process (it invalidates this process's view only). Fences need nothing:
  * WQEs run one after the other.
@@ -32,6 +35,7 @@
 #include "hw_eng_thread.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_umr.h"
 
 #define ENG_MAX_DS 63 /* the 6-bit ds field */
 #define ENG_MAX_BBS ((ENG_MAX_DS * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB)
@@ -43,12 +47,15 @@
 struct eng_span {
 	uint8_t *p;
 	uint32_t len;
+	const struct hw_umr *u; /* non-NULL: len bytes of this pattern from data offset off, p unused */
+	uint64_t off;
 };
 
 struct eng_list {
 	struct eng_span s[ENG_MAX_SPANS];
 	uint32_t n;
 	uint64_t total;
+	bool patterned; /* some span is a pattern span: the copy takes the piecewise path */
 };
 
 /* A WQE as copied out of the ring. */
@@ -113,14 +120,27 @@ static void eng_list_init(struct eng_list *l)
 {
 	l->n = 0;
 	l->total = 0;
+	l->patterned = false;
 }
 
 static void eng_add(struct eng_list *l, uint8_t *p, uint32_t len)
 {
 	l->s[l->n].p = p;
 	l->s[l->n].len = len;
+	l->s[l->n].u = NULL;
 	l->n++;
 	l->total += len;
+}
+
+static void eng_add_umr(struct eng_list *l, const struct hw_umr *u, uint64_t off, uint32_t len)
+{
+	l->s[l->n].p = NULL;
+	l->s[l->n].len = len;
+	l->s[l->n].u = u;
+	l->s[l->n].off = off;
+	l->n++;
+	l->total += len;
+	l->patterned = true;
 }
 
 /* A key of this process, or on a miss one another process shared (a peer's). */
@@ -136,17 +156,40 @@ static enum hw_status eng_translate(uint32_t key, uint32_t pd_id, uint64_t addr,
 	return hw_mkey_check(mk, pd_id, addr, len, access, p);
 }
 
+/* [addr, addr + len) through key appended to l: local memory, or a UMR key's pattern. */
+static enum hw_status eng_translate_into(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
+					 struct eng_list *l)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(key);
+	enum hw_status st;
+	uint8_t *p = NULL;
+
+	if (__builtin_expect(mk == NULL, 0))
+		mk = hw_mkey_resolve(key);
+	if (mk == NULL)
+		return HW_ERR_KEY;
+	st = hw_mkey_check(mk, pd_id, addr, len, access, &p);
+	if (st != HW_OK)
+		return st;
+	if (__builtin_expect(mk->umr != NULL, 0)) {
+		eng_add_umr(l, mk->umr, addr, (uint32_t)len);
+		return HW_OK;
+	}
+	if (p == NULL)
+		return HW_ERR_ACCESS;
+	eng_add(l, p, (uint32_t)len);
+	return HW_OK;
+}
+
 /* A local data segment checked against the QP's domain: 0 or the local protection syndrome. */
 static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, uint32_t access, struct eng_list *l)
 {
 	uint32_t len = hw_data_seg_len(d);
-	uint8_t *p = NULL;
 
 	if (len == 0)
 		return 0;
-	if (eng_translate(hw_data_seg_lkey(d), pd_id, hw_data_seg_addr(d), len, access, &p) != HW_OK || p == NULL)
+	if (eng_translate_into(hw_data_seg_lkey(d), pd_id, hw_data_seg_addr(d), len, access, l) != HW_OK)
 		return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
-	eng_add(l, p, len);
 	return 0;
 }
 
@@ -216,10 +259,121 @@ static inline void eng_move(uint8_t *d, const uint8_t *s, uint32_t n)
 	memmove(d, s, n);
 }
 
+/* A position in a span list whose spans may be pattern spans. */
+struct eng_cur {
+	const struct eng_list *l;
+	uint32_t si;
+	uint32_t soff;		/* bytes into span si */
+	struct hw_umr_cur uc;	/* within a pattern span */
+};
+
+static void eng_cur_span(struct eng_cur *c)
+{
+	const struct eng_span *s = &c->l->s[c->si];
+
+	if (c->si < c->l->n && s->u != NULL)
+		hw_umr_cur_init(&c->uc, s->u, s->off + c->soff);
+}
+
+/* The contiguous bytes at the cursor (at most the span's rest). */
+static uint8_t *eng_cur_piece(const struct eng_cur *c, uint32_t *len)
+{
+	const struct eng_span *s = &c->l->s[c->si];
+	uint32_t rest = s->len - c->soff;
+	uint8_t *p;
+
+	if (s->u == NULL) {
+		*len = rest;
+		return s->p + c->soff;
+	}
+	p = hw_umr_cur_piece(&c->uc, len);
+	if (*len > rest)
+		*len = rest;
+	return p;
+}
+
+static void eng_cur_advance(struct eng_cur *c, uint32_t k)
+{
+	const struct eng_span *s = &c->l->s[c->si];
+
+	c->soff += k;
+	if (c->soff == s->len) {
+		c->si++;
+		c->soff = 0;
+		eng_cur_span(c);
+	} else if (s->u != NULL) {
+		hw_umr_cur_advance(&c->uc, k);
+	}
+}
+
+/* The usual patterned copy, one plain span to or from one pattern span: the pattern's pieces straight. */
+static void eng_copy_pattern1(const struct eng_span *pat, uint8_t *plain, bool into_pattern)
+{
+	struct hw_umr_cur c;
+	uint32_t left = pat->len;
+
+	hw_umr_cur_init(&c, pat->u, pat->off);
+	for (;;) {
+		uint32_t n;
+		uint8_t *p = hw_umr_cur_piece(&c, &n);
+
+		if (n > left)
+			n = left;
+		if (into_pattern)
+			eng_move(p, plain, n);
+		else
+			eng_move(plain, p, n);
+		left -= n;
+		if (left == 0)
+			return;
+		plain += n;
+		hw_umr_cur_advance(&c, n);
+	}
+}
+
+/* eng_copy_at for lists with pattern spans: both sides walked piece by piece. */
+static void eng_copy_pieces(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
+{
+	struct eng_cur d = { .l = dst }, s = { .l = src };
+	uint64_t left = src->total;
+
+	if (skip == 0 && src->n == 1 && dst->n == 1 && (src->s[0].u == NULL) != (dst->s[0].u == NULL)) {
+		if (dst->s[0].u != NULL)
+			eng_copy_pattern1(&dst->s[0], src->s[0].p, true);
+		else
+			eng_copy_pattern1(&src->s[0], dst->s[0].p, false);
+		return;
+	}
+
+	while (d.si < dst->n && skip >= dst->s[d.si].len) {
+		skip -= dst->s[d.si].len;
+		d.si++;
+	}
+	d.soff = skip;
+	eng_cur_span(&d);
+	eng_cur_span(&s);
+	while (left != 0) {
+		uint32_t dl, sl, n;
+		uint8_t *dp = eng_cur_piece(&d, &dl);
+		const uint8_t *sp = eng_cur_piece(&s, &sl);
+
+		n = dl < sl ? dl : sl;
+		eng_move(dp, sp, n);
+		eng_cur_advance(&d, n);
+		eng_cur_advance(&s, n);
+		left -= n;
+	}
+}
+
 /* Moves src's bytes into dst's spans in order, from byte skip of dst on; dst is long enough. */
 static void eng_copy_at(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
 {
 	uint32_t di = 0, doff = skip;
+
+	if (__builtin_expect(dst->patterned || src->patterned, 0)) {
+		eng_copy_pieces(dst, skip, src);
+		return;
+	}
 
 	/* The usual case, one span into one (a WRITE, a READ, a one-segment SEND): straight to the move. */
 	if (src->n == 1 && dst->n != 0 && skip == 0 && src->s[0].len <= dst->s[0].len) {
@@ -276,6 +430,18 @@ static uint8_t eng_remote(const struct hw_qp *peer, const struct hw_wqe_raddr_se
 		return 0; /* a zero-length request names no memory: its rkey is not checked */
 	if (eng_translate(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, access, p) != HW_OK ||
 	    *p == NULL)
+		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+	return 0;
+}
+
+/* eng_remote for WRITE and READ: the range as a span list, which a UMR key's pattern may be. */
+static uint8_t eng_remote_list(const struct hw_qp *peer, const struct hw_wqe_raddr_seg *r, uint64_t len,
+			       uint32_t access, struct eng_list *l)
+{
+	eng_list_init(l);
+	if (len == 0)
+		return 0;
+	if (eng_translate_into(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, access, l) != HW_OK)
 		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	return 0;
 }
@@ -401,7 +567,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_PROT_ERR, HW_CQE_SYNDROME_REMOTE_OP_ERR);
 	if (dst.total < src.total)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-	if (w->opcode == HW_WQE_SEND_INVAL && hw_mkey_invalidate(w->imm, peer->pd_id) != HW_OK)
+	if (w->opcode == HW_WQE_SEND_INVAL && hw_mkey_invalidate_remote(w->imm, peer->pd_id) != HW_OK)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR,
 				     HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	eng_copy(&dst, &src);
@@ -532,15 +698,21 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 /*
  * LOCAL_INV as mlx5 posts it: a UMR WQE of a UMR control segment (inline,
  * no translations, changing only the mkey's free state) and an mkey context
- * marked free; the key is the ctrl segment's immediate. Any other UMR is
- * refused as a bad WQE for now. A key that is not this domain's or may not be
- * invalidated fails as the card's memory-management (bind) error.
+ * marked free; the key is the ctrl segment's immediate. A UMR whose mkey
+ * context is not free registers a pattern (hw_umr_register). A key that is
+ * not this domain's or may not be invalidated fails as the card's
+ * memory-management (bind) error.
  */
 static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
 	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
 	uint64_t mask, want = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY;
+	uint32_t hdr = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc);
+
+	if (w->end > hdr && mc->free != HW_MKEY_CTX_FREE)
+		return eng_fail(hw_umr_register(qp->pd_id, w->imm, w->b + sizeof(struct hw_wqe_ctrl_seg),
+						w->end - (uint32_t)sizeof(struct hw_wqe_ctrl_seg)));
 
 	if (w->end != sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc))
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
@@ -561,7 +733,6 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	struct eng_list src, dst;
 	struct eng_rcv rcv;
 	struct hw_qp *peer;
-	uint8_t *rp;
 	uint8_t synd;
 	struct hw_cqe_fields f = { 0 };
 
@@ -573,18 +744,15 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	synd = eng_remote(peer, r, src.total, HW_ACCESS_REMOTE_WRITE, &rp);
+	synd = eng_remote_list(peer, r, src.total, HW_ACCESS_REMOTE_WRITE, &dst);
 	if (synd != 0)
 		return eng_fail(synd);
 	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && !eng_rcv_take(peer, &rcv))
 		return eng_rnr();
-	if (src.n == 1) {
-		eng_move(rp, src.s[0].p, src.s[0].len);
-	} else if (src.total != 0) {
-		eng_list_init(&dst);
-		eng_add(&dst, rp, (uint32_t)src.total);
+	if (src.n == 1 && !src.patterned && !dst.patterned)
+		eng_move(dst.s[0].p, src.s[0].p, src.s[0].len);
+	else if (src.total != 0)
 		eng_copy(&dst, &src);
-	}
 	if (w->opcode == HW_WQE_RDMA_WRITE_IMM) {
 		f.opcode = HW_CQE_RESP_WR_IMM;
 		f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
@@ -600,7 +768,6 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
 	struct eng_list src, dst;
 	struct hw_qp *peer;
-	uint8_t *rp;
 	uint8_t synd;
 
 	if (w->end < 2 * HW_WQE_DS_BYTES)
@@ -611,16 +778,13 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	synd = eng_remote(peer, r, dst.total, HW_ACCESS_REMOTE_READ, &rp);
+	synd = eng_remote_list(peer, r, dst.total, HW_ACCESS_REMOTE_READ, &src);
 	if (synd != 0)
 		return eng_fail(synd);
-	if (dst.n == 1) {
-		eng_move(dst.s[0].p, rp, dst.s[0].len);
-	} else if (dst.total != 0) {
-		eng_list_init(&src);
-		eng_add(&src, rp, (uint32_t)dst.total);
+	if (dst.n == 1 && !src.patterned && !dst.patterned)
+		eng_move(dst.s[0].p, src.s[0].p, dst.s[0].len);
+	else if (dst.total != 0)
 		eng_copy(&dst, &src);
-	}
 	return (struct eng_res){ .byte_cnt = (uint32_t)dst.total };
 }
 

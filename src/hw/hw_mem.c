@@ -263,6 +263,29 @@ enum hw_status hw_mkey_reg_indirect(struct hw_pd *pd, const struct hw_mkey_chunk
 	return reg_entry(pd, &mk, key);
 }
 
+enum hw_status hw_mkey_reg_umr(struct hw_pd *pd, struct hw_umr *u, bool remote_inv, uint32_t *key)
+{
+	struct hw_mkey mk = { .umr = u, .state = HW_MKEY_FREE | HW_MKEY_INVALIDATABLE |
+						  (remote_inv ? HW_MKEY_REMOTE_INV : 0) };
+
+	if (u == NULL)
+		return HW_ERR_INVAL;
+	return reg_entry(pd, &mk, key);
+}
+
+enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len)
+{
+	struct hw_mkey *mk = (struct hw_mkey *)hw_mkey_lookup(key);
+
+	if (mk == NULL || mk->umr == NULL)
+		return HW_ERR_KEY;
+	mk->access = access;
+	mk->len = len;
+	/* Release: a reader that sees the key valid sees its pattern, rights and length. */
+	__atomic_fetch_and(&mk->state, ~HW_MKEY_FREE, __ATOMIC_ACQ_REL);
+	return HW_OK;
+}
+
 enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chunks, uint32_t n)
 {
 	struct hw_mkey *mk;
@@ -337,6 +360,15 @@ enum hw_status hw_mkey_invalidate(uint32_t key, uint32_t pd_id)
 		return HW_ERR_ACCESS;
 	__atomic_fetch_or(&mk->state, HW_MKEY_FREE, __ATOMIC_ACQ_REL);
 	return HW_OK;
+}
+
+enum hw_status hw_mkey_invalidate_remote(uint32_t key, uint32_t pd_id)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(key);
+
+	if (mk != NULL && mk->umr != NULL && !(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_REMOTE_INV))
+		return HW_ERR_ACCESS;
+	return hw_mkey_invalidate(key, pd_id);
 }
 
 enum hw_status hw_mkey_revalidate(uint32_t key)

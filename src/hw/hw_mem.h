@@ -60,6 +60,7 @@ struct hw_remote_ops {
 };
 
 struct hw_pd;
+struct hw_umr;
 
 struct hw_pd *hw_pd_alloc(uint32_t function_id);
 void hw_pd_free(struct hw_pd *pd);
@@ -93,6 +94,7 @@ struct hw_mkey {
 	const _Atomic uint32_t *seqp;
 	uint32_t seq;
 	bool device_wide; /* numbered in the device's table (other processes can name it) */
+	struct hw_umr *umr; /* non-NULL: a UMR-registered indirect key (hw_umr.h), zero-based */
 };
 
 /*
@@ -105,6 +107,20 @@ struct hw_mkey {
  */
 #define HW_MKEY_INVALIDATABLE (1u << 0)
 #define HW_MKEY_FREE (1u << 1)
+/* A UMR key SEND with invalidate may free (created with remote invalidation); LOCAL_INV always may. */
+#define HW_MKEY_REMOTE_INV (1u << 2)
+
+/*
+ * Registers an indirect key whose pattern is u (the caller keeps it while
+ * the key lives): created free, usable once a UMR sets it (hw_mkey_umr_set).
+ */
+enum hw_status hw_mkey_reg_umr(struct hw_pd *pd, struct hw_umr *u, bool remote_inv, uint32_t *key);
+
+/* A UMR wrote the key's pattern: its rights and length set, the key made valid. */
+enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len);
+
+/* SEND with invalidate: hw_mkey_invalidate, and a UMR key must allow remote invalidation (HW_ERR_ACCESS). */
+enum hw_status hw_mkey_invalidate_remote(uint32_t key, uint32_t pd_id);
 
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
 			   uint32_t *key);
@@ -203,8 +219,8 @@ static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const 
 
 	if (st != HW_OK)
 		return st;
-	/* Remote memory has no local address: callers go through mk->rops. */
-	*ptr = mk->rops != NULL ? NULL : mk->base + (addr - mk->addr);
+	/* Remote memory and UMR patterns have no one local address: callers go through rops / umr. */
+	*ptr = mk->rops != NULL || mk->umr != NULL ? NULL : mk->base + (addr - mk->addr);
 	return HW_OK;
 }
 

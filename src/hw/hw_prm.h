@@ -398,6 +398,11 @@ struct hw_wqe_umr_ctrl_seg {
 #define HW_UMR_MASK_MKEY (1ull << 13)
 #define HW_UMR_MASK_QPN (1ull << 14)
 #define HW_UMR_MASK_FREE (1ull << 29)
+#define HW_UMR_MASK_LEN (1ull << 0)
+#define HW_UMR_MASK_ACCESS_LOCAL_WRITE (1ull << 18)
+#define HW_UMR_MASK_ACCESS_REMOTE_READ (1ull << 19)
+#define HW_UMR_MASK_ACCESS_REMOTE_WRITE (1ull << 20)
+#define HW_UMR_MASK_ACCESS_ATOMIC (1ull << 21)
 
 /* The mkey context segment (64 bytes) of a UMR WQE. */
 struct hw_wqe_mkey_ctx_seg {
@@ -406,10 +411,37 @@ struct hw_wqe_mkey_ctx_seg {
 	uint8_t access_flags;
 	uint8_t sf;
 	uint32_t qpn_mkey;
-	uint8_t rsvd8[56];
+	uint32_t rsvd8;
+	uint32_t flags_pd;
+	uint64_t start_addr;
+	uint64_t len;	  /* bytes the registered pattern covers */
+	uint8_t rsvd32[32];
 };
 
 #define HW_MKEY_CTX_FREE (1u << 6)
+/* access_flags of the mkey context. */
+#define HW_MKC_ACCESS_ATOMIC (1u << 6)
+#define HW_MKC_ACCESS_REMOTE_WRITE (1u << 5)
+#define HW_MKC_ACCESS_REMOTE_READ (1u << 4)
+#define HW_MKC_ACCESS_LOCAL_WRITE (1u << 3)
+
+/* Inline translations of a strided (interleaved) UMR: this header, then its entries. */
+struct hw_umr_repeat_block_seg {
+	uint32_t byte_count;   /* data bytes of one repetition */
+	uint32_t op;	       /* HW_UMR_REPEAT_BLOCK_OP */
+	uint32_t repeat_count;
+	uint16_t rsvd12;
+	uint16_t num_ent;
+};
+
+struct hw_umr_repeat_ent_seg {
+	uint16_t stride;       /* bytes_count + bytes_skip */
+	uint16_t byte_count;
+	uint32_t memkey;
+	uint64_t va;
+};
+
+#define HW_UMR_REPEAT_BLOCK_OP 0x400u
 
 /* An SRQ WQE starts with this 16-byte segment; data segments follow. */
 struct hw_wqe_srq_next_seg {
@@ -426,6 +458,10 @@ static_assert(offsetof(struct hw_wqe_datagram_seg, tclass) == 26, "PRM offset");
 static_assert(offsetof(struct hw_wqe_datagram_seg, grh_gid_fl) == 28, "PRM offset");
 static_assert(offsetof(struct hw_wqe_datagram_seg, rgid) == 32, "PRM offset");
 static_assert(sizeof(struct hw_wqe_umr_ctrl_seg) == 48, "UMR ctrl segment is 48 bytes");
+static_assert(sizeof(struct hw_wqe_mkey_ctx_seg) == 64, "mkey context segment is 64 bytes");
+static_assert(offsetof(struct hw_wqe_mkey_ctx_seg, len) == 24, "PRM offset");
+static_assert(sizeof(struct hw_umr_repeat_block_seg) == 16, "repeat block header is 16 bytes");
+static_assert(sizeof(struct hw_umr_repeat_ent_seg) == 16, "repeat entry is 16 bytes");
 static_assert(offsetof(struct hw_wqe_umr_ctrl_seg, klm_octowords) == 4, "PRM offset");
 static_assert(offsetof(struct hw_wqe_umr_ctrl_seg, mkey_mask) == 8, "PRM offset");
 static_assert(sizeof(struct hw_wqe_mkey_ctx_seg) == 64, "mkey context segment is 64 bytes");

@@ -191,6 +191,7 @@ struct vb_qp {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
+	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;
 	uint8_t wr_fm_rb;
@@ -217,6 +218,22 @@ struct vb_dv_ops {
 	int (*devx_umem_dereg)(struct mlx5dv_devx_umem *umem);
 	/* Every entry sets errno / returns an errno value as the mlx5dv function it serves. */
 	struct mlx5dv_devx_umem *(*devx_umem_reg_ex)(struct ibv_context *ctx, struct mlx5dv_devx_umem_in *in);
+	struct mlx5dv_mkey *(*create_mkey)(struct mlx5dv_mkey_init_attr *attr);
+	int (*destroy_mkey)(struct mlx5dv_mkey *mkey);
+	struct ibv_qp *(*create_qp)(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				    struct mlx5dv_qp_init_attr *dv_attr);
+};
+
+#define VB_MAGIC_MKEY 0x76624d4bu
+
+/* An indirect mkey (vb_mkey.c): the public struct first, then the table it came from. */
+struct vb_mkey {
+	struct mlx5dv_mkey mkey;
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	struct vb_pd *pd;
+	struct hw_umr *umr;	  /* its pattern (hw_umr.h) */
+	uint32_t cap;		  /* translation entries (max_entries rounded up to 4) */
 };
 
 /* Posts an async event on the context's queue (vb_async.c); 0 or an errno value. */

@@ -60,6 +60,21 @@ void vb_srq_free_wqe(struct vb_srq *srq, uint16_t idx);
 #define VB_MAX_SQ_DESC 960	  /* 15 basic blocks: the ctrl segment's 6-bit ds */
 #define VB_MAX_RQ_DESC 512
 
+/* Indirect mkeys and mlx5dv_create_qp's RC path (vb_mkey.c). */
+struct mlx5dv_mkey *vb_dv_create_mkey(struct mlx5dv_mkey_init_attr *attr);
+int vb_dv_destroy_mkey(struct mlx5dv_mkey *mkey);
+struct ibv_qp *vb_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
+			       struct mlx5dv_qp_init_attr *dv_attr);
+
+/* The ibv_wr_* session steps the UMR builders share (vb_wr.c) and the builders (vb_umr_wr.c). */
+bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only);
+void vb_wr_close(struct vb_qp *qp, __be32 imm);
+void vb_wr_fail(struct vb_qp *qp, int err);
+void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
+			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
+void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,
+		      struct ibv_sge *sge);
+
 /* libmlx5's entries (vb_dv.c). */
 extern const struct vb_dv_ops vb_dv_ops_impl;
 

@@ -141,3 +141,35 @@ VB_EXPORT struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
 	}
 	return &((struct vb_qp *)qp)->dv;
 }
+
+VB_EXPORT struct mlx5dv_mkey *mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
+{
+	const struct vb_dv_ops *dv = attr != NULL && attr->pd != NULL ? vb_dv_of_ctx(attr->pd->context) : NULL;
+
+	if (dv == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return dv->create_mkey(attr);
+}
+
+VB_EXPORT int mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
+{
+	struct vb_mkey *mk = (struct vb_mkey *)mkey;
+
+	if (mkey == NULL || mk->magic != VB_MAGIC_MKEY)
+		return EINVAL;
+	return mk->dv->destroy_mkey(mkey);
+}
+
+VB_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr,
+					   struct mlx5dv_qp_init_attr *mlx5_qp_attr)
+{
+	const struct vb_dv_ops *dv = vb_dv_of_ctx(context);
+
+	if (dv == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return dv->create_qp(context, qp_attr, mlx5_qp_attr);
+}

@@ -76,18 +76,6 @@ VB_EXPORT struct mlx5dv_flow_matcher *mlx5dv_create_flow_matcher(struct ibv_cont
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_mkey *mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *mkey_init_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_mkey");
-	return NULL;
-}
-
-VB_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr, struct mlx5dv_qp_init_attr *mlx5_qp_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_qp");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_steering_anchor *mlx5dv_create_steering_anchor(struct ibv_context *context, struct mlx5dv_steering_anchor_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_steering_anchor");
@@ -163,12 +151,6 @@ VB_EXPORT int mlx5dv_dek_query(struct mlx5dv_dek *dek, struct mlx5dv_dek_attr *a
 VB_EXPORT int mlx5dv_destroy_flow_matcher(struct mlx5dv_flow_matcher *matcher)
 {
 	VB_UNSUPPORTED("mlx5dv_destroy_flow_matcher");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
-{
-	VB_UNSUPPORTED("mlx5dv_destroy_mkey");
 	return EOPNOTSUPP;
 }
 

@@ -25,7 +25,7 @@ static struct vb_qp *vb_wq(struct ibv_qp_ex *x)
 	return (struct vb_qp *)x;
 }
 
-static void vb_wr_fail(struct vb_qp *qp, int err)
+void vb_wr_fail(struct vb_qp *qp, int err)
 {
 	if (qp->wr_err == 0)
 		qp->wr_err = err;
@@ -90,7 +90,7 @@ static uint8_t *vb_wr_slot(struct vb_qp *qp)
 }
 
 /* Opens a WQE: the ctrl segment is finished when it closes. False when the queue cannot take it. */
-static bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
+bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 {
 	if (qp->wr_err != 0)
 		return false;
@@ -120,7 +120,7 @@ static bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_o
 }
 
 /* Closes the staged WQE into the ring once its last setter ran. */
-static void vb_wr_close(struct vb_qp *qp, __be32 imm)
+void vb_wr_close(struct vb_qp *qp, __be32 imm)
 {
 	unsigned int f = qp->qpx.wr_flags;
 	uint32_t idx = qp->sq_cur_post & (qp->sq_wqe_cnt - 1);
@@ -366,7 +366,7 @@ static void vb_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t radd
 	vb_wr_unsupported(vb_wq(x), "ibv_wr_atomic_write");
 }
 
-/* The mlx5dv_qp_ex slots: DC, mkeys, signatures, raw WQEs and memcpy are not on this device. */
+/* The mlx5dv_qp_ex slots: DC, mkey configure, signatures, raw WQEs and memcpy are not on this device (UMR: vb_umr_wr.c). */
 static struct vb_qp *vb_dvq(struct mlx5dv_qp_ex *d)
 {
 	return (struct vb_qp *)((char *)d - offsetof(struct vb_qp, dv));
@@ -381,9 +381,6 @@ static struct vb_qp *vb_dvq(struct mlx5dv_qp_ex *d)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 VB_DV_WR(wr_set_dc_addr, struct ibv_ah *ah, uint32_t dct, uint64_t key)
-VB_DV_WR(wr_mr_interleaved, struct mlx5dv_mkey *m, uint32_t a, uint32_t r, uint16_t n,
-	 struct mlx5dv_mr_interleaved *i)
-VB_DV_WR(wr_mr_list, struct mlx5dv_mkey *m, uint32_t a, uint16_t n, struct ibv_sge *s)
 VB_DV_WR(wr_mkey_configure, struct mlx5dv_mkey *m, uint8_t n, struct mlx5dv_mkey_conf_attr *a)
 VB_DV_WR(wr_set_mkey_access_flags, uint32_t a)
 VB_DV_WR(wr_set_mkey_layout_list, uint16_t n, const struct ibv_sge *s)

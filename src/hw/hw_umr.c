@@ -1,0 +1,179 @@
+/*
+ * hw_umr — UMR pattern registration and the pattern cursor.
+ */
+#include "hw_umr.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw_prm.h"
+
+#define UMR_OCTO 16u /* one translation entry: a KLM, a repeat block header or entry */
+
+struct hw_umr *hw_umr_alloc(uint32_t cap)
+{
+	struct hw_umr *u = calloc(1, sizeof(*u) + (size_t)cap * sizeof(struct hw_umr_ent));
+
+	if (u != NULL)
+		u->cap = cap;
+	return u;
+}
+
+void hw_umr_free(struct hw_umr *u)
+{
+	free(u);
+}
+
+void hw_umr_cur_init(struct hw_umr_cur *c, const struct hw_umr *u, uint64_t off)
+{
+	uint64_t w = off % u->unit;
+	uint32_t i = 0;
+
+	c->u = u;
+	c->r = off / u->unit;
+	/* The entry whose data holds byte w of the repetition (zero-count entries hold none). */
+	while (i + 1 < u->n && w >= u->e[i].prefix + u->e[i].count)
+		i++;
+	c->i = i;
+	c->in = (uint32_t)(w - u->e[i].prefix);
+}
+
+/* UMR access bits of the mkey context to the table's rights. */
+static uint32_t umr_access(uint8_t a)
+{
+	return ((a & HW_MKC_ACCESS_LOCAL_WRITE) ? HW_ACCESS_LOCAL_WRITE : 0) |
+	       ((a & HW_MKC_ACCESS_REMOTE_READ) ? HW_ACCESS_REMOTE_READ : 0) |
+	       ((a & HW_MKC_ACCESS_REMOTE_WRITE) ? HW_ACCESS_REMOTE_WRITE : 0) |
+	       ((a & HW_MKC_ACCESS_ATOMIC) ? HW_ACCESS_REMOTE_ATOMIC : 0);
+}
+
+/*
+ * One entry's memory [va, va + span) through lkey: a direct local key of the
+ * same domain granting the rights asked. Its local address, or NULL.
+ */
+static uint8_t *umr_entry(uint32_t pd_id, uint32_t lkey, uint64_t va, uint64_t span, uint32_t access)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(lkey);
+	uint8_t *p = NULL;
+
+	if (mk == NULL || mk->umr != NULL || mk->chunks != NULL || mk->rops != NULL)
+		return NULL; /* entries name plain registrations: no nesting */
+	if (hw_mkey_check(mk, pd_id, va, span, access, &p) != HW_OK)
+		return NULL;
+	return p != NULL ? p : (uint8_t *)mk->base; /* an empty span still names its key */
+}
+
+/* The strided form: a repeat block header, then num_ent entries. Fills u (entries, unit, repeat). */
+static uint8_t umr_parse_strided(uint32_t pd_id, const uint8_t *t, uint32_t tlen, uint32_t access,
+				 struct hw_umr *u)
+{
+	const struct hw_umr_repeat_block_seg *rb = (const void *)t;
+	uint32_t n = be16toh(rb->num_ent), repeat = be32toh(rb->repeat_count);
+	uint64_t unit = 0;
+
+	if ((uint64_t)(n + 1) * UMR_OCTO > tlen)
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (n + 1 > u->cap)
+		return HW_CQE_SYNDROME_MW_BIND_ERR; /* more translations than the key was created for */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct hw_umr_repeat_ent_seg *e = (const void *)(t + (i + 1) * UMR_OCTO);
+		uint32_t count = be16toh(e->byte_count), stride = be16toh(e->stride);
+		uint64_t span = repeat == 0 || count == 0 ? 0 : (uint64_t)(repeat - 1) * stride + count;
+		uint8_t *p = umr_entry(pd_id, be32toh(e->memkey), be64toh(e->va), span, access);
+
+		if (p == NULL)
+			return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
+		u->e[i] = (struct hw_umr_ent){ .base = p, .count = count, .stride = stride, .prefix = unit };
+		unit += count;
+	}
+	if (unit != be32toh(rb->byte_count))
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	u->n = n;
+	u->unit = unit;
+	u->repeat = repeat;
+	return 0;
+}
+
+/* The list form: data segments (KLMs); trailing all-zero ones are the WQE's padding. */
+static uint8_t umr_parse_list(uint32_t pd_id, const uint8_t *t, uint32_t tlen, uint32_t access, struct hw_umr *u)
+{
+	uint32_t n = tlen / UMR_OCTO;
+	uint64_t unit = 0;
+
+	while (n > 0) {
+		const struct hw_wqe_data_seg *d = (const void *)(t + (n - 1) * UMR_OCTO);
+
+		if (d->byte_count != 0 || d->lkey != 0 || d->addr != 0)
+			break;
+		n--;
+	}
+	if (n > u->cap)
+		return HW_CQE_SYNDROME_MW_BIND_ERR;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct hw_wqe_data_seg *d = (const void *)(t + i * UMR_OCTO);
+		uint32_t len = hw_data_seg_len(d);
+		uint8_t *p = umr_entry(pd_id, hw_data_seg_lkey(d), hw_data_seg_addr(d), len, access);
+
+		if (p == NULL)
+			return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
+		u->e[i] = (struct hw_umr_ent){ .base = p, .count = len, .prefix = unit };
+		unit += len;
+	}
+	u->n = n;
+	u->unit = unit;
+	u->repeat = 1;
+	return 0;
+}
+
+/*
+ * The pattern goes into a scratch copy first and into the key's only once
+ * every entry checked out, so a refused UMR leaves the key as it was.
+ */
+uint8_t hw_umr_register(uint32_t pd_id, uint32_t mkey, const uint8_t *segs, uint32_t len)
+{
+	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)segs;
+	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(segs + sizeof(*uc));
+	uint32_t hdr = sizeof(*uc) + sizeof(*mc), tlen;
+	uint64_t need = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY | HW_UMR_MASK_LEN;
+	const struct hw_mkey *mk = hw_mkey_lookup(mkey);
+	struct hw_umr *scratch;
+	uint32_t access;
+	uint8_t synd;
+
+	if (len < hdr || !(uc->flags & HW_UMR_CTRL_INLINE) || (be64toh(uc->mkey_mask) & need) != need)
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	tlen = (uint32_t)be16toh(uc->klm_octowords) * UMR_OCTO;
+	if (tlen == 0 || tlen > len - hdr)
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	/* Not an indirect key of this domain, or one still holding a pattern (no LOCAL_INV first). */
+	if (mk == NULL || mk->umr == NULL || mk->pd_id != pd_id ||
+	    !(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE))
+		return HW_CQE_SYNDROME_MW_BIND_ERR;
+	if (tlen / UMR_OCTO > mk->umr->cap)
+		return HW_CQE_SYNDROME_MW_BIND_ERR; /* translations beyond the key's size */
+	access = umr_access(mc->access_flags);
+	scratch = hw_umr_alloc(mk->umr->cap);
+	if (scratch == NULL)
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (be32toh(((const struct hw_umr_repeat_block_seg *)(segs + hdr))->op) == HW_UMR_REPEAT_BLOCK_OP)
+		synd = umr_parse_strided(pd_id, segs + hdr, tlen, access, scratch);
+	else
+		synd = umr_parse_list(pd_id, segs + hdr, tlen, access, scratch);
+	scratch->total = scratch->unit * scratch->repeat;
+	if (synd == 0 && scratch->total != be64toh(mc->len))
+		synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (synd == 0) {
+		struct hw_umr *u = mk->umr;
+
+		memcpy(u->e, scratch->e, (size_t)scratch->n * sizeof(u->e[0]));
+		u->n = scratch->n;
+		u->unit = scratch->unit != 0 ? scratch->unit : 1; /* an empty pattern: no offset is ever inside */
+		u->repeat = scratch->repeat;
+		u->total = scratch->total;
+		if (hw_mkey_umr_set(mkey, access, u->total) != HW_OK)
+			synd = HW_CQE_SYNDROME_MW_BIND_ERR;
+	}
+	hw_umr_free(scratch);
+	return synd;
+}
