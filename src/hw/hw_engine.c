@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hw_dct.h"
 #include "hw_eng_thread.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
@@ -59,6 +60,9 @@ struct eng_wqe {
 	uint8_t opcode;
 	uint8_t fm_ce_se;
 	uint32_t imm; /* host order */
+	struct hw_qp *dest; /* a DCI's WQE: the DCT it runs against (its address taken out); else NULL */
+	uint32_t rqpn;	    /* with dest: the requester, as the DCT's receive CQE reports it */
+	uint16_t slid;
 };
 
 /* What one WQE did: syndrome 0 on success; rnr when the responder had no receive (nothing done). */
@@ -94,6 +98,7 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	w->imm = be32toh(ctrl->imm);
 	w->idx = (uint16_t)qp->sq_ci;
 	w->end = ds * HW_WQE_DS_BYTES;
+	w->dest = NULL;
 	if (ds == 0 || nbb > avail)
 		return 0;
 	if (pos + nbb <= bbs) {
@@ -255,10 +260,13 @@ static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
 	eng_copy_at(dst, 0, src);
 }
 
-/* The peer, if it can take requests (RTR or RTS); else as a fabric would: no answer, retries run out. */
-static struct hw_qp *eng_peer(const struct hw_qp *qp)
+/*
+ * The peer (a DCI's: the WQE's DCT), if it can take requests (RTR or RTS);
+ * else as a fabric would: no answer, retries run out.
+ */
+static struct hw_qp *eng_peer(const struct hw_qp *qp, const struct eng_wqe *w)
 {
-	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	struct hw_qp *peer = w->dest != NULL ? w->dest : __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	enum hw_qp_state st;
 
 	if (peer == NULL || !hw_qp_view_live(peer))
@@ -350,6 +358,15 @@ static uint8_t eng_rcv_list(const struct eng_rcv *r, struct eng_list *l)
 	return 0;
 }
 
+/* A DCT's receive reports the requester DCI and its port, as a UD receive does. */
+static void eng_rcv_src(const struct eng_wqe *w, struct hw_cqe_fields *f)
+{
+	if (w->dest != NULL) {
+		f->flags_rqpn = w->rqpn;
+		f->slid = w->slid;
+	}
+}
+
 static void eng_rcv_complete(struct hw_qp *peer, const struct eng_rcv *r, struct hw_cqe_fields *f)
 {
 	f->qpn = peer->qpn;
@@ -392,7 +409,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 
 	if (synd != 0)
 		return eng_fail(synd);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (!eng_rcv_take(peer, &r))
@@ -411,6 +428,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
 	f.byte_cnt = (uint32_t)src.total;
 	f.imm = w->opcode == HW_WQE_SEND ? 0 : w->imm;
+	eng_rcv_src(w, &f);
 	eng_rcv_complete(peer, &r, &f);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
@@ -570,7 +588,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_seg_list(qp, w, 2 * HW_WQE_DS_BYTES, HW_ACCESS_LOCAL_READ, true, &src);
 	if (synd != 0)
 		return eng_fail(synd);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	synd = eng_remote(peer, r, src.total, HW_ACCESS_REMOTE_WRITE, &rp);
@@ -590,6 +608,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 		f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
 		f.byte_cnt = (uint32_t)src.total;
 		f.imm = w->imm;
+		eng_rcv_src(w, &f);
 		eng_rcv_complete(peer, &rcv, &f);
 	}
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
@@ -608,7 +627,7 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_seg_list(qp, w, 2 * HW_WQE_DS_BYTES, HW_ACCESS_LOCAL_WRITE, false, &dst);
 	if (synd != 0)
 		return eng_fail(synd);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	synd = eng_remote(peer, r, dst.total, HW_ACCESS_REMOTE_READ, &rp);
@@ -642,7 +661,7 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	if (dst.n != 1 || dst.total != ENG_ATOMIC_LEN)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (hw_raddr_seg_addr(r) % ENG_ATOMIC_LEN != 0)
@@ -675,10 +694,8 @@ static struct eng_res eng_exec_ud(struct hw_qp *qp, struct eng_wqe *w)
 	}
 }
 
-static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
+static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 {
-	if (qp->type == HW_QPT_UD)
-		return eng_exec_ud(qp, w);
 	switch (w->opcode) {
 	case HW_WQE_NOP:
 		return (struct eng_res){ 0 };
@@ -699,6 +716,46 @@ static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 	default:
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	}
+}
+
+/*
+ * A DCI's WQE: the DC address after ctrl names the DCT; the rest is an RC
+ * WQE's, run against that DCT once the address is taken out of the copy.
+ * A DCT that would not answer (gone, another port, a wrong key) leaves the
+ * request unanswered, as on a card: the retries run out.
+ */
+static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const uint32_t at = sizeof(struct hw_wqe_ctrl_seg), av_len = sizeof(struct hw_wqe_datagram_seg);
+	struct eng_res res;
+
+	if (w->end < at + av_len)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	w->dest = hw_dc_target_get((const void *)(w->b + at));
+	if (w->dest == NULL)
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+	w->rqpn = qp->qpn;
+	w->slid = qp->lid;
+	memmove(w->b + at, w->b + at + av_len, w->end - at - av_len);
+	w->end -= av_len;
+	res = eng_exec_rc(qp, w);
+	if (res.rnr)
+		qp->dc_rnr_timer = (uint8_t)__atomic_load_n(&w->dest->sh->min_rnr_timer, __ATOMIC_RELAXED);
+	hw_qp_dest_put(w->dest);
+	w->dest = NULL;
+	return res;
+}
+
+static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
+{
+	if (qp->type == HW_QPT_UD)
+		return eng_exec_ud(qp, w);
+	/* NOP and the UMR of LOCAL_INV are local: no address. */
+	if (qp->type == HW_QPT_DCI && w->opcode != HW_WQE_NOP && w->opcode != HW_WQE_UMR)
+		return eng_exec_dc(qp, w);
+	if (qp->type == HW_QPT_DCT)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR); /* no send queue */
+	return eng_exec_rc(qp, w);
 }
 
 static void eng_req_cqe(struct hw_qp *qp, const struct eng_wqe *w, struct eng_res res)
@@ -730,6 +787,8 @@ static uint64_t eng_rnr_timer(const struct hw_qp *qp)
 {
 	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
+	if (qp->type == HW_QPT_DCI)
+		return hw_rnr_timer_ns(qp->dc_rnr_timer);
 	return hw_rnr_timer_ns(peer != NULL ? (uint8_t)__atomic_load_n(&peer->sh->min_rnr_timer, __ATOMIC_RELAXED) : 0);
 }
 

@@ -191,6 +191,7 @@ struct vb_qp {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
+	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;
 	uint8_t wr_fm_rb;
@@ -217,6 +218,8 @@ struct vb_dv_ops {
 	int (*devx_umem_dereg)(struct mlx5dv_devx_umem *umem);
 	/* Every entry sets errno / returns an errno value as the mlx5dv function it serves. */
 	struct mlx5dv_devx_umem *(*devx_umem_reg_ex)(struct ibv_context *ctx, struct mlx5dv_devx_umem_in *in);
+	struct ibv_qp *(*create_qp)(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				    struct mlx5dv_qp_init_attr *dv_attr);
 };
 
 /* Posts an async event on the context's queue (vb_async.c); 0 or an errno value. */

@@ -262,4 +262,5 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.devx_umem_reg = vb_dv_umem_reg,
 	.devx_umem_dereg = vb_dv_umem_dereg,
 	.devx_umem_reg_ex = vb_dv_umem_reg_ex,
+	.create_qp = vb_dv_create_qp,
 };

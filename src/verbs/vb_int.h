@@ -39,6 +39,21 @@ void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 /* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */
 bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
 struct ibv_qp *vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
+/* What a QP is beyond its ibv_qp_type: the DC ones are IBV_QPT_DRIVER (vb_dc.c). */
+struct vb_qp_kind {
+	enum hw_qp_type hw;
+	uint8_t dc_type;	  /* 0 or enum mlx5dv_dc_type */
+	uint64_t dc_key;	  /* DCT */
+};
+/* The objects a QP is made of (PD, CQs, SRQ) belong to ctx: 0 or EINVAL. */
+int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *attr);
+/* Creates a QP of checked attributes (errno set on failure). */
+struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *attr, const struct vb_qp_kind *k);
+/* mlx5dv_create_qp (vb_dc.c). */
+struct ibv_qp *vb_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
+			       struct mlx5dv_qp_init_attr *dv_attr);
+/* A DCI's or DCT's modify: the kernel's masks for the transition (vb_dc.c); 0 or EINVAL. */
+int vb_dc_mask_ok(uint8_t dc_type, enum ibv_qp_state cur, enum ibv_qp_state to, int mask);
 int vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Rings the SQ doorbell up to the producer counter when the QP runs (vb_post.c). */

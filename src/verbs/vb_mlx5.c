@@ -141,3 +141,16 @@ VB_EXPORT struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
 	}
 	return &((struct vb_qp *)qp)->dv;
 }
+
+/* DCI, DCT, and the plain QP types (vb_dc.c in libibverbs). A context not of this device: EOPNOTSUPP, as rdma-core's. */
+VB_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr,
+					  struct mlx5dv_qp_init_attr *mlx5_qp_attr)
+{
+	const struct vb_dv_ops *dv = vb_dv_of_ctx(context);
+
+	if (dv == NULL) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return dv->create_qp(context, qp_attr, mlx5_qp_attr);
+}

@@ -82,12 +82,6 @@ VB_EXPORT struct mlx5dv_mkey *mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *m
 	return NULL;
 }
 
-VB_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr, struct mlx5dv_qp_init_attr *mlx5_qp_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_qp");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_steering_anchor *mlx5dv_create_steering_anchor(struct ibv_context *context, struct mlx5dv_steering_anchor_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_steering_anchor");
