@@ -56,6 +56,8 @@ echo
 echo
 echo "== regression only: the UCX path over TCP on loopback =="
 UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick || echo "(UCX path unavailable)"
+echo
+"${pin[@]}" "$build/bench/bench_dc" $quick
 # RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo

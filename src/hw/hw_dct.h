@@ -21,6 +21,7 @@
 #define HW_DCT_H_
 
 #include <endian.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -46,6 +47,14 @@ static inline void hw_av_set_dc(struct hw_wqe_datagram_seg *av, uint32_t dctn, u
 	av->dqp_dct = htobe32((dctn & 0xffffffu) | HW_AV_EXTENDED);
 }
 
+/* The address names the DCT's port: its GID when a GRH is asked for, else its LID. */
+static inline bool hw_dc_port_ok(const struct hw_qp *t, const struct hw_wqe_datagram_seg *av)
+{
+	if (be32toh(av->grh_gid_fl) & HW_AV_GRH)
+		return memcmp(av->rgid, t->sh->gid, sizeof(av->rgid)) == 0;
+	return be16toh(av->rlid) == t->sh->lid;
+}
+
 /*
  * The DCT a DC address names, when it would answer: a DCT of this device
  * (this process, or shared by another), in RTR, on the port the address
@@ -53,8 +62,25 @@ static inline void hw_av_set_dc(struct hw_wqe_datagram_seg *av, uint32_t dctn, u
  * NULL otherwise: a DCT that is not there answers nothing, and one that gets
  * a wrong key drops the request silently (the card raises a key-violation
  * event at the DCT, no NAK), so either way the requester's retries run out.
- * Give a result back with hw_qp_dest_put.
+ * Give a result back with hw_qp_dest_put. Inline: every DCI WQE asks.
  */
-struct hw_qp *hw_dc_target_get(const struct hw_wqe_datagram_seg *av);
+static inline struct hw_qp *hw_dc_target_get(const struct hw_wqe_datagram_seg *av)
+{
+	uint32_t dctn = be32toh(av->dqp_dct) & 0xffffffu;
+	/* A DCT of this process first: one probe of the registry, no view to count. */
+	struct hw_qp *t = hw_qp_lookup(dctn);
+
+	if (t == NULL)
+		t = hw_qp_dest_get(dctn);
+	if (t == NULL)
+		return NULL;
+	/* The key and the port are fixed at the DCT's creation: plain reads of its block. */
+	if (t->type != HW_QPT_DCT || !hw_qp_view_live(t) || hw_qp_state_of(t) != HW_QP_RTR || !hw_dc_port_ok(t, av) ||
+	    t->sh->dc_key != hw_av_dc_key(av)) {
+		hw_qp_dest_put(t);
+		return NULL;
+	}
+	return t;
+}
 
 #endif /* HW_DCT_H_ */

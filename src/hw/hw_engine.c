@@ -55,7 +55,8 @@ struct eng_list {
 /* A WQE as copied out of the ring. */
 struct eng_wqe {
 	uint8_t b[ENG_MAX_BBS * HW_SEND_WQE_BB]; /* whole blocks: eng_load copies them so */
-	uint32_t end; /* bytes the ds count covers */
+	uint8_t *p;   /* where the WQE starts in b: b, or after a DCI's address (eng_exec_dc) */
+	uint32_t end; /* bytes from p the ds count covers */
 	uint16_t idx;
 	uint8_t opcode;
 	uint8_t fm_ce_se;
@@ -98,6 +99,7 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	w->imm = be32toh(ctrl->imm);
 	w->idx = (uint16_t)qp->sq_ci;
 	w->end = ds * HW_WQE_DS_BYTES;
+	w->p = w->b;
 	w->dest = NULL;
 	if (ds == 0 || nbb > avail)
 		return 0;
@@ -161,7 +163,7 @@ static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 {
 	eng_list_init(l);
 	while (off < w->end) {
-		struct hw_wqe_inl_seg *inl = (void *)(w->b + off);
+		struct hw_wqe_inl_seg *inl = (void *)(w->p + off);
 		int is_inl;
 		uint32_t len = hw_inl_seg_len(inl, &is_inl);
 		uint8_t synd;
@@ -172,11 +174,11 @@ static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 			if (!inl_ok || len > w->end - off - sizeof(*inl))
 				return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 			if (len != 0)
-				eng_add(l, w->b + off + sizeof(*inl), len);
+				eng_add(l, w->p + off + sizeof(*inl), len);
 			off += span;
 			continue;
 		}
-		synd = eng_local_seg(qp->pd_id, (const void *)(w->b + off), access, l);
+		synd = eng_local_seg(qp->pd_id, (const void *)(w->p + off), access, l);
 		if (synd != 0)
 			return synd;
 		off += sizeof(struct hw_wqe_data_seg);
@@ -266,9 +268,11 @@ static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
  */
 static struct hw_qp *eng_peer(const struct hw_qp *qp, const struct eng_wqe *w)
 {
-	struct hw_qp *peer = w->dest != NULL ? w->dest : __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	enum hw_qp_state st;
 
+	if (w->dest != NULL)
+		return w->dest; /* checked live and in RTR when the address was resolved (hw_dc_target_get) */
 	if (peer == NULL || !hw_qp_view_live(peer))
 		return NULL;
 	st = hw_qp_state_of(peer);
@@ -479,7 +483,7 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
  */
 static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *peer, const struct eng_list *src)
 {
-	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	bool grh = (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
 	struct eng_list dst, hdr;
 	struct hw_cqe_fields f = { 0 };
@@ -527,7 +531,7 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	uint32_t off = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*av);
 	struct eng_list src;
 	struct hw_qp *peer;
@@ -556,8 +560,8 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
  */
 static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
-	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
+	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
 	uint64_t mask, want = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY;
 
 	if (w->end != sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc))
@@ -575,7 +579,7 @@ static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 /* RDMA_WRITE and RDMA_WRITE_IMM. */
 static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	struct eng_list src, dst;
 	struct eng_rcv rcv;
 	struct hw_qp *peer;
@@ -616,7 +620,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 
 static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	struct eng_list src, dst;
 	struct hw_qp *peer;
 	uint8_t *rp;
@@ -646,8 +650,8 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 /* ATOMIC_CS and ATOMIC_FA on 8 aligned bytes of the peer; the old value lands in the local segment. */
 static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + HW_WQE_DS_BYTES);
-	const struct hw_wqe_atomic_seg *a = (const void *)(w->b + 2 * HW_WQE_DS_BYTES);
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + HW_WQE_DS_BYTES);
+	const struct hw_wqe_atomic_seg *a = (const void *)(w->p + 2 * HW_WQE_DS_BYTES);
 	struct eng_list dst;
 	struct hw_qp *peer;
 	uint64_t *target, old;
@@ -736,7 +740,9 @@ static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	w->rqpn = qp->qpn;
 	w->slid = qp->lid;
-	memmove(w->b + at, w->b + at + av_len, w->end - at - av_len);
+	/* The ctrl segment moved up over the address: the WQE the RC code sees starts there. */
+	memcpy(w->b + av_len, w->b, at);
+	w->p = w->b + av_len;
 	w->end -= av_len;
 	res = eng_exec_rc(qp, w);
 	if (res.rnr)
