@@ -17,6 +17,7 @@
  * a view of a shared QP of another process (hw_qp_connect_qpn). UD sends name
  * their destination in each WQE's datagram segment; the device finds it by
  * number (hw_qp_dest_get), in this process or, for a shared QP, in another.
+ * A DCI names a DCT in each WQE the same way (hw_dct.h).
  *
  * Sharing: rings, doorbell record and the state a requester works on
  * (struct hw_qp_sh) are one block; with attr.shared it is placed where other
