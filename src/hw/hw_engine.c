@@ -724,7 +724,8 @@ static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 
 /*
  * A DCI's WQE: the DC address after ctrl names the DCT; the rest is an RC
- * WQE's, run against that DCT once the address is taken out of the copy.
+ * WQE's, run against that DCT from past the address (the ctrl segment is
+ * copied up over it, which costs less than moving what follows).
  * A DCT that would not answer (gone, another port, a wrong key) leaves the
  * request unanswered, as on a card: the retries run out.
  */
