@@ -564,7 +564,17 @@ static void test_unreachable(void)
 	CHECK_OK(ibv_wr_complete(e.x));
 	CHECK(vq_poll1(e.scq, &wc) == 1);
 	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
-	/* The number of the (RC-less) DCI itself is not a DCT. */
+	/* A number no QP of the device holds (QPNs are 24 bits, allocated from 0x100 up). */
+	dc_new_dci(&e);
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e.x, e.rmr[0]->rkey, (uint64_t)(uintptr_t)e.rbuf[0]);
+	ibv_wr_set_sge(e.x, e.lmr->lkey, (uint64_t)(uintptr_t)e.lbuf, 8);
+	mlx5dv_wr_set_dc_addr(e.mx, e.ah, 0xfffffe, DC_KEY);
+	CHECK_OK(ibv_wr_complete(e.x));
+	CHECK(vq_poll1(e.scq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
+	/* The number of the DCI itself is not a DCT. */
 	dc_new_dci(&e);
 	memset(e.lbuf, 1, 8);
 	ibv_wr_start(e.x);
