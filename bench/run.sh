@@ -63,6 +63,8 @@ if [ -x "$build/bench/bench_umr" ]; then
 else
 	echo "bench/run.sh: $build/bench/bench_umr not built" >&2
 fi
+echo
+"${pin[@]}" "$build/bench/bench_dc" $quick
 # RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo

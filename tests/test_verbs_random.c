@@ -13,6 +13,12 @@
  *   - the responder (child) checks each receive completion (opcode, length,
  *     immediate) and each SEND's payload byte for byte, and at the end its
  *     region against its own copy of the model.
+ *
+ * A DC mode does the same from one DCI to several DCTs (one process): each
+ * operation goes to a DCT picked from the seed, each DCT has its own region
+ * and model, receives come from its SRQ; every completion, READ result,
+ * atomic old value and SEND payload is checked, then every region against its
+ * model byte for byte.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -30,7 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
+#include <sys/mman.h>
 
 #include "harness.h"
 
@@ -709,9 +717,316 @@ static void test_random_two_processes(void)
 	run_pair(seed, ops);
 }
 
+/* ---- DC mode: one DCI, DC_TARGETS DCTs, one process. ---- */
+
+#define DC_TARGETS 3
+#define DC_RX 8		/* receives posted on each DCT's SRQ */
+#define DC_KEY0 0x0dc0ffee00000000ull
+#define DC_OPS_DEFAULT 3000u
+
+struct dc_target {
+	struct ibv_srq *srq;
+	struct ibv_qp *dct;
+	struct ibv_mr *mr;
+	uint8_t *mem;	/* REGION of the model, then DC_RX receive slots of MAX_MSG */
+	uint8_t *model;
+};
+
+struct dc_run {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *dci;
+	struct ibv_qp_ex *x;
+	struct mlx5dv_qp_ex *mx;
+	struct ibv_ah *ah;
+	struct ibv_mr *lmr;
+	uint8_t *local;	/* payloads out, READ and atomic results in */
+	struct dc_target t[DC_TARGETS];
+	uint64_t seed;
+};
+
+#define DC_TMEM ((size_t)REGION + (size_t)DC_RX * MAX_MSG)
+#define DC_LMEM ((size_t)MAX_MSG + 8)
+
+static void *dc_map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int dc_post_rx(struct dc_target *t, uint32_t slot)
+{
+	struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)(t->mem + REGION + (size_t)slot * MAX_MSG),
+			      .length = MAX_MSG, .lkey = t->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	return ibv_post_srq_recv(t->srq, &wr, &bad);
+}
+
+static int dc_target_open(struct dc_run *r, int k)
+{
+	struct dc_target *t = &r->t[k];
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = DC_RX, .max_sge = 1}};
+	struct ibv_qp_init_attr_ex a = {.send_cq = r->rcq, .recv_cq = r->rcq, .qp_type = IBV_QPT_DRIVER,
+					.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = r->pd};
+	struct mlx5dv_qp_init_attr dv = {.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+					 .dc_init_attr = {.dc_type = MLX5DV_DCTYPE_DCT, .dct_access_key = DC_KEY0 + k}};
+	struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+						   IBV_ACCESS_REMOTE_ATOMIC};
+
+	t->mem = dc_map(DC_TMEM);
+	t->model = malloc(REGION);
+	t->srq = ibv_create_srq(r->pd, &sa);
+	if (t->mem == NULL || t->model == NULL || t->srq == NULL)
+		return -1;
+	region_init(t->mem);
+	region_init(t->model);
+	t->mr = ibv_reg_mr(r->pd, t->mem, DC_TMEM,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC);
+	a.srq = t->srq;
+	t->dct = mlx5dv_create_qp(r->ctx, &a, &dv);
+	if (t->mr == NULL || t->dct == NULL ||
+	    ibv_modify_qp(t->dct, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	m = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 1,
+				 .ah_attr = {.port_num = 1}};
+	if (ibv_modify_qp(t->dct, &m, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU))
+		return -1;
+	for (uint32_t s = 0; s < DC_RX; s++)
+		if (dc_post_rx(t, s) != 0)
+			return -1;
+	return 0;
+}
+
+static int dc_dci_open(struct dc_run *r)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = r->scq, .recv_cq = r->scq,
+		.cap = {.max_send_wr = BATCH_MAX, .max_send_sge = 1, .max_inline_data = MAX_INLINE},
+		.qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = r->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+	struct mlx5dv_qp_init_attr dv = {.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+					 .dc_init_attr = {.dc_type = MLX5DV_DCTYPE_DCI}};
+	struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr aa = {.port_num = 1};
+
+	r->dci = mlx5dv_create_qp(r->ctx, &a, &dv);
+	if (r->dci == NULL || ibv_modify_qp(r->dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT))
+		return -1;
+	m = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096};
+	if (ibv_modify_qp(r->dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU))
+		return -1;
+	m = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+				 .max_rd_atomic = 1};
+	if (ibv_modify_qp(r->dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		return -1;
+	r->x = ibv_qp_to_qp_ex(r->dci);
+	r->mx = r->x != NULL ? mlx5dv_qp_ex_from_ibv_qp_ex(r->x) : NULL;
+	if (r->mx == NULL || ibv_query_port(r->ctx, 1, &pa) != 0)
+		return -1;
+	aa.dlid = pa.lid;
+	r->ah = ibv_create_ah(r->pd, &aa);
+	return r->ah != NULL ? 0 : -1;
+}
+
+static void dc_close(struct dc_run *r)
+{
+	if (r->ah != NULL)
+		ibv_destroy_ah(r->ah);
+	if (r->dci != NULL)
+		ibv_destroy_qp(r->dci);
+	for (int k = 0; k < DC_TARGETS; k++) {
+		struct dc_target *t = &r->t[k];
+
+		if (t->dct != NULL)
+			ibv_destroy_qp(t->dct);
+		if (t->mr != NULL)
+			ibv_dereg_mr(t->mr);
+		if (t->srq != NULL)
+			ibv_destroy_srq(t->srq);
+		if (t->mem != NULL)
+			munmap(t->mem, DC_TMEM);
+		free(t->model);
+	}
+	if (r->lmr != NULL)
+		ibv_dereg_mr(r->lmr);
+	if (r->local != NULL)
+		munmap(r->local, DC_LMEM);
+	if (r->scq != NULL)
+		ibv_destroy_cq(r->scq);
+	if (r->rcq != NULL)
+		ibv_destroy_cq(r->rcq);
+	if (r->pd != NULL)
+		ibv_dealloc_pd(r->pd);
+	if (r->ctx != NULL)
+		ibv_close_device(r->ctx);
+}
+
+static int dc_open(struct dc_run *r)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+
+	if (l == NULL || l[0] == NULL)
+		return -1;
+	r->ctx = ibv_open_device(l[0]);
+	ibv_free_device_list(l);
+	if (r->ctx == NULL)
+		return -1;
+	r->pd = ibv_alloc_pd(r->ctx);
+	r->scq = ibv_create_cq(r->ctx, CQ_DEPTH, NULL, NULL, 0);
+	r->rcq = ibv_create_cq(r->ctx, CQ_DEPTH, NULL, NULL, 0);
+	r->local = dc_map(DC_LMEM);
+	if (r->pd == NULL || r->scq == NULL || r->rcq == NULL || r->local == NULL)
+		return -1;
+	r->lmr = ibv_reg_mr(r->pd, r->local, DC_LMEM, IBV_ACCESS_LOCAL_WRITE);
+	if (r->lmr == NULL || dc_dci_open(r) != 0)
+		return -1;
+	for (int k = 0; k < DC_TARGETS; k++)
+		if (dc_target_open(r, k) != 0)
+			return -1;
+	return 0;
+}
+
+/* Builds operation i towards DCT k (one WR) in the open ibv_wr_start session. */
+static void dc_build(struct dc_run *r, uint32_t i, int k, const struct op *o)
+{
+	struct ibv_qp_ex *x = r->x;
+	struct dc_target *t = &r->t[k];
+	uint64_t raddr = (uint64_t)(uintptr_t)(t->mem + o->roff), laddr = (uint64_t)(uintptr_t)r->local;
+
+	x->wr_id = i;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	switch (o->kind) {
+	case OP_WRITE:
+		ibv_wr_rdma_write(x, t->mr->rkey, raddr);
+		break;
+	case OP_WRITE_IMM:
+		ibv_wr_rdma_write_imm(x, t->mr->rkey, raddr, htobe32(o->imm));
+		break;
+	case OP_SEND:
+		ibv_wr_send(x);
+		break;
+	case OP_SEND_IMM:
+		ibv_wr_send_imm(x, htobe32(o->imm));
+		break;
+	case OP_READ:
+		ibv_wr_rdma_read(x, t->mr->rkey, raddr);
+		break;
+	case OP_CAS:
+		ibv_wr_atomic_cmp_swp(x, t->mr->rkey, raddr, o->cmp, o->val);
+		break;
+	default:
+		ibv_wr_atomic_fetch_add(x, t->mr->rkey, raddr, o->val);
+		break;
+	}
+	mlx5dv_wr_set_dc_addr(r->mx, r->ah, t->dct->qp_num, DC_KEY0 + (uint64_t)k);
+	if (o->inl)
+		ibv_wr_set_inline_data(x, r->local, o->len);
+	else
+		ibv_wr_set_sge(x, r->lmr->lkey, laddr, o->kind == OP_CAS || o->kind == OP_FA ? 8 : o->len);
+}
+
+/* Checks the receive an operation consumed at DCT k: opcode, length, immediate, sender, payload. */
+static uint32_t dc_check_recv(struct dc_run *r, uint32_t i, int k, const struct op *o)
+{
+	struct dc_target *t = &r->t[k];
+	enum ibv_wc_opcode want = o->kind == OP_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	struct ibv_wc wc;
+	uint32_t bad = 0;
+
+	if (poll_one(r->rcq, &wc) != 0)
+		return 1;
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != want || wc.byte_len != o->len || wc.qp_num != t->dct->qp_num ||
+	    wc.src_qp != r->dci->qp_num || (o->kind != OP_SEND && wc.imm_data != htobe32(o->imm))) {
+		fprintf(stderr, "op %u: DCT %d receive status %d opcode %d len %u qp %#x src %#x\n", i, k, wc.status,
+			wc.opcode, wc.byte_len, wc.qp_num, wc.src_qp);
+		return 1;
+	}
+	if (o->kind != OP_WRITE_IMM) {
+		const uint8_t *p = t->mem + REGION + (size_t)wc.wr_id * MAX_MSG;
+
+		for (uint32_t j = 0; j < o->len; j++)
+			bad += p[j] != payload_byte(r->seed, i, j);
+	}
+	return (bad != 0) + (dc_post_rx(t, (uint32_t)wc.wr_id) != 0);
+}
+
+/* One operation, run and checked against DCT k's model. */
+static uint32_t dc_one(struct dc_run *r, uint32_t i)
+{
+	int k = (int)(rnd(r->seed, i, 60) % DC_TARGETS);
+	struct dc_target *t = &r->t[k];
+	struct op o;
+	struct ibv_wc wc;
+	uint64_t old, got;
+	uint32_t bad = 0;
+
+	gen_op(r->seed, i, t->model, &o);
+	if (o.kind != OP_READ && o.kind != OP_CAS && o.kind != OP_FA)
+		payload_fill(r->seed, i, r->local, o.len);
+	ibv_wr_start(r->x);
+	dc_build(r, i, k, &o);
+	if (ibv_wr_complete(r->x) != 0 || poll_one(r->scq, &wc) != 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != i) {
+		fprintf(stderr, "op %u (kind %d, DCT %d): the request failed\n", i, o.kind, k);
+		return 1;
+	}
+	old = model_apply(r->seed, i, &o, t->model);
+	if (o.kind == OP_READ)
+		bad += memcmp(r->local, t->model + o.roff, o.len) != 0;
+	if (o.kind == OP_CAS || o.kind == OP_FA) {
+		memcpy(&got, r->local, 8);
+		bad += got != old;
+	}
+	if (consumes_recv(o.kind))
+		bad += dc_check_recv(r, i, k, &o);
+	if (bad != 0)
+		fprintf(stderr, "op %u (kind %d, DCT %d, len %u): result differs\n", i, o.kind, k, o.len);
+	return bad;
+}
+
+static void test_random_dc(void)
+{
+	uint64_t seed = seed_of_env();
+	const char *e = getenv("SOFTDPU_TEST_OPS");
+	uint32_t ops = e != NULL ? (uint32_t)strtoul(e, NULL, 0) : DC_OPS_DEFAULT, bad = 0;
+	struct dc_run *r = calloc(1, sizeof(*r));
+
+	CHECK(r != NULL);
+	printf("test_verbs_random DC: seed %#llx, %u operations over %d DCTs\n", (unsigned long long)seed, ops,
+	       DC_TARGETS);
+	r->seed = seed;
+	if (dc_open(r) != 0) {
+		dc_close(r);
+		free(r);
+		CHECK(!"DC setup");
+	}
+	for (uint32_t i = 0; i < ops && bad == 0; i++)
+		bad += dc_one(r, i);
+	for (int k = 0; k < DC_TARGETS && bad == 0; k++)
+		if (memcmp(r->t[k].mem, r->t[k].model, REGION) != 0) {
+			fprintf(stderr, "DCT %d: its region differs from the model (seed %#llx)\n", k,
+				(unsigned long long)seed);
+			bad++;
+		}
+	dc_close(r);
+	free(r);
+	CHECK(bad == 0);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_random_two_processes);
+	RUN(test_random_dc);
 	return th_summary("test_verbs_random");
 }

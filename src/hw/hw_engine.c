@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hw_dct.h"
 #include "hw_eng_thread.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
@@ -61,11 +62,15 @@ struct eng_list {
 /* A WQE as copied out of the ring. */
 struct eng_wqe {
 	uint8_t b[ENG_MAX_BBS * HW_SEND_WQE_BB]; /* whole blocks: eng_load copies them so */
-	uint32_t end; /* bytes the ds count covers */
+	uint8_t *p;   /* where the WQE starts in b: b, or after a DCI's address (eng_exec_dc) */
+	uint32_t end; /* bytes from p the ds count covers */
 	uint16_t idx;
 	uint8_t opcode;
 	uint8_t fm_ce_se;
 	uint32_t imm; /* host order */
+	struct hw_qp *dest; /* a DCI's WQE: the DCT it runs against (its address taken out); else NULL */
+	uint32_t rqpn;	    /* with dest: the requester, as the DCT's receive CQE reports it */
+	uint16_t slid;
 };
 
 /* What one WQE did: syndrome 0 on success; rnr when the responder had no receive (nothing done). */
@@ -101,6 +106,8 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	w->imm = be32toh(ctrl->imm);
 	w->idx = (uint16_t)qp->sq_ci;
 	w->end = ds * HW_WQE_DS_BYTES;
+	w->p = w->b;
+	w->dest = NULL;
 	if (ds == 0 || nbb > avail)
 		return 0;
 	if (pos + nbb <= bbs) {
@@ -199,7 +206,7 @@ static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 {
 	eng_list_init(l);
 	while (off < w->end) {
-		struct hw_wqe_inl_seg *inl = (void *)(w->b + off);
+		struct hw_wqe_inl_seg *inl = (void *)(w->p + off);
 		int is_inl;
 		uint32_t len = hw_inl_seg_len(inl, &is_inl);
 		uint8_t synd;
@@ -210,11 +217,11 @@ static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 			if (!inl_ok || len > w->end - off - sizeof(*inl))
 				return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 			if (len != 0)
-				eng_add(l, w->b + off + sizeof(*inl), len);
+				eng_add(l, w->p + off + sizeof(*inl), len);
 			off += span;
 			continue;
 		}
-		synd = eng_local_seg(qp->pd_id, (const void *)(w->b + off), access, l);
+		synd = eng_local_seg(qp->pd_id, (const void *)(w->p + off), access, l);
 		if (synd != 0)
 			return synd;
 		off += sizeof(struct hw_wqe_data_seg);
@@ -409,12 +416,17 @@ static void eng_copy(const struct eng_list *dst, const struct eng_list *src)
 	eng_copy_at(dst, 0, src);
 }
 
-/* The peer, if it can take requests (RTR or RTS); else as a fabric would: no answer, retries run out. */
-static struct hw_qp *eng_peer(const struct hw_qp *qp)
+/*
+ * The peer (a DCI's: the WQE's DCT), if it can take requests (RTR or RTS);
+ * else as a fabric would: no answer, retries run out.
+ */
+static struct hw_qp *eng_peer(const struct hw_qp *qp, const struct eng_wqe *w)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	enum hw_qp_state st;
 
+	if (w->dest != NULL)
+		return w->dest; /* checked live and in RTR when the address was resolved (hw_dc_target_get) */
 	if (peer == NULL || !hw_qp_view_live(peer))
 		return NULL;
 	st = hw_qp_state_of(peer);
@@ -516,6 +528,15 @@ static uint8_t eng_rcv_list(const struct eng_rcv *r, struct eng_list *l)
 	return 0;
 }
 
+/* A DCT's receive reports the requester DCI and its port, as a UD receive does. */
+static void eng_rcv_src(const struct eng_wqe *w, struct hw_cqe_fields *f)
+{
+	if (w->dest != NULL) {
+		f->flags_rqpn = w->rqpn;
+		f->slid = w->slid;
+	}
+}
+
 static void eng_rcv_complete(struct hw_qp *peer, const struct eng_rcv *r, struct hw_cqe_fields *f)
 {
 	f->qpn = peer->qpn;
@@ -558,7 +579,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 
 	if (synd != 0)
 		return eng_fail(synd);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (!eng_rcv_take(peer, &r))
@@ -577,6 +598,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
 	f.byte_cnt = (uint32_t)src.total;
 	f.imm = w->opcode == HW_WQE_SEND ? 0 : w->imm;
+	eng_rcv_src(w, &f);
 	eng_rcv_complete(peer, &r, &f);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
@@ -627,7 +649,7 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
  */
 static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *peer, const struct eng_list *src)
 {
-	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	bool grh = (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
 	struct eng_list dst, hdr;
 	struct hw_cqe_fields f = { 0 };
@@ -675,7 +697,7 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	uint32_t off = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*av);
 	struct eng_list src;
 	struct hw_qp *peer;
@@ -705,13 +727,13 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
  */
 static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
-	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
+	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
 	uint64_t mask, want = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY;
 	uint32_t hdr = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc);
 
 	if (w->end > hdr && mc->free != HW_MKEY_CTX_FREE)
-		return eng_fail(hw_umr_register(qp->pd_id, w->imm, w->b + sizeof(struct hw_wqe_ctrl_seg),
+		return eng_fail(hw_umr_register(qp->pd_id, w->imm, w->p + sizeof(struct hw_wqe_ctrl_seg),
 						w->end - (uint32_t)sizeof(struct hw_wqe_ctrl_seg)));
 
 	if (w->end != sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc))
@@ -729,7 +751,7 @@ static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 /* RDMA_WRITE and RDMA_WRITE_IMM. */
 static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	struct eng_list src, dst;
 	struct eng_rcv rcv;
 	struct hw_qp *peer;
@@ -741,7 +763,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_seg_list(qp, w, 2 * HW_WQE_DS_BYTES, HW_ACCESS_LOCAL_READ, true, &src);
 	if (synd != 0)
 		return eng_fail(synd);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	synd = eng_remote_list(peer, r, src.total, HW_ACCESS_REMOTE_WRITE, &dst);
@@ -758,6 +780,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 		f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
 		f.byte_cnt = (uint32_t)src.total;
 		f.imm = w->imm;
+		eng_rcv_src(w, &f);
 		eng_rcv_complete(peer, &rcv, &f);
 	}
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
@@ -765,7 +788,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 
 static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	struct eng_list src, dst;
 	struct hw_qp *peer;
 	uint8_t synd;
@@ -775,7 +798,7 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_seg_list(qp, w, 2 * HW_WQE_DS_BYTES, HW_ACCESS_LOCAL_WRITE, false, &dst);
 	if (synd != 0)
 		return eng_fail(synd);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	synd = eng_remote_list(peer, r, dst.total, HW_ACCESS_REMOTE_READ, &src);
@@ -791,8 +814,8 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 /* ATOMIC_CS and ATOMIC_FA on 8 aligned bytes of the peer; the old value lands in the local segment. */
 static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 {
-	const struct hw_wqe_raddr_seg *r = (const void *)(w->b + HW_WQE_DS_BYTES);
-	const struct hw_wqe_atomic_seg *a = (const void *)(w->b + 2 * HW_WQE_DS_BYTES);
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + HW_WQE_DS_BYTES);
+	const struct hw_wqe_atomic_seg *a = (const void *)(w->p + 2 * HW_WQE_DS_BYTES);
 	struct eng_list dst;
 	struct hw_qp *peer;
 	uint64_t *target, old;
@@ -806,7 +829,7 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	if (dst.n != 1 || dst.total != ENG_ATOMIC_LEN)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-	peer = eng_peer(qp);
+	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (hw_raddr_seg_addr(r) % ENG_ATOMIC_LEN != 0)
@@ -839,10 +862,8 @@ static struct eng_res eng_exec_ud(struct hw_qp *qp, struct eng_wqe *w)
 	}
 }
 
-static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
+static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 {
-	if (qp->type == HW_QPT_UD)
-		return eng_exec_ud(qp, w);
 	switch (w->opcode) {
 	case HW_WQE_NOP:
 		return (struct eng_res){ 0 };
@@ -863,6 +884,49 @@ static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 	default:
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	}
+}
+
+/*
+ * A DCI's WQE: the DC address after ctrl names the DCT; the rest is an RC
+ * WQE's, run against that DCT from past the address (the ctrl segment is
+ * copied up over it, which costs less than moving what follows).
+ * A DCT that would not answer (gone, another port, a wrong key) leaves the
+ * request unanswered, as on a card: the retries run out.
+ */
+static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const uint32_t at = sizeof(struct hw_wqe_ctrl_seg), av_len = sizeof(struct hw_wqe_datagram_seg);
+	struct eng_res res;
+
+	if (w->end < at + av_len)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	w->dest = hw_dc_target_get((const void *)(w->b + at));
+	if (w->dest == NULL)
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+	w->rqpn = qp->qpn;
+	w->slid = qp->lid;
+	/* The ctrl segment moved up over the address: the WQE the RC code sees starts there. */
+	memcpy(w->b + av_len, w->b, at);
+	w->p = w->b + av_len;
+	w->end -= av_len;
+	res = eng_exec_rc(qp, w);
+	if (res.rnr)
+		qp->dc_rnr_timer = (uint8_t)__atomic_load_n(&w->dest->sh->min_rnr_timer, __ATOMIC_RELAXED);
+	hw_qp_dest_put(w->dest);
+	w->dest = NULL;
+	return res;
+}
+
+static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
+{
+	if (qp->type == HW_QPT_UD)
+		return eng_exec_ud(qp, w);
+	/* NOP and the UMR of LOCAL_INV are local: no address. */
+	if (qp->type == HW_QPT_DCI && w->opcode != HW_WQE_NOP && w->opcode != HW_WQE_UMR)
+		return eng_exec_dc(qp, w);
+	if (qp->type == HW_QPT_DCT)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR); /* no send queue */
+	return eng_exec_rc(qp, w);
 }
 
 static void eng_req_cqe(struct hw_qp *qp, const struct eng_wqe *w, struct eng_res res)
@@ -894,6 +958,8 @@ static uint64_t eng_rnr_timer(const struct hw_qp *qp)
 {
 	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
+	if (qp->type == HW_QPT_DCI)
+		return hw_rnr_timer_ns(qp->dc_rnr_timer);
 	return hw_rnr_timer_ns(peer != NULL ? (uint8_t)__atomic_load_n(&peer->sh->min_rnr_timer, __ATOMIC_RELAXED) : 0);
 }
 

@@ -122,8 +122,10 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 {
 	if (a->pd == NULL || a->send_cq == NULL || a->recv_cq == NULL)
 		return false;
-	if (a->type != HW_QPT_RC && a->type != HW_QPT_UD)
+	if (a->type != HW_QPT_RC && a->type != HW_QPT_UD && a->type != HW_QPT_DCI && a->type != HW_QPT_DCT)
 		return false;
+	if (a->type == HW_QPT_DCT && a->srq == NULL)
+		return false; /* a DCT receives only through an SRQ */
 	if (a->min_rnr_timer > HW_QP_RNR_TIMER_MAX || a->rnr_retry > HW_QP_RNR_RETRY_INFINITE)
 		return false;
 	if (a->srq != NULL)
@@ -175,7 +177,10 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.state = HW_QP_RESET,
 		.qkey = attr->qkey,
 		.min_rnr_timer = attr->min_rnr_timer,
+		.lid = attr->lid,
+		.dc_key = attr->dc_key,
 	};
+	memcpy(qp->sh->gid, attr->gid, sizeof(qp->sh->gid));
 	__atomic_store_n(&qp->sh->magic, QP_MAGIC, __ATOMIC_RELEASE);
 }
 
@@ -273,7 +278,7 @@ static bool view_sh_ok(const struct hw_qp *v, uint32_t qpn)
 
 	return __atomic_load_n(&sh->magic, __ATOMIC_ACQUIRE) == QP_MAGIC && sh->qpn == qpn &&
 	       sh->log_sq_size == v->log_sq_size && sh->log_rq_size == v->log_rq_size &&
-	       sh->log_rq_stride == v->log_rq_stride && (sh->type == HW_QPT_RC || sh->type == HW_QPT_UD);
+	       sh->log_rq_stride == v->log_rq_stride && sh->type <= HW_QPT_DCT;
 }
 
 enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)

@@ -17,6 +17,7 @@
  * a view of a shared QP of another process (hw_qp_connect_qpn). UD sends name
  * their destination in each WQE's datagram segment; the device finds it by
  * number (hw_qp_dest_get), in this process or, for a shared QP, in another.
+ * A DCI names a DCT in each WQE the same way (hw_dct.h).
  *
  * Sharing: rings, doorbell record and the state a requester works on
  * (struct hw_qp_sh) are one block; with attr.shared it is placed where other
@@ -70,6 +71,8 @@ enum hw_qp_state {
 enum hw_qp_type {
 	HW_QPT_RC = 0,
 	HW_QPT_UD,
+	HW_QPT_DCI, /* DC initiator: each WQE names its DCT (hw_dct.h) */
+	HW_QPT_DCT, /* DC target: a responder only, on an SRQ, found by number */
 };
 
 #define HW_QP_RNR_RETRY_INFINITE 7
@@ -99,6 +102,7 @@ struct hw_qp_attr {
 	uint8_t rnr_retry;
 	uint16_t lid;		/* the port's LID: slid of what this QP sends over UD */
 	uint8_t gid[16];	/* the port's GID: the source GID of the GRHs it sends */
+	uint64_t dc_key;	/* DCT: the access key a DCI's WQE must carry */
 	/*
 	 * Reachable from the other processes of the device: the QP's block is
 	 * placed in shared memory and published under qpn, so a QP elsewhere
@@ -129,6 +133,9 @@ struct hw_qp_sh {
 	uint32_t rq_ci;	    /* next receive WQE a responder consumes (16-bit counter), moved by CAS */
 	uint32_t qkey;	    /* UD */
 	uint32_t min_rnr_timer;
+	uint32_t lid;	    /* the port: a DC address must name it (DCT) */
+	uint64_t dc_key;    /* DCT */
+	uint8_t gid[16];
 } __attribute__((aligned(64)));
 
 struct hw_qview;
@@ -153,6 +160,7 @@ struct hw_qp {
 	struct hw_srq *srq;
 	struct hw_qp *srq_next;	 /* the SRQ's list of QPs */
 	uint8_t rnr_retry;
+	uint8_t dc_rnr_timer;	 /* DCI: the min_rnr_timer of the DCT that last answered RNR */
 	uint16_t lid;
 	uint8_t gid[16];
 	uint32_t sq_pi;		 /* the last rung producer counter */

@@ -192,6 +192,7 @@ struct vb_qp {
 	struct ibv_qp_init_attr init;
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
+	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;
 	uint8_t wr_fm_rb;

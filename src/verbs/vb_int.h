@@ -39,6 +39,21 @@ void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 /* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */
 bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
 struct ibv_qp *vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
+/* What a QP is beyond its ibv_qp_type: the DC ones are IBV_QPT_DRIVER (vb_dc.c). */
+struct vb_qp_kind {
+	enum hw_qp_type hw;
+	uint8_t dc_type;	  /* 0 or enum mlx5dv_dc_type */
+	uint64_t dc_key;	  /* DCT */
+};
+/* The objects a QP is made of (PD, CQs, SRQ) belong to ctx: 0 or EINVAL. */
+int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *attr);
+/* Creates a QP of checked attributes (errno set on failure). */
+struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *attr, const struct vb_qp_kind *k);
+/* mlx5dv_create_qp (vb_dc.c). */
+struct ibv_qp *vb_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
+			       struct mlx5dv_qp_init_attr *dv_attr);
+/* A DCI's or DCT's modify: the kernel's masks for the transition (vb_dc.c); 0 or EINVAL. */
+int vb_dc_mask_ok(uint8_t dc_type, enum ibv_qp_state cur, enum ibv_qp_state to, int mask);
 int vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Rings the SQ doorbell up to the producer counter when the QP runs (vb_post.c). */
@@ -60,11 +75,14 @@ void vb_srq_free_wqe(struct vb_srq *srq, uint16_t idx);
 #define VB_MAX_SQ_DESC 960	  /* 15 basic blocks: the ctrl segment's 6-bit ds */
 #define VB_MAX_RQ_DESC 512
 
-/* Indirect mkeys and mlx5dv_create_qp's RC path (vb_mkey.c). */
+/*
+ * Indirect mkeys, and mlx5dv_create_qp's RC and UD path after vb_dc.c's
+ * checks: the UMR send ops on RC, none elsewhere (vb_mkey.c).
+ */
 struct mlx5dv_mkey *vb_dv_create_mkey(struct mlx5dv_mkey_init_attr *attr);
 int vb_dv_destroy_mkey(struct mlx5dv_mkey *mkey);
-struct ibv_qp *vb_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
-			       struct mlx5dv_qp_init_attr *dv_attr);
+struct ibv_qp *vb_dv_create_qp_umr(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
+				   const struct mlx5dv_qp_init_attr *dv_attr);
 
 /* The ibv_wr_* session steps the UMR builders share (vb_wr.c) and the builders (vb_umr_wr.c). */
 bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only);

@@ -115,21 +115,13 @@ static struct ibv_qp *vb_dvqp_create_rc(struct ibv_context *c, struct ibv_qp_ini
 	return qp;
 }
 
-struct ibv_qp *vb_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
-			       struct mlx5dv_qp_init_attr *dv)
+struct ibv_qp *vb_dv_create_qp_umr(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
+				   const struct mlx5dv_qp_init_attr *dv)
 {
-	if (vb_ctx_checked(c) == NULL || attr == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (dv != NULL && (dv->comp_mask & ~(uint64_t)MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS)) {
-		vb_log_unsupported("mlx5dv_create_qp with create flags, DC or DCI streams");
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	if (attr->qp_type == IBV_QPT_RC)
 		return vb_dvqp_create_rc(c, attr, dv);
 	if (dv != NULL && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) && dv->send_ops_flags != 0) {
+		vb_log_unsupported("mlx5dv_create_qp send_ops_flags on a QP other than RC");
 		errno = EOPNOTSUPP; /* the mlx5 builders are RC's */
 		return NULL;
 	}

@@ -162,13 +162,17 @@ VB_EXPORT int mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
 	return mk->dv->destroy_mkey(mkey);
 }
 
+/*
+ * DCI, DCT, and the plain QP types (vb_dc.c in libibverbs). A context not of
+ * this device: EOPNOTSUPP, as rdma-core's; no context at all: EINVAL.
+ */
 VB_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr,
-					   struct mlx5dv_qp_init_attr *mlx5_qp_attr)
+					  struct mlx5dv_qp_init_attr *mlx5_qp_attr)
 {
 	const struct vb_dv_ops *dv = vb_dv_of_ctx(context);
 
 	if (dv == NULL) {
-		errno = EINVAL;
+		errno = context == NULL ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
 	return dv->create_qp(context, qp_attr, mlx5_qp_attr);

@@ -183,6 +183,8 @@ static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, u
 		return ENOMEM;
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
 		return EINVAL;
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_DRIVER)
+		return EINVAL; /* an ibv_send_wr has no DC address: a DCI posts through ibv_wr_* */
 	return 0;
 }
 

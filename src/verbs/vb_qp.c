@@ -48,6 +48,9 @@ static int vb_qp_size_sq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 	uint32_t over = a->qp_type == IBV_QPT_UD ? VB_SQ_OVERHEAD_UD : VB_SQ_OVERHEAD_RC;
 	uint32_t size, inl = 0, wq;
 
+	if (a->qp_type == IBV_QPT_DRIVER)
+		over += sizeof(struct hw_wqe_datagram_seg); /* a DCI's WQE carries the DC address */
+
 	if (a->cap.max_send_sge > (VB_MAX_SQ_DESC - over) / sizeof(struct hw_wqe_data_seg))
 		return EINVAL;
 	if (a->cap.max_inline_data > VB_MAX_SQ_DESC - over - sizeof(struct hw_wqe_inl_seg))
@@ -82,8 +85,8 @@ static int vb_qp_size_rq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 	uint32_t stride = vb_pow2_up(sge * (uint32_t)sizeof(struct hw_wqe_data_seg));
 	uint32_t wq;
 
-	if (a->srq != NULL) {
-		qp->rq_wqe_cnt = 0;
+	if (a->srq != NULL || a->qp_type == IBV_QPT_DRIVER) {
+		qp->rq_wqe_cnt = 0; /* a DCI receives nothing, a DCT through its SRQ */
 		return 0;
 	}
 	if (a->cap.max_recv_sge > VB_MAX_SGE || stride > VB_MAX_RQ_DESC || a->cap.max_recv_wr > VB_MAX_QP_WR)
@@ -100,6 +103,17 @@ static int vb_qp_size_rq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 	return 0;
 }
 
+int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
+{
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
+		return EINVAL;
+	if (a->send_cq == NULL || a->recv_cq == NULL)
+		return EINVAL;
+	if (a->srq != NULL && a->srq->context != &ctx->vctx.context)
+		return EINVAL;
+	return 0;
+}
+
 static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
 {
 	uint64_t ops;
@@ -110,9 +124,7 @@ static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_e
 		return EINVAL;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD)
 		return EOPNOTSUPP;
-	if (a->send_cq == NULL || a->recv_cq == NULL)
-		return EINVAL;
-	if (a->srq != NULL && a->srq->context != &ctx->vctx.context)
+	if (vb_qp_objs_ok(ctx, a) != 0)
 		return EINVAL;
 	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = a->qp_type == IBV_QPT_UD ? VB_QP_SEND_OPS_UD : VB_QP_SEND_OPS_RC;
@@ -139,10 +151,12 @@ static void vb_qp_free(struct vb_qp *qp)
 	free(qp);
 }
 
-static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struct ibv_qp_init_attr_ex *a)
+static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struct ibv_qp_init_attr_ex *a,
+			   const struct vb_qp_kind *k)
 {
 	struct hw_qp_attr ha = {
-		.type = a->qp_type == IBV_QPT_UD ? HW_QPT_UD : HW_QPT_RC,
+		.type = k->hw,
+		.dc_key = k->dc_key,
 		.pd = vb_pd_of(a->pd)->hw,
 		.send_cq = vb_cq_of(a->send_cq)->hw,
 		.recv_cq = vb_cq_of(a->recv_cq)->hw,
@@ -215,7 +229,7 @@ static void vb_qp_fill(struct vb_qp *qp, struct ibv_context *c, struct ibv_qp_in
 struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
 {
 	struct vb_context *ctx = vb_ctx_checked(context);
-	struct vb_qp *qp;
+	struct vb_qp_kind k;
 	int rc;
 
 	if (ctx == NULL || a == NULL) {
@@ -223,8 +237,20 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		return NULL;
 	}
 	rc = vb_qp_attr_ok(ctx, a);
-	if (rc != 0)
-		goto err;
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	k = (struct vb_qp_kind){.hw = a->qp_type == IBV_QPT_UD ? HW_QPT_UD : HW_QPT_RC};
+	return vb_qp_create(ctx, a, &k);
+}
+
+struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a, const struct vb_qp_kind *k)
+{
+	struct ibv_context *context = &ctx->vctx.context;
+	struct vb_qp *qp;
+	int rc;
+
 	rc = ENOMEM;
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
@@ -240,7 +266,7 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	if (rc == 0)
 		rc = vb_qp_alloc_ids(qp);
 	if (rc == 0)
-		rc = vb_qp_hw_create(ctx, qp, a);
+		rc = vb_qp_hw_create(ctx, qp, a, k);
 	if (rc != 0)
 		goto err_free;
 	vb_qp_fill(qp, context, a);
@@ -255,6 +281,7 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	vb_cq_add_qp(qp->rcq, qp, false);
 	vb_qp_wr_fill(qp);
 	qp->ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
+	qp->dc_type = k->dc_type;
 	return &qp->qpx.qp_base;
 
 err_free:
@@ -398,6 +425,11 @@ static int vb_qp_modify_ok(const struct vb_qp *qp, const struct ibv_qp_attr *a, 
 	*to = (mask & IBV_QP_STATE) ? a->qp_state : cur;
 	if ((unsigned int)cur > IBV_QPS_ERR || (unsigned int)*to > IBV_QPS_ERR)
 		return EINVAL;
+	if (qp->dc_type != 0) {
+		int rc = vb_dc_mask_ok(qp->dc_type, cur, *to, mask);
+
+		return rc != 0 ? rc : vb_qp_values_ok(qp, a, mask);
+	}
 	t = &vb_qp_table[cur][*to];
 	if (!t->valid)
 		return EINVAL;

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "hw_dct.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -92,9 +93,13 @@ static uint8_t *vb_wr_slot(struct vb_qp *qp)
 /* Opens a WQE: the ctrl segment is finished when it closes. False when the queue cannot take it. */
 bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 {
+	enum ibv_qp_type ty = qp->qpx.qp_base.qp_type;
+	/* UD and a DCI's remote operations carry an address: a setter of its own, a segment after ctrl. */
+	bool addr = ty == IBV_QPT_UD || (ty == IBV_QPT_DRIVER && hw_op != HW_WQE_UMR);
+
 	if (qp->wr_err != 0)
 		return false;
-	if (rc_only && qp->qpx.qp_base.qp_type != IBV_QPT_RC) {
+	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER) {
 		vb_wr_fail(qp, EINVAL);
 		return false;
 	}
@@ -113,8 +118,8 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 	qp->wr_wrid = qp->qpx.wr_id;
 	qp->wr_off = sizeof(struct hw_wqe_ctrl_seg);
 	qp->wr_open = true;
-	qp->wr_setters = qp->qpx.qp_base.qp_type == IBV_QPT_UD ? 2 : 1;
-	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD)
+	qp->wr_setters = addr ? 2 : 1;
+	if (addr)
 		qp->wr_off += sizeof(struct hw_wqe_datagram_seg);
 	return true;
 }
@@ -366,10 +371,35 @@ static void vb_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t radd
 	vb_wr_unsupported(vb_wq(x), "ibv_wr_atomic_write");
 }
 
-/* The mlx5dv_qp_ex slots: DC, mkey configure, signatures, raw WQEs and memcpy are not on this device (UMR: vb_umr_wr.c). */
+/* The mlx5dv_qp_ex slots: the DC address; mkey configure, signatures, raw WQEs and memcpy are not on this device (UMR: vb_umr_wr.c). */
 static struct vb_qp *vb_dvq(struct mlx5dv_qp_ex *d)
 {
 	return (struct vb_qp *)((char *)d - offsetof(struct vb_qp, dv));
+}
+
+/* A DCI's WQE: the AH's address vector with the DCT number and its access key (hw_dct.h). */
+static void vb_dv_wr_set_dc_addr(struct mlx5dv_qp_ex *d, struct ibv_ah *ah, uint32_t dctn, uint64_t key)
+{
+	struct vb_qp *qp = vb_dvq(d);
+	struct hw_wqe_datagram_seg *av = (void *)(qp->wr_p + sizeof(struct hw_wqe_ctrl_seg));
+
+	if (!vb_wr_setter_ok(qp))
+		return;
+	if (qp->dc_type != MLX5DV_DCTYPE_DCI || qp->wr_hw_op == HW_WQE_UMR || ah == NULL) {
+		vb_wr_fail(qp, EINVAL);
+		return;
+	}
+	memcpy(av, &((struct vb_ah *)ah)->av, sizeof(*av));
+	hw_av_set_dc(av, dctn, key);
+	vb_wr_close(qp, 0);
+}
+
+/* DCI streams are not offered (mlx5dv_create_qp refuses more than one): the stream id changes nothing. */
+static void vb_dv_wr_set_dc_addr_stream(struct mlx5dv_qp_ex *d, struct ibv_ah *ah, uint32_t dctn, uint64_t key,
+					uint16_t stream)
+{
+	(void)stream;
+	vb_dv_wr_set_dc_addr(d, ah, dctn, key);
 }
 
 #define VB_DV_WR(name, ...)                                                                        \
@@ -380,14 +410,12 @@ static struct vb_qp *vb_dvq(struct mlx5dv_qp_ex *d)
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-VB_DV_WR(wr_set_dc_addr, struct ibv_ah *ah, uint32_t dct, uint64_t key)
 VB_DV_WR(wr_mkey_configure, struct mlx5dv_mkey *m, uint8_t n, struct mlx5dv_mkey_conf_attr *a)
 VB_DV_WR(wr_set_mkey_access_flags, uint32_t a)
 VB_DV_WR(wr_set_mkey_layout_list, uint16_t n, const struct ibv_sge *s)
 VB_DV_WR(wr_set_mkey_layout_interleaved, uint32_t r, uint16_t n, const struct mlx5dv_mr_interleaved *i)
 VB_DV_WR(wr_set_mkey_sig_block, const struct mlx5dv_sig_block_attr *a)
 VB_DV_WR(wr_raw_wqe, const void *w)
-VB_DV_WR(wr_set_dc_addr_stream, struct ibv_ah *ah, uint32_t dct, uint64_t key, uint16_t s)
 VB_DV_WR(wr_memcpy, uint32_t dk, uint64_t da, uint32_t sk, uint64_t sa, size_t n)
 VB_DV_WR(wr_set_mkey_crypto, const struct mlx5dv_crypto_attr *a)
 #pragma GCC diagnostic pop
