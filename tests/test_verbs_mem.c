@@ -143,6 +143,42 @@ static void test_fork_keeps_memory_private(void)
 	CHECK(m[0] == 'C' && m[4096] == 'C');
 }
 
+/*
+ * The same after deregistration when the program has since unmapped part of
+ * the range (freed memory, a trimmed heap): the part it still maps is its
+ * private memory again as far as a fork is concerned. (It used to stay
+ * shared with the child, whose writes then landed in the parent's heap.)
+ */
+static void test_fork_after_partial_unmap(void)
+{
+	struct ibv_context *c = vf_open();
+	uint8_t *m = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	int st = 0;
+
+	CHECK(c != NULL && m != MAP_FAILED);
+	memset(m, 'A', 4 * 4096);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	mr = ibv_reg_mr(pd, m, 4 * 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr != NULL);
+	CHECK(ibv_dereg_mr(mr) == 0);
+	CHECK(munmap(m + 2 * 4096, 2 * 4096) == 0);
+	th_defer(unmap_page2, m);
+	fork_kid = fork();
+	CHECK(fork_kid >= 0);
+	if (fork_kid == 0) {
+		memset(m, 'B', 2 * 4096);
+		_exit(0);
+	}
+	th_defer(kill_kid_cb, NULL);
+	CHECK(waitpid(fork_kid, &st, 0) == fork_kid);
+	fork_kid = 0;
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(m[0] == 'A' && m[2 * 4096 - 1] == 'A');
+}
+
 static void test_mr_refused(void)
 {
 	struct ibv_context *c = vf_open();
@@ -355,6 +391,7 @@ int main(void)
 	RUN(test_mr);
 	RUN(test_mr_refused);
 	RUN(test_fork_keeps_memory_private);
+	RUN(test_fork_after_partial_unmap);
 	RUN(test_pd_busy);
 	RUN(test_comp_channel);
 	RUN(test_async_fd);

@@ -106,12 +106,40 @@ err_close:
 	return -1;
 }
 
-/* The program may have unmapped a backing (free of a large block) and reused the addresses. */
-static bool still_mapped(const struct backing *k)
+/*
+ * Calls fn for each part of a backing's range that is still mapped from its
+ * memfd; returns how many there were. The program may have unmapped all or
+ * part of it (free of a large block, the heap trimmed) and reused the
+ * addresses: the parts left are still shared pages and must stay tracked.
+ */
+static unsigned each_mapped(const struct backing *k, void (*fn)(uint64_t lo, uint64_t hi))
 {
+	uint64_t start = k->b.base, end = k->b.base + k->b.len;
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned parts = 0;
+	char line[512];
 	struct stat st;
 
-	return fstat(k->b.memfd, &st) == 0 && mapped_as(k->b.base, k->b.base + k->b.len, (unsigned long)st.st_ino);
+	if (f == NULL || fstat(k->b.memfd, &st) != 0) {
+		if (f != NULL)
+			fclose(f);
+		return 1; /* cannot tell: keep it */
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long lo, hi, off;
+		char perms[8], dev[16];
+		unsigned long ino;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %lu", &lo, &hi, perms, &off, dev, &ino) < 6)
+			break;
+		if (hi <= start || lo >= end || ino != (unsigned long)st.st_ino || perms[3] != 's')
+			continue;
+		parts++;
+		if (fn != NULL)
+			fn(lo < start ? start : lo, hi > end ? end : hi);
+	}
+	fclose(f);
+	return parts;
 }
 
 static void drop_stale(void)
@@ -121,7 +149,7 @@ static void drop_stale(void)
 	while (*pp != NULL) {
 		struct backing *k = *pp;
 
-		if (k->refs == 0 && !still_mapped(k)) {
+		if (k->refs == 0 && each_mapped(k, NULL) == 0) {
 			*pp = k->next;
 			close(k->b.memfd);
 			free(k);
@@ -180,17 +208,19 @@ static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
  * what it holds as its private copy would land in the parent's memory (and
  * the parent's in the child's). The child instead gets a private copy of
  * each range as it was at the fork, as copy-on-write would have given it,
- * and keeps no backing: the registrations are the parent's.
+ * and keeps no backing: the registrations are the parent's. Parts the
+ * program still maps after freeing the rest count too (a trimmed heap).
  */
-static void privatize(const struct backing *k)
+static void privatize(uint64_t lo, uint64_t hi)
 {
-	void *tmp = mmap(NULL, k->b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t len = hi - lo;
+	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (tmp == MAP_FAILED)
 		return; /* the child keeps the shared pages: the best left */
-	copy_pages(tmp, (const uint64_t *)(uintptr_t)k->b.base, k->b.len);
-	if (mremap(tmp, k->b.len, k->b.len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)k->b.base) == MAP_FAILED)
-		munmap(tmp, k->b.len);
+	copy_pages(tmp, (const uint64_t *)(uintptr_t)lo, len);
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)lo) == MAP_FAILED)
+		munmap(tmp, len);
 }
 
 static void fork_prepare(void)
@@ -211,8 +241,7 @@ static void fork_child(void)
 	while (k != NULL) {
 		struct backing *next = k->next;
 
-		if (still_mapped(k))
-			privatize(k);
+		each_mapped(k, privatize);
 		close(k->b.memfd);
 		free(k);
 		k = next;
