@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo: the single-process DMA demo, then the host and the DPU as
 # two processes — a DMA copy through exported memory and a sync event
-# ping-pong, both set up over the comm channel — and a DOCA graph.
+# ping-pong, both set up over the comm channel — a DOCA graph, and a verbs
+# program writing through a DC queue pair.
 set -uo pipefail
 build=${1:-build}
 export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
@@ -26,6 +27,10 @@ pair sync_event 10000
 echo
 echo "== graph: a SHA job and a DMA copy in parallel, then a checking node =="
 "$build/samples/graph_sample" || rc=1
+
+echo
+echo "== verbs: an RDMA WRITE from a DC initiator to a DC target (libibverbs, libmlx5) =="
+"$build/samples/dc_sample" || rc=1
 
 echo
 [ $rc -eq 0 ] && echo "demo: all OK" || echo "demo: FAILED"
