@@ -643,8 +643,11 @@ static void test_rdma_import_host(void)
 	CHECK(a == mem + 128 && ((uint8_t *)a)[0] == 0x5a);
 	CHECK_OK(doca_buf_get_mkey(b, d1, &kimp));
 	CHECK_ERR(doca_buf_get_mkey(b, d0, &k), DOCA_ERROR_NOT_FOUND);
+	/* The key a buffer of an RDMA import names is the exporter's (what an RDMA peer uses as rkey)... */
+	CHECK(kimp == dc_mmap_mkey(exp, d0));
 	{
-		const struct hw_mkey *mk = hw_mkey_lookup(kimp);
+		/* ...and the import's own key, which its DMA jobs use, has the importer's rights. */
+		const struct hw_mkey *mk = hw_mkey_lookup(dc_mmap_mkey(imp, d1));
 
 		CHECK(mk != NULL && mk->base == mem && mk->addr == (uint64_t)(uintptr_t)mem && mk->len == sizeof(mem));
 		CHECK((mk->access & HW_ACCESS_REMOTE_WRITE) != 0);
@@ -662,7 +665,9 @@ static void test_rdma_import_host(void)
 	CHECK_OK(doca_mmap_create_from_export(NULL, desc, len, d0, &imp2));
 	CHECK_OK(doca_buf_inventory_buf_by_addr(inv, imp2, mem, 8, &b));
 	CHECK_OK(doca_buf_get_mkey(b, d0, &k));
-	CHECK(k != kimp);
+	CHECK(k == kimp); /* both name the exporter's memory by its key */
+	k = dc_mmap_mkey(imp2, d0);
+	CHECK(k != dc_mmap_mkey(imp, d1));
 	/* the exporter's own buffer */
 	CHECK_OK(doca_buf_inventory_buf_by_addr(inv, exp, mem, 8, &eb));
 	CHECK_OK(doca_buf_inventory_get_num_free_elements(inv, &v));
@@ -672,8 +677,10 @@ static void test_rdma_import_host(void)
 	CHECK(hw_mkey_lookup(k) == NULL);
 
 	/* the import is only an importer: destroying it leaves the exporter alone */
+	k = dc_mmap_mkey(imp, d1);
 	CHECK_OK(doca_mmap_destroy(imp));
-	CHECK(hw_mkey_lookup(kimp) == NULL);
+	CHECK(hw_mkey_lookup(k) == NULL);
+	CHECK(hw_mkey_lookup(kimp) != NULL);
 	CHECK_OK(doca_mmap_get_exported(exp, &f));
 	CHECK(f == 1);
 	CHECK_OK(doca_buf_get_mkey(eb, d0, &kexp));
@@ -724,7 +731,8 @@ static void test_rdma_import_rights(void)
 		CHECK_OK(doca_mmap_create_from_export(NULL, desc, len, d1, &imp));
 		CHECK_OK(doca_buf_inventory_buf_by_addr(inv, imp, mem, 8, &b));
 		CHECK_OK(doca_buf_get_mkey(b, d1, &k));
-		mk = hw_mkey_lookup(k);
+		CHECK(k == dc_mmap_mkey(exp, d0));
+		mk = hw_mkey_lookup(dc_mmap_mkey(imp, d1));
 		if (mk == NULL || mk->access != cases[c].rights)
 			TH_FAIL("case %zu: exporter access 0x%x gave import rights 0x%x, expected 0x%x", c,
 				cases[c].access, mk == NULL ? 0u : mk->access, cases[c].rights);
@@ -823,7 +831,7 @@ static void test_dpu_import_on_dpu(void)
 	CHECK_OK(doca_buf_get_mkey(rb, p0, &krdma));
 	CHECK(krdma != kimp);
 	{
-		const struct hw_mkey *mk = hw_mkey_lookup(krdma);
+		const struct hw_mkey *mk = hw_mkey_lookup(dc_mmap_mkey(imp_rdma, p0));
 
 		CHECK(mk != NULL && mk->access == HW_ACCESS_REMOTE_READ);
 	}

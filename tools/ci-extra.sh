@@ -73,6 +73,11 @@ exports_only_vendor_api() {
 			sed 's/@.*//' | sort -u | grep -v -x -F -f <(sed 's/@.*//' "src/verbs/$lib.syms") || true)
 		[ -z "$bad" ] || { echo "$lib: exports not in rdma-core's: $bad"; return 1; }
 	done
+	# The private device library: the layer prefixes only, all under its private node.
+	lib=$work/root$prefix/lib/$multiarch/libsoftdpu.so.0
+	bad=$(versioned_exports "$lib" | grep -v -E '^(base|hw|fab)_[A-Za-z0-9_]*@@SOFTDPU_PRIVATE_0$' |
+		grep -v -x 'SOFTDPU_PRIVATE_0@@SOFTDPU_PRIVATE_0' || true)
+	[ -z "$bad" ] || { echo "libsoftdpu.so.0 exports outside its layer prefixes: $bad"; return 1; }
 }
 # name@@NODE (default) / name@NODE (old version), one a line, of a shared library's definitions.
 versioned_exports() {
@@ -113,15 +118,18 @@ verbs_devinfo() {
 # UCX is opened on first use of a path to another machine (fab_ucx_load.c), never linked:
 # a program that stays on one machine must not get UCX's signal handlers and memory hooks.
 no_ucx_linked() {
-	local lib=$work/root$prefix/lib/$multiarch/libdoca_common.so deps needed
-	deps=$(ldd "$lib") || return 1
-	needed=$(readelf -d "$lib" | grep NEEDED) || return 1
-	if echo "$deps" | grep -q 'libuc[pstm]' || echo "$needed" | grep -q 'libuc[pstm]'; then
-		echo "libdoca_common.so links UCX:"
-		echo "$deps"
-		echo "$needed"
-		return 1
-	fi
+	local name lib deps needed
+	for name in libdoca_common.so libsoftdpu.so.0 libibverbs.so.1; do
+		lib=$work/root$prefix/lib/$multiarch/$name
+		deps=$(ldd "$lib") || return 1
+		needed=$(readelf -d "$lib" | grep NEEDED) || return 1
+		if echo "$deps" | grep -q 'libuc[pstm]' || echo "$needed" | grep -q 'libuc[pstm]'; then
+			echo "$name links UCX:"
+			echo "$deps"
+			echo "$needed"
+			return 1
+		fi
+	done
 }
 arch_default_respected() {
 	printf '#include <doca_build_config.h>\n#ifndef DOCA_ARCH_DPU\n#error lost\n#endif\n#ifdef DOCA_ARCH_HOST\n#error default\n#endif\nint main(void){return 0;}\n' >"$work/arch.c"
@@ -152,7 +160,7 @@ check "shared libraries export only the vendor API (DOCA; rdma-core's names for 
 check "libibverbs.so.1/libmlx5.so.1: every rdma-core v44 export, name@version and default-ness, nothing more" verbs_exports_match
 check "a verbs program builds with pkg-config libibverbs libmlx5 and runs" verbs_external_build
 check "Debian's ibv_devinfo -v and ibv_devices run unchanged on the installed libraries" verbs_devinfo
-check "libdoca_common.so links no UCX library (ldd, readelf NEEDED)" no_ucx_linked
+check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested
 check "benchmarks build in release mode and run (quick)" bench_smoke

@@ -15,6 +15,13 @@ void base_log_set_sink(base_log_sink_fn sink)
 	atomic_store_explicit(&base_sink, sink, memory_order_release);
 }
 
+void base_log_set_default_sink(base_log_sink_fn sink)
+{
+	base_log_sink_fn none = NULL;
+
+	atomic_compare_exchange_strong_explicit(&base_sink, &none, sink, memory_order_acq_rel, memory_order_acquire);
+}
+
 static const char *level_tag(int level)
 {
 	return level <= BASE_LOG_CRIT ? "CRIT" : "ERR";

@@ -30,6 +30,13 @@ typedef void (*base_log_sink_fn)(int level, const char *func, const char *fmt, v
 /* Routes every later message to sink (NULL: back to the stderr fallback). */
 void base_log_set_sink(base_log_sink_fn sink);
 
+/*
+ * Installs sink only where no sink is plugged yet. The verbs libraries use
+ * it: in a process that also loads the DOCA library, the DOCA log (whose
+ * constructor may run first or second) stays where every message goes.
+ */
+void base_log_set_default_sink(base_log_sink_fn sink);
+
 void base_log(int level, const char *func, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void base_vlog(int level, const char *func, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 

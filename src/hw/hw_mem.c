@@ -16,17 +16,7 @@
 #define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
 #define HW_MKEY_PAGES 256 /* 1 Mi keys */
 #define HW_MKEY_MAX (HW_MKEY_PAGE_SIZE * HW_MKEY_PAGES)
-/*
- * Without the device's number table (no /dev/shm) keys and domains are
- * numbered in this process only, from ranges the table never hands out.
- */
-#define HW_LOCAL_BASE 0x80000u
 
-struct hw_pd {
-	uint32_t id;
-	uint32_t function_id;
-	bool device_wide; /* id from the device's table */
-};
 
 struct hw_mkey_page {
 	struct hw_mkey slot[HW_MKEY_PAGE_SIZE];
@@ -37,9 +27,8 @@ static struct {
 	pthread_mutex_t lock;
 	struct hw_mkey_page *page[HW_MKEY_PAGES];
 	uint32_t next_free; /* local numbering only: first index to try */
-	uint32_t next_pd;
 	hw_mkey_attach_fn attach; /* maps another process's memory (the fabric's) */
-} tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = HW_LOCAL_BASE, .next_pd = HW_LOCAL_BASE };
+} tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = HW_LOCAL_BASE };
 
 /* What the device table says about a key: enough for another process to check an access. */
 struct mkey_rec {
@@ -56,39 +45,6 @@ _Static_assert(sizeof(struct mkey_rec) <= HW_ID_REC_MAX, "a key's record fits th
 static bool device_numbers(void)
 {
 	return hw_ids_device() != NULL;
-}
-
-struct hw_pd *hw_pd_alloc(uint32_t function_id)
-{
-	struct hw_pd *pd = calloc(1, sizeof(*pd));
-
-	if (pd == NULL)
-		return NULL;
-	if (device_numbers()) {
-		if (hw_id_alloc(HW_ID_PD, &pd->id) != HW_OK) {
-			free(pd);
-			return NULL;
-		}
-		pd->device_wide = true;
-	} else {
-		pthread_mutex_lock(&tbl.lock);
-		pd->id = tbl.next_pd++;
-		pthread_mutex_unlock(&tbl.lock);
-	}
-	pd->function_id = function_id;
-	return pd;
-}
-
-void hw_pd_free(struct hw_pd *pd)
-{
-	if (pd != NULL && pd->device_wide)
-		hw_id_free(HW_ID_PD, pd->id);
-	free(pd);
-}
-
-uint32_t hw_pd_id(const struct hw_pd *pd)
-{
-	return pd->id;
 }
 
 static struct hw_mkey *slot_at(uint32_t idx)
@@ -183,11 +139,13 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	struct hw_mkey_page *pg;
 	uint32_t idx, pos;
 	uint8_t tag;
+	bool wide;
 
 	if (pd == NULL || key == NULL)
 		return HW_ERR_INVAL;
+	wide = hw_pd_device_wide(pd);
 	pthread_mutex_lock(&tbl.lock);
-	if (pd->device_wide) {
+	if (wide) {
 		if (claim_device_slot(&idx, &tag) != 0)
 			goto err_full;
 	} else {
@@ -197,14 +155,14 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	}
 	pg = tbl.page[idx >> HW_MKEY_PAGE_SHIFT];
 	pos = idx & (HW_MKEY_PAGE_SIZE - 1);
-	if (!pd->device_wide)
+	if (!wide)
 		tag = ++pg->tag[pos];
 	/* The slot may hold a view of the index's previous holder's key: replaced. */
 	pg->slot[pos] = *proto;
-	pg->slot[pos].pd_id = pd->id;
+	pg->slot[pos].pd_id = hw_pd_id(pd);
 	pg->slot[pos].key = (idx << 8) | tag;
-	pg->slot[pos].device_wide = pd->device_wide;
-	if (pd->device_wide && publish_key(&pg->slot[pos], NULL, 0) != HW_OK) {
+	pg->slot[pos].device_wide = wide;
+	if (wide && publish_key(&pg->slot[pos], NULL, 0) != HW_OK) {
 		pg->slot[pos].key = 0;
 		hw_id_free(HW_ID_MKEY, idx);
 		goto err_full;

@@ -62,9 +62,45 @@ struct hw_remote_ops {
 struct hw_pd;
 struct hw_umr;
 
+/*
+ * Without the device's number table (no /dev/shm) keys and domains are
+ * numbered in this process only, from ranges the table never hands out.
+ */
+#define HW_LOCAL_BASE 0x80000u
+
+/*
+ * Protection domains (hw_pd.c). A domain is counted: hw_pd_alloc returns it
+ * with one reference, hw_pd_get takes another by number, hw_pd_free drops
+ * one; the number is released with the last. Both API families name the same
+ * domain this way (an ibv_pd carries the number as its handle, a DOCA device
+ * opened from it holds a reference).
+ */
 struct hw_pd *hw_pd_alloc(uint32_t function_id);
 void hw_pd_free(struct hw_pd *pd);
 uint32_t hw_pd_id(const struct hw_pd *pd);
+uint32_t hw_pd_function(const struct hw_pd *pd);
+bool hw_pd_device_wide(const struct hw_pd *pd);
+
+/* True while another holder than its allocator references the domain (a DOCA device opened from it). */
+bool hw_pd_shared(const struct hw_pd *pd);
+
+/* A live domain of this process by number, with a reference taken; NULL when there is none. */
+struct hw_pd *hw_pd_get(uint32_t pd_id);
+
+/*
+ * Handing a domain to the other API family: the verbs library plugs in how
+ * an ibv_pd is made over a domain (wrap; the result holds its own reference)
+ * and unmade (unwrap: 0, or an errno value such as EBUSY while registrations
+ * or queues still use it). Without it (libibverbs not loaded) hw_pd_wrap
+ * returns NULL with errno ENOSYS.
+ */
+struct hw_pd_wrap_ops {
+	void *(*wrap)(struct hw_pd *pd);
+	int (*unwrap)(void *wrapper);
+};
+void hw_pd_set_wrap_ops(const struct hw_pd_wrap_ops *ops);
+void *hw_pd_wrap(struct hw_pd *pd);
+int hw_pd_unwrap(void *wrapper);
 
 /* One local range an indirect key covers. */
 struct hw_mkey_chunk {

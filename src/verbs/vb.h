@@ -65,6 +65,7 @@ struct vb_pd {
 	struct ibv_pd pd;
 	struct hw_pd *hw;
 	_Atomic uint32_t users;	  /* MRs, QPs, SRQs on it: dealloc is EBUSY while non-zero */
+	bool doca_owned;	  /* a DOCA device's domain (doca_dev_get_pd): that device frees it */
 };
 
 struct vb_mr {

@@ -4,8 +4,8 @@
  * A verbs program has no DOCA log library to plug a sink into base_log, and
  * without one warnings would be dropped. Both libibverbs.so.1 and
  * libmlx5.so.1 install this sink: messages up to SOFTDPU_LOG_LEVEL (default:
- * warnings) go to stderr, one line each. libmlx5 carries its own copy of the
- * base layer (logging and settings only, no device state).
+ * warnings) go to stderr, one line each. Where the DOCA library is loaded
+ * too, its log stays the one sink (base_log_set_default_sink).
  */
 #include <stdio.h>
 
@@ -27,7 +27,7 @@ static void vb_log_sink(int level, const char *func, const char *fmt, va_list ap
 
 __attribute__((constructor)) static void vb_log_plug(void)
 {
-	base_log_set_sink(vb_log_sink);
+	base_log_set_default_sink(vb_log_sink);
 }
 
 void vb_log_unsupported(const char *name)

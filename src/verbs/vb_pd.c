@@ -54,8 +54,12 @@ VB_EXPORT int vb_dealloc_pd(struct ibv_pd *ibpd)
 
 	if (ibpd == NULL)
 		return EINVAL;
-	/* As the kernel: a domain with registrations or queues on it stays. */
-	if (atomic_load(&pd->users) != 0)
+	if (pd->doca_owned) {
+		BASE_ERR("the domain belongs to a DOCA device (doca_dev_get_pd): doca_dev_close frees it");
+		return EBUSY;
+	}
+	/* As the kernel: a domain with registrations or queues on it stays (a DOCA device's among them). */
+	if (atomic_load(&pd->users) != 0 || hw_pd_shared(pd->hw))
 		return EBUSY;
 	hw_pd_free(pd->hw);
 	free(pd);

@@ -134,6 +134,9 @@ doca_error_t doca_buf_get_mkey(const struct doca_buf *buf, struct doca_dev *dev,
 	if (!live(buf) || dev == NULL || mkey == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	key = dc_mmap_mkey(buf->mmap, dev);
+	/* Memory of an RDMA export is named by the exporter's key: what a verbs work request carries as rkey. */
+	if (key != 0 && buf->mmap->origin == DC_MMAP_FROM_EXPORT_RDMA)
+		key = buf->mmap->devs[0].rkey;
 	if (key == 0) {
 		DC_ERR("buffer's mmap is not registered with this device");
 		return DOCA_ERROR_NOT_FOUND;

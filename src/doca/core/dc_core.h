@@ -12,6 +12,7 @@
 #include "doca_buf.h"
 #include "doca_mmap.h"
 #include "doca_types.h"
+#include "fab_share.h"
 #include "hw_mem.h"
 
 /* ---- mmap ---- */
@@ -34,6 +35,9 @@ struct dc_mmap_dev {
 	uint32_t pd_id;
 	uint32_t mkey;		   /* 0 while not registered (mmap not started) */
 	const struct hw_mkey *hwk; /* the key's table entry: the data path skips the table walk */
+	uint32_t rkey;		   /* from an RDMA export: the exporter's key, which its peers name */
+	bool shared;		   /* exported over RDMA: the key reaches other processes (share) */
+	struct fab_backing share;
 };
 
 /* Free callback of one populated chunk (DOCA 1.x), in the order of the chunk list. */
@@ -100,6 +104,13 @@ static inline uint32_t dc_mmap_mkey(const struct doca_mmap *mmap, const struct d
 
 	return d == NULL ? 0 : d->mkey;
 }
+
+/*
+ * Lets verbs peers in other processes use the mmap's key on dev as an rkey
+ * (an RDMA export): its memory is shared the way an ibv_reg_mr's is. Memory
+ * that cannot be shared stays reachable through the export only.
+ */
+void dc_mmap_share_key(struct doca_mmap *mmap, const struct doca_dev *dev);
 
 static inline bool dc_mmap_contains(const struct doca_mmap *mmap, const void *addr, size_t len)
 {

@@ -30,6 +30,14 @@ struct doca_dev {
 	struct hw_pd *pd;
 	uint32_t opens; /* doca_dev_open() calls not yet closed */
 	uint32_t users; /* dc_dev_get() references, and open representors */
+	/*
+	 * RDMA bridge (dev_bridge.c). from_pd: opened from the program's ibv_pd
+	 * (ibpd), whose domain pd references; never found by VUID, so a plain
+	 * doca_dev_open keeps its own domain. Otherwise ibpd is the ibv_pd
+	 * doca_dev_get_pd made over pd (NULL until asked), freed at close.
+	 */
+	bool from_pd;
+	void *ibpd;
 };
 
 struct doca_dev_rep {
@@ -45,6 +53,9 @@ extern pthread_mutex_t dc_dev_lock;
 
 struct doca_dev *dc_dev_find_locked(const char *vuid);
 bool dc_dev_is_open_locked(const struct doca_dev *dev);
+/* The open devices (dev.c's registry), and how one joins it: under dc_dev_lock. */
+struct doca_dev *dc_dev_first_locked(void);
+void dc_dev_link_locked(struct doca_dev *dev);
 
 /* Compares a user's "DDDD:BB:DD.F" or "BB:DD.F" with an address; false on malformed input. */
 bool dc_pci_match(const struct hw_pci_addr *addr, const char *pci_addr_str, uint8_t *is_equal);

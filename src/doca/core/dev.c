@@ -129,9 +129,20 @@ doca_error_t doca_devinfo_list_destroy(struct doca_devinfo **dev_list)
 struct doca_dev *dc_dev_find_locked(const char *vuid)
 {
 	for (struct doca_dev *d = open_devs; d != NULL; d = d->next)
-		if (strcmp(d->info.fn.vuid, vuid) == 0)
+		if (!d->from_pd && strcmp(d->info.fn.vuid, vuid) == 0)
 			return d;
 	return NULL;
+}
+
+struct doca_dev *dc_dev_first_locked(void)
+{
+	return open_devs;
+}
+
+void dc_dev_link_locked(struct doca_dev *dev)
+{
+	dev->next = open_devs;
+	open_devs = dev;
 }
 
 bool dc_dev_is_open_locked(const struct doca_dev *dev)
@@ -153,8 +164,7 @@ static doca_error_t dev_create_locked(const struct doca_devinfo *devinfo, struct
 	if (d->pd == NULL)
 		goto err_free;
 	d->opens = 1;
-	d->next = open_devs;
-	open_devs = d;
+	dc_dev_link_locked(d);
 	*out = d;
 	return DOCA_SUCCESS;
 
@@ -212,6 +222,11 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 
 		pthread_mutex_unlock(&dc_dev_lock);
 		DC_ERR("device %s is still used by %u object(s)", dev->info.fn.name, users);
+		return DOCA_ERROR_IN_USE;
+	}
+	if (dev->opens == 1 && !dev->from_pd && dev->ibpd != NULL && hw_pd_unwrap(dev->ibpd) != 0) {
+		pthread_mutex_unlock(&dc_dev_lock);
+		DC_ERR("device %s: the ibv_pd doca_dev_get_pd gave still has MRs, QPs or SRQs", dev->info.fn.name);
 		return DOCA_ERROR_IN_USE;
 	}
 	if (--dev->opens > 0) {

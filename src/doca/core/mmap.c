@@ -11,6 +11,7 @@
 #include "dc_dev.h"
 #include "dc_log.h"
 #include "doca_mmap.h"
+#include "fab_mr.h"
 #include "hw_mem.h"
 
 #define DC_ACCESS_ALL                                                                                                  \
@@ -109,8 +110,23 @@ static void dereg_dev(struct dc_mmap_dev *d)
 {
 	if (d->mkey != 0)
 		hw_mkey_dereg(d->mkey);
+	if (d->shared)
+		fab_mr_unshare(&d->share);
+	d->shared = false;
 	d->mkey = 0;
 	d->hwk = NULL;
+}
+
+void dc_mmap_share_key(struct doca_mmap *mmap, const struct doca_dev *dev)
+{
+	struct dc_mmap_dev *d = (struct dc_mmap_dev *)dc_mmap_dev_of(mmap, dev);
+
+	if (d == NULL || d->mkey == 0 || d->shared || mmap->chunked)
+		return;
+	if (fab_mr_share(d->mkey, mmap->addr, mmap->len, &d->share) == 0)
+		d->shared = true;
+	else
+		DC_DBG("the mmap's memory cannot be shared: its key works in this process only");
 }
 
 static void dereg_all(struct doca_mmap *m)

@@ -156,6 +156,8 @@ static doca_error_t export_common(struct doca_mmap *m, const struct doca_dev *de
 		e->next = m->exports;
 		m->exports = e;
 	}
+	if (kind == FAB_EXPORT_RDMA)
+		dc_mmap_share_key(m, dev);
 	m->exported = true;
 	*export_desc = e->wire;
 	*export_desc_len = e->wire_len;
@@ -352,6 +354,8 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	m->has_range = true;
 	m->num_devs = 1;
 	m->devs[0].pd_id = hw_pd_id(dc_dev_pd(dev));
+	if (d.kind == FAB_EXPORT_RDMA)
+		m->devs[0].rkey = d.mkey;
 	m->state = DC_MMAP_STARTED;
 	dc_dev_get(dev);
 	*mmap = m;
