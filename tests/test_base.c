@@ -221,6 +221,31 @@ static void test_config_fabric_timeout(void)
 	base_log_set_sink(NULL);
 }
 
+static void test_config_machine(void)
+{
+	static const char *const bad[] = { "256.0.0.1", "1.2.3", "1.2.3.4.5", "a.b.c.d", "10.0.0.1x", "-1.0.0.1" };
+	uint32_t ip = 7;
+
+	base_log_set_sink(record_sink);
+	set("SOFTDPU_MACHINE", NULL);
+	CHECK(!base_config_machine(&ip) && ip == 7);
+	set("SOFTDPU_MACHINE", "");
+	CHECK(!base_config_machine(&ip) && ip == 7);
+	set("SOFTDPU_MACHINE", "127.0.0.2");
+	CHECK(base_config_machine(&ip) && ip == 0x7f000002u);
+	set("SOFTDPU_MACHINE", "255.255.255.255");
+	CHECK(base_config_machine(&ip) && ip == 0xffffffffu);
+	for (size_t i = 0; i < BASE_ARRAY_SIZE(bad); i++) {
+		seen.calls = 0;
+		ip = 7;
+		set("SOFTDPU_MACHINE", bad[i]);
+		CHECK(!base_config_machine(&ip) && ip == 7);
+		CHECK(seen.calls == 1 && seen.level == BASE_LOG_ERROR);
+	}
+	set("SOFTDPU_MACHINE", NULL);
+	base_log_set_sink(NULL);
+}
+
 static void test_config_ucx_err_mode(void)
 {
 	base_log_set_sink(record_sink);
@@ -281,6 +306,7 @@ int main(void)
 	RUN(test_config_topology);
 	RUN(test_config_fabric);
 	RUN(test_config_fabric_timeout);
+	RUN(test_config_machine);
 	RUN(test_config_ucx_err_mode);
 	RUN(test_config_log_levels);
 	return th_summary("test_base");

@@ -49,6 +49,23 @@ enum base_fabric_mode base_config_fabric(void)
 	return BASE_FABRIC_AUTO;
 }
 
+bool base_config_machine(uint32_t *ipv4)
+{
+	const char *v = env("SOFTDPU_MACHINE");
+	unsigned int a, b, c, d;
+	char tail;
+
+	if (v == NULL || v[0] == '\0')
+		return false;
+	if (sscanf(v, "%3u.%3u.%3u.%3u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 || c > 255 ||
+	    d > 255) {
+		BASE_ERR("SOFTDPU_MACHINE=%s is not an IPv4 address: this host's machine is used", v);
+		return false;
+	}
+	*ipv4 = a << 24 | b << 16 | c << 8 | d;
+	return true;
+}
+
 unsigned base_config_fabric_timeout_ms(void)
 {
 	const char *s = env("SOFTDPU_FABRIC_TIMEOUT_MS");

@@ -35,6 +35,14 @@ enum base_fabric_mode base_config_fabric(void);
 /* SOFTDPU_FABRIC_TIMEOUT_MS: deadline of one remote access, 1..BASE_FABRIC_TIMEOUT_MAX_MS. */
 unsigned base_config_fabric_timeout_ms(void);
 
+/*
+ * SOFTDPU_MACHINE: the IPv4 address (dotted quad) of the machine this process
+ * stands for, so processes of one host can behave as several machines. True
+ * and *ipv4 (host byte order) when set and valid; unset, empty or malformed
+ * (with an error) is false: the one machine of this host.
+ */
+bool base_config_machine(uint32_t *ipv4);
+
 /* SOFTDPU_UCX_ERR_MODE: peer (default, true) or none (false): UCX peer failure detection. */
 bool base_config_ucx_peer_errors(void);
 

@@ -2,6 +2,7 @@
  * fab_cc — comm channel transport: abstract-namespace SEQPACKET sockets.
  */
 #include "fab_cc.h"
+#include "hw_machine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,7 +76,8 @@ static int cc_sockaddr(struct sockaddr_un *sa, socklen_t *salen, const char *pci
 		return -ENAMETOOLONG;
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path + 1, room, "softdpu-cc/%u/%s/%s", (unsigned)geteuid(), pci, service);
+	n = snprintf(sa->sun_path + 1, room, "softdpu-cc/%u%s/%s/%s", (unsigned)geteuid(), hw_machine_tag(), pci,
+		     service);
 	if (n < 0 || (size_t)n >= room)
 		return -ENAMETOOLONG;
 	/* Abstract names are compared over the given length: no terminator, no padding. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base_status.h"
+#include "hw_machine.h"
 #include "hw_mem.h"
 
 static const uint8_t fab_magic[8] = { 'S', 'D', 'P', 'U', 'X', 'P', 'R', 'T' };
@@ -227,6 +228,7 @@ static void load_host_id(void)
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
 	size_t k = 0;
+	uint32_t ip;
 
 	if (fd >= 0)
 		close(fd);
@@ -240,6 +242,10 @@ static void load_host_id(void)
 	}
 	if (k < 2 * FAB_HOST_ID_LEN)
 		fab_random_bytes(host_id_cache, sizeof(host_id_cache));
+	/* A named machine (SOFTDPU_MACHINE) is another host: its exports are reached as from another machine. */
+	if (hw_machine_ipv4(&ip))
+		for (int i = 0; i < 4; i++)
+			host_id_cache[FAB_HOST_ID_LEN - 4 + i] ^= (uint8_t)(ip >> (24 - 8 * i)) ^ 0x5a;
 }
 
 void fab_host_id(uint8_t id[FAB_HOST_ID_LEN])

@@ -16,6 +16,7 @@
 
 #include "base_log.h"
 #include "fab_share.h"
+#include "hw_machine.h"
 
 #define WITHDRAW_WAIT_NS (2ull * 1000 * 1000 * 1000)
 
@@ -30,7 +31,7 @@ static void table_open(void)
 	int fd;
 	void *p;
 
-	snprintf(name, sizeof(name), "/softdpu-%u-exports", (unsigned)getuid());
+	snprintf(name, sizeof(name), "/softdpu-%u%s-exports", (unsigned)getuid(), hw_machine_tag());
 	fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		BASE_ERR("cannot open the export table %s: %s", name, strerror(errno));

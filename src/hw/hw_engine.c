@@ -34,6 +34,7 @@
 
 #include "hw_dct.h"
 #include "hw_eng_thread.h"
+#include "hw_machine.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_umr.h"
@@ -628,6 +629,9 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 
 	if (qkey & HW_QKEY_USE_QP)
 		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
+	/* A GID of another machine's subnet (hw_machine.h) names a port behind a router: not a QP of this device. */
+	if ((be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && hw_machine_gid_elsewhere(av->rgid, qp->gid))
+		return false;
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
 		return false;
 	st = hw_qp_state_of(dst);

@@ -2,6 +2,7 @@
  * hw_ids — the device's number spaces, shared by every process of the user.
  */
 #include "hw_ids.h"
+#include "hw_machine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -492,7 +493,7 @@ static void device_open(void)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "/softdpu-%u-ids-v%u", (unsigned)getuid(), IDS_VERSION);
+	snprintf(name, sizeof(name), "/softdpu-%u%s-ids-v%u", (unsigned)getuid(), hw_machine_tag(), IDS_VERSION);
 	device_status = hw_ids_open(name, HW_IDS_DEFAULT_SLOTS, &device_ids);
 }
 

@@ -16,6 +16,7 @@
 #include "base_log.h"
 #include "hw_ids.h"
 #include "vb_export.h"
+#include "hw_machine.h"
 #include "vb_int.h"
 
 #define VB_QP_SEND_OPS_RC                                                                          \
@@ -167,7 +168,7 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 		.lid = ctx->dev->lid,
 		.shared = true,
 	};
-	uint64_t prefix = htobe64(0xfe80000000000000ull);
+	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
 	uint32_t qpn;
 
 	memcpy(ha.gid, &prefix, 8);
@@ -513,6 +514,16 @@ static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
 	}
 }
 
+/* The address names a port of another machine's subnet (hw_machine.h). */
+static bool vb_qp_other_subnet(const struct ibv_qp_attr *k)
+{
+	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
+	uint8_t own[16] = { 0 };
+
+	memcpy(own, &prefix, sizeof(prefix));
+	return k->ah_attr.is_global && hw_machine_gid_elsewhere(k->ah_attr.grh.dgid.raw, own);
+}
+
 /* The device's side of a checked modify. */
 static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_state to, int mask)
 {
@@ -523,6 +534,12 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 	if (mask & (IBV_QP_MIN_RNR_TIMER | IBV_QP_RNR_RETRY))
 		(void)hw_qp_set_rnr(qp->hw, k->min_rnr_timer, k->rnr_retry);
 	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
+	    vb_qp_other_subnet(k)) {
+		/* Another machine's port (hw_machine.h): no path between machines yet, so as on a fabric without a route. */
+		BASE_WARN("QP %u: destination GID is on another machine's subnet; RDMA between machines is not supported yet, "
+			  "its requests will end in retries exceeded", qp->qpx.qp_base.qp_num);
+		hw_qp_connect(qp->hw, NULL);
+	} else if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
 	    hw_qp_connect_qpn(qp->hw, k->dest_qp_num) != HW_OK) {
 		/* As on a fabric: the modify succeeds, the sends fail (transport retries exceeded). */
 		BASE_DBG("QP %u: no QP %u to connect to", qp->qpx.qp_base.qp_num, k->dest_qp_num);

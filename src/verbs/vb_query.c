@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "hw_machine.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -159,7 +160,10 @@ VB_EXPORT int vb_query_port_1_1(struct ibv_context *context, uint8_t port_num,
 }
 VB_SYMVER(vb_query_port_1_1, ibv_query_port, "IBVERBS_1.1");
 
-/* GID 0 is the link-local fe80::<port GUID>; the other entries are empty. */
+/*
+ * GID 0 is <machine subnet prefix>::<port GUID> (fe80:: by default; a named
+ * machine's own prefix, hw_machine.h); the other entries are empty.
+ */
 static int vb_gid(struct vb_context *ctx, uint32_t port, uint32_t index, union ibv_gid *gid)
 {
 	if (port != VB_PORT || index >= VB_GID_TBL_LEN)
@@ -167,7 +171,7 @@ static int vb_gid(struct vb_context *ctx, uint32_t port, uint32_t index, union i
 	memset(gid, 0, sizeof(*gid));
 	if (index != 0)
 		return ENODATA;
-	gid->global.subnet_prefix = htobe64(0xfe80000000000000ull);
+	gid->global.subnet_prefix = htobe64(hw_machine_subnet_prefix());
 	gid->global.interface_id = ctx->dev->node_guid;
 	return 0;
 }
