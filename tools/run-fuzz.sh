@@ -10,7 +10,9 @@ out=${FUZZ_DIR:-build-fuzz}
 mkdir -p "$out"
 cc=(clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-D_GNU_SOURCE -DDOCA_ALLOW_EXPERIMENTAL_API -Iinclude -Isrc/base -Isrc/hw -Isrc/fabric -Isrc/doca/core)
-lib=(src/base/*.c src/hw/*.c src/fabric/fab_desc.c src/fabric/fab_table.c src/fabric/fab_cma.c src/fabric/fab_mem.c src/fabric/fab_share.c
+# The descriptor codec alone, with what it asks of lower layers (the machine identity, settings, log).
+desc=(src/fabric/fab_desc.c src/hw/hw_machine.c src/base/base_config.c src/base/base_log.c)
+lib=(src/base/*.c src/hw/*.c src/fabric/fab_desc.c src/fabric/fab_table.c src/fabric/fab_cma.c src/fabric/fab_mem.c src/fabric/fab_share.c src/fabric/fab_mr.c
 	src/doca/core/*.c src/doca/dma/*.c src/doca/log/*.c)
 
 pass=0
@@ -37,16 +39,18 @@ run() {
 }
 
 mkdir -p "$out/seeds"
-clang -std=c11 -D_GNU_SOURCE -Isrc/base -Isrc/hw -Isrc/fabric tests/fuzz/gen_seeds.c src/fabric/fab_desc.c -o "$out/gen_seeds" &&
+clang -std=c11 -D_GNU_SOURCE -Isrc/base -Isrc/hw -Isrc/fabric tests/fuzz/gen_seeds.c "${desc[@]}" -lpthread -o "$out/gen_seeds" &&
 	"$out/gen_seeds" "$out/seeds"
 
 export SOFTDPU_LOG_LEVEL=critical SOFTDPU_SDK_LOG_LEVEL=critical
-run fuzz_mmap_desc tests/fuzz/fuzz_mmap_desc.c src/fabric/fab_desc.c
-run fuzz_mmap_desc_sealed tests/fuzz/fuzz_mmap_desc_sealed.c src/fabric/fab_desc.c
+run fuzz_mmap_desc tests/fuzz/fuzz_mmap_desc.c "${desc[@]}"
+run fuzz_mmap_desc_sealed tests/fuzz/fuzz_mmap_desc_sealed.c "${desc[@]}"
 run fuzz_mmap_import tests/fuzz/fuzz_mmap_import.c "${lib[@]}"
-run fuzz_sync_event_blob tests/fuzz/fuzz_sync_event_blob.c src/doca/sync_event/se_blob.c src/fabric/fab_desc.c -Isrc/doca/sync_event
+run fuzz_sync_event_blob tests/fuzz/fuzz_sync_event_blob.c src/doca/sync_event/se_blob.c "${desc[@]}" -Isrc/doca/sync_event
 run fuzz_ucx_wire tests/fuzz/fuzz_ucx_wire.c -DSOFTDPU_HAVE_UCX "${lib[@]}" src/fabric/fab_ucx.c src/fabric/fab_ucx_load.c src/fabric/fab_shm.c
-run fuzz_cc_handshake tests/fuzz/fuzz_cc_handshake.c src/fabric/fab_cc.c src/base/*.c src/doca/log/*.c src/doca/core/error.c
+run fuzz_xm_request tests/fuzz/fuzz_xm_request.c -DSOFTDPU_HAVE_UCX "${lib[@]}" src/fabric/fab_ucx.c src/fabric/fab_ucx_load.c \
+	src/fabric/fab_shm.c src/fabric/fab_xm_serve.c src/fabric/fab_xm_rdv.c
+run fuzz_cc_handshake tests/fuzz/fuzz_cc_handshake.c src/fabric/fab_cc.c src/hw/hw_machine.c src/base/*.c src/doca/log/*.c src/doca/core/error.c
 for extra in tests/fuzz/fuzz_*.sh; do
 	[ -f "$extra" ] || continue
 	# shellcheck source=/dev/null

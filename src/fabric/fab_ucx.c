@@ -202,6 +202,7 @@ static struct {
 	void *stage_cache[EXP_STAGE_CACHE]; /* free staging buffers of FAB_UCX_MAX_LEN (service thread only) */
 	int nstage;
 	struct exp_op ops; /* operations UCX still holds (service thread only); freed at exit */
+	fab_ucx_service_fn services[2]; /* CALL handlers by service id (fab_ucx_service_start) */
 } ex = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .stopfd = -1 };
 
 static unsigned exp_bucket(uint64_t id)
@@ -356,7 +357,8 @@ static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, uint8_t 
 	fab_put_le(op->rep + 12, status, 4);
 	memcpy(op->rep + 16, req + 16, 8); /* request id */
 	memcpy(op->rep + 24, req + 24, 8); /* export id */
-	fab_put_le(op->rep + 32, fab_get_le(req + 40, 8), 8);
+	/* A CALL's reply says how much it answers; a READ's or WRITE's repeats the request's length. */
+	fab_put_le(op->rep + 32, fab_get_le(req + 6, 2) == FAB_UCX_OP_CALL ? len : fab_get_le(req + 40, 8), 8);
 	memset(&p, 0, sizeof(p));
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.send = exp_send_done;
@@ -369,10 +371,45 @@ static void exp_reply(ucp_ep_h ep, const uint8_t *req, uint32_t status, uint8_t 
 	exp_op_free(op);
 }
 
-/* The payload of a rendezvous WRITE is in the staging buffer (or failed to arrive). */
+/* A CALL whose request is in payload: its service answers into a staging buffer of the size the caller accepts. */
+static void exp_call_run(ucp_ep_h ep, const uint8_t *h, const uint8_t *payload)
+{
+	uint64_t id = fab_get_le(h + 24, 8), cap = fab_get_le(h + 32, 8), rlen = 0;
+	fab_ucx_service_fn fn = id < sizeof(ex.services) / sizeof(ex.services[0]) ? ex.services[id] : NULL;
+	uint8_t *stage = cap != 0 ? exp_stage_get(cap) : NULL;
+	uint32_t status;
+
+	if (fn == NULL)
+		status = FAB_UCX_ST_MALFORMED;
+	else if (cap != 0 && stage == NULL)
+		status = FAB_UCX_ST_IO;
+	else
+		status = fn(payload, fab_get_le(h + 40, 8), stage, cap, &rlen);
+	if (status != FAB_UCX_ST_OK || rlen > cap)
+		rlen = 0;
+	if (rlen == 0) {
+		exp_stage_put(stage, cap);
+		stage = NULL;
+	} else if (cap > EXP_STAGE_SMALL && rlen <= EXP_STAGE_SMALL) {
+		/* The reply's length decides how exp_stage_put frees it: keep the two in agreement. */
+		uint8_t *small = malloc(rlen);
+
+		if (small != NULL)
+			memcpy(small, stage, rlen);
+		exp_stage_put(stage, cap);
+		stage = small;
+		status = small != NULL ? status : FAB_UCX_ST_IO;
+		rlen = small != NULL ? rlen : 0;
+	}
+	exp_reply(ep, h, status, stage, rlen);
+}
+
+/* The payload of a rendezvous WRITE or CALL is in the staging buffer (or failed to arrive). */
 static void exp_write_received(struct exp_op *op, ucs_status_t status)
 {
-	if (status == UCS_OK)
+	if (status == UCS_OK && fab_get_le(op->req + 6, 2) == FAB_UCX_OP_CALL)
+		exp_call_run(op->ep, op->req, op->stage);
+	else if (status == UCS_OK)
 		exp_reply(op->ep, op->req, exp_copy(op->req, FAB_UCX_OP_WRITE, op->stage), NULL, 0);
 	else /* the endpoint is broken: the importer sees the failure itself */
 		ucx_log("receiving %llu bytes of a write failed: %s", (unsigned long long)op->len,
@@ -393,8 +430,9 @@ bool fab_ucx_req_valid(const uint8_t *h, size_t payload, unsigned *op, uint64_t 
 	*len = fab_get_le(h + 40, 8);
 	return fab_get_le(h, 4) == FAB_UCX_REQ_MAGIC && fab_get_le(h + 4, 2) == FAB_UCX_WIRE_VERSION &&
 	       fab_get_le(h + 8, 4) == FAB_UCX_REQ_SIZE && fab_get_le(h + 12, 4) == 0 &&
-	       (*op == FAB_UCX_OP_READ || *op == FAB_UCX_OP_WRITE) && *len <= FAB_UCX_MAX_LEN &&
-	       (*op == FAB_UCX_OP_READ ? payload == 0 : payload == *len);
+	       (*op == FAB_UCX_OP_READ || *op == FAB_UCX_OP_WRITE || *op == FAB_UCX_OP_CALL) &&
+	       *len <= FAB_UCX_MAX_LEN && (*op == FAB_UCX_OP_READ ? payload == 0 : payload == *len) &&
+	       (*op != FAB_UCX_OP_CALL || fab_get_le(h + 32, 8) <= FAB_UCX_MAX_LEN);
 }
 
 bool fab_ucx_rep_valid(const uint8_t *h, size_t header_length)
@@ -435,6 +473,10 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 		return UCS_OK;
 	}
 
+	if (op == FAB_UCX_OP_CALL && !rndv) {
+		exp_call_run(ep, h, data);
+		return UCS_OK;
+	}
 	if (op == FAB_UCX_OP_READ) {
 		/* Staged: UCX sends from a buffer of ours, never from the range itself. */
 		uint8_t *stage = len != 0 ? exp_stage_get(len) : NULL;
@@ -454,7 +496,7 @@ static ucs_status_t exp_on_req(void *arg, const void *header, size_t header_leng
 
 	/* Rendezvous WRITE: check first so that a refused payload is not even moved. */
 	pthread_mutex_lock(&ex.mu);
-	if (exp_check_locked(h, op, &status) == NULL) {
+	if (op == FAB_UCX_OP_WRITE && exp_check_locked(h, op, &status) == NULL) {
 		pthread_mutex_unlock(&ex.mu);
 		exp_reply(ep, h, status, NULL, 0);
 		return UCS_OK;
@@ -748,6 +790,9 @@ struct imp_op {
 	uint8_t hdr[FAB_UCX_REQ_SIZE];
 	int send_busy, recv_busy, replied;
 	enum fab_status st;
+	uint64_t tag;  /* what the reply must echo: the export id, or a CALL's service id */
+	uint64_t cap;  /* a CALL: the most reply bytes dst takes */
+	uint64_t rlen; /* a CALL: the reply bytes received */
 };
 
 static struct {
@@ -838,7 +883,7 @@ static ucs_status_t imp_on_rep(void *arg, const void *header, size_t header_leng
 		return UCS_OK; /* the request timed out: nobody waits for it */
 	status = (uint32_t)fab_get_le(h + 12, 4);
 	rlen = fab_get_le(h + 32, 8);
-	if (op->replied || fab_get_le(h + 24, 8) != op->r->export_id || fab_get_le(h + 6, 2) != op->op) {
+	if (op->replied || fab_get_le(h + 24, 8) != op->tag || fab_get_le(h + 6, 2) != op->op) {
 		ucx_log("reply does not match request %llu, dropped", (unsigned long long)op->req_id);
 		return UCS_OK;
 	}
@@ -847,7 +892,16 @@ static ucs_status_t imp_on_rep(void *arg, const void *header, size_t header_leng
 		op->replied = 1;
 		return UCS_OK;
 	}
-	if (rlen != op->len || length != (op->op == FAB_UCX_OP_READ ? op->len : 0)) {
+	if (op->op == FAB_UCX_OP_CALL) {
+		if (rlen > op->cap || length != rlen) {
+			ucx_log("reply of %zu bytes to a call accepting %llu refused", length, (unsigned long long)op->cap);
+			op->st = FAB_ERR_IO;
+			op->replied = 1;
+			return UCS_OK;
+		}
+		op->rlen = rlen;
+		op->len = rlen; /* what imp_recv_done expects to arrive */
+	} else if (rlen != op->len || length != (op->op == FAB_UCX_OP_READ ? op->len : 0)) {
 		ucx_log("reply of %zu bytes for a %s of %llu bytes refused", length,
 			op->op == FAB_UCX_OP_READ ? "read" : "write", (unsigned long long)op->len);
 		op->st = FAB_ERR_IO;
@@ -888,9 +942,11 @@ static void imp_ep_err(void *arg, ucp_ep_h ep, ucs_status_t status)
 	struct fab_remote *r = arg;
 
 	(void)ep;
-	if (!r->failed)
+	if (!r->failed && r->export_id != 0)
 		ucx_log("exporter of export %llu unreachable: %s", (unsigned long long)r->export_id,
 			fab_ucx.ucs_status_string(status));
+	else if (!r->failed)
+		ucx_log("peer process unreachable: %s", fab_ucx.ucs_status_string(status));
 	r->failed = 1;
 }
 
@@ -1107,8 +1163,8 @@ static void ucx_close(struct fab_remote *r)
 }
 
 /* Under im.mu: sends the request of one chunk. FAB_OK when it is in flight. */
-static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsigned opcode, uint64_t raddr,
-				 void *dst, const void *src, uint64_t len)
+static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsigned opcode, uint64_t tag,
+				 uint64_t raddr, void *dst, const void *src, uint64_t len)
 {
 	ucp_request_param_t p;
 	ucs_status_ptr_t sp;
@@ -1119,6 +1175,7 @@ static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsign
 	op->dst = dst;
 	op->len = len;
 	op->st = FAB_ERR_IO;
+	op->tag = tag;
 	op->req_id = ++im.next_id;
 	fab_put_le(op->hdr + 0, FAB_UCX_REQ_MAGIC, 4);
 	fab_put_le(op->hdr + 4, FAB_UCX_WIRE_VERSION, 2);
@@ -1126,10 +1183,13 @@ static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsign
 	fab_put_le(op->hdr + 8, FAB_UCX_REQ_SIZE, 4);
 	fab_put_le(op->hdr + 12, 0, 4);
 	fab_put_le(op->hdr + 16, op->req_id, 8);
-	fab_put_le(op->hdr + 24, r->export_id, 8);
+	fab_put_le(op->hdr + 24, tag, 8);
 	fab_put_le(op->hdr + 32, raddr, 8);
 	fab_put_le(op->hdr + 40, len, 8);
-	memcpy(op->hdr + 48, r->cap, FAB_CAP_KEY_LEN);
+	if (opcode == FAB_UCX_OP_CALL)
+		memset(op->hdr + 48, 0, FAB_CAP_KEY_LEN);
+	else
+		memcpy(op->hdr + 48, r->cap, FAB_CAP_KEY_LEN);
 	op->next = im.ops.next;
 	op->prev = &im.ops;
 	im.ops.next->prev = op;
@@ -1141,7 +1201,7 @@ static enum fab_status imp_start(struct fab_remote *r, struct imp_op *op, unsign
 	p.user_data = op;
 	p.flags = UCP_AM_SEND_FLAG_REPLY;
 	sp = fab_ucx.ucp_am_send_nbx(r->ep, FAB_UCX_AM_REQ, op->hdr, FAB_UCX_REQ_SIZE, src,
-				     opcode == FAB_UCX_OP_WRITE ? len : 0, &p);
+				     opcode != FAB_UCX_OP_READ ? len : 0, &p);
 	if (UCS_PTR_IS_ERR(sp)) {
 		imp_unlink(op);
 		return r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_IO;
@@ -1197,7 +1257,7 @@ static enum fab_status imp_run(struct fab_remote *r, unsigned opcode, uint64_t r
 
 			if (active[i])
 				continue;
-			result = imp_start(r, &ops[i], opcode, raddr + done, dst != NULL ? dst + done : NULL,
+			result = imp_start(r, &ops[i], opcode, r->export_id, raddr + done, dst != NULL ? dst + done : NULL,
 					   src != NULL ? src + done : NULL, n);
 			if (result != FAB_OK)
 				break;
@@ -1269,6 +1329,119 @@ static enum fab_status ucx_read(struct fab_remote *r, uint64_t raddr, void *dst,
 static enum fab_status ucx_write(struct fab_remote *r, uint64_t raddr, const void *src, size_t len)
 {
 	return imp_run(r, FAB_UCX_OP_WRITE, raddr, NULL, src, len);
+}
+
+/* ---- services ----------------------------------------------------------------------------------------- */
+
+int fab_ucx_service_start(uint32_t id, fab_ucx_service_fn fn, uint8_t *addr, size_t cap)
+{
+	int len = -1;
+
+	if (id >= sizeof(ex.services) / sizeof(ex.services[0]) || fn == NULL || addr == NULL || fab_ucx_load() != 0)
+		return -1;
+	pthread_mutex_lock(&ex.mu);
+	if (exp_init_locked() == 0 && ex.alen <= cap) {
+		ex.services[id] = fn; /* read by the service thread: set before any peer has the address */
+		memcpy(addr, ex.addr, ex.alen);
+		len = ex.alen;
+	}
+	pthread_mutex_unlock(&ex.mu);
+	return len;
+}
+
+int fab_ucx_connect(const uint8_t *addr, size_t alen, struct fab_remote **out)
+{
+	struct fab_remote *r;
+	enum fab_status st;
+
+	if (out == NULL || addr == NULL || alen == 0 || alen > sizeof(r->waddr))
+		return FAB_ERR_INVAL;
+	*out = NULL;
+	if (fab_ucx_load() != 0)
+		return FAB_ERR_NO_PATH;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return FAB_ERR_IO;
+	r->alen = (uint16_t)alen;
+	memcpy(r->waddr, addr, alen);
+	pthread_mutex_lock(&im.mu);
+	st = imp_init_locked() != 0 ? FAB_ERR_IO : imp_connect(r);
+	pthread_mutex_unlock(&im.mu);
+	if (st != FAB_OK) {
+		free(r);
+		return st;
+	}
+	*out = r;
+	return FAB_OK;
+}
+
+void fab_ucx_disconnect(struct fab_remote *r)
+{
+	ucx_close(r);
+}
+
+bool fab_ucx_peer_failed(const struct fab_remote *r)
+{
+	return __atomic_load_n(&r->failed, __ATOMIC_ACQUIRE) != 0;
+}
+
+enum fab_status fab_ucx_call(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep, size_t cap,
+			     size_t *rlen)
+{
+	const uint64_t slack = (uint64_t)fab_ucx_timeout_ms() * 1000000ull +
+			       (uint64_t)(len + cap) * 1000ull / (FAB_UCX_SLOW_RATE / 1000000ull);
+	enum fab_status result;
+	struct imp_op op;
+	uint64_t deadline, idle_since = 0;
+
+	if (r == NULL || rlen == NULL || len > FAB_UCX_MAX_LEN || cap > FAB_UCX_MAX_LEN || (len != 0 && req == NULL) ||
+	    (cap != 0 && rep == NULL))
+		return FAB_ERR_INVAL;
+	*rlen = 0;
+	pthread_mutex_lock(&im.mu);
+	if (r->failed || (r->ep == NULL && imp_connect(r) != FAB_OK)) {
+		pthread_mutex_unlock(&im.mu);
+		return FAB_ERR_PEER_GONE;
+	}
+	result = imp_start(r, &op, FAB_UCX_OP_CALL, id, cap, rep, req, len);
+	if (result != FAB_OK) {
+		pthread_mutex_unlock(&im.mu);
+		return result;
+	}
+	op.cap = cap;
+	deadline = now_ns() + slack;
+	for (int cancelled = 0;;) {
+		uint64_t now;
+
+		if (imp_progress() != 0)
+			idle_since = 0;
+		if (!op.send_busy && !op.recv_busy && (op.replied || r->failed || cancelled))
+			break;
+		now = now_ns();
+		if (!cancelled && now >= deadline) {
+			/* Nobody takes the reply any more; UCX must let go of the caller's buffers first. */
+			cancelled = 1;
+			imp_unlink(&op);
+			if ((op.send_busy || op.recv_busy) && r->ep != NULL) {
+				ucx_log("call to service %u timed out; resetting the endpoint", id);
+				imp_ep_close(r, 1);
+			}
+			continue;
+		}
+		if (idle_since == 0)
+			idle_since = now;
+		if (now - idle_since >= FAB_UCX_SPIN_NS)
+			imp_wait(cancelled ? now + 100000000ull : deadline);
+	}
+	imp_unlink(&op);
+	if (now_ns() >= deadline && !op.replied)
+		result = r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_TIMEOUT;
+	else
+		result = op.replied ? op.st : FAB_ERR_PEER_GONE;
+	if (result == FAB_OK)
+		*rlen = op.rlen;
+	pthread_mutex_unlock(&im.mu);
+	return result;
 }
 
 static void imp_fini(void)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "fab_desc.h"
+#include "fab_xport.h"
 
 #define FAB_UCX_WIRE_VERSION 1
 #define FAB_UCX_AM_REQ 21 /* importer -> exporter */
@@ -27,6 +28,7 @@
 enum fab_ucx_op {
 	FAB_UCX_OP_READ = 1,
 	FAB_UCX_OP_WRITE = 2,
+	FAB_UCX_OP_CALL = 3, /* a request to a service of the target process (fab_ucx_call) */
 };
 
 /* Status carried by a reply. */
@@ -45,6 +47,9 @@ enum fab_ucx_wire_status {
  *   16 request id u64 · 24 export id u64 · 32 remote address u64 · 40 length u64
  *   48 capability key [16]
  * A WRITE carries exactly `length` payload bytes; a READ carries none.
+ * A CALL carries `length` bytes of request, names the service where a READ or
+ * WRITE names the export (export id), and the most reply bytes it accepts
+ * where they name the address; its capability key is zero.
  */
 #define FAB_UCX_REQ_SIZE 64
 
@@ -60,7 +65,8 @@ enum fab_ucx_wire_status {
  * Reply header, 40 bytes:
  *   0 magic u32 · 4 version u16 · 6 op u16 (the request's) · 8 header size u32 (40)
  *   12 status u32 · 16 request id u64 · 24 export id u64 · 32 length u64
- * A successful READ reply carries exactly `length` bytes; other replies none.
+ * A successful READ reply carries exactly `length` bytes; a CALL reply
+ * `length` bytes of answer (at most what the request accepts); others none.
  */
 #define FAB_UCX_REP_SIZE 40
 
@@ -77,5 +83,38 @@ enum fab_ucx_wire_status {
  */
 bool fab_ucx_req_valid(const uint8_t *h, size_t payload, unsigned *op, uint64_t *len);
 bool fab_ucx_rep_valid(const uint8_t *h, size_t header_length);
+
+/*
+ * Services: request/response calls between processes, on the transport's
+ * worker and service thread. A service answers a request of len bytes with
+ * up to cap bytes in rep and returns a FAB_UCX_ST_* status; it runs on the
+ * service thread, so it must not wait for the network.
+ */
+#define FAB_UCX_SERVICE_VERBS 1u /* fab_xm.c: verbs requests of another machine */
+typedef uint32_t (*fab_ucx_service_fn)(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t cap,
+				       uint64_t *rlen);
+
+/*
+ * Brings up this process's service side (once) with fn as service id's
+ * handler, and copies the worker address peers connect to into addr (cap
+ * bytes): its length, or -1 when UCX cannot be used.
+ */
+int fab_ucx_service_start(uint32_t id, fab_ucx_service_fn fn, uint8_t *addr, size_t cap);
+
+struct fab_remote;
+/* A connection to the process whose worker address is addr. A fab_status. */
+int fab_ucx_connect(const uint8_t *addr, size_t alen, struct fab_remote **r);
+void fab_ucx_disconnect(struct fab_remote *r);
+/* True once the peer was found gone (UCX's error handling): every later call fails at once. */
+bool fab_ucx_peer_failed(const struct fab_remote *r);
+
+/*
+ * One call: sends req (len bytes, at most FAB_UCX_MAX_LEN) to service id of
+ * r's process and waits, bounded by the fabric timeout, for its answer (at
+ * most cap bytes into rep, *rlen set). FAB_ERR_PEER_GONE, FAB_ERR_TIMEOUT,
+ * FAB_ERR_IO (also a service status other than OK).
+ */
+enum fab_status fab_ucx_call(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep, size_t cap,
+			     size_t *rlen);
 
 #endif /* FAB_UCX_H_ */

@@ -29,6 +29,7 @@
  * WQEs run one after the other.
  */
 #include <endian.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -38,6 +39,7 @@
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_umr.h"
+#include "hw_xm.h"
 
 #define ENG_MAX_DS 63 /* the 6-bit ds field */
 #define ENG_MAX_BBS ((ENG_MAX_DS * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB)
@@ -109,6 +111,7 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	w->end = ds * HW_WQE_DS_BYTES;
 	w->p = w->b;
 	w->dest = NULL;
+	w->rqpn = 0;
 	if (ds == 0 || nbb > avail)
 		return 0;
 	if (pos + nbb <= bbs) {
@@ -853,6 +856,127 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 	return (struct eng_res){ .byte_cnt = ENG_ATOMIC_LEN };
 }
 
+/* ---- requests another machine runs (hw_xm.h) ---- */
+
+static const struct hw_xm_ops *_Atomic xm_ops;
+
+void hw_xm_set_ops(const struct hw_xm_ops *ops)
+{
+	xm_ops = ops;
+}
+
+const struct hw_xm_ops *hw_xm_get_ops(void)
+{
+	return xm_ops;
+}
+
+/*
+ * Where a WQE's local list starts and which right it needs, and the remote
+ * part it carries, for the operations that reach a peer; false for others.
+ */
+static bool eng_xm_shape(const struct eng_wqe *w, struct hw_xm_req *q, uint32_t *off, uint32_t *access, bool *out)
+{
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + HW_WQE_DS_BYTES);
+	const struct hw_wqe_atomic_seg *a = (const void *)(w->p + 2 * HW_WQE_DS_BYTES);
+
+	*out = w->opcode == HW_WQE_SEND || w->opcode == HW_WQE_SEND_IMM || w->opcode == HW_WQE_SEND_INVAL ||
+	       w->opcode == HW_WQE_RDMA_WRITE || w->opcode == HW_WQE_RDMA_WRITE_IMM;
+	*access = *out ? HW_ACCESS_LOCAL_READ : HW_ACCESS_LOCAL_WRITE;
+	switch (w->opcode) {
+	case HW_WQE_SEND:
+	case HW_WQE_SEND_IMM:
+	case HW_WQE_SEND_INVAL:
+		*off = HW_WQE_DS_BYTES;
+		return true;
+	case HW_WQE_RDMA_WRITE:
+	case HW_WQE_RDMA_WRITE_IMM:
+	case HW_WQE_RDMA_READ:
+		if (w->end < 2 * HW_WQE_DS_BYTES)
+			return false;
+		q->raddr = hw_raddr_seg_addr(r);
+		q->rkey = hw_raddr_seg_rkey(r);
+		*off = 2 * HW_WQE_DS_BYTES;
+		return true;
+	case HW_WQE_ATOMIC_CS:
+	case HW_WQE_ATOMIC_FA:
+		if (w->end != 4 * HW_WQE_DS_BYTES)
+			return false;
+		q->raddr = hw_raddr_seg_addr(r);
+		q->rkey = hw_raddr_seg_rkey(r);
+		q->swap_add = hw_atomic_seg_swap_add(a);
+		q->compare = hw_atomic_seg_compare(a);
+		*off = 3 * HW_WQE_DS_BYTES;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Sends the request and, for a READ or an atomic, scatters what came back into the local list. */
+static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, struct hw_xm_req *q,
+				 struct eng_list *loc, bool out)
+{
+	struct hw_xm_res res = { .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
+	uint8_t *buf = malloc(ops->headroom + (out ? loc->total : 0) + 1);
+	uint8_t *rbuf = out ? NULL : malloc(ops->headroom + loc->total + 1);
+	uint8_t *rdata = rbuf != NULL ? rbuf + ops->headroom : NULL;
+	struct eng_list lin;
+
+	if (buf == NULL || (!out && rbuf == NULL)) {
+		free(buf);
+		free(rbuf);
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	}
+	q->len = loc->total;
+	eng_list_init(&lin);
+	eng_add(&lin, out ? buf + ops->headroom : rdata, (uint32_t)loc->total);
+	if (out && loc->total != 0)
+		eng_copy(&lin, loc);
+	ops->exec(q, buf, rdata, &res);
+	if (!out && res.synd == 0 && !res.rnr && loc->total != 0)
+		eng_copy(loc, &lin);
+	free(buf);
+	free(rbuf);
+	if (res.rnr) {
+		qp->dc_rnr_timer = res.rnr_timer; /* eng_rnr_timer takes it as the responder's NAK carried it */
+		return (struct eng_res){ .rnr = true };
+	}
+	return (struct eng_res){ .synd = res.synd, .byte_cnt = res.synd == 0 ? (uint32_t)loc->total : 0 };
+}
+
+/*
+ * A WQE whose peer is on another machine: av is a DCI's address (NULL for
+ * RC). NOP and UMR stay local; the rest is gathered here and sent.
+ */
+static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t machine, const uint8_t *av)
+{
+	const struct hw_xm_ops *ops = xm_ops;
+	struct hw_xm_req q = { .machine = machine, .src_qpn = qp->qpn, .src_lid = qp->lid, .opcode = w->opcode,
+			       .fm_ce_se = w->fm_ce_se, .imm = w->imm };
+	struct eng_list loc;
+	uint32_t off, access;
+	uint8_t synd;
+	bool out;
+
+	if (!eng_xm_shape(w, &q, &off, &access, &out))
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	synd = eng_seg_list(qp, w, off, access, out, &loc);
+	if (synd != 0)
+		return eng_fail(synd);
+	if (!out && q.opcode != HW_WQE_RDMA_READ && (loc.n != 1 || loc.total != ENG_ATOMIC_LEN))
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	if (ops == NULL)
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR); /* no path between machines */
+	if (av != NULL) {
+		q.qp_type = HW_QPT_DCI;
+		memcpy(q.av, av, HW_XM_AV_BYTES);
+	} else {
+		q.qp_type = HW_QPT_RC;
+		q.dest = qp->xm_dest;
+	}
+	return eng_xm_run(qp, ops, &q, &loc, out);
+}
+
 static struct eng_res eng_exec_ud(struct hw_qp *qp, struct eng_wqe *w)
 {
 	switch (w->opcode) {
@@ -868,6 +992,10 @@ static struct eng_res eng_exec_ud(struct hw_qp *qp, struct eng_wqe *w)
 
 static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 {
+	uint32_t machine = __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE);
+
+	if (machine != 0 && w->dest == NULL && w->opcode != HW_WQE_NOP && w->opcode != HW_WQE_UMR)
+		return eng_exec_xm(qp, w, machine, NULL);
 	switch (w->opcode) {
 	case HW_WQE_NOP:
 		return (struct eng_res){ 0 };
@@ -902,13 +1030,28 @@ static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
 	const uint32_t at = sizeof(struct hw_wqe_ctrl_seg), av_len = sizeof(struct hw_wqe_datagram_seg);
 	struct eng_res res;
 
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->b + at);
+	uint8_t avc[sizeof(*av)];
+	uint32_t machine;
+
 	if (w->end < at + av_len)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	if ((be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && hw_machine_gid_elsewhere(av->rgid, qp->gid)) {
+		/* A DCT of another machine: the address goes with the request; what follows it is RC's. */
+		memcpy(avc, av, sizeof(avc));
+		memcpy(&machine, av->rgid + 4, sizeof(machine));
+		memcpy(w->b + av_len, w->b, at);
+		w->p = w->b + av_len;
+		w->end -= av_len;
+		return eng_exec_xm(qp, w, be32toh(machine), avc);
+	}
 	w->dest = hw_dc_target_get((const void *)(w->b + at));
 	if (w->dest == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	w->rqpn = qp->qpn;
-	w->slid = qp->lid;
+	if (w->rqpn == 0) { /* hw_qp_exec_one names the requester of another machine */
+		w->rqpn = qp->qpn;
+		w->slid = qp->lid;
+	}
 	/* The ctrl segment moved up over the address: the WQE the RC code sees starts there. */
 	memcpy(w->b + av_len, w->b, at);
 	w->p = w->b + av_len;
@@ -931,6 +1074,49 @@ static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 	if (qp->type == HW_QPT_DCT)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR); /* no send queue */
 	return eng_exec_rc(qp, w);
+}
+
+/* The responder's RNR timer code, as its NAK carries it. */
+static uint8_t eng_rnr_code(const struct hw_qp *qp)
+{
+	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+
+	if (qp->type == HW_QPT_DCI)
+		return qp->dc_rnr_timer;
+	return peer != NULL ? (uint8_t)__atomic_load_n(&peer->sh->min_rnr_timer, __ATOMIC_RELAXED) : 0;
+}
+
+enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
+			      struct hw_xm_res *res)
+{
+	const struct hw_wqe_ctrl_seg *ctrl = wqe;
+	struct eng_wqe *w;
+	struct eng_res r;
+	uint32_t ds;
+
+	if (qp == NULL || wqe == NULL || res == NULL || len < sizeof(*ctrl) || (qp->type != HW_QPT_RC && qp->type != HW_QPT_DCI))
+		return HW_ERR_INVAL;
+	ds = hw_ctrl_ds(ctrl);
+	if (ds == 0 || ds * HW_WQE_DS_BYTES > len || len > sizeof(w->b))
+		return HW_ERR_INVAL;
+	w = malloc(sizeof(*w)); /* too large for the service thread's stack to take lightly */
+	if (w == NULL)
+		return HW_ERR_NOMEM;
+	memcpy(w->b, wqe, len);
+	w->p = w->b;
+	w->end = ds * HW_WQE_DS_BYTES;
+	w->idx = 0;
+	w->opcode = hw_ctrl_opcode(ctrl);
+	w->fm_ce_se = ctrl->fm_ce_se;
+	w->imm = be32toh(ctrl->imm);
+	w->dest = NULL;
+	w->rqpn = rqpn;
+	w->slid = slid;
+	r = eng_exec(qp, w);
+	free(w);
+	*res = (struct hw_xm_res){ .synd = r.synd, .rnr = r.rnr, .byte_cnt = r.byte_cnt,
+				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0 };
+	return HW_OK;
 }
 
 static void eng_req_cqe(struct hw_qp *qp, const struct eng_wqe *w, struct eng_res res)
@@ -962,7 +1148,7 @@ static uint64_t eng_rnr_timer(const struct hw_qp *qp)
 {
 	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
-	if (qp->type == HW_QPT_DCI)
+	if (qp->type == HW_QPT_DCI || __atomic_load_n(&qp->xm_machine, __ATOMIC_RELAXED) != 0)
 		return hw_rnr_timer_ns(qp->dc_rnr_timer);
 	return hw_rnr_timer_ns(peer != NULL ? (uint8_t)__atomic_load_n(&peer->sh->min_rnr_timer, __ATOMIC_RELAXED) : 0);
 }

@@ -12,6 +12,7 @@
 #include "hw_eng_thread.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_xm.h"
 
 #define QP_MAGIC 0x50514851u /* "QHQP" */
 #define QP_DBREC_BYTES 64     /* the record alone in its line */
@@ -434,6 +435,7 @@ static void qp_set_peer(struct hw_qp *qp, struct hw_qp *peer, bool owned)
 	struct hw_qp *old;
 
 	pthread_mutex_lock(&reg.lock);
+	__atomic_store_n(&qp->xm_machine, 0, __ATOMIC_RELEASE);
 	old = qp->peer_view;
 	__atomic_store_n(&qp->peer, peer, __ATOMIC_RELEASE);
 	qp->peer_view = owned ? peer : NULL;
@@ -445,6 +447,16 @@ static void qp_set_peer(struct hw_qp *qp, struct hw_qp *peer, bool owned)
 void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer)
 {
 	qp_set_peer(qp, peer, false);
+}
+
+enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn)
+{
+	if (qp == NULL || qp->type != HW_QPT_RC || machine == 0)
+		return HW_ERR_INVAL;
+	qp_set_peer(qp, NULL, false);
+	qp->xm_dest = dest_qpn;
+	__atomic_store_n(&qp->xm_machine, machine, __ATOMIC_RELEASE);
+	return HW_OK;
 }
 
 enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)

@@ -175,6 +175,8 @@ struct hw_qp {
 	uint32_t seen_rq_pi;	 /* a polled QP: the receive counter the engine thread last saw */
 	struct hw_qview *view;	 /* non-NULL: another process's QP mapped here (a peer) */
 	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
+	uint32_t xm_machine;	 /* non-zero: the RC peer is QP xm_dest of that machine (hw_xm.h) */
+	uint32_t xm_dest;
 };
 
 /*

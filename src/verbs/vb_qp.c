@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "base_log.h"
+#include "fab_xm.h"
 #include "hw_ids.h"
-#include "vb_export.h"
 #include "hw_machine.h"
+#include "hw_xm.h"
+#include "vb_export.h"
 #include "vb_int.h"
 
 #define VB_QP_SEND_OPS_RC                                                                          \
@@ -177,6 +179,9 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 		return ENOMEM;
 	qp->qpx.qp_base.qp_num = qpn;
 	ha.qpn = qpn;
+	/* A named machine takes requests of other machines once it has queues to take them on. */
+	if (hw_machine_ipv4(NULL))
+		(void)fab_xm_serve();
 	if (hw_qp_create(&ha, &qp->hw) != HW_OK) {
 		qp->hw = NULL;
 		return ENOMEM;
@@ -535,10 +540,11 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 		(void)hw_qp_set_rnr(qp->hw, k->min_rnr_timer, k->rnr_retry);
 	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
 	    vb_qp_other_subnet(k)) {
-		/* Another machine's port (hw_machine.h): no path between machines yet, so as on a fabric without a route. */
-		BASE_WARN("QP %u: destination GID is on another machine's subnet; RDMA between machines is not supported yet, "
-			  "its requests will end in retries exceeded", qp->qpx.qp_base.qp_num);
-		hw_qp_connect(qp->hw, NULL);
+		/* Another machine's port (hw_machine.h): its requests go through the fabric (hw_xm.h). */
+		uint32_t machine;
+
+		memcpy(&machine, k->ah_attr.grh.dgid.raw + 4, sizeof(machine));
+		(void)hw_qp_connect_machine(qp->hw, be32toh(machine), k->dest_qp_num);
 	} else if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
 	    hw_qp_connect_qpn(qp->hw, k->dest_qp_num) != HW_OK) {
 		/* As on a fabric: the modify succeeds, the sends fail (transport retries exceeded). */

@@ -17,8 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(h, data, size < sizeof(h) ? size : sizeof(h));
 	if (fab_ucx_req_valid(h, payload, &op, &len)) {
-		if ((op != FAB_UCX_OP_READ && op != FAB_UCX_OP_WRITE) || len > FAB_UCX_MAX_LEN ||
-		    (op == FAB_UCX_OP_WRITE && len != payload) || (op == FAB_UCX_OP_READ && payload != 0))
+		if ((op != FAB_UCX_OP_READ && op != FAB_UCX_OP_WRITE && op != FAB_UCX_OP_CALL) || len > FAB_UCX_MAX_LEN ||
+		    (op != FAB_UCX_OP_READ && len != payload) || (op == FAB_UCX_OP_READ && payload != 0))
 			abort();
 	}
 	(void)fab_ucx_rep_valid(data, size);

@@ -1,0 +1,47 @@
+/*
+ * fab_xm — verbs between machines (hw_machine.h): the path hw_xm.h asks for.
+ *
+ * A requester reaches another machine through a process of that machine:
+ * the rendezvous (a TCP port, FAB_XM_PORT, at the machine's address, which
+ * every process of the machine that serves listens on together, with
+ * SO_REUSEPORT) hands out one such process's UCX worker address; requests
+ * are then calls to its verbs service (fab_ucx_call). That process runs
+ * each request against the target QP as a requester of its own machine
+ * would (a shadow QP per remote requester, hw_qp_exec_one) and answers with
+ * the outcome, and a READ's or atomic's data. Wire format below.
+ */
+#ifndef FAB_XM_H_
+#define FAB_XM_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAB_XM_PORT 4791 /* the rendezvous: RoCE v2's UDP port number, here over TCP */
+
+/*
+ * Request (little-endian), FAB_XM_REQ_SIZE bytes, then `len` payload bytes
+ * (SEND, WRITE):
+ *   0 magic u32 · 4 version u16 · 6 qp type u8 · 7 opcode u8 · 8 source machine u32 · 12 source QPN u32
+ *   16 destination QPN u32 · 20 immediate u32 · 24 remote address u64 · 32 rkey u32 · 36 fm_ce_se u8
+ *   37 reserved u8 · 38 source LID u16 · 40 swap/add u64 · 48 compare u64 · 56 len u64 · 64 DC address [48]
+ *   112 reserved [16]
+ * Reply, FAB_XM_REP_SIZE bytes, then the data of a READ or an atomic (len):
+ *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 reserved u8 · 8 byte count u32 · 12 reserved u32
+ */
+#define FAB_XM_REQ_MAGIC 0x51524d58u /* "XMRQ" */
+#define FAB_XM_REP_MAGIC 0x50524d58u /* "XMRP" */
+#define FAB_XM_VERSION 1
+#define FAB_XM_REQ_SIZE 128
+#define FAB_XM_REP_SIZE 16
+
+/* Starts serving this machine's requests from other machines (idempotent). 0, or -1 when it cannot. */
+int fab_xm_serve(void);
+
+/*
+ * The verbs service (tests drive it with requests of their own): answers
+ * req (len bytes) into rep (cap bytes), *rlen set; a FAB_UCX_ST_* status.
+ */
+uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t cap, uint64_t *rlen);
+
+#endif /* FAB_XM_H_ */

@@ -1,0 +1,79 @@
+/*
+ * hw_xm — work requests that run on another machine (hw_machine.h).
+ *
+ * A QP whose peer is on another machine (an RC QP connected with
+ * hw_qp_connect_machine, a DCI whose WQE addresses another machine's GID)
+ * does not reach the peer's memory itself: the engine gathers what the
+ * request carries, hands it to the transport the fabric layer plugs in
+ * (hw_xm_set_ops), and scatters what comes back. On the other machine a
+ * process of that machine runs the request against the target QP with
+ * hw_qp_exec_one, as a requester of that machine would.
+ */
+#ifndef HW_XM_H_
+#define HW_XM_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw_qp.h"
+
+#define HW_XM_AV_BYTES 48 /* a DC WQE's datagram segment */
+
+/* One request, as the requester's WQE says it (host byte order). */
+struct hw_xm_req {
+	uint32_t machine;  /* the target machine's IPv4 address */
+	uint32_t dest;	   /* RC: the destination QPN; DC: 0 (the address is in av) */
+	uint32_t src_qpn;  /* the requester */
+	uint16_t src_lid;
+	uint8_t qp_type;   /* HW_QPT_RC or HW_QPT_DCI */
+	uint8_t opcode;	   /* HW_WQE_* */
+	uint8_t fm_ce_se;
+	uint32_t imm;	   /* immediate (as sent, big-endian bits) or the key a SEND_INVAL frees */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+	uint64_t len;	   /* SEND/WRITE: payload bytes; READ: bytes asked; atomics: 8 */
+	uint8_t av[HW_XM_AV_BYTES];
+};
+
+/* The requester's outcome (also what hw_qp_exec_one reports). */
+struct hw_xm_res {
+	uint8_t synd;	   /* 0, or the requester's CQE syndrome */
+	bool rnr;	   /* the responder had no receive: nothing was done */
+	uint8_t rnr_timer; /* with rnr: the responder's min_rnr_timer */
+	uint32_t byte_cnt;
+};
+
+struct hw_xm_ops {
+	size_t headroom; /* bytes the transport wants ahead of the payload (its header) */
+	/*
+	 * Runs req on its machine and waits for the outcome. buf holds headroom
+	 * bytes for the transport, then the payload of a SEND or WRITE; rdata
+	 * receives a READ's bytes or an atomic's old value, and has headroom
+	 * bytes before it for the transport too. An unreachable
+	 * machine, a lost peer or a timeout is TRANSPORT_RETRY_EXC_ERR.
+	 */
+	void (*exec)(const struct hw_xm_req *req, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res);
+};
+
+void hw_xm_set_ops(const struct hw_xm_ops *ops);
+const struct hw_xm_ops *hw_xm_get_ops(void);
+
+/*
+ * Connects an RC qp to QP dest_qpn of another machine: its WQEs go through
+ * the transport (hw_xm_ops). HW_ERR_INVAL for a QP that is not RC.
+ */
+enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn);
+
+/*
+ * Runs one WQE (ctrl segment first, len bytes, as in a send ring) as a
+ * request of qp, now, outside its ring and without a CQE; a DC WQE's
+ * receive CQE at the DCT names rqpn and slid as its requester. The outcome
+ * in *res. HW_ERR_INVAL for a malformed WQE or a QP of another type than
+ * RC or DCI.
+ */
+enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
+			      struct hw_xm_res *res);
+
+#endif /* HW_XM_H_ */

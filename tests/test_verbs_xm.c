@@ -1,0 +1,511 @@
+/*
+ * Verbs between machines: this process is machine 127.0.0.2, a role it
+ * starts is machine 127.0.0.3 (SOFTDPU_MACHINE), and they talk over UCX's
+ * TCP transport on loopback, as two hosts would. RC WRITE, READ (also
+ * longer than one transfer), SEND and WRITE with immediate into posted
+ * receives, RNR waits ended by a receive posted later, atomics, a bad rkey;
+ * DC from a DCI here to a DCT there, and a wrong DC key; and the peer
+ * machine gone: the request ends in retries exceeded within the fabric
+ * timeout and the work behind it is flushed. Every byte compared.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include "harness.h"
+#include "th_proc.h"
+#include "verbs_qp_fixture.h"
+
+#define XM_LEN (24u << 20) /* room for a WRITE longer than one transfer (8 MiB) */
+#define XM_DC_KEY 0x5eedc0deull
+
+static uint8_t *xm_mem;
+
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 2654435761u) >> 13 ^ seed);
+}
+
+static int up_grh(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *dgid, uint8_t min_rnr_timer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_4096,
+		.dest_qp_num = dest,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = min_rnr_timer,
+		.ah_attr = {.is_global = 1, .grh = {.dgid = *dgid, .hop_limit = 2}, .port_num = 1},
+	};
+	int rc = vq_to_init(qp);
+
+	if (rc == 0)
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+						   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc == 0)
+		rc = vq_to_rts(qp, 7);
+	return rc;
+}
+
+static void gid_hex(const union ibv_gid *g, char *out)
+{
+	th_hex_encode(g->raw, 16, out);
+}
+
+/* ---- the peer machine --------------------------------------------------------------------------------- */
+
+struct peer {
+	struct ibv_context *c;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp, *dct;
+	union ibv_gid gid;
+};
+
+static int peer_up(struct peer *p)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 64, .max_sge = 1}};
+	struct ibv_qp_init_attr_ex a = {.qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_PD};
+	struct mlx5dv_qp_init_attr dv = {.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+					 .dc_init_attr = {.dc_type = MLX5DV_DCTYPE_DCT, .dct_access_key = XM_DC_KEY}};
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = VQ_ACCESS_ALL};
+
+	p->c = l != NULL && l[0] != NULL ? ibv_open_device(l[0]) : NULL;
+	ibv_free_device_list(l);
+	p->pd = p->c != NULL ? ibv_alloc_pd(p->c) : NULL;
+	p->cq = p->c != NULL ? ibv_create_cq(p->c, 256, NULL, NULL, 0) : NULL;
+	p->srq = p->pd != NULL ? ibv_create_srq(p->pd, &sa) : NULL;
+	p->mr = p->pd != NULL ? ibv_reg_mr(p->pd, xm_mem, XM_LEN, VQ_ACCESS_ALL) : NULL;
+	if (p->cq == NULL || p->srq == NULL || p->mr == NULL || ibv_query_gid(p->c, 1, 0, &p->gid) != 0)
+		return -1;
+	p->qp = vq_qp(p->pd, IBV_QPT_RC, p->cq, p->cq, 64);
+	a.pd = p->pd;
+	a.send_cq = a.recv_cq = p->cq;
+	a.srq = p->srq;
+	p->dct = mlx5dv_create_qp(p->c, &a, &dv);
+	if (p->qp == NULL || p->dct == NULL ||
+	    ibv_modify_qp(p->dct, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+		return -1;
+	qa = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 1,
+				  .ah_attr = {.port_num = 1}};
+	return ibv_modify_qp(p->dct, &qa, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
+}
+
+static int peer_recv(struct peer *p, bool srq, uint64_t off, uint32_t len)
+{
+	struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)(xm_mem + off), .length = len, .lkey = p->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = off, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	return srq ? ibv_post_srq_recv(p->srq, &wr, &bad) : ibv_post_recv(p->qp, &wr, &bad);
+}
+
+/* One command a line: CONNECT qpn gid, RECV off len, SRQRECV off len, POLL, SUM off len, EXIT. */
+static int peer_cmd(struct peer *p, const char *line)
+{
+	unsigned long long off, len;
+	unsigned int qpn;
+	char hex[40];
+
+	if (sscanf(line, "CONNECT %u %32s", &qpn, hex) == 2) {
+		union ibv_gid g;
+
+		if (th_hex_decode(hex, g.raw, 16) != 16)
+			return -1;
+		printf("OK %d\n", up_grh(p->qp, qpn, &g, 1));
+	} else if (sscanf(line, "RECV %llu %llu", &off, &len) == 2) {
+		printf("OK %d\n", peer_recv(p, false, off, (uint32_t)len));
+	} else if (sscanf(line, "SRQRECV %llu %llu", &off, &len) == 2) {
+		printf("OK %d\n", peer_recv(p, true, off, (uint32_t)len));
+	} else if (strncmp(line, "POLL", 4) == 0) {
+		struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+		int n = 0;
+
+		for (long i = 0; i < VQ_POLL_TRIES && n == 0; i++)
+			n = ibv_poll_cq(p->cq, 1, &wc);
+		printf("WC %d %d %d %u %u %u %llu\n", n, (int)wc.status, (int)wc.opcode, wc.byte_len,
+		       be32toh(wc.imm_data), wc.qp_num, (unsigned long long)wc.wr_id);
+	} else if (sscanf(line, "SUM %llu %llu", &off, &len) == 2) {
+		printf("SUM %llu\n", (unsigned long long)fnv(xm_mem + off, len));
+	} else if (strncmp(line, "FILL", 4) == 0) {
+		fill(xm_mem, XM_LEN, 77);
+		printf("OK 0\n");
+	} else {
+		return -1;
+	}
+	fflush(stdout);
+	return 0;
+}
+
+static int role_peer(void)
+{
+	struct peer p = {0};
+	char line[256], hex[40];
+
+	xm_mem = mmap(NULL, XM_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (xm_mem == MAP_FAILED || peer_up(&p) != 0)
+		return 2;
+	gid_hex(&p.gid, hex);
+	printf("PEER %u %u %llu %s %u\n", p.qp->qp_num, p.mr->rkey, (unsigned long long)(uintptr_t)xm_mem, hex,
+	       p.dct->qp_num);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL && strncmp(line, "EXIT", 4) != 0)
+		if (peer_cmd(&p, line) != 0)
+			return 3;
+	return 0;
+}
+
+/* ---- this machine --------------------------------------------------------------------------------------- */
+
+static struct {
+	struct th_proc *p;
+	struct ibv_context *c;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	unsigned int qpn, rkey, dctn;
+	unsigned long long raddr;
+	union ibv_gid pgid, gid;
+} X;
+
+static const char *ask(const char *fmt, unsigned long long a, unsigned long long b)
+{
+	if (th_proc_send(X.p, fmt, a, b) != 0)
+		return NULL;
+	return th_proc_line(X.p);
+}
+
+static bool ask_ok(const char *fmt, unsigned long long a, unsigned long long b)
+{
+	const char *l = ask(fmt, a, b);
+
+	return l != NULL && strcmp(l, "OK 0") == 0;
+}
+
+static uint64_t peer_sum(uint64_t off, uint64_t len)
+{
+	const char *l = ask("SUM %llu %llu", off, len);
+	unsigned long long v = 0;
+
+	return l != NULL && sscanf(l, "SUM %llu", &v) == 1 ? v : 0;
+}
+
+static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t loff, uint32_t len, uint64_t roff, uint32_t rkey,
+		uint32_t imm, uint64_t wr_id)
+{
+	struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)(xm_mem + loff), .length = len, .lkey = X.mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(imm),
+				 .wr.rdma = {.remote_addr = X.raddr + roff, .rkey = rkey}};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static struct ibv_qp *rc_qp(void)
+{
+	struct ibv_qp *qp = vq_qp(X.pd, IBV_QPT_RC, X.cq, X.cq, 64);
+	char hex[40];
+
+	if (qp == NULL || up_grh(qp, X.qpn, &X.pgid, 1) != 0)
+		return NULL;
+	gid_hex(&X.gid, hex);
+	if (th_proc_send(X.p, "CONNECT %u %s", qp->qp_num, hex) != 0)
+		return NULL;
+	{
+		const char *l = th_proc_line(X.p);
+
+		return l != NULL && strcmp(l, "OK 0") == 0 ? qp : NULL;
+	}
+}
+
+static void xm_close_cb(void *arg)
+{
+	ibv_close_device(arg);
+}
+
+static void xm_dealloc_cb(void *arg)
+{
+	ibv_dealloc_pd(arg);
+}
+
+/* The peer machine's process and this machine's device, per case. */
+static void xm_up(void)
+{
+	struct ibv_device **l;
+	const char *line;
+	char hex[40];
+
+	memset(&X, 0, sizeof(X));
+	setenv("SOFTDPU_MACHINE", "127.0.0.3", 1);
+	X.p = th_proc_start(NULL, "peer", NULL);
+	setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
+	CHECK(X.p != NULL);
+	line = th_proc_line(X.p);
+	CHECK(line != NULL &&
+	      sscanf(line, "PEER %u %u %llu %32s %u", &X.qpn, &X.rkey, &X.raddr, hex, &X.dctn) == 5);
+	CHECK(th_hex_decode(hex, X.pgid.raw, 16) == 16);
+	CHECK(X.pgid.raw[0] == 0xfe && X.pgid.raw[1] == 0xc0 && X.pgid.raw[7] == 3);
+	l = ibv_get_device_list(NULL);
+	X.c = l != NULL && l[0] != NULL ? ibv_open_device(l[0]) : NULL;
+	ibv_free_device_list(l);
+	CHECK(X.c != NULL);
+	th_defer(xm_close_cb, X.c);
+	X.pd = ibv_alloc_pd(X.c);
+	CHECK(X.pd != NULL);
+	th_defer(xm_dealloc_cb, X.pd);
+	X.cq = vq_cq(X.c, 256);
+	X.mr = vq_mr(X.pd, xm_mem, XM_LEN, VQ_ACCESS_ALL);
+	CHECK(X.cq != NULL && X.mr != NULL);
+	CHECK_OK(ibv_query_gid(X.c, 1, 0, &X.gid));
+	CHECK(X.gid.raw[7] == 2);
+}
+
+static void xm_down(void)
+{
+	CHECK(th_proc_send(X.p, "EXIT") == 0);
+	CHECK(th_proc_wait(X.p) == 0);
+}
+
+static enum ibv_wc_status wait1(uint64_t *wr_id)
+{
+	struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+
+	if (vq_poll1(X.cq, &wc) != 1)
+		return IBV_WC_GENERAL_ERR;
+	if (wr_id != NULL)
+		*wr_id = wc.wr_id;
+	return wc.status;
+}
+
+static void test_rc_write_read(void)
+{
+	struct ibv_qp *qp;
+	const uint64_t big = 12u << 20; /* two transfers and a part */
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, XM_LEN, 5);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 4000, 100, X.rkey, 0, 1));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(peer_sum(100, 4000) == fnv(xm_mem, 4000));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 1u << 20, (uint32_t)big, 1u << 20, X.rkey, 0, 2));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(peer_sum(1u << 20, big) == fnv(xm_mem + (1u << 20), big));
+	/* READ back what landed, longer than one transfer too. */
+	memset(xm_mem, 0, XM_LEN);
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 8192, 4000, 100, X.rkey, 0, 3));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(fnv(xm_mem + 8192, 4000) == peer_sum(100, 4000));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 1u << 20, (uint32_t)big, 1u << 20, X.rkey, 0, 4));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(fnv(xm_mem + (1u << 20), big) == peer_sum(1u << 20, big));
+	/* A bad rkey is refused by the peer's device, as on a card. */
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey ^ 0x100, 0, 5));
+	CHECK(wait1(NULL) == IBV_WC_REM_ACCESS_ERR);
+	xm_down();
+}
+
+static void test_rc_send_rnr_imm_atomic(void)
+{
+	struct ibv_qp *qp;
+	const char *l;
+	int n, st, op;
+	unsigned int len, imm, qpn;
+	unsigned long long wrid;
+	uint64_t *cell;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, 65536, 9);
+	/* SEND with immediate into a posted receive. */
+	CHECK(ask_ok("RECV %llu %llu", 1u << 16, 4096));
+	CHECK_OK(post(qp, IBV_WR_SEND_WITH_IMM, 0, 300, 0, 0, 0xabcdef, 1));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	l = ask("POLL", 0, 0);
+	CHECK(l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &n, &st, &op, &len, &imm, &qpn, &wrid) == 7);
+	CHECK(n == 1 && st == IBV_WC_SUCCESS && op == IBV_WC_RECV && len == 300 && imm == 0xabcdef && qpn == X.qpn);
+	CHECK(peer_sum(1u << 16, 300) == fnv(xm_mem, 300));
+	/* No receive: RNR, the request waits and goes when the peer posts one. */
+	CHECK_OK(post(qp, IBV_WR_SEND, 1000, 200, 0, 0, 0, 2));
+	{
+		struct ibv_wc wc;
+		int got = 0;
+
+		for (int i = 0; i < 1000; i++)
+			got += ibv_poll_cq(X.cq, 1, &wc);
+		CHECK(got == 0); /* still waiting */
+	}
+	CHECK(ask_ok("RECV %llu %llu", 2u << 16, 4096));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	l = ask("POLL", 0, 0);
+	CHECK(l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &n, &st, &op, &len, &imm, &qpn, &wrid) == 7);
+	CHECK(n == 1 && st == IBV_WC_SUCCESS && len == 200 && wrid == (2u << 16));
+	CHECK(peer_sum(2u << 16, 200) == fnv(xm_mem + 1000, 200));
+	/* WRITE with immediate: the bytes and a receive completion there. */
+	CHECK(ask_ok("RECV %llu %llu", 3u << 16, 64));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE_WITH_IMM, 2000, 512, 4u << 16, X.rkey, 77, 3));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	l = ask("POLL", 0, 0);
+	CHECK(l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &n, &st, &op, &len, &imm, &qpn, &wrid) == 7);
+	CHECK(n == 1 && st == IBV_WC_SUCCESS && op == IBV_WC_RECV_RDMA_WITH_IMM && len == 512 && imm == 77);
+	CHECK(peer_sum(4u << 16, 512) == fnv(xm_mem + 2000, 512));
+	/* Atomics: fetch-add then compare-and-swap on the peer's word; the old values come back. */
+	cell = (uint64_t *)(void *)(xm_mem + 40000);
+	fill(xm_mem + 40000, 8, 1);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 40000, 8, 5u << 16, X.rkey, 0, 4));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	{
+		uint64_t v0 = *cell;
+		struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)(xm_mem + 48000), .length = 8, .lkey = X.mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = 5, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+					 .send_flags = IBV_SEND_SIGNALED,
+					 .wr.atomic = {.remote_addr = X.raddr + (5u << 16), .compare_add = 10, .rkey = X.rkey}};
+		struct ibv_send_wr *bad;
+		uint64_t *old = (uint64_t *)(void *)(xm_mem + 48000);
+
+		CHECK_OK(ibv_post_send(qp, &wr, &bad));
+		CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+		CHECK(*old == v0);
+		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.compare_add = v0 + 10;
+		wr.wr.atomic.swap = 0x1122334455667788ull;
+		CHECK_OK(ibv_post_send(qp, &wr, &bad));
+		CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+		CHECK(*old == v0 + 10);
+		*cell = 0x1122334455667788ull;
+		CHECK(peer_sum(5u << 16, 8) == fnv(xm_mem + 40000, 8));
+	}
+	xm_down();
+}
+
+/* A DCI here, the DCT there: the address's GID names the other machine. */
+static void test_dc_between_machines(void)
+{
+	struct ibv_qp_init_attr_ex a = {.qp_type = IBV_QPT_DRIVER, .cap = {.max_send_wr = 16, .max_send_sge = 1},
+					.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND};
+	struct mlx5dv_qp_init_attr dv = {.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+					 .dc_init_attr = {.dc_type = MLX5DV_DCTYPE_DCI}};
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	struct ibv_qp *dci;
+	struct ibv_qp_ex *x;
+	struct mlx5dv_qp_ex *mx;
+	struct ibv_ah *ah;
+	const char *l;
+	int n, st, op;
+	unsigned int len, imm, qpn;
+	unsigned long long wrid;
+
+	xm_up();
+	a.pd = X.pd;
+	a.send_cq = a.recv_cq = X.cq;
+	dci = mlx5dv_create_qp(X.c, &a, &dv);
+	CHECK(dci != NULL);
+	th_defer(vq_destroy_qp_cb, dci);
+	CHECK_OK(ibv_modify_qp(dci, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT));
+	qa = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096};
+	CHECK_OK(ibv_modify_qp(dci, &qa, IBV_QP_STATE | IBV_QP_PATH_MTU));
+	qa = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+				  .max_rd_atomic = 1};
+	CHECK_OK(ibv_modify_qp(dci, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+						 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+	aa.grh.dgid = X.pgid;
+	aa.grh.hop_limit = 2;
+	ah = ibv_create_ah(X.pd, &aa);
+	CHECK(ah != NULL);
+	th_defer(vq_destroy_ah_cb, ah);
+	x = ibv_qp_to_qp_ex(dci);
+	mx = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+	fill(xm_mem, 65536, 21);
+	CHECK(ask_ok("SRQRECV %llu %llu", 6u << 16, 4096));
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 1;
+	ibv_wr_rdma_write(x, X.rkey, X.raddr + (7u << 16));
+	mlx5dv_wr_set_dc_addr(mx, ah, X.dctn, XM_DC_KEY);
+	ibv_wr_set_sge(x, X.mr->lkey, (uint64_t)(uintptr_t)xm_mem, 1024);
+	x->wr_id = 2;
+	ibv_wr_send(x);
+	mlx5dv_wr_set_dc_addr(mx, ah, X.dctn, XM_DC_KEY);
+	ibv_wr_set_sge(x, X.mr->lkey, (uint64_t)(uintptr_t)(xm_mem + 2048), 100);
+	CHECK_OK(ibv_wr_complete(x));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(peer_sum(7u << 16, 1024) == fnv(xm_mem, 1024));
+	l = ask("POLL", 0, 0);
+	CHECK(l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &n, &st, &op, &len, &imm, &qpn, &wrid) == 7);
+	CHECK(n == 1 && st == IBV_WC_SUCCESS && op == IBV_WC_RECV && len == 100 && qpn == X.dctn);
+	CHECK(peer_sum(6u << 16, 100) == fnv(xm_mem + 2048, 100));
+	/* A wrong DC key: the DCT there does not answer. */
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 3;
+	ibv_wr_rdma_write(x, X.rkey, X.raddr);
+	mlx5dv_wr_set_dc_addr(mx, ah, X.dctn, XM_DC_KEY + 1);
+	ibv_wr_set_sge(x, X.mr->lkey, (uint64_t)(uintptr_t)xm_mem, 8);
+	CHECK_OK(ibv_wr_complete(x));
+	CHECK(wait1(NULL) == IBV_WC_RETRY_EXC_ERR);
+	xm_down();
+}
+
+/* The peer machine's only process dies: the next request ends in retries exceeded, the one behind it flushed. */
+static void test_peer_machine_gone(void)
+{
+	struct ibv_qp *qp;
+	struct timespec t0, t1;
+	uint64_t id = 0;
+	double s;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 1));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	th_proc_kill(X.p);
+	CHECK(th_proc_wait(X.p) != 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 2));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 0, 64, 0, X.rkey, 0, 3));
+	CHECK(wait1(&id) == IBV_WC_RETRY_EXC_ERR && id == 2);
+	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 3);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(s < 30.0); /* bounded: the fabric timeout (2 s here) and the rendezvous's, not a hang */
+}
+
+int main(int argc, char **argv)
+{
+	setenv("UCX_TLS", "tcp", 1);
+	setenv("UCX_NET_DEVICES", "lo", 1);
+	setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "2000", 1);
+	if (argc == 2 && strcmp(argv[1], "peer") == 0)
+		return role_peer();
+	setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
+	xm_mem = mmap(NULL, XM_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (xm_mem == MAP_FAILED)
+		return 1;
+	RUN(test_rc_write_read);
+	RUN(test_rc_send_rnr_imm_atomic);
+	RUN(test_dc_between_machines);
+	RUN(test_peer_machine_gone);
+	munmap(xm_mem, XM_LEN);
+	return th_summary("test_verbs_xm");
+}
