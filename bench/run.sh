@@ -69,3 +69,6 @@ echo
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo
 bash "$(dirname "$0")/rdma.sh" "$build" $quick
+# RDMA between two machines (SOFTDPU_MACHINE) over UCX's TCP transport, beside ucx_perftest on it.
+echo
+bash "$(dirname "$0")/xmachine.sh" "$build" $quick

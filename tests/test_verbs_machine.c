@@ -128,6 +128,7 @@ static int role_machine(void)
 	struct ibv_cq *cq = c != NULL ? ibv_create_cq(c, 8, NULL, NULL, 0) : NULL;
 	struct ibv_mr *mr = pd != NULL ? ibv_reg_mr(pd, mc_mem[0], MC_LEN, VQ_ACCESS_ALL) : NULL;
 	struct ibv_qp *qp = cq != NULL ? vq_qp(pd, IBV_QPT_RC, cq, cq, 8) : NULL;
+	int rc;
 	struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)mc_mem[0], .length = 8};
 	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 				 .send_flags = IBV_SEND_SIGNALED}, *bad;
@@ -156,9 +157,15 @@ static int role_machine(void)
 		;
 	printf("STATUS %d\n", (int)wc.status);
 	fflush(stdout);
-	if (fgets(line, sizeof(line), stdin) == NULL)
-		return 6;
-	return 0;
+	rc = fgets(line, sizeof(line), stdin) == NULL ? 6 : 0;
+	th_undefer(vq_destroy_qp_cb, qp);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(c);
+	ibv_free_device_list(l);
+	return rc;
 }
 
 /* A process of machine 127.0.0.2: its own subnet prefix, its own numbers. */

@@ -169,6 +169,15 @@ static int role_peer(void)
 	while (fgets(line, sizeof(line), stdin) != NULL && strncmp(line, "EXIT", 4) != 0)
 		if (peer_cmd(&p, line) != 0)
 			return 3;
+	th_undefer(vq_destroy_qp_cb, p.qp);
+	ibv_destroy_qp(p.qp);
+	ibv_destroy_qp(p.dct);
+	ibv_dereg_mr(p.mr);
+	ibv_destroy_srq(p.srq);
+	ibv_destroy_cq(p.cq);
+	ibv_dealloc_pd(p.pd);
+	ibv_close_device(p.c);
+	munmap(xm_mem, XM_LEN);
 	return 0;
 }
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# RDMA between two machines, in one run: Debian's perftest (ib_write_bw,
+# ib_read_bw with -x 0: addressed by GID, as between subnets) on softdpu's
+# libibverbs, one process standing for machine 127.0.0.2 and one for
+# 127.0.0.3 (SOFTDPU_MACHINE), so every request crosses UCX's TCP transport
+# on loopback; side by side with ucx_perftest over the same transport
+# (UCX_TLS=tcp): ucp_put_bw / ucp_get, the RMA peers of WRITE and READ, and
+# ucp_am_bw, UCX's active messages the path is made of.
+#
+# Usage: bench/xmachine.sh <build-dir> [--quick]
+# Target (docs/PERFORMANCE.md): bandwidth >= 0.8x ucx_perftest's RMA peer.
+set -uo pipefail
+
+build=${1:-build}
+quick=0
+[ "${2:-}" = "--quick" ] && quick=1
+lib=$build/src
+[ -e "$lib/libibverbs.so.1" ] || { echo "bench/xmachine.sh: $lib/libibverbs.so.1 not built" >&2; exit 1; }
+for p in ib_write_bw ib_read_bw ucx_perftest; do
+	command -v "$p" >/dev/null || { echo "bench/xmachine.sh: $p not installed (perftest, ucx-utils)" >&2; exit 1; }
+done
+export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error} UCX_TLS=tcp UCX_NET_DEVICES=lo
+unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY SOFTDPU_MACHINE
+
+if [ $quick = 1 ]; then
+	sizes="65536"
+	iters=50
+else
+	sizes="4096 65536 1048576 4194304"
+	iters=0
+fi
+iters_for() { # about 2 GiB moved, 200..20000 messages
+	local n=$(((2 << 30) / $1))
+	[ "$iters" != 0 ] && { echo "$iters"; return; }
+	[ $n -lt 200 ] && n=200
+	[ $n -gt 20000 ] && n=20000
+	echo $n
+}
+port=$((20000 + $$ % 20000))
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+wait_listen() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	for _ in $(seq 200); do
+		grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# $1: "ib" (server on machine 127.0.0.3, client on 127.0.0.2) or "ucx"; the rest: the command.
+pair() {
+	local kind=$1
+	shift
+	local senv=() cenv=()
+	port=$((port + 1))
+	if [ "$kind" = ib ]; then
+		senv=(env LD_LIBRARY_PATH="$lib" SOFTDPU_MACHINE=127.0.0.3)
+		cenv=(env LD_LIBRARY_PATH="$lib" SOFTDPU_MACHINE=127.0.0.2)
+	fi
+	"${senv[@]}" timeout 300 "$@" -p "$port" >"$tmp/server" 2>&1 &
+	local spid=$!
+	if ! wait_listen "$port"; then
+		echo "server did not start: $*" >&2
+		cat "$tmp/server" >&2
+		kill "$spid" 2>/dev/null
+		return 1
+	fi
+	"${cenv[@]}" timeout 300 "$@" -p "$port" localhost >"$tmp/client" 2>&1
+	local rc=$?
+	wait "$spid"
+	local src=$?
+	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "failed ($rc/$src): $*" >&2
+		tail -n 5 "$tmp/client" "$tmp/server" >&2
+		return 1
+	fi
+	cat "$tmp/client"
+}
+pt_field() { awk -v s="$1" -v f="$2" '$1 == s && NF >= 5 { print $f; exit }'; }
+ucx_field() { awk -v f="$1" '$1 == "Final:" { print $f; exit }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }'; }
+
+echo "softdpu RDMA between machines (127.0.0.2 -> 127.0.0.3, UCX TCP on loopback), build $build"
+echo "perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null), UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
+echo
+fail=0
+for op in write read; do
+	case $op in
+	write) pt=ib_write_bw rma=ucp_put_bw ;;
+	read) pt=ib_read_bw rma=ucp_get ;;
+	esac
+	echo "== RDMA $op bandwidth (MB/s): $pt -x 0 vs ucx_perftest $rma and ucp_am_bw over TCP =="
+	printf '%-9s %12s %12s %8s %12s %8s\n' size "$pt" "$rma" ratio ucp_am_bw ratio
+	for s in $sizes; do
+		n=$(iters_for "$s")
+		ib=$(pair ib "$pt" -d mlx5_0 -F -x 0 -s "$s" -n "$n") || fail=1
+		ibbw=$(echo "$ib" | pt_field "$s" 4)
+		u=$(pair ucx ucx_perftest -t "$rma" -s "$s" -n "$n") || fail=1
+		ubw=$(echo "$u" | ucx_field 7)
+		a=$(pair ucx ucx_perftest -t ucp_am_bw -s "$s" -n "$n") || fail=1
+		abw=$(echo "$a" | ucx_field 7)
+		printf '%-9s %12s %12s %8s %12s %8s\n' "$s" "$ibbw" "$ubw" "$(ratio "$ibbw" "$ubw")" "$abw" \
+			"$(ratio "$ibbw" "$abw")"
+	done
+	echo
+done
+exit $fail
