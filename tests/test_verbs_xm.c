@@ -299,6 +299,9 @@ static enum ibv_wc_status wait1(uint64_t *wr_id)
 
 	if (vq_poll1(X.cq, &wc) != 1)
 		return IBV_WC_GENERAL_ERR;
+	if (wc.status != IBV_WC_SUCCESS)
+		fprintf(stderr, "completion %llu: %s (vendor %u)\n", (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status), wc.vendor_err);
 	if (wr_id != NULL)
 		*wr_id = wc.wr_id;
 	return wc.status;
@@ -401,6 +404,58 @@ static void test_rc_send_rnr_imm_atomic(void)
 		CHECK(*old == v0 + 10);
 		*cell = 0x1122334455667788ull;
 		CHECK(peer_sum(5u << 16, 8) == fnv(xm_mem + 40000, 8));
+	}
+	xm_down();
+}
+
+/*
+ * Several requests in flight: SENDs that meet an RNR NAK land in order once
+ * receives are posted (the ones behind the refused one are discarded there
+ * and sent again); a WRITE with a bad rkey between two good ones fails, and
+ * the one behind it is flushed here and never runs there.
+ */
+static void test_rc_in_flight_order(void)
+{
+	struct ibv_qp *qp;
+	const char *l;
+	int n, st, op;
+	unsigned int len, imm, qpn;
+	unsigned long long wrid;
+	uint64_t id;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, 65536, 33);
+	CHECK(ask_ok("FILL", 0, 0)); /* the peer's memory gets a known pattern */
+	for (int k = 0; k < 3; k++)
+		CHECK_OK(post(qp, IBV_WR_SEND, 100u * (unsigned)k, 64, 0, 0, 0, 10u + (unsigned)k));
+	for (int k = 0; k < 3; k++)
+		CHECK(ask_ok("RECV %llu %llu", (8u << 16) + 4096u * (unsigned)k, 4096));
+	for (uint64_t k = 0; k < 3; k++) {
+		CHECK(wait1(&id) == IBV_WC_SUCCESS);
+		CHECK(id == 10 + k);
+	}
+	for (int k = 0; k < 3; k++) {
+		l = ask("POLL", 0, 0);
+		CHECK(l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &n, &st, &op, &len, &imm, &qpn, &wrid) == 7);
+		CHECK(n == 1 && st == IBV_WC_SUCCESS && len == 64 && wrid == (8u << 16) + 4096u * (unsigned)k);
+		CHECK(peer_sum((8u << 16) + 4096u * (unsigned)k, 64) == fnv(xm_mem + 100 * k, 64));
+	}
+	/* good, bad rkey, good: the third never runs there. */
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 256, 9u << 16, X.rkey, 0, 20));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 256, 9u << 16, X.rkey ^ 0x100, 0, 21));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 1000, 256, 10u << 16, X.rkey, 0, 22));
+	CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 20);
+	CHECK(wait1(&id) == IBV_WC_REM_ACCESS_ERR && id == 21);
+	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 22);
+	CHECK(peer_sum(9u << 16, 256) == fnv(xm_mem, 256));
+	{
+		uint8_t pattern[256];
+
+		fill(pattern, sizeof(pattern), 0);
+		for (size_t i = 0; i < sizeof(pattern); i++)
+			pattern[i] = (uint8_t)((((10u << 16) + i) * 2654435761u) >> 13 ^ 77);
+		CHECK(peer_sum(10u << 16, 256) == fnv(pattern, 256)); /* untouched */
 	}
 	xm_down();
 }
@@ -513,6 +568,7 @@ int main(int argc, char **argv)
 		return 1;
 	RUN(test_rc_write_read);
 	RUN(test_rc_send_rnr_imm_atomic);
+	RUN(test_rc_in_flight_order);
 	RUN(test_dc_between_machines);
 	RUN(test_peer_machine_gone);
 	munmap(xm_mem, XM_LEN);

@@ -1444,6 +1444,73 @@ enum fab_status fab_ucx_call(struct fab_remote *r, uint32_t id, const void *req,
 	return result;
 }
 
+struct fab_call {
+	struct imp_op op; /* linked in im.ops while the reply may come */
+	struct fab_remote *r;
+	uint64_t deadline;
+	int cancelled;
+};
+
+enum fab_status fab_ucx_call_start(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep,
+				   size_t cap, struct fab_call **out)
+{
+	struct fab_call *c;
+	enum fab_status st;
+
+	if (r == NULL || out == NULL || len > FAB_UCX_MAX_LEN || cap > FAB_UCX_MAX_LEN || (len != 0 && req == NULL) ||
+	    (cap != 0 && rep == NULL))
+		return FAB_ERR_INVAL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return FAB_ERR_IO;
+	pthread_mutex_lock(&im.mu);
+	if (r->failed || (r->ep == NULL && imp_connect(r) != FAB_OK)) {
+		pthread_mutex_unlock(&im.mu);
+		free(c);
+		return FAB_ERR_PEER_GONE;
+	}
+	st = imp_start(r, &c->op, FAB_UCX_OP_CALL, id, cap, rep, req, len);
+	c->op.cap = cap;
+	c->r = r;
+	c->deadline = now_ns() + (uint64_t)fab_ucx_timeout_ms() * 1000000ull +
+		      (uint64_t)(len + cap) * 1000ull / (FAB_UCX_SLOW_RATE / 1000000ull);
+	pthread_mutex_unlock(&im.mu);
+	if (st != FAB_OK) {
+		free(c);
+		return st;
+	}
+	*out = c;
+	return FAB_OK;
+}
+
+int fab_ucx_call_test(struct fab_call *c, enum fab_status *st, size_t *rlen)
+{
+	struct imp_op *op = &c->op;
+	int done;
+
+	pthread_mutex_lock(&im.mu);
+	imp_progress();
+	if (!c->cancelled && !op->replied && !c->r->failed && now_ns() >= c->deadline) {
+		/* Nobody takes the reply any more; UCX must let go of the caller's buffers first. */
+		c->cancelled = 1;
+		imp_unlink(op);
+		if ((op->send_busy || op->recv_busy) && c->r->ep != NULL) {
+			ucx_log("call timed out; resetting the endpoint");
+			imp_ep_close(c->r, 1);
+		}
+	}
+	done = !op->send_busy && !op->recv_busy && (op->replied || c->r->failed || c->cancelled);
+	if (done) {
+		imp_unlink(op);
+		*st = c->cancelled ? FAB_ERR_TIMEOUT : op->replied ? op->st : FAB_ERR_PEER_GONE;
+		*rlen = *st == FAB_OK ? op->rlen : 0;
+	}
+	pthread_mutex_unlock(&im.mu);
+	if (done)
+		free(c);
+	return done;
+}
+
 static void imp_fini(void)
 {
 	pthread_mutex_lock(&im.mu);

@@ -117,4 +117,16 @@ bool fab_ucx_peer_failed(const struct fab_remote *r);
 enum fab_status fab_ucx_call(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep, size_t cap,
 			     size_t *rlen);
 
+/*
+ * The same call without waiting, so that several are in flight: start sends
+ * it (req and rep must stay valid until it is done), test progresses the
+ * transport once and says whether it is done (1: *st and *rlen set, the call
+ * freed; 0: still in flight). A call not answered by the fabric timeout is
+ * done with FAB_ERR_TIMEOUT (its endpoint reset, so the buffers are free).
+ */
+struct fab_call;
+enum fab_status fab_ucx_call_start(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep,
+				   size_t cap, struct fab_call **out);
+int fab_ucx_call_test(struct fab_call *c, enum fab_status *st, size_t *rlen);
+
 #endif /* FAB_UCX_H_ */

@@ -25,10 +25,23 @@
 #define XM_ADDR_MAX 1024
 /* What one call carries at most: a READ's reply and a WRITE's request both fit one transfer. */
 #define XM_CHUNK ((uint64_t)FAB_UCX_MAX_LEN - FAB_XM_REQ_SIZE)
+/*
+ * Requests up to this size are kept several in flight; larger ones go one
+ * at a time, where one transfer already keeps the path busy and several
+ * rendezvous transfers only contend (docs/PERFORMANCE.md).
+ */
+#define XM_ASYNC_MAX (8u << 10)
+
+/* A connection to one process of a machine; freed when replaced and no call uses it any more. */
+struct xm_link {
+	struct fab_remote *r;
+	uint32_t users;	 /* calls in flight on it (xm_start .. xm_test) */
+	bool retired;	 /* no longer the machine's connection */
+};
 
 struct xm_conn {
 	uint32_t machine;
-	struct fab_remote *r;
+	struct xm_link *l;
 };
 
 static struct {
@@ -37,22 +50,39 @@ static struct {
 	uint32_t n;
 } xm = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+static void xm_link_put_locked(struct xm_link *l)
+{
+	if (l == NULL || l->users != 0 || !l->retired)
+		return;
+	fab_ucx_disconnect(l->r);
+	free(l);
+}
+
+/* Under xm.lock: the connection stops being the machine's; freed once no call uses it. */
+static void xm_conn_retire_locked(struct xm_conn *c)
+{
+	if (c->l == NULL)
+		return;
+	c->l->retired = true;
+	xm_link_put_locked(c->l);
+	c->l = NULL;
+}
+
 /* Under xm.lock: the live connection to machine, made through its rendezvous if needed; NULL when unreachable. */
-static struct fab_remote *xm_conn_locked(uint32_t machine)
+static struct xm_link *xm_conn_locked(uint32_t machine)
 {
 	uint8_t addr[XM_ADDR_MAX];
 	struct xm_conn *c = NULL;
+	struct xm_link *l;
 	int alen;
 
 	for (uint32_t i = 0; i < xm.n && c == NULL; i++)
 		if (xm.conn[i].machine == machine)
 			c = &xm.conn[i];
-	if (c != NULL && c->r != NULL && !fab_ucx_peer_failed(c->r))
-		return c->r;
-	if (c != NULL && c->r != NULL) { /* the process that served us is gone: ask the machine again */
-		fab_ucx_disconnect(c->r);
-		c->r = NULL;
-	}
+	if (c != NULL && c->l != NULL && !fab_ucx_peer_failed(c->l->r))
+		return c->l;
+	if (c != NULL) /* the process that served us is gone: ask the machine again */
+		xm_conn_retire_locked(c);
 	if (c == NULL && xm.n == XM_MACHINES)
 		return NULL;
 	alen = fab_xm_rdv_lookup(machine, addr, sizeof(addr), base_config_fabric_timeout_ms());
@@ -65,20 +95,21 @@ static struct fab_remote *xm_conn_locked(uint32_t machine)
 		c = &xm.conn[xm.n++];
 		c->machine = machine;
 	}
-	if (fab_ucx_connect(addr, (size_t)alen, &c->r) != FAB_OK)
-		c->r = NULL;
-	return c->r;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL || fab_ucx_connect(addr, (size_t)alen, &l->r) != FAB_OK) {
+		free(l);
+		return NULL;
+	}
+	c->l = l;
+	return l;
 }
 
 /* Under xm.lock: the connection to machine failed; the next request asks the rendezvous again. */
 static void xm_conn_drop_locked(uint32_t machine)
 {
-	for (uint32_t i = 0; i < xm.n; i++) {
-		if (xm.conn[i].machine == machine && xm.conn[i].r != NULL) {
-			fab_ucx_disconnect(xm.conn[i].r);
-			xm.conn[i].r = NULL;
-		}
-	}
+	for (uint32_t i = 0; i < xm.n; i++)
+		if (xm.conn[i].machine == machine)
+			xm_conn_retire_locked(&xm.conn[i]);
 }
 
 static void xm_put_req(uint8_t *h, const struct hw_xm_req *q, uint8_t opcode, uint64_t raddr, uint64_t len)
@@ -103,13 +134,21 @@ static void xm_put_req(uint8_t *h, const struct hw_xm_req *q, uint8_t opcode, ui
 	fab_put_le(h + 48, q->compare, 8);
 	fab_put_le(h + 56, len, 8);
 	memcpy(h + 64, q->av, HW_XM_AV_BYTES);
+	fab_put_le(h + 112, q->seq, 4);
+	fab_put_le(h + 116, q->epoch, 4);
+}
+
+static void xm_res_of(const uint8_t *rep, struct hw_xm_res *res)
+{
+	*res = (struct hw_xm_res){ .synd = rep[4], .rnr = rep[5] != 0, .rnr_timer = rep[6], .discarded = rep[7] != 0,
+				   .byte_cnt = (uint32_t)fab_get_le(rep + 8, 4) };
 }
 
 /* One call; false (and res set to the transport failure) when the machine could not be asked. */
 static bool xm_call(const struct hw_xm_req *q, const uint8_t *msg, size_t mlen, uint8_t *rep, size_t cap,
 		    struct hw_xm_res *res)
 {
-	struct fab_remote *r;
+	struct xm_link *l;
 	enum fab_status st = FAB_ERR_NO_PATH;
 	size_t rlen = 0;
 
@@ -120,8 +159,8 @@ static bool xm_call(const struct hw_xm_req *q, const uint8_t *msg, size_t mlen, 
 	 * process the machine's rendezvous names now (a restarted server).
 	 */
 	for (int attempt = 0; attempt < 2; attempt++) {
-		r = xm_conn_locked(q->machine);
-		st = r != NULL ? fab_ucx_call(r, FAB_UCX_SERVICE_VERBS, msg, mlen, rep, cap, &rlen) : FAB_ERR_NO_PATH;
+		l = xm_conn_locked(q->machine);
+		st = l != NULL ? fab_ucx_call(l->r, FAB_UCX_SERVICE_VERBS, msg, mlen, rep, cap, &rlen) : FAB_ERR_NO_PATH;
 		if (st != FAB_ERR_PEER_GONE && st != FAB_ERR_TIMEOUT)
 			break;
 		xm_conn_drop_locked(q->machine);
@@ -133,8 +172,7 @@ static bool xm_call(const struct hw_xm_req *q, const uint8_t *msg, size_t mlen, 
 		*res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
 		return false;
 	}
-	*res = (struct hw_xm_res){ .synd = rep[4], .rnr = rep[5] != 0, .rnr_timer = rep[6],
-				   .byte_cnt = (uint32_t)fab_get_le(rep + 8, 4) };
+	xm_res_of(rep, res);
 	return true;
 }
 
@@ -177,9 +215,108 @@ static void xm_exec(const struct hw_xm_req *q, uint8_t *buf, uint8_t *rdata, str
 	res->byte_cnt = (uint32_t)q->len;
 }
 
+/* One request in flight (hw_xm_ops.start): the call, and where a WRITE's or SEND's answer header lands. */
+struct xm_pending {
+	struct fab_call *call;
+	struct xm_link *l;
+	uint32_t machine;
+	const uint8_t *msg; /* the request, kept by the caller until answered: sent again once if its process went */
+	size_t mlen, cap;
+	bool resent;
+	uint8_t *rep;
+	uint8_t rhead[FAB_XM_REP_SIZE];
+};
+
+/* Under xm.lock: sends p's request on the machine's connection (made again when its process went). */
+static enum fab_status xm_send_locked(struct xm_pending *p)
+{
+	enum fab_status st = FAB_ERR_NO_PATH;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct xm_link *l = xm_conn_locked(p->machine);
+
+		st = l != NULL ? fab_ucx_call_start(l->r, FAB_UCX_SERVICE_VERBS, p->msg, p->mlen, p->rep, p->cap, &p->call)
+			       : FAB_ERR_NO_PATH;
+		if (st == FAB_OK) {
+			p->l = l;
+			l->users++;
+			return FAB_OK;
+		}
+		if (st != FAB_ERR_PEER_GONE)
+			break;
+		xm_conn_drop_locked(p->machine);
+	}
+	return st;
+}
+
+static void *xm_start(const struct hw_xm_req *q, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res)
+{
+	bool read = rdata != NULL;
+	struct xm_pending *p = calloc(1, sizeof(*p));
+	enum fab_status st;
+
+	*res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
+	if (p == NULL || q->len > XM_CHUNK) {
+		free(p);
+		return NULL;
+	}
+	p->machine = q->machine;
+	p->rep = read ? rdata - FAB_XM_REP_SIZE : p->rhead;
+	xm_put_req(buf, q, q->opcode, q->raddr, q->len);
+	p->msg = buf;
+	p->mlen = FAB_XM_REQ_SIZE + (read ? 0 : q->len);
+	p->cap = FAB_XM_REP_SIZE + (read ? q->len : 0);
+	pthread_mutex_lock(&xm.lock);
+	st = xm_send_locked(p);
+	pthread_mutex_unlock(&xm.lock);
+	if (st != FAB_OK) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int xm_test(void *h, struct hw_xm_res *res)
+{
+	struct xm_pending *p = h;
+	enum fab_status st;
+	size_t rlen;
+
+	if (!fab_ucx_call_test(p->call, &st, &rlen))
+		return 0;
+	pthread_mutex_lock(&xm.lock);
+	p->l->users--;
+	if (st == FAB_ERR_PEER_GONE || st == FAB_ERR_TIMEOUT) {
+		for (uint32_t i = 0; i < xm.n; i++)
+			if (xm.conn[i].l == p->l)
+				xm.conn[i].l = NULL;
+		p->l->retired = true;
+	}
+	xm_link_put_locked(p->l); /* frees it when retired and unused */
+	p->l = NULL;
+	/* Its process went before answering: no one ran it; once more to whichever process the machine names now. */
+	if (st == FAB_ERR_PEER_GONE && !p->resent) {
+		p->resent = true;
+		if (xm_send_locked(p) == FAB_OK) {
+			pthread_mutex_unlock(&xm.lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&xm.lock);
+	if (st == FAB_OK && rlen >= FAB_XM_REP_SIZE && fab_get_le(p->rep, 4) == FAB_XM_REP_MAGIC)
+		xm_res_of(p->rep, res);
+	else
+		*res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
+	free(p);
+	return 1;
+}
+
 static const struct hw_xm_ops xm_ops = {
 	.headroom = FAB_XM_REQ_SIZE,
 	.exec = xm_exec,
+	.async_max = XM_ASYNC_MAX,
+	.start = xm_start,
+	.test = xm_test,
 };
 
 __attribute__((constructor)) static void xm_plug(void)

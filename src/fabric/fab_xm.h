@@ -25,9 +25,13 @@
  *   0 magic u32 · 4 version u16 · 6 qp type u8 · 7 opcode u8 · 8 source machine u32 · 12 source QPN u32
  *   16 destination QPN u32 · 20 immediate u32 · 24 remote address u64 · 32 rkey u32 · 36 fm_ce_se u8
  *   37 reserved u8 · 38 source LID u16 · 40 swap/add u64 · 48 compare u64 · 56 len u64 · 64 DC address [48]
- *   112 reserved [16]
+ *   112 sequence u32 · 116 connection epoch u32 · 120 reserved [8]
  * Reply, FAB_XM_REP_SIZE bytes, then the data of a READ or an atomic (len):
- *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 reserved u8 · 8 byte count u32 · 12 reserved u32
+ *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 discarded u8 · 8 byte count u32 · 12 reserved u32
+ * An RC requester numbers its requests (sequence, from 1; 0: unsequenced)
+ * within a connection (epoch): the target runs them in that order and
+ * discards, unrun, every request after one it answered with RNR or an
+ * error, until that one comes again — IB's go-back-N.
  */
 #define FAB_XM_REQ_MAGIC 0x51524d58u /* "XMRQ" */
 #define FAB_XM_REP_MAGIC 0x50524d58u /* "XMRP" */

@@ -33,11 +33,13 @@
 #define SV_WQE_MAX (8 * HW_WQE_DS_BYTES)
 
 struct sv_shadow {
-	uint32_t machine, src_qpn, dest;
+	uint32_t machine, src_qpn, dest, epoch;
 	uint8_t type;
 	uint32_t qpn;
 	struct hw_qp *qp;
-	uint64_t used; /* the service's clock at the last request: the oldest goes first when all are taken */
+	uint64_t used;	 /* the service's clock at the last request: the oldest goes first when all are taken */
+	uint32_t expect; /* the sequence number to run next (0: none seen yet) */
+	bool failed;	 /* a request failed: the connection's later requests are discarded */
 };
 
 static struct {
@@ -88,15 +90,17 @@ err_id:
 	return NULL;
 }
 
-/* The shadow of requester (machine, src_qpn) towards dest; NULL when the destination cannot be reached. */
-static struct hw_qp *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint32_t dest, uint8_t type)
+/* The shadow of requester (machine, src_qpn, epoch) towards dest; NULL when the destination cannot be reached. */
+static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint32_t dest, uint32_t epoch,
+				       uint8_t type)
 {
 	struct sv_shadow *s = NULL, *oldest = NULL;
 
 	for (uint32_t i = 0; i < sv.n && s == NULL; i++) {
 		struct sv_shadow *c = &sv.sh[i];
 
-		if (c->machine == machine && c->src_qpn == src_qpn && c->dest == dest && c->type == type)
+		if (c->machine == machine && c->src_qpn == src_qpn && c->dest == dest && c->type == type &&
+		    c->epoch == epoch)
 			s = c;
 		else if (oldest == NULL || c->used < oldest->used)
 			oldest = c;
@@ -111,10 +115,31 @@ static struct hw_qp *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint32_t 
 		s->machine = machine;
 		s->src_qpn = src_qpn;
 		s->dest = dest;
+		s->epoch = epoch;
 		s->type = type;
 	}
 	s->used = ++sv.clock;
-	return s->qp;
+	return s;
+}
+
+/* Go-back-N: true when the request with sequence seq is the one to run now (0: unsequenced, always). */
+static bool sv_in_order(struct sv_shadow *s, uint32_t seq)
+{
+	if (seq == 0)
+		return true;
+	if (s->expect == 0)
+		s->expect = seq; /* the connection's first request here */
+	return !s->failed && seq == s->expect;
+}
+
+static void sv_ran(struct sv_shadow *s, uint32_t seq, const struct hw_xm_res *res)
+{
+	if (seq == 0 || res->rnr)
+		return; /* an RNR NAK: the same request comes again */
+	if (res->synd != 0)
+		s->failed = true;
+	else
+		s->expect = seq + 1;
 }
 
 static bool sv_op_known(uint8_t op, bool *out, bool *atomic)
@@ -177,6 +202,7 @@ static void sv_rep(uint8_t *rep, const struct hw_xm_res *res)
 	rep[4] = res->synd;
 	rep[5] = res->rnr;
 	rep[6] = res->rnr_timer;
+	rep[7] = res->discarded;
 	fab_put_le(rep + 8, res->byte_cnt, 4);
 }
 
@@ -184,7 +210,9 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 {
 	struct hw_xm_res res = { .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
 	uint8_t wqe[SV_WQE_MAX];
-	struct hw_qp *qp;
+	struct sv_shadow *sh;
+	struct hw_qp *qp = NULL;
+	uint32_t seq;
 	uint64_t plen;
 	uint32_t key = 0;
 	uint8_t *data;
@@ -196,9 +224,18 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 	}
 	plen = fab_get_le(req + 56, 8);
 	data = out ? (uint8_t *)(uintptr_t)(req + FAB_XM_REQ_SIZE) : rep + FAB_XM_REP_SIZE;
-	qp = sv.up ? sv_shadow_get((uint32_t)fab_get_le(req + 8, 4), (uint32_t)fab_get_le(req + 12, 4),
-				   req[6] == HW_QPT_RC ? (uint32_t)fab_get_le(req + 16, 4) : 0, req[6])
+	seq = (uint32_t)fab_get_le(req + 112, 4);
+	sh = sv.up ? sv_shadow_get((uint32_t)fab_get_le(req + 8, 4), (uint32_t)fab_get_le(req + 12, 4),
+				   req[6] == HW_QPT_RC ? (uint32_t)fab_get_le(req + 16, 4) : 0,
+				   (uint32_t)fab_get_le(req + 116, 4), req[6])
 		   : NULL;
+	if (sh != NULL && !sv_in_order(sh, seq)) {
+		res = (struct hw_xm_res){ .discarded = true };
+		sv_rep(rep, &res);
+		*rlen = FAB_XM_REP_SIZE;
+		return FAB_UCX_ST_OK;
+	}
+	qp = sh != NULL ? sh->qp : NULL;
 	if (qp != NULL && plen != 0 &&
 	    hw_mkey_reg(sv.pd, data, (uint64_t)(uintptr_t)data, plen, HW_ACCESS_LOCAL_WRITE, &key) != HW_OK)
 		qp = NULL;
@@ -208,6 +245,7 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 		if (hw_qp_exec_one(qp, wqe, n, (uint32_t)fab_get_le(req + 12, 4), (uint16_t)fab_get_le(req + 38, 2),
 				   &res) != HW_OK)
 			res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR };
+		sv_ran(sh, seq, &res);
 	}
 	if (key != 0)
 		hw_mkey_dereg(key);
@@ -225,7 +263,7 @@ static void sv_start(void)
 
 	if (!hw_machine_ipv4(&ip))
 		return;
-	sv.pd = hw_pd_alloc(0);
+	sv.pd = hw_pd_alloc_private(0); /* a key per request: registered without the shared table */
 	if (sv.pd == NULL || hw_cq_create(&ca, &sv.cq) != HW_OK)
 		goto err;
 	sv.up = 1; /* before the address goes out: the service may be called at once */

@@ -57,6 +57,8 @@ static void eng_sleep_until(uint64_t until)
 	pthread_cond_timedwait(&eng.cond, &eng.lock, &ts);
 }
 
+#define HW_ENG_XM_NS 50000ull
+
 static uint64_t eng_min(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -95,6 +97,13 @@ static void *eng_main(void *arg)
 			continue;
 		}
 		until = eng_min(last_peer + HW_ENG_PEER_CHECK_NS, p.next_deadline);
+		/*
+		 * Answers of another machine: looked at every HW_ENG_XM_NS, without
+		 * spinning; the program's own polls reap them sooner (an empty poll
+		 * drives the QP), this only serves a program that sleeps on events.
+		 */
+		if (p.xm)
+			until = eng_min(until, now + HW_ENG_XM_NS);
 		if (p.polled) {
 			until = eng_min(until, now + backoff);
 			backoff = eng_min(backoff * 2, HW_ENG_POLL_MAX_NS);

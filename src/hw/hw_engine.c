@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hw_dct.h"
 #include "hw_eng_thread.h"
@@ -94,10 +95,10 @@ static uint32_t eng_sq_bbs(const struct hw_qp *qp)
 }
 
 /* Copies the WQE at sq_ci into w; the number of basic blocks it spans, 0 when its ds count is unusable. */
-static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe *w)
+static uint32_t eng_load_at(const struct hw_qp *qp, uint32_t ci, uint32_t avail, struct eng_wqe *w)
 {
 	const uint8_t *sq = qp->buf + qp->sq_off;
-	uint32_t bbs = eng_sq_bbs(qp), pos = qp->sq_ci & (bbs - 1);
+	uint32_t bbs = eng_sq_bbs(qp), pos = ci & (bbs - 1);
 	const uint8_t *src = sq + (size_t)pos * HW_SEND_WQE_BB;
 	const struct hw_wqe_ctrl_seg *ctrl = (const void *)src;
 	uint32_t ds = hw_ctrl_ds(ctrl);
@@ -107,7 +108,7 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	w->opcode = hw_ctrl_opcode(ctrl);
 	w->fm_ce_se = ctrl->fm_ce_se;
 	w->imm = be32toh(ctrl->imm);
-	w->idx = (uint16_t)qp->sq_ci;
+	w->idx = (uint16_t)ci;
 	w->end = ds * HW_WQE_DS_BYTES;
 	w->p = w->b;
 	w->dest = NULL;
@@ -124,6 +125,11 @@ static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe 
 	memcpy(w->b, src, first);
 	memcpy(w->b + first, sq, w->end - first);
 	return nbb;
+}
+
+static uint32_t eng_load(const struct hw_qp *qp, uint32_t avail, struct eng_wqe *w)
+{
+	return eng_load_at(qp, qp->sq_ci, avail, w);
 }
 
 /* Only the count and total: zeroing the span array would cost more than a small WQE's whole work. */
@@ -1179,12 +1185,260 @@ static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
 	return true;
 }
 
+/*
+ * ---- an RC QP of another machine's peer: requests in flight ----
+ *
+ * Up to ENG_XM_WINDOW WQEs are sent before the first is answered; each is
+ * completed in order when its answer is there. The target runs them in the
+ * order of their sequence numbers and discards every one after a request it
+ * could not do (an RNR NAK or an error), as an IB responder drops what
+ * follows a NAK; the requester then waits out the RNR timer and sends again
+ * from that WQE (go-back-N), or completes it in error and flushes the rest.
+ */
+#define ENG_XM_WINDOW 16
+
+struct eng_xm_slot {
+	void *h;		/* the transport's handle; NULL once res is known */
+	struct hw_xm_res res;
+	uint8_t *buf, *rbuf;	/* request (headroom + payload) and answer (headroom + data) */
+	uint32_t nbb;
+	uint32_t seq;
+};
+
+struct hw_xm_flight {
+	uint32_t issued;	/* SQ counter up to which WQEs were sent */
+	uint32_t head, n;	/* the slots in flight, oldest first */
+	uint32_t next_seq;
+	uint32_t epoch;
+	uint32_t resend_seq;	/* after a rewind: the sequence the oldest WQE is sent again with */
+	bool rewind;		/* the oldest was not done: the rest are reaped, not completed */
+	struct eng_xm_slot s[ENG_XM_WINDOW];
+};
+
+struct hw_xm_flight *hw_eng_xm_new(void)
+{
+	static _Atomic uint32_t epochs;
+	struct hw_xm_flight *f = calloc(1, sizeof(*f));
+
+	if (f != NULL) {
+		f->next_seq = 1;
+		f->epoch = ((uint32_t)getpid() << 12) ^ ++epochs;
+	}
+	return f;
+}
+
+uint32_t hw_eng_xm_inflight(const struct hw_xm_flight *f)
+{
+	return __atomic_load_n(&f->n, __ATOMIC_RELAXED);
+}
+
+/* Answered (or known): true once the oldest slot's res is there. */
+static bool eng_xm_answered(const struct hw_xm_ops *ops, struct eng_xm_slot *sl)
+{
+	if (sl->h != NULL && ops->test(sl->h, &sl->res))
+		sl->h = NULL;
+	return sl->h == NULL;
+}
+
+static void eng_xm_pop(struct hw_xm_flight *f)
+{
+	struct eng_xm_slot *sl = &f->s[f->head];
+
+	free(sl->buf);
+	free(sl->rbuf);
+	*sl = (struct eng_xm_slot){ 0 };
+	f->head = (f->head + 1) % ENG_XM_WINDOW;
+	__atomic_store_n(&f->n, f->n - 1, __ATOMIC_RELAXED);
+}
+
+void hw_eng_xm_free(struct hw_xm_flight *f)
+{
+	const struct hw_xm_ops *ops = xm_ops;
+
+	if (f == NULL)
+		return;
+	while (f->n != 0) {
+		while (!eng_xm_answered(ops, &f->s[f->head]))
+			; /* each test progresses the transport; a call ends by its deadline */
+		eng_xm_pop(f);
+	}
+	free(f);
+}
+
+/* A READ's or atomic's answer into the WQE's local list, read again from the ring (the WQE is at sq_ci). */
+static uint8_t eng_xm_scatter(struct hw_qp *qp, uint32_t avail, const struct eng_xm_slot *sl, uint32_t headroom)
+{
+	struct hw_xm_req q = { 0 };
+	struct eng_list loc, lin;
+	uint32_t off, access;
+	struct eng_wqe w;
+	bool out;
+
+	if (eng_load(qp, avail, &w) == 0 || !eng_xm_shape(&w, &q, &off, &access, &out))
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (out)
+		return 0;
+	if (eng_seg_list(qp, &w, off, access, false, &loc) != 0)
+		return HW_CQE_SYNDROME_LOCAL_PROT_ERR; /* a key withdrawn meanwhile */
+	eng_list_init(&lin);
+	eng_add(&lin, sl->rbuf + headroom, (uint32_t)loc.total);
+	if (loc.total != 0)
+		eng_copy(&loc, &lin);
+	return 0;
+}
+
+/* Completes the oldest WQE with res (its CQE when signalled or failed). */
+static void eng_xm_complete(struct hw_qp *qp, uint32_t avail, struct eng_res res)
+{
+	struct eng_wqe w;
+	uint32_t nbb = eng_load(qp, avail, &w);
+
+	if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
+		eng_req_cqe(qp, &w, res);
+	if (res.synd != 0 && hw_qp_state_of(qp) != HW_QP_ERR)
+		hw_qp_set_err(qp);
+	__atomic_store_n(&qp->sq_ci, (qp->sq_ci + (nbb != 0 ? nbb : avail)) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+}
+
+/* Reaps the oldest answered request; false when it is not answered yet (or nothing is in flight). */
+static bool eng_xm_reap(struct hw_qp *qp, struct hw_xm_flight *f, const struct hw_xm_ops *ops, uint64_t now_ns)
+{
+	struct eng_xm_slot *sl = &f->s[f->head];
+	uint32_t avail = (__atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE) - qp->sq_ci) & HW_QP_COUNTER_MASK;
+	bool waiting = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE;
+	struct eng_res res;
+
+	if (f->n == 0 || !eng_xm_answered(ops, sl))
+		return false;
+	if (f->rewind) { /* discarded by the target, or answered before it learned: sent again later */
+		eng_xm_pop(f);
+		return true;
+	}
+	if (sl->res.rnr || sl->res.discarded) {
+		qp->dc_rnr_timer = sl->res.rnr_timer;
+		if (!sl->res.discarded && eng_rnr_wait(qp, eng_now(now_ns), waiting)) {
+			f->rewind = true;
+			f->resend_seq = sl->seq;
+			eng_xm_pop(f);
+			return true;
+		}
+		res = eng_fail(sl->res.discarded ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
+						 : HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+	} else {
+		res = (struct eng_res){ .synd = sl->res.synd, .byte_cnt = sl->res.synd == 0 ? sl->res.byte_cnt : 0 };
+		if (res.synd == 0)
+			res.synd = eng_xm_scatter(qp, avail, sl, (uint32_t)ops->headroom);
+	}
+	if (waiting)
+		__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
+	eng_xm_complete(qp, avail, res);
+	if (res.synd != 0)
+		f->rewind = true; /* the rest are reaped; the ERR state flushes their WQEs */
+	eng_xm_pop(f);
+	return true;
+}
+
+/* Sends the WQE at f->issued; false when it must wait (window, order, a local WQE behind requests). */
+static bool eng_xm_issue(struct hw_qp *qp, struct hw_xm_flight *f, const struct hw_xm_ops *ops, uint32_t pi)
+{
+	struct eng_xm_slot *sl = &f->s[(f->head + f->n) % ENG_XM_WINDOW];
+	struct hw_xm_req q = { .machine = qp->xm_machine, .dest = qp->xm_dest, .src_qpn = qp->qpn, .src_lid = qp->lid,
+			       .qp_type = HW_QPT_RC, .epoch = f->epoch };
+	uint32_t avail = (pi - f->issued) & HW_QP_COUNTER_MASK, off, access, nbb;
+	struct eng_list loc, lin;
+	struct eng_wqe w;
+	uint8_t synd;
+	bool out;
+
+	if (f->n == ENG_XM_WINDOW || avail == 0 || f->rewind || hw_qp_state_of(qp) == HW_QP_ERR)
+		return false;
+	nbb = eng_load_at(qp, f->issued, avail, &w);
+	if (nbb == 0 || !eng_xm_shape(&w, &q, &off, &access, &out))
+		return false; /* local work or a malformed WQE: run in order once nothing is in flight */
+	synd = eng_seg_list(qp, &w, off, access, out, &loc);
+	if (synd == 0 && !out && w.opcode != HW_WQE_RDMA_READ && (loc.n != 1 || loc.total != ENG_ATOMIC_LEN))
+		synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (synd == 0 && loc.total > ops->async_max)
+		return false; /* longer than one call: sent alone, in parts */
+	q.opcode = w.opcode;
+	q.fm_ce_se = w.fm_ce_se;
+	q.imm = w.imm;
+	q.len = loc.total;
+	q.seq = f->next_seq;
+	*sl = (struct eng_xm_slot){ .nbb = nbb, .seq = f->next_seq };
+	if (synd == 0) {
+		sl->buf = malloc(ops->headroom + (out ? loc.total : 0) + 1);
+		sl->rbuf = out ? NULL : malloc(ops->headroom + loc.total + 1);
+		if (sl->buf == NULL || (!out && sl->rbuf == NULL))
+			synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	}
+	if (synd == 0 && out && loc.total != 0) {
+		eng_list_init(&lin);
+		eng_add(&lin, sl->buf + ops->headroom, (uint32_t)loc.total);
+		eng_copy(&lin, &loc);
+	}
+	if (synd == 0)
+		sl->h = ops->start(&q, sl->buf, out ? NULL : sl->rbuf + ops->headroom, &sl->res);
+	else
+		sl->res = (struct hw_xm_res){ .synd = synd }; /* completes in its turn */
+	f->next_seq++;
+	f->issued = (f->issued + nbb) & HW_QP_COUNTER_MASK;
+	__atomic_store_n(&f->n, f->n + 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * The SQ of an RC QP whose peer is on another machine: reap what was
+ * answered, send what was posted, and when the window is full wait for the
+ * oldest (the transport's deadline bounds it). Local WQEs (NOP, UMR) and
+ * requests longer than one call run the synchronous way once nothing is in
+ * flight, so the order holds.
+ */
+static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
+{
+	const struct hw_xm_ops *ops = xm_ops;
+	struct hw_xm_flight *f = qp->xf;
+	uint32_t pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
+	uint64_t dl;
+
+	if (ops == NULL || ops->start == NULL || f == NULL)
+		return false;
+	for (;;) {
+		bool moved;
+
+		if (f->n == 0 && !f->rewind)
+			f->issued = qp->sq_ci; /* the common loop may have run WQEs meanwhile */
+		moved = eng_xm_reap(qp, f, ops, now_ns);
+		if (f->n == 0 && f->rewind) {
+			f->rewind = false;
+			f->issued = qp->sq_ci;
+			f->next_seq = f->resend_seq != 0 ? f->resend_seq : f->next_seq;
+			f->resend_seq = 0;
+		}
+		dl = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+		if (f->n == 0 && dl != HW_QP_NO_DEADLINE && (now_ns == 0 || now_ns < dl))
+			return true; /* waiting out an RNR NAK: the engine thread kicks at the deadline */
+		if (hw_qp_state_of(qp) == HW_QP_ERR && f->n == 0)
+			return false; /* the flush is the common loop's */
+		while (eng_xm_issue(qp, f, ops, pi))
+			moved = true;
+		if (f->n == 0)
+			return f->issued != pi ? false : true; /* something to run the synchronous way, or all done */
+		if (!moved && f->n < ENG_XM_WINDOW && f->issued == pi)
+			return true; /* all sent; the answers are reaped by the next drive */
+	}
+}
+
 /* Executes the SQ up to the rung counter, or up to a WQE that waits on RNR. */
 static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 {
-	uint32_t pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
-	uint32_t avail = (pi - qp->sq_ci) & HW_QP_COUNTER_MASK;
+	uint32_t pi, avail;
 
+	/* A peer on another machine: requests in flight, the rest (local WQEs, flushes) below. */
+	if (__atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 && eng_progress_xm(qp, now_ns))
+		return;
+	pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
+	avail = (pi - qp->sq_ci) & HW_QP_COUNTER_MASK;
 	while (avail != 0) {
 		bool waiting = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE;
 		struct eng_wqe w;

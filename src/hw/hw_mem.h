@@ -77,6 +77,11 @@ struct hw_umr;
  */
 struct hw_pd *hw_pd_alloc(uint32_t function_id);
 void hw_pd_free(struct hw_pd *pd);
+/*
+ * A domain numbered in this process only: its keys are registered without
+ * the device's shared table (cheap), and no other process can name them.
+ */
+struct hw_pd *hw_pd_alloc_private(uint32_t function_id);
 uint32_t hw_pd_id(const struct hw_pd *pd);
 uint32_t hw_pd_function(const struct hw_pd *pd);
 bool hw_pd_device_wide(const struct hw_pd *pd);

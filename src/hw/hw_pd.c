@@ -24,13 +24,13 @@ static struct {
 	const struct hw_pd_wrap_ops *_Atomic wrap;
 } pds = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_local = HW_LOCAL_BASE };
 
-struct hw_pd *hw_pd_alloc(uint32_t function_id)
+static struct hw_pd *pd_alloc(uint32_t function_id, bool device_wide)
 {
 	struct hw_pd *pd = calloc(1, sizeof(*pd));
 
 	if (pd == NULL)
 		return NULL;
-	if (hw_ids_device() != NULL) {
+	if (device_wide && hw_ids_device() != NULL) {
 		if (hw_id_alloc(HW_ID_PD, &pd->id) != HW_OK) {
 			free(pd);
 			return NULL;
@@ -46,6 +46,16 @@ struct hw_pd *hw_pd_alloc(uint32_t function_id)
 	pds.head = pd;
 	pthread_mutex_unlock(&pds.lock);
 	return pd;
+}
+
+struct hw_pd *hw_pd_alloc(uint32_t function_id)
+{
+	return pd_alloc(function_id, true);
+}
+
+struct hw_pd *hw_pd_alloc_private(uint32_t function_id)
+{
+	return pd_alloc(function_id, false);
 }
 
 static void unlink_locked(struct hw_pd *pd)

@@ -177,6 +177,7 @@ struct hw_qp {
 	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
 	uint32_t xm_machine;	 /* non-zero: the RC peer is QP xm_dest of that machine (hw_xm.h) */
 	uint32_t xm_dest;
+	struct hw_xm_flight *xf; /* with xm_machine: the requests in flight (hw_engine.c) */
 };
 
 /*
@@ -334,6 +335,7 @@ struct hw_eng_pass {
 	bool check_peers;	/* look whether remote peers still live (every ~100 ms) */
 	bool activity;		/* out: something ran */
 	bool polled;		/* out: a polled QP exists */
+	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
 };
 void hw_qp_engine_pass(struct hw_eng_pass *p);

@@ -34,6 +34,8 @@ struct hw_xm_req {
 	uint32_t rkey;
 	uint64_t swap_add, compare;
 	uint64_t len;	   /* SEND/WRITE: payload bytes; READ: bytes asked; atomics: 8 */
+	uint32_t seq;	   /* RC in flight: the request's place in its QP's order (0: unsequenced) */
+	uint32_t epoch;	   /* RC: the connection (a reconnected QP starts a new order) */
 	uint8_t av[HW_XM_AV_BYTES];
 };
 
@@ -43,6 +45,7 @@ struct hw_xm_res {
 	bool rnr;	   /* the responder had no receive: nothing was done */
 	uint8_t rnr_timer; /* with rnr: the responder's min_rnr_timer */
 	uint32_t byte_cnt;
+	bool discarded;	   /* not run: an earlier request of the same order was not done (RNR, error) */
 };
 
 struct hw_xm_ops {
@@ -55,6 +58,17 @@ struct hw_xm_ops {
 	 * machine, a lost peer or a timeout is TRANSPORT_RETRY_EXC_ERR.
 	 */
 	void (*exec)(const struct hw_xm_req *req, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res);
+	/*
+	 * The same without waiting, for requests up to async_max bytes, so an
+	 * RC QP keeps several in flight: start returns a handle (NULL: failed
+	 * at once, *res says how), test says whether it was answered (1, *res
+	 * set, the handle gone) or not yet (0). buf and rdata stay the
+	 * caller's until then. The target runs a QP's sequenced requests in
+	 * order and discards those after one it could not do.
+	 */
+	uint64_t async_max;
+	void *(*start)(const struct hw_xm_req *req, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res);
+	int (*test)(void *h, struct hw_xm_res *res);
 };
 
 void hw_xm_set_ops(const struct hw_xm_ops *ops);
@@ -65,6 +79,15 @@ const struct hw_xm_ops *hw_xm_get_ops(void);
  * the transport (hw_xm_ops). HW_ERR_INVAL for a QP that is not RC.
  */
 enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn);
+
+/* Requests of qp still in flight to another machine (the engine thread and empty polls drive it then). */
+bool hw_qp_xm_busy(const struct hw_qp *qp);
+
+/* The engine's in-flight state of an RC QP of another machine's peer (hw_engine.c). */
+struct hw_xm_flight *hw_eng_xm_new(void);
+uint32_t hw_eng_xm_inflight(const struct hw_xm_flight *f);
+/* Waits (bounded by the transport's deadline) for the requests in flight, then frees f. */
+void hw_eng_xm_free(struct hw_xm_flight *f);
 
 /*
  * Runs one WQE (ctrl segment first, len bytes, as in a send ring) as a

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "hw_xm.h"
 #include "vb_int.h"
 
 static enum ibv_wc_status vb_syndrome_status(uint8_t synd)
@@ -203,6 +204,8 @@ static void vb_cq_kick(struct vb_cq *cq)
 	for (struct vb_qp *qp = cq->sqps; qp != NULL; qp = qp->s_next) {
 		uint64_t dl = hw_qp_deadline(qp->hw);
 
+		if (hw_qp_xm_busy(qp->hw)) /* answers of another machine: reaped by this drive */
+			(void)hw_qp_kick(qp->hw, 0);
 		if (dl == HW_QP_NO_DEADLINE)
 			continue;
 		if (now == 0) {
