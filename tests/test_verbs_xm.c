@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
@@ -531,14 +532,38 @@ static void test_dc_between_machines(void)
 	xm_down();
 }
 
-/* The peer machine's only process dies: the next request ends in retries exceeded, the one behind it flushed. */
+/*
+ * The peer machine's only process dies: an idle QP talking to it goes to ERR
+ * by itself (the engine thread asks every second); the next request of a
+ * busy one ends in retries exceeded and the one behind it is flushed.
+ */
 static void test_peer_machine_gone(void)
 {
 	struct ibv_qp *qp;
 	struct timespec t0, t1;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
 	uint64_t id = 0;
 	double s;
+	int i;
 
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 1));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	th_proc_kill(X.p);
+	CHECK(th_proc_wait(X.p) != 0);
+	for (i = 0; i < 100; i++) { /* bounded: 10 s */
+		CHECK_OK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi));
+		if (qa.qp_state == IBV_QPS_ERR)
+			break;
+		usleep(100000);
+	}
+	CHECK(qa.qp_state == IBV_QPS_ERR);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 7));
+	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 7);
+
+	/* A busy QP: a new peer process, killed while this side keeps sending. */
 	xm_up();
 	CHECK((qp = rc_qp()) != NULL);
 	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 1));

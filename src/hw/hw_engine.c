@@ -1388,6 +1388,30 @@ static bool eng_xm_issue(struct hw_qp *qp, struct hw_xm_flight *f, const struct 
 }
 
 /*
+ * Whether the peer QP on the other machine still answers: a zero-length
+ * RDMA WRITE (it touches no memory; unsequenced, so it leaves the order of
+ * the QP's requests alone). False when the machine or the QP is gone.
+ */
+bool hw_eng_xm_probe(struct hw_qp *qp)
+{
+	const struct hw_xm_ops *ops = xm_ops;
+	struct hw_xm_req q = { .machine = __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE), .dest = qp->xm_dest,
+			       .src_qpn = qp->qpn, .src_lid = qp->lid, .qp_type = HW_QPT_RC,
+			       .opcode = HW_WQE_RDMA_WRITE };
+	struct hw_xm_res res = { 0 };
+	uint8_t *buf;
+
+	if (ops == NULL || q.machine == 0)
+		return true;
+	buf = malloc(ops->headroom + 1);
+	if (buf == NULL)
+		return true;
+	ops->exec(&q, buf, NULL, &res);
+	free(buf);
+	return res.synd != HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+}
+
+/*
  * The SQ of an RC QP whose peer is on another machine: reap what was
  * answered, send what was posted, and when the window is full wait for the
  * oldest (the transport's deadline bounds it). Local WQEs (NOP, UMR) and

@@ -670,10 +670,37 @@ static bool pass_polled(struct hw_qp *qp)
 	return ran;
 }
 
+/*
+ * A connected QP whose peer is on another machine, idle: asked whether the
+ * peer still answers every HW_QP_XM_PROBE_NS, so a machine or process that
+ * went moves it to ERR without waiting for its next request.
+ */
+#define HW_QP_XM_PROBE_NS 1000000000ull
+
+static void pass_peer_xm(struct hw_qp *qp, uint64_t now_ns)
+{
+	enum hw_qp_state st = hw_qp_state_of(qp);
+
+	if (st != HW_QP_RTR && st != HW_QP_RTS)
+		return;
+	if (hw_qp_xm_busy(qp) || now_ns - qp->xm_probed_ns < HW_QP_XM_PROBE_NS)
+		return; /* requests in flight find out by themselves */
+	qp->xm_probed_ns = now_ns;
+	if (hw_eng_xm_probe(qp))
+		return;
+	hw_qp_set_err(qp);
+	hw_qp_drive(qp, 0);
+}
+
 /* A peer of another process found gone: this QP to ERR, its receives and sends flushed. */
-static void pass_peer(struct hw_qp *qp)
+static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0) {
+		pass_peer_xm(qp, now_ns);
+		return;
+	}
 
 	if (peer == NULL || peer->view == NULL || view_check_owner(peer))
 		return;
@@ -709,7 +736,7 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 			p->activity = true;
 	}
 	if (p->check_peers)
-		pass_peer(qp);
+		pass_peer(qp, p->now_ns);
 	if (qp->srq != NULL && qp->srq->published)
 		(void)hw_srq_limit_poll(qp->srq);
 }

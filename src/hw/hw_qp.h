@@ -178,6 +178,7 @@ struct hw_qp {
 	uint32_t xm_machine;	 /* non-zero: the RC peer is QP xm_dest of that machine (hw_xm.h) */
 	uint32_t xm_dest;
 	struct hw_xm_flight *xf; /* with xm_machine: the requests in flight (hw_engine.c) */
+	uint64_t xm_probed_ns;	 /* the engine thread's last look at that peer */
 };
 
 /*

@@ -83,6 +83,9 @@ enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_
 /* Requests of qp still in flight to another machine (the engine thread and empty polls drive it then). */
 bool hw_qp_xm_busy(const struct hw_qp *qp);
 
+/* Whether qp's peer on another machine still answers (a request of no effect, waited for). */
+bool hw_eng_xm_probe(struct hw_qp *qp);
+
 /* The engine's in-flight state of an RC QP of another machine's peer (hw_engine.c). */
 struct hw_xm_flight *hw_eng_xm_new(void);
 uint32_t hw_eng_xm_inflight(const struct hw_xm_flight *f);
