@@ -732,6 +732,40 @@ static void test_dct_other_process(void)
 	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
 }
 
+/* The DCT's owner killed without destroying it: within the engine thread's check its DCIs' requests go unanswered. */
+static void test_dct_owner_killed(void)
+{
+	struct th_proc *p = th_proc_start(NULL, "dct", NULL);
+	unsigned int dctn = 0, rkey = 0;
+	unsigned long long addr = 0;
+	const char *l;
+	struct dc_env e;
+	struct ibv_wc wc;
+
+	CHECK(p != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "DCT %u %u %llu", &dctn, &rkey, &addr) == 3);
+	dc_env_up(&e);
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e.x, rkey, addr);
+	ibv_wr_set_sge(e.x, e.lmr->lkey, (uint64_t)(uintptr_t)e.lbuf, 8);
+	mlx5dv_wr_set_dc_addr(e.mx, e.ah, dctn, DC_KEY);
+	CHECK_OK(ibv_wr_complete(e.x));
+	CHECK(vq_poll1(e.scq, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
+	th_proc_kill(p);
+	CHECK(th_proc_wait(p) != 0);
+	usleep(500000); /* a few of the engine thread's checks (every 100 ms) */
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e.x, rkey, addr);
+	ibv_wr_set_sge(e.x, e.lmr->lkey, (uint64_t)(uintptr_t)e.lbuf, 8);
+	mlx5dv_wr_set_dc_addr(e.mx, e.ah, dctn, DC_KEY);
+	CHECK_OK(ibv_wr_complete(e.x));
+	CHECK(vq_poll1(e.scq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "dct") == 0)
@@ -746,5 +780,6 @@ int main(int argc, char **argv)
 	RUN(test_unreachable);
 	RUN(test_builder_refusals);
 	RUN(test_dct_other_process);
+	RUN(test_dct_owner_killed);
 	return th_summary("test_verbs_dc");
 }

@@ -741,8 +741,25 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		(void)hw_srq_limit_poll(qp->srq);
 }
 
+/*
+ * The cached views of UD destinations and DCTs of other processes: an owner
+ * that died without destroying its QP left its record in place, so only
+ * its absence tells; its view is marked gone, and what is sent to it is
+ * dropped (UD) or unanswered (DC: retries exceeded).
+ */
+static void pass_dests(void)
+{
+	pthread_mutex_lock(&dests.lock);
+	for (uint32_t i = 0; i < DEST_CACHE; i++)
+		if (dests.v[i] != NULL)
+			(void)view_check_owner(dests.v[i]);
+	pthread_mutex_unlock(&dests.lock);
+}
+
 void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
+	if (p->check_peers)
+		pass_dests();
 	pthread_mutex_lock(&reg.lock);
 	for (uint32_t i = 0; i < QP_REG_SLOTS; i++) {
 		struct hw_qp *qp = reg.slot[i];
