@@ -48,17 +48,8 @@ iters_for() {
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Waits until something listens on TCP port $1 (both tools exchange their
-# connection data over TCP before the test).
-wait_listen() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	for _ in $(seq 200); do
-		grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # Runs a server and its client on a fresh port; the client's output goes to
 # stdout. $1: "ib" (softdpu's libibverbs) or "ucx"; the rest: the command
@@ -66,37 +57,10 @@ wait_listen() {
 pair() {
 	local kind=$1
 	shift
-	local env=()
-	port=$((port + 1))
-	[ "$kind" = ib ] && env=(env LD_LIBRARY_PATH="$lib")
-	"${env[@]}" timeout 120 "$@" -p "$port" >"$tmp/server" 2>&1 &
-	local spid=$!
-	if ! wait_listen "$port"; then
-		echo "server did not start: $*" >&2
-		cat "$tmp/server" >&2
-		kill "$spid" 2>/dev/null
-		return 1
-	fi
-	"${env[@]}" timeout 120 "$@" -p "$port" localhost >"$tmp/client" 2>&1
-	local rc=$?
-	wait "$spid"
-	local src=$?
-	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
-		echo "failed ($rc/$src): $*" >&2
-		tail -n 5 "$tmp/client" "$tmp/server" >&2
-		return 1
-	fi
-	cat "$tmp/client"
+	SERVER_ENV=() CLIENT_ENV=()
+	[ "$kind" = ib ] && SERVER_ENV=(env LD_LIBRARY_PATH="$lib") && CLIENT_ENV=(env LD_LIBRARY_PATH="$lib")
+	pair_env "$@"
 }
-
-# perftest's result line: the first line starting with the size.
-pt_field() { # $1 size, $2 field number
-	awk -v s="$1" -v f="$2" '$1 == s && NF >= 5 { print $f; exit }'
-}
-ucx_field() { # $1 field of the Final: line
-	awk -v f="$1" '$1 == "Final:" { print $f; exit }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }'; }
 
 echo "softdpu RDMA benchmarks — two processes of this machine, build $build"
 echo "perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null), UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"

@@ -40,48 +40,20 @@ port=$((20000 + $$ % 20000))
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-wait_listen() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	for _ in $(seq 200); do
-		grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # $1: "ib" (server on machine 127.0.0.3, client on 127.0.0.2) or "ucx"; the rest: the command.
 pair() {
 	local kind=$1
 	shift
-	local senv=() cenv=()
-	port=$((port + 1))
+	SERVER_ENV=() CLIENT_ENV=()
 	if [ "$kind" = ib ]; then
-		senv=(env LD_LIBRARY_PATH="$lib" SOFTDPU_MACHINE=127.0.0.3)
-		cenv=(env LD_LIBRARY_PATH="$lib" SOFTDPU_MACHINE=127.0.0.2)
+		SERVER_ENV=(env LD_LIBRARY_PATH="$lib" SOFTDPU_MACHINE=127.0.0.3)
+		CLIENT_ENV=(env LD_LIBRARY_PATH="$lib" SOFTDPU_MACHINE=127.0.0.2)
 	fi
-	"${senv[@]}" timeout 300 "$@" -p "$port" >"$tmp/server" 2>&1 &
-	local spid=$!
-	if ! wait_listen "$port"; then
-		echo "server did not start: $*" >&2
-		cat "$tmp/server" >&2
-		kill "$spid" 2>/dev/null
-		return 1
-	fi
-	"${cenv[@]}" timeout 300 "$@" -p "$port" localhost >"$tmp/client" 2>&1
-	local rc=$?
-	wait "$spid"
-	local src=$?
-	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
-		echo "failed ($rc/$src): $*" >&2
-		tail -n 5 "$tmp/client" "$tmp/server" >&2
-		return 1
-	fi
-	cat "$tmp/client"
+	pair_env "$@"
 }
-pt_field() { awk -v s="$1" -v f="$2" '$1 == s && NF >= 5 { print $f; exit }'; }
-ucx_field() { awk -v f="$1" '$1 == "Final:" { print $f; exit }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }'; }
 
 echo "softdpu RDMA between machines (127.0.0.2 -> 127.0.0.3, UCX TCP on loopback), build $build"
 echo "perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null), UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"

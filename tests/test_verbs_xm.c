@@ -573,18 +573,23 @@ static void test_peer_machine_gone(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 2));
 	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 0, 64, 0, X.rkey, 0, 3));
-	CHECK(wait1(&id) == IBV_WC_RETRY_EXC_ERR && id == 2);
+	{
+		/* Retries exceeded, or flushed when the engine thread's probe found the peer gone first. */
+		enum ibv_wc_status st = wait1(&id);
+
+		CHECK((st == IBV_WC_RETRY_EXC_ERR || st == IBV_WC_WR_FLUSH_ERR) && id == 2);
+	}
 	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 3);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	CHECK(s < 30.0); /* bounded: the fabric timeout (2 s here) and the rendezvous's, not a hang */
+	CHECK(s < 30.0); /* bounded by the fabric timeout (10 s here), not a hang */
 }
 
 int main(int argc, char **argv)
 {
 	setenv("UCX_TLS", "tcp", 1);
 	setenv("UCX_NET_DEVICES", "lo", 1);
-	setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "2000", 1);
+	setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
 	if (argc == 2 && strcmp(argv[1], "peer") == 0)
 		return role_peer();
 	setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);

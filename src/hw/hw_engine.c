@@ -29,6 +29,7 @@
  * WQEs run one after the other.
  */
 #include <endian.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1227,11 +1228,6 @@ struct hw_xm_flight *hw_eng_xm_new(void)
 	return f;
 }
 
-uint32_t hw_eng_xm_inflight(const struct hw_xm_flight *f)
-{
-	return __atomic_load_n(&f->n, __ATOMIC_RELAXED);
-}
-
 /* Answered (or known): true once the oldest slot's res is there. */
 static bool eng_xm_answered(const struct hw_xm_ops *ops, struct eng_xm_slot *sl)
 {
@@ -1249,6 +1245,26 @@ static void eng_xm_pop(struct hw_xm_flight *f)
 	*sl = (struct eng_xm_slot){ 0 };
 	f->head = (f->head + 1) % ENG_XM_WINDOW;
 	__atomic_store_n(&f->n, f->n - 1, __ATOMIC_RELAXED);
+}
+
+void hw_eng_xm_replace(struct hw_qp *qp, struct hw_xm_flight *f)
+{
+	struct hw_xm_flight *old;
+	uint32_t none = 0;
+
+	if (f == NULL && __atomic_load_n(&qp->xf, __ATOMIC_ACQUIRE) == NULL)
+		return; /* never of another machine: nothing to take from a thread running the SQ */
+	/* The SQ's running right, as hw_qp_drive takes it: no thread is inside eng_progress_xm meanwhile. */
+	while (!__atomic_compare_exchange_n(&qp->drivers, &none, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		none = 0;
+		sched_yield();
+	}
+	old = __atomic_exchange_n(&qp->xf, f, __ATOMIC_ACQ_REL);
+	hw_eng_xm_free(old);
+	__atomic_store_n(&qp->xm_inflight, 0, __ATOMIC_RELEASE);
+	/* Drives asked meanwhile found the SQ taken and left; what they wanted is this change's to decide. */
+	for (uint32_t n = 1, left; (left = __atomic_sub_fetch(&qp->drivers, n, __ATOMIC_SEQ_CST)) != 0;)
+		n = left;
 }
 
 void hw_eng_xm_free(struct hw_xm_flight *f)
@@ -1418,14 +1434,13 @@ bool hw_eng_xm_probe(struct hw_qp *qp)
  * requests longer than one call run the synchronous way once nothing is in
  * flight, so the order holds.
  */
-static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
+static bool eng_progress_xm_run(struct hw_qp *qp, struct hw_xm_flight *f, uint64_t now_ns)
 {
 	const struct hw_xm_ops *ops = xm_ops;
-	struct hw_xm_flight *f = qp->xf;
 	uint32_t pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
 	uint64_t dl;
 
-	if (ops == NULL || ops->start == NULL || f == NULL)
+	if (ops == NULL || ops->start == NULL)
 		return false;
 	for (;;) {
 		bool moved;
@@ -1451,6 +1466,19 @@ static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
 		if (!moved && f->n < ENG_XM_WINDOW && f->issued == pi)
 			return true; /* all sent; the answers are reaped by the next drive */
 	}
+}
+
+static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
+{
+	struct hw_xm_flight *f = __atomic_load_n(&qp->xf, __ATOMIC_ACQUIRE);
+	bool done;
+
+	if (f == NULL)
+		return false;
+	done = eng_progress_xm_run(qp, f, now_ns);
+	/* What the pollers look at (hw_qp_xm_busy), so they never reach into f, which a reset may free. */
+	__atomic_store_n(&qp->xm_inflight, f->n, __ATOMIC_RELEASE);
+	return done;
 }
 
 /* Executes the SQ up to the rung counter, or up to a WQE that waits on RNR. */

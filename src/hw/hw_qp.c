@@ -256,7 +256,7 @@ void hw_qp_destroy(struct hw_qp *qp)
 		hw_srq_detach(qp->srq, qp);
 	reg_del(qp);
 	hw_qp_connect(qp, NULL);
-	hw_eng_xm_free(qp->xf);
+	hw_eng_xm_replace(qp, NULL);
 	hw_qblock_free(&qp->qb);
 	free(qp);
 	hw_eng_put();
@@ -460,8 +460,7 @@ enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_
 	if (f == NULL)
 		return HW_ERR_NOMEM;
 	qp_set_peer(qp, NULL, false);
-	hw_eng_xm_free(qp->xf);
-	qp->xf = f;
+	hw_eng_xm_replace(qp, f);
 	qp->xm_dest = dest_qpn;
 	__atomic_store_n(&qp->xm_machine, machine, __ATOMIC_RELEASE);
 	return HW_OK;
@@ -469,7 +468,7 @@ enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_
 
 bool hw_qp_xm_busy(const struct hw_qp *qp)
 {
-	return qp != NULL && qp->xf != NULL && hw_eng_xm_inflight(qp->xf) != 0;
+	return qp != NULL && __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE) != 0;
 }
 
 enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
@@ -565,8 +564,7 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 	switch (to) {
 	case HW_QP_RESET:
 		__atomic_store_n(&qp->xm_machine, 0, __ATOMIC_RELEASE);
-		hw_eng_xm_free(qp->xf); /* what is still in flight is answered first (bounded) */
-		qp->xf = NULL;
+		hw_eng_xm_replace(qp, NULL); /* what is still in flight is answered first (bounded) */
 		qp_set_state(qp, HW_QP_RESET);
 		__atomic_store_n(&qp->sq_ci, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sh->rq_ci, 0, __ATOMIC_RELEASE);
@@ -728,11 +726,11 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		}
 	}
 	if (hw_qp_xm_busy(qp)) { /* answers of another machine to reap: watched as a polled QP */
-		uint32_t before = hw_eng_xm_inflight(qp->xf);
+		uint32_t before = __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE);
 
 		p->xm = true;
 		hw_qp_drive(qp, p->now_ns);
-		if (qp->xf == NULL || hw_eng_xm_inflight(qp->xf) != before)
+		if (__atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE) != before)
 			p->activity = true;
 	}
 	if (p->check_peers)

@@ -179,6 +179,7 @@ struct hw_qp {
 	uint32_t xm_dest;
 	struct hw_xm_flight *xf; /* with xm_machine: the requests in flight (hw_engine.c) */
 	uint64_t xm_probed_ns;	 /* the engine thread's last look at that peer */
+	uint32_t xm_inflight;	 /* requests of xf in flight, as the last drive left them */
 };
 
 /*

@@ -88,7 +88,12 @@ bool hw_eng_xm_probe(struct hw_qp *qp);
 
 /* The engine's in-flight state of an RC QP of another machine's peer (hw_engine.c). */
 struct hw_xm_flight *hw_eng_xm_new(void);
-uint32_t hw_eng_xm_inflight(const struct hw_xm_flight *f);
+/*
+ * Puts f (NULL: none) in place of qp's in-flight state, taking the SQ's
+ * running right first so no thread uses the old one, which is drained
+ * (bounded) and freed.
+ */
+void hw_eng_xm_replace(struct hw_qp *qp, struct hw_xm_flight *f);
 /* Waits (bounded by the transport's deadline) for the requests in flight, then frees f. */
 void hw_eng_xm_free(struct hw_xm_flight *f);
 
