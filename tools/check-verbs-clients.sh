@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs Debian's own RDMA clients (rdma-core v44's ibv_rc_pingpong, perftest)
 # unchanged against softdpu's libibverbs.so.1, each as a server process and a
-# client process of this machine talking through the emulated device.
+# client process of this machine talking through the emulated device; then a
+# few as two machines (SOFTDPU_MACHINE 127.0.0.3 and 127.0.0.2, addressed by
+# GID, over UCX's TCP transport on loopback) when UCX is installed.
 # ibv_rc_pingpong -c compares every received buffer with what was sent.
 # Exit 77 (skipped) when ibverbs-utils or perftest is not installed.
 # Usage: tools/check-verbs-clients.sh <directory holding libibverbs.so.1>
@@ -50,7 +52,7 @@ run() {
 	local label=$1 expect=$2 t0=$SECONDS
 	shift 2
 	port=$((port + 1))
-	timeout 60 "$@" -p "$port" >"$tmp/s" 2>&1 &
+	"${SRV[@]}" timeout 60 "$@" -p "$port" >"$tmp/s" 2>&1 &
 	local spid=$! rc src
 	if ! wait_listen "$port"; then
 		kill "$spid" 2>/dev/null
@@ -60,7 +62,7 @@ run() {
 		fail=$((fail + 1))
 		return
 	fi
-	timeout 60 "$@" -p "$port" localhost >"$tmp/c" 2>&1
+	"${CLI[@]}" timeout 60 "$@" -p "$port" localhost >"$tmp/c" 2>&1
 	rc=$?
 	wait "$spid"
 	src=$?
@@ -74,6 +76,7 @@ run() {
 	fi
 }
 
+SRV=() CLI=()
 pp='[0-9]+ bytes in [0-9.]+ seconds'
 run "ibv_rc_pingpong" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c
 run "ibv_rc_pingpong -e" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -e
@@ -87,5 +90,15 @@ run "ib_read_bw" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -s
 run "ib_write_lat" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_lat -d mlx5_0 -F -s 64 -n 500
 run "ib_send_lat" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -s 64 -n 500
 run "ib_send_lat -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -a -n 20
+# Two machines: every request crosses UCX (skipped without libucp).
+if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
+	SRV=(env SOFTDPU_MACHINE=127.0.0.3 UCX_TLS=tcp UCX_NET_DEVICES=lo)
+	CLI=(env SOFTDPU_MACHINE=127.0.0.2 UCX_TLS=tcp UCX_NET_DEVICES=lo)
+	run "ibv_rc_pingpong -g 0, two machines" "$pp" ibv_rc_pingpong -d mlx5_0 -n 100 -c -g 0
+	run "ib_write_bw -x 0, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 0 -s 65536 -n 200
+	run "ib_read_bw -x 0, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -x 0 -s 65536 -n 200
+	run "ib_send_lat -x 0, two machines" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -x 0 -s 64 -n 200
+	SRV=() CLI=()
+fi
 echo "$name: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -142,6 +142,23 @@ static void sv_ran(struct sv_shadow *s, uint32_t seq, const struct hw_xm_res *re
 		s->expect = seq + 1;
 }
 
+/*
+ * A probe (NOP, no data): whether the destination QP exists on this machine
+ * and its owner lives, whatever its state — a QP still being set up is not
+ * a peer gone.
+ */
+static bool sv_probe(uint32_t dest)
+{
+	struct hw_qp *v;
+
+	if (hw_qp_lookup(dest) != NULL)
+		return true;
+	if (hw_qp_attach_num(dest, &v) != HW_OK)
+		return false;
+	hw_qp_detach(v);
+	return true;
+}
+
 static bool sv_op_known(uint8_t op, bool *out, bool *atomic)
 {
 	*out = op == HW_WQE_SEND || op == HW_WQE_SEND_IMM || op == HW_WQE_SEND_INVAL || op == HW_WQE_RDMA_WRITE ||
@@ -187,7 +204,13 @@ static bool sv_req_valid(const uint8_t *req, uint64_t len, uint64_t cap, bool *o
 	bool atomic;
 
 	if (len < FAB_XM_REQ_SIZE || fab_get_le(req, 4) != FAB_XM_REQ_MAGIC || fab_get_le(req + 4, 2) != FAB_XM_VERSION ||
-	    (req[6] != HW_QPT_RC && req[6] != HW_QPT_DCI) || !sv_op_known(req[7], out, &atomic))
+	    (req[6] != HW_QPT_RC && req[6] != HW_QPT_DCI))
+		return false;
+	if (req[7] == HW_WQE_NOP) { /* a probe */
+		*out = false;
+		return len == FAB_XM_REQ_SIZE && fab_get_le(req + 56, 8) == 0 && cap >= FAB_XM_REP_SIZE;
+	}
+	if (!sv_op_known(req[7], out, &atomic))
 		return false;
 	plen = fab_get_le(req + 56, 8);
 	if (plen > UINT32_MAX || (atomic && plen != 8) || cap < FAB_XM_REP_SIZE)
@@ -223,6 +246,13 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 		return FAB_UCX_ST_MALFORMED;
 	}
 	plen = fab_get_le(req + 56, 8);
+	if (req[7] == HW_WQE_NOP) {
+		if (sv.up && req[6] == HW_QPT_RC && sv_probe((uint32_t)fab_get_le(req + 16, 4)))
+			res = (struct hw_xm_res){ 0 };
+		sv_rep(rep, &res);
+		*rlen = FAB_XM_REP_SIZE;
+		return FAB_UCX_ST_OK;
+	}
 	data = out ? (uint8_t *)(uintptr_t)(req + FAB_XM_REQ_SIZE) : rep + FAB_XM_REP_SIZE;
 	seq = (uint32_t)fab_get_le(req + 112, 4);
 	sh = sv.up ? sv_shadow_get((uint32_t)fab_get_le(req + 8, 4), (uint32_t)fab_get_le(req + 12, 4),

@@ -1404,16 +1404,17 @@ static bool eng_xm_issue(struct hw_qp *qp, struct hw_xm_flight *f, const struct 
 }
 
 /*
- * Whether the peer QP on the other machine still answers: a zero-length
- * RDMA WRITE (it touches no memory; unsequenced, so it leaves the order of
- * the QP's requests alone). False when the machine or the QP is gone.
+ * Whether the peer QP on the other machine is still there: a probe (a NOP
+ * request, unsequenced, so it leaves the order of the QP's requests alone),
+ * answered by whether that QP exists and its owner lives, whatever its
+ * state. False when the machine, the serving process or the QP is gone.
  */
 bool hw_eng_xm_probe(struct hw_qp *qp)
 {
 	const struct hw_xm_ops *ops = xm_ops;
 	struct hw_xm_req q = { .machine = __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE), .dest = qp->xm_dest,
 			       .src_qpn = qp->qpn, .src_lid = qp->lid, .qp_type = HW_QPT_RC,
-			       .opcode = HW_WQE_RDMA_WRITE };
+			       .opcode = HW_WQE_NOP };
 	struct hw_xm_res res = { 0 };
 	uint8_t *buf;
 
