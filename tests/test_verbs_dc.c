@@ -616,6 +616,21 @@ static void test_builder_refusals(void)
 	CHECK(e.rbuf[0][0] == 0);
 }
 
+/* One signalled 8-byte RDMA WRITE from e's DCI to DCT dctn with the right key; its completion status. */
+static enum ibv_wc_status dc_write8(struct dc_env *e, unsigned int dctn, unsigned int rkey, unsigned long long addr)
+{
+	struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+
+	ibv_wr_start(e->x);
+	e->x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e->x, rkey, addr);
+	ibv_wr_set_sge(e->x, e->lmr->lkey, (uint64_t)(uintptr_t)e->lbuf, 8);
+	mlx5dv_wr_set_dc_addr(e->mx, e->ah, dctn, DC_KEY);
+	if (ibv_wr_complete(e->x) != 0 || vq_poll1(e->scq, &wc) != 1)
+		return IBV_WC_GENERAL_ERR;
+	return wc.status;
+}
+
 /*
  * The DCT role, another process of the device: it creates a DCT and its
  * memory, says where they are, and after "check" reports what landed.
@@ -722,14 +737,7 @@ static void test_dct_other_process(void)
 	CHECK(th_proc_wait(p) == 0);
 	/* The role's DCT went with it: the DCI's next request finds no one. */
 	dc_new_dci(&e);
-	ibv_wr_start(e.x);
-	e.x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(e.x, rkey, addr);
-	ibv_wr_set_sge(e.x, e.lmr->lkey, (uint64_t)(uintptr_t)e.lbuf, 8);
-	mlx5dv_wr_set_dc_addr(e.mx, e.ah, dctn, DC_KEY);
-	CHECK_OK(ibv_wr_complete(e.x));
-	CHECK(vq_poll1(e.scq, &wc) == 1);
-	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
+	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_RETRY_EXC_ERR);
 }
 
 /* The DCT's owner killed without destroying it: within the engine thread's check its DCIs' requests go unanswered. */
@@ -740,30 +748,16 @@ static void test_dct_owner_killed(void)
 	unsigned long long addr = 0;
 	const char *l;
 	struct dc_env e;
-	struct ibv_wc wc;
 
 	CHECK(p != NULL);
 	l = th_proc_line(p);
 	CHECK(l != NULL && sscanf(l, "DCT %u %u %llu", &dctn, &rkey, &addr) == 3);
 	dc_env_up(&e);
-	ibv_wr_start(e.x);
-	e.x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(e.x, rkey, addr);
-	ibv_wr_set_sge(e.x, e.lmr->lkey, (uint64_t)(uintptr_t)e.lbuf, 8);
-	mlx5dv_wr_set_dc_addr(e.mx, e.ah, dctn, DC_KEY);
-	CHECK_OK(ibv_wr_complete(e.x));
-	CHECK(vq_poll1(e.scq, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
+	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_SUCCESS);
 	th_proc_kill(p);
 	CHECK(th_proc_wait(p) != 0);
 	usleep(500000); /* a few of the engine thread's checks (every 100 ms) */
-	ibv_wr_start(e.x);
-	e.x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(e.x, rkey, addr);
-	ibv_wr_set_sge(e.x, e.lmr->lkey, (uint64_t)(uintptr_t)e.lbuf, 8);
-	mlx5dv_wr_set_dc_addr(e.mx, e.ah, dctn, DC_KEY);
-	CHECK_OK(ibv_wr_complete(e.x));
-	CHECK(vq_poll1(e.scq, &wc) == 1);
-	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
+	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_RETRY_EXC_ERR);
 }
 
 int main(int argc, char **argv)

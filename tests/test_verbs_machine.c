@@ -58,26 +58,6 @@ static void mc_up(struct mc_env *e)
 	CHECK_OK(ibv_query_gid(e->c, 1, 0, &e->gid));
 }
 
-/* RESET -> RTS with a GRH to dgid. */
-static int mc_up_grh(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *dgid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1,
-		.ah_attr = {.is_global = 1, .grh = {.dgid = *dgid, .hop_limit = 1}, .port_num = 1},
-	};
-	int rc = vq_to_init(qp);
-
-	if (rc == 0)
-		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-						   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (rc == 0)
-		rc = vq_to_rts(qp, 7);
-	return rc;
-}
 
 static enum ibv_wc_status mc_write(struct mc_env *e, struct ibv_qp *qp, uint32_t len)
 {
@@ -107,8 +87,8 @@ static void test_other_subnet_not_reached(void)
 	far = e.gid;
 	far.raw[0] = 0xfe, far.raw[1] = 0xc0, far.raw[2] = 0, far.raw[3] = 0;
 	far.raw[4] = 127, far.raw[5] = 0, far.raw[6] = 0, far.raw[7] = 9;
-	CHECK_OK(mc_up_grh(q0, q1->qp_num, &far));
-	CHECK_OK(mc_up_grh(q1, q0->qp_num, &e.gid));
+	CHECK_OK(vq_up_grh(q0, q1->qp_num, &far, 1));
+	CHECK_OK(vq_up_grh(q1, q0->qp_num, &e.gid, 1));
 	/* This machine's own GID connects... */
 	memset(mc_mem[0], 0xab, MC_LEN);
 	CHECK(mc_write(&e, q1, 64) == IBV_WC_SUCCESS);

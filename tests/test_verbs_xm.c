@@ -43,25 +43,6 @@ static void fill(uint8_t *p, size_t n, uint32_t seed)
 		p[i] = (uint8_t)((i * 2654435761u) >> 13 ^ seed);
 }
 
-static int up_grh(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *dgid, uint8_t min_rnr_timer)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_4096,
-		.dest_qp_num = dest,
-		.max_dest_rd_atomic = 16,
-		.min_rnr_timer = min_rnr_timer,
-		.ah_attr = {.is_global = 1, .grh = {.dgid = *dgid, .hop_limit = 2}, .port_num = 1},
-	};
-	int rc = vq_to_init(qp);
-
-	if (rc == 0)
-		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-						   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (rc == 0)
-		rc = vq_to_rts(qp, 7);
-	return rc;
-}
 
 static void gid_hex(const union ibv_gid *g, char *out)
 {
@@ -130,7 +111,7 @@ static int peer_cmd(struct peer *p, const char *line)
 
 		if (th_hex_decode(hex, g.raw, 16) != 16)
 			return -1;
-		printf("OK %d\n", up_grh(p->qp, qpn, &g, 1));
+		printf("OK %d\n", vq_up_grh(p->qp, qpn, &g, 1));
 	} else if (sscanf(line, "RECV %llu %llu", &off, &len) == 2) {
 		printf("OK %d\n", peer_recv(p, false, off, (uint32_t)len));
 	} else if (sscanf(line, "SRQRECV %llu %llu", &off, &len) == 2) {
@@ -234,7 +215,7 @@ static struct ibv_qp *rc_qp(void)
 	struct ibv_qp *qp = vq_qp(X.pd, IBV_QPT_RC, X.cq, X.cq, 64);
 	char hex[40];
 
-	if (qp == NULL || up_grh(qp, X.qpn, &X.pgid, 1) != 0)
+	if (qp == NULL || vq_up_grh(qp, X.qpn, &X.pgid, 1) != 0)
 		return NULL;
 	gid_hex(&X.gid, hex);
 	if (th_proc_send(X.p, "CONNECT %u %s", qp->qp_num, hex) != 0)

@@ -133,6 +133,27 @@ static inline int vq_up(struct ibv_qp *qp, uint32_t dest, uint8_t min_rnr_timer,
 	return rc;
 }
 
+/* RESET -> RTS connected to dest through a GRH to dgid (another machine's port when its prefix names one). */
+static inline int vq_up_grh(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *dgid, uint8_t min_rnr_timer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_4096,
+		.dest_qp_num = dest,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = min_rnr_timer,
+		.ah_attr = {.is_global = 1, .grh = {.dgid = *dgid, .hop_limit = 2}, .port_num = 1},
+	};
+	int rc = vq_to_init(qp);
+
+	if (rc == 0)
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+						   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc == 0)
+		rc = vq_to_rts(qp, 7);
+	return rc;
+}
+
 /* Polls until one completion arrives (bounded); 1, or 0 when none came. */
 static inline int vq_poll1(struct ibv_cq *cq, struct ibv_wc *wc)
 {
