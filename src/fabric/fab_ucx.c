@@ -1402,65 +1402,6 @@ bool fab_ucx_peer_failed(const struct fab_remote *r)
 	return __atomic_load_n(&r->failed, __ATOMIC_ACQUIRE) != 0;
 }
 
-enum fab_status fab_ucx_call(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep, size_t cap,
-			     size_t *rlen)
-{
-	const uint64_t slack = (uint64_t)fab_ucx_timeout_ms() * 1000000ull +
-			       (uint64_t)(len + cap) * 1000ull / (FAB_UCX_SLOW_RATE / 1000000ull);
-	enum fab_status result;
-	struct imp_op op;
-	uint64_t deadline, idle_since = 0;
-
-	if (r == NULL || rlen == NULL || len > FAB_UCX_MAX_LEN || cap > FAB_UCX_MAX_LEN || (len != 0 && req == NULL) ||
-	    (cap != 0 && rep == NULL))
-		return FAB_ERR_INVAL;
-	*rlen = 0;
-	pthread_mutex_lock(&im.mu);
-	if (r->failed || (r->ep == NULL && imp_connect(r) != FAB_OK)) {
-		pthread_mutex_unlock(&im.mu);
-		return FAB_ERR_PEER_GONE;
-	}
-	result = imp_start(r, &op, FAB_UCX_OP_CALL, id, cap, rep, req, len);
-	if (result != FAB_OK) {
-		pthread_mutex_unlock(&im.mu);
-		return result;
-	}
-	op.cap = cap;
-	deadline = now_ns() + slack;
-	for (int cancelled = 0;;) {
-		uint64_t now;
-
-		if (imp_progress() != 0)
-			idle_since = 0;
-		if (!op.send_busy && !op.recv_busy && (op.replied || r->failed || cancelled))
-			break;
-		now = now_ns();
-		if (!cancelled && now >= deadline) {
-			/* Nobody takes the reply any more; UCX must let go of the caller's buffers first. */
-			cancelled = 1;
-			imp_unlink(&op);
-			if ((op.send_busy || op.recv_busy) && r->ep != NULL) {
-				ucx_log("call to service %u timed out; resetting the endpoint", id);
-				imp_ep_close(r, 1);
-			}
-			continue;
-		}
-		if (idle_since == 0)
-			idle_since = now;
-		if (now - idle_since >= FAB_UCX_SPIN_NS)
-			imp_wait(cancelled ? now + 100000000ull : deadline);
-	}
-	imp_unlink(&op);
-	if (now_ns() >= deadline && !op.replied)
-		result = r->failed ? FAB_ERR_PEER_GONE : FAB_ERR_TIMEOUT;
-	else
-		result = op.replied ? op.st : FAB_ERR_PEER_GONE;
-	if (result == FAB_OK)
-		*rlen = op.rlen;
-	pthread_mutex_unlock(&im.mu);
-	return result;
-}
-
 struct fab_call {
 	struct imp_op op; /* linked in im.ops while the reply may come */
 	struct fab_remote *r;
@@ -1500,15 +1441,17 @@ enum fab_status fab_ucx_call_start(struct fab_remote *r, uint32_t id, const void
 	return FAB_OK;
 }
 
-int fab_ucx_call_test(struct fab_call *c, enum fab_status *st, size_t *rlen)
+/*
+ * Under im.mu, after a progress: 1 when c is done (*st, *rlen set; c unlinked),
+ * 0 while its reply may still come. Past the deadline the call is cancelled:
+ * nobody takes the reply any more, and UCX must let go of the caller's
+ * buffers first, so a busy endpoint is reset.
+ */
+static int call_check_locked(struct fab_call *c, enum fab_status *st, size_t *rlen)
 {
 	struct imp_op *op = &c->op;
-	int done;
 
-	pthread_mutex_lock(&im.mu);
-	imp_progress();
 	if (!c->cancelled && !op->replied && !c->r->failed && now_ns() >= c->deadline) {
-		/* Nobody takes the reply any more; UCX must let go of the caller's buffers first. */
 		c->cancelled = 1;
 		imp_unlink(op);
 		if ((op->send_busy || op->recv_busy) && c->r->ep != NULL) {
@@ -1516,16 +1459,58 @@ int fab_ucx_call_test(struct fab_call *c, enum fab_status *st, size_t *rlen)
 			imp_ep_close(c->r, 1);
 		}
 	}
-	done = !op->send_busy && !op->recv_busy && (op->replied || c->r->failed || c->cancelled);
-	if (done) {
-		imp_unlink(op);
-		*st = c->cancelled ? FAB_ERR_TIMEOUT : op->replied ? op->st : FAB_ERR_PEER_GONE;
-		*rlen = *st == FAB_OK ? op->rlen : 0;
-	}
+	if (op->send_busy || op->recv_busy || !(op->replied || c->r->failed || c->cancelled))
+		return 0;
+	imp_unlink(op);
+	*st = c->cancelled ? FAB_ERR_TIMEOUT : op->replied ? op->st : FAB_ERR_PEER_GONE;
+	*rlen = *st == FAB_OK ? op->rlen : 0;
+	return 1;
+}
+
+int fab_ucx_call_test(struct fab_call *c, enum fab_status *st, size_t *rlen)
+{
+	int done;
+
+	pthread_mutex_lock(&im.mu);
+	imp_progress();
+	done = call_check_locked(c, st, rlen);
 	pthread_mutex_unlock(&im.mu);
 	if (done)
 		free(c);
 	return done;
+}
+
+enum fab_status fab_ucx_call(struct fab_remote *r, uint32_t id, const void *req, size_t len, void *rep, size_t cap,
+			     size_t *rlen)
+{
+	enum fab_status st;
+	struct fab_call *c = NULL;
+	uint64_t idle_since = 0;
+
+	if (rlen == NULL)
+		return FAB_ERR_INVAL;
+	*rlen = 0;
+	st = fab_ucx_call_start(r, id, req, len, rep, cap, &c);
+	if (st != FAB_OK)
+		return st;
+	/* The calling thread progresses, and sleeps on the worker once nothing happened for a while. */
+	pthread_mutex_lock(&im.mu);
+	for (;;) {
+		uint64_t now;
+
+		if (imp_progress() != 0)
+			idle_since = 0;
+		if (call_check_locked(c, &st, rlen))
+			break;
+		now = now_ns();
+		if (idle_since == 0)
+			idle_since = now;
+		if (now - idle_since >= FAB_UCX_SPIN_NS)
+			imp_wait(c->cancelled ? now + 100000000ull : c->deadline);
+	}
+	pthread_mutex_unlock(&im.mu);
+	free(c);
+	return st;
 }
 
 static void imp_fini(void)

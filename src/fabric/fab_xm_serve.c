@@ -302,6 +302,7 @@ static void sv_start(void)
 		goto err;
 	return;
 err:
+	sv.up = 0; /* no peer has the address: the service, if registered, refuses what reaches it anyway */
 	BASE_WARN("this machine cannot take requests of other machines (UCX or the rendezvous port unavailable)");
 }
 
