@@ -442,6 +442,77 @@ static void test_rc_in_flight_order(void)
 	xm_down();
 }
 
+/*
+ * A stream posted without waiting, as a busy program posts: a long WRITE
+ * and short ones behind it, WRITEs of
+ * uneven sizes, each followed every fourth request by a READ of what the
+ * one before it wrote (it must see those bytes: one QP's requests run in
+ * order, however many share a call), then SENDs of which the third meets
+ * an RNR NAK mid-stream and the rest land in order once receives come.
+ * Every completion in order, every byte compared.
+ */
+#define XM_STREAM 48
+static void test_rc_stream(void)
+{
+	const uint64_t wsrc = 0, rdst = 2u << 20, rbase = 11u << 20, slot = 8192;
+	struct ibv_qp *qp;
+	uint32_t wlen[XM_STREAM];
+	const char *l;
+	int n, st, op;
+	unsigned int len, imm, qpn;
+	unsigned long long wrid;
+	uint64_t id;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, 4u << 20, 41);
+	CHECK(ask_ok("FILL", 0, 0));
+	/* One 8 KiB WRITE (a call of its own), then 16 of 8 bytes (a call of 16 behind it, smaller). */
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 1u << 20, 8192, 12u << 20, X.rkey, 0, 200));
+	for (uint32_t k = 0; k < 16; k++)
+		CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, (1u << 20) + 8192 + 8 * k, 8, (12u << 20) + 8192 + 8 * k, X.rkey, 0,
+			      201 + k));
+	for (uint64_t k = 0; k < 17; k++)
+		CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 200 + k);
+	CHECK(peer_sum(12u << 20, 8192 + 128) == fnv(xm_mem + (1u << 20), 8192 + 128));
+	for (uint32_t k = 0; k < XM_STREAM; k++) {
+		wlen[k] = k % 4 == 3 ? wlen[k - 1] : 1 + (k * 2749u) % (uint32_t)slot;
+		if (k % 4 == 3) /* the previous WRITE's bytes, read back */
+			CHECK_OK(post(qp, IBV_WR_RDMA_READ, rdst + k * slot, wlen[k], rbase + (k - 1) * slot, X.rkey, 0,
+				      k));
+		else
+			CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, wsrc + k * slot, wlen[k], rbase + k * slot, X.rkey, 0, k));
+	}
+	for (uint64_t k = 0; k < XM_STREAM; k++) {
+		CHECK(wait1(&id) == IBV_WC_SUCCESS);
+		CHECK(id == k);
+	}
+	for (uint32_t k = 0; k < XM_STREAM; k++) {
+		if (k % 4 == 3)
+			CHECK(memcmp(xm_mem + rdst + k * slot, xm_mem + wsrc + (k - 1) * slot, wlen[k]) == 0);
+		else
+			CHECK(peer_sum(rbase + k * slot, wlen[k]) == fnv(xm_mem + wsrc + k * slot, wlen[k]));
+	}
+	/* Five SENDs, two receives: the third waits out RNR, the rest behind it too, until three more come. */
+	CHECK(ask_ok("RECV %llu %llu", 20u << 20, 4096));
+	CHECK(ask_ok("RECV %llu %llu", (20u << 20) + 4096, 4096));
+	for (uint32_t k = 0; k < 5; k++)
+		CHECK_OK(post(qp, IBV_WR_SEND, 3000u + 500u * k, 100u + k, 0, 0, 0, 100u + k));
+	for (uint64_t k = 0; k < 2; k++)
+		CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 100 + k);
+	for (uint32_t k = 2; k < 5; k++)
+		CHECK(ask_ok("RECV %llu %llu", (20u << 20) + 4096u * k, 4096));
+	for (uint64_t k = 2; k < 5; k++)
+		CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 100 + k);
+	for (uint32_t k = 0; k < 5; k++) {
+		l = ask("POLL", 0, 0);
+		CHECK(l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &n, &st, &op, &len, &imm, &qpn, &wrid) == 7);
+		CHECK(n == 1 && st == IBV_WC_SUCCESS && len == 100 + k && wrid == (20u << 20) + 4096u * k);
+		CHECK(peer_sum((20u << 20) + 4096u * k, 100 + k) == fnv(xm_mem + 3000 + 500 * k, 100 + k));
+	}
+	xm_down();
+}
+
 /* A DCI here, the DCT there: the address's GID names the other machine. */
 static void test_dc_between_machines(void)
 {
@@ -571,15 +642,28 @@ int main(int argc, char **argv)
 	setenv("UCX_TLS", "tcp", 1);
 	setenv("UCX_NET_DEVICES", "lo", 1);
 	setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
+	if (argc == 2 && strcmp(argv[1], "rendezvous") == 0)
+		setenv("UCX_RNDV_THRESH", "4096", 1); /* the peer role inherits it */
 	if (argc == 2 && strcmp(argv[1], "peer") == 0)
 		return role_peer();
 	setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
 	xm_mem = mmap(NULL, XM_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (xm_mem == MAP_FAILED)
 		return 1;
+	if (argc == 2 && strcmp(argv[1], "rendezvous") == 0) {
+		/*
+		 * Calls above 4 KiB by rendezvous: one can arrive after a smaller
+		 * one sent behind it, which the target discards as out of order and
+		 * the requester sends again (the path eager calls never take).
+		 */
+		RUN(test_rc_stream);
+		munmap(xm_mem, XM_LEN);
+		return th_summary("test_verbs_xm_rendezvous");
+	}
 	RUN(test_rc_write_read);
 	RUN(test_rc_send_rnr_imm_atomic);
 	RUN(test_rc_in_flight_order);
+	RUN(test_rc_stream);
 	RUN(test_dc_between_machines);
 	RUN(test_peer_machine_gone);
 	munmap(xm_mem, XM_LEN);

@@ -123,8 +123,29 @@ static int fab_ucx_peer_errors(void)
 	return peer_errors_val;
 }
 
+/*
+ * UCX's configuration (its environment), with one default of ours: messages
+ * up to FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
+ * machines (fab_xm.c) stays below it, so it arrives in one piece, in the
+ * order sent, without rendezvous's extra round trip (docs/PERFORMANCE.md).
+ * UCX_RNDV_THRESH set by the user wins. NULL: UCX's defaults alone.
+ */
+static ucp_config_t *ucx_config(void)
+{
+	ucp_config_t *cfg = NULL;
+	char v[24];
+
+	if (fab_ucx.ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
+		return NULL;
+	snprintf(v, sizeof(v), "%u", FAB_UCX_EAGER_MAX);
+	if (getenv("UCX_RNDV_THRESH") == NULL && fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
+		ucx_log("cannot set UCX's RNDV_THRESH; UCX's default stays");
+	return cfg;
+}
+
 static int ucx_new_context(ucp_context_h *ctx)
 {
+	ucp_config_t *cfg = ucx_config();
 	ucp_params_t p;
 	ucs_status_t st;
 
@@ -132,7 +153,9 @@ static int ucx_new_context(ucp_context_h *ctx)
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
 	p.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
 	p.mt_workers_shared = 0;
-	st = fab_ucx.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &p, NULL, ctx);
+	st = fab_ucx.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &p, cfg, ctx);
+	if (cfg != NULL)
+		fab_ucx.ucp_config_release(cfg);
 	if (st != UCS_OK) {
 		ucx_log("ucp_init: %s", fab_ucx.ucs_status_string(st));
 		return -1;
@@ -1521,6 +1544,10 @@ static void imp_fini(void)
 		return;
 	}
 	im.up = 0;
+	/* Calls still in flight (a program leaving without tearing down): their sends are cancelled first. */
+	for (struct imp_op *op = im.ops.next; op != &im.ops; op = op->next)
+		if (op->r->ep != NULL)
+			(void)imp_ep_close(op->r, 1);
 	fab_ucx.ucp_worker_destroy(im.worker);
 	fab_ucx.ucp_cleanup(im.ctx);
 	im.worker = NULL;

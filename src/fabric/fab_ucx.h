@@ -59,6 +59,8 @@ enum fab_ucx_wire_status {
  * split longer accesses and keep FAB_UCX_WINDOW requests in flight.
  */
 #define FAB_UCX_MAX_LEN (8u << 20)
+/* Messages up to this size go eagerly (UCX's RNDV_THRESH, unless the user set it): in one piece, in order. */
+#define FAB_UCX_EAGER_MAX (128u << 10)
 #define FAB_UCX_WINDOW 4
 
 /*

@@ -17,6 +17,9 @@ struct fab_ucx_api {
 	ucs_status_t (*ucp_init_version)(unsigned api_major_version, unsigned api_minor_version,
 					 const ucp_params_t *params, const ucp_config_t *config, ucp_context_h *ctx);
 	void (*ucp_cleanup)(ucp_context_h ctx);
+	ucs_status_t (*ucp_config_read)(const char *env_prefix, const char *filename, ucp_config_t **config_p);
+	ucs_status_t (*ucp_config_modify)(ucp_config_t *config, const char *name, const char *value);
+	void (*ucp_config_release)(ucp_config_t *config);
 	ucs_status_t (*ucp_worker_create)(ucp_context_h ctx, const ucp_worker_params_t *params, ucp_worker_h *w);
 	void (*ucp_worker_destroy)(ucp_worker_h w);
 	ucs_status_t (*ucp_worker_get_efd)(ucp_worker_h w, int *fd);

@@ -52,6 +52,9 @@ static int resolve_all(void *h, struct fab_ucx_api *api)
 {
 	RESOLVE(api, h, ucp_init_version);
 	RESOLVE(api, h, ucp_cleanup);
+	RESOLVE(api, h, ucp_config_read);
+	RESOLVE(api, h, ucp_config_modify);
+	RESOLVE(api, h, ucp_config_release);
 	RESOLVE(api, h, ucp_worker_create);
 	RESOLVE(api, h, ucp_worker_destroy);
 	RESOLVE(api, h, ucp_worker_get_efd);

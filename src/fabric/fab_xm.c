@@ -26,11 +26,10 @@
 /* What one call carries at most: a READ's reply and a WRITE's request both fit one transfer. */
 #define XM_CHUNK ((uint64_t)FAB_UCX_MAX_LEN - FAB_XM_REQ_SIZE)
 /*
- * Requests up to this size are kept several in flight; larger ones go one
- * at a time, where one transfer already keeps the path busy and several
- * rendezvous transfers only contend (docs/PERFORMANCE.md).
+ * Requests up to this size go without waiting, several to a call (the
+ * engine gathers them); larger ones go one at a time, in parts.
  */
-#define XM_ASYNC_MAX (8u << 10)
+#define XM_ASYNC_MAX (64u << 10)
 
 /* A connection to one process of a machine; freed when replaced and no call uses it any more. */
 struct xm_link {
@@ -45,7 +44,7 @@ struct xm_conn {
 };
 
 static struct {
-	pthread_mutex_t lock; /* the table; one request at a time per process (calls are synchronous) */
+	pthread_mutex_t lock; /* the table; a synchronous call (xm_call) holds it throughout */
 	struct xm_conn conn[XM_MACHINES];
 	uint32_t n;
 } xm = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -215,17 +214,21 @@ static void xm_exec(const struct hw_xm_req *q, uint8_t *buf, uint8_t *rdata, str
 	res->byte_cnt = (uint32_t)q->len;
 }
 
-/* One request in flight (hw_xm_ops.start): the call, and where a WRITE's or SEND's answer header lands. */
+/* A call in flight (hw_xm_ops.start): its requests' reply shapes, and where the replies land. */
 struct xm_pending {
 	struct fab_call *call;
 	struct xm_link *l;
 	uint32_t machine;
-	const uint8_t *msg; /* the request, kept by the caller until answered: sent again once if its process went */
+	const uint8_t *msg; /* the requests, kept by the caller until answered: sent again once if its process went */
 	size_t mlen, cap;
 	bool resent;
 	uint8_t *rep;
-	uint8_t rhead[FAB_XM_REP_SIZE];
+	uint32_t n;
+	uint32_t dlen[HW_XM_BATCH]; /* the data each reply may carry (READ, atomic; 0 for the rest) */
+	bool out[HW_XM_BATCH];
 };
+
+_Static_assert(HW_XM_BATCH <= FAB_XM_BATCH, "a call carries what the engine gathers");
 
 /* Under xm.lock: sends p's request on the machine's connection (made again when its process went). */
 static enum fab_status xm_send_locked(struct xm_pending *p)
@@ -249,34 +252,69 @@ static enum fab_status xm_send_locked(struct xm_pending *p)
 	return st;
 }
 
-static void *xm_start(const struct hw_xm_req *q, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res)
+static void xm_fail_all(struct hw_xm_res *res, const uint8_t **data, uint32_t n)
 {
-	bool read = rdata != NULL;
-	struct xm_pending *p = calloc(1, sizeof(*p));
-	enum fab_status st;
+	for (uint32_t i = 0; i < n; i++) {
+		res[i] = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
+		if (data != NULL)
+			data[i] = NULL;
+	}
+}
 
-	*res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
-	if (p == NULL || q->len > XM_CHUNK) {
-		free(p);
+static void *xm_start(const struct hw_xm_req *q, uint32_t n, uint8_t *buf, uint8_t *rbuf, struct hw_xm_res *res)
+{
+	struct xm_pending *p = n != 0 && n <= HW_XM_BATCH ? calloc(1, sizeof(*p)) : NULL;
+	size_t at = 0;
+
+	xm_fail_all(res, NULL, n);
+	if (p == NULL)
 		return NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		p->out[i] = hw_xm_op_out(q[i].opcode);
+		p->dlen[i] = p->out[i] ? 0 : (uint32_t)q[i].len;
+		xm_put_req(buf + at, &q[i], q[i].opcode, q[i].raddr, q[i].len);
+		at += FAB_XM_REQ_SIZE + (p->out[i] ? q[i].len : 0);
+		p->cap += FAB_XM_REP_SIZE + p->dlen[i];
 	}
-	p->machine = q->machine;
-	p->rep = read ? rdata - FAB_XM_REP_SIZE : p->rhead;
-	xm_put_req(buf, q, q->opcode, q->raddr, q->len);
+	p->machine = q[0].machine;
+	p->n = n;
+	p->rep = rbuf;
 	p->msg = buf;
-	p->mlen = FAB_XM_REQ_SIZE + (read ? 0 : q->len);
-	p->cap = FAB_XM_REP_SIZE + (read ? q->len : 0);
+	p->mlen = at;
 	pthread_mutex_lock(&xm.lock);
-	st = xm_send_locked(p);
-	pthread_mutex_unlock(&xm.lock);
-	if (st != FAB_OK) {
+	if (p->mlen > FAB_UCX_MAX_LEN || p->cap > FAB_UCX_MAX_LEN || xm_send_locked(p) != FAB_OK) {
+		pthread_mutex_unlock(&xm.lock);
 		free(p);
 		return NULL;
 	}
+	pthread_mutex_unlock(&xm.lock);
 	return p;
 }
 
-static int xm_test(void *h, struct hw_xm_res *res)
+/* The replies back to back, each followed by its data when it has some; false when they do not add up. */
+static bool xm_replies(const struct xm_pending *p, size_t rlen, struct hw_xm_res *res, const uint8_t **data)
+{
+	size_t at = 0;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		const uint8_t *rep = p->rep + at;
+
+		if (rlen - at < FAB_XM_REP_SIZE || fab_get_le(rep, 4) != FAB_XM_REP_MAGIC)
+			return false;
+		xm_res_of(rep, &res[i]);
+		at += FAB_XM_REP_SIZE;
+		data[i] = NULL;
+		if (!fab_xm_rep_has_data(p->out[i], rep))
+			continue;
+		if (rlen - at < p->dlen[i])
+			return false;
+		data[i] = p->rep + at;
+		at += p->dlen[i];
+	}
+	return at == rlen;
+}
+
+static int xm_test(void *h, struct hw_xm_res *res, const uint8_t **data)
 {
 	struct xm_pending *p = h;
 	enum fab_status st;
@@ -303,18 +341,22 @@ static int xm_test(void *h, struct hw_xm_res *res)
 		}
 	}
 	pthread_mutex_unlock(&xm.lock);
-	if (st == FAB_OK && rlen >= FAB_XM_REP_SIZE && fab_get_le(p->rep, 4) == FAB_XM_REP_MAGIC)
-		xm_res_of(p->rep, res);
-	else
-		*res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
+	if (st != FAB_OK || !xm_replies(p, rlen, res, data)) {
+		if (st == FAB_OK)
+			BASE_WARN("malformed answer from machine %u.%u.%u.%u", p->machine >> 24, (p->machine >> 16) & 0xff,
+				  (p->machine >> 8) & 0xff, p->machine & 0xff);
+		xm_fail_all(res, data, p->n);
+	}
 	free(p);
 	return 1;
 }
 
 static const struct hw_xm_ops xm_ops = {
 	.headroom = FAB_XM_REQ_SIZE,
+	.rep_headroom = FAB_XM_REP_SIZE,
 	.exec = xm_exec,
 	.async_max = XM_ASYNC_MAX,
+	.call_max = FAB_UCX_EAGER_MAX - (4u << 10),
 	.start = xm_start,
 	.test = xm_test,
 };

@@ -28,6 +28,9 @@
  *   112 sequence u32 · 116 connection epoch u32 · 120 reserved [8]
  * Reply, FAB_XM_REP_SIZE bytes, then the data of a READ or an atomic (len):
  *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 discarded u8 · 8 byte count u32 · 12 reserved u32
+ * A call carries 1..FAB_XM_BATCH such requests back to back (a probe only
+ * alone), run in order; its answer is their replies back to back, each
+ * followed by its data when it has some (fab_xm_rep_has_data).
  * An RC requester numbers its requests (sequence, from 1; 0: unsequenced)
  * within a connection (epoch): the target runs them in that order and
  * discards, unrun, every request after one it answered with RNR or an
@@ -38,6 +41,13 @@
 #define FAB_XM_VERSION 1
 #define FAB_XM_REQ_SIZE 128
 #define FAB_XM_REP_SIZE 16
+#define FAB_XM_BATCH 16
+
+/* Whether the reply rep to a request that does (out) or does not carry data is followed by data. */
+static inline bool fab_xm_rep_has_data(bool out, const uint8_t *rep)
+{
+	return !out && rep[4] == 0 && rep[5] == 0 && rep[7] == 0;
+}
 
 /* Starts serving this machine's requests from other machines (idempotent). 0, or -1 when it cannot. */
 int fab_xm_serve(void);

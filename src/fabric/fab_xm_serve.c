@@ -29,6 +29,7 @@
 #include "hw_xm.h"
 
 #define SV_SHADOWS 256
+#define SV_RETIRED 4096
 #define SV_ADDR_MAX 1024
 #define SV_WQE_MAX (8 * HW_WQE_DS_BYTES)
 
@@ -38,8 +39,15 @@ struct sv_shadow {
 	uint32_t qpn;
 	struct hw_qp *qp;
 	uint64_t used;	 /* the service's clock at the last request: the oldest goes first when all are taken */
-	uint32_t expect; /* the sequence number to run next (0: none seen yet) */
+	uint32_t expect; /* the sequence number to run next (a connection's requests count from 1) */
 	bool failed;	 /* a request failed: the connection's later requests are discarded */
+};
+
+/* Where a connection's order stands, kept when its shadow is taken for another (restored when it returns). */
+struct sv_order {
+	uint32_t machine, src_qpn, dest, epoch, expect;
+	uint8_t type;
+	bool failed;
 };
 
 static struct {
@@ -49,6 +57,8 @@ static struct {
 	struct hw_cq *cq;
 	struct sv_shadow sh[SV_SHADOWS];
 	uint32_t n;
+	struct sv_order retired[SV_RETIRED];
+	uint32_t next_retired;
 	uint64_t clock;
 } sv = { .once = PTHREAD_ONCE_INIT };
 
@@ -90,6 +100,35 @@ err_id:
 	return NULL;
 }
 
+static bool sv_order_is(const struct sv_order *o, const struct sv_shadow *s)
+{
+	return o->machine == s->machine && o->src_qpn == s->src_qpn && o->dest == s->dest && o->epoch == s->epoch &&
+	       o->type == s->type && o->expect != 0;
+}
+
+static void sv_order_keep(const struct sv_shadow *s)
+{
+	sv.retired[sv.next_retired++ % SV_RETIRED] = (struct sv_order){ .machine = s->machine, .src_qpn = s->src_qpn,
+		.dest = s->dest, .epoch = s->epoch, .expect = s->expect, .type = s->type, .failed = s->failed };
+}
+
+/* A new shadow's order: where its connection stood if it had one before, else at its first request. */
+static void sv_order_take(struct sv_shadow *s)
+{
+	s->expect = 1;
+	s->failed = false;
+	for (uint32_t i = 0; i < SV_RETIRED; i++) {
+		struct sv_order *o = &sv.retired[i];
+
+		if (sv_order_is(o, s)) {
+			s->expect = o->expect;
+			s->failed = o->failed;
+			memset(o, 0, sizeof(*o));
+			return;
+		}
+	}
+}
+
 /* The shadow of requester (machine, src_qpn, epoch) towards dest; NULL when the destination cannot be reached. */
 static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint32_t dest, uint32_t epoch,
 				       uint8_t type)
@@ -107,8 +146,10 @@ static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint3
 	}
 	if (s == NULL) {
 		s = sv.n < SV_SHADOWS ? &sv.sh[sv.n++] : oldest;
-		if (s->qp != NULL)
+		if (s->qp != NULL) {
+			sv_order_keep(s);
 			sv_shadow_free(s);
+		}
 		s->qp = sv_shadow_new(type, dest, &s->qpn);
 		if (s->qp == NULL)
 			return NULL;
@@ -117,6 +158,7 @@ static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint3
 		s->dest = dest;
 		s->epoch = epoch;
 		s->type = type;
+		sv_order_take(s);
 	}
 	s->used = ++sv.clock;
 	return s;
@@ -127,8 +169,6 @@ static bool sv_in_order(struct sv_shadow *s, uint32_t seq)
 {
 	if (seq == 0)
 		return true;
-	if (s->expect == 0)
-		s->expect = seq; /* the connection's first request here */
 	return !s->failed && seq == s->expect;
 }
 
@@ -197,25 +237,58 @@ static uint32_t sv_wqe(uint8_t *w, const uint8_t *req, uint32_t lkey, const uint
 	return at;
 }
 
-/* A request of the right shape, or false. */
-static bool sv_req_valid(const uint8_t *req, uint64_t len, uint64_t cap, bool *out)
+/*
+ * One record of a call: a request of the right shape whose bytes (header and
+ * payload) fit in left; *rec its size, *repmax the most its answer takes.
+ */
+static bool sv_rec_shape(const uint8_t *req, uint64_t left, uint64_t *rec, uint64_t *repmax, bool *out)
 {
 	uint64_t plen;
 	bool atomic;
 
-	if (len < FAB_XM_REQ_SIZE || fab_get_le(req, 4) != FAB_XM_REQ_MAGIC || fab_get_le(req + 4, 2) != FAB_XM_VERSION ||
-	    (req[6] != HW_QPT_RC && req[6] != HW_QPT_DCI))
-		return false;
-	if (req[7] == HW_WQE_NOP) { /* a probe */
-		*out = false;
-		return len == FAB_XM_REQ_SIZE && fab_get_le(req + 56, 8) == 0 && cap >= FAB_XM_REP_SIZE;
-	}
-	if (!sv_op_known(req[7], out, &atomic))
+	if (left < FAB_XM_REQ_SIZE || fab_get_le(req, 4) != FAB_XM_REQ_MAGIC ||
+	    fab_get_le(req + 4, 2) != FAB_XM_VERSION || (req[6] != HW_QPT_RC && req[6] != HW_QPT_DCI))
 		return false;
 	plen = fab_get_le(req + 56, 8);
-	if (plen > UINT32_MAX || (atomic && plen != 8) || cap < FAB_XM_REP_SIZE)
+	if (req[7] == HW_WQE_NOP) { /* a probe */
+		*out = false;
+		*rec = FAB_XM_REQ_SIZE;
+		*repmax = FAB_XM_REP_SIZE;
+		return plen == 0;
+	}
+	if (!sv_op_known(req[7], out, &atomic) || plen > UINT32_MAX || (atomic && plen != 8))
 		return false;
-	return *out ? len - FAB_XM_REQ_SIZE == plen : len == FAB_XM_REQ_SIZE && cap - FAB_XM_REP_SIZE >= plen;
+	if (*out && left - FAB_XM_REQ_SIZE < plen)
+		return false;
+	*rec = FAB_XM_REQ_SIZE + (*out ? plen : 0);
+	*repmax = FAB_XM_REP_SIZE + (*out ? 0 : plen);
+	return true;
+}
+
+/*
+ * The framing of a whole call: 1..FAB_XM_BATCH records filling len exactly,
+ * a probe only alone, every answer fitting cap. False for anything else:
+ * nothing of a malformed call runs.
+ */
+static bool sv_call_shape(const uint8_t *req, uint64_t len, uint64_t cap, bool *has_out, bool *has_in)
+{
+	uint64_t at = 0, need = 0, rec, repmax;
+	uint32_t n = 0;
+	bool out;
+
+	*has_out = *has_in = false;
+	while (at < len) {
+		if (n == FAB_XM_BATCH || !sv_rec_shape(req + at, len - at, &rec, &repmax, &out))
+			return false;
+		if (req[at + 7] == HW_WQE_NOP && (n != 0 || rec != len))
+			return false;
+		*has_out |= out && rec > FAB_XM_REQ_SIZE;
+		*has_in |= !out && repmax > FAB_XM_REP_SIZE;
+		at += rec;
+		need += repmax;
+		n++;
+	}
+	return n != 0 && need <= cap;
 }
 
 static void sv_rep(uint8_t *rep, const struct hw_xm_res *res)
@@ -229,58 +302,89 @@ static void sv_rep(uint8_t *rep, const struct hw_xm_res *res)
 	fab_put_le(rep + 8, res->byte_cnt, 4);
 }
 
-uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t cap, uint64_t *rlen)
+/* The shadow a request runs on (NULL: none can be made, or the service is down). */
+static struct sv_shadow *sv_shadow_of(const uint8_t *req)
+{
+	if (!sv.up)
+		return NULL;
+	return sv_shadow_get((uint32_t)fab_get_le(req + 8, 4), (uint32_t)fab_get_le(req + 12, 4),
+			     req[6] == HW_QPT_RC ? (uint32_t)fab_get_le(req + 16, 4) : 0, (uint32_t)fab_get_le(req + 116, 4),
+			     req[6]);
+}
+
+/*
+ * Runs one record whose data is at data (key: the key over it) and answers
+ * into rep; the answer's size. A READ's or atomic's data follows the answer
+ * when it was done, as the requester expects (fab_xm.h).
+ */
+static uint64_t sv_run(const uint8_t *req, uint8_t *data, uint32_t key, uint8_t *rep)
 {
 	struct hw_xm_res res = { .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
+	uint64_t plen = fab_get_le(req + 56, 8);
+	uint32_t seq = (uint32_t)fab_get_le(req + 112, 4);
 	uint8_t wqe[SV_WQE_MAX];
 	struct sv_shadow *sh;
-	struct hw_qp *qp = NULL;
-	uint32_t seq;
-	uint64_t plen;
-	uint32_t key = 0;
-	uint8_t *data;
-	bool out;
+	bool out, atomic;
 
-	if (req == NULL || rep == NULL || rlen == NULL || !sv_req_valid(req, len, cap, &out)) {
-		BASE_DBG("malformed request from another machine refused");
-		return FAB_UCX_ST_MALFORMED;
-	}
-	plen = fab_get_le(req + 56, 8);
+	(void)sv_op_known(req[7], &out, &atomic);
 	if (req[7] == HW_WQE_NOP) {
 		if (sv.up && req[6] == HW_QPT_RC && sv_probe((uint32_t)fab_get_le(req + 16, 4)))
 			res = (struct hw_xm_res){ 0 };
 		sv_rep(rep, &res);
-		*rlen = FAB_XM_REP_SIZE;
-		return FAB_UCX_ST_OK;
+		return FAB_XM_REP_SIZE;
 	}
-	data = out ? (uint8_t *)(uintptr_t)(req + FAB_XM_REQ_SIZE) : rep + FAB_XM_REP_SIZE;
-	seq = (uint32_t)fab_get_le(req + 112, 4);
-	sh = sv.up ? sv_shadow_get((uint32_t)fab_get_le(req + 8, 4), (uint32_t)fab_get_le(req + 12, 4),
-				   req[6] == HW_QPT_RC ? (uint32_t)fab_get_le(req + 16, 4) : 0,
-				   (uint32_t)fab_get_le(req + 116, 4), req[6])
-		   : NULL;
+	sh = sv_shadow_of(req);
 	if (sh != NULL && !sv_in_order(sh, seq)) {
 		res = (struct hw_xm_res){ .discarded = true };
-		sv_rep(rep, &res);
-		*rlen = FAB_XM_REP_SIZE;
-		return FAB_UCX_ST_OK;
-	}
-	qp = sh != NULL ? sh->qp : NULL;
-	if (qp != NULL && plen != 0 &&
-	    hw_mkey_reg(sv.pd, data, (uint64_t)(uintptr_t)data, plen, HW_ACCESS_LOCAL_WRITE, &key) != HW_OK)
-		qp = NULL;
-	if (qp != NULL) {
+	} else if (sh != NULL) {
 		uint32_t n = sv_wqe(wqe, req, key, data, plen);
 
-		if (hw_qp_exec_one(qp, wqe, n, (uint32_t)fab_get_le(req + 12, 4), (uint16_t)fab_get_le(req + 38, 2),
+		/* Without a key over its data (registration failed) it fails, and so do the requests after it. */
+		if ((plen != 0 && key == 0) ||
+		    hw_qp_exec_one(sh->qp, wqe, n, (uint32_t)fab_get_le(req + 12, 4), (uint16_t)fab_get_le(req + 38, 2),
 				   &res) != HW_OK)
-			res = (struct hw_xm_res){ .synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR };
+			res = (struct hw_xm_res){ .synd = plen != 0 && key == 0 ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
+										 : HW_CQE_SYNDROME_LOCAL_QP_OP_ERR };
 		sv_ran(sh, seq, &res);
 	}
-	if (key != 0)
-		hw_mkey_dereg(key);
 	sv_rep(rep, &res);
-	*rlen = FAB_XM_REP_SIZE + (!out && res.synd == 0 && !res.rnr ? plen : 0);
+	return FAB_XM_REP_SIZE + (fab_xm_rep_has_data(out, rep) ? plen : 0);
+}
+
+uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t cap, uint64_t *rlen)
+{
+	uint32_t kin = 0, kout = 0;
+	uint64_t at = 0, rat = 0;
+	bool has_out, has_in;
+
+	if (req == NULL || rep == NULL || rlen == NULL || !sv_call_shape(req, len, cap, &has_out, &has_in)) {
+		BASE_DBG("malformed request from another machine refused");
+		return FAB_UCX_ST_MALFORMED;
+	}
+	/* One key over the whole call and one over the whole answer, whatever the number of records. */
+	if (sv.up && has_out &&
+	    hw_mkey_reg(sv.pd, (void *)(uintptr_t)req, (uint64_t)(uintptr_t)req, len, HW_ACCESS_LOCAL_WRITE, &kin) != HW_OK)
+		kin = 0;
+	if (sv.up && has_in &&
+	    hw_mkey_reg(sv.pd, rep, (uint64_t)(uintptr_t)rep, cap, HW_ACCESS_LOCAL_WRITE, &kout) != HW_OK)
+		kout = 0;
+	while (at < len) {
+		const uint8_t *r = req + at;
+		uint64_t plen = fab_get_le(r + 56, 8);
+		bool out, atomic;
+
+		(void)sv_op_known(r[7], &out, &atomic);
+		if (out)
+			rat += sv_run(r, (uint8_t *)(uintptr_t)(r + FAB_XM_REQ_SIZE), kin, rep + rat);
+		else
+			rat += sv_run(r, rep + rat + FAB_XM_REP_SIZE, kout, rep + rat);
+		at += FAB_XM_REQ_SIZE + (out ? plen : 0);
+	}
+	if (kin != 0)
+		hw_mkey_dereg(kin);
+	if (kout != 0)
+		hw_mkey_dereg(kout);
+	*rlen = rat;
 	return FAB_UCX_ST_OK;
 }
 

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base_log.h"
 #include "hw_dct.h"
 #include "hw_eng_thread.h"
 #include "hw_machine.h"
@@ -1189,30 +1190,38 @@ static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
 /*
  * ---- an RC QP of another machine's peer: requests in flight ----
  *
- * Up to ENG_XM_WINDOW WQEs are sent before the first is answered; each is
- * completed in order when its answer is there. The target runs them in the
- * order of their sequence numbers and discards every one after a request it
- * could not do (an RNR NAK or an error), as an IB responder drops what
- * follows a NAK; the requester then waits out the RNR timer and sends again
- * from that WQE (go-back-N), or completes it in error and flushes the rest.
+ * Consecutive WQEs go together, up to HW_XM_BATCH of them and
+ * ENG_XM_CALL_BYTES of data, as one call of the transport (what a WQE posted
+ * meanwhile finds: nothing waits to fill a call), and up to ENG_XM_WINDOW
+ * calls are in flight before the first is answered; each WQE is completed
+ * in order when its answer is there. The target runs them in the order of
+ * their sequence numbers and discards every one after a request it could
+ * not do (an RNR NAK or an error), as an IB responder drops what follows a
+ * NAK; the requester then waits out the RNR timer and sends again from that
+ * WQE (go-back-N), or completes it in error and flushes the rest.
  */
-#define ENG_XM_WINDOW 16
+#define ENG_XM_WINDOW 4
+#define ENG_XM_CALL_BYTES (64u << 10)
+#define ENG_XM_GAP_RETRIES 7
 
 struct eng_xm_slot {
 	void *h;		/* the transport's handle; NULL once res is known */
-	struct hw_xm_res res;
-	uint8_t *buf, *rbuf;	/* request (headroom + payload) and answer (headroom + data) */
-	uint32_t nbb;
-	uint32_t seq;
+	uint8_t *buf, *rbuf;	/* requests (headroom + payload each) and answers (rep_headroom + data each) */
+	uint32_t n;		/* WQEs the call carries */
+	uint32_t done;		/* of them, completed */
+	uint32_t seq;		/* the first one's sequence number */
+	struct hw_xm_res res[HW_XM_BATCH];
+	const uint8_t *data[HW_XM_BATCH];
 };
 
 struct hw_xm_flight {
 	uint32_t issued;	/* SQ counter up to which WQEs were sent */
-	uint32_t head, n;	/* the slots in flight, oldest first */
+	uint32_t head, n;	/* the calls in flight, oldest first */
 	uint32_t next_seq;
 	uint32_t epoch;
 	uint32_t resend_seq;	/* after a rewind: the sequence the oldest WQE is sent again with */
 	bool rewind;		/* the oldest was not done: the rest are reaped, not completed */
+	uint32_t gaps;		/* resends for a gap in the order since the last WQE done */
 	struct eng_xm_slot s[ENG_XM_WINDOW];
 };
 
@@ -1228,10 +1237,10 @@ struct hw_xm_flight *hw_eng_xm_new(void)
 	return f;
 }
 
-/* Answered (or known): true once the oldest slot's res is there. */
+/* Answered (or known): true once the oldest call's res are there. */
 static bool eng_xm_answered(const struct hw_xm_ops *ops, struct eng_xm_slot *sl)
 {
-	if (sl->h != NULL && ops->test(sl->h, &sl->res))
+	if (sl->h != NULL && ops->test(sl->h, sl->res, sl->data))
 		sl->h = NULL;
 	return sl->h == NULL;
 }
@@ -1242,7 +1251,7 @@ static void eng_xm_pop(struct hw_xm_flight *f)
 
 	free(sl->buf);
 	free(sl->rbuf);
-	*sl = (struct eng_xm_slot){ 0 };
+	memset(sl, 0, sizeof(*sl));
 	f->head = (f->head + 1) % ENG_XM_WINDOW;
 	__atomic_store_n(&f->n, f->n - 1, __ATOMIC_RELAXED);
 }
@@ -1281,8 +1290,8 @@ void hw_eng_xm_free(struct hw_xm_flight *f)
 	free(f);
 }
 
-/* A READ's or atomic's answer into the WQE's local list, read again from the ring (the WQE is at sq_ci). */
-static uint8_t eng_xm_scatter(struct hw_qp *qp, uint32_t avail, const struct eng_xm_slot *sl, uint32_t headroom)
+/* A READ's or atomic's answer (data; NULL: none came) into the WQE's local list, read again from the ring (the WQE is at sq_ci). */
+static uint8_t eng_xm_scatter(struct hw_qp *qp, uint32_t avail, const uint8_t *data)
 {
 	struct hw_xm_req q = { 0 };
 	struct eng_list loc, lin;
@@ -1296,10 +1305,13 @@ static uint8_t eng_xm_scatter(struct hw_qp *qp, uint32_t avail, const struct eng
 		return 0;
 	if (eng_seg_list(qp, &w, off, access, false, &loc) != 0)
 		return HW_CQE_SYNDROME_LOCAL_PROT_ERR; /* a key withdrawn meanwhile */
+	if (loc.total == 0)
+		return 0;
+	if (data == NULL)
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	eng_list_init(&lin);
-	eng_add(&lin, sl->rbuf + headroom, (uint32_t)loc.total);
-	if (loc.total != 0)
-		eng_copy(&loc, &lin);
+	eng_add(&lin, (uint8_t *)(uintptr_t)data, (uint32_t)loc.total);
+	eng_copy(&loc, &lin);
 	return 0;
 }
 
@@ -1316,12 +1328,13 @@ static void eng_xm_complete(struct hw_qp *qp, uint32_t avail, struct eng_res res
 	__atomic_store_n(&qp->sq_ci, (qp->sq_ci + (nbb != 0 ? nbb : avail)) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 }
 
-/* Reaps the oldest answered request; false when it is not answered yet (or nothing is in flight). */
+/* Reaps the oldest WQE whose call was answered; false when it is not answered yet (or nothing is in flight). */
 static bool eng_xm_reap(struct hw_qp *qp, struct hw_xm_flight *f, const struct hw_xm_ops *ops, uint64_t now_ns)
 {
 	struct eng_xm_slot *sl = &f->s[f->head];
 	uint32_t avail = (__atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE) - qp->sq_ci) & HW_QP_COUNTER_MASK;
 	bool waiting = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE;
+	const struct hw_xm_res *r;
 	struct eng_res res;
 
 	if (f->n == 0 || !eng_xm_answered(ops, sl))
@@ -1330,75 +1343,190 @@ static bool eng_xm_reap(struct hw_qp *qp, struct hw_xm_flight *f, const struct h
 		eng_xm_pop(f);
 		return true;
 	}
-	if (sl->res.rnr || sl->res.discarded) {
-		qp->dc_rnr_timer = sl->res.rnr_timer;
-		if (!sl->res.discarded && eng_rnr_wait(qp, eng_now(now_ns), waiting)) {
-			f->rewind = true;
-			f->resend_seq = sl->seq;
+	r = &sl->res[sl->done];
+	if (r->rnr || r->discarded) {
+		qp->dc_rnr_timer = r->rnr_timer;
+		/*
+		 * Discarded though all before it were done: it reached the target
+		 * ahead of an earlier call (a large one the transport delivers
+		 * later), as a packet out of sequence; sent again, a bounded
+		 * number of times in a row, as IB's requester does on a NAK.
+		 */
+		if ((r->discarded && f->gaps++ < ENG_XM_GAP_RETRIES) ||
+		    (!r->discarded && eng_rnr_wait(qp, eng_now(now_ns), waiting))) {
+			if (r->discarded)
+				BASE_DBG("qp 0x%x: request %u arrived out of order at the target; sent again", qp->qpn,
+					 sl->seq + sl->done);
+			f->rewind = true; /* the rest of this call was discarded as well */
+			f->resend_seq = sl->seq + sl->done;
 			eng_xm_pop(f);
 			return true;
 		}
-		res = eng_fail(sl->res.discarded ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
-						 : HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+		res = eng_fail(r->discarded ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR : HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
 	} else {
-		res = (struct eng_res){ .synd = sl->res.synd, .byte_cnt = sl->res.synd == 0 ? sl->res.byte_cnt : 0 };
+		f->gaps = 0;
+		res = (struct eng_res){ .synd = r->synd, .byte_cnt = r->synd == 0 ? r->byte_cnt : 0 };
 		if (res.synd == 0)
-			res.synd = eng_xm_scatter(qp, avail, sl, (uint32_t)ops->headroom);
+			res.synd = eng_xm_scatter(qp, avail, sl->data[sl->done]);
 	}
 	if (waiting)
 		__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
 	eng_xm_complete(qp, avail, res);
 	if (res.synd != 0)
 		f->rewind = true; /* the rest are reaped; the ERR state flushes their WQEs */
-	eng_xm_pop(f);
+	if (++sl->done == sl->n || f->rewind)
+		eng_xm_pop(f);
 	return true;
 }
 
-/* Sends the WQE at f->issued; false when it must wait (window, order, a local WQE behind requests). */
+/*
+ * The WQE at ci as a request of a call (q; *nbb its blocks). False when it
+ * goes no call in flight: local work, a malformed WQE or one longer than a
+ * call, run the synchronous way. *synd: a local fault found already (the
+ * WQE then completes in error in its turn, sent nowhere).
+ */
+static bool eng_xm_req_at(struct hw_qp *qp, const struct hw_xm_flight *f, const struct hw_xm_ops *ops, uint32_t ci,
+			  uint32_t avail, struct hw_xm_req *q, uint32_t *nbb, uint8_t *synd)
+{
+	uint32_t off, access;
+	struct eng_list loc;
+	struct eng_wqe w;
+	bool out;
+
+	*q = (struct hw_xm_req){ .machine = qp->xm_machine, .dest = qp->xm_dest, .src_qpn = qp->qpn,
+				 .src_lid = qp->lid, .qp_type = HW_QPT_RC, .epoch = f->epoch };
+	*nbb = eng_load_at(qp, ci, avail, &w);
+	if (*nbb == 0 || !eng_xm_shape(&w, q, &off, &access, &out))
+		return false;
+	*synd = eng_seg_list(qp, &w, off, access, out, &loc);
+	if (*synd == 0 && !out && w.opcode != HW_WQE_RDMA_READ && (loc.n != 1 || loc.total != ENG_ATOMIC_LEN))
+		*synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (*synd == 0 && loc.total > ops->async_max)
+		return false;
+	q->opcode = w.opcode;
+	q->fm_ce_se = w.fm_ce_se;
+	q->imm = w.imm;
+	q->len = *synd == 0 ? loc.total : 0;
+	return true;
+}
+
+/* Copies the payload of the n requests from ci on into buf behind each one's headroom; how many it could. */
+static uint32_t eng_xm_gather(struct hw_qp *qp, uint32_t ci, const uint32_t *nbb, uint32_t n, uint8_t *buf,
+			      size_t headroom)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; ci = (ci + nbb[i]) & HW_QP_COUNTER_MASK, i++) {
+		struct hw_xm_req q;
+		struct eng_list loc, lin;
+		uint32_t off, access;
+		struct eng_wqe w;
+		bool out;
+
+		(void)eng_load_at(qp, ci, nbb[i], &w);
+		(void)eng_xm_shape(&w, &q, &off, &access, &out);
+		buf += headroom;
+		if (!out)
+			continue;
+		if (eng_seg_list(qp, &w, off, access, out, &loc) != 0)
+			break; /* a key withdrawn since it was looked at: the call ends before it */
+		eng_list_init(&lin);
+		eng_add(&lin, buf, (uint32_t)loc.total);
+		if (loc.total != 0)
+			eng_copy(&lin, &loc);
+		buf += loc.total;
+	}
+	return i;
+}
+
+/*
+ * Gathers the requests from f->issued into q (at most HW_XM_BATCH, and
+ * ENG_XM_CALL_BYTES of data, ops->call_max bytes to send); how many. *synd
+ * as eng_xm_req_at; *more: the call could take more WQEs than are posted.
+ */
+static uint32_t eng_xm_collect(struct hw_qp *qp, struct hw_xm_flight *f, const struct hw_xm_ops *ops, uint32_t pi,
+			       struct hw_xm_req *q, uint32_t *nbb, uint8_t *synd, bool *more)
+{
+	uint32_t n = 0, at = f->issued;
+	uint64_t bytes = 0, out = 0;
+
+	*synd = 0;
+	*more = false;
+	while (n < HW_XM_BATCH) {
+		uint32_t avail = (pi - at) & HW_QP_COUNTER_MASK;
+		uint64_t sent;
+		uint8_t s = 0;
+
+		if (avail == 0) {
+			*more = true;
+			break;
+		}
+		if (!eng_xm_req_at(qp, f, ops, at, avail, &q[n], &nbb[n], &s))
+			break;
+		sent = ops->headroom + (hw_xm_op_out(q[n].opcode) ? q[n].len : 0);
+		if (s != 0 || (n != 0 && (bytes + q[n].len > ENG_XM_CALL_BYTES || out + sent > ops->call_max))) {
+			if (n == 0) { /* a faulty WQE is a call of its own, answered at once */
+				*synd = s;
+				n = 1;
+			}
+			break;
+		}
+		q[n].seq = f->next_seq + n;
+		bytes += q[n].len;
+		out += sent;
+		at = (at + nbb[n]) & HW_QP_COUNTER_MASK;
+		n++;
+	}
+	return n;
+}
+
+/* Sends the WQEs from f->issued as one call; false when it must wait (window, order, a local WQE behind requests). */
 static bool eng_xm_issue(struct hw_qp *qp, struct hw_xm_flight *f, const struct hw_xm_ops *ops, uint32_t pi)
 {
 	struct eng_xm_slot *sl = &f->s[(f->head + f->n) % ENG_XM_WINDOW];
-	struct hw_xm_req q = { .machine = qp->xm_machine, .dest = qp->xm_dest, .src_qpn = qp->qpn, .src_lid = qp->lid,
-			       .qp_type = HW_QPT_RC, .epoch = f->epoch };
-	uint32_t avail = (pi - f->issued) & HW_QP_COUNTER_MASK, off, access, nbb;
-	struct eng_list loc, lin;
-	struct eng_wqe w;
+	struct hw_xm_req q[HW_XM_BATCH];
+	uint32_t nbb[HW_XM_BATCH], n, blocks = 0;
+	size_t blen = 0, rlen = 0;
 	uint8_t synd;
-	bool out;
+	bool more;
 
-	if (f->n == ENG_XM_WINDOW || avail == 0 || f->rewind || hw_qp_state_of(qp) == HW_QP_ERR)
+	if (f->n == ENG_XM_WINDOW || f->rewind || hw_qp_state_of(qp) == HW_QP_ERR)
 		return false;
-	nbb = eng_load_at(qp, f->issued, avail, &w);
-	if (nbb == 0 || !eng_xm_shape(&w, &q, &off, &access, &out))
-		return false; /* local work or a malformed WQE: run in order once nothing is in flight */
-	synd = eng_seg_list(qp, &w, off, access, out, &loc);
-	if (synd == 0 && !out && w.opcode != HW_WQE_RDMA_READ && (loc.n != 1 || loc.total != ENG_ATOMIC_LEN))
-		synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-	if (synd == 0 && loc.total > ops->async_max)
-		return false; /* longer than one call: sent alone, in parts */
-	q.opcode = w.opcode;
-	q.fm_ce_se = w.fm_ce_se;
-	q.imm = w.imm;
-	q.len = loc.total;
-	q.seq = f->next_seq;
-	*sl = (struct eng_xm_slot){ .nbb = nbb, .seq = f->next_seq };
+	n = eng_xm_collect(qp, f, ops, pi, q, nbb, &synd, &more);
+	/*
+	 * A call goes at once when none is in flight; behind one, only full:
+	 * the WQEs posted meanwhile gather into the next call, so the
+	 * transport's cost per call is shared the more the busier the QP.
+	 */
+	if (n == 0 || (more && f->n != 0))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		bool out = hw_xm_op_out(q[i].opcode);
+
+		blen += ops->headroom + (out ? q[i].len : 0);
+		rlen += ops->rep_headroom + (out ? 0 : q[i].len);
+	}
+	memset(sl, 0, sizeof(*sl));
+	sl->seq = f->next_seq;
 	if (synd == 0) {
-		sl->buf = malloc(ops->headroom + (out ? loc.total : 0) + 1);
-		sl->rbuf = out ? NULL : malloc(ops->headroom + loc.total + 1);
-		if (sl->buf == NULL || (!out && sl->rbuf == NULL))
+		sl->buf = malloc(blen);
+		sl->rbuf = malloc(rlen);
+		if (sl->buf == NULL || sl->rbuf == NULL)
 			synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	}
-	if (synd == 0 && out && loc.total != 0) {
-		eng_list_init(&lin);
-		eng_add(&lin, sl->buf + ops->headroom, (uint32_t)loc.total);
-		eng_copy(&lin, &loc);
-	}
+	if (synd == 0 && (n = eng_xm_gather(qp, f->issued, nbb, n, sl->buf, ops->headroom)) == 0)
+		synd = HW_CQE_SYNDROME_LOCAL_PROT_ERR;
+	if (synd != 0)
+		n = 1;
+	sl->n = n;
 	if (synd == 0)
-		sl->h = ops->start(&q, sl->buf, out ? NULL : sl->rbuf + ops->headroom, &sl->res);
+		sl->h = ops->start(q, n, sl->buf, sl->rbuf, sl->res);
 	else
-		sl->res = (struct hw_xm_res){ .synd = synd }; /* completes in its turn */
-	f->next_seq++;
-	f->issued = (f->issued + nbb) & HW_QP_COUNTER_MASK;
+		sl->res[0] = (struct hw_xm_res){ .synd = synd }; /* completes in its turn */
+	for (uint32_t i = 0; i < n; i++)
+		blocks += nbb[i];
+	f->next_seq += n;
+	f->issued = (f->issued + blocks) & HW_QP_COUNTER_MASK;
 	__atomic_store_n(&f->n, f->n + 1, __ATOMIC_RELAXED);
 	return true;
 }
@@ -1464,7 +1592,7 @@ static bool eng_progress_xm_run(struct hw_qp *qp, struct hw_xm_flight *f, uint64
 			moved = true;
 		if (f->n == 0)
 			return f->issued != pi ? false : true; /* something to run the synchronous way, or all done */
-		if (!moved && f->n < ENG_XM_WINDOW && f->issued == pi)
+		if (!moved)
 			return true; /* all sent; the answers are reaped by the next drive */
 	}
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hw_prm.h"
 #include "hw_qp.h"
 
 #define HW_XM_AV_BYTES 48 /* a DC WQE's datagram segment */
@@ -48,8 +49,19 @@ struct hw_xm_res {
 	bool discarded;	   /* not run: an earlier request of the same order was not done (RNR, error) */
 };
 
+/* Requests of one QP that one call of the transport carries at most, back to back. */
+#define HW_XM_BATCH 16
+
+/* Whether a request of opcode carries payload (SEND, WRITE) rather than asking for data (READ, atomics). */
+static inline bool hw_xm_op_out(uint8_t opcode)
+{
+	return opcode == HW_WQE_SEND || opcode == HW_WQE_SEND_IMM || opcode == HW_WQE_SEND_INVAL ||
+	       opcode == HW_WQE_RDMA_WRITE || opcode == HW_WQE_RDMA_WRITE_IMM;
+}
+
 struct hw_xm_ops {
-	size_t headroom; /* bytes the transport wants ahead of the payload (its header) */
+	size_t headroom;     /* bytes the transport wants ahead of each request's payload (its header) */
+	size_t rep_headroom; /* bytes ahead of each answer's data */
 	/*
 	 * Runs req on its machine and waits for the outcome. buf holds headroom
 	 * bytes for the transport, then the payload of a SEND or WRITE; rdata
@@ -59,16 +71,23 @@ struct hw_xm_ops {
 	 */
 	void (*exec)(const struct hw_xm_req *req, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res);
 	/*
-	 * The same without waiting, for requests up to async_max bytes, so an
-	 * RC QP keeps several in flight: start returns a handle (NULL: failed
-	 * at once, *res says how), test says whether it was answered (1, *res
-	 * set, the handle gone) or not yet (0). buf and rdata stay the
-	 * caller's until then. The target runs a QP's sequenced requests in
-	 * order and discards those after one it could not do.
+	 * The same without waiting, for 1..HW_XM_BATCH consecutive requests of
+	 * an RC QP of up to async_max bytes each, sent together (buf up to
+	 * call_max bytes), so a QP keeps
+	 * several in flight: buf holds, for each request in turn, headroom
+	 * bytes and then its payload (SEND, WRITE); rbuf has room, for each in
+	 * turn, for rep_headroom bytes and then its data (READ, atomic). start
+	 * returns a handle (NULL: failed at once, res[0..n) say how); test says
+	 * whether the requests were answered (1: res[0..n) set, data[i] where
+	 * request i's data landed in rbuf or NULL, the handle gone) or not yet
+	 * (0). buf and rbuf stay the caller's until then. The target runs a
+	 * QP's sequenced requests in order and discards those after one it
+	 * could not do.
 	 */
 	uint64_t async_max;
-	void *(*start)(const struct hw_xm_req *req, uint8_t *buf, uint8_t *rdata, struct hw_xm_res *res);
-	int (*test)(void *h, struct hw_xm_res *res);
+	uint64_t call_max; /* the most bytes of buf one such call may take */
+	void *(*start)(const struct hw_xm_req *reqs, uint32_t n, uint8_t *buf, uint8_t *rbuf, struct hw_xm_res *res);
+	int (*test)(void *h, struct hw_xm_res *res, const uint8_t **data);
 };
 
 void hw_xm_set_ops(const struct hw_xm_ops *ops);
