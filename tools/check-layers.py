@@ -4,14 +4,14 @@
 Usage: check-layers.py <build-dir>
 
 For each layer library (base, hw, fabric, and the API families doca and
-verbs, side by side above fabric) it takes the exact compiler
+verbs and flexio, side by side above fabric) it takes the exact compiler
 command the build uses for one of the layer's own sources (from
 compile_commands.json) and compiles small probe files with it instead:
 
 - a probe including a header of the layer itself or of a layer below must
   compile (so a failure below is not a broken probe);
-- a probe including a header of a layer above or beside it (doca and verbs
-  do not see each other), or a public header in hw and fabric, must fail,
+- a probe including a header of a layer above or beside it (doca, verbs and
+  flexio do not see each other), or a public header in hw and fabric, must fail,
   and fail because the header is not found.
 
 It also refuses quoted includes with a directory part in the layer sources
@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["base", "hw", "fabric", "doca", "verbs"]
+LAYERS = ["base", "hw", "fabric", "doca", "verbs", "flexio"]
 # What each layer may include, itself among them.
 SEES = {
     "base": {"base"},
@@ -35,6 +35,7 @@ SEES = {
     "fabric": {"base", "hw", "fabric"},
     "doca": {"base", "hw", "fabric", "doca"},
     "verbs": {"base", "hw", "fabric", "verbs"},
+    "flexio": {"base", "hw", "fabric", "flexio"},
 }
 # One header of each layer; "public" is the vendor API (include/).
 HEADER = {
@@ -43,10 +44,11 @@ HEADER = {
     "fabric": "fab_desc.h",
     "doca": "dc_log.h",
     "verbs": "vb_int.h",
+    "flexio": "fx_int.h",
     "public": "doca_types.h",
 }
-SEES_PUBLIC = {"doca", "verbs"}
-SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs"}
+SEES_PUBLIC = {"doca", "verbs", "flexio"}
+SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs", "flexio": "src/flexio"}
 DROP_WITH_ARG = {"-o", "-MQ", "-MF", "-MT", "-c"}
 DROP_ALONE = {"-MD", "-MMD"}
 

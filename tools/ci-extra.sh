@@ -73,6 +73,9 @@ exports_only_vendor_api() {
 			sed 's/@.*//' | sort -u | grep -v -x -F -f <(sed 's/@.*//' "src/verbs/$lib.syms") || true)
 		[ -z "$bad" ] || { echo "$lib: exports not in rdma-core's: $bad"; return 1; }
 	done
+	bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libflexio.so" | awk '{print $3}' |
+		grep -v -E '^flexio_' || true)
+	[ -z "$bad" ] || { echo "libflexio.so: non-vendor exports: $bad"; return 1; }
 	# The private device library: the layer prefixes only, all under its private node.
 	lib=$work/root$prefix/lib/$multiarch/libsoftdpu.so.0
 	bad=$(versioned_exports "$lib" | grep -v -E '^(base|hw|fab)_[A-Za-z0-9_]*@@SOFTDPU_PRIVATE_0$' |
@@ -156,7 +159,7 @@ check "vendor layout (include/, lib/$multiarch/pkgconfig/doca.pc, applications/V
 check "external program builds with pkg-config doca" external_build
 check "external program runs" external_run
 check "a program relying on the DOCA headers' standard includes builds with pkg-config doca" transitive_includes_build
-check "shared libraries export only the vendor API (DOCA; rdma-core's names for the verbs libraries)" exports_only_vendor_api
+check "shared libraries export only the vendor API (DOCA, FlexIO; rdma-core's names for the verbs libraries)" exports_only_vendor_api
 check "libibverbs.so.1/libmlx5.so.1: every rdma-core v44 export, name@version and default-ness, nothing more" verbs_exports_match
 check "a verbs program builds with pkg-config libibverbs libmlx5 and runs" verbs_external_build
 check "Debian's ibv_devinfo -v and ibv_devices run unchanged on the installed libraries" verbs_devinfo

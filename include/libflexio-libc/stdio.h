@@ -1,0 +1,16 @@
+/*
+ * softdpu — the FlexIO device libc's <stdio.h> (libflexio-libc).
+ *
+ * On the DPA this is a small libc: formatting into buffers (sprintf,
+ * snprintf, vsprintf, vsnprintf) and printf. softdpu builds device code with
+ * the host compiler and runs it on the host, so the host C library provides
+ * these with its own prototypes: this header only brings in the system
+ * <stdio.h>, and including both never clashes. It also works when device code
+ * is built with this directory on the include path (then #include <stdio.h>
+ * lands here), hence #include_next rather than #include.
+ * No include guard: a second pass only repeats the (guarded) system
+ * include, and a guard would hide the system header if this file is met
+ * again further down the include path.
+ */
+#pragma GCC system_header /* #include_next is a GNU extension: no -Wpedantic note for it */
+#include_next <stdio.h>

@@ -1,0 +1,297 @@
+/*
+ * fx_hart — host threads that run device code, and what they catch.
+ *
+ * A hart enters the image through the device runtime's call entry inside a
+ * sigsetjmp frame. A fault while device code runs (SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGABRT: the signal handlers are the library's, installed once,
+ * on an alternate stack so a blown device stack is caught too) jumps back
+ * there and becomes the process's error state; a fault anywhere else goes
+ * to the handler that was installed before, as if we were not there.
+ * flexio_dev_finish / reschedule / a fatal device error jump back the same
+ * way, by the device runtime's ops. Process destroy stops a hart that never
+ * leaves device code with a signal of its own (FX_STOP_SIG) that jumps out.
+ * Jumping out of device code interrupted asynchronously is what the card
+ * does to a DPA thread too; device code holding a host lock (malloc's,
+ * stdio's) at that moment would leave it held: device code should not.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fx_int.h"
+
+#define FX_STOP_SIG (SIGRTMIN + 7)
+#define FX_JMP_FINISH 1000
+#define FX_JMP_RESCHED 1001
+#define FX_JMP_FATAL 1002
+#define FX_JMP_STOP 1003
+#define FX_ALTSTACK (64u << 10)
+
+static const int fx_fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static struct sigaction fx_prev[sizeof(fx_fault_sigs) / sizeof(fx_fault_sigs[0])];
+static pthread_once_t fx_sig_once = PTHREAD_ONCE_INIT;
+static __thread struct fx_hart *fx_cur;
+static __thread uint64_t fx_fatal_code;
+static __thread uintptr_t fx_fault_addr;
+
+/* A signal not of device code: what the program had before us decides. */
+static void fx_chain(int sig, siginfo_t *si, void *uc)
+{
+	for (size_t i = 0; i < sizeof(fx_fault_sigs) / sizeof(fx_fault_sigs[0]); i++) {
+		const struct sigaction *o = &fx_prev[i];
+
+		if (fx_fault_sigs[i] != sig)
+			continue;
+		if ((o->sa_flags & SA_SIGINFO) && o->sa_sigaction != NULL) {
+			o->sa_sigaction(sig, si, uc);
+		} else if (o->sa_handler == SIG_DFL) {
+			/* Default action: re-raised as the program would have died without us. */
+			signal(sig, SIG_DFL);
+			raise(sig);
+		} else if (o->sa_handler != SIG_IGN) {
+			o->sa_handler(sig);
+		}
+		return;
+	}
+}
+
+static void fx_on_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct fx_hart *h = fx_cur;
+
+	if (h != NULL && h->in_device) {
+		h->in_device = 0;
+		fx_fault_addr = (uintptr_t)si->si_addr;
+		siglongjmp(h->jb, sig);
+	}
+	fx_chain(sig, si, uc);
+}
+
+static void fx_on_stop(int sig, siginfo_t *si, void *uc)
+{
+	struct fx_hart *h = fx_cur;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	if (h != NULL && h->in_device && h->stop) {
+		h->in_device = 0;
+		siglongjmp(h->jb, FX_JMP_STOP);
+	}
+}
+
+static void fx_sig_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sa.sa_sigaction = fx_on_fault;
+	for (size_t i = 0; i < sizeof(fx_fault_sigs) / sizeof(fx_fault_sigs[0]); i++)
+		sigaction(fx_fault_sigs[i], &sa, &fx_prev[i]);
+	sa.sa_sigaction = fx_on_stop;
+	sigaction(FX_STOP_SIG, &sa, NULL);
+}
+
+void fx_hart_finish(void *host_thread)
+{
+	struct fx_hart *h = host_thread;
+
+	h->in_device = 0;
+	siglongjmp(h->jb, FX_JMP_FINISH);
+}
+
+void fx_hart_reschedule(void *host_thread)
+{
+	struct fx_hart *h = host_thread;
+
+	h->in_device = 0;
+	siglongjmp(h->jb, FX_JMP_RESCHED);
+}
+
+void fx_hart_fatal(void *host_thread, uint64_t code)
+{
+	struct fx_hart *h = host_thread;
+
+	h->in_device = 0;
+	fx_fatal_code = code;
+	siglongjmp(h->jb, FX_JMP_FATAL);
+}
+
+/* Runs h->frame in device code; the outcome of the call. */
+static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, const char *fname)
+{
+	struct flexio_process *p = h->proc;
+	int r = sigsetjmp(h->jb, 1);
+
+	if (r == 0) {
+		h->in_device = 1;
+		p->call(f);
+		h->in_device = 0;
+		return FLEXIO_STATUS_SUCCESS;
+	}
+	switch (r) {
+	case FX_JMP_FINISH:
+	case FX_JMP_RESCHED:
+		return FLEXIO_STATUS_SUCCESS;
+	case FX_JMP_STOP:
+		return FLEXIO_STATUS_FAILED;
+	case FX_JMP_FATAL:
+		fx_err_set(p, FX_ERR_FATAL, 0, fx_fatal_code, 0, fname);
+		return FLEXIO_STATUS_FATAL_ERR;
+	default:
+		fx_err_set(p, FX_ERR_SIGNAL, r, 0, fx_fault_addr, fname);
+		return FLEXIO_STATUS_FATAL_ERR;
+	}
+}
+
+static void *fx_hart_main(void *arg)
+{
+	struct fx_hart *h = arg;
+	stack_t ss = { .ss_sp = h->altstack, .ss_size = FX_ALTSTACK };
+
+	fx_cur = h;
+	sigaltstack(&ss, NULL);
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		struct fx_dev_frame f;
+		const char *fname;
+		flexio_status st;
+
+		while (!h->posted && !h->stop)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->stop)
+			break;
+		h->posted = false;
+		h->busy = true;
+		f = h->frame;
+		fname = h->fname;
+		pthread_mutex_unlock(&h->mu);
+		st = fx_hart_enter(h, &f, fname);
+		pthread_mutex_lock(&h->mu);
+		h->frame.ret = f.ret;
+		h->st = st;
+		h->busy = false;
+		h->done = true;
+		pthread_cond_broadcast(&h->cv);
+	}
+	pthread_mutex_unlock(&h->mu);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	fx_cur = NULL;
+	return NULL;
+}
+
+struct fx_hart *fx_hart_new(struct flexio_process *proc)
+{
+	struct fx_hart *h = calloc(1, sizeof(*h));
+	pthread_condattr_t ca;
+
+	if (h == NULL)
+		return NULL;
+	pthread_once(&fx_sig_once, fx_sig_install);
+	h->proc = proc;
+	h->altstack = malloc(FX_ALTSTACK);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&h->mu, NULL);
+	if (h->altstack == NULL || pthread_create(&h->tid, NULL, fx_hart_main, h) != 0) {
+		pthread_cond_destroy(&h->cv);
+		pthread_mutex_destroy(&h->mu);
+		free(h->altstack);
+		free(h);
+		return NULL;
+	}
+	h->started = true;
+	return h;
+}
+
+static struct timespec fx_deadline(unsigned ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, const void *args, size_t len,
+			  const char *fname, unsigned timeout_ms, uint64_t *ret)
+{
+	struct timespec dl = fx_deadline(timeout_ms);
+	flexio_status st;
+	int rc = 0;
+
+	pthread_mutex_lock(&h->mu);
+	/* One call at a time: a hart still in an earlier call (one that timed out) is waited for. */
+	while ((h->busy || h->posted) && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&h->cv, &h->mu, &dl);
+	if (h->busy || h->posted) {
+		pthread_mutex_unlock(&h->mu);
+		return FLEXIO_STATUS_TIMEOUT;
+	}
+	if (len > h->argcap) {
+		uint8_t *nb = realloc(h->argbuf, len);
+
+		if (nb == NULL) {
+			pthread_mutex_unlock(&h->mu);
+			return FLEXIO_STATUS_FAILED;
+		}
+		h->argbuf = nb;
+		h->argcap = len;
+	}
+	if (len != 0)
+		memcpy(h->argbuf, args, len);
+	h->frame = *frame;
+	h->frame.argbuf = h->argbuf;
+	h->frame.host_thread = h;
+	h->frame.ctx = h->ctx;
+	h->fname = fname;
+	h->posted = true;
+	h->done = false;
+	pthread_cond_broadcast(&h->cv);
+	while (!h->done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&h->cv, &h->mu, &dl);
+	if (!h->done) {
+		pthread_mutex_unlock(&h->mu);
+		BASE_ERR("device function %s did not return within %u ms", fname, timeout_ms);
+		return FLEXIO_STATUS_TIMEOUT;
+	}
+	st = h->st;
+	if (ret != NULL)
+		*ret = h->frame.ret;
+	h->done = false;
+	pthread_mutex_unlock(&h->mu);
+	return st;
+}
+
+void fx_hart_destroy(struct fx_hart *h)
+{
+	if (h == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->stop = 1;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	/* Device code that never returns (a polling loop) is made to leave. */
+	for (int i = 0; h->started && pthread_tryjoin_np(h->tid, NULL) == EBUSY; i++) {
+		if (h->in_device)
+			pthread_kill(h->tid, FX_STOP_SIG);
+		usleep(i < 10 ? 100 : 2000);
+	}
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+	free(h->altstack);
+	free(h->argbuf);
+	free(h);
+}

@@ -1,0 +1,160 @@
+/*
+ * fx_int — the FlexIO host runtime's objects (libflexio.so).
+ *
+ * An app is a registered device image and its functions; a process is one
+ * loaded copy of an app's image (its own globals, heap, harts, print channel
+ * and error state). Device code runs on harts: host threads that enter the
+ * image through the device runtime (fx_dev_abi.h) and catch what it does
+ * wrong, so a crash or a fatal error in device code becomes the process's
+ * error state and the host program goes on.
+ */
+#ifndef FX_INT_H_
+#define FX_INT_H_
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libflexio/flexio.h>
+
+#include "base_log.h"
+#include "fx_dev_abi.h"
+
+struct fx_func {
+	struct fx_func *next;
+	flexio_func_t *stub; /* the host stub: how the program names the function */
+	char name[FLEXIO_MAX_NAME_LEN + 1];
+	char unpack_name[FLEXIO_MAX_NAME_LEN + 1];
+	size_t argbuf_size;
+	flexio_func_arg_pack_fn_t *pack;
+	bool pup; /* registered with pack/unpack */
+};
+
+struct flexio_app {
+	struct flexio_app *next;
+	char name[FLEXIO_MAX_NAME_LEN + 1];
+	void *elf;
+	size_t elf_size;
+	struct fx_func *funcs;
+	uint32_t users; /* processes made from it */
+};
+
+/* The device heap: an arena whose addresses device code dereferences as they are. */
+struct fx_block {
+	uint64_t off, len;
+	bool used;
+};
+
+struct fx_heap {
+	uint8_t *base;
+	uint64_t size;
+	struct fx_block *b; /* sorted by offset, covering the arena */
+	uint32_t n, cap;
+	uint64_t in_use;
+};
+
+/* One execution unit running device code for a process. */
+struct fx_hart {
+	struct flexio_process *proc;
+	pthread_t tid;
+	bool started;
+	sigjmp_buf jb;
+	volatile sig_atomic_t in_device; /* device code runs: a fault is the process's, not ours */
+	volatile sig_atomic_t stop;	 /* process destroy: leave device code at once */
+	void *altstack;
+	/* The one call it runs (RPC hart): posted, taken, done. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct fx_dev_frame frame;
+	const char *fname;
+	bool posted, busy, done;
+	flexio_status st;
+	uint8_t *argbuf; /* the call's packed arguments, the hart's own (a call that timed out still reads them) */
+	size_t argcap;
+	uint8_t ctx[FX_DEV_CTX_BYTES];
+};
+
+enum fx_err_kind { FX_ERR_NONE, FX_ERR_SIGNAL, FX_ERR_FATAL };
+
+struct fx_print {
+	uint8_t *ring;
+	uint64_t size; /* a power of two */
+	uint64_t head, tail;
+	uint64_t lost;
+	FILE *out;
+	bool async;
+	bool stop;
+	pthread_t thread;
+	bool thread_up;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	flexio_uintptr_t daddr;
+};
+
+struct flexio_process {
+	struct flexio_app *app;
+	struct ibv_context *ibv_ctx;
+	struct ibv_pd *pd;
+	bool own_pd;
+	int memfd;
+	void *dl;
+	fx_dev_call_fn call;
+	struct fx_dev_ops ops;
+	pthread_mutex_t lock; /* heap, print, error state */
+	struct fx_heap heap;
+	struct fx_hart *rpc;
+	struct fx_print *print;
+	char err_handler[FLEXIO_MAX_NAME_LEN + 1];
+	bool said_unsupported; /* a device call not supported yet was logged */
+	/* Error state: set by a hart, reported and reset by flexio_err_display. */
+	int err_fd;
+	enum fx_err_kind err_kind;
+	int err_sig;
+	uint64_t err_code;
+	uintptr_t err_addr;
+	char err_func[FLEXIO_MAX_NAME_LEN + 1];
+};
+
+/* fx_app.c */
+struct fx_func *fx_func_find(struct flexio_app *app, flexio_func_t *stub);
+void fx_app_get(struct flexio_app *app);
+void fx_app_put(struct flexio_app *app);
+
+/* fx_heap.c */
+int fx_heap_init(struct fx_heap *h, uint64_t size);
+void fx_heap_fini(struct fx_heap *h);
+flexio_uintptr_t fx_heap_alloc(struct fx_heap *h, uint64_t len);
+int fx_heap_free(struct fx_heap *h, flexio_uintptr_t daddr);
+/* Whether [daddr, daddr+len) lies in one allocated buffer. */
+bool fx_heap_owns(const struct fx_heap *h, flexio_uintptr_t daddr, uint64_t len);
+
+/* fx_hart.c */
+struct fx_hart *fx_hart_new(struct flexio_process *proc);
+/*
+ * Runs frame on hart h with a copy of args (len bytes) as its argument
+ * buffer, waiting up to timeout_ms; FLEXIO_STATUS_TIMEOUT leaves it running.
+ */
+flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, const void *args, size_t len,
+			  const char *fname, unsigned timeout_ms, uint64_t *ret);
+/* Stops h (out of device code at once if it is inside) and frees it. */
+void fx_hart_destroy(struct fx_hart *h);
+/* The ops device code's finish, reschedule and fatal errors go through. */
+void fx_hart_finish(void *host_thread) __attribute__((noreturn));
+void fx_hart_reschedule(void *host_thread) __attribute__((noreturn));
+void fx_hart_fatal(void *host_thread, uint64_t code) __attribute__((noreturn));
+
+/* fx_err.c */
+void fx_err_set(struct flexio_process *p, enum fx_err_kind kind, int sig, uint64_t code, uintptr_t addr,
+		const char *func);
+
+/* fx_print.c */
+size_t fx_print_put(void *proc, const char *buf, size_t len);
+void fx_print_fini(struct flexio_process *p);
+
+/* fx_log.c: where the library's messages go (base_log), and its settings. */
+unsigned fx_call_timeout_ms(void);
+uint64_t fx_heap_bytes(void);
+
+#endif /* FX_INT_H_ */

@@ -1,0 +1,87 @@
+/*
+ * Device code of the FlexIO runtime tests (test_flexio.c): RPCs that
+ * return what they were given, touch device memory, keep a device global,
+ * print, crash, report a fatal error, or never return.
+ */
+#include <libflexio-dev/flexio_dev.h>
+#include <libflexio-dev/flexio_dev_err.h>
+#include <stddef.h>
+#include <stdint.h>
+
+static uint64_t counter; /* a device global: one per process */
+
+__dpa_rpc__ uint64_t fxt_add(uint64_t a, uint64_t b)
+{
+	return a + b;
+}
+
+/* Every width and sign: a checksum the host computes the same way. */
+__dpa_rpc__ uint64_t fxt_widths(int8_t a, uint16_t b, int32_t c, uint64_t d, int16_t e, uint8_t f, void *p)
+{
+	return (uint64_t)(int64_t)a * 3 + (uint64_t)b * 5 + (uint64_t)(int64_t)c * 7 + d * 11 +
+	       (uint64_t)(int64_t)e * 13 + (uint64_t)f * 17 + (uint64_t)(uintptr_t)p;
+}
+
+__dpa_rpc__ uint64_t fxt_count(void)
+{
+	return ++counter;
+}
+
+/* The sum of len bytes at a device address. */
+__dpa_rpc__ uint64_t fxt_sum(flexio_uintptr_t daddr, uint32_t len)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)daddr;
+	uint64_t s = 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		s += p[i] * (i + 1u);
+	return s;
+}
+
+/* Writes len bytes of a pattern at a device address. */
+__dpa_rpc__ uint64_t fxt_fill(flexio_uintptr_t daddr, uint32_t len, uint8_t seed)
+{
+	uint8_t *p = (uint8_t *)(uintptr_t)daddr;
+
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7u);
+	return len;
+}
+
+__dpa_rpc__ uint64_t fxt_print(uint64_t v)
+{
+	struct flexio_dev_thread_ctx *ctx;
+
+	flexio_dev_get_thread_ctx(&ctx);
+	flexio_dev_print("device says %llu\n", (unsigned long long)v);
+	flexio_dev_puts(ctx, "and puts\n");
+	return v;
+}
+
+__dpa_rpc__ uint64_t fxt_crash(uint64_t how)
+{
+	volatile int *bad = (volatile int *)(uintptr_t)how;
+
+	return (uint64_t)*bad;
+}
+
+__dpa_rpc__ uint64_t fxt_fatal(uint64_t code)
+{
+	flexio_dev_error(code);
+	return 0;
+}
+
+__dpa_rpc__ uint64_t fxt_spin(uint64_t unused)
+{
+	volatile uint64_t n = unused;
+
+	for (;;)
+		n++;
+	return n;
+}
+
+/* Registered by name without pack/unpack (flexio_func_register): a plain RPC handler. */
+uint64_t fxt_raw(uint64_t arg)
+{
+	return arg + 1;
+}
