@@ -168,13 +168,14 @@ check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested
 check "benchmarks build in release mode and run (quick)" bench_smoke
 # The tests whose code runs on more than one thread (the watch engine, CQ arming, sync
-# events across processes, the comm channel, graphs, the queue engine and its thread),
+# events across processes, the comm channel, graphs, the queue engine and its thread,
+# FlexIO harts and command-queue workers),
 # under ThreadSanitizer.
 # The UCX tests stay out: UCX's memory hooks do not run under TSan.
 tsan() {
 	local t
 	meson setup "$work/tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null || return 1
-	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq; do
+	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_flexio; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1

@@ -85,3 +85,30 @@ uint64_t fxt_raw(uint64_t arg)
 {
 	return arg + 1;
 }
+
+/* Command-queue tasks: counted, summed, and which DPA threads ran them. */
+static uint64_t task_count, task_sum, task_threads;
+
+__dpa_rpc__ uint64_t fxt_task(uint64_t arg)
+{
+	struct flexio_dev_thread_ctx *ctx;
+
+	flexio_dev_get_thread_ctx(&ctx);
+	__atomic_fetch_or(&task_threads, 1ull << (flexio_dev_get_thread_id(ctx) & 63), __ATOMIC_RELAXED);
+	if (arg == 999999)
+		return *(volatile uint64_t *)(uintptr_t)8; /* a task that crashes */
+	for (volatile int i = 0; i < 20000; i++)
+		; /* some work, so several workers take tasks */
+	__atomic_fetch_add(&task_sum, arg, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&task_count, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+__dpa_rpc__ uint64_t fxt_task_stats(uint64_t which)
+{
+	uint64_t v = which == 0 ? task_count : which == 1 ? task_sum : task_threads;
+
+	if (which == 3)
+		task_count = task_sum = task_threads = 0;
+	return v;
+}

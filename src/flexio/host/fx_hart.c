@@ -61,8 +61,8 @@ static void fx_on_fault(int sig, siginfo_t *si, void *uc)
 {
 	struct fx_hart *h = fx_cur;
 
-	if (h != NULL && h->in_device) {
-		h->in_device = 0;
+	if (h != NULL && __atomic_load_n(&h->in_device, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
 		fx_fault_addr = (uintptr_t)si->si_addr;
 		siglongjmp(h->jb, sig);
 	}
@@ -76,8 +76,9 @@ static void fx_on_stop(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)si;
 	(void)uc;
-	if (h != NULL && h->in_device && h->stop) {
-		h->in_device = 0;
+	if (h != NULL && __atomic_load_n(&h->in_device, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&h->stop, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
 		siglongjmp(h->jb, FX_JMP_STOP);
 	}
 }
@@ -100,7 +101,7 @@ void fx_hart_finish(void *host_thread)
 {
 	struct fx_hart *h = host_thread;
 
-	h->in_device = 0;
+	__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
 	siglongjmp(h->jb, FX_JMP_FINISH);
 }
 
@@ -108,7 +109,7 @@ void fx_hart_reschedule(void *host_thread)
 {
 	struct fx_hart *h = host_thread;
 
-	h->in_device = 0;
+	__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
 	siglongjmp(h->jb, FX_JMP_RESCHED);
 }
 
@@ -116,21 +117,21 @@ void fx_hart_fatal(void *host_thread, uint64_t code)
 {
 	struct fx_hart *h = host_thread;
 
-	h->in_device = 0;
+	__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
 	fx_fatal_code = code;
 	siglongjmp(h->jb, FX_JMP_FATAL);
 }
 
-/* Runs h->frame in device code; the outcome of the call. */
+/* Runs f in device code on the calling thread (h attached to it); the outcome of the call. */
 static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, const char *fname)
 {
 	struct flexio_process *p = h->proc;
 	int r = sigsetjmp(h->jb, 1);
 
 	if (r == 0) {
-		h->in_device = 1;
+		__atomic_store_n(&h->in_device, 1, __ATOMIC_SEQ_CST);
 		p->call(f);
-		h->in_device = 0;
+		__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
 		return FLEXIO_STATUS_SUCCESS;
 	}
 	switch (r) {
@@ -148,29 +149,59 @@ static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, co
 	}
 }
 
-static void *fx_hart_main(void *arg)
+flexio_status fx_hart_exec(struct fx_hart *h, struct fx_dev_frame *f, const char *fname)
 {
-	struct fx_hart *h = arg;
+	f->host_thread = h;
+	f->ctx = h->ctx;
+	return fx_hart_enter(h, f, fname);
+}
+
+void fx_hart_attach(struct fx_hart *h)
+{
 	stack_t ss = { .ss_sp = h->altstack, .ss_size = FX_ALTSTACK };
 
 	fx_cur = h;
+	h->tid = pthread_self();
 	sigaltstack(&ss, NULL);
+}
+
+void fx_hart_detach(struct fx_hart *h)
+{
+	stack_t ss = { .ss_flags = SS_DISABLE };
+
+	(void)h;
+	sigaltstack(&ss, NULL);
+	fx_cur = NULL;
+}
+
+void fx_hart_kick(struct fx_hart *h)
+{
+	__atomic_store_n(&h->stop, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&h->in_device, __ATOMIC_SEQ_CST))
+		pthread_kill(h->tid, FX_STOP_SIG);
+}
+
+static void *fx_hart_main(void *arg)
+{
+	struct fx_hart *h = arg;
+
+	fx_hart_attach(h);
 	pthread_mutex_lock(&h->mu);
 	for (;;) {
 		struct fx_dev_frame f;
 		const char *fname;
 		flexio_status st;
 
-		while (!h->posted && !h->stop)
+		while (!h->posted && !__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST))
 			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->stop)
+		if (__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST))
 			break;
 		h->posted = false;
 		h->busy = true;
 		f = h->frame;
 		fname = h->fname;
 		pthread_mutex_unlock(&h->mu);
-		st = fx_hart_enter(h, &f, fname);
+		st = fx_hart_exec(h, &f, fname);
 		pthread_mutex_lock(&h->mu);
 		h->frame.ret = f.ret;
 		h->st = st;
@@ -179,13 +210,11 @@ static void *fx_hart_main(void *arg)
 		pthread_cond_broadcast(&h->cv);
 	}
 	pthread_mutex_unlock(&h->mu);
-	ss.ss_flags = SS_DISABLE;
-	sigaltstack(&ss, NULL);
-	fx_cur = NULL;
+	fx_hart_detach(h);
 	return NULL;
 }
 
-struct fx_hart *fx_hart_new(struct flexio_process *proc)
+struct fx_hart *fx_hart_alloc(struct flexio_process *proc)
 {
 	struct fx_hart *h = calloc(1, sizeof(*h));
 	pthread_condattr_t ca;
@@ -195,16 +224,37 @@ struct fx_hart *fx_hart_new(struct flexio_process *proc)
 	pthread_once(&fx_sig_once, fx_sig_install);
 	h->proc = proc;
 	h->altstack = malloc(FX_ALTSTACK);
+	if (h->altstack == NULL) {
+		free(h);
+		return NULL;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&h->mu, NULL);
-	if (h->altstack == NULL || pthread_create(&h->tid, NULL, fx_hart_main, h) != 0) {
-		pthread_cond_destroy(&h->cv);
-		pthread_mutex_destroy(&h->mu);
-		free(h->altstack);
-		free(h);
+	return h;
+}
+
+void fx_hart_free(struct fx_hart *h)
+{
+	if (h == NULL)
+		return;
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+	free(h->altstack);
+	free(h->argbuf);
+	free(h);
+}
+
+struct fx_hart *fx_hart_new(struct flexio_process *proc)
+{
+	struct fx_hart *h = fx_hart_alloc(proc);
+
+	if (h == NULL)
+		return NULL;
+	if (pthread_create(&h->tid, NULL, fx_hart_main, h) != 0) {
+		fx_hart_free(h);
 		return NULL;
 	}
 	h->started = true;
@@ -280,18 +330,13 @@ void fx_hart_destroy(struct fx_hart *h)
 	if (h == NULL)
 		return;
 	pthread_mutex_lock(&h->mu);
-	h->stop = 1;
+	__atomic_store_n(&h->stop, 1, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	/* Device code that never returns (a polling loop) is made to leave. */
 	for (int i = 0; h->started && pthread_tryjoin_np(h->tid, NULL) == EBUSY; i++) {
-		if (h->in_device)
-			pthread_kill(h->tid, FX_STOP_SIG);
+		fx_hart_kick(h);
 		usleep(i < 10 ? 100 : 2000);
 	}
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
-	free(h->altstack);
-	free(h->argbuf);
-	free(h);
+	fx_hart_free(h);
 }

@@ -61,8 +61,8 @@ struct fx_hart {
 	pthread_t tid;
 	bool started;
 	sigjmp_buf jb;
-	volatile sig_atomic_t in_device; /* device code runs: a fault is the process's, not ours */
-	volatile sig_atomic_t stop;	 /* process destroy: leave device code at once */
+	int in_device; /* device code runs: a fault is the process's, not ours (atomic: signal handlers read it) */
+	int stop;      /* process destroy: leave device code at once (atomic) */
 	void *altstack;
 	/* The one call it runs (RPC hart): posted, taken, done. */
 	pthread_mutex_t mu;
@@ -108,6 +108,7 @@ struct flexio_process {
 	struct fx_print *print;
 	char err_handler[FLEXIO_MAX_NAME_LEN + 1];
 	bool said_unsupported; /* a device call not supported yet was logged */
+	uint32_t users;	       /* objects of the process (command queues): destroyed before it */
 	/* Error state: set by a hart, reported and reset by flexio_err_display. */
 	int err_fd;
 	enum fx_err_kind err_kind;
@@ -122,6 +123,9 @@ struct fx_func *fx_func_find(struct flexio_app *app, flexio_func_t *stub);
 void fx_app_get(struct flexio_app *app);
 void fx_app_put(struct flexio_app *app);
 
+/* fx_process.c: a symbol of p's image (NULL: none). */
+void *fx_dev_sym(struct flexio_process *p, const char *name);
+
 /* fx_heap.c */
 int fx_heap_init(struct fx_heap *h, uint64_t size);
 void fx_heap_fini(struct fx_heap *h);
@@ -131,6 +135,17 @@ int fx_heap_free(struct fx_heap *h, flexio_uintptr_t daddr);
 bool fx_heap_owns(const struct fx_heap *h, flexio_uintptr_t daddr, uint64_t len);
 
 /* fx_hart.c */
+/* A hart of proc without a thread of its own (a command-queue worker attaches its thread to it). */
+struct fx_hart *fx_hart_alloc(struct flexio_process *proc);
+void fx_hart_free(struct fx_hart *h);
+/* The calling thread becomes h's: its faults in device code are h's (its alternate stack installed). */
+void fx_hart_attach(struct fx_hart *h);
+void fx_hart_detach(struct fx_hart *h);
+/* Runs f in device code on the calling thread, attached to h; the outcome. */
+flexio_status fx_hart_exec(struct fx_hart *h, struct fx_dev_frame *f, const char *fname);
+/* Asks h to stop, and makes its thread leave device code at once if it is inside. */
+void fx_hart_kick(struct fx_hart *h);
+/* A hart with a thread of its own, running the calls posted by fx_hart_run. */
 struct fx_hart *fx_hart_new(struct flexio_process *proc);
 /*
  * Runs frame on hart h with a copy of args (len bytes) as its argument

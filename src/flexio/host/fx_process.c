@@ -125,12 +125,25 @@ flexio_status flexio_process_create(struct ibv_context *ibv_ctx, struct flexio_a
 	return FLEXIO_STATUS_SUCCESS;
 }
 
+void *fx_dev_sym(struct flexio_process *p, const char *name)
+{
+	return dlsym(p->dl, name);
+}
+
 flexio_status flexio_process_destroy(struct flexio_process *process)
 {
 	struct flexio_app *app;
+	uint32_t users;
 
 	if (process == NULL)
 		return FLEXIO_STATUS_FAILED;
+	pthread_mutex_lock(&process->lock);
+	users = process->users;
+	pthread_mutex_unlock(&process->lock);
+	if (users != 0) {
+		BASE_ERR("the process still has %u objects (command queues): destroy them first", users);
+		return FLEXIO_STATUS_FAILED;
+	}
 	app = process->app;
 	fx_process_free(process);
 	fx_app_put(app);
@@ -165,8 +178,8 @@ static flexio_status fx_call_target(struct flexio_process *p, flexio_func_t *hos
 		BASE_ERR("not a function of app %s", p->app->name);
 		return FLEXIO_STATUS_FAILED;
 	}
-	fr->fn = dlsym(p->dl, f->name);
-	fr->unpack = f->pup ? dlsym(p->dl, f->unpack_name) : NULL;
+	fr->fn = fx_dev_sym(p, f->name);
+	fr->unpack = f->pup ? fx_dev_sym(p, f->unpack_name) : NULL;
 	if (fr->fn == NULL || (f->pup && fr->unpack == NULL)) {
 		BASE_ERR("app %s: %s is not in the image", p->app->name, fr->fn == NULL ? f->name : f->unpack_name);
 		return FLEXIO_STATUS_FAILED;

@@ -15,47 +15,6 @@
 			BASE_WARN("%s: not supported by softdpu yet (FLEXIO_STATUS_FAILED)", name);            \
 	} while (0)
 
-flexio_status flexio_cmdq_create(struct flexio_process *process, struct flexio_cmdq_attr *fattr,
-                                 struct flexio_cmdq **cmdq)
-{
-	(void)fattr;
-	(void)process;
-	if (cmdq != NULL)
-		*cmdq = NULL;
-	FX_UNSUPPORTED(__func__);
-	return FLEXIO_STATUS_FAILED;
-}
-
-flexio_status flexio_cmdq_destroy(struct flexio_cmdq *cmdq)
-{
-	(void)cmdq;
-	FX_UNSUPPORTED(__func__);
-	return FLEXIO_STATUS_FAILED;
-}
-
-int flexio_cmdq_is_empty(struct flexio_cmdq *cmdq)
-{
-	(void)cmdq;
-	FX_UNSUPPORTED(__func__);
-	return 0;
-}
-
-flexio_status flexio_cmdq_state_running(struct flexio_cmdq *cmdq)
-{
-	(void)cmdq;
-	FX_UNSUPPORTED(__func__);
-	return FLEXIO_STATUS_FAILED;
-}
-
-flexio_status flexio_cmdq_task_add(struct flexio_cmdq *cmdq, flexio_func_t *host_func, uint64_t arg)
-{
-	(void)arg;
-	(void)host_func;
-	(void)cmdq;
-	FX_UNSUPPORTED(__func__);
-	return FLEXIO_STATUS_FAILED;
-}
-
 flexio_status flexio_cq_create(struct flexio_process *process, struct ibv_context *ibv_ctx,
                                const struct flexio_cq_attr *fattr, struct flexio_cq **cq)
 {
