@@ -65,6 +65,9 @@ else
 fi
 echo
 "${pin[@]}" "$build/bench/bench_dc" $quick
+# FlexIO: RPC round trip against futex and cache-line round trips; command-queue throughput.
+echo
+"$build/bench/bench_flexio" $quick
 # RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo

@@ -181,6 +181,57 @@ void fx_hart_kick(struct fx_hart *h)
 		pthread_kill(h->tid, FX_STOP_SIG);
 }
 
+/*
+ * How long a hart, and a caller waiting for its answer, poll before they
+ * sleep: a wake-up through the kernel costs more than the 5 us an RPC may
+ * take (docs/PERFORMANCE.md), so both spin first while a second core can
+ * carry the other side; on one core they sleep at once.
+ */
+static uint64_t fx_spin_ns(void)
+{
+	static uint64_t spin = UINT64_MAX;
+
+	if (spin == UINT64_MAX)
+		spin = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 100000u : 0;
+	return spin;
+}
+
+static inline void fx_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+static uint64_t fx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls *flag (without the lock) until it is set, or the spin time passed; whether it is set. */
+static bool fx_spin_for(const bool *flag, const int *stop)
+{
+	uint64_t until = 0;
+
+	for (uint32_t i = 0;; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) || (stop != NULL && __atomic_load_n(stop, __ATOMIC_ACQUIRE)))
+			return true;
+		if ((i & 63) != 0) {
+			fx_cpu_relax();
+			continue;
+		}
+		if (until == 0)
+			until = fx_now_ns() + fx_spin_ns();
+		else if (fx_now_ns() >= until)
+			return false;
+	}
+}
+
 static void *fx_hart_main(void *arg)
 {
 	struct fx_hart *h = arg;
@@ -192,11 +243,16 @@ static void *fx_hart_main(void *arg)
 		const char *fname;
 		flexio_status st;
 
-		while (!h->posted && !__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST))
-			pthread_cond_wait(&h->cv, &h->mu);
+		while (!h->posted && !__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST)) {
+			pthread_mutex_unlock(&h->mu);
+			bool seen = fx_spin_for(&h->posted, &h->stop);
+			pthread_mutex_lock(&h->mu);
+			if (!seen && !h->posted && !__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST))
+				pthread_cond_wait(&h->cv, &h->mu);
+		}
 		if (__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST))
 			break;
-		h->posted = false;
+		__atomic_store_n(&h->posted, false, __ATOMIC_RELAXED);
 		h->busy = true;
 		f = h->frame;
 		fname = h->fname;
@@ -206,7 +262,7 @@ static void *fx_hart_main(void *arg)
 		h->frame.ret = f.ret;
 		h->st = st;
 		h->busy = false;
-		h->done = true;
+		__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&h->cv);
 	}
 	pthread_mutex_unlock(&h->mu);
@@ -307,9 +363,14 @@ flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, c
 	h->frame.host_thread = h;
 	h->frame.ctx = h->ctx;
 	h->fname = fname;
-	h->posted = true;
-	h->done = false;
+	__atomic_store_n(&h->done, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->posted, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&h->cv);
+	if (!h->done) { /* a quick answer is polled for, not slept on */
+		pthread_mutex_unlock(&h->mu);
+		(void)fx_spin_for(&h->done, NULL);
+		pthread_mutex_lock(&h->mu);
+	}
 	while (!h->done && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&h->cv, &h->mu, &dl);
 	if (!h->done) {
@@ -320,7 +381,7 @@ flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, c
 	st = h->st;
 	if (ret != NULL)
 		*ret = h->frame.ret;
-	h->done = false;
+	__atomic_store_n(&h->done, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&h->mu);
 	return st;
 }
