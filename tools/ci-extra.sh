@@ -113,6 +113,18 @@ verbs_external_build() {
 	gcc -std=c11 -Wall -Werror "$work/vb.c" -o "$work/vb" $(pkg-config --cflags --libs libibverbs libmlx5) &&
 		LD_LIBRARY_PATH=$r/lib/$multiarch "$work/vb"
 }
+# A FlexIO project as a vendor's: its own meson.build calls the installed build_flexio_device.sh
+# by its path and asks pkg-config for libflexio, libibverbs, libmlx5 and doca; then it runs.
+flexio_vendor_build() {
+	local r=$work/root$prefix
+	export PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig
+	test -x "$r/tools/build_flexio_device.sh" && test -f "$r/include/libflexio/flexio.h" &&
+		test -f "$r/include/libflexio-dev/flexio_dev.h" && test -f "$r/lib/$multiarch/pkgconfig/libflexio.pc" ||
+		{ echo "the FlexIO SDK is not installed in the vendor layout"; return 1; }
+	meson setup "$work/flexio_rpc" samples/flexio_rpc -Ddoca_prefix="$r" >/dev/null &&
+		ninja -C "$work/flexio_rpc" &&
+		LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/flexio_rpc/flexio_rpc" | grep -q "flexio_rpc: OK"
+}
 # Debian's ibv_devinfo -v and ibv_devices, unchanged, on the installed libraries.
 verbs_devinfo() {
 	sh tools/check-devinfo.sh "$work/root$prefix/lib/$multiarch"
@@ -163,6 +175,7 @@ check "shared libraries export only the vendor API (DOCA, FlexIO; rdma-core's na
 check "libibverbs.so.1/libmlx5.so.1: every rdma-core v44 export, name@version and default-ness, nothing more" verbs_exports_match
 check "a verbs program builds with pkg-config libibverbs libmlx5 and runs" verbs_external_build
 check "Debian's ibv_devinfo -v and ibv_devices run unchanged on the installed libraries" verbs_devinfo
+check "a vendor-style FlexIO project (meson, the installed build_flexio_device.sh, pkg-config libflexio) builds and runs" flexio_vendor_build
 check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo: the single-process DMA demo, then the host and the DPU as
 # two processes — a DMA copy through exported memory and a sync event
-# ping-pong, both set up over the comm channel — a DOCA graph, and a verbs
-# program writing through a DC queue pair.
+# ping-pong, both set up over the comm channel — a DOCA graph, a verbs
+# program writing through a DC queue pair, and a FlexIO program.
 set -uo pipefail
 build=${1:-build}
 export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
@@ -31,6 +31,10 @@ echo "== graph: a SHA job and a DMA copy in parallel, then a checking node =="
 echo
 echo "== verbs: an RDMA WRITE from a DC initiator to a DC target (libibverbs, libmlx5) =="
 "$build/samples/dc_sample" || rc=1
+
+echo
+echo "== FlexIO: device code on emulated DPA harts — an RPC printing from the DPA, 1000 command-queue tasks on 8 threads =="
+"$build/samples/flexio_rpc" || rc=1
 
 echo
 [ $rc -eq 0 ] && echo "demo: all OK" || echo "demo: FAILED"
