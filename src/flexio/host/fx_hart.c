@@ -189,11 +189,14 @@ void fx_hart_kick(struct fx_hart *h)
  */
 static uint64_t fx_spin_ns(void)
 {
-	static uint64_t spin = UINT64_MAX;
+	static uint64_t spin = UINT64_MAX; /* computed once; any thread may be first */
+	uint64_t v = __atomic_load_n(&spin, __ATOMIC_RELAXED);
 
-	if (spin == UINT64_MAX)
-		spin = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 100000u : 0;
-	return spin;
+	if (v == UINT64_MAX) {
+		v = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 100000u : 0;
+		__atomic_store_n(&spin, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 static inline void fx_cpu_relax(void)
