@@ -41,6 +41,8 @@ struct poller {
 struct side {
 	struct hw_cq *scq, *rcq;
 	struct hw_qp *qp;
+	uint8_t *ring;	  /* given rings (pair_opts.given_rings), freed after the QP */
+	uint32_t *dbrec;
 	uint8_t *mem;
 	uint32_t key;
 	struct poller sc, rc;
@@ -54,6 +56,7 @@ struct pair_opts {
 	uint8_t min_rnr_timer; /* both sides */
 	uint8_t rnr_retry;
 	bool srq;	       /* side 1 receives from P.srq */
+	bool given_rings;      /* side 0's rings and doorbell record are the test's memory */
 };
 
 static struct {
@@ -70,6 +73,8 @@ static void pair_teardown(void *arg)
 		struct side *s = &P.s[i];
 
 		hw_qp_destroy(s->qp);
+		free(s->ring);
+		free(s->dbrec);
 		hw_cq_destroy(s->scq);
 		hw_cq_destroy(s->rcq);
 		if (s->key != 0)
@@ -108,6 +113,18 @@ static int side_setup(struct side *s, uint32_t qpn, const struct pair_opts *o, b
 		return -1;
 	qa.send_cq = s->scq;
 	qa.recv_cq = s->rcq;
+	if (o->given_rings && qpn == 0x11) {
+		size_t len = ((size_t)1 << (LOG_RQ + LOG_RQ_STRIDE)) + ((size_t)64 << LOG_SQ);
+
+		s->ring = aligned_alloc(HW_QP_RING_ALIGN, len);
+		s->dbrec = aligned_alloc(64, 64);
+		if (s->ring == NULL || s->dbrec == NULL)
+			return -1;
+		memset(s->ring, 0, len);
+		memset(s->dbrec, 0, 64);
+		qa.ring = s->ring;
+		qa.dbrec = s->dbrec;
+	}
 	if (hw_qp_create(&qa, &s->qp) != HW_OK)
 		return -1;
 	/* The RNR cases drive the clock themselves (hw_qp_kick); the engine thread leaves them alone. */
@@ -320,6 +337,66 @@ static void test_write_sizes(void)
 		CHECK(req_ok(c, idx, 0x11));
 		CHECK(poll_cqe(&P.s[0].sc) == NULL && poll_cqe(&P.s[1].rc) == NULL);
 		CHECK(memcmp(dst, ref, MEM_LEN) == 0);
+	}
+}
+
+/*
+ * Rings and a doorbell record the creator gives (as FlexIO places a QP's in
+ * device memory): the device reads the WQEs there and the record there, and
+ * WRITE, READ and SEND work as with rings of its own. Refused: one without
+ * the other, misaligned, or shared.
+ */
+static void test_given_rings(void)
+{
+	static const struct pair_opts o = { .given_rings = true };
+	uint8_t *src, *dst;
+	struct wqe w;
+	uint16_t idx;
+
+	CHECK(pair_setup_opts(&o) == 0);
+	CHECK(hw_qp_sq_buf(P.s[0].qp) == P.s[0].ring + ((size_t)1 << (LOG_RQ + LOG_RQ_STRIDE)));
+	CHECK(hw_qp_dbrec(P.s[0].qp) == P.s[0].dbrec);
+	src = P.s[0].mem;
+	dst = P.s[1].mem;
+	for (uint32_t k = 0; k < 3 * (1u << LOG_SQ); k++) { /* round the given ring a few times */
+		uint32_t n = 1 + (k * 977) % 5000;
+
+		fill(src, n, k);
+		w_ctrl(&w, HW_WQE_RDMA_WRITE, HW_WQE_CTRL_CQ_UPDATE, 0);
+		w_raddr(&w, dst + 64, P.s[1].key);
+		w_data(&w, src, n, P.s[0].key);
+		idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+		CHECK(memcmp(dst + 64, src, n) == 0);
+		/* The record the device read is the given one. */
+		CHECK(be32toh(__atomic_load_n(&P.s[0].dbrec[HW_QP_DBR_SND], __ATOMIC_ACQUIRE)) == P.s[0].sq_pi);
+	}
+	fill(dst + 9000, 300, 41);
+	w_ctrl(&w, HW_WQE_RDMA_READ, HW_WQE_CTRL_CQ_UPDATE, 0);
+	w_raddr(&w, dst + 9000, P.s[1].key);
+	w_data(&w, src + 100, 300, P.s[0].key);
+	idx = post(0, &w);
+	CHECK_ERR(ring(0), HW_OK);
+	CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+	CHECK(memcmp(src + 100, dst + 9000, 300) == 0);
+	{
+		struct hw_qp_attr a = { .qpn = 0x33, .pd = P.pd, .send_cq = P.s[0].scq, .recv_cq = P.s[0].rcq,
+					.log_sq_size = LOG_SQ, .log_rq_size = LOG_RQ, .log_rq_stride = LOG_RQ_STRIDE };
+		struct hw_qp *q = NULL;
+
+		a.ring = P.s[0].ring;
+		CHECK_ERR(hw_qp_create(&a, &q), HW_ERR_INVAL); /* no record */
+		a.dbrec = P.s[0].dbrec;
+		a.ring = P.s[0].ring + 8;
+		CHECK_ERR(hw_qp_create(&a, &q), HW_ERR_INVAL); /* misaligned ring */
+		a.ring = P.s[0].ring;
+		a.dbrec = P.s[0].dbrec + 1;
+		CHECK_ERR(hw_qp_create(&a, &q), HW_ERR_INVAL); /* misaligned record */
+		a.dbrec = P.s[0].dbrec;
+		a.shared = true;
+		CHECK_ERR(hw_qp_create(&a, &q), HW_ERR_INVAL); /* given memory is not shared memory */
+		CHECK(q == NULL);
 	}
 }
 
@@ -1887,6 +1964,7 @@ int main(void)
 {
 	RUN(test_write_sizes);
 	RUN(test_write_overlapping);
+	RUN(test_given_rings);
 	RUN(test_write_gather_inline);
 	RUN(test_read_sizes);
 	RUN(test_send_and_imm);

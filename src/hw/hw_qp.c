@@ -129,6 +129,9 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 		return false; /* a DCT receives only through an SRQ */
 	if (a->min_rnr_timer > HW_QP_RNR_TIMER_MAX || a->rnr_retry > HW_QP_RNR_RETRY_INFINITE)
 		return false;
+	if ((a->ring == NULL) != (a->dbrec == NULL) || (a->ring != NULL && a->shared) ||
+	    ((uintptr_t)a->ring % HW_QP_RING_ALIGN) != 0 || ((uintptr_t)a->dbrec % 8) != 0)
+		return false; /* given rings: both, aligned, and private */
 	if (a->srq != NULL)
 		return a->log_sq_size <= HW_QP_LOG_SQ_MAX;
 	if (a->log_sq_size > HW_QP_LOG_SQ_MAX || a->log_rq_size > HW_QP_LOG_RQ_MAX)
@@ -218,10 +221,17 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 		qp_geometry(qp, attr->log_sq_size, 0, 0);
 	else
 		qp_geometry(qp, attr->log_sq_size, attr->log_rq_size, attr->log_rq_stride);
-	st = hw_qblock_alloc(&qp->qb, qp_mem_size(qp), attr->shared);
+	/* Given rings: the block holds the device's state alone. */
+	st = hw_qblock_alloc(&qp->qb, attr->ring != NULL ? sizeof(struct hw_qp_sh) : qp_mem_size(qp), attr->shared);
 	if (st != HW_OK)
 		goto err_free;
-	qp_place(qp, qp->qb.p);
+	if (attr->ring != NULL) {
+		qp->buf = attr->ring;
+		qp->dbrec = attr->dbrec;
+		qp->sh = qp->qb.p;
+	} else {
+		qp_place(qp, qp->qb.p);
+	}
 	qp_sh_init(qp, attr);
 	st = qp_publish(qp);
 	if (st != HW_OK)

@@ -110,7 +110,20 @@ struct hw_qp_attr {
 	 * The QPN must then be one this process holds (hw_id_alloc).
 	 */
 	bool shared;
+	/*
+	 * Rings the creator gives (NULL: the QP allocates them), as a FlexIO
+	 * program places a QP's in device memory: ring holds the RQ at 0 and the
+	 * SQ after it (at 1 << (log_rq_size + log_rq_stride), as mlx5 lays them
+	 * out), HW_QP_RING_ALIGN aligned; dbrec the two big-endian words of the
+	 * doorbell record (HW_QP_DBR_RCV, HW_QP_DBR_SND), 8-byte aligned. Both or
+	 * neither; not with shared. They stay the creator's, to initialise and
+	 * to keep until the QP is destroyed.
+	 */
+	void *ring;
+	uint32_t *dbrec;
 };
+
+#define HW_QP_RING_ALIGN 64 /* a given ring: each send WQE basic block in one cache line */
 
 /*
  * The device's state of a QP that a requester works on: at the end of the
