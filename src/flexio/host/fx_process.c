@@ -34,11 +34,12 @@ static void fx_dev_unsupported(void *proc, const char *name)
 
 static int fx_load_image(struct flexio_process *p)
 {
-	char path[64];
+	char path[FLEXIO_MAX_NAME_LEN + 16];
 	fx_dev_attach_fn attach;
 	size_t off = 0;
 
-	p->memfd = memfd_create("flexio-image", MFD_CLOEXEC);
+	snprintf(path, sizeof(path), "flexio:%s", p->app->name); /* the name /proc/<pid>/maps shows */
+	p->memfd = memfd_create(path, MFD_CLOEXEC);
 	if (p->memfd < 0) {
 		BASE_ERR("memfd_create: %s", strerror(errno));
 		return -1;
@@ -52,7 +53,11 @@ static int fx_load_image(struct flexio_process *p)
 		}
 		off += (size_t)n;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->memfd);
+	/*
+	 * The loader records this path as the image's name, and debuggers open
+	 * it from their own process: /proc/self would be theirs, /proc/<pid> is ours.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), p->memfd);
 	/* A distinct file per process: the loader maps a copy of its own, globals included. */
 	p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (p->dl == NULL) {
