@@ -125,6 +125,14 @@ flexio_vendor_build() {
 		ninja -C "$work/flexio_rpc" &&
 		LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/flexio_rpc/flexio_rpc" | grep -q "flexio_rpc: OK"
 }
+# Device code is host code: gdb stops at a line of a device source, on its hart, with the RPC's arguments.
+flexio_gdb_breakpoint() {
+	local out
+	out=$(timeout -s KILL 120 gdb -batch -nx -ex "set breakpoint pending on" -ex "break flexio_rpc_dev.c:17" \
+		-ex run -ex "info args" -ex kill "$work/build/samples/flexio_rpc" </dev/null 2>&1)
+	echo "$out" | grep -q "hit Breakpoint 1.*flexio_rpc_sum" && echo "$out" | grep -qx "n = 64" &&
+		echo "$out" | grep -qx "scale = 3" || { echo "$out" | tail -n 20; return 1; }
+}
 # Debian's ibv_devinfo -v and ibv_devices, unchanged, on the installed libraries.
 verbs_devinfo() {
 	sh tools/check-devinfo.sh "$work/root$prefix/lib/$multiarch"
@@ -176,6 +184,7 @@ check "libibverbs.so.1/libmlx5.so.1: every rdma-core v44 export, name@version an
 check "a verbs program builds with pkg-config libibverbs libmlx5 and runs" verbs_external_build
 check "Debian's ibv_devinfo -v and ibv_devices run unchanged on the installed libraries" verbs_devinfo
 check "a vendor-style FlexIO project (meson, the installed build_flexio_device.sh, pkg-config libflexio) builds and runs" flexio_vendor_build
+check "gdb stops at a breakpoint in FlexIO device code, with its arguments" flexio_gdb_breakpoint
 check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function is called by a test" every_export_tested

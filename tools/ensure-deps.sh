@@ -5,7 +5,7 @@ set -euo pipefail
 
 need=(meson ninja-build pkg-config gcc python3 libucx-dev libssl-dev ibverbs-utils perftest)
 [ "${1:-}" = bench ] && need+=(dpdk-dev libdpdk-dev ucx-utils)
-[ "${1:-}" = ci ] && need+=(dpdk-dev libdpdk-dev ucx-utils clang libclang-rt-14-dev libibverbs-dev)
+[ "${1:-}" = ci ] && need+=(dpdk-dev libdpdk-dev ucx-utils clang libclang-rt-14-dev libibverbs-dev gdb)
 
 missing=()
 for p in "${need[@]}"; do
