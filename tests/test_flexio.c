@@ -81,6 +81,8 @@ static void test_app_registry(void)
 	CHECK(flexio_app_create(NULL, elf, sizeof(elf), &app) == FLEXIO_STATUS_FAILED);
 	CHECK(flexio_app_create("x", NULL, 4, &app) == FLEXIO_STATUS_FAILED);
 	CHECK(flexio_app_create("x", elf, 0, &app) == FLEXIO_STATUS_FAILED);
+	CHECK(strcmp(flexio_app_get_name(fx_test_dev), "fx_test_dev") == 0 && flexio_app_get_elf_size(fx_test_dev) > 4);
+	CHECK(flexio_app_get_name(NULL) == NULL && flexio_app_get_elf_size(NULL) == 0);
 	CHECK(flexio_app_create("not-an-elf", elf, sizeof(elf), &app) == FLEXIO_STATUS_SUCCESS);
 	{
 		struct flexio_process *p = NULL;
@@ -111,6 +113,16 @@ static void test_rpc(void)
 	for (uint64_t i = 1; i <= 3; i++)
 		CHECK(flexio_process_call(a, fxt_count, &r) == FLEXIO_STATUS_SUCCESS && r == i);
 	CHECK(flexio_process_call(b, fxt_count, &r) == FLEXIO_STATUS_SUCCESS && r == 1);
+	/* The process's own PD (none was given); the error handler: a function of the image, before any thread. */
+	CHECK(flexio_process_get_pd(a) != NULL && flexio_process_get_pd(NULL) == NULL);
+	CHECK(flexio_process_error_handler_set(b, "fxt_no_such_function") == FLEXIO_STATUS_FAILED);
+	CHECK(flexio_process_error_handler_set(b, NULL) == FLEXIO_STATUS_FAILED);
+	CHECK(flexio_process_error_handler_set(b, "fxt_fatal") == FLEXIO_STATUS_FAILED); /* b has run calls */
+	{
+		struct flexio_process *c = proc_new();
+
+		CHECK(c != NULL && flexio_process_error_handler_set(c, "fxt_fatal") == FLEXIO_STATUS_SUCCESS);
+	}
 	/* A function of no app of ours, and a NULL process. */
 	CHECK(flexio_process_call(a, (flexio_func_t *)open_dev, &r) == FLEXIO_STATUS_FAILED);
 	CHECK(flexio_process_call(NULL, fxt_add, &r, (uint64_t)1, (uint64_t)2) == FLEXIO_STATUS_FAILED);
@@ -197,6 +209,9 @@ static void test_print(void)
 	CHECK(p != NULL && q != NULL && du != NULL && fs != NULL && fa != NULL);
 	th_defer(uar_free_cb, du);
 	CHECK(flexio_uar_create(p, du, &u) == FLEXIO_STATUS_SUCCESS);
+	CHECK(flexio_uar_get_id(u) == du->page_id && flexio_uar_get_id(NULL) == 0);
+	CHECK(flexio_uar_create(p, NULL, &v) == FLEXIO_STATUS_FAILED);
+	CHECK(flexio_uar_create(NULL, du, &v) == FLEXIO_STATUS_FAILED);
 	CHECK(flexio_uar_create(q, du, &v) == FLEXIO_STATUS_SUCCESS);
 	CHECK(flexio_print_init(p, u, 3000, fs, 0, NULL) == FLEXIO_STATUS_FAILED);   /* not a power of two */
 	CHECK(flexio_print_init(p, u, 1024, fs, 0, NULL) == FLEXIO_STATUS_FAILED);   /* under 2 KiB */
