@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "base_config.h"
+
 static _Atomic(base_log_sink_fn) base_sink;
 
 void base_log_set_sink(base_log_sink_fn sink)
@@ -41,6 +43,18 @@ void base_vlog(int level, const char *func, const char *fmt, va_list ap)
 	/* One write per message, so lines of concurrent threads do not interleave. */
 	vsnprintf(line, sizeof(line), fmt, ap);
 	fprintf(stderr, "[softdpu][%s][%s] %s\n", level_tag(level), func != NULL ? func : "?", line);
+}
+
+void base_log_stderr(const char *lib, int level, const char *func, const char *fmt, va_list ap)
+{
+	uint32_t limit = BASE_LOG_WARNING;
+	char line[512];
+
+	base_config_log_level(&limit);
+	if ((uint32_t)level > limit)
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "[softdpu][%s][%s] %s\n", lib, func != NULL ? func : "?", line);
 }
 
 void base_log(int level, const char *func, const char *fmt, ...)

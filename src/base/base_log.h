@@ -37,6 +37,14 @@ void base_log_set_sink(base_log_sink_fn sink);
  */
 void base_log_set_default_sink(base_log_sink_fn sink);
 
+/*
+ * A stderr sink for a library without a log of its own (verbs, FlexIO):
+ * messages up to SOFTDPU_LOG_LEVEL (default: warnings), one line each,
+ * "[softdpu][lib][func] text".
+ */
+void base_log_stderr(const char *lib, int level, const char *func, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
 void base_log(int level, const char *func, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void base_vlog(int level, const char *func, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 

@@ -7,22 +7,12 @@
  * warnings) go to stderr, one line each. Where the DOCA library is loaded
  * too, its log stays the one sink (base_log_set_default_sink).
  */
-#include <stdio.h>
-
-#include "base_config.h"
 #include "base_log.h"
 #include "vb_export.h"
 
 static void vb_log_sink(int level, const char *func, const char *fmt, va_list ap)
 {
-	uint32_t limit = BASE_LOG_WARNING;
-	char line[512];
-
-	base_config_log_level(&limit);
-	if ((uint32_t)level > limit)
-		return;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "[softdpu][verbs][%s] %s\n", func != NULL ? func : "?", line);
+	base_log_stderr("verbs", level, func, fmt, ap);
 }
 
 __attribute__((constructor)) static void vb_log_plug(void)

@@ -2,22 +2,13 @@
  * fx_log — where libflexio's messages go (stderr, up to SOFTDPU_LOG_LEVEL,
  * unless the DOCA log is loaded too and takes them), and its settings.
  */
-#include <stdio.h>
 #include <stdlib.h>
 
-#include "base_config.h"
 #include "fx_int.h"
 
 static void fx_log_sink(int level, const char *func, const char *fmt, va_list ap)
 {
-	uint32_t limit = BASE_LOG_WARNING;
-	char line[512];
-
-	base_config_log_level(&limit);
-	if ((uint32_t)level > limit)
-		return;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "[softdpu][flexio][%s] %s\n", func != NULL ? func : "?", line);
+	base_log_stderr("flexio", level, func, fmt, ap);
 }
 
 __attribute__((constructor)) static void fx_log_plug(void)
