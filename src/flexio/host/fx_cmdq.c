@@ -166,11 +166,10 @@ static int fx_cmdq_grow(struct flexio_cmdq *q)
 
 flexio_status flexio_cmdq_task_add(struct flexio_cmdq *cmdq, flexio_func_t *host_func, uint64_t arg)
 {
-	struct flexio_process *p = cmdq != NULL ? cmdq->process : NULL;
-	struct fx_func *f = p != NULL && host_func != NULL ? fx_func_find(p->app, host_func) : NULL;
 	struct fx_task t = { 0 };
+	struct fx_func *f;
 
-	if (f == NULL) {
+	if (cmdq == NULL || fx_dev_target(cmdq->process, host_func, &f, &t.frame) != FLEXIO_STATUS_SUCCESS) {
 		BASE_ERR("invalid argument (queue, or a function of the process's app)");
 		return FLEXIO_STATUS_FAILED;
 	}
@@ -178,13 +177,6 @@ flexio_status flexio_cmdq_task_add(struct flexio_cmdq *cmdq, flexio_func_t *host
 		BASE_ERR("%s: a command-queue task takes one 64-bit argument", f->name);
 		return FLEXIO_STATUS_FAILED;
 	}
-	t.frame.fn = fx_dev_sym(p, f->name);
-	t.frame.unpack = f->pup ? fx_dev_sym(p, f->unpack_name) : NULL;
-	if (t.frame.fn == NULL || (f->pup && t.frame.unpack == NULL)) {
-		BASE_ERR("app %s: %s is not in the image", p->app->name, f->name);
-		return FLEXIO_STATUS_FAILED;
-	}
-	t.frame.kind = f->pup ? FX_DEV_RPC_UNPACK : FX_DEV_RPC_RAW;
 	t.frame.arg = arg;
 	t.arg = arg;
 	t.fname = f->name;

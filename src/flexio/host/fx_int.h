@@ -93,6 +93,12 @@ struct fx_print {
 	flexio_uintptr_t daddr;
 };
 
+/* A function's addresses in one process's image. */
+struct fx_target {
+	struct fx_func *f;
+	void *fn, *unpack;
+};
+
 struct flexio_process {
 	struct flexio_app *app;
 	struct ibv_context *ibv_ctx;
@@ -109,6 +115,8 @@ struct flexio_process {
 	char err_handler[FLEXIO_MAX_NAME_LEN + 1];
 	bool said_unsupported; /* a device call not supported yet was logged */
 	uint32_t users;	       /* objects of the process (command queues): destroyed before it */
+	struct fx_target *targets; /* resolved once, so a call or task pays no symbol lookup */
+	uint32_t ntargets;
 	/* Error state: set by a hart, reported and reset by flexio_err_display. */
 	int err_fd;
 	enum fx_err_kind err_kind;
@@ -123,8 +131,13 @@ struct fx_func *fx_func_find(struct flexio_app *app, flexio_func_t *stub);
 void fx_app_get(struct flexio_app *app);
 void fx_app_put(struct flexio_app *app);
 
-/* fx_process.c: a symbol of p's image (NULL: none). */
-void *fx_dev_sym(struct flexio_process *p, const char *name);
+/*
+ * fx_process.c: the device function behind host_func in p's image, into
+ * fr (fn, unpack, kind) and *f; FLEXIO_STATUS_FAILED (logged) for a function
+ * of no app of p's or one not in the image.
+ */
+flexio_status fx_dev_target(struct flexio_process *p, flexio_func_t *host_func, struct fx_func **f,
+			    struct fx_dev_frame *fr);
 
 /* fx_heap.c */
 int fx_heap_init(struct fx_heap *h, uint64_t size);

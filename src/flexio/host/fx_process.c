@@ -89,6 +89,7 @@ static void fx_process_free(struct flexio_process *p)
 	if (p->err_fd >= 0)
 		close(p->err_fd);
 	fx_heap_fini(&p->heap);
+	free(p->targets);
 	if (p->own_pd && p->pd != NULL)
 		ibv_dealloc_pd(p->pd);
 	pthread_mutex_destroy(&p->lock);
@@ -130,11 +131,6 @@ flexio_status flexio_process_create(struct ibv_context *ibv_ctx, struct flexio_a
 	return FLEXIO_STATUS_SUCCESS;
 }
 
-void *fx_dev_sym(struct flexio_process *p, const char *name)
-{
-	return dlsym(p->dl, name);
-}
-
 flexio_status flexio_process_destroy(struct flexio_process *process)
 {
 	struct flexio_app *app;
@@ -173,22 +169,50 @@ flexio_status flexio_process_error_handler_set(struct flexio_process *process, c
 	return FLEXIO_STATUS_SUCCESS;
 }
 
-/* The device function (and its unpack routine) behind a host stub. */
-static flexio_status fx_call_target(struct flexio_process *p, flexio_func_t *host_func, struct fx_func **fo,
-				    struct fx_dev_frame *fr)
+/* Under p->lock: the image's addresses of f, resolved once per process. */
+static struct fx_target *fx_target_locked(struct flexio_process *p, struct fx_func *f)
 {
-	struct fx_func *f = fx_func_find(p->app, host_func);
+	struct fx_target *t;
+
+	for (uint32_t i = 0; i < p->ntargets; i++)
+		if (p->targets[i].f == f)
+			return &p->targets[i];
+	if (p->ntargets % 16 == 0) {
+		t = realloc(p->targets, (p->ntargets + 16) * sizeof(*t));
+		if (t == NULL)
+			return NULL;
+		p->targets = t;
+	}
+	t = &p->targets[p->ntargets];
+	*t = (struct fx_target){ .f = f, .fn = dlsym(p->dl, f->name),
+				 .unpack = f->pup ? dlsym(p->dl, f->unpack_name) : NULL };
+	if (t->fn == NULL || (f->pup && t->unpack == NULL)) {
+		BASE_ERR("app %s: %s is not in the image", p->app->name, t->fn == NULL ? f->name : f->unpack_name);
+		return NULL; /* not kept: a name not in the image is refused each time */
+	}
+	p->ntargets++;
+	return t;
+}
+
+flexio_status fx_dev_target(struct flexio_process *p, flexio_func_t *host_func, struct fx_func **fo,
+			    struct fx_dev_frame *fr)
+{
+	struct fx_func *f = host_func != NULL ? fx_func_find(p->app, host_func) : NULL;
+	struct fx_target *t;
 
 	if (f == NULL) {
 		BASE_ERR("not a function of app %s", p->app->name);
 		return FLEXIO_STATUS_FAILED;
 	}
-	fr->fn = fx_dev_sym(p, f->name);
-	fr->unpack = f->pup ? fx_dev_sym(p, f->unpack_name) : NULL;
-	if (fr->fn == NULL || (f->pup && fr->unpack == NULL)) {
-		BASE_ERR("app %s: %s is not in the image", p->app->name, fr->fn == NULL ? f->name : f->unpack_name);
-		return FLEXIO_STATUS_FAILED;
+	pthread_mutex_lock(&p->lock);
+	t = fx_target_locked(p, f);
+	if (t != NULL) {
+		fr->fn = t->fn;
+		fr->unpack = t->unpack;
 	}
+	pthread_mutex_unlock(&p->lock);
+	if (t == NULL)
+		return FLEXIO_STATUS_FAILED;
 	fr->kind = f->pup ? FX_DEV_RPC_UNPACK : FX_DEV_RPC_RAW;
 	*fo = f;
 	return FLEXIO_STATUS_SUCCESS;
@@ -206,7 +230,7 @@ flexio_status flexio_process_call(struct flexio_process *process, flexio_func_t 
 		BASE_ERR("invalid argument (process, function)");
 		return FLEXIO_STATUS_FAILED;
 	}
-	st = fx_call_target(process, host_func, &f, &fr);
+	st = fx_dev_target(process, host_func, &f, &fr);
 	if (st != FLEXIO_STATUS_SUCCESS)
 		return st;
 	pthread_mutex_lock(&process->lock);
