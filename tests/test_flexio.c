@@ -231,6 +231,21 @@ static void test_print(void)
 	CHECK(strcmp(text, "device says 8\nand puts\n") == 0);
 	CHECK(flexio_print_destroy(q) == FLEXIO_STATUS_SUCCESS);
 	CHECK(flexio_print_destroy(q) == FLEXIO_STATUS_FAILED);
+	/* Printing after destroy goes nowhere; set up again, it goes to the new FILE. */
+	CHECK(flexio_process_call(q, fxt_print, &r, (uint64_t)9) == FLEXIO_STATUS_SUCCESS && r == 9);
+	{
+		FILE *f2 = tmpfile();
+
+		CHECK(f2 != NULL && flexio_print_init(q, v, 2048, f2, 1, NULL) == FLEXIO_STATUS_SUCCESS);
+		CHECK(flexio_process_call(q, fxt_print, &r, (uint64_t)10) == FLEXIO_STATUS_SUCCESS);
+		CHECK(flexio_print_flush(q) == FLEXIO_STATUS_SUCCESS);
+		file_text(f2, text, sizeof(text));
+		CHECK(strcmp(text, "device says 10\nand puts\n") == 0);
+		CHECK(flexio_print_destroy(q) == FLEXIO_STATUS_SUCCESS);
+		fclose(f2);
+	}
+	file_text(fa, text, sizeof(text));
+	CHECK(strcmp(text, "device says 8\nand puts\n") == 0); /* nothing of 9 or 10 */
 	CHECK(flexio_print_destroy(p) == FLEXIO_STATUS_SUCCESS); /* its writer thread is done with fs */
 	CHECK(flexio_uar_destroy(u) == FLEXIO_STATUS_SUCCESS && flexio_uar_destroy(v) == FLEXIO_STATUS_SUCCESS);
 	fclose(fs);

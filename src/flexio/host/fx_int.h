@@ -91,6 +91,7 @@ struct fx_print {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	flexio_uintptr_t daddr;
+	struct fx_print *next; /* a destroyed channel, kept until the process goes */
 };
 
 /* A function's addresses in one process's image. */
@@ -111,7 +112,8 @@ struct flexio_process {
 	pthread_mutex_t lock; /* heap, print, error state */
 	struct fx_heap heap;
 	struct fx_hart *rpc;
-	struct fx_print *print;
+	struct fx_print *print;	       /* atomic: harts read it while printing */
+	struct fx_print *print_retired; /* destroyed channels (under lock) */
 	char err_handler[FLEXIO_MAX_NAME_LEN + 1];
 	bool said_unsupported; /* a device call not supported yet was logged */
 	uint32_t users;	       /* objects of the process (command queues): destroyed before it */

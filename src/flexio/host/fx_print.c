@@ -55,7 +55,7 @@ static void *fx_print_main(void *arg)
 size_t fx_print_put(void *proc, const char *buf, size_t len)
 {
 	struct flexio_process *p = proc;
-	struct fx_print *pr = p->print;
+	struct fx_print *pr = __atomic_load_n(&p->print, __ATOMIC_ACQUIRE);
 	struct timespec dl;
 	size_t done = 0;
 
@@ -64,7 +64,7 @@ size_t fx_print_put(void *proc, const char *buf, size_t len)
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += FX_PRINT_WAIT_MS / 1000;
 	pthread_mutex_lock(&pr->mu);
-	while (done < len) {
+	while (done < len && !pr->stop) {
 		uint64_t room = pr->size - (pr->head - pr->tail);
 
 		if (room == 0 && !pr->async && !pr->stop &&
@@ -118,7 +118,7 @@ flexio_status flexio_print_init(struct flexio_process *process, struct flexio_ua
 		if (ppthread != NULL)
 			*ppthread = pr->thread;
 	}
-	process->print = pr;
+	__atomic_store_n(&process->print, pr, __ATOMIC_RELEASE);
 	return FLEXIO_STATUS_SUCCESS;
 }
 
@@ -136,12 +136,9 @@ flexio_status flexio_print_flush(struct flexio_process *process)
 	return FLEXIO_STATUS_SUCCESS;
 }
 
-void fx_print_fini(struct flexio_process *p)
+/* Ends the writer and writes out what is left; later device prints are dropped. */
+static void fx_print_stop(struct fx_print *pr)
 {
-	struct fx_print *pr = p->print;
-
-	if (pr == NULL)
-		return;
 	pthread_mutex_lock(&pr->mu);
 	pr->stop = true;
 	pthread_cond_broadcast(&pr->cv);
@@ -150,17 +147,45 @@ void fx_print_fini(struct flexio_process *p)
 	pthread_mutex_unlock(&pr->mu);
 	if (pr->thread_up)
 		pthread_join(pr->thread, NULL);
-	p->print = NULL;
-	pthread_mutex_destroy(&pr->mu);
-	pthread_cond_destroy(&pr->cv);
-	flexio_buf_dev_free(p, pr->daddr);
-	free(pr);
+	pr->thread_up = false;
 }
 
+/* Process destroy, no hart left: every print channel the process had is freed. */
+void fx_print_fini(struct flexio_process *p)
+{
+	struct fx_print *pr = p->print;
+
+	if (pr != NULL) {
+		fx_print_stop(pr);
+		pr->next = p->print_retired;
+		p->print_retired = pr;
+		p->print = NULL;
+	}
+	while ((pr = p->print_retired) != NULL) {
+		p->print_retired = pr->next;
+		pthread_mutex_destroy(&pr->mu);
+		pthread_cond_destroy(&pr->cv);
+		flexio_buf_dev_free(p, pr->daddr);
+		free(pr);
+	}
+}
+
+/*
+ * Device code may be printing meanwhile: the channel stops and is unhooked,
+ * but its memory stays until the process goes, so a hart that took it a
+ * moment before finds it stopped, not freed.
+ */
 flexio_status flexio_print_destroy(struct flexio_process *process)
 {
-	if (process == NULL || process->print == NULL)
+	struct fx_print *pr = process != NULL ? __atomic_load_n(&process->print, __ATOMIC_ACQUIRE) : NULL;
+
+	if (pr == NULL)
 		return FLEXIO_STATUS_FAILED;
-	fx_print_fini(process);
+	fx_print_stop(pr);
+	__atomic_store_n(&process->print, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&process->lock);
+	pr->next = process->print_retired;
+	process->print_retired = pr;
+	pthread_mutex_unlock(&process->lock);
 	return FLEXIO_STATUS_SUCCESS;
 }
