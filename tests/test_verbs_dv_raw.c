@@ -10,8 +10,10 @@
  * (hw_qp_set_polled from mlx5dv_init_obj).
  */
 #include <endian.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/mlx5dv.h>
 
@@ -19,7 +21,19 @@
 #include "verbs_qp_fixture.h"
 
 #define VDR_ROUNDS 100
-#define VDR_SPIN 100000000L
+/*
+ * How long a CQE may take before the test calls it lost: a hang detector,
+ * in wall-clock time, since a spin count says nothing on a loaded machine.
+ */
+#define VDR_LOST_NS (10ull * 1000000000ull)
+
+static uint64_t vdr_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint8_t vdr[2][8192] __attribute__((aligned(4096)));
 
@@ -58,7 +72,8 @@ static void test_raw_write(void)
 		struct mlx5_wqe_raddr_seg *rs = (void *)(ctrl + 1);
 		struct mlx5_wqe_data_seg *ds = (void *)(rs + 1);
 		struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)dcq.buf + (ci & (dcq.cqe_cnt - 1));
-		long spin = 0;
+		uint64_t lost_at;
+		bool lost = false;
 
 		memset(vdr[0], r + 1, 64);
 		mlx5dv_set_ctrl_seg(ctrl, (uint16_t)pi, MLX5_OPCODE_RDMA_WRITE, 0, a->qp_num, MLX5_WQE_CTRL_CQ_UPDATE,
@@ -72,13 +87,17 @@ static void test_raw_write(void)
 		dq.dbrec[MLX5_SND_DBR] = htobe32(pi & 0xffff);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		*(volatile uint64_t *)dq.bf.reg = *(uint64_t *)(void *)ctrl;
-		while ((mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_INVALID ||
-			mlx5dv_get_cqe_owner(cqe) != ((ci / dcq.cqe_cnt) & 1)) && spin < VDR_SPIN) {
-			spin++;
+		lost_at = vdr_now() + VDR_LOST_NS;
+		while (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_INVALID ||
+		       mlx5dv_get_cqe_owner(cqe) != ((ci / dcq.cqe_cnt) & 1)) {
+			if (vdr_now() > lost_at) {
+				lost = true;
+				break;
+			}
 			/* The device writes the CQE behind the compiler's back: read it again each time. */
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		}
-		CHECK(spin < VDR_SPIN);
+		CHECK(!lost);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		CHECK(mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ);
 		CHECK(be16toh(cqe->wqe_counter) == (uint16_t)(pi - 1));
