@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FX_DEV_ABI_VERSION 1
+#define FX_DEV_ABI_VERSION 2
 #define FX_DEV_ATTACH_SYM "__flexio_dev_rt_attach"
 #define FX_DEV_CALL_SYM "__flexio_dev_rt_call"
 /* Room the host keeps for each DPA thread's device-side context (struct flexio_dev_thread_ctx). */
@@ -54,6 +54,15 @@ struct fx_dev_ops {
 	void (*fatal)(void *host_thread, uint64_t code) __attribute__((noreturn));
 	/* A window's bytes: the host address of [haddr, haddr+len) under mkey with the rights asked (0: refused). */
 	void *(*window_ptr)(void *proc, uint32_t window_id, uint32_t mkey, uint64_t haddr, uint64_t len, int write);
+	/* flexio_dev_outbox_config: 0 when outbox_id is one of the process's outboxes, -1 otherwise. */
+	int (*outbox_check)(void *proc, uint32_t outbox_id);
+	/*
+	 * Doorbells through an outbox: the SQ (or QP) qnum has WQEs up to
+	 * producer counter pi; CQ cqn armed at consumer index ci. 0, or -1 when
+	 * the queue is not the process's or the device refused (logged).
+	 */
+	int (*sq_ring_db)(void *proc, uint32_t outbox_id, uint32_t qnum, uint32_t pi);
+	int (*cq_arm)(void *proc, uint32_t outbox_id, uint32_t cqn, uint32_t ci);
 	/* A device call softdpu does not run yet: logged by the host (once per name). */
 	void (*unsupported)(void *proc, const char *name);
 };

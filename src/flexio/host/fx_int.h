@@ -118,6 +118,19 @@ struct flexio_process {
 	bool said_unsupported; /* a device call not supported yet was logged */
 	uint32_t users;	       /* objects of the process (command queues): destroyed before it */
 	struct fx_target *targets; /* resolved once, so a call or task pays no symbol lookup */
+	/* fx_window.c: windows, outboxes and device MKeys of the process (under lock). */
+	struct flexio_window *windows;
+	struct flexio_outbox *outboxes;
+	struct flexio_mkey *mkeys;
+	uint32_t next_obj_id; /* window and outbox ids: from 1, never reused in the process */
+	/* fx_queue.c: CQs and QPs of the process (under lock). */
+	struct flexio_cq *cqs;
+	struct flexio_qp *qps;
+	/* fx_evh.c: event handlers (their threads), live and destroyed (under lock). */
+	struct flexio_event_handler *evhs;
+	uint32_t next_thread_id;
+	/* fx_isolate.c: the protection key of the process's DPA memory (-1: none). */
+	int pkey;
 	uint32_t ntargets;
 	/* Error state: set by a hart, reported and reset by flexio_err_display. */
 	int err_fd;
@@ -182,6 +195,14 @@ void fx_err_set(struct flexio_process *p, enum fx_err_kind kind, int sig, uint64
 /* fx_print.c */
 size_t fx_print_put(void *proc, const char *buf, size_t len);
 void fx_print_fini(struct flexio_process *p);
+
+/* fx_window.c */
+/* ops->window_ptr: the host address of [haddr, haddr+len) through window_id under mkey, NULL when refused. */
+void *fx_window_ptr(void *proc, uint32_t window_id, uint32_t mkey, uint64_t haddr, uint64_t len, int write);
+/* ops->outbox_check. */
+int fx_outbox_check(void *proc, uint32_t outbox_id);
+/* Process destroy: windows, outboxes and MKeys the program left. */
+void fx_window_fini(struct flexio_process *p);
 
 /* fx_log.c: where the library's messages go (base_log), and its settings. */
 unsigned fx_call_timeout_ms(void);

@@ -82,6 +82,7 @@ static void fx_process_free(struct flexio_process *p)
 {
 	fx_hart_destroy(p->rpc);
 	fx_print_fini(p);
+	fx_window_fini(p);
 	if (p->dl != NULL)
 		dlclose(p->dl);
 	if (p->memfd >= 0)
@@ -111,11 +112,13 @@ flexio_status flexio_process_create(struct ibv_context *ibv_ctx, struct flexio_a
 	p->app = app;
 	p->ibv_ctx = ibv_ctx;
 	p->memfd = -1;
+	p->pkey = -1;
 	p->err_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_mutex_init(&p->lock, NULL);
 	p->ops = (struct fx_dev_ops){ .version = FX_DEV_ABI_VERSION, .proc = p, .print = fx_print_put,
 				      .finish = fx_hart_finish, .reschedule = fx_hart_reschedule,
-				      .fatal = fx_hart_fatal, .unsupported = fx_dev_unsupported };
+				      .fatal = fx_hart_fatal, .window_ptr = fx_window_ptr,
+				      .outbox_check = fx_outbox_check, .unsupported = fx_dev_unsupported };
 	p->pd = process_attr != NULL ? process_attr->pd : NULL;
 	if (p->pd == NULL) {
 		p->pd = ibv_alloc_pd(ibv_ctx);
