@@ -71,9 +71,9 @@ static bool mapped_as(uint64_t start, uint64_t end, unsigned long want_ino)
 /*
  * Copies whole pages, some of whose bytes the program's allocator (or a
  * sanitizer) considers off limits: they are copied as they are, never
- * interpreted, so this one loop is exempt from address checking.
+ * interpreted, so this one loop is exempt from address and race checking.
  */
-__attribute__((no_sanitize_address)) static void copy_pages(uint64_t *dst, const uint64_t *src, uint64_t len)
+__attribute__((no_sanitize_address, no_sanitize_thread)) static void copy_pages(uint64_t *dst, const uint64_t *src, uint64_t len)
 {
 	for (uint64_t i = 0; i < len / sizeof(uint64_t); i++)
 		dst[i] = src[i];

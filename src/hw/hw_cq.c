@@ -79,6 +79,8 @@ struct hw_cq {
 	bool own_block;
 	struct hw_qblock qb; /* a shared block (ours, published) or one mapped from another process */
 	bool published;
+	void (*on_event)(void *arg);
+	void *on_event_arg;
 };
 
 size_t hw_cq_mem_size(uint32_t log_size)
@@ -212,12 +214,16 @@ enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
 	if ((uintptr_t)attr->ring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % HW_CQ_DBREC_ALIGN != 0 ||
 	    (uintptr_t)attr->mem % CQ_RING_PAGE != 0 || (attr->mem != NULL && (attr->ring != NULL || attr->dbrec != NULL)))
 		return HW_ERR_INVAL;
+	if (attr->on_event != NULL && (attr->shared || attr->mem != NULL))
+		return HW_ERR_INVAL; /* a function of this process means nothing to another's producers */
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return HW_ERR_NOMEM;
 	cq->log_size = attr->log_size;
 	cq->mask = (1u << attr->log_size) - 1;
 	cq->cqn = attr->cqn;
+	cq->on_event = attr->on_event;
+	cq->on_event_arg = attr->on_event_arg;
 	st = cq_alloc_mem(cq, attr);
 	if (st != HW_OK)
 		goto err_mem;
@@ -341,8 +347,11 @@ static void cq_try_fire(struct hw_cq *cq, uint32_t armed)
 	uint32_t fired = ARM_FIRED | sn << ARM_FIRED_SN_SHIFT;
 
 	if (atomic_compare_exchange_strong_explicit(&cq->st->arm, &armed, fired, memory_order_seq_cst,
-						    memory_order_seq_cst))
+						    memory_order_seq_cst)) {
 		hw_bell_ring(&cq->st->event);
+		if (cq->on_event != NULL)
+			cq->on_event(cq->on_event_arg);
+	}
 }
 
 /* Does a CQE that satisfies this arm already wait past its consumer index? */

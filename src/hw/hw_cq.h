@@ -78,6 +78,15 @@ struct hw_cq_attr {
 	 * and the producer saves the clock read.
 	 */
 	bool timestamp;
+	/*
+	 * Private CQs (ring and dbrec given, or allocated): called on the
+	 * thread whose CQE or arm fired the event, after the event bell rang,
+	 * so a consumer in this process (a FlexIO event handler's thread) is
+	 * woken without the watch engine. It runs in the producer's path:
+	 * short, no locks the producer may hold.
+	 */
+	void (*on_event)(void *arg);
+	void *on_event_arg;
 };
 
 /* What the producer says about one completion (host order). */
