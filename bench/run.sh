@@ -68,6 +68,9 @@ echo
 # FlexIO: RPC round trip against futex and cache-line round trips; command-queue throughput.
 echo
 "$build/bench/bench_flexio" $quick
+# FlexIO: event-handler activation latency (polling, sleeping) against a futex wake and a cache line; rate.
+echo
+"$build/bench/bench_flexio_evh" $quick
 # RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo

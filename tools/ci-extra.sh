@@ -121,9 +121,11 @@ flexio_vendor_build() {
 	test -x "$r/tools/build_flexio_device.sh" && test -f "$r/include/libflexio/flexio.h" &&
 		test -f "$r/include/libflexio-dev/flexio_dev.h" && test -f "$r/lib/$multiarch/pkgconfig/libflexio.pc" ||
 		{ echo "the FlexIO SDK is not installed in the vendor layout"; return 1; }
-	meson setup "$work/flexio_rpc" samples/flexio_rpc -Ddoca_prefix="$r" >/dev/null &&
-		ninja -C "$work/flexio_rpc" &&
-		LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/flexio_rpc/flexio_rpc" | grep -q "flexio_rpc: OK"
+	for s in flexio_rpc flexio_cmdq flexio_window flexio_evh; do
+		meson setup "$work/$s" "samples/$s" -Ddoca_prefix="$r" >/dev/null && ninja -C "$work/$s" >/dev/null &&
+			LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/$s/$s" | grep -q "$s: OK" ||
+			{ echo "the vendor-style build of samples/$s failed"; return 1; }
+	done
 }
 # Device code is host code: gdb stops at a line of a device source, on its hart, with the RPC's arguments.
 flexio_gdb_breakpoint() {
@@ -183,7 +185,7 @@ check "shared libraries export only the vendor API (DOCA, FlexIO; rdma-core's na
 check "libibverbs.so.1/libmlx5.so.1: every rdma-core v44 export, name@version and default-ness, nothing more" verbs_exports_match
 check "a verbs program builds with pkg-config libibverbs libmlx5 and runs" verbs_external_build
 check "Debian's ibv_devinfo -v and ibv_devices run unchanged on the installed libraries" verbs_devinfo
-check "a vendor-style FlexIO project (meson, the installed build_flexio_device.sh, pkg-config libflexio) builds and runs" flexio_vendor_build
+check "the FlexIO samples as vendor-style projects (meson, the installed build_flexio_device.sh, pkg-config libflexio) build and run" flexio_vendor_build
 check "gdb stops at a breakpoint in FlexIO device code, with its arguments" flexio_gdb_breakpoint
 check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
@@ -197,7 +199,8 @@ check "benchmarks build in release mode and run (quick)" bench_smoke
 tsan() {
 	local t
 	meson setup "$work/tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null || return 1
-	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_flexio; do
+	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_flexio \
+		test_flexio_queue test_flexio_window test_flexio_isolation; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1

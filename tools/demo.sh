@@ -37,5 +37,9 @@ echo "== FlexIO: device code on emulated DPA harts — an RPC printing from the 
 "$build/samples/flexio_rpc" || rc=1
 
 echo
+echo "== FlexIO: an event handler woken by its CQ answers a host QP from a device QP =="
+"$build/samples/flexio_evh" || rc=1
+
+echo
 [ $rc -eq 0 ] && echo "demo: all OK" || echo "demo: FAILED"
 exit $rc

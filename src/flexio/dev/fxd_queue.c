@@ -10,14 +10,18 @@
 
 #define FXD_INLINE_SEG 0x80000000u /* byte_count's bit for inline data */
 
+/*
+ * The device stores op_own last, with release order: read with acquire, a
+ * poller that finds the owner bit it expects may read the rest of the CQE.
+ */
 uint8_t flexio_dev_cqe_get_opcode(struct flexio_dev_cqe64 *cqe)
 {
-	return cqe->op_own >> 4;
+	return __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) >> 4;
 }
 
 uint8_t flexio_dev_cqe_get_owner(struct flexio_dev_cqe64 *cqe)
 {
-	return cqe->op_own & 1;
+	return __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) & 1;
 }
 
 uint32_t flexio_dev_cqe_get_qpn(struct flexio_dev_cqe64 *cqe)
@@ -42,7 +46,7 @@ uint32_t flexio_dev_eqe_get_cqn(struct flexio_dev_eqe *eqe)
 
 uint8_t flexio_dev_eqe_get_owner(struct flexio_dev_eqe *eqe)
 {
-	return eqe->owner & 1;
+	return __atomic_load_n(&eqe->owner, __ATOMIC_ACQUIRE) & 1;
 }
 
 void *flexio_dev_rwqe_get_addr(struct flexio_dev_wqe_rcv_data_seg *rwqe)

@@ -1,7 +1,7 @@
 /*
- * fxd_unsupported — device calls softdpu does not run yet (windows,
- * outboxes, doorbells of device queues, MSI-X): each says so through the
- * host's log, once, and fails with FLEXIO_DEV_STATUS_FAILED, so device code
+ * fxd_unsupported — device calls softdpu does not run yet (EQ updates,
+ * MSI-X, emulated-device doorbell mappings: the emulated device has no EQs
+ * or emulated functions): each says so through the host's log, once, and fails with FLEXIO_DEV_STATUS_FAILED, so device code
  * links, loads and learns at run time (docs/STATUS.md lists them). The
  * simulator's debug prints go to the process's print channel.
  */
@@ -22,75 +22,6 @@ static flexio_dev_status_t fxd_unsupported(const char *name)
 	if (h != NULL && h->unsupported != NULL)
 		h->unsupported(h->proc, name);
 	return FLEXIO_DEV_STATUS_FAILED;
-}
-
-flexio_dev_status_t flexio_dev_outbox_config(struct flexio_dev_thread_ctx *dtctx, uint16_t outbox_config_id)
-{
-	(void)dtctx;
-	(void)outbox_config_id;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_window_config(struct flexio_dev_thread_ctx *dtctx, uint16_t window_config_id,
-					     uint32_t mkey)
-{
-	(void)dtctx;
-	(void)window_config_id;
-	(void)mkey;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_window_mkey_config(struct flexio_dev_thread_ctx *dtctx, uint32_t mkey)
-{
-	(void)dtctx;
-	(void)mkey;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_window_ptr_acquire(struct flexio_dev_thread_ctx *dtctx, uint64_t haddr,
-						  flexio_uintptr_t **daddr)
-{
-	(void)dtctx;
-	(void)haddr;
-	if (daddr != NULL)
-		*daddr = NULL;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_window_copy_from_host(struct flexio_dev_thread_ctx *dtctx, void *daddr, uint64_t haddr,
-						     uint32_t size)
-{
-	(void)dtctx;
-	(void)daddr;
-	(void)haddr;
-	(void)size;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_window_copy_to_host(struct flexio_dev_thread_ctx *dtctx, uint64_t haddr,
-						   const void *daddr, uint32_t size)
-{
-	(void)dtctx;
-	(void)haddr;
-	(void)daddr;
-	(void)size;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_qp_sq_ring_db(struct flexio_dev_thread_ctx *dtctx, uint16_t pi, uint32_t qnum)
-{
-	(void)dtctx;
-	(void)pi;
-	(void)qnum;
-	return fxd_unsupported(__func__);
-}
-
-flexio_dev_status_t flexio_dev_cq_arm(struct flexio_dev_thread_ctx *dtctx, uint32_t ci, uint32_t qnum)
-{
-	(void)dtctx;
-	(void)ci;
-	(void)qnum;
-	return fxd_unsupported(__func__);
 }
 
 flexio_dev_status_t flexio_dev_eq_update_ci(struct flexio_dev_thread_ctx *dtctx, uint32_t ci, uint32_t qnum)

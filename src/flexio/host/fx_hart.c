@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fx_int.h"
+#include "fx_isolate.h"
 
 #define FX_STOP_SIG (SIGRTMIN + 7)
 #define FX_JMP_FINISH 1000
@@ -66,6 +67,8 @@ static void fx_on_fault(int sig, siginfo_t *si, void *uc)
 		fx_fault_addr = (uintptr_t)si->si_addr;
 		siglongjmp(h->jb, sig);
 	}
+	if (fx_iso_fault_fixup(sig, si, uc)) /* host code on a process's memory: retried with the keys granted */
+		return;
 	fx_chain(sig, si, uc);
 }
 
@@ -89,7 +92,13 @@ static void fx_sig_install(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	/*
+	 * SA_NODEFER: the signal is not blocked while its handler runs, so a
+	 * jump out of the handler leaves the thread's mask as it was, and
+	 * entering device code needs no sigprocmask (sigsetjmp(.., 0)): an
+	 * activation costs no system call.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sa.sa_sigaction = fx_on_fault;
 	for (size_t i = 0; i < sizeof(fx_fault_sigs) / sizeof(fx_fault_sigs[0]); i++)
 		sigaction(fx_fault_sigs[i], &sa, &fx_prev[i]);
@@ -122,28 +131,57 @@ void fx_hart_fatal(void *host_thread, uint64_t code)
 	siglongjmp(h->jb, FX_JMP_FATAL);
 }
 
+/*
+ * Out of a signal handler by a jump: the handler's own signal is not
+ * blocked (SA_NODEFER), but a layer between the kernel and our handler
+ * (ThreadSanitizer's) may have blocked signals for the handler's run.
+ * Unblocked here, on the fault path only, so the next fault is caught too.
+ */
+static void fx_unblock_sigs(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(fx_fault_sigs) / sizeof(fx_fault_sigs[0]); i++)
+		sigaddset(&set, fx_fault_sigs[i]);
+	sigaddset(&set, FX_STOP_SIG);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 /* Runs f in device code on the calling thread (h attached to it); the outcome of the call. */
 static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, const char *fname)
 {
 	struct flexio_process *p = h->proc;
-	int r = sigsetjmp(h->jb, 1);
+	int r = sigsetjmp(h->jb, 0); /* the mask needs no saving: the handlers run with SA_NODEFER */
 
 	if (r == 0) {
 		__atomic_store_n(&h->in_device, 1, __ATOMIC_SEQ_CST);
+		fx_iso_device(p);
 		p->call(f);
+		fx_iso_host();
 		__atomic_store_n(&h->in_device, 0, __ATOMIC_SEQ_CST);
+		h->exit_how = FX_EXIT_RETURN;
 		return FLEXIO_STATUS_SUCCESS;
 	}
+	fx_iso_host(); /* a jump out keeps the device's PKRU, or a signal handler's */
 	switch (r) {
 	case FX_JMP_FINISH:
+		h->exit_how = FX_EXIT_FINISH;
+		return FLEXIO_STATUS_SUCCESS;
 	case FX_JMP_RESCHED:
+		h->exit_how = FX_EXIT_RESCHEDULE;
 		return FLEXIO_STATUS_SUCCESS;
 	case FX_JMP_STOP:
+		fx_unblock_sigs();
+		h->exit_how = FX_EXIT_STOP;
 		return FLEXIO_STATUS_FAILED;
 	case FX_JMP_FATAL:
+		h->exit_how = FX_EXIT_FATAL;
 		fx_err_set(p, FX_ERR_FATAL, 0, fx_fatal_code, 0, fname);
 		return FLEXIO_STATUS_FATAL_ERR;
 	default:
+		fx_unblock_sigs();
+		h->exit_how = FX_EXIT_FATAL;
 		fx_err_set(p, FX_ERR_SIGNAL, r, 0, fx_fault_addr, fname);
 		return FLEXIO_STATUS_FATAL_ERR;
 	}
@@ -161,7 +199,8 @@ void fx_hart_attach(struct fx_hart *h)
 	stack_t ss = { .ss_sp = h->altstack, .ss_size = FX_ALTSTACK };
 
 	fx_cur = h;
-	h->tid = pthread_self();
+	if (!h->own_thread) /* a borrowed thread (a command-queue worker's); an own one's id is pthread_create's */
+		h->tid = pthread_self();
 	sigaltstack(&ss, NULL);
 }
 
@@ -187,7 +226,7 @@ void fx_hart_kick(struct fx_hart *h)
  * take (docs/PERFORMANCE.md), so both spin first while a second core can
  * carry the other side; on one core they sleep at once.
  */
-static uint64_t fx_spin_ns(void)
+uint64_t fx_hart_spin_ns(void)
 {
 	static uint64_t spin = UINT64_MAX; /* computed once; any thread may be first */
 	uint64_t v = __atomic_load_n(&spin, __ATOMIC_RELAXED);
@@ -229,7 +268,7 @@ static bool fx_spin_for(const bool *flag, const int *stop)
 			continue;
 		}
 		if (until == 0)
-			until = fx_now_ns() + fx_spin_ns();
+			until = fx_now_ns() + fx_hart_spin_ns();
 		else if (fx_now_ns() >= until)
 			return false;
 	}
@@ -312,12 +351,25 @@ struct fx_hart *fx_hart_new(struct flexio_process *proc)
 
 	if (h == NULL)
 		return NULL;
+	h->own_thread = true;
 	if (pthread_create(&h->tid, NULL, fx_hart_main, h) != 0) {
 		fx_hart_free(h);
 		return NULL;
 	}
 	h->started = true;
 	return h;
+}
+
+int fx_hart_start(struct fx_hart *h, void *(*main)(void *))
+{
+	int rc;
+
+	h->own_thread = true;
+	rc = pthread_create(&h->tid, NULL, main, h);
+
+	if (rc == 0)
+		h->started = true;
+	return rc;
 }
 
 static struct timespec fx_deadline(unsigned ms)
@@ -399,6 +451,8 @@ void fx_hart_destroy(struct fx_hart *h)
 	pthread_mutex_unlock(&h->mu);
 	/* Device code that never returns (a polling loop) is made to leave. */
 	for (int i = 0; h->started && pthread_tryjoin_np(h->tid, NULL) == EBUSY; i++) {
+		if (h->wake != NULL)
+			h->wake(h->wake_arg);
 		fx_hart_kick(h);
 		usleep(i < 10 ? 100 : 2000);
 	}

@@ -59,6 +59,7 @@ struct fx_heap {
 struct fx_hart {
 	struct flexio_process *proc;
 	pthread_t tid;
+	bool own_thread; /* its thread is its own (fx_hart_new, fx_hart_start), set before the thread runs */
 	bool started;
 	sigjmp_buf jb;
 	int in_device; /* device code runs: a fault is the process's, not ours (atomic: signal handlers read it) */
@@ -74,7 +75,14 @@ struct fx_hart {
 	uint8_t *argbuf; /* the call's packed arguments, the hart's own (a call that timed out still reads them) */
 	size_t argcap;
 	uint8_t ctx[FX_DEV_CTX_BYTES];
+	int exit_how; /* how the last entry into device code ended (enum fx_exit) */
+	/* Wakes the hart's own loop when it sleeps elsewhere than on cv (an event handler's); NULL: cv. */
+	void (*wake)(void *arg);
+	void *wake_arg;
 };
+
+/* How an entry into device code ended. */
+enum fx_exit { FX_EXIT_RETURN, FX_EXIT_FINISH, FX_EXIT_RESCHEDULE, FX_EXIT_FATAL, FX_EXIT_STOP };
 
 enum fx_err_kind { FX_ERR_NONE, FX_ERR_SIGNAL, FX_ERR_FATAL };
 
@@ -181,6 +189,10 @@ struct fx_hart *fx_hart_new(struct flexio_process *proc);
  */
 flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, const void *args, size_t len,
 			  const char *fname, unsigned timeout_ms, uint64_t *ret);
+/* Starts a thread of h's own running main(h) (an event handler's loop); 0 or an errno. */
+int fx_hart_start(struct fx_hart *h, void *(*main)(void *));
+/* How long a hart polls for work before it sleeps (0 on one core). */
+uint64_t fx_hart_spin_ns(void);
 /* Stops h (out of device code at once if it is inside) and frees it. */
 void fx_hart_destroy(struct fx_hart *h);
 /* The ops device code's finish, reschedule and fatal errors go through. */
@@ -195,6 +207,11 @@ void fx_err_set(struct flexio_process *p, enum fx_err_kind kind, int sig, uint64
 /* fx_print.c */
 size_t fx_print_put(void *proc, const char *buf, size_t len);
 void fx_print_fini(struct flexio_process *p);
+
+/* fx_queue.c: the doorbells of device code (fx_dev_ops), and process destroy. */
+int fx_dev_sq_ring_db(void *proc, uint32_t outbox_id, uint32_t qnum, uint32_t pi);
+int fx_dev_cq_arm(void *proc, uint32_t outbox_id, uint32_t cqn, uint32_t ci);
+void fx_queue_fini(struct flexio_process *p);
 
 /* fx_window.c */
 /* ops->window_ptr: the host address of [haddr, haddr+len) through window_id under mkey, NULL when refused. */

@@ -14,7 +14,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fx_evh.h"
 #include "fx_int.h"
+#include "fx_isolate.h"
 
 /* A device call not supported yet: said once per process (the first one named). */
 static void fx_dev_unsupported(void *proc, const char *name)
@@ -81,8 +83,12 @@ static int fx_load_image(struct flexio_process *p)
 static void fx_process_free(struct flexio_process *p)
 {
 	fx_hart_destroy(p->rpc);
+	fx_evh_stop_all(p);
+	fx_queue_fini(p);
+	fx_evh_fini(p);
 	fx_print_fini(p);
 	fx_window_fini(p);
+	fx_iso_proc_fini(p); /* no device code of p runs any more */
 	if (p->dl != NULL)
 		dlclose(p->dl);
 	if (p->memfd >= 0)
@@ -118,7 +124,8 @@ flexio_status flexio_process_create(struct ibv_context *ibv_ctx, struct flexio_a
 	p->ops = (struct fx_dev_ops){ .version = FX_DEV_ABI_VERSION, .proc = p, .print = fx_print_put,
 				      .finish = fx_hart_finish, .reschedule = fx_hart_reschedule,
 				      .fatal = fx_hart_fatal, .window_ptr = fx_window_ptr,
-				      .outbox_check = fx_outbox_check, .unsupported = fx_dev_unsupported };
+				      .outbox_check = fx_outbox_check, .sq_ring_db = fx_dev_sq_ring_db,
+				      .cq_arm = fx_dev_cq_arm, .unsupported = fx_dev_unsupported };
 	p->pd = process_attr != NULL ? process_attr->pd : NULL;
 	if (p->pd == NULL) {
 		p->pd = ibv_alloc_pd(ibv_ctx);
@@ -129,6 +136,7 @@ flexio_status flexio_process_create(struct ibv_context *ibv_ctx, struct flexio_a
 		fx_process_free(p);
 		return FLEXIO_STATUS_FAILED;
 	}
+	fx_iso_proc_init(p);
 	fx_app_get(app);
 	*process_ptr = p;
 	return FLEXIO_STATUS_SUCCESS;
