@@ -24,7 +24,7 @@
 #include "harness.h"
 
 extern struct flexio_app *fx_queue_dev;
-flexio_func_t fxq_handler, fxq_bad_doorbells;
+flexio_func_t fxq_handler, fxq_bad_doorbells, fxq_post, fxq_eqe, fxq_eth_seg;
 
 /*
  * Reaps the host CQ until `answers` answers came: each must be 3v+1 of the
@@ -216,6 +216,77 @@ static void test_doorbell_refusals(void)
 	fx_down(f);
 }
 
+/* Every send WQE kind device code builds, executed by the queue engine against host memory. */
+static void test_device_work_requests(void)
+{
+	struct fx *f = fx_up(fx_queue_dev, fxq_handler, FXQ_ECHO);
+	uint64_t r = 0, next = 0;
+	uint64_t *t;
+	uint32_t rkey;
+
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	t = f->target;
+	rkey = f->tmr->rkey;
+	CHECK_OK(host_post_recv(f));
+	/* RDMA WRITE (rdma and data segments) */
+	CHECK(flexio_process_call(f->p, fxq_post, &r, f->ctx_d, 0u, (uint64_t)(uintptr_t)&t[1], rkey,
+				  0x1122334455667788ull, 0ull) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0 && t[1] == 0x1122334455667788ull && t[0] == 0 && t[2] == 0);
+	/* RDMA READ */
+	t[3] = 0xa5a5a5a55a5a5a5aull;
+	CHECK(flexio_process_call(f->p, fxq_post, &r, f->ctx_d, 1u, (uint64_t)(uintptr_t)&t[3], rkey, 0ull, 0ull) ==
+	      FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0 && f->c->last_value == 0xa5a5a5a55a5a5a5aull);
+	/* compare-and-swap: a match swaps, a mismatch does not; the old value comes back either way */
+	t[4] = 7;
+	CHECK(flexio_process_call(f->p, fxq_post, &r, f->ctx_d, 2u, (uint64_t)(uintptr_t)&t[4], rkey, 99ull, 7ull) ==
+	      FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0 && f->c->last_value == 7 && t[4] == 99);
+	CHECK(flexio_process_call(f->p, fxq_post, &r, f->ctx_d, 2u, (uint64_t)(uintptr_t)&t[4], rkey, 5ull, 7ull) ==
+	      FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0 && f->c->last_value == 99 && t[4] == 99);
+	/* SEND with its 8 bytes inline: the host's receive gets them */
+	CHECK(flexio_process_call(f->p, fxq_post, &r, f->ctx_d, 3u, 0ull, 0u, 3ull * 41 + 1, 0ull) ==
+	      FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0);
+	next = 41;
+	CHECK(host_reap(f, 1, &next) == 0);
+	/* A WRITE past the key's end: a requester error CQE (0xd), the memory untouched */
+	CHECK(flexio_process_call(f->p, fxq_post, &r, f->ctx_d, 0u, (uint64_t)(uintptr_t)t + 4092, rkey, 1ull, 0ull) ==
+	      FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0xd && t[511] == 0);
+	fx_down(f);
+}
+
+/* The EQE getters and the Ethernet segment, against the PRM's byte layout. */
+static void test_eqe_and_eth_layout(void)
+{
+	struct fx *f = fx_up(fx_queue_dev, fxq_handler, FXQ_ECHO);
+	uint8_t eqe[64] = { 0 }, seg[16];
+	const uint8_t want[16] = { 0, 0, 0, 0, 0xc0, 0x00, 0x05, 0xb4, 0, 0, 0, 0, 0x00, 0x02, 0xab, 0xcd };
+	flexio_uintptr_t d;
+	uint64_t r = 0;
+
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	d = dpa_alloc(f->p, 64);
+	eqe[0x38 + 1] = 0x12; /* cqn, 24 bits big-endian at 0x39 */
+	eqe[0x38 + 2] = 0x34;
+	eqe[0x38 + 3] = 0x56;
+	eqe[0x3f] = 1;
+	CHECK(flexio_host2dev_memcpy(f->p, eqe, sizeof(eqe), d) == FLEXIO_STATUS_SUCCESS);
+	CHECK(flexio_process_call(f->p, fxq_eqe, &r, d) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == (0x123456ull | 1ull << 32));
+	memset((void *)(uintptr_t)d, 0xee, 16);
+	CHECK(flexio_process_call(f->p, fxq_eth_seg, &r, d) == FLEXIO_STATUS_SUCCESS && r == 0);
+	memcpy(seg, (void *)(uintptr_t)d, sizeof(seg));
+	CHECK(memcmp(seg, want, sizeof(want)) == 0);
+	fx_down(f);
+}
+
 static void test_cq_refusals(void)
 {
 	struct fx *f = fx_up(fx_queue_dev, fxq_handler, FXQ_ECHO);
@@ -384,6 +455,8 @@ int main(void)
 	RUN(test_crash);
 	RUN(test_spin_stopped_by_destroy);
 	RUN(test_doorbell_refusals);
+	RUN(test_device_work_requests);
+	RUN(test_eqe_and_eth_layout);
 	RUN(test_cq_refusals);
 	RUN(test_qp_state_machine);
 	RUN(test_qp_refusals);

@@ -29,6 +29,7 @@ struct fxq_ctx {
 	uint32_t rq_cq_ci, sq_cq_ci, rq_pi, sq_pi;
 	uint64_t activations, msgs, errors, arm_failures;
 	uint64_t last_arg;
+	uint64_t last_value; /* fxq_post: the device's 8-byte buffer after the work request */
 	uint64_t done;	  /* activations that reached their end (atomic: the host watches it) */
 	uint64_t t_entry; /* x86: the TSC when the last activation began (bench_flexio_evh) */
 };

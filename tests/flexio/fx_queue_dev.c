@@ -59,12 +59,13 @@ static uint32_t fxq_drain_rq(struct fxq_ctx *c)
 
 	while ((cqe = fxq_cqe(c->rq_cq_ring, c->rq_cq_ci, c->log_cq)) != NULL) {
 		uint32_t slot = flexio_dev_cqe_get_wqe_counter(cqe) & ((1u << c->log_rq) - 1);
+		struct flexio_dev_wqe_rcv_data_seg *rwqe = (struct flexio_dev_wqe_rcv_data_seg *)(uintptr_t)c->rq_ring + slot;
 
 		if (flexio_dev_cqe_get_opcode(cqe) != FXQ_CQE_RESP_SEND || flexio_dev_cqe_get_byte_cnt(cqe) != 8 ||
 		    flexio_dev_cqe_get_qpn(cqe) != c->qpn)
 			c->errors++;
 		if (c->mode != FXQ_SINK) {
-			fxq_answer(c, *(uint64_t *)(uintptr_t)(c->rx_buf + slot * FXQ_MSG));
+			fxq_answer(c, *(uint64_t *)flexio_dev_rwqe_get_addr(rwqe));
 			n++;
 		}
 		fxq_repost(c);
@@ -143,4 +144,78 @@ __dpa_rpc__ uint64_t fxq_bad_doorbells(uint32_t outbox_id, uint32_t qpn, uint32_
 	r |= (uint64_t)(flexio_dev_qp_sq_ring_db(dt, 0, 0xabcdef) != FLEXIO_DEV_STATUS_SUCCESS) << 4;
 	r |= (uint64_t)(flexio_dev_cq_arm(dt, 0, cqn) != FLEXIO_DEV_STATUS_SUCCESS) << 5;
 	return r;
+}
+
+/* The SQ CQ's next CQE, polled for (bounded): its opcode, 0xff when none came. */
+static uint32_t fxq_wait_send(struct fxq_ctx *c)
+{
+	for (uint32_t spin = 0; spin < 100000000u; spin++) {
+		struct flexio_dev_cqe64 *cqe = fxq_cqe(c->sq_cq_ring, c->sq_cq_ci, c->log_cq);
+
+		if (cqe != NULL) {
+			uint32_t op = flexio_dev_cqe_get_opcode(cqe);
+
+			c->sq_cq_ci++;
+			flexio_dev_dbr_cq_set_ci((uint32_t *)(uintptr_t)c->sq_cq_dbr, c->sq_cq_ci);
+			return op;
+		}
+	}
+	return 0xff;
+}
+
+/*
+ * One work request of the device QP, built with the segment setters and run
+ * through the doorbell: an RDMA WRITE of a (kind 0), an RDMA READ (1), a
+ * compare-and-swap of b to a (2), a SEND of a inlined (3) at raddr/rkey. The
+ * CQE's opcode; what the device's 8-byte buffer holds after it in last_value.
+ */
+__dpa_rpc__ uint64_t fxq_post(flexio_uintptr_t ctx, uint32_t kind, uint64_t raddr, uint32_t rkey, uint64_t a,
+			      uint64_t b)
+{
+	struct fxq_ctx *c = (struct fxq_ctx *)(uintptr_t)ctx;
+	uint32_t slot = c->sq_pi & ((1u << c->log_sq) - 1);
+	union flexio_dev_sqe_seg *w = (union flexio_dev_sqe_seg *)(uintptr_t)(c->sq_ring + slot * 64u);
+	uint64_t *buf = (uint64_t *)(uintptr_t)(c->tx_buf + slot * FXQ_MSG);
+	static const flexio_ctrl_seg_t type[] = { FLEXIO_CTRL_SEG_RDMA_WRITE, FLEXIO_CTRL_SEG_RDMA_READ,
+						  FLEXIO_CTRL_SEG_ATOMIC_COMPARE_AND_SWAP, FLEXIO_CTRL_SEG_SEND_RC };
+	struct flexio_dev_thread_ctx *dt;
+	uint32_t op;
+
+	if (kind > 3 || flexio_dev_get_thread_ctx(&dt) != 0 ||
+	    flexio_dev_outbox_config(dt, (uint16_t)c->outbox_id) != FLEXIO_DEV_STATUS_SUCCESS)
+		return 0xfe;
+	*buf = kind == 0 ? a : 0;
+	flexio_dev_swqe_seg_ctrl_set(&w[0], c->sq_pi, c->qpn, MLX5_CTRL_SEG_CE_CQE_ALWAYS, type[kind]);
+	if (kind == 3) {
+		flexio_dev_swqe_seg_inline_data_set(&w[1], sizeof(a), (uint32_t *)&a);
+	} else {
+		flexio_dev_swqe_seg_rdma_set(&w[1], rkey, raddr);
+		if (kind == 2)
+			flexio_dev_swqe_seg_atomic_set(&w[2], a, b);
+		flexio_dev_swqe_seg_data_set(&w[kind == 2 ? 3 : 2], sizeof(*buf), c->lkey, (uint64_t)(uintptr_t)buf);
+	}
+	c->sq_pi++;
+	flexio_dev_dbr_sq_set_pi((uint32_t *)(uintptr_t)c->qp_dbr + 1, c->sq_pi);
+	if (flexio_dev_qp_sq_ring_db(dt, (uint16_t)c->sq_pi, c->qpn) != FLEXIO_DEV_STATUS_SUCCESS)
+		return 0xfd;
+	op = fxq_wait_send(c);
+	c->last_value = *buf;
+	return op;
+}
+
+/* The EQE getters on an entry the host wrote: cqn | owner << 32. */
+__dpa_rpc__ uint64_t fxq_eqe(flexio_uintptr_t eqe)
+{
+	struct flexio_dev_eqe *e = (struct flexio_dev_eqe *)(uintptr_t)eqe;
+
+	return flexio_dev_eqe_get_cqn(e) | (uint64_t)flexio_dev_eqe_get_owner(e) << 32;
+}
+
+/* An Ethernet segment written at seg, for the host to read back byte for byte. */
+__dpa_rpc__ uint64_t fxq_eth_seg(flexio_uintptr_t seg)
+{
+	uint8_t hdrs[2] = { 0xab, 0xcd };
+
+	return flexio_dev_swqe_seg_eth_set((union flexio_dev_sqe_seg *)(uintptr_t)seg,
+					   FLEXIO_ETH_SEG_L4CS | FLEXIO_ETH_SEG_L3CS, 1460, 2, hdrs);
 }

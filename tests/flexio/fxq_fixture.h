@@ -42,6 +42,8 @@ struct fx {
 	struct ibv_qp *hqp;
 	struct ibv_mr *hmr;
 	uint64_t *hbuf; /* pages of its own: registering memory moves whole pages (fab_share.c) */
+	uint64_t *target; /* what the device's RDMA and atomics reach: a page of its own, every remote right */
+	struct ibv_mr *tmr;
 	uint32_t rx_posted, rx_done;
 };
 
@@ -145,12 +147,20 @@ static inline int host_side(struct fx *f)
 	qa.send_cq = qa.recv_cq = f->hcq;
 	f->hqp = ibv_create_qp(f->hpd, &qa);
 	f->hmr = ibv_reg_mr(f->hpd, f->hbuf, 2 * HOST_RX * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
-	return f->hqp != NULL && f->hmr != NULL ? 0 : -1;
+	if (posix_memalign((void **)&f->target, 4096, 4096) != 0)
+		return -1;
+	memset(f->target, 0, 4096);
+	f->tmr = ibv_reg_mr(f->hpd, f->target, 4096,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC);
+	return f->hqp != NULL && f->hmr != NULL && f->tmr != NULL ? 0 : -1;
 }
 
 static inline int host_connect(struct fx *f)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC };
 
 	if (ibv_modify_qp(f->hqp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
 		return -1;
@@ -160,6 +170,7 @@ static inline int host_connect(struct fx *f)
 	a.dest_qp_num = flexio_qp_get_qp_num(f->qp);
 	a.ah_attr.port_num = 1;
 	a.min_rnr_timer = 1;
+	a.max_dest_rd_atomic = 16; /* the device's READs and atomics */
 	if (ibv_modify_qp(f->hqp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
 		return -1;
@@ -168,6 +179,7 @@ static inline int host_connect(struct fx *f)
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7; /* the device reposts its receives as it answers */
+	a.max_rd_atomic = 16;
 	return ibv_modify_qp(f->hqp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 						 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
@@ -241,6 +253,8 @@ static inline void fx_down(struct fx *f)
 		ibv_destroy_qp(f->hqp);
 	if (f->hmr != NULL)
 		ibv_dereg_mr(f->hmr);
+	if (f->tmr != NULL)
+		ibv_dereg_mr(f->tmr);
 	if (f->hcq != NULL)
 		ibv_destroy_cq(f->hcq);
 	if (f->hpd != NULL)
@@ -262,6 +276,7 @@ static inline void fx_down(struct fx *f)
 	if (f->devx_uar != NULL)
 		mlx5dv_devx_free_uar(f->devx_uar);
 	free(f->hbuf);
+	free(f->target);
 	free(f);
 }
 
