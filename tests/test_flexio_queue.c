@@ -260,6 +260,47 @@ static void test_device_work_requests(void)
 	fx_down(f);
 }
 
+/*
+ * Two FlexIO processes' device QPs connected to each other: device code of
+ * one writes and reads the other's DPA memory through its device MKey.
+ * The engine runs on the writer's DPA thread, so this is also the doorbell
+ * running as host code: the other process's memory is under a protection
+ * key the writer's device code may not touch.
+ */
+static void test_two_processes(void)
+{
+	struct fx *a = fx_up(fx_queue_dev, fxq_handler, FXQ_ECHO), *b = fx_up(fx_queue_dev, fxq_handler, FXQ_ECHO);
+	uint64_t r = 0, *bmem;
+	uint32_t bkey;
+
+	CHECK(a != NULL && b != NULL);
+	if (a == NULL || b == NULL)
+		goto out;
+	CHECK_OK(fx_qp_move(a->qp, FLEXIO_QP_STATE_RST, 0));
+	CHECK_OK(fx_qp_move(b->qp, FLEXIO_QP_STATE_RST, 0));
+	CHECK_OK(fx_qp_move(a->qp, FLEXIO_QP_STATE_INIT, 0));
+	CHECK_OK(fx_qp_move(b->qp, FLEXIO_QP_STATE_INIT, 0));
+	CHECK_OK(fx_qp_move(a->qp, FLEXIO_QP_STATE_RTR, b->c->qpn));
+	CHECK_OK(fx_qp_move(b->qp, FLEXIO_QP_STATE_RTR, a->c->qpn));
+	CHECK_OK(fx_qp_move(a->qp, FLEXIO_QP_STATE_RTS, 0));
+	a->c->sq_pi = 0; /* RST emptied the SQ's counters */
+	bmem = (uint64_t *)(uintptr_t)b->bufs_d;
+	bkey = flexio_mkey_get_id(b->mkey);
+	bmem[5] = 0x0123456789abcdefull;
+	CHECK(flexio_process_call(a->p, fxq_post, &r, a->ctx_d, 0u, (uint64_t)(uintptr_t)&bmem[2], bkey,
+				  0xfeedfacecafebeefull, 0ull) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0 && bmem[2] == 0xfeedfacecafebeefull);
+	CHECK(flexio_process_call(a->p, fxq_post, &r, a->ctx_d, 1u, (uint64_t)(uintptr_t)&bmem[5], bkey, 0ull,
+				  0ull) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0 && a->c->last_value == 0x0123456789abcdefull);
+	CHECK(flexio_err_status(a->p) == 0 && flexio_err_status(b->p) == 0);
+out:
+	if (a != NULL)
+		fx_down(a);
+	if (b != NULL)
+		fx_down(b);
+}
+
 /* The EQE getters and the Ethernet segment, against the PRM's byte layout. */
 static void test_eqe_and_eth_layout(void)
 {
@@ -457,6 +498,7 @@ int main(void)
 	RUN(test_doorbell_refusals);
 	RUN(test_device_work_requests);
 	RUN(test_eqe_and_eth_layout);
+	RUN(test_two_processes);
 	RUN(test_cq_refusals);
 	RUN(test_qp_state_machine);
 	RUN(test_qp_refusals);

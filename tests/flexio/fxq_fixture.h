@@ -233,7 +233,7 @@ static inline int device_objects(struct fx *f, struct flexio_app *app, flexio_fu
 	ma.pd = flexio_process_get_pd(f->p);
 	ma.daddr = f->bufs_d;
 	ma.len = 2u * FXQ_MSG << LOG_Q;
-	ma.access = IBV_ACCESS_LOCAL_WRITE;
+	ma.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	if (flexio_device_mkey_create(f->p, &ma, &f->mkey) != FLEXIO_STATUS_SUCCESS)
 		return -1;
 	c->lkey = flexio_mkey_get_id(f->mkey);
