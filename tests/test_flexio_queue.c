@@ -177,6 +177,29 @@ static void test_spin_stopped_by_destroy(void)
 	fx_down(f);
 }
 
+/* A QP destroyed while its handler rings its doorbell in a loop: the doorbell fails, nothing freed is touched. */
+static void test_destroy_while_ringing(void)
+{
+	struct fx *f = fx_up(fx_queue_dev, fxq_handler, FXQ_RING);
+	int i;
+
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	CHECK(flexio_event_handler_run(f->eh, f->ctx_d) == FLEXIO_STATUS_SUCCESS);
+	CHECK_OK(host_send(f, 1));
+	for (i = 0; i < 100000 && __atomic_load_n(&f->c->msgs, __ATOMIC_ACQUIRE) < 1000; i++)
+		usleep(10);
+	CHECK(__atomic_load_n(&f->c->msgs, __ATOMIC_ACQUIRE) >= 1000);
+	CHECK(flexio_qp_destroy(f->qp) == FLEXIO_STATUS_SUCCESS);
+	f->qp = NULL;
+	for (i = 0; i < 100000 && __atomic_load_n(&f->c->errors, __ATOMIC_ACQUIRE) == 0; i++)
+		usleep(10);
+	CHECK(__atomic_load_n(&f->c->errors, __ATOMIC_ACQUIRE) == 1);
+	CHECK(flexio_err_status(f->p) == 0);
+	fx_down(f);
+}
+
 /* An event before run is kept: run activates the thread for it. */
 static void test_event_before_run(void)
 {
@@ -495,6 +518,7 @@ int main(void)
 	RUN(test_finish);
 	RUN(test_crash);
 	RUN(test_spin_stopped_by_destroy);
+	RUN(test_destroy_while_ringing);
 	RUN(test_doorbell_refusals);
 	RUN(test_device_work_requests);
 	RUN(test_eqe_and_eth_layout);

@@ -16,6 +16,7 @@ enum fxq_mode {
 	FXQ_CRASH = 2,	/* the first activation dereferences address 8 */
 	FXQ_SPIN = 3,	/* the first activation never returns */
 	FXQ_SINK = 4,	/* messages are taken and not answered (bench_flexio_evh) */
+	FXQ_RING = 5,	/* the first activation rings its SQ's doorbell until the doorbell fails */
 };
 
 struct fxq_ctx {

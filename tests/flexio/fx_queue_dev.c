@@ -100,6 +100,12 @@ static void fxq_mode(struct fxq_ctx *c, struct flexio_dev_thread_ctx *dt)
 		*(volatile uint32_t *)(uintptr_t)8 = 1;
 	while (c->mode == FXQ_SPIN)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (c->mode == FXQ_RING) {
+		while (flexio_dev_qp_sq_ring_db(dt, (uint16_t)c->sq_pi, c->qpn) == FLEXIO_DEV_STATUS_SUCCESS)
+			__atomic_store_n(&c->msgs, c->msgs + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->errors, 1, __ATOMIC_RELEASE);
+		flexio_dev_finish();
+	}
 }
 
 __dpa_global__ void fxq_handler(uint64_t arg)

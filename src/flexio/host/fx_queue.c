@@ -9,6 +9,7 @@
  * (fx_evh.c); device code arms it again through its outbox (ops->cq_arm).
  */
 #include <endian.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ struct flexio_cq {
 	uint32_t arm_sn;	      /* the next arm's sequence number (atomic: device threads arm) */
 	uint16_t mod_count, mod_period, mod_mode;
 	uint32_t users; /* QPs completing into it (under the process lock) */
+	uint32_t ringing; /* device doorbells on it in progress (atomic): destroy waits for them */
 };
 
 struct flexio_qp {
@@ -46,6 +48,7 @@ struct flexio_qp {
 	struct flexio_cq *sq_cq, *rq_cq;
 	enum flexio_qp_state state;
 	int access;
+	uint32_t ringing; /* device doorbells on it in progress (atomic): destroy waits for them */
 };
 
 /* ---- lookups (under the process lock) ---- */
@@ -77,6 +80,19 @@ static bool fx_dpa_span(struct flexio_process *p, flexio_uintptr_t daddr, uint64
 	ok = fx_heap_owns(&p->heap, daddr, len);
 	pthread_mutex_unlock(&p->lock);
 	return ok;
+}
+
+/*
+ * A doorbell of device code holds its queue from the lookup (under the
+ * process lock) to its end; destroy, having unlinked the queue so no new
+ * doorbell finds it, waits for those in progress: a handler ringing a queue
+ * the program destroys meanwhile fails its doorbell instead of using freed
+ * memory.
+ */
+static void fx_ring_wait(uint32_t *ringing)
+{
+	while (__atomic_load_n(ringing, __ATOMIC_ACQUIRE) != 0)
+		sched_yield();
 }
 
 /* ---- CQs ---- */
@@ -233,6 +249,7 @@ flexio_status flexio_cq_destroy(struct flexio_cq *cq)
 	if (*pp == cq)
 		*pp = cq->next;
 	pthread_mutex_unlock(&p->lock);
+	fx_ring_wait(&cq->ringing);
 	fx_cq_free(cq);
 	return FLEXIO_STATUS_SUCCESS;
 }
@@ -500,6 +517,7 @@ flexio_status flexio_qp_destroy(struct flexio_qp *qp)
 	if (*pp == qp)
 		*pp = qp->next;
 	pthread_mutex_unlock(&p->lock);
+	fx_ring_wait(&qp->ringing);
 	hw_qp_destroy(qp->hw);
 	hw_id_free(HW_ID_QPN, qp->qpn);
 	hw_pd_free(qp->pd);
@@ -529,6 +547,8 @@ int fx_dev_sq_ring_db(void *proc, uint32_t outbox_id, uint32_t qnum, uint32_t pi
 	}
 	pthread_mutex_lock(&p->lock);
 	q = fx_qp_find(p, qnum & 0xffffffu);
+	if (q != NULL)
+		__atomic_add_fetch(&q->ringing, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&p->lock);
 	if (q == NULL) {
 		BASE_ERR("SQ doorbell: %#x is not a QP of this process", qnum);
@@ -541,6 +561,7 @@ int fx_dev_sq_ring_db(void *proc, uint32_t outbox_id, uint32_t qnum, uint32_t pi
 	 */
 	fx_iso_host();
 	st = hw_qp_ring_sq(q->hw, pi & 0xffffu);
+	__atomic_sub_fetch(&q->ringing, 1, __ATOMIC_ACQ_REL);
 	fx_iso_device(p);
 	if (st != HW_OK) {
 		BASE_ERR("SQ doorbell of QP %#x refused (state, or a producer index more than a ring ahead)", qnum);
@@ -553,6 +574,7 @@ int fx_dev_cq_arm(void *proc, uint32_t outbox_id, uint32_t cqn, uint32_t ci)
 {
 	struct flexio_process *p = proc;
 	struct flexio_cq *c;
+	int rc;
 
 	if (fx_outbox_check(p, outbox_id) != 0) {
 		BASE_ERR("CQ arm of CQ %#x without an outbox configured (flexio_dev_outbox_config)", cqn);
@@ -560,12 +582,16 @@ int fx_dev_cq_arm(void *proc, uint32_t outbox_id, uint32_t cqn, uint32_t ci)
 	}
 	pthread_mutex_lock(&p->lock);
 	c = fx_cq_find(p, cqn & 0xffffffu);
+	if (c != NULL)
+		__atomic_add_fetch(&c->ringing, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&p->lock);
 	if (c == NULL) {
 		BASE_ERR("CQ arm: %#x is not a CQ of this process", cqn);
 		return -1;
 	}
-	return fx_cq_arm_at(c, ci);
+	rc = fx_cq_arm_at(c, ci);
+	__atomic_sub_fetch(&c->ringing, 1, __ATOMIC_ACQ_REL);
+	return rc;
 }
 
 /* Process destroy: the QPs, then the CQs the program left. */
