@@ -24,7 +24,7 @@
 #include "harness.h"
 
 extern struct flexio_app *fx_queue_dev;
-flexio_func_t fxq_handler, fxq_bad_doorbells, fxq_post, fxq_eqe, fxq_eth_seg;
+flexio_func_t fxq_handler, fxq_bad_doorbells, fxq_post, fxq_eqe, fxq_eth_seg, fxq_unsupported;
 
 /*
  * Reaps the host CQ until `answers` answers came: each must be 3v+1 of the
@@ -477,6 +477,43 @@ static void test_qp_refusals(void)
 	fx_down(f);
 }
 
+/*
+ * What softdpu does not run — Ethernet SQs and RQs (no Ethernet port), EQs
+ * and emulated functions — fails as documented: FLEXIO_STATUS_FAILED, the
+ * out pointer NULL, ids 0, nothing made; the device calls FAILED.
+ */
+static void test_unsupported(void)
+{
+	struct fx *f = fx_up(fx_queue_dev, fxq_handler, FXQ_ECHO);
+	struct flexio_wq_attr wa = { .log_wq_depth = 4, .log_wq_stride = 4 };
+	struct flexio_sq *sq = (struct flexio_sq *)1;
+	struct flexio_rq *rq = (struct flexio_rq *)1;
+	struct flexio_emu_db_to_cq_ctx *db = (struct flexio_emu_db_to_cq_ctx *)1;
+	struct flexio_emu_device_msix_map *map = (struct flexio_emu_device_msix_map *)1;
+	struct flexio_msix *msix = (struct flexio_msix *)1;
+	uint64_t r = 0;
+
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	wa.pd = flexio_process_get_pd(f->p);
+	CHECK(flexio_sq_create(f->p, NULL, f->c->sq_cqn, &wa, &sq) == FLEXIO_STATUS_FAILED && sq == NULL);
+	CHECK(flexio_rq_create(f->p, NULL, f->c->rq_cqn, &wa, &rq) == FLEXIO_STATUS_FAILED && rq == NULL);
+	CHECK(flexio_sq_destroy(NULL) == FLEXIO_STATUS_FAILED && flexio_rq_destroy(NULL) == FLEXIO_STATUS_FAILED);
+	CHECK(flexio_sq_get_wq_num(NULL) == 0 && flexio_rq_get_wq_num(NULL) == 0 && flexio_rq_get_tir(NULL) == NULL);
+	CHECK(flexio_emu_db_to_cq_map(ctx, 1, 1, f->rq_cq, &db) == FLEXIO_STATUS_FAILED && db == NULL);
+	CHECK(flexio_emu_db_to_cq_unmap(NULL) == FLEXIO_STATUS_FAILED && flexio_emu_db_to_cq_ctx_get_id(NULL) == 0);
+	CHECK(flexio_emulated_device_msix_map_create(f->p, 1, 4, &map) == FLEXIO_STATUS_FAILED && map == NULL);
+	CHECK(flexio_emulated_device_msix_map_free(NULL) == FLEXIO_STATUS_FAILED);
+	CHECK(flexio_emulated_device_msix_create(f->p, ctx, 0, 0, 0, NULL, &msix) == FLEXIO_STATUS_FAILED &&
+	      msix == NULL);
+	CHECK(flexio_emulated_device_msix_destroy(NULL) == FLEXIO_STATUS_FAILED);
+	CHECK(flexio_process_call(f->p, fxq_unsupported, &r, f->c->rq_cqn) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == 0xf);
+	CHECK(flexio_err_status(f->p) == 0);
+	fx_down(f);
+}
+
 static void test_handler_refusals(void)
 {
 	struct flexio_process *p = NULL;
@@ -527,6 +564,7 @@ int main(void)
 	RUN(test_qp_state_machine);
 	RUN(test_qp_refusals);
 	RUN(test_handler_refusals);
+	RUN(test_unsupported);
 	ibv_close_device(ctx);
 	return th_summary("test_flexio_queue");
 }

@@ -165,7 +165,8 @@ every_export_tested() {
 	# What the test binaries import (macros such as the 1.x names resolve to other symbols), plus the sources.
 	used=$(for t in "$work"/build/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && nm -D --undefined-only "$t"; done |
 		awk '{print $2}' | sort -u)
-	for f in $(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libdoca_common.so" | awk '{print $3}'); do
+	for f in $(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libdoca_common.so" \
+		"$work/root$prefix/lib/$multiarch/libflexio.so" | awk '$2 == "T" {print $3}'); do
 		echo "$used" | grep -qx "$f" || grep -qw "$f" tests/*.c tests/*.h || missing="$missing $f"
 	done
 	[ -z "$missing" ] || { echo "exported but never called by a test:$missing"; return 1; }
@@ -189,7 +190,7 @@ check "the FlexIO samples as vendor-style projects (meson, the installed build_f
 check "gdb stops at a breakpoint in FlexIO device code, with its arguments" flexio_gdb_breakpoint
 check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (ldd, readelf NEEDED)" no_ucx_linked
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
-check "every exported function is called by a test" every_export_tested
+check "every exported function (libdoca_common, libflexio) is called by a test" every_export_tested
 check "benchmarks build in release mode and run (quick)" bench_smoke
 # The tests whose code runs on more than one thread (the watch engine, CQ arming, sync
 # events across processes, the comm channel, graphs, the queue engine and its thread,

@@ -225,3 +225,18 @@ __dpa_rpc__ uint64_t fxq_eth_seg(flexio_uintptr_t seg)
 	return flexio_dev_swqe_seg_eth_set((union flexio_dev_sqe_seg *)(uintptr_t)seg,
 					   FLEXIO_ETH_SEG_L4CS | FLEXIO_ETH_SEG_L3CS, 1460, 2, hdrs);
 }
+
+/* The device calls softdpu does not run (no EQs, no emulated functions): one bit per call that failed. */
+__dpa_rpc__ uint64_t fxq_unsupported(uint32_t cqn)
+{
+	struct flexio_dev_thread_ctx *dt;
+	uint64_t r = 0;
+
+	if (flexio_dev_get_thread_ctx(&dt) != 0)
+		return 0;
+	r |= (uint64_t)(flexio_dev_eq_update_ci(dt, 0, 1) == FLEXIO_DEV_STATUS_FAILED) << 0;
+	r |= (uint64_t)(flexio_dev_msix_send(dt, cqn) == FLEXIO_DEV_STATUS_FAILED) << 1;
+	r |= (uint64_t)(flexio_dev_db_ctx_arm(dt, cqn, 1) == FLEXIO_DEV_STATUS_FAILED) << 2;
+	r |= (uint64_t)(flexio_dev_db_ctx_force_trigger(dt, cqn, 1) == FLEXIO_DEV_STATUS_FAILED) << 3;
+	return r;
+}
