@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "fab_freeze.h"
 
 /* One moved page range. Ranges never overlap; each keeps its memfd for importers. */
 struct backing {
@@ -92,14 +93,21 @@ static int move_pages(uint64_t start, uint64_t len)
 	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (tmp == MAP_FAILED)
 		goto err_close;
+	/* The program's other threads keep running: their writes wait out the move, none is lost. */
+	if (fab_freeze_begin(start, len) != 0)
+		goto err_unmap;
 	copy_pages(tmp, (const uint64_t *)(uintptr_t)start, len);
 	/* Same address, same contents, now shareable. */
 	if (mmap((void *)(uintptr_t)start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(tmp, len);
-		goto err_close;
+		fab_freeze_end(1);
+		goto err_unmap;
 	}
+	fab_freeze_end(0);
 	munmap(tmp, len);
 	return fd;
+
+err_unmap:
+	munmap(tmp, len);
 
 err_close:
 	close(fd);
