@@ -12,7 +12,7 @@ cc=(clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-reco
 	-D_GNU_SOURCE -DDOCA_ALLOW_EXPERIMENTAL_API -Iinclude -Isrc/base -Isrc/hw -Isrc/fabric -Isrc/doca/core)
 # The descriptor codec alone, with what it asks of lower layers (the machine identity, settings, log).
 desc=(src/fabric/fab_desc.c src/hw/hw_machine.c src/base/base_config.c src/base/base_log.c)
-lib=(src/base/*.c src/hw/*.c src/fabric/fab_desc.c src/fabric/fab_table.c src/fabric/fab_cma.c src/fabric/fab_mem.c src/fabric/fab_share.c src/fabric/fab_mr.c
+lib=(src/base/*.c src/hw/*.c src/fabric/fab_desc.c src/fabric/fab_table.c src/fabric/fab_cma.c src/fabric/fab_mem.c src/fabric/fab_share.c src/fabric/fab_freeze.c src/fabric/fab_mr.c
 	src/doca/core/*.c src/doca/dma/*.c src/doca/log/*.c)
 
 pass=0
