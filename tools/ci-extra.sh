@@ -121,7 +121,7 @@ flexio_vendor_build() {
 	test -x "$r/tools/build_flexio_device.sh" && test -f "$r/include/libflexio/flexio.h" &&
 		test -f "$r/include/libflexio-dev/flexio_dev.h" && test -f "$r/lib/$multiarch/pkgconfig/libflexio.pc" ||
 		{ echo "the FlexIO SDK is not installed in the vendor layout"; return 1; }
-	for s in flexio_rpc flexio_cmdq flexio_window flexio_evh; do
+	for s in flexio_rpc flexio_cmdq flexio_window flexio_evh flexio_pp; do
 		meson setup "$work/$s" "samples/$s" -Ddoca_prefix="$r" >/dev/null && ninja -C "$work/$s" >/dev/null &&
 			LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/$s/$s" | grep -q "$s: OK" ||
 			{ echo "the vendor-style build of samples/$s failed"; return 1; }
@@ -201,7 +201,7 @@ tsan() {
 	local t
 	meson setup "$work/tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null || return 1
 	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_flexio \
-		test_flexio_queue test_flexio_window test_flexio_isolation test_verbs_mr_move; do
+		test_flexio_queue test_flexio_window test_flexio_isolation test_verbs_mr_move test_hw_eth test_flexio_eth; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1

@@ -470,6 +470,50 @@ static_assert(sizeof(struct hw_wqe_srq_next_seg) == 16, "SRQ next segment is 16 
 static_assert(offsetof(struct hw_wqe_srq_next_seg, next_wqe_index) == 2, "PRM offset");
 
 /*
+ * The Ethernet segment of a raw Ethernet send WQE (mlx5_wqe_eth_seg), right
+ * after the control segment. The frame's first inline_hdr_sz bytes are
+ * inline: two in inline_hdr_start, the rest running on into the following
+ * 16-byte segments; data segments start at the next 16-byte boundary. So
+ * the inline part takes hw_eth_seg_inline_ds(sz) segments after this one:
+ * ceil((sz - 2) / 16) for sz > 2, else none. rdma-core's set_tso_eth_seg
+ * advances by align(sz - 2, 16) past the segment, the same rule; its
+ * (16 + sz) & ~0xf for the non-TSO path agrees for the sizes it uses (0, 18).
+ */
+struct hw_eth_seg {
+	uint32_t rsvd0;
+	uint8_t cs_flags;
+	uint8_t rsvd1;
+	uint16_t mss;
+	uint32_t flow_table_metadata;
+	uint16_t inline_hdr_sz;
+	uint8_t inline_hdr_start[2];
+};
+
+#define HW_ETH_SEG_INLINE_START 2 /* inline bytes inside the segment itself */
+
+#define HW_ETH_SEG_INLINE_START 2 /* inline bytes inside the segment itself */
+
+static_assert(sizeof(struct hw_eth_seg) == 16, "eth segment is 16 bytes");
+static_assert(offsetof(struct hw_eth_seg, cs_flags) == 4, "PRM offset");
+static_assert(offsetof(struct hw_eth_seg, mss) == 6, "PRM offset");
+static_assert(offsetof(struct hw_eth_seg, flow_table_metadata) == 8, "PRM offset");
+static_assert(offsetof(struct hw_eth_seg, inline_hdr_sz) == 12, "PRM offset");
+static_assert(offsetof(struct hw_eth_seg, inline_hdr_start) == 14, "PRM offset");
+
+static inline uint16_t hw_eth_seg_inline_sz(const struct hw_eth_seg *s)
+{
+	return be16toh(s->inline_hdr_sz);
+}
+
+/* The 16-byte segments the inline header occupies after the Ethernet segment. */
+static inline uint32_t hw_eth_seg_inline_ds(uint32_t sz)
+{
+	if (sz <= HW_ETH_SEG_INLINE_START)
+		return 0;
+	return (sz - HW_ETH_SEG_INLINE_START + HW_WQE_DS_BYTES - 1) / HW_WQE_DS_BYTES;
+}
+
+/*
  * Engine jobs of the DOCA DMA and SHA contexts (src/hw/hw_jobq.c). They use
  * the mlx5 MMO opcode, which the verbs opcodes above never take, told apart
  * by the opmod in bits 31..24 of opmod_idx_opcode. After the ctrl segment

@@ -224,6 +224,20 @@ struct vb_dv_ops {
 	int (*destroy_mkey)(struct mlx5dv_mkey *mkey);
 	struct ibv_qp *(*create_qp)(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
 				    struct mlx5dv_qp_init_attr *dv_attr);
+	/* DevX objects (vb_devx_obj.c) and mlx5dv_dr steering (vb_dr.c). */
+	struct mlx5dv_devx_obj *(*devx_obj_create)(struct ibv_context *ctx, const void *in, size_t inlen,
+						   void *out, size_t outlen);
+	int (*devx_obj_destroy)(struct mlx5dv_devx_obj *obj);
+	struct mlx5dv_dr_domain *(*dr_domain_create)(struct ibv_context *ctx, enum mlx5dv_dr_domain_type type);
+	int (*dr_domain_destroy)(struct mlx5dv_dr_domain *dmn);
+	struct mlx5dv_dr_table *(*dr_table_create)(struct mlx5dv_dr_domain *dmn, uint32_t level);
+	int (*dr_table_destroy)(struct mlx5dv_dr_table *tbl);
+	struct mlx5dv_dr_matcher *(*dr_matcher_create)(struct mlx5dv_dr_table *tbl, uint16_t priority,
+						       uint8_t criteria, struct mlx5dv_flow_match_parameters *mask);
+	int (*dr_matcher_destroy)(struct mlx5dv_dr_matcher *m);
+	struct mlx5dv_dr_rule *(*dr_rule_create)(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
+						 size_t n, struct mlx5dv_dr_action **acts);
+	int (*dr_rule_destroy)(struct mlx5dv_dr_rule *rule);
 };
 
 #define VB_MAGIC_MKEY 0x76624d4bu
@@ -236,6 +250,96 @@ struct vb_mkey {
 	struct vb_pd *pd;
 	struct hw_umr *umr;	  /* its pattern (hw_umr.h) */
 	uint32_t cap;		  /* translation entries (max_entries rounded up to 4) */
+};
+
+#define VB_MAGIC_DEVX_OBJ 0x7662444fu
+#define VB_MAGIC_DR_DOMAIN 0x76624444u
+#define VB_MAGIC_DR_TABLE 0x76624454u
+#define VB_MAGIC_DR_MATCHER 0x7662444du
+#define VB_MAGIC_DR_RULE 0x76624452u
+#define VB_MAGIC_DR_ACTION 0x76624441u
+
+/*
+ * rdma-core keeps the DevX object and the mlx5dv_dr objects private to
+ * libmlx5 (the public header only declares them); these are softdpu's.
+ */
+enum vb_devx_kind {
+	VB_DEVX_TIR = 1,
+};
+
+struct mlx5dv_devx_obj {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	enum vb_devx_kind kind;
+	struct ibv_context *ctx;
+	uint32_t object_id;	  /* a TIR's tirn */
+};
+
+struct hw_steer_domain;
+struct hw_steer_table;
+struct hw_steer_matcher;
+struct hw_steer_rule;
+
+/* The fte_match_param a matcher's mask and a rule's value are laid out in: seven 64-byte parts. */
+#define VB_DR_MATCH_PART 64	  /* outer headers first: hw_steer's layout */
+#define VB_DR_MATCH_PARTS 7
+#define VB_DR_MATCH_SZ (VB_DR_MATCH_PART * VB_DR_MATCH_PARTS)
+
+struct mlx5dv_dr_domain {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	enum mlx5dv_dr_domain_type type;
+	struct ibv_context *ctx;
+	struct hw_steer_domain *hw;
+	_Atomic uint32_t users;	  /* tables: destroy is EBUSY while non-zero */
+};
+
+struct mlx5dv_dr_table {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	uint32_t level;
+	struct mlx5dv_dr_domain *dmn;
+	struct hw_steer_table *hw;
+	_Atomic uint32_t users;	  /* matchers and dest_table actions */
+};
+
+struct mlx5dv_dr_matcher {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	uint8_t criteria;	  /* match_criteria_enable */
+	struct mlx5dv_dr_table *tbl;
+	struct hw_steer_matcher *hw;
+	_Atomic uint32_t users;	  /* rules */
+	uint8_t mask[VB_DR_MATCH_PART]; /* the outer mask a rule's value must stay within */
+};
+
+/*
+ * Actions hold no device state (drop and default-miss have no context to
+ * reach libibverbs by): libmlx5 makes and frees them, rule creation reads them.
+ */
+enum vb_dr_action_type {
+	VB_DR_ACT_DROP,
+	VB_DR_ACT_MISS,		  /* default miss */
+	VB_DR_ACT_TIR,
+	VB_DR_ACT_TABLE,
+	VB_DR_ACT_WIRE,		  /* an FDB's uplink vport */
+};
+
+struct mlx5dv_dr_action {
+	uint32_t magic;
+	enum vb_dr_action_type type;
+	uint32_t tirn;		  /* TIR */
+	struct mlx5dv_dr_table *tbl; /* TABLE: counted in its users */
+	const struct mlx5dv_dr_domain *dmn; /* WIRE: compared only, never read */
+	_Atomic uint32_t users;	  /* rules: destroy is EBUSY while non-zero */
+};
+
+struct mlx5dv_dr_rule {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	struct mlx5dv_dr_matcher *matcher;
+	struct mlx5dv_dr_action *act; /* the one terminal action */
+	struct hw_steer_rule *hw;
 };
 
 /* Posts an async event on the context's queue (vb_async.c); 0 or an errno value. */

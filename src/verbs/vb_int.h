@@ -93,6 +93,23 @@ void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, u
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,
 		      struct ibv_sge *sge);
 
+/* DevX objects: CREATE_TIR over hw_eth (vb_devx_obj.c). */
+struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void *in, size_t inlen, void *out,
+					      size_t outlen);
+int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj);
+
+/* mlx5dv_dr steering over hw_steer (vb_dr.c). */
+struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5dv_dr_domain_type type);
+int vb_dv_dr_domain_destroy(struct mlx5dv_dr_domain *dmn);
+struct mlx5dv_dr_table *vb_dv_dr_table_create(struct mlx5dv_dr_domain *dmn, uint32_t level);
+int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *tbl);
+struct mlx5dv_dr_matcher *vb_dv_dr_matcher_create(struct mlx5dv_dr_table *tbl, uint16_t priority, uint8_t criteria,
+						  struct mlx5dv_flow_match_parameters *mask);
+int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m);
+struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
+					    size_t n, struct mlx5dv_dr_action **acts);
+int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
+
 /* libmlx5's entries (vb_dv.c). */
 extern const struct vb_dv_ops vb_dv_ops_impl;
 

@@ -248,18 +248,6 @@ VB_EXPORT int mlx5dv_devx_ind_tbl_query(struct ibv_rwq_ind_table *ind_tbl, const
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT struct mlx5dv_devx_obj *mlx5dv_devx_obj_create(struct ibv_context *context, const void *in, size_t inlen, void *out, size_t outlen)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_obj_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_obj_destroy");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_obj_modify");
@@ -344,21 +332,9 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_aso(struct mlx5dv_dr_
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_default_miss(void)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_default_miss");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_array(struct mlx5dv_dr_domain *domain, size_t num_dest, struct mlx5dv_dr_action_dest_attr **dests)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_array");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_devx_tir(struct mlx5dv_devx_obj *devx_obj)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_devx_tir");
 	return NULL;
 }
 
@@ -377,24 +353,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ibv_qp(struct ib
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_root_table(struct mlx5dv_dr_table *table, uint16_t priority)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_root_table");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_table(struct mlx5dv_dr_table *table)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_table");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_vport(struct mlx5dv_dr_domain *domain, uint32_t vport)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_vport");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_drop(void)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_drop");
 	return NULL;
 }
 
@@ -446,12 +404,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_tag(uint32_t tag_valu
 	return NULL;
 }
 
-VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_destroy");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_dr_action_modify_aso(struct mlx5dv_dr_action *action, uint32_t offset, uint32_t flags, uint8_t return_reg_c)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_modify_aso");
@@ -481,68 +433,14 @@ VB_EXPORT void mlx5dv_dr_domain_allow_duplicate_rules(struct mlx5dv_dr_domain *d
 	VB_UNSUPPORTED("mlx5dv_dr_domain_allow_duplicate_rules");
 }
 
-VB_EXPORT struct mlx5dv_dr_domain *mlx5dv_dr_domain_create(struct ibv_context *ctx, enum mlx5dv_dr_domain_type type)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_domain_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_dr_domain_destroy(struct mlx5dv_dr_domain *domain)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_domain_destroy");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT void mlx5dv_dr_domain_set_reclaim_device_memory(struct mlx5dv_dr_domain *dmn, _Bool enable)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_domain_set_reclaim_device_memory");
 }
 
-VB_EXPORT int mlx5dv_dr_domain_sync(struct mlx5dv_dr_domain *domain, uint32_t flags)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_domain_sync");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT struct mlx5dv_dr_matcher *mlx5dv_dr_matcher_create(struct mlx5dv_dr_table *table, uint16_t priority, uint8_t match_criteria_enable, struct mlx5dv_flow_match_parameters *mask)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_matcher_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *matcher)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_matcher_destroy");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_dr_matcher_layout *layout)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_matcher_set_layout");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT struct mlx5dv_dr_rule *mlx5dv_dr_rule_create(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_flow_match_parameters *value, size_t num_actions, struct mlx5dv_dr_action **actions)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_rule_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_rule_destroy");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT struct mlx5dv_dr_table *mlx5dv_dr_table_create(struct mlx5dv_dr_domain *domain, uint32_t level)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_table_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_dr_table_destroy(struct mlx5dv_dr_table *table)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_table_destroy");
 	return EOPNOTSUPP;
 }
 

@@ -134,6 +134,9 @@ struct flexio_process {
 	/* fx_queue.c: CQs and QPs of the process (under lock). */
 	struct flexio_cq *cqs;
 	struct flexio_qp *qps;
+	/* fx_eth.c: Ethernet SQs and RQs of the process (under lock). */
+	struct flexio_sq *sqs;
+	struct flexio_rq *rqs;
 	/* fx_evh.c: event handlers (their threads), live and destroyed (under lock). */
 	struct flexio_event_handler *evhs;
 	uint32_t next_thread_id;

@@ -17,6 +17,7 @@
 #include "fx_evh.h"
 #include "fx_int.h"
 #include "fx_isolate.h"
+#include "fx_queue.h"
 
 /* A device call not supported yet: said once per process (the first one named). */
 static void fx_dev_unsupported(void *proc, const char *name)
@@ -84,6 +85,7 @@ static void fx_process_free(struct flexio_process *p)
 {
 	fx_hart_destroy(p->rpc);
 	fx_evh_stop_all(p);
+	fx_eth_fini(p);
 	fx_queue_fini(p);
 	fx_evh_fini(p);
 	fx_print_fini(p);

@@ -18,6 +18,7 @@
 #include "fx_evh.h"
 #include "fx_int.h"
 #include "fx_isolate.h"
+#include "fx_queue.h"
 #include "hw_cq.h"
 #include "hw_ids.h"
 #include "hw_qp.h"
@@ -291,6 +292,30 @@ flexio_status flexio_cq_query_moderation(struct flexio_cq *cq, uint16_t *max_cou
 	return FLEXIO_STATUS_SUCCESS;
 }
 
+struct flexio_cq *fx_cq_take(struct flexio_process *p, uint32_t cqn)
+{
+	struct flexio_cq *c;
+
+	pthread_mutex_lock(&p->lock);
+	c = fx_cq_find(p, cqn & 0xffffffu);
+	if (c != NULL)
+		c->users++;
+	pthread_mutex_unlock(&p->lock);
+	return c;
+}
+
+void fx_cq_drop(struct flexio_cq *cq)
+{
+	pthread_mutex_lock(&cq->proc->lock);
+	cq->users--;
+	pthread_mutex_unlock(&cq->proc->lock);
+}
+
+struct hw_cq *fx_cq_hw(const struct flexio_cq *cq)
+{
+	return cq->hw;
+}
+
 /* ---- QPs ---- */
 
 static uint64_t fx_qp_ring_bytes(const struct flexio_qp_attr *a)
@@ -551,8 +576,11 @@ int fx_dev_sq_ring_db(void *proc, uint32_t outbox_id, uint32_t qnum, uint32_t pi
 		__atomic_add_fetch(&q->ringing, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&p->lock);
 	if (q == NULL) {
-		BASE_ERR("SQ doorbell: %#x is not a QP of this process", qnum);
-		return -1;
+		int rc = fx_eth_ring(p, qnum & 0xffffffu, pi);
+
+		if (rc == 1)
+			BASE_ERR("SQ doorbell: %#x is not a QP or SQ of this process", qnum);
+		return rc == 0 ? 0 : -1;
 	}
 	/*
 	 * The queue engine runs the WQEs now, on this DPA thread, as the card

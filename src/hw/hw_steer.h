@@ -1,0 +1,103 @@
+/*
+ * hw_steer — flow steering of the Ethernet port (hw_eth.h), as the card's
+ * steering tables (and mlx5dv_dr over them) see it: domains (NIC receive,
+ * NIC transmit, FDB), tables by level, matchers (a priority and a mask),
+ * rules (a value under their matcher's mask, and actions).
+ *
+ * Matching is over the outer headers in the PRM's fte_match_set_lyr_2_4
+ * layout (64 bytes: smac, ethertype, dmac, VLAN, IP protocol and version,
+ * TCP/UDP ports, TTL, IPv4/IPv6 source and destination, big-endian as the
+ * PRM lays them), which hw_steer_parse fills from a frame. A rule matches
+ * when (fields & mask) == (value & mask) over the 64 bytes.
+ *
+ * Lookup, in a table: matchers by priority (lower first, then creation
+ * order), in each its rules in creation order; the first matching rule's
+ * terminal action decides: a TIR (deliver), another table of the same
+ * domain at a higher level (look there), drop, or the wire (FDB and NIC
+ * transmit only). A miss in a table ends the lookup of that domain.
+ *
+ * Paths: a frame from the wire (receive) goes through the FDB domains, then
+ * the NIC receive domains, each from its lowest-level table; a miss
+ * everywhere drops it. A frame from an SQ (transmit) goes through the NIC
+ * transmit domains, then the FDB domains; it goes to the wire unless a rule
+ * drops it (or sends it to a TIR: the FDB's loop to a local queue).
+ * Domains of one type are looked at in creation order; the first verdict
+ * wins.
+ */
+#ifndef HW_STEER_H_
+#define HW_STEER_H_
+
+#include <stdint.h>
+
+#include "hw_mem.h"
+
+#define HW_STEER_MATCH_BYTES 64 /* fte_match_set_lyr_2_4 */
+#define HW_STEER_LEVEL_MAX 63
+
+enum hw_steer_domain_type {
+	HW_STEER_NIC_RX,
+	HW_STEER_NIC_TX,
+	HW_STEER_FDB,
+};
+
+enum hw_steer_action_type {
+	HW_STEER_ACT_DROP,
+	HW_STEER_ACT_TIR,   /* tirn */
+	HW_STEER_ACT_TABLE, /* table */
+	HW_STEER_ACT_WIRE,  /* to the port's wire (an FDB's uplink vport, a NIC transmit's default) */
+};
+
+struct hw_steer_domain;
+struct hw_steer_table;
+struct hw_steer_matcher;
+struct hw_steer_rule;
+
+struct hw_steer_action {
+	enum hw_steer_action_type type;
+	uint32_t tirn;
+	struct hw_steer_table *table;
+};
+
+/* HW_ERR_INVAL for an unknown type; HW_ERR_NOMEM. */
+enum hw_status hw_steer_domain_create(enum hw_steer_domain_type type, struct hw_steer_domain **out);
+/* HW_ERR_INVAL while it has tables. */
+enum hw_status hw_steer_domain_destroy(struct hw_steer_domain *d);
+
+/* HW_ERR_INVAL for a level over HW_STEER_LEVEL_MAX. */
+enum hw_status hw_steer_table_create(struct hw_steer_domain *d, uint32_t level, struct hw_steer_table **out);
+/* HW_ERR_INVAL while it has matchers or a rule of another table jumps to it. */
+enum hw_status hw_steer_table_destroy(struct hw_steer_table *t);
+
+enum hw_status hw_steer_matcher_create(struct hw_steer_table *t, uint16_t priority,
+				       const uint8_t mask[HW_STEER_MATCH_BYTES], struct hw_steer_matcher **out);
+/* HW_ERR_INVAL while it has rules. */
+enum hw_status hw_steer_matcher_destroy(struct hw_steer_matcher *m);
+
+/*
+ * n actions (1 .. 8), exactly one of them terminal (all are: DROP, TIR,
+ * TABLE, WIRE). HW_ERR_KEY for a TIR that does not exist; HW_ERR_INVAL for
+ * a table of another domain or not of a higher level, WIRE in a NIC
+ * receive domain, no or several terminal actions.
+ */
+enum hw_status hw_steer_rule_create(struct hw_steer_matcher *m, const uint8_t value[HW_STEER_MATCH_BYTES],
+				    const struct hw_steer_action *acts, uint32_t n, struct hw_steer_rule **out);
+void hw_steer_rule_destroy(struct hw_steer_rule *r);
+
+/* Whether a rule names TIR tirn (hw_eth_tir_destroy refuses then). */
+int hw_steer_tir_in_use(uint32_t tirn);
+
+/* The outer header fields of a frame (len bytes), in the match layout; fields the frame lacks stay 0. */
+void hw_steer_parse(const uint8_t *frame, uint32_t len, uint8_t fields[HW_STEER_MATCH_BYTES]);
+
+/* Where a frame goes. */
+struct hw_steer_verdict {
+	enum hw_steer_action_type type; /* DROP, TIR or WIRE */
+	uint32_t tirn;
+};
+
+/* A frame from the wire: FDB, then NIC receive. */
+struct hw_steer_verdict hw_steer_rx(const uint8_t *frame, uint32_t len);
+/* A frame from an SQ: NIC transmit, then FDB; WIRE unless a rule says otherwise. */
+struct hw_steer_verdict hw_steer_tx(const uint8_t *frame, uint32_t len);
+
+#endif /* HW_STEER_H_ */

@@ -1,0 +1,302 @@
+/*
+ * vb_dr — mlx5dv_dr steering over the port's hw_steer tables: a DR domain,
+ * table, matcher and rule are each one hw_steer object. rdma-core's level 0
+ * table is the kernel's root; here every level is a hw_steer level, so a
+ * program may put rules in level 0 or jump from it to higher levels.
+ *
+ * Masks and values are the PRM's fte_match_param (vb.h); hw_steer matches
+ * the outer headers only, so a mask over any other part is refused. Every
+ * action is terminal (drop, TIR, table, the uplink), so a rule has exactly
+ * one. Objects count their users (tables of a domain, matchers and jumping
+ * actions of a table, rules of a matcher and of an action) and refuse to go
+ * while used, as rdma-core's reference counts do.
+ *
+ * libmlx5 (vb_mlx5_dr.c) checks the objects handed in are ours and makes the
+ * actions; these functions are reached through the vb_dv_ops table.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw_steer.h"
+#include "vb_int.h"
+
+#define VB_DR_CRITERIA_OUTER 0x1
+#define VB_DR_CRITERIA_ALL 0x7f	  /* outer, misc, inner, misc2 .. misc5 */
+
+static int vb_dr_errno(enum hw_status st)
+{
+	return st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
+}
+
+struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5dv_dr_domain_type type)
+{
+	static const enum hw_steer_domain_type hw_type[] = {
+		[MLX5DV_DR_DOMAIN_TYPE_NIC_RX] = HW_STEER_NIC_RX,
+		[MLX5DV_DR_DOMAIN_TYPE_NIC_TX] = HW_STEER_NIC_TX,
+		[MLX5DV_DR_DOMAIN_TYPE_FDB] = HW_STEER_FDB,
+	};
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct mlx5dv_dr_domain *d;
+	enum hw_status st;
+
+	if ((unsigned)type > MLX5DV_DR_DOMAIN_TYPE_FDB) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st = hw_steer_domain_create(hw_type[type], &d->hw);
+	if (st != HW_OK) {
+		free(d);
+		errno = vb_dr_errno(st);
+		return NULL;
+	}
+	d->dv = ctx->dev->dv;
+	d->magic = VB_MAGIC_DR_DOMAIN;
+	d->type = type;
+	d->ctx = c;
+	return d;
+}
+
+int vb_dv_dr_domain_destroy(struct mlx5dv_dr_domain *d)
+{
+	if (atomic_load(&d->users) != 0 || hw_steer_domain_destroy(d->hw) != HW_OK)
+		return EBUSY;
+	d->magic = 0;
+	free(d);
+	return 0;
+}
+
+struct mlx5dv_dr_table *vb_dv_dr_table_create(struct mlx5dv_dr_domain *d, uint32_t level)
+{
+	struct mlx5dv_dr_table *t;
+	enum hw_status st;
+
+	t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st = hw_steer_table_create(d->hw, level, &t->hw);
+	if (st != HW_OK) {	/* HW_ERR_INVAL: a level over HW_STEER_LEVEL_MAX */
+		free(t);
+		errno = vb_dr_errno(st);
+		return NULL;
+	}
+	t->dv = d->dv;
+	t->magic = VB_MAGIC_DR_TABLE;
+	t->level = level;
+	t->dmn = d;
+	atomic_fetch_add(&d->users, 1);
+	return t;
+}
+
+int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *t)
+{
+	if (atomic_load(&t->users) != 0 || hw_steer_table_destroy(t->hw) != HW_OK)
+		return EBUSY;
+	atomic_fetch_sub(&t->dmn->users, 1);
+	t->magic = 0;
+	free(t);
+	return 0;
+}
+
+/*
+ * The outer part of a mask (zeros when criteria leave it out), or an errno:
+ * EINVAL for bad sizes and criteria, EOPNOTSUPP for a mask over a part
+ * hw_steer does not match on (as rdma-core says for fields it cannot use).
+ */
+static int vb_dr_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask,
+		      uint8_t outer[VB_DR_MATCH_PART])
+{
+	const uint8_t *buf = mask != NULL ? (const uint8_t *)mask->match_buf : NULL;
+	size_t sz = mask != NULL ? mask->match_sz : 0;
+	unsigned part;
+	size_t i;
+
+	memset(outer, 0, VB_DR_MATCH_PART);
+	if ((criteria & ~VB_DR_CRITERIA_ALL) != 0 || sz > VB_DR_MATCH_SZ)
+		return EINVAL;
+	if ((criteria & VB_DR_CRITERIA_OUTER) && mask != NULL && sz < VB_DR_MATCH_PART)
+		return EINVAL;
+	for (part = 1; part < VB_DR_MATCH_PARTS; part++) {
+		if (!(criteria & (1u << part)))
+			continue;	/* a part the criteria leave out is not read */
+		for (i = part * VB_DR_MATCH_PART; i < sz && i < (part + 1) * VB_DR_MATCH_PART; i++)
+			if (buf[i] != 0)
+				return EOPNOTSUPP;
+	}
+	if ((criteria & VB_DR_CRITERIA_OUTER) && buf != NULL)
+		memcpy(outer, buf, VB_DR_MATCH_PART);
+	return 0;
+}
+
+struct mlx5dv_dr_matcher *vb_dv_dr_matcher_create(struct mlx5dv_dr_table *t, uint16_t priority, uint8_t criteria,
+						  struct mlx5dv_flow_match_parameters *mask)
+{
+	struct mlx5dv_dr_matcher *m;
+	enum hw_status st;
+	int err;
+
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = vb_dr_mask(criteria, mask, m->mask);
+	if (err != 0)
+		goto fail;
+	st = hw_steer_matcher_create(t->hw, priority, m->mask, &m->hw);
+	if (st != HW_OK) {
+		err = vb_dr_errno(st);
+		goto fail;
+	}
+	m->dv = t->dv;
+	m->magic = VB_MAGIC_DR_MATCHER;
+	m->criteria = criteria;
+	m->tbl = t;
+	atomic_fetch_add(&t->users, 1);
+	return m;
+fail:
+	free(m);
+	errno = err;
+	return NULL;
+}
+
+int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m)
+{
+	if (atomic_load(&m->users) != 0 || hw_steer_matcher_destroy(m->hw) != HW_OK)
+		return EBUSY;
+	atomic_fetch_sub(&m->tbl->users, 1);
+	m->magic = 0;
+	free(m);
+	return 0;
+}
+
+/*
+ * A rule's value into hw_steer's 64 bytes: rdma-core takes a value shorter
+ * than the parameters (the rest zero), refuses one not in whole words, and
+ * refuses bits the matcher's mask leaves out in every part it enabled.
+ */
+static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_flow_match_parameters *value,
+		       uint8_t outer[VB_DR_MATCH_PART])
+{
+	uint8_t buf[VB_DR_MATCH_SZ] = {0};
+	unsigned part;
+	size_t i;
+
+	if (value == NULL || value->match_sz > VB_DR_MATCH_SZ || value->match_sz % 4 != 0)
+		return EINVAL;
+	memcpy(buf, value->match_buf, value->match_sz);
+	for (part = 0; part < VB_DR_MATCH_PARTS; part++) {
+		if (!(m->criteria & (1u << part)))
+			continue;
+		for (i = 0; i < VB_DR_MATCH_PART; i++) {
+			uint8_t mask = part == 0 ? m->mask[i] : 0; /* other parts: all-zero masks (vb_dr_mask) */
+
+			if (buf[part * VB_DR_MATCH_PART + i] & ~mask)
+				return EINVAL;
+		}
+	}
+	memcpy(outer, buf, VB_DR_MATCH_PART);
+	return 0;
+}
+
+/* The one terminal action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
+static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr_action *a,
+			struct hw_steer_action *hw)
+{
+	const struct mlx5dv_dr_domain *d = m->tbl->dmn;
+
+	memset(hw, 0, sizeof(*hw));
+	switch (a->type) {
+	case VB_DR_ACT_DROP:
+		hw->type = HW_STEER_ACT_DROP;
+		return 0;
+	case VB_DR_ACT_TIR:
+		if (d->type != MLX5DV_DR_DOMAIN_TYPE_NIC_RX)
+			return EOPNOTSUPP;	/* the man page: NIC_RX only */
+		hw->type = HW_STEER_ACT_TIR;
+		hw->tirn = a->tirn;
+		return 0;
+	case VB_DR_ACT_TABLE:
+		if (a->tbl->dmn != d || a->tbl->level <= m->tbl->level)
+			return EINVAL;
+		hw->type = HW_STEER_ACT_TABLE;
+		hw->table = a->tbl->hw;
+		return 0;
+	case VB_DR_ACT_WIRE:
+		if (a->dmn != d)
+			return EINVAL;
+		hw->type = HW_STEER_ACT_WIRE;
+		return 0;
+	default:
+		/* default miss: hw_steer has no "end this domain's lookup here" action */
+		return EOPNOTSUPP;
+	}
+}
+
+/* Every action is terminal here: two are refused as rdma-core's action state machine refuses them. */
+static int vb_dr_actions_ok(struct mlx5dv_dr_action **acts, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || acts == NULL)
+		return EINVAL;
+	for (i = 0; i < n; i++)
+		if (acts[i] == NULL || acts[i]->magic != VB_MAGIC_DR_ACTION)
+			return EINVAL;
+	return n > 1 ? EOPNOTSUPP : 0;
+}
+
+struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
+					    size_t n, struct mlx5dv_dr_action **acts)
+{
+	uint8_t outer[VB_DR_MATCH_PART];
+	struct hw_steer_action hw_act;
+	struct mlx5dv_dr_rule *r;
+	enum hw_status st;
+	int err;
+
+	err = vb_dr_actions_ok(acts, n);
+	if (err == 0)
+		err = vb_dr_value(m, value, outer);
+	if (err == 0)
+		err = vb_dr_action(m, acts[0], &hw_act);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st = hw_steer_rule_create(m->hw, outer, &hw_act, 1, &r->hw);
+	if (st != HW_OK) {	/* HW_ERR_KEY: the TIR is gone */
+		free(r);
+		errno = vb_dr_errno(st);
+		return NULL;
+	}
+	r->dv = m->dv;
+	r->magic = VB_MAGIC_DR_RULE;
+	r->matcher = m;
+	r->act = acts[0];
+	atomic_fetch_add(&m->users, 1);
+	atomic_fetch_add(&acts[0]->users, 1);
+	return r;
+}
+
+int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *r)
+{
+	hw_steer_rule_destroy(r->hw);
+	atomic_fetch_sub(&r->act->users, 1);
+	atomic_fetch_sub(&r->matcher->users, 1);
+	r->magic = 0;
+	free(r);
+	return 0;
+}

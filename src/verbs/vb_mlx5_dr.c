@@ -1,0 +1,213 @@
+/*
+ * vb_mlx5_dr — libmlx5.so.1's DevX object and mlx5dv_dr entries. Each
+ * checks that the object handed in is one of ours (a NULL or foreign pointer
+ * is EINVAL, where rdma-core would crash) and calls libibverbs through the
+ * object's vb_dv_ops (vb_devx_obj.c, vb_dr.c). Actions are plain data
+ * (vb.h) and are made and freed here: drop and default-miss have no
+ * context to reach a device by.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "vb_export.h"
+#include "vb.h"
+
+#define VB_DR_SYNC_FLAGS                                                                           \
+	(MLX5DV_DR_DOMAIN_SYNC_FLAGS_SW | MLX5DV_DR_DOMAIN_SYNC_FLAGS_HW | MLX5DV_DR_DOMAIN_SYNC_FLAGS_MEM)
+#define VB_VPORT_UPLINK 0xffff	  /* rdma-core's WIRE_PORT: the highest vport number */
+
+/* The table of the context's device: NULL with errno EINVAL (no context) or EOPNOTSUPP (not ours). */
+static const struct vb_dv_ops *vb_dv_of(struct ibv_context *c)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+
+	if (ctx == NULL)
+		errno = c == NULL ? EINVAL : EOPNOTSUPP;
+	return ctx != NULL ? ctx->dev->dv : NULL;
+}
+
+VB_EXPORT struct mlx5dv_devx_obj *mlx5dv_devx_obj_create(struct ibv_context *context, const void *in, size_t inlen,
+							 void *out, size_t outlen)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(context);
+
+	return dv != NULL ? dv->devx_obj_create(context, in, inlen, out, outlen) : NULL;
+}
+
+VB_EXPORT int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
+{
+	if (obj == NULL || obj->magic != VB_MAGIC_DEVX_OBJ)
+		return EINVAL;
+	return obj->dv->devx_obj_destroy(obj);
+}
+
+VB_EXPORT struct mlx5dv_dr_domain *mlx5dv_dr_domain_create(struct ibv_context *ctx, enum mlx5dv_dr_domain_type type)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(ctx);
+
+	return dv != NULL ? dv->dr_domain_create(ctx, type) : NULL;
+}
+
+static bool vb_domain_ok(const struct mlx5dv_dr_domain *d)
+{
+	return d != NULL && d->magic == VB_MAGIC_DR_DOMAIN;
+}
+
+static bool vb_table_ok(const struct mlx5dv_dr_table *t)
+{
+	return t != NULL && t->magic == VB_MAGIC_DR_TABLE;
+}
+
+static bool vb_matcher_ok(const struct mlx5dv_dr_matcher *m)
+{
+	return m != NULL && m->magic == VB_MAGIC_DR_MATCHER;
+}
+
+VB_EXPORT int mlx5dv_dr_domain_destroy(struct mlx5dv_dr_domain *domain)
+{
+	return vb_domain_ok(domain) ? domain->dv->dr_domain_destroy(domain) : EINVAL;
+}
+
+/* hw_steer applies every change before returning: there is no queue to drain or cache to clear. */
+VB_EXPORT int mlx5dv_dr_domain_sync(struct mlx5dv_dr_domain *domain, uint32_t flags)
+{
+	if (!vb_domain_ok(domain))
+		return EINVAL;
+	return (flags & ~(uint32_t)VB_DR_SYNC_FLAGS) != 0 ? EOPNOTSUPP : 0;
+}
+
+VB_EXPORT struct mlx5dv_dr_table *mlx5dv_dr_table_create(struct mlx5dv_dr_domain *domain, uint32_t level)
+{
+	if (!vb_domain_ok(domain)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return domain->dv->dr_table_create(domain, level);
+}
+
+VB_EXPORT int mlx5dv_dr_table_destroy(struct mlx5dv_dr_table *table)
+{
+	return vb_table_ok(table) ? table->dv->dr_table_destroy(table) : EINVAL;
+}
+
+VB_EXPORT struct mlx5dv_dr_matcher *mlx5dv_dr_matcher_create(struct mlx5dv_dr_table *table, uint16_t priority,
+							     uint8_t match_criteria_enable,
+							     struct mlx5dv_flow_match_parameters *mask)
+{
+	if (!vb_table_ok(table)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return table->dv->dr_matcher_create(table, priority, match_criteria_enable, mask);
+}
+
+VB_EXPORT int mlx5dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *matcher)
+{
+	return vb_matcher_ok(matcher) ? matcher->dv->dr_matcher_destroy(matcher) : EINVAL;
+}
+
+VB_EXPORT struct mlx5dv_dr_rule *mlx5dv_dr_rule_create(struct mlx5dv_dr_matcher *matcher,
+						       struct mlx5dv_flow_match_parameters *value, size_t num_actions,
+						       struct mlx5dv_dr_action **actions)
+{
+	if (!vb_matcher_ok(matcher)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return matcher->dv->dr_rule_create(matcher, value, num_actions, actions);
+}
+
+VB_EXPORT int mlx5dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule)
+{
+	if (rule == NULL || rule->magic != VB_MAGIC_DR_RULE)
+		return EINVAL;
+	return rule->dv->dr_rule_destroy(rule);
+}
+
+static struct mlx5dv_dr_action *vb_action_new(enum vb_dr_action_type type)
+{
+	struct mlx5dv_dr_action *a = calloc(1, sizeof(*a));
+
+	if (a == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a->magic = VB_MAGIC_DR_ACTION;
+	a->type = type;
+	return a;
+}
+
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_drop(void)
+{
+	return vb_action_new(VB_DR_ACT_DROP);
+}
+
+/* Made as rdma-core makes it; a rule naming it is refused (vb_dr.c: hw_steer has no such action). */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_default_miss(void)
+{
+	return vb_action_new(VB_DR_ACT_MISS);
+}
+
+/* The TIR is named by number: destroying it first is allowed, later rules naming it fail (EINVAL). */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_devx_tir(struct mlx5dv_devx_obj *devx_obj)
+{
+	struct mlx5dv_dr_action *a;
+
+	if (devx_obj == NULL || devx_obj->magic != VB_MAGIC_DEVX_OBJ || devx_obj->kind != VB_DEVX_TIR) {
+		errno = EINVAL;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_TIR);
+	if (a != NULL)
+		a->tirn = devx_obj->object_id;
+	return a;
+}
+
+/* The root (level 0) is where lookups start, never a destination: EINVAL as rdma-core. */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_table(struct mlx5dv_dr_table *table)
+{
+	struct mlx5dv_dr_action *a;
+
+	if (!vb_table_ok(table) || table->level == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_TABLE);
+	if (a == NULL)
+		return NULL;
+	a->tbl = table;
+	atomic_fetch_add(&table->users, 1);
+	return a;
+}
+
+/* FDB only; the port has no vports but the uplink (the wire). */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_vport(struct mlx5dv_dr_domain *domain, uint32_t vport)
+{
+	struct mlx5dv_dr_action *a;
+
+	if (!vb_domain_ok(domain) || vport > VB_VPORT_UPLINK) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (domain->type != MLX5DV_DR_DOMAIN_TYPE_FDB || vport != VB_VPORT_UPLINK) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_WIRE);
+	if (a != NULL)
+		a->dmn = domain;
+	return a;
+}
+
+VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
+{
+	if (action == NULL || action->magic != VB_MAGIC_DR_ACTION)
+		return EINVAL;
+	if (atomic_load(&action->users) != 0)
+		return EBUSY;
+	if (action->type == VB_DR_ACT_TABLE)
+		atomic_fetch_sub(&action->tbl->users, 1);
+	action->magic = 0;
+	free(action);
+	return 0;
+}
