@@ -26,6 +26,7 @@
 #include "harness.h"
 
 extern struct flexio_app *fx_test_dev;
+flexio_func_t fxt_err_seen;
 flexio_func_t fxt_add, fxt_widths, fxt_count, fxt_sum, fxt_fill, fxt_print, fxt_crash, fxt_fatal, fxt_spin, fxt_task,
 	fxt_task_stats;
 
@@ -282,6 +283,32 @@ static void test_crash(void)
 	CHECK(flexio_err_status(p) == 0);
 }
 
+/*
+ * The process's error handler runs on the thread that failed, with that
+ * thread's context and the error (the signal, or flexio_dev_error's code),
+ * which flexio_dev_get_errno also gives; the error state is set as without it.
+ */
+static void test_error_handler(void)
+{
+	struct flexio_process *p = proc_new();
+	uint64_t r = 0;
+
+	CHECK(p != NULL);
+	CHECK(flexio_process_error_handler_set(p, "fxt_on_error") == FLEXIO_STATUS_SUCCESS);
+	CHECK(flexio_process_call(p, fxt_crash, &r, (uint64_t)8) == FLEXIO_STATUS_FATAL_ERR);
+	CHECK(flexio_err_status(p) != 0);
+	CHECK(flexio_process_call(p, fxt_err_seen, &r) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == (1ull | (uint64_t)SIGSEGV << 8 | 1ull << 40 | (uint64_t)SIGSEGV << 48));
+	flexio_err_display(p);
+	CHECK(flexio_process_call(p, fxt_fatal, &r, (uint64_t)0x55) == FLEXIO_STATUS_FATAL_ERR);
+	CHECK(flexio_process_call(p, fxt_err_seen, &r) == FLEXIO_STATUS_SUCCESS);
+	CHECK(r == (2ull | 0x55ull << 8 | 1ull << 40 | 0x55ull << 48));
+	CHECK(flexio_err_status(p) != 0);
+	flexio_err_display(p);
+	/* Set after the process's first thread: refused. */
+	CHECK(flexio_process_error_handler_set(p, "fxt_on_error") == FLEXIO_STATUS_FAILED);
+}
+
 static __attribute__((unused)) void test_timeout_and_stop(void)
 {
 	struct flexio_process *p = NULL;
@@ -384,6 +411,7 @@ int main(void)
 	RUN(test_heap);
 	RUN(test_print);
 	RUN(test_crash);
+	RUN(test_error_handler);
 #ifndef __SANITIZE_THREAD__
 	/* ThreadSanitizer defers signals to its own calls: a device loop making none never sees the stop. */
 	RUN(test_timeout_and_stop);

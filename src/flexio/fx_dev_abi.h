@@ -26,6 +26,7 @@ enum fx_dev_kind {
 	FX_DEV_RPC_UNPACK = 1, /* unpack(argbuf, fn): an RPC whose arguments the host packed */
 	FX_DEV_RPC_RAW = 2,    /* fn(arg): an RPC registered without pack/unpack */
 	FX_DEV_HANDLER = 3,    /* fn(arg): an event handler's activation (void) */
+	FX_DEV_ERR_HANDLER = 4, /* fn(ctx, arg): the process's error handler, on the thread that failed; errno = arg */
 };
 
 /* One entry into device code, on a hart. */

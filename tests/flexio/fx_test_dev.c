@@ -112,3 +112,24 @@ __dpa_rpc__ uint64_t fxt_task_stats(uint64_t which)
 		task_count = task_sum = task_threads = 0;
 	return v;
 }
+
+/* The process's error handler (flexio_process_error_handler_set by name): what it was given. */
+static uint64_t err_calls, err_code, err_ctx_ok, err_errno;
+
+__dpa_global__ void fxt_on_error(uint64_t thread_ctx, uint64_t err)
+{
+	struct flexio_dev_thread_ctx *dt = NULL;
+
+	flexio_dev_get_thread_ctx(&dt);
+	err_calls++;
+	err_code = err;
+	err_ctx_ok = (uint64_t)(uintptr_t)dt == thread_ctx;
+	err_errno = flexio_dev_get_errno((struct flexio_dev_thread_ctx *)(uintptr_t)thread_ctx);
+	flexio_dev_reschedule();
+}
+
+/* calls | code << 8 | ctx_ok << 40 | errno << 48 (small codes) */
+__dpa_rpc__ uint64_t fxt_err_seen(void)
+{
+	return err_calls | err_code << 8 | err_ctx_ok << 40 | err_errno << 48;
+}

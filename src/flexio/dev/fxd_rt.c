@@ -46,6 +46,12 @@ __attribute__((visibility("default"))) void __flexio_dev_rt_call(struct fx_dev_f
 		((flexio_dev_event_handler_t *)f->fn)(f->arg);
 		f->ret = 0;
 		break;
+	case FX_DEV_ERR_HANDLER:
+		/* As the SDK's: the failed thread's context and the error, which flexio_dev_get_errno also reads. */
+		fxd_set_errno(f->arg);
+		((void (*)(uint64_t, uint64_t))f->fn)((uint64_t)(uintptr_t)c, f->arg);
+		f->ret = 0;
+		break;
 	default:
 		f->ret = 0;
 		break;

@@ -148,6 +148,31 @@ static void fx_unblock_sigs(void)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, const char *fname);
+
+/*
+ * A thread's fatal error (a fault, or flexio_dev_error's code) runs the
+ * process's error handler, if one is set, on the same thread with its
+ * context; the error state stays set. A failure inside the handler runs no
+ * other.
+ */
+static void fx_hart_err_handler(struct fx_hart *h, const struct fx_dev_frame *failed, uint64_t err)
+{
+	struct flexio_process *p = h->proc;
+	struct fx_dev_frame f = { .host_thread = failed->host_thread, .ctx = failed->ctx,
+				  .thread_id = failed->thread_id, .kind = FX_DEV_ERR_HANDLER, .tls = failed->tls,
+				  .arg = err };
+	int how = h->exit_how;
+
+	if (p->err_handler_fn == NULL || h->in_err_handler)
+		return;
+	f.fn = p->err_handler_fn;
+	h->in_err_handler = true;
+	(void)fx_hart_enter(h, &f, p->err_handler);
+	h->in_err_handler = false;
+	h->exit_how = how; /* the thread ended as its error ended it, whatever the handler did */
+}
+
 /* Runs f in device code on the calling thread (h attached to it); the outcome of the call. */
 static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, const char *fname)
 {
@@ -178,11 +203,13 @@ static flexio_status fx_hart_enter(struct fx_hart *h, struct fx_dev_frame *f, co
 	case FX_JMP_FATAL:
 		h->exit_how = FX_EXIT_FATAL;
 		fx_err_set(p, FX_ERR_FATAL, 0, fx_fatal_code, 0, fname);
+		fx_hart_err_handler(h, f, fx_fatal_code);
 		return FLEXIO_STATUS_FATAL_ERR;
 	default:
 		fx_unblock_sigs();
 		h->exit_how = FX_EXIT_FATAL;
 		fx_err_set(p, FX_ERR_SIGNAL, r, 0, fx_fault_addr, fname);
+		fx_hart_err_handler(h, f, (uint64_t)r);
 		return FLEXIO_STATUS_FATAL_ERR;
 	}
 }

@@ -76,6 +76,7 @@ struct fx_hart {
 	size_t argcap;
 	uint8_t ctx[FX_DEV_CTX_BYTES];
 	int exit_how; /* how the last entry into device code ended (enum fx_exit) */
+	bool in_err_handler; /* the process's error handler runs on it: a failure there runs no other */
 	/* Wakes the hart's own loop when it sleeps elsewhere than on cv (an event handler's); NULL: cv. */
 	void (*wake)(void *arg);
 	void *wake_arg;
@@ -123,6 +124,7 @@ struct flexio_process {
 	struct fx_print *print;	       /* atomic: harts read it while printing */
 	struct fx_print *print_retired; /* destroyed channels (under lock) */
 	char err_handler[FLEXIO_MAX_NAME_LEN + 1];
+	void *err_handler_fn; /* its address in the image (NULL: none set) */
 	bool said_unsupported; /* a device call not supported yet was logged */
 	uint32_t users;	       /* objects of the process (command queues): destroyed before it */
 	struct fx_target *targets; /* resolved once, so a call or task pays no symbol lookup */

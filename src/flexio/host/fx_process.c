@@ -166,19 +166,27 @@ flexio_status flexio_process_destroy(struct flexio_process *process)
 
 flexio_status flexio_process_error_handler_set(struct flexio_process *process, const char *handler)
 {
+	void *fn;
+	bool threads;
+
 	if (process == NULL || handler == NULL || strnlen(handler, FLEXIO_MAX_NAME_LEN + 1) > FLEXIO_MAX_NAME_LEN) {
 		BASE_ERR("invalid argument (process, handler name)");
 		return FLEXIO_STATUS_FAILED;
 	}
-	if (dlsym(process->dl, handler) == NULL) {
+	fn = dlsym(process->dl, handler);
+	if (fn == NULL) {
 		BASE_ERR("no function %s in the image of app %s", handler, process->app->name);
 		return FLEXIO_STATUS_FAILED;
 	}
-	if (process->rpc != NULL) {
-		BASE_ERR("the error handler is set before the process's first thread");
+	pthread_mutex_lock(&process->lock);
+	threads = process->rpc != NULL || process->evhs != NULL || process->users != 0;
+	pthread_mutex_unlock(&process->lock);
+	if (threads) {
+		BASE_ERR("the error handler is set before the process's first thread (RPC, event handler, command queue)");
 		return FLEXIO_STATUS_FAILED;
 	}
 	snprintf(process->err_handler, sizeof(process->err_handler), "%s", handler);
+	process->err_handler_fn = fn;
 	return FLEXIO_STATUS_SUCCESS;
 }
 
