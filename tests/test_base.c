@@ -74,6 +74,29 @@ static void test_log_without_sink_writes_errors_to_stderr(void)
 	CHECK(strcmp(out, "[softdpu][ERR][log_some] disk 3 is gone\n[softdpu][CRIT][log_some] the end\n") == 0);
 }
 
+/* The stderr sink a library plugs names the library a message came from, not the one that plugged it. */
+static void stderr_sink_of_a(int level, const char *func, const char *fmt, va_list ap)
+{
+	base_log_stderr("a", level, func, fmt, ap);
+}
+
+static void log_tagged(void)
+{
+	base_log_tagged("b", BASE_LOG_ERROR, "f", "from %s", "b");
+	base_log(BASE_LOG_ERROR, "g", "from a");
+}
+
+static void test_log_names_the_library(void)
+{
+	const char *out;
+
+	base_log_set_sink(stderr_sink_of_a);
+	out = capture_stderr(log_tagged);
+	base_log_set_sink(NULL);
+	CHECK(out != NULL);
+	CHECK(strcmp(out, "[softdpu][b][f] from b\n[softdpu][a][g] from a\n") == 0);
+}
+
 static void test_log_goes_to_the_sink(void)
 {
 	const char *out;
@@ -299,6 +322,7 @@ static void test_config_log_levels(void)
 int main(void)
 {
 	RUN(test_log_without_sink_writes_errors_to_stderr);
+	RUN(test_log_names_the_library);
 	RUN(test_log_goes_to_the_sink);
 	RUN(test_log_level_parse);
 	RUN(test_status_names);

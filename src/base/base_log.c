@@ -45,6 +45,9 @@ void base_vlog(int level, const char *func, const char *fmt, va_list ap)
 	fprintf(stderr, "[softdpu][%s][%s] %s\n", level_tag(level), func != NULL ? func : "?", line);
 }
 
+/* The tag of the message being logged on this thread (base_log_tagged), for the stderr sink. */
+static __thread const char *base_log_cur_tag;
+
 void base_log_stderr(const char *lib, int level, const char *func, const char *fmt, va_list ap)
 {
 	uint32_t limit = BASE_LOG_WARNING;
@@ -54,7 +57,8 @@ void base_log_stderr(const char *lib, int level, const char *func, const char *f
 	if ((uint32_t)level > limit)
 		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "[softdpu][%s][%s] %s\n", lib, func != NULL ? func : "?", line);
+	fprintf(stderr, "[softdpu][%s][%s] %s\n", base_log_cur_tag != NULL ? base_log_cur_tag : lib,
+		func != NULL ? func : "?", line);
 }
 
 void base_log(int level, const char *func, const char *fmt, ...)
@@ -64,6 +68,18 @@ void base_log(int level, const char *func, const char *fmt, ...)
 	va_start(ap, fmt);
 	base_vlog(level, func, fmt, ap);
 	va_end(ap);
+}
+
+void base_log_tagged(const char *tag, int level, const char *func, const char *fmt, ...)
+{
+	const char *outer = base_log_cur_tag;
+	va_list ap;
+
+	base_log_cur_tag = tag;
+	va_start(ap, fmt);
+	base_vlog(level, func, fmt, ap);
+	va_end(ap);
+	base_log_cur_tag = outer;
 }
 
 bool base_log_level_parse(const char *text, uint32_t *level)

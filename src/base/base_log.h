@@ -51,10 +51,24 @@ void base_vlog(int level, const char *func, const char *fmt, va_list ap) __attri
 /* Parses a level number ("30") or name ("error", "warn", ...); false when it is neither. */
 bool base_log_level_parse(const char *text, uint32_t *level);
 
-#define BASE_CRIT(...) base_log(BASE_LOG_CRIT, __func__, __VA_ARGS__)
-#define BASE_ERR(...) base_log(BASE_LOG_ERROR, __func__, __VA_ARGS__)
-#define BASE_WARN(...) base_log(BASE_LOG_WARNING, __func__, __VA_ARGS__)
-#define BASE_INFO(...) base_log(BASE_LOG_INFO, __func__, __VA_ARGS__)
-#define BASE_DBG(...) base_log(BASE_LOG_DEBUG, __func__, __VA_ARGS__)
+/*
+ * A message of library tag: the stderr sink names tag in its line whichever
+ * library plugged the sink (one sink serves the whole process). A library
+ * defines BASE_LOG_TAG (its build's c_args) for the macros below to use it.
+ */
+void base_log_tagged(const char *tag, int level, const char *func, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#ifdef BASE_LOG_TAG
+#define BASE_LOG_AT(level, ...) base_log_tagged(BASE_LOG_TAG, level, __func__, __VA_ARGS__)
+#else
+#define BASE_LOG_AT(level, ...) base_log(level, __func__, __VA_ARGS__)
+#endif
+
+#define BASE_CRIT(...) BASE_LOG_AT(BASE_LOG_CRIT, __VA_ARGS__)
+#define BASE_ERR(...) BASE_LOG_AT(BASE_LOG_ERROR, __VA_ARGS__)
+#define BASE_WARN(...) BASE_LOG_AT(BASE_LOG_WARNING, __VA_ARGS__)
+#define BASE_INFO(...) BASE_LOG_AT(BASE_LOG_INFO, __VA_ARGS__)
+#define BASE_DBG(...) BASE_LOG_AT(BASE_LOG_DEBUG, __VA_ARGS__)
 
 #endif /* BASE_LOG_H_ */
