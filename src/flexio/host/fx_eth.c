@@ -13,7 +13,6 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,19 +51,6 @@ struct flexio_rq {
 	uint32_t rqn;
 	struct mlx5dv_devx_obj *tir;
 };
-
-/* [daddr, daddr+len) inside one buffer of p's heap, aligned to align. */
-static bool fx_eth_span(struct flexio_process *p, flexio_uintptr_t daddr, uint64_t len, uint64_t align)
-{
-	bool ok;
-
-	if (daddr == 0 || daddr % align != 0)
-		return false;
-	pthread_mutex_lock(&p->lock);
-	ok = fx_heap_owns(&p->heap, daddr, len);
-	pthread_mutex_unlock(&p->lock);
-	return ok;
-}
 
 /* What both kinds need: the attributes checked, the CQ taken, a PD reference, a number. */
 static flexio_status fx_wq_common(struct flexio_process *p, uint32_t cq_num, const struct flexio_wq_attr *a,
@@ -105,7 +91,7 @@ static flexio_status fx_sq_build(struct flexio_process *p, const struct flexio_w
 {
 	struct hw_eth_sq_attr ha = { .log_size = a->log_wq_depth, .ring = (void *)(uintptr_t)a->wq_ring_qmem.daddr };
 
-	if (!fx_eth_span(p, a->wq_ring_qmem.daddr, (uint64_t)FX_SQ_WQEBB << a->log_wq_depth, FX_SQ_WQEBB)) {
+	if (!fx_dev_span(p, a->wq_ring_qmem.daddr, (uint64_t)FX_SQ_WQEBB << a->log_wq_depth, FX_SQ_WQEBB)) {
 		BASE_ERR("the SQ ring (%u bytes, 64-aligned) must lie in DPA memory of this process",
 			 FX_SQ_WQEBB << a->log_wq_depth);
 		return FLEXIO_STATUS_FAILED;
@@ -169,8 +155,7 @@ flexio_status flexio_sq_destroy(struct flexio_sq *flexio_sq)
 	if (*pp == flexio_sq)
 		*pp = flexio_sq->next;
 	pthread_mutex_unlock(&p->lock);
-	while (__atomic_load_n(&flexio_sq->ringing, __ATOMIC_ACQUIRE) != 0)
-		sched_yield(); /* a doorbell of device code in progress: it found the SQ before the unlink */
+	fx_ring_wait(&flexio_sq->ringing); /* a doorbell of device code that found the SQ before the unlink */
 	hw_eth_sq_destroy(flexio_sq->hw);
 	fx_wq_common_undo(flexio_sq->cq, flexio_sq->pd, flexio_sq->sqn);
 	free(flexio_sq);
@@ -231,8 +216,8 @@ static flexio_status fx_rq_build(struct flexio_process *p, const struct flexio_w
 
 	if (stride < HW_ETH_RQ_LOG_STRIDE_MIN || stride > HW_ETH_RQ_LOG_STRIDE_MAX ||
 	    a->wq_dbr_qmem.memtype != FLEXIO_MEMTYPE_DPA ||
-	    !fx_eth_span(p, a->wq_ring_qmem.daddr, 1ull << (a->log_wq_depth + stride), 16) ||
-	    !fx_eth_span(p, a->wq_dbr_qmem.daddr, 8, 8)) {
+	    !fx_dev_span(p, a->wq_ring_qmem.daddr, 1ull << (a->log_wq_depth + stride), 16) ||
+	    !fx_dev_span(p, a->wq_dbr_qmem.daddr, 8, 8)) {
 		BASE_ERR("the RQ ring (log stride 4..10, 16-aligned) and its doorbell record (8 bytes) must lie in DPA "
 			 "memory of this process");
 		return FLEXIO_STATUS_FAILED;

@@ -167,6 +167,13 @@ void fx_app_put(struct flexio_app *app);
 flexio_status fx_dev_target(struct flexio_process *p, flexio_func_t *host_func, struct fx_func **f,
 			    struct fx_dev_frame *fr);
 
+/*
+ * fx_process.c: whether [daddr, daddr+len) lies inside one buffer of p's
+ * heap with daddr aligned to align (takes p's lock): where queue rings,
+ * records and host copies must lie.
+ */
+bool fx_dev_span(struct flexio_process *p, flexio_uintptr_t daddr, uint64_t len, uint64_t align);
+
 /* fx_heap.c */
 int fx_heap_init(struct fx_heap *h, uint64_t size);
 void fx_heap_fini(struct fx_heap *h);

@@ -315,17 +315,25 @@ flexio_status flexio_buf_dev_free(struct flexio_process *process, flexio_uintptr
 	return FLEXIO_STATUS_SUCCESS;
 }
 
-/* Under no lock: whether [daddr, daddr+len) is inside one buffer of the process's heap. */
-static bool fx_dev_range(struct flexio_process *p, flexio_uintptr_t daddr, size_t len)
+bool fx_dev_span(struct flexio_process *p, flexio_uintptr_t daddr, uint64_t len, uint64_t align)
 {
 	bool ok;
 
+	if (daddr % align != 0)
+		return false;
 	pthread_mutex_lock(&p->lock);
 	ok = fx_heap_owns(&p->heap, daddr, len);
 	pthread_mutex_unlock(&p->lock);
-	if (!ok)
-		BASE_ERR("[%#llx, +%zu) is not inside a device buffer of this process", (unsigned long long)daddr, len);
 	return ok;
+}
+
+/* fx_dev_span for a host copy: refused with a log line naming the range. */
+static bool fx_dev_range(struct flexio_process *p, flexio_uintptr_t daddr, size_t len)
+{
+	if (fx_dev_span(p, daddr, len, 1))
+		return true;
+	BASE_ERR("[%#llx, +%zu) is not inside a device buffer of this process", (unsigned long long)daddr, len);
+	return false;
 }
 
 flexio_status flexio_buf_dev_memset(struct flexio_process *process, int value, size_t buff_bsize,

@@ -70,19 +70,6 @@ static struct flexio_qp *fx_qp_find(struct flexio_process *p, uint32_t qpn)
 	return NULL;
 }
 
-/* [daddr, daddr+len) is inside one buffer of the process heap, aligned to align. */
-static bool fx_dpa_span(struct flexio_process *p, flexio_uintptr_t daddr, uint64_t len, uint64_t align)
-{
-	bool ok;
-
-	if (daddr % align != 0)
-		return false;
-	pthread_mutex_lock(&p->lock);
-	ok = fx_heap_owns(&p->heap, daddr, len);
-	pthread_mutex_unlock(&p->lock);
-	return ok;
-}
-
 /*
  * A doorbell of device code holds its queue from the lookup (under the
  * process lock) to its end; destroy, having unlinked the queue so no new
@@ -90,7 +77,7 @@ static bool fx_dpa_span(struct flexio_process *p, flexio_uintptr_t daddr, uint64
  * the program destroys meanwhile fails its doorbell instead of using freed
  * memory.
  */
-static void fx_ring_wait(uint32_t *ringing)
+void fx_ring_wait(uint32_t *ringing)
 {
 	while (__atomic_load_n(ringing, __ATOMIC_ACQUIRE) != 0)
 		sched_yield();
@@ -130,8 +117,8 @@ static bool fx_cq_attr_ok(struct flexio_process *p, const struct flexio_cq_attr 
 		BASE_ERR("a CQ of element type DPA_THREAD names a thread of this process (flexio_event_handler_get_thread)");
 		return false;
 	}
-	if (!fx_dpa_span(p, a->cq_ring_qmem.daddr, ring_len, HW_CQ_RING_ALIGN) ||
-	    !fx_dpa_span(p, a->cq_dbr_daddr, FX_DBR_BYTES, HW_CQ_DBREC_ALIGN)) {
+	if (!fx_dev_span(p, a->cq_ring_qmem.daddr, ring_len, HW_CQ_RING_ALIGN) ||
+	    !fx_dev_span(p, a->cq_dbr_daddr, FX_DBR_BYTES, HW_CQ_DBREC_ALIGN)) {
 		BASE_ERR("the CQ ring (%llu bytes, %u-aligned) and doorbell record (8 bytes) must lie in DPA memory "
 			 "of this process (flexio_buf_dev_alloc)",
 			 (unsigned long long)ring_len, HW_CQ_RING_ALIGN);
@@ -345,8 +332,8 @@ static bool fx_qp_attr_ok(struct flexio_process *p, const struct flexio_qp_attr 
 		BASE_ERR("queue depths (log 0..%u) or rq_type out of range", HW_QP_LOG_SQ_MAX);
 		return false;
 	}
-	if (!fx_dpa_span(p, a->qp_wq_buff_qmem.daddr, fx_qp_ring_bytes(a), HW_QP_RING_ALIGN) ||
-	    !fx_dpa_span(p, a->qp_wq_dbr_qmem.daddr, FX_DBR_BYTES, 8)) {
+	if (!fx_dev_span(p, a->qp_wq_buff_qmem.daddr, fx_qp_ring_bytes(a), HW_QP_RING_ALIGN) ||
+	    !fx_dev_span(p, a->qp_wq_dbr_qmem.daddr, FX_DBR_BYTES, 8)) {
 		BASE_ERR("the QP's rings (%llu bytes, RQ then SQ, %u-aligned) and doorbell record (8 bytes) must lie in "
 			 "DPA memory of this process",
 			 (unsigned long long)fx_qp_ring_bytes(a), HW_QP_RING_ALIGN);

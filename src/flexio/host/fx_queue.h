@@ -18,6 +18,9 @@ struct flexio_cq *fx_cq_take(struct flexio_process *p, uint32_t cqn);
 void fx_cq_drop(struct flexio_cq *cq);
 struct hw_cq *fx_cq_hw(const struct flexio_cq *cq);
 
+/* A queue's destroy, after its unlink: waits for the device doorbells that found it before (its ringing count). */
+void fx_ring_wait(uint32_t *ringing);
+
 /* fx_eth.c: rings Ethernet SQ qnum of p if it is one: 1 when it is not, else 0 or -1 (refused, logged). */
 int fx_eth_ring(struct flexio_process *p, uint32_t qnum, uint32_t pi);
 /* Process destroy, before the CQs go: the SQs and RQs the program left. */
