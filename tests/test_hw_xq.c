@@ -866,11 +866,15 @@ static void test_rnr_across_processes(void)
 	CHECK(hw_qp_state(me.qp) == HW_QP_ERR && ask('N', 0, 0, 0).op == 0xff);
 }
 
-/* The peer's process killed: this QP reaches ERR by itself, its posted receives flushed, later sends too. */
+/*
+ * The peer's process killed: as on a card, the first request after it is
+ * unanswered (TRANSPORT_RETRY_EXC, the QP to ERR), its posted receives and
+ * the requests behind it flushed; an idle QP learns nothing until it sends.
+ */
 static void test_peer_killed(void)
 {
 	struct hello peer;
-	uint16_t r0, r1, idx;
+	uint16_t r0, r1, idx, idx2;
 	struct wqe w;
 
 	CHECK(pair_start(HW_QPT_RC, &peer) == 0);
@@ -879,15 +883,18 @@ static void test_peer_killed(void)
 	CHECK(kill(kid, SIGKILL) == 0);
 	CHECK(waitpid(kid, NULL, 0) == kid);
 	kid = -1;
-	CHECK(err_cqe(wait_cqe(&me.rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, r0));
-	CHECK(err_cqe(wait_cqe(&me.rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, r1));
-	CHECK(hw_qp_state(me.qp) == HW_QP_ERR);
+	CHECK(hw_qp_state(me.qp) == HW_QP_RTS && poll_cqe(&me.rc) == NULL);
 	w_ctrl(&w, HW_WQE_RDMA_WRITE, 0);
 	w_raddr(&w, peer.addr, peer.key);
 	w_data(&w, me.mem, 8, me.key);
 	idx = post(&me, &w);
+	idx2 = post(&me, &w);
 	CHECK_ERR(ring(&me), HW_OK);
-	CHECK(err_cqe(poll_cqe(&me.sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, idx));
+	CHECK(err_cqe(poll_cqe(&me.sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, idx));
+	CHECK(err_cqe(poll_cqe(&me.sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, idx2));
+	CHECK(hw_qp_state(me.qp) == HW_QP_ERR);
+	CHECK(err_cqe(wait_cqe(&me.rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, r0));
+	CHECK(err_cqe(wait_cqe(&me.rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, r1));
 }
 
 /* The peer QP destroyed: the next WQE finds no responder (TRANSPORT_RETRY_EXC), the QP goes to ERR. */

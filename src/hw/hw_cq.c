@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "hw_cq.h"
+#include "hw_epoch.h"
 #include "hw_qshare.h"
 
 /*
@@ -79,6 +80,7 @@ struct hw_cq {
 	bool own_block;
 	struct hw_qblock qb; /* a shared block (ours, published) or one mapped from another process */
 	bool published;
+	bool attached;	  /* another's CQ mapped here (hw_cq_attach): not ours to fence */
 	void (*on_event)(void *arg);
 	void *on_event_arg;
 };
@@ -241,6 +243,11 @@ void hw_cq_destroy(struct hw_cq *cq)
 {
 	if (cq == NULL)
 		return;
+	/* Gone for other processes first, then no producer of any thread or process is still in it. */
+	if (cq->published)
+		hw_qshare_withdraw(HW_ID_CQN, cq->cqn, &cq->qb);
+	if (!cq->attached)
+		hw_epoch_sync();
 	if (cq->own_ring)
 		free(cq->ring);
 	if (cq->own_dbrec)
@@ -249,8 +256,6 @@ void hw_cq_destroy(struct hw_cq *cq)
 		free(cq->st);
 	if (cq->own_block)
 		free(cq->block);
-	if (cq->published)
-		hw_qshare_withdraw(HW_ID_CQN, cq->cqn, &cq->qb);
 	hw_qblock_free(&cq->qb);
 	free(cq);
 }
@@ -277,6 +282,7 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 	cq->log_size = log_size;
 	cq->mask = (1u << log_size) - 1;
 	cq->cqn = st->cqn;
+	cq->attached = true;
 	cq_place(cq, mem);
 	*out = cq;
 	return HW_OK;

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "hw_epoch.h"
 #include "hw_dct.h"
 #include "hw_eng_thread.h"
 #include "hw_machine.h"
@@ -1120,7 +1121,9 @@ enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, u
 	w->dest = NULL;
 	w->rqpn = rqpn;
 	w->slid = slid;
+	hw_epoch_enter();
 	r = eng_exec(qp, w);
+	hw_epoch_leave();
 	free(w);
 	*res = (struct hw_xm_res){ .synd = r.synd, .rnr = r.rnr, .byte_cnt = r.byte_cnt,
 				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0 };
@@ -1664,6 +1667,7 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 	/* Sequentially consistent with the receive doorbells (hw_qp_resume_peer), as are the reads of their records. */
 	if (__atomic_fetch_add(&qp->drivers, 1, __ATOMIC_SEQ_CST) != 0)
 		return;
+	hw_epoch_enter(); /* what the WQEs reach stays until they are done (hw_epoch.h) */
 	/*
 	 * A doorbell nobody else asked during: one pass and the release, two
 	 * locked operations in all. A kick (its time in kick_ns) takes the loop.
@@ -1672,8 +1676,10 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 		uint32_t one = 1;
 
 		eng_progress(qp, 0);
-		if (__atomic_compare_exchange_n(&qp->drivers, &one, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		if (__atomic_compare_exchange_n(&qp->drivers, &one, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			hw_epoch_leave();
 			return;
+		}
 		n = __atomic_sub_fetch(&qp->drivers, 1, __ATOMIC_SEQ_CST); /* others asked meanwhile */
 	}
 	while (n != 0) {
@@ -1685,6 +1691,7 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 		eng_progress(qp, kicked > now_ns ? kicked : now_ns);
 		n = __atomic_sub_fetch(&qp->drivers, n, __ATOMIC_SEQ_CST);
 	}
+	hw_epoch_leave();
 }
 
 enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)

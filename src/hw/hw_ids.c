@@ -537,3 +537,18 @@ enum hw_status hw_id_read(enum hw_id_kind kind, uint32_t num, void *buf, uint32_
 
 	return t != NULL ? hw_ids_read(t, kind, num, buf, cap, len, seq) : device_status;
 }
+
+uint64_t hw_ids_self_word(void)
+{
+	return my_word();
+}
+
+bool hw_ids_word_dead(uint64_t w)
+{
+	return owner_dead(w);
+}
+
+uint32_t hw_ids_word_pid(uint64_t w)
+{
+	return (uint32_t)(w & PID_MASK);
+}

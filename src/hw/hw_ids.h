@@ -26,6 +26,7 @@
 #define HW_IDS_H_
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -100,5 +101,15 @@ enum hw_status hw_id_free(enum hw_id_kind kind, uint32_t num);
 enum hw_status hw_id_owner(enum hw_id_kind kind, uint32_t num, pid_t *pid);
 enum hw_status hw_id_publish(enum hw_id_kind kind, uint32_t num, const void *data, uint32_t len, uint32_t *seq);
 enum hw_status hw_id_read(enum hw_id_kind kind, uint32_t num, void *buf, uint32_t cap, uint32_t *len, uint32_t *seq);
+
+/*
+ * A process's owner word (pid and start time, as slots hold it): this
+ * process's, whether the one named is gone (pid missing, a zombie, or reused
+ * by a process of another start time), and its pid. For other tables that
+ * mark what a process holds the same way (hw_epoch).
+ */
+uint64_t hw_ids_self_word(void);
+bool hw_ids_word_dead(uint64_t w);
+uint32_t hw_ids_word_pid(uint64_t w);
 
 #endif

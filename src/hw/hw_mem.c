@@ -10,12 +10,15 @@
 
 #include "base_log.h"
 #include "base_status.h"
+#include "hw_epoch.h"
 #include "hw_ids.h"
 
 #define HW_MKEY_PAGE_SHIFT 12
 #define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
 #define HW_MKEY_PAGES 256 /* 1 Mi keys */
 #define HW_MKEY_MAX (HW_MKEY_PAGE_SIZE * HW_MKEY_PAGES)
+/* A slot being deregistered: its index is beyond the table, so no key matches it, and it is not free. */
+#define HW_MKEY_DYING 0xffffffffu
 
 
 struct hw_mkey_page {
@@ -277,9 +280,19 @@ const struct hw_mkey *hw_mkey_lookup(uint32_t key)
 	return mk;
 }
 
+/*
+ * A fence, as the card's MKey invalidation: the key is refused from here on
+ * in every process (its record withdrawn, so other processes' views go
+ * stale), then every access already past the check, in any thread or
+ * process, ends before this returns; only then may the slot and the number
+ * be taken again. The entry is DYING meanwhile: no lookup matches it and no
+ * registration takes it.
+ */
 enum hw_status hw_mkey_dereg(uint32_t key)
 {
+	struct hw_ids *ids = hw_ids_device();
 	struct hw_mkey *mk;
+	bool wide;
 
 	pthread_mutex_lock(&tbl.lock);
 	mk = (struct hw_mkey *)hw_mkey_lookup(key);
@@ -287,9 +300,16 @@ enum hw_status hw_mkey_dereg(uint32_t key)
 		pthread_mutex_unlock(&tbl.lock);
 		return HW_ERR_KEY;
 	}
-	mk->key = 0;
-	if (mk->device_wide)
-		hw_id_free(HW_ID_MKEY, key >> 8); /* withdraws the record: other processes' views go stale */
+	__atomic_store_n(&mk->key, HW_MKEY_DYING, __ATOMIC_RELEASE);
+	wide = mk->device_wide;
+	if (wide && ids != NULL)
+		hw_ids_withdraw(ids, HW_ID_MKEY, key >> 8);
+	pthread_mutex_unlock(&tbl.lock);
+	hw_epoch_sync();
+	pthread_mutex_lock(&tbl.lock);
+	__atomic_store_n(&mk->key, 0, __ATOMIC_RELEASE);
+	if (wide)
+		hw_id_free(HW_ID_MKEY, key >> 8);
 	else if ((key >> 8) < tbl.next_free)
 		tbl.next_free = key >> 8;
 	pthread_mutex_unlock(&tbl.lock);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hw_eng_thread.h"
+#include "hw_epoch.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xm.h"
@@ -183,7 +184,10 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.min_rnr_timer = attr->min_rnr_timer,
 		.lid = attr->lid,
 		.dc_key = attr->dc_key,
+		.life_idx = HW_LIFE_NONE,
 	};
+	if (attr->shared)
+		hw_life_self(&qp->sh->life_idx, &qp->sh->life_tid);
 	memcpy(qp->sh->gid, attr->gid, sizeof(qp->sh->gid));
 	__atomic_store_n(&qp->sh->magic, QP_MAGIC, __ATOMIC_RELEASE);
 }
@@ -267,6 +271,12 @@ void hw_qp_destroy(struct hw_qp *qp)
 	reg_del(qp);
 	hw_qp_connect(qp, NULL);
 	hw_eng_xm_replace(qp, NULL);
+	/*
+	 * Unreachable now (registry, peers' pointers, the SRQ's list, its
+	 * record); what still runs with it, here or in another process, ends
+	 * before its memory goes.
+	 */
+	hw_epoch_sync();
 	hw_qblock_free(&qp->qb);
 	free(qp);
 	hw_eng_put();
@@ -323,6 +333,8 @@ enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
 	v->pd_id = v->sh->pd_id;
 	v->type = (enum hw_qp_type)v->sh->type;
 	v->rnr_deadline = HW_QP_NO_DEADLINE;
+	v->view->lifep = hw_life_at(__atomic_load_n(&v->sh->life_idx, __ATOMIC_RELAXED));
+	v->view->life_tid = __atomic_load_n(&v->sh->life_tid, __ATOMIC_RELAXED);
 	st = view_queues(v);
 	if (st != HW_OK)
 		goto err;
@@ -451,8 +463,10 @@ static void qp_set_peer(struct hw_qp *qp, struct hw_qp *peer, bool owned)
 	__atomic_store_n(&qp->peer, peer, __ATOMIC_RELEASE);
 	qp->peer_view = owned ? peer : NULL;
 	pthread_mutex_unlock(&reg.lock);
-	if (old != NULL && old != peer)
+	if (old != NULL && old != peer) {
+		hw_epoch_sync(); /* a WQE of qp running now may still use the old view */
 		hw_qp_detach(old);
+	}
 }
 
 void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer)
@@ -649,7 +663,9 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 	if (((pi - __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
+	hw_epoch_enter(); /* the peer it resumes stays while it runs */
 	hw_qp_resume_peer(qp);
+	hw_epoch_leave();
 	return HW_OK;
 }
 
@@ -700,7 +716,12 @@ static void pass_peer_xm(struct hw_qp *qp, uint64_t now_ns)
 	hw_qp_drive(qp, 0);
 }
 
-/* A peer of another process found gone: this QP to ERR, its receives and sends flushed. */
+/*
+ * A peer of another process found gone is marked so (its owner died without
+ * the kernel's word telling, or its record went): as on a card, the QP
+ * learns it from its next request, which fails with retries exceeded (the QP
+ * to ERR, the rest flushed); an idle QP stays as it is.
+ */
 static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
@@ -709,13 +730,8 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 		pass_peer_xm(qp, now_ns);
 		return;
 	}
-
-	if (peer == NULL || peer->view == NULL || view_check_owner(peer))
-		return;
-	if (hw_qp_state_of(qp) == HW_QP_ERR || hw_qp_state_of(qp) == HW_QP_RESET)
-		return;
-	hw_qp_set_err(qp);
-	hw_qp_drive(qp, 0);
+	if (peer != NULL && peer->view != NULL)
+		(void)view_check_owner(peer);
 }
 
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
@@ -768,6 +784,7 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
 	if (p->check_peers)
 		pass_dests();
+	hw_epoch_enter();
 	pthread_mutex_lock(&reg.lock);
 	for (uint32_t i = 0; i < QP_REG_SLOTS; i++) {
 		struct hw_qp *qp = reg.slot[i];
@@ -776,4 +793,5 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 			pass_one(qp, p);
 	}
 	pthread_mutex_unlock(&reg.lock);
+	hw_epoch_leave();
 }

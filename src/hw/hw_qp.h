@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "hw_cq.h"
+#include "hw_life.h"
 #include "hw_mem.h"
 #include "hw_qshare.h"
 
@@ -149,6 +150,8 @@ struct hw_qp_sh {
 	uint32_t lid;	    /* the port: a DC address must name it (DCT) */
 	uint64_t dc_key;    /* DCT */
 	uint8_t gid[16];
+	uint32_t life_idx;  /* the owner's entry of the life table (hw_life.h), HW_LIFE_NONE: not watched so */
+	uint32_t life_tid;  /* its holder thread: the word reads this while the owner lives */
 } __attribute__((aligned(64)));
 
 struct hw_qview;
@@ -266,14 +269,22 @@ struct hw_qview {
 	uint32_t seq;
 	uint32_t gone; /* its owner was found dead */
 	uint32_t refs; /* the UD destination cache's count */
+	const _Atomic int *lifep; /* the owner's life word (hw_life.h); NULL: only the engine thread's look */
+	uint32_t life_tid;
 };
 
-/* A view is usable while its QP's record is unchanged and its owner was not found dead (inline: every WQE asks). */
+/*
+ * A view is usable while its QP's record is unchanged and its owner lives
+ * (inline: every WQE asks, so no request succeeds once the owner is dead).
+ */
 static inline bool hw_qp_view_live(const struct hw_qp *v)
 {
-	return v->view == NULL ||
-	       (__atomic_load_n(&v->view->gone, __ATOMIC_ACQUIRE) == 0 &&
-		atomic_load_explicit(v->view->seqp, memory_order_acquire) == v->view->seq);
+	const struct hw_qview *w = v->view;
+
+	return w == NULL ||
+	       (__atomic_load_n(&w->gone, __ATOMIC_ACQUIRE) == 0 &&
+		atomic_load_explicit(w->seqp, memory_order_acquire) == w->seq &&
+		(w->lifep == NULL || hw_life_alive(w->lifep, w->life_tid)));
 }
 
 /*

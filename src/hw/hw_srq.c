@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_epoch.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 
@@ -145,6 +146,8 @@ enum hw_status hw_srq_destroy(struct hw_srq *srq)
 		return HW_ERR_INVAL;
 	if (srq->published)
 		hw_qshare_withdraw(HW_ID_SRQN, srq->srqn, &srq->qb);
+	if (!srq->view)
+		hw_epoch_sync(); /* no requester of any thread or process still takes from it */
 	hw_qblock_free(&srq->qb);
 	free(srq);
 	return HW_OK;
@@ -240,8 +243,11 @@ enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi)
 	if (((pi - hc) & SRQ_COUNTER_MASK) > srq_size(srq))
 		return HW_ERR_INVAL;
 	__atomic_store_n(&srq->dbrec[0], htobe32(pi), __ATOMIC_SEQ_CST); /* see hw_qp_resume_peer */
-	for (struct hw_qp *qp = __atomic_load_n(&srq->qps, __ATOMIC_ACQUIRE); qp != NULL; qp = qp->srq_next)
+	hw_epoch_enter(); /* the list's QPs and their peers stay while we look */
+	for (struct hw_qp *qp = __atomic_load_n(&srq->qps, __ATOMIC_ACQUIRE); qp != NULL;
+	     qp = __atomic_load_n(&qp->srq_next, __ATOMIC_ACQUIRE))
 		hw_qp_resume_peer(qp);
+	hw_epoch_leave();
 	return HW_OK;
 }
 
