@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base_clock.h"
 #include "base_config.h"
 #include "base_log.h"
 #include "base_private.h"
@@ -398,6 +399,24 @@ static void test_priv_memfd(void)
 	close(fd);
 }
 
+/* Deadlines are on the monotonic clock, in nanoseconds. */
+static void test_clock_deadline(void)
+{
+	struct timespec ts;
+	uint64_t a, b;
+	uint64_t d = base_deadline_ns(1000000000ull * 3600);
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	b = base_clock_ns();
+	CHECK(b >= a);
+	CHECK(!base_deadline_passed(d));
+	CHECK(base_deadline_ms_left(d) > 3599 * 1000 && base_deadline_ms_left(d) <= 3600 * 1000);
+	CHECK(base_deadline_passed(b));
+	CHECK(base_deadline_ms_left(b) == 0);
+	CHECK(base_deadline_ms_left(base_clock_ns() + 1) <= 1);
+}
+
 int main(void)
 {
 	RUN(test_log_without_sink_writes_errors_to_stderr);
@@ -415,5 +434,6 @@ int main(void)
 	RUN(test_priv_shm_created_private);
 	RUN(test_priv_shm_open_to_others_refused);
 	RUN(test_priv_memfd);
+	RUN(test_clock_deadline);
 	return th_summary("test_base");
 }

@@ -1,5 +1,6 @@
 /*
- * Users are isolated, and a peer's fault is the peer's.
+ * Users are isolated, a peer's fault is the peer's, and bounded waits are
+ * measured in elapsed time.
  *
  * - The export table and every memory file the library shares are this
  *   user's alone (mode 0600); a table another user, or this user, left open
@@ -8,6 +9,10 @@
  * - A slot of the export table rewritten to name more memory than its file
  *   holds (or another file) does not crash the importer: it reads the right
  *   bytes anyway.
+ * - doca_mmap_stop with an importer killed mid-access (its count left in the
+ *   table) returns DOCA_SUCCESS once the bound passed in elapsed time: the
+ *   naps it asked for add up to less than the bound when each nap is made to
+ *   last four times longer than asked (nanosleep is stretched here).
  * - Run with the argument "users" (as root: the other user is nobody, 65534),
  *   another user squats the export table's name or a comm channel service's
  *   name: export and listen fail with DOCA_ERROR_NOT_PERMITTED, a client's
@@ -62,6 +67,7 @@ enum {
 	C_OK = 0,
 	C_SETUP = 100,	   /* a step the case does not test failed */
 	C_WRONG = 101,	   /* the case's outcome was wrong */
+	C_NAPS = 102,	   /* the withdrawal counted the naps it asked for */
 	C_NO_FILES = 103,  /* nothing shared to look at */
 	C_OPEN_MODE = 104, /* a shared file open to others */
 };
@@ -403,6 +409,90 @@ static void test_scribbled_slot_no_crash(void)
 	CHECK_ERR(in_child("host", scribble_and_import, NULL), C_OK);
 }
 
+/* ---- bounded waits: nanosleep is stretched four times while asked to be ---- */
+
+static struct {
+	_Atomic bool on;
+	pthread_t thread;
+	uint64_t asked_ns; /* by the thread measured */
+} stretch;
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	struct timespec t = *req;
+
+	(void)rem;
+	if (atomic_load(&stretch.on) && pthread_equal(pthread_self(), stretch.thread)) {
+		uint64_t ns = (uint64_t)req->tv_sec * 1000000000u + (uint64_t)req->tv_nsec;
+
+		stretch.asked_ns += ns;
+		ns *= 4;
+		t = (struct timespec){ .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
+	}
+	return clock_nanosleep(CLOCK_MONOTONIC, 0, &t, NULL) == 0 ? 0 : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* An importer that dies of SIGKILL in the middle of an access: its count stays in the slot. */
+static int die_mid_access(void *arg)
+{
+	const struct fab_export_desc *d = arg;
+	struct fab_import *imp;
+	struct fab_slot *s;
+
+	if (fab_mem_open(d, &imp) != FAB_OK || (s = fab_table_find(d)) == NULL)
+		return C_SETUP;
+	atomic_fetch_add(&s->inflight, 1);
+	raise(SIGKILL);
+	return C_SETUP;
+}
+
+static int stop_after_killed_importer(void *arg)
+{
+	struct exporter ex;
+	doca_error_t r;
+	pid_t pid;
+	double t0;
+
+	(void)arg;
+	if (export_mem(&ex) != DOCA_SUCCESS)
+		return C_SETUP;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return C_SETUP;
+	if (pid == 0)
+		_exit(die_mid_access(&ex.desc));
+	if (reap(pid) != 128 + SIGKILL)
+		return C_SETUP;
+	stretch.thread = pthread_self();
+	atomic_store(&stretch.on, true);
+	t0 = now_s();
+	r = doca_mmap_stop(ex.mmap);
+	atomic_store(&stretch.on, false);
+	printf("test_isolation: doca_mmap_stop with a killed importer: %.2f s elapsed, naps asked %.2f s "
+	       "(each lasting 4x), bound %.2f s\n",
+	       now_s() - t0, (double)stretch.asked_ns / 1e9, (double)FAB_TABLE_WITHDRAW_WAIT_NS / 1e9);
+	if (r != DOCA_SUCCESS)
+		return C_WRONG;
+	return stretch.asked_ns < FAB_TABLE_WITHDRAW_WAIT_NS ? C_OK : C_NAPS;
+}
+
+/* doca_mmap_stop with an importer killed mid-access: DOCA_SUCCESS once the bound passed in elapsed time. */
+static void test_stop_bounded_in_elapsed_time(void)
+{
+	new_machine();
+	th_defer(remove_machine_files, NULL);
+	CHECK_ERR(in_child("host", stop_after_killed_importer, NULL), C_OK);
+}
+
 /* ---- another user ---- */
 
 /* Another user squats the export table's name (mode 0666): export refused, nothing of it readable there. */
@@ -559,5 +649,6 @@ int main(int argc, char **argv)
 	RUN(test_table_open_to_others_refused);
 	RUN(test_shared_files_private);
 	RUN(test_scribbled_slot_no_crash);
+	RUN(test_stop_bounded_in_elapsed_time);
 	return th_summary("test_isolation");
 }

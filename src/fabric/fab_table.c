@@ -14,12 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base_clock.h"
 #include "base_log.h"
 #include "base_private.h"
 #include "fab_share.h"
 #include "hw_machine.h"
 
-#define WITHDRAW_WAIT_NS (2ull * 1000 * 1000 * 1000)
+#define WITHDRAW_NAP_NS (100 * 1000)
 
 static struct fab_slot *table;
 static int table_err = -EIO; /* why there is no table */
@@ -154,17 +155,19 @@ static struct fab_slot *slot_of(uint64_t export_id)
 void fab_table_withdraw(uint64_t export_id)
 {
 	struct fab_slot *s = slot_of(export_id);
-	struct timespec nap = { .tv_nsec = 100 * 1000 };
-	uint64_t waited = 0;
+	const struct timespec nap = { .tv_nsec = WITHDRAW_NAP_NS };
+	uint64_t deadline;
 
 	if (s == NULL || atomic_load(&s->export_id) != export_id)
 		return;
 	atomic_store(&s->state, FAB_SLOT_REVOKED);
-	/* An importer killed mid-access leaves its count behind: the wait is bounded. */
-	while (atomic_load(&s->inflight) != 0 && waited < WITHDRAW_WAIT_NS) {
+	/*
+	 * An importer killed mid-access leaves its count behind: the wait is
+	 * bounded, in elapsed time (each nap may last longer than asked).
+	 */
+	deadline = base_deadline_ns(FAB_TABLE_WITHDRAW_WAIT_NS);
+	while (atomic_load(&s->inflight) != 0 && !base_deadline_passed(deadline))
 		nanosleep(&nap, NULL);
-		waited += (uint64_t)nap.tv_nsec;
-	}
 	if (atomic_load(&s->inflight) != 0)
 		BASE_WARN("export %#llx withdrawn with %u accesses still counted (importer gone?)",
 			(unsigned long long)export_id, atomic_load(&s->inflight));

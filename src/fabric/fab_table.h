@@ -25,6 +25,8 @@
 #include "fab_desc.h"
 
 #define FAB_TABLE_SLOTS 4096
+/* Longest a withdrawal waits for accesses in flight (elapsed, monotonic clock). */
+#define FAB_TABLE_WITHDRAW_WAIT_NS (2ull * 1000 * 1000 * 1000)
 
 enum fab_slot_state {
 	FAB_SLOT_FREE = 0,
@@ -60,7 +62,7 @@ struct fab_backing;
  */
 int fab_table_claim(struct fab_export_desc *d, const struct fab_backing *b);
 
-/* Withdraws an export: no new access starts; waits (bounded) for accesses under way. */
+/* Withdraws an export: no new access starts; waits for accesses under way, at most FAB_TABLE_WITHDRAW_WAIT_NS. */
 void fab_table_withdraw(uint64_t export_id);
 
 /* The live slot that matches every field of d (id, capability, pid, range, rights), or NULL. */
