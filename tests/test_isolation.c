@@ -631,6 +631,12 @@ static void test_service_name_squatted(void)
 	CHECK(got == 0);
 }
 
+static int nothing(void *arg)
+{
+	(void)arg;
+	return C_OK;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -639,6 +645,13 @@ int main(int argc, char **argv)
 		if (geteuid() != 0) {
 			printf("test_isolation users: skipped: another user is played by setresuid(%u), which needs root\n",
 			       OTHER_UID);
+			return 77;
+		}
+		pid_t probe = as_other_user(nothing, NULL);
+
+		if (probe <= 0 || reap(probe) != C_OK) {
+			printf("test_isolation users: skipped: this root cannot become uid %u (setgroups/setresgid/setresuid "
+			       "refused, e.g. in a user namespace)\n", OTHER_UID);
 			return 77;
 		}
 		RUN(test_foreign_table_refused);
