@@ -52,14 +52,19 @@ static doca_error_t name_taken(const char *pci, const char *name)
 {
 	char sock[128] = "?";
 	uint32_t uid;
+	int ret;
 
 	fab_cc_name(pci, name, sock, sizeof(sock));
-	if (fab_cc_holder(pci, name, &uid) == 0 && uid != (uint32_t)geteuid()) {
+	ret = fab_cc_holder(pci, name, &uid);
+	if (ret == 0 && uid != (uint32_t)geteuid()) {
 		DC_ERR("service \"%s\": its socket name %s is held by uid %u, another user: refused", name, sock,
 		       (unsigned)uid);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	DC_ERR("service \"%s\" is already served for function %s (socket name %s)", name, pci, sock);
+	if (ret == 0)
+		DC_ERR("service \"%s\" is already served for function %s (socket name %s)", name, pci, sock);
+	else /* bound without listening, or a full backlog: its owner does not answer */
+		DC_ERR("service \"%s\": its socket name %s is taken by a socket that does not accept", name, sock);
 	return DOCA_ERROR_CONNECTION_ABORTED;
 }
 
