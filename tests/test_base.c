@@ -2,15 +2,20 @@
  * The base layer on its own (linked without hw, fabric or DOCA): log routing
  * and its stderr fallback, status names, and the SOFTDPU_* configuration.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base_clock.h"
 #include "base_config.h"
 #include "base_log.h"
+#include "base_private.h"
 #include "base_status.h"
 #include "harness.h"
 
@@ -319,6 +324,99 @@ static void test_config_log_levels(void)
 	set("SOFTDPU_SDK_LOG_LEVEL", NULL);
 }
 
+/* ---- private shared files ---- */
+
+static char priv_name[64];
+
+static void priv_unlink(void *arg)
+{
+	(void)arg;
+	shm_unlink(priv_name);
+}
+
+static mode_t fd_mode(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? st.st_mode & 07777 : 07777;
+}
+
+/* Created exclusively, mode 0600 whatever the umask, sized; opened again by the same user as it is. */
+static void test_priv_shm_created_private(void)
+{
+	mode_t old = umask(0277);
+	int fd = -1, fd2 = -1;
+	enum base_priv_status st;
+	struct stat sb;
+
+	snprintf(priv_name, sizeof(priv_name), "/softdpu-test-base-%d", (int)getpid());
+	th_defer(priv_unlink, NULL);
+	st = base_priv_shm_open(priv_name, 8192, "test table", &fd);
+	umask(old);
+	CHECK_ERR(st, BASE_PRIV_OK);
+	CHECK(fd_mode(fd) == 0600);
+	CHECK(fstat(fd, &sb) == 0 && sb.st_size == 8192 && sb.st_uid == geteuid());
+	close(fd);
+	CHECK_ERR(base_priv_shm_open(priv_name, 8192, "test table", &fd2), BASE_PRIV_OK);
+	close(fd2);
+	CHECK_ERR(base_priv_shm_open(priv_name, 4096, "test table", &fd2), BASE_PRIV_SIZE);
+}
+
+/* A file under the name that others may open (0666, 0640) is refused and left as it is. */
+static void test_priv_shm_open_to_others_refused(void)
+{
+	static const mode_t modes[] = { 0666, 0640, 0604 };
+	int fd;
+
+	snprintf(priv_name, sizeof(priv_name), "/softdpu-test-base-%d", (int)getpid());
+	th_defer(priv_unlink, NULL);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		int got = -1;
+
+		shm_unlink(priv_name);
+		fd = shm_open(priv_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+		CHECK(fd >= 0 && fchmod(fd, modes[i]) == 0);
+		close(fd);
+		CHECK_ERR(base_priv_shm_open(priv_name, 4096, "test table", &got), BASE_PRIV_FOREIGN);
+		CHECK(got == -1);
+		fd = shm_open(priv_name, O_RDONLY, 0);
+		CHECK(fd >= 0);
+		CHECK(fd_mode(fd) == modes[i]);
+		close(fd);
+	}
+}
+
+/* A memfd starts at 0777: the helper's is 0600 and passes base_priv_check; a chmod'ed one does not. */
+static void test_priv_memfd(void)
+{
+	int fd = base_priv_memfd("softdpu-test", MFD_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(fd_mode(fd) == 0600);
+	CHECK_ERR(base_priv_check(fd, "memory file", "softdpu-test"), BASE_PRIV_OK);
+	CHECK(fchmod(fd, 0644) == 0);
+	CHECK_ERR(base_priv_check(fd, "memory file", "softdpu-test"), BASE_PRIV_FOREIGN);
+	close(fd);
+}
+
+/* Deadlines are on the monotonic clock, in nanoseconds. */
+static void test_clock_deadline(void)
+{
+	struct timespec ts;
+	uint64_t a, b;
+	uint64_t d = base_deadline_ns(1000000000ull * 3600);
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	b = base_clock_ns();
+	CHECK(b >= a);
+	CHECK(!base_deadline_passed(d));
+	CHECK(base_deadline_ms_left(d) > 3599 * 1000 && base_deadline_ms_left(d) <= 3600 * 1000);
+	CHECK(base_deadline_passed(b));
+	CHECK(base_deadline_ms_left(b) == 0);
+	CHECK(base_deadline_ms_left(base_clock_ns() + 1) <= 1);
+}
+
 int main(void)
 {
 	RUN(test_log_without_sink_writes_errors_to_stderr);
@@ -333,5 +431,9 @@ int main(void)
 	RUN(test_config_machine);
 	RUN(test_config_ucx_err_mode);
 	RUN(test_config_log_levels);
+	RUN(test_priv_shm_created_private);
+	RUN(test_priv_shm_open_to_others_refused);
+	RUN(test_priv_memfd);
+	RUN(test_clock_deadline);
 	return th_summary("test_base");
 }

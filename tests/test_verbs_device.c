@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +98,58 @@ static void test_device_list_sides_and_failure(void)
 	CHECK(child_list("SOFTDPU_SIDE", "dpu", 4, 0) == 0);
 	/* A refused topology: no list, *num still set. */
 	CHECK(child_list("SOFTDPU_TOPOLOGY", "/nonexistent/topology", 0, ENODEV) == 0);
+}
+
+/*
+ * The device's number table (/dev/shm/softdpu-<uid>[-m<machine>]-ids-v2)
+ * found open to others (mode 0666) is refused and left as it is: a CQ, which
+ * needs a device-wide number, fails with EACCES, not ENOMEM. In a child
+ * standing for a machine of its own, so the name is the case's alone.
+ */
+static int child_cq_errno(const char *machine)
+{
+	struct ibv_device **l;
+	struct ibv_context *ctx;
+	struct ibv_cq *cq;
+	int n;
+
+	setenv("SOFTDPU_MACHINE", machine, 1);
+	l = ibv_get_device_list(&n);
+	if (l == NULL || n < 1 || (ctx = ibv_open_device(l[0])) == NULL)
+		return 100;
+	errno = 0;
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	return cq == NULL ? errno : 101;
+}
+
+static void unlink_shm(void *name)
+{
+	shm_unlink(name);
+}
+
+static void test_number_table_open_to_others(void)
+{
+	static char name[96];
+	char machine[32], path[128];
+	struct stat sb;
+	unsigned pid = (unsigned)getpid();
+	pid_t child;
+	int fd, st;
+
+	snprintf(machine, sizeof(machine), "127.%u.%u.%u", (pid >> 16) & 255, (pid >> 8) & 255, pid & 255);
+	snprintf(name, sizeof(name), "/softdpu-%u-m%s-ids-v2", (unsigned)getuid(), machine);
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0666);
+	CHECK(fd >= 0);
+	th_defer(unlink_shm, name);
+	CHECK(fchmod(fd, 0666) == 0);
+	close(fd);
+	child = fork();
+	if (child == 0)
+		_exit(child_cq_errno(machine));
+	CHECK(child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st));
+	CHECK_ERR(WEXITSTATUS(st), EACCES);
+	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0666 && sb.st_size == 0);
 }
 
 static void test_open_context_layout(void)
@@ -383,6 +437,7 @@ int main(void)
 {
 	/* The children read the environment before this process loads its devices. */
 	RUN(test_device_list_sides_and_failure);
+	RUN(test_number_table_open_to_others);
 	RUN(test_device_list);
 	RUN(test_open_context_layout);
 	RUN(test_query_device);

@@ -85,6 +85,31 @@ static int cc_sockaddr(struct sockaddr_un *sa, socklen_t *salen, const char *pci
 	return 0;
 }
 
+int fab_cc_name(const char *pci, const char *service, char *out, size_t cap)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	int ret = cc_sockaddr(&sa, &salen, pci, service);
+
+	if (ret < 0)
+		return ret;
+	/* "@" for the leading NUL, as ss(8) and /proc/net/unix show abstract names. */
+	ret = snprintf(out, cap, "@%s", sa.sun_path + 1);
+	return ret < 0 || (size_t)ret >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* The uid of the process at the other end of a connected socket. */
+static int peer_uid(int fd, uint32_t *uid)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
+		return -errno;
+	*uid = (uint32_t)cred.uid;
+	return 0;
+}
+
 int fab_cc_listen(const char *pci, const char *service, int *lfd)
 {
 	struct sockaddr_un sa;
@@ -110,8 +135,7 @@ err_close:
 
 int fab_cc_accept(int lfd, int *out)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
+	uint32_t uid = 0;
 	int fd;
 
 	do
@@ -120,7 +144,7 @@ int fab_cc_accept(int lfd, int *out)
 	if (fd < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	/* The name already carries the uid, but anyone may connect to an abstract name. */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != geteuid()) {
+	if (peer_uid(fd, &uid) < 0 || uid != geteuid()) {
 		close(fd);
 		return -EPERM;
 	}
@@ -137,7 +161,7 @@ static int set_connect_timeout(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-int fab_cc_connect(const char *pci, const char *service, int *out)
+int fab_cc_connect(const char *pci, const char *service, int *out, uint32_t *holder)
 {
 	struct sockaddr_un sa;
 	socklen_t salen;
@@ -159,6 +183,14 @@ int fab_cc_connect(const char *pci, const char *service, int *out)
 			errno = ETIMEDOUT;
 		goto err_close;
 	}
+	/* Anyone may bind an abstract name first: before a byte goes out, the service must be this user's. */
+	ret = peer_uid(fd, holder);
+	if (ret == 0 && *holder != geteuid())
+		ret = -EPERM;
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
 		goto err_close;
 	*out = fd;
@@ -166,6 +198,27 @@ int fab_cc_connect(const char *pci, const char *service, int *out)
 
 err_close:
 	ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int fab_cc_holder(const char *pci, const char *service, uint32_t *uid)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	int fd, ret;
+
+	ret = cc_sockaddr(&sa, &salen, pci, service);
+	if (ret < 0)
+		return ret;
+	/* Non-blocking: a full backlog answers EAGAIN at once instead of making us wait. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	do
+		ret = connect(fd, (struct sockaddr *)&sa, salen);
+	while (ret < 0 && errno == EINTR);
+	ret = ret < 0 ? -errno : peer_uid(fd, uid);
 	close(fd);
 	return ret;
 }

@@ -8,7 +8,10 @@
  *     "\0softdpu-cc/<euid>/<DDDD:BB:DD.F>/<service name>"
  *
  * so a client on host function X reaches the service opened on X's
- * representor (both see the same PCI address). SEQPACKET keeps message
+ * representor (both see the same PCI address). Abstract names carry no
+ * permissions and anyone may bind one, so both ends check the other's uid
+ * (SO_PEERCRED) before they exchange anything: the service on accept, the
+ * client on connect. SEQPACKET keeps message
  * boundaries, is reliable and ordered, and turns a dead peer into EOF /
  * EPIPE, so peer death is noticed without timers.
  *
@@ -54,13 +57,23 @@ struct fab_cc_hs {
 	uint32_t pid;	       /* sender's process, for log lines */
 };
 
-/* Service side. */
+/* The socket name of a service, printable ("@softdpu-cc/..."), for log lines. */
+int fab_cc_name(const char *pci, const char *service, char *out, size_t cap);
+
+/* Service side: -EADDRINUSE when a socket (of any user) has the name already. */
 int fab_cc_listen(const char *pci, const char *service, int *lfd);
 /* One pending connection (-EAGAIN when none); a peer of another user is refused with -EPERM. */
 int fab_cc_accept(int lfd, int *fd);
 
-/* Client side: -ECONNREFUSED when nobody listens on the name. */
-int fab_cc_connect(const char *pci, const char *service, int *fd);
+/*
+ * Client side: -ECONNREFUSED when nobody listens on the name; -EPERM, with
+ * *holder set to its uid, when the socket listening there is another user's
+ * (it squats the name: nothing was sent to it).
+ */
+int fab_cc_connect(const char *pci, const char *service, int *fd, uint32_t *holder);
+
+/* The uid of whoever listens on a service's name (a connection opened and closed at once), or -errno. */
+int fab_cc_holder(const char *pci, const char *service, uint32_t *uid);
 
 /* Handshake frames. fab_cc_hs_recv: -EAGAIN, -ECONNRESET, or -EPROTO for a malformed frame. */
 int fab_cc_hs_send(int fd, const struct fab_cc_hs *hs);

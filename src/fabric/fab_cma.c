@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "fab_share.h"
 #include "fab_table.h"
 #include "fab_xport.h"
 #include "hw_mem.h"
@@ -43,28 +45,42 @@ struct fab_remote {
 	bool dead;
 };
 
-/* Maps the exporter's shareable backing, if it has one; read-only unless the export grants writes. */
+/*
+ * Maps the exporter's shareable backing, if it has one; read-only unless the
+ * export grants writes. The slot is shared memory other processes write, so
+ * its fields are read once and checked: the range lies in the backing, and
+ * the file taken is a sealed memory file of this user holding all of it.
+ * Anything else is not mapped (cross-memory attach faults nobody).
+ */
 static void map_backing(struct fab_remote *r, const struct fab_slot *s, uint32_t access)
 {
 	const uint32_t write_rights = HW_ACCESS_REMOTE_WRITE | HW_ACCESS_PEER_WRITE;
 	int prot = PROT_READ | ((access & write_rights) ? PROT_WRITE : 0);
+	int32_t memfd = __atomic_load_n(&s->memfd, __ATOMIC_RELAXED);
+	uint64_t base = __atomic_load_n(&s->map_base, __ATOMIC_RELAXED);
+	uint64_t len = __atomic_load_n(&s->map_len, __ATOMIC_RELAXED);
 	int fd;
 	void *p;
 
-	if (s->memfd < 0 || s->map_len == 0 || r->addr < s->map_base || r->addr + r->len > s->map_base + s->map_len)
+	if (memfd < 0 || len == 0 || len > SIZE_MAX || r->addr < base || r->addr - base > len ||
+	    r->len > len - (r->addr - base))
 		return;
-	fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, s->memfd, 0);
+	fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, memfd, 0);
 	if (fd < 0) {
 		BASE_DBG("cannot take the exporter's memory file (errno %d): using cross-memory attach", errno);
 		return;
 	}
-	p = mmap(NULL, s->map_len, prot, MAP_SHARED, fd, 0);
+	if (fab_share_check_fd(fd, len, "named by the export table") != 0) {
+		close(fd);
+		return;
+	}
+	p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return;
 	r->map = p;
-	r->map_base = s->map_base;
-	r->map_len = s->map_len;
+	r->map_base = base;
+	r->map_len = len;
 }
 
 static int cma_open(const struct fab_export_desc *d, const struct fab_xinfo *info, struct fab_remote **out)

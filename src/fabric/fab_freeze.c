@@ -12,6 +12,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base_clock.h"
+
+#define FRZ_DELIVER_WAIT_NS (1000ull * 1000 * 1000) /* longest wait for a faulting writer's signal */
+
 static struct {
 	uint64_t start, end; /* the frozen range, while active */
 	int active;	     /* atomic: a move is in progress */
@@ -78,9 +82,12 @@ static bool frz_segv_pending(void)
 	return pending;
 }
 
+/* Bounded in elapsed time: a scan of /proc takes longer the more threads there are. */
 static void frz_wait_delivered(void)
 {
-	for (int i = 0; i < 100000 && frz_segv_pending(); i++)
+	uint64_t deadline = base_deadline_ns(FRZ_DELIVER_WAIT_NS);
+
+	while (frz_segv_pending() && !base_deadline_passed(deadline))
 		sched_yield();
 }
 

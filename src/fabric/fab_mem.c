@@ -3,6 +3,7 @@
  */
 #include "fab_mem.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,16 +71,18 @@ static void add_ucx_section(struct fab_export_desc *d, void *addr, struct fab_ex
 int fab_mem_publish(struct fab_export_desc *d, void *addr, struct fab_export **out)
 {
 	struct fab_export *ex = calloc(1, sizeof(*ex));
+	int ret;
 
 	if (ex == NULL)
-		return -1;
+		return -ENOMEM;
 	/* Importers on this machine map shareable memory; other memory they reach by cross-memory attach. */
 	ex->shared = fab_share_get(addr, d->len, &ex->backing) == 0;
-	if (fab_table_claim(d, ex->shared ? &ex->backing : NULL) != 0) {
+	ret = fab_table_claim(d, ex->shared ? &ex->backing : NULL);
+	if (ret != 0) {
 		if (ex->shared)
 			fab_share_put(&ex->backing);
 		free(ex);
-		return -1;
+		return ret;
 	}
 	ex->export_id = d->export_id;
 	d->nsect = 0;

@@ -18,7 +18,10 @@
 struct fab_export;
 struct fab_import;
 
-/* Fills d->export_id (and d's sections). 0 on success. */
+/*
+ * Fills d->export_id (and d's sections). 0 on success, else a negative errno:
+ * -EPERM when the export table is not private to this user (fab_table.h).
+ */
 int fab_mem_publish(struct fab_export_desc *d, void *addr, struct fab_export **ex);
 void fab_mem_withdraw(struct fab_export *ex);
 

@@ -103,7 +103,8 @@ static int open_backing(const struct mr_backing *r)
 		BASE_DBG("cannot open the memory of process %u: %s", r->pid, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != r->ino || (uint64_t)st.st_size < r->len) {
+	/* The record is shared memory: what it names must be this user's sealed file holding the range. */
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != r->ino || fab_share_check_fd(fd, r->len, "of a shared key") != 0) {
 		close(fd);
 		return -1;
 	}

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "base_private.h"
+#include "fab_share.h"
 #include "fab_mr.h"
 #include "fab_table.h"
 #include "hw_qshare.h"
@@ -30,13 +32,15 @@ static void *qmem_alloc(size_t len, void *backing, uint32_t *blen)
 	struct qmem_backing b = { .pid = (uint32_t)getpid() };
 	struct stat st;
 	void *p;
-	int fd = memfd_create("softdpu-queue", MFD_CLOEXEC);
+	/* The user's alone, and sealed at its size: a peer's mapping never loses its pages. */
+	int fd = base_priv_memfd("softdpu-queue", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0) {
 		BASE_WARN("no shareable memory for a queue (memfd: %s): it stays in this process", strerror(errno));
 		return NULL;
 	}
-	if (ftruncate(fd, (off_t)len) != 0 || fstat(fd, &st) != 0)
+	if (ftruncate(fd, (off_t)len) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+	    fstat(fd, &st) != 0)
 		goto err_close;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
@@ -81,7 +85,7 @@ static int qmem_open(const struct qmem_backing *b, size_t len)
 		BASE_DBG("cannot open a queue of process %u: %s", b->pid, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != b->ino || (uint64_t)st.st_size < len) {
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != b->ino || fab_share_check_fd(fd, len, "of a shared queue") != 0) {
 		close(fd);
 		return -1;
 	}

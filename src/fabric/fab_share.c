@@ -4,6 +4,7 @@
 #include "fab_share.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "base_private.h"
 #include "fab_freeze.h"
 
 /* One moved page range. Ranges never overlap; each keeps its memfd for importers. */
@@ -80,15 +82,19 @@ __attribute__((no_sanitize_address, no_sanitize_thread)) static void copy_pages(
 		dst[i] = src[i];
 }
 
-/* Moves [start, start+len) onto a new memfd; returns the fd or -1. */
+/*
+ * Moves [start, start+len) onto a new memfd; returns the fd or -1. The memfd
+ * is the user's alone (mode 0600) and sealed at its size, so a mapping of
+ * it, here or in an importer, never loses its pages (SIGBUS).
+ */
 static int move_pages(uint64_t start, uint64_t len)
 {
-	int fd = memfd_create("softdpu-export", MFD_CLOEXEC);
+	int fd = base_priv_memfd(FAB_SHARE_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	void *tmp;
 
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)len) != 0)
+	if (ftruncate(fd, (off_t)len) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
 		goto err_close;
 	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (tmp == MAP_FAILED)
@@ -288,4 +294,20 @@ void fab_share_put(const struct fab_backing *b)
 			break;
 		}
 	pthread_mutex_unlock(&lock);
+}
+
+int fab_share_check_fd(int fd, uint64_t len, const char *what)
+{
+	struct stat st;
+	int seals;
+
+	if (base_priv_check(fd, "memory file", what) != BASE_PRIV_OK || fstat(fd, &st) != 0)
+		return -1;
+	seals = fcntl(fd, F_GET_SEALS);
+	if ((uint64_t)st.st_size < len || seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		BASE_WARN("%s: not a sealed memory file of at least %llu bytes (it has %lld): not mapped", what,
+			  (unsigned long long)len, (long long)st.st_size);
+		return -1;
+	}
+	return 0;
 }

@@ -9,11 +9,14 @@
  * memfd (pidfd_getfd) maps the same pages. Only anonymous private read-write
  * memory is moved; anything else (file mappings, read-only or special memory)
  * stays where it is and is reached through cross-memory attach instead.
+ * The memfd is private to the user (mode 0600) and sealed at its size.
  */
 #ifndef FAB_SHARE_H_
 #define FAB_SHARE_H_
 
 #include <stdint.h>
+
+#define FAB_SHARE_MEMFD_NAME "softdpu-export"
 
 struct fab_backing {
 	int memfd;	   /* in the exporting process */
@@ -30,5 +33,14 @@ int fab_share_get(void *addr, uint64_t len, struct fab_backing *b);
 
 /* Drops the reference fab_share_get took. The memory stays shared-backed. */
 void fab_share_put(const struct fab_backing *b);
+
+/*
+ * Checks a memory file taken from another process (whose record or table
+ * slot that process, or a scribbler, may have rewritten) before it is
+ * mapped: this user's, mode 0600, sealed against shrinking, at least len
+ * bytes — so no access within len can fault. 0 when it may be mapped; -1
+ * (logged, what naming the use) when not.
+ */
+int fab_share_check_fd(int fd, uint64_t len, const char *what);
 
 #endif /* FAB_SHARE_H_ */

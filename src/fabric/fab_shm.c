@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base_private.h"
 #include "fab_desc.h"
 
 /* tag + "-" + 32 hex digits, and the link "/memfd:" name " (deleted)" */
@@ -77,7 +78,7 @@ enum fab_shm_status fab_shm_create(struct fab_shm *s, const char *tag, size_t le
 		return FAB_SHM_OS;
 	strcpy(s->tag, tag);
 	memfd_name(name, sizeof(name), tag, s->key);
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fd = base_priv_memfd(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return FAB_SHM_OS;
 	if (ftruncate(fd, (off_t)len) != 0)
@@ -97,7 +98,7 @@ err_close:
 	return FAB_SHM_OS;
 }
 
-/* The opened object must be the sealed segment of the expected size. */
+/* The opened object must be the user's own sealed segment of the expected size. */
 static enum fab_shm_status check_opened(int fd, const char *expected, size_t len)
 {
 	char path[64];
@@ -108,6 +109,8 @@ static enum fab_shm_status check_opened(int fd, const char *expected, size_t len
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (link_matches(path, expected) != FAB_SHM_OK)
 		return FAB_SHM_GONE;
+	if (base_priv_check(fd, "shared segment", expected) != BASE_PRIV_OK)
+		return FAB_SHM_BAD;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != len)
 		return FAB_SHM_BAD;
 	seals = fcntl(fd, F_GET_SEALS);

@@ -2,7 +2,8 @@
  * fab_shm — a page of memory another process on this machine can map.
  *
  * The segment is an anonymous memfd named "<tag>-<32 hex digits>" from a
- * 128-bit random key, sealed against resizing. It has no name in any file
+ * 128-bit random key, sealed against resizing, mode 0600 (the user's alone;
+ * an attach refuses anything else, base_private.h). It has no name in any file
  * system: another process reaches it through /proc/<pid>/fd/<fd> of the
  * owner, and only after the link there still names the memfd with that key.
  * When the owner closes it (or dies) the link disappears, so a stale reference

@@ -14,38 +14,41 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base_clock.h"
 #include "base_log.h"
+#include "base_private.h"
 #include "fab_share.h"
 #include "hw_machine.h"
 
-#define WITHDRAW_WAIT_NS (2ull * 1000 * 1000 * 1000)
+#define WITHDRAW_NAP_NS (100 * 1000)
 
 static struct fab_slot *table;
+static int table_err = -EIO; /* why there is no table */
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
-/* A zero-filled segment is an empty table, so creators need no handshake. */
+/*
+ * A zero-filled segment is an empty table, so creators need no handshake.
+ * Only a table private to this user is used (base_private.h): another user's
+ * would see every export's key, and could rewrite its slots.
+ */
 static void table_open(void)
 {
 	char name[64];
 	size_t size = sizeof(struct fab_slot) * FAB_TABLE_SLOTS;
+	enum base_priv_status st;
 	int fd;
 	void *p;
 
 	snprintf(name, sizeof(name), "/softdpu-%u%s-exports", (unsigned)getuid(), hw_machine_tag());
-	fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		BASE_ERR("cannot open the export table %s: %s", name, strerror(errno));
-		return;
-	}
-	if (ftruncate(fd, (off_t)size) != 0) {
-		BASE_ERR("cannot size the export table: %s", strerror(errno));
-		close(fd);
+	st = base_priv_shm_open(name, size, "export table", &fd);
+	if (st != BASE_PRIV_OK) {
+		table_err = st == BASE_PRIV_OS ? -EIO : -EPERM;
 		return;
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		BASE_ERR("cannot map the export table: %s", strerror(errno));
+		BASE_ERR("cannot map the export table %s: %s", name, strerror(errno));
 		return;
 	}
 	table = p;
@@ -110,7 +113,7 @@ int fab_table_claim(struct fab_export_desc *d, const struct fab_backing *b)
 	uint32_t idx;
 
 	if (t == NULL)
-		return -1;
+		return table_err;
 	if (my_start == 0) {
 		my_start = fab_proc_start_time((uint32_t)getpid());
 		/* Where Yama restricts ptrace, importers still need to reach us with process_vm_readv. */
@@ -118,7 +121,7 @@ int fab_table_claim(struct fab_export_desc *d, const struct fab_backing *b)
 	}
 	if (take_slot(t, &idx) != 0) {
 		BASE_ERR("export table full (%u exports)", FAB_TABLE_SLOTS);
-		return -1;
+		return -ENOSPC;
 	}
 	s = &t[idx];
 	s->gen++;
@@ -152,17 +155,19 @@ static struct fab_slot *slot_of(uint64_t export_id)
 void fab_table_withdraw(uint64_t export_id)
 {
 	struct fab_slot *s = slot_of(export_id);
-	struct timespec nap = { .tv_nsec = 100 * 1000 };
-	uint64_t waited = 0;
+	const struct timespec nap = { .tv_nsec = WITHDRAW_NAP_NS };
+	uint64_t deadline;
 
 	if (s == NULL || atomic_load(&s->export_id) != export_id)
 		return;
 	atomic_store(&s->state, FAB_SLOT_REVOKED);
-	/* An importer killed mid-access leaves its count behind: the wait is bounded. */
-	while (atomic_load(&s->inflight) != 0 && waited < WITHDRAW_WAIT_NS) {
+	/*
+	 * An importer killed mid-access leaves its count behind: the wait is
+	 * bounded, in elapsed time (each nap may last longer than asked).
+	 */
+	deadline = base_deadline_ns(FAB_TABLE_WITHDRAW_WAIT_NS);
+	while (atomic_load(&s->inflight) != 0 && !base_deadline_passed(deadline))
 		nanosleep(&nap, NULL);
-		waited += (uint64_t)nap.tv_nsec;
-	}
 	if (atomic_load(&s->inflight) != 0)
 		BASE_WARN("export %#llx withdrawn with %u accesses still counted (importer gone?)",
 			(unsigned long long)export_id, atomic_load(&s->inflight));

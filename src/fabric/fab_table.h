@@ -8,6 +8,12 @@
  * count their accesses in flight so that withdrawing waits for them before
  * the memory may be freed. A process that dies leaves its slots behind; they
  * are reclaimed once its pid is found dead, so nothing blocks the others.
+ *
+ * The table (/dev/shm/softdpu-<uid>[-m<machine>]-exports) is created
+ * exclusively with mode 0600 and used only while it is this user's with that
+ * mode (base_private.h); otherwise nothing is exported or imported through it.
+ * Its slots are still written by other processes (of this user), so an
+ * importer checks what it reads there before it maps anything (fab_cma.c).
  */
 #ifndef FAB_TABLE_H_
 #define FAB_TABLE_H_
@@ -19,6 +25,8 @@
 #include "fab_desc.h"
 
 #define FAB_TABLE_SLOTS 4096
+/* Longest a withdrawal waits for accesses in flight (elapsed, monotonic clock). */
+#define FAB_TABLE_WITHDRAW_WAIT_NS (2ull * 1000 * 1000 * 1000)
 
 enum fab_slot_state {
 	FAB_SLOT_FREE = 0,
@@ -47,10 +55,14 @@ struct fab_slot {
 
 struct fab_backing;
 
-/* Claims a slot for the export d describes (b: its shareable backing, or NULL) and sets d->export_id. */
+/*
+ * Claims a slot for the export d describes (b: its shareable backing, or NULL)
+ * and sets d->export_id. 0, -EPERM when the table is refused (not private to
+ * this user), -ENOSPC when it is full, -EIO when it cannot be opened.
+ */
 int fab_table_claim(struct fab_export_desc *d, const struct fab_backing *b);
 
-/* Withdraws an export: no new access starts; waits (bounded) for accesses under way. */
+/* Withdraws an export: no new access starts; waits for accesses under way, at most FAB_TABLE_WITHDRAW_WAIT_NS. */
 void fab_table_withdraw(uint64_t export_id);
 
 /* The live slot that matches every field of d (id, capability, pid, range, rights), or NULL. */

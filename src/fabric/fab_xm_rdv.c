@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base_clock.h"
 #include "base_log.h"
 #include "fab_wire.h"
 #include "fab_xm.h"
@@ -39,26 +40,36 @@ static struct sockaddr_in rdv_sockaddr(uint32_t ip)
 	return sa;
 }
 
-/* Waits for fd to be ready for ev: true when it is. */
-static bool rdv_wait(int fd, short ev, unsigned ms)
+/*
+ * Waits for fd to be ready for ev, until deadline (monotonic ns): true when
+ * it is. A whole exchange shares one deadline, so a peer trickling bytes (or
+ * signals interrupting the wait) cannot stretch it.
+ */
+static bool rdv_wait(int fd, short ev, uint64_t deadline)
 {
 	struct pollfd pf = { .fd = fd, .events = ev };
 	int n;
 
 	do
-		n = poll(&pf, 1, (int)ms);
+		n = poll(&pf, 1, base_deadline_ms_left(deadline));
 	while (n < 0 && errno == EINTR);
 	return n == 1 && (pf.revents & ev) != 0;
+}
+
+static uint64_t rdv_deadline(unsigned ms)
+{
+	return base_deadline_ns((uint64_t)ms * 1000000u);
 }
 
 static void rdv_answer(int c)
 {
 	uint8_t msg[2 + RDV_ADDR_MAX];
 	size_t n = 2u + rdv.alen, done = 0;
+	uint64_t deadline = rdv_deadline(RDV_IO_MS);
 
 	fab_put_le(msg, rdv.alen, 2);
 	memcpy(msg + 2, rdv.addr, rdv.alen);
-	while (done < n && rdv_wait(c, POLLOUT, RDV_IO_MS)) {
+	while (done < n && rdv_wait(c, POLLOUT, deadline)) {
 		ssize_t k = send(c, msg + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k <= 0 && errno != EAGAIN && errno != EINTR)
@@ -114,15 +125,15 @@ err:
 	return -1;
 }
 
-/* Reads exactly n bytes within the deadline of each wait. */
-static bool rdv_read(int fd, uint8_t *p, size_t n, unsigned ms)
+/* Reads exactly n bytes before deadline. */
+static bool rdv_read(int fd, uint8_t *p, size_t n, uint64_t deadline)
 {
 	size_t done = 0;
 
 	while (done < n) {
 		ssize_t k;
 
-		if (!rdv_wait(fd, POLLIN, ms))
+		if (!rdv_wait(fd, POLLIN, deadline))
 			return false;
 		k = recv(fd, p + done, n - done, MSG_DONTWAIT);
 		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
@@ -139,18 +150,19 @@ int fab_xm_rdv_lookup(uint32_t ip, uint8_t *addr, size_t cap, unsigned timeout_m
 	size_t alen;
 	int fd, ret = -1, err = 0;
 	socklen_t el = sizeof(err);
+	uint64_t deadline = rdv_deadline(timeout_ms);
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
-	    (errno != EINPROGRESS || !rdv_wait(fd, POLLOUT, timeout_ms) ||
+	    (errno != EINPROGRESS || !rdv_wait(fd, POLLOUT, deadline) ||
 	     getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err != 0))
 		goto out;
-	if (!rdv_read(fd, head, sizeof(head), timeout_ms))
+	if (!rdv_read(fd, head, sizeof(head), deadline))
 		goto out;
 	alen = fab_get_le(head, 2);
-	if (alen == 0 || alen > cap || !rdv_read(fd, addr, alen, timeout_ms))
+	if (alen == 0 || alen > cap || !rdv_read(fd, addr, alen, deadline))
 		goto out;
 	ret = (int)alen;
 out:

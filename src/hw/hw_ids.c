@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "base_private.h"
 
 #define IDS_MAGIC 0x53445049u /* "SDPI" */
 #define IDS_VERSION 2u /* 2: a record per slot */
@@ -164,31 +165,6 @@ static bool slots_ok(uint32_t slots)
 	return true;
 }
 
-/* Sizes a new segment, or checks that an existing one is ours and of our size. */
-static enum hw_status ids_check_fd(int fd, const char *name, size_t size)
-{
-	struct stat sb;
-
-	if (fstat(fd, &sb) != 0) {
-		BASE_ERR("cannot stat the number table %s: %s", name, strerror(errno));
-		return HW_ERR_NOMEM;
-	}
-	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
-		BASE_ERR("number table %s is not private to this user (uid %u, mode %o)", name, (unsigned)sb.st_uid,
-			 (unsigned)(sb.st_mode & 0777));
-		return HW_ERR_LAYOUT;
-	}
-	if (sb.st_size == 0 && ftruncate(fd, (off_t)size) != 0) {
-		BASE_ERR("cannot size the number table %s: %s", name, strerror(errno));
-		return HW_ERR_NOMEM;
-	}
-	if (sb.st_size != 0 && (size_t)sb.st_size != size) {
-		BASE_ERR("number table %s has %lld bytes, expected %zu", name, (long long)sb.st_size, size);
-		return HW_ERR_LAYOUT;
-	}
-	return HW_OK;
-}
-
 /*
  * A zero header is a table nobody finished creating: whoever opens it
  * completes it, each step one CAS of a value all openers agree on, so a
@@ -235,15 +211,17 @@ enum hw_status hw_ids_open(const char *name, uint32_t slots, struct hw_ids **out
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return HW_ERR_NOMEM;
-	fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		BASE_ERR("cannot open the number table %s: %s", name, strerror(errno));
-		st = errno == EACCES ? HW_ERR_LAYOUT : HW_ERR_NOMEM;
+	switch (base_priv_shm_open(name, size, "number table", &fd)) {
+	case BASE_PRIV_OK:
+		break;
+	case BASE_PRIV_FOREIGN:
+	case BASE_PRIV_SIZE:
+		st = HW_ERR_LAYOUT;
+		goto err_free;
+	default:
+		st = HW_ERR_NOMEM;
 		goto err_free;
 	}
-	st = ids_check_fd(fd, name, size);
-	if (st != HW_OK)
-		goto err_close;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		BASE_ERR("cannot map the number table %s: %s", name, strerror(errno));

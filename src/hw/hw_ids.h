@@ -18,9 +18,10 @@
  * reads; a sequence counter makes reads consistent and tells a cached view
  * whether it is still current.
  *
- * The table is created on first use (mode 0600) and checked on every open:
- * owner uid and mode, magic, version, slot count and size; a table that does
- * not match is refused with HW_ERR_LAYOUT and left untouched.
+ * The table is created exclusively on first use (mode 0600) and checked on
+ * every open (base_private.h): owner uid and mode 0600, size, magic, version
+ * and slot count; a table that does not match — another user's, one open to
+ * others — is refused with HW_ERR_LAYOUT and left untouched.
  */
 #ifndef HW_IDS_H_
 #define HW_IDS_H_

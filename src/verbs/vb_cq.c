@@ -74,6 +74,7 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 {
 	struct hw_cq_attr ha = {.shared = true, .timestamp = (a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0};
 	struct vb_cq *cq;
+	enum hw_status st;
 	int rc = vb_cq_attr_ok(ctx, a);
 
 	if (rc != 0)
@@ -89,8 +90,11 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	cq->ctx = ctx;
 	/* mlx5: the ring holds cqe + 1 rounded up to a power of two; the program sees one less. */
 	cq->log_size = vb_log2_up(a->cqe + 1);
-	if (hw_id_alloc(HW_ID_CQN, &cq->cqn) != HW_OK)
+	st = hw_id_alloc(HW_ID_CQN, &cq->cqn);
+	if (st != HW_OK) {
+		rc = vb_id_errno(st);
 		goto err_free;
+	}
 	ha.cqn = cq->cqn;
 	ha.log_size = cq->log_size;
 	if (hw_cq_create(&ha, &cq->hw) != HW_OK) {

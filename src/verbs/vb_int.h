@@ -5,6 +5,7 @@
 #ifndef VB_INT_H_
 #define VB_INT_H_
 
+#include <errno.h>
 #include <stddef.h>
 
 #include "vb.h"
@@ -120,6 +121,17 @@ extern const struct vb_dv_ops vb_dv_ops_impl;
 #define VB_MAX_SGE 30
 #define VB_MAX_CQE 4194303	  /* (1 << HW_CQ_LOG_SIZE_MAX) - 1 */
 #define VB_MAX_MR (256 * 4096)	  /* hw_mem: the mkey table's entries */
+/*
+ * errno for a device number (QPN, CQN, SRQN) not taken: EACCES when the
+ * device's number table is refused as not this user's (another user created
+ * it first, or it is open to others: base_private.h, logged naming the file),
+ * ENOMEM when the numbers ran out.
+ */
+static inline int vb_id_errno(enum hw_status st)
+{
+	return st == HW_ERR_LAYOUT ? EACCES : ENOMEM;
+}
+
 /* The smallest l with 2^l >= n: ring sizes are powers of two, as mlx5 rounds them. */
 static inline uint32_t vb_log2_up(uint32_t n)
 {

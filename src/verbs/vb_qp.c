@@ -171,12 +171,14 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 		.shared = true,
 	};
 	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
+	enum hw_status st;
 	uint32_t qpn;
 
 	memcpy(ha.gid, &prefix, 8);
 	memcpy(ha.gid + 8, &ctx->dev->node_guid, 8);
-	if (hw_id_alloc(HW_ID_QPN, &qpn) != HW_OK)
-		return ENOMEM;
+	st = hw_id_alloc(HW_ID_QPN, &qpn);
+	if (st != HW_OK)
+		return vb_id_errno(st);
 	qp->qpx.qp_base.qp_num = qpn;
 	ha.qpn = qpn;
 	/* A named machine takes requests of other machines once it has queues to take them on. */

@@ -66,6 +66,7 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 {
 	struct hw_srq_attr ha = {.limit_cb = vb_srq_limit_cb, .shared = true};
 	struct vb_srq *srq;
+	enum hw_status st;
 	int rc = ENOMEM;
 
 	srq = calloc(1, sizeof(*srq));
@@ -79,8 +80,13 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 		goto err_free;
 	rc = ENOMEM;
 	srq->wrid = calloc(srq->wqe_cnt, sizeof(*srq->wrid));
-	if (srq->wrid == NULL || hw_id_alloc(HW_ID_SRQN, &srq->srqn) != HW_OK)
+	if (srq->wrid == NULL)
 		goto err_free;
+	st = hw_id_alloc(HW_ID_SRQN, &srq->srqn);
+	if (st != HW_OK) {
+		rc = vb_id_errno(st);
+		goto err_free;
+	}
 	ha.srqn = srq->srqn;
 	ha.pd = srq->pd->hw;
 	ha.log_size = vb_log2_up(srq->wqe_cnt);

@@ -47,14 +47,33 @@ static doca_error_t check_service_config(const struct doca_comm_channel_ep_t *ep
 	return DOCA_SUCCESS;
 }
 
+/* The name is taken: by another service of ours, or squatted by another user. */
+static doca_error_t name_taken(const char *pci, const char *name)
+{
+	char sock[128] = "?";
+	uint32_t uid;
+	int ret;
+
+	fab_cc_name(pci, name, sock, sizeof(sock));
+	ret = fab_cc_holder(pci, name, &uid);
+	if (ret == 0 && uid != (uint32_t)geteuid()) {
+		DC_ERR("service \"%s\": its socket name %s is held by uid %u, another user: refused", name, sock,
+		       (unsigned)uid);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (ret == 0)
+		DC_ERR("service \"%s\" is already served for function %s (socket name %s)", name, pci, sock);
+	else /* bound without listening, or a full backlog: its owner does not answer */
+		DC_ERR("service \"%s\": its socket name %s is taken by a socket that does not accept", name, sock);
+	return DOCA_ERROR_CONNECTION_ABORTED;
+}
+
 static doca_error_t open_listener(struct doca_comm_channel_ep_t *ep, const char *pci, const char *name)
 {
 	int ret = fab_cc_listen(pci, name, &ep->listen_fd);
 
-	if (ret == -EADDRINUSE) {
-		DC_ERR("service \"%s\" is already served for function %s", name, pci);
-		return DOCA_ERROR_CONNECTION_ABORTED;
-	}
+	if (ret == -EADDRINUSE)
+		return name_taken(pci, name);
 	if (ret < 0) {
 		DC_ERR("cannot register service \"%s\" (errno %d)", name, -ret);
 		return DOCA_ERROR_INITIALIZATION;
@@ -127,8 +146,16 @@ static doca_error_t open_connection(struct doca_comm_channel_ep_t *ep, const cha
 {
 	struct fab_cc_hs hello = { .version = FAB_CC_VERSION, .type = FAB_CC_HELLO,
 				   .max_msg_size = ep->max_msg_size, .pid = (uint32_t)getpid() };
-	int ret = fab_cc_connect(pci, name, fd);
+	char sock[128] = "?";
+	uint32_t holder = 0;
+	int ret = fab_cc_connect(pci, name, fd, &holder);
 
+	if (ret == -EPERM) {
+		fab_cc_name(pci, name, sock, sizeof(sock));
+		DC_ERR("service \"%s\" of function %s: its socket name %s is held by uid %u, another user: refused, "
+		       "nothing sent", name, pci, sock, (unsigned)holder);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (ret < 0) {
 		DC_ERR("cannot connect to service \"%s\" of function %s: %s", name, pci,
 		       ret == -ECONNREFUSED ? "nobody listens" : ret == -ETIMEDOUT ? "service does not accept" :

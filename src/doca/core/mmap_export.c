@@ -6,6 +6,7 @@
  * lets an importer in this process check the capability and reach the memory.
  * Imports from other processes or machines go through the fabric layer.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,21 @@ static doca_error_t export_check(struct doca_mmap *m, const struct doca_dev *dev
 	return DOCA_SUCCESS;
 }
 
+/* The device-wide publication; a table another user could read or write is refused (NOT_PERMITTED). */
+static doca_error_t publish(struct dc_export *e, struct doca_mmap *m)
+{
+	int err = fab_mem_publish(&e->desc, m->addr, &e->fx);
+
+	if (err == 0)
+		return DOCA_SUCCESS;
+	if (err == -EPERM) {
+		DC_ERR("cannot publish the export: the export table is not private to this user");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	DC_ERR("cannot publish the export (errno %d)", -err);
+	return DOCA_ERROR_DRIVER;
+}
+
 static doca_error_t export_common(struct doca_mmap *m, const struct doca_dev *dev, const void **export_desc,
 				  size_t *export_desc_len, uint16_t kind)
 {
@@ -146,10 +162,10 @@ static doca_error_t export_common(struct doca_mmap *m, const struct doca_dev *de
 		e->desc.addr = (uint64_t)(uintptr_t)m->addr;
 		e->desc.len = m->len;
 		fab_host_id(e->desc.host_id);
-		if (fab_mem_publish(&e->desc, m->addr, &e->fx) != 0) {
+		ret = publish(e, m);
+		if (ret != DOCA_SUCCESS) {
 			free(e);
-			DC_ERR("cannot publish the export");
-			return DOCA_ERROR_DRIVER;
+			return ret;
 		}
 		registry_add(e);
 		e->wire_len = fab_desc_encode(&e->desc, e->wire);

@@ -52,6 +52,17 @@ static void *fx_print_main(void *arg)
 	return NULL;
 }
 
+/* The wait for room is bounded on the monotonic clock: the wall clock may jump. */
+static void fx_print_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 size_t fx_print_put(void *proc, const char *buf, size_t len)
 {
 	struct flexio_process *p = proc;
@@ -61,7 +72,7 @@ size_t fx_print_put(void *proc, const char *buf, size_t len)
 
 	if (pr == NULL)
 		return 0; /* no print_init: the device's output goes nowhere, as on the card */
-	clock_gettime(CLOCK_REALTIME, &dl);
+	clock_gettime(CLOCK_MONOTONIC, &dl); /* the clock of pr->cv: the bound is elapsed time */
 	dl.tv_sec += FX_PRINT_WAIT_MS / 1000;
 	pthread_mutex_lock(&pr->mu);
 	while (done < len && !pr->stop) {
@@ -107,7 +118,7 @@ flexio_status flexio_print_init(struct flexio_process *process, struct flexio_ua
 	pr->out = out;
 	pr->async = is_async != 0;
 	pthread_mutex_init(&pr->mu, NULL);
-	pthread_cond_init(&pr->cv, NULL);
+	fx_print_cond_init(&pr->cv);
 	if (!pr->async) {
 		if (pthread_create(&pr->thread, NULL, fx_print_main, pr) != 0) {
 			flexio_buf_dev_free(process, pr->daddr);

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base_private.h"
 #include "fx_evh.h"
 #include "fx_int.h"
 #include "fx_isolate.h"
@@ -42,7 +43,7 @@ static int fx_load_image(struct flexio_process *p)
 	size_t off = 0;
 
 	snprintf(path, sizeof(path), "flexio:%s", p->app->name); /* the name /proc/<pid>/maps shows */
-	p->memfd = memfd_create(path, MFD_CLOEXEC);
+	p->memfd = base_priv_memfd(path, MFD_CLOEXEC); /* the user's alone, like every shared file */
 	if (p->memfd < 0) {
 		BASE_ERR("memfd_create: %s", strerror(errno));
 		return -1;
