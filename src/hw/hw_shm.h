@@ -1,8 +1,8 @@
 /*
- * hw_shm — the device's small shared tables of one user (/dev/shm), made
- * and opened one way: created exclusively or opened, mode 0600, and refused
- * unless the caller's user owns it with no access for others and it has the
- * expected size (a new one is sized). A refusal names the file.
+ * hw_shm — the device's small shared tables of one user (/dev/shm): created
+ * exclusively with mode 0600, and refused unless the caller's user owns them
+ * with no access for others and they have the expected size
+ * (base_private.h); a refusal names the file.
  */
 #ifndef HW_SHM_H_
 #define HW_SHM_H_
