@@ -87,18 +87,27 @@ uint64_t fxt_raw(uint64_t arg)
 }
 
 /* Command-queue tasks: counted, summed, and which DPA threads ran them. */
-static uint64_t task_count, task_sum, task_threads;
+static uint64_t task_count, task_sum, task_threads, task_first;
 
 __dpa_rpc__ uint64_t fxt_task(uint64_t arg)
 {
 	struct flexio_dev_thread_ctx *ctx;
 
 	flexio_dev_get_thread_ctx(&ctx);
-	__atomic_fetch_or(&task_threads, 1ull << (flexio_dev_get_thread_id(ctx) & 63), __ATOMIC_RELAXED);
+	__atomic_fetch_or(&task_threads, 1ull << (flexio_dev_get_thread_id(ctx) & 63), __ATOMIC_RELEASE);
 	if (arg == 999999)
 		return *(volatile uint64_t *)(uintptr_t)8; /* a task that crashes */
+	/*
+	 * The first task keeps its worker until another worker has run one, so
+	 * several workers take tasks however the host schedules the harts (a
+	 * bound of spins, in case none ever does).
+	 */
+	if (__atomic_exchange_n(&task_first, 1, __ATOMIC_ACQ_REL) == 0)
+		for (uint64_t i = 0; i < 4000000000ull; i++)
+			if (__builtin_popcountll(__atomic_load_n(&task_threads, __ATOMIC_ACQUIRE)) >= 2)
+				break;
 	for (volatile int i = 0; i < 20000; i++)
-		; /* some work, so several workers take tasks */
+		; /* some work */
 	__atomic_fetch_add(&task_sum, arg, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&task_count, 1, __ATOMIC_RELAXED);
 	return 0;
@@ -109,7 +118,7 @@ __dpa_rpc__ uint64_t fxt_task_stats(uint64_t which)
 	uint64_t v = which == 0 ? task_count : which == 1 ? task_sum : task_threads;
 
 	if (which == 3)
-		task_count = task_sum = task_threads = 0;
+		task_count = task_sum = task_threads = task_first = 0;
 	return v;
 }
 
