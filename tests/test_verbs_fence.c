@@ -644,6 +644,241 @@ static void test_dead_responder(void)
 	}
 }
 
+/* ---- UD senders that die while delivering: every SUCCESS names the buffer holding its datagram ---- */
+
+#define UD_MAGIC 0x55445047u
+#define UD_BUF 1152 /* GRH + the longest datagram */
+#define UD_NRECV 1024
+
+struct ud_hdr {
+	uint32_t magic, sender, seq, len;
+};
+
+static uint8_t ud_byte(uint32_t sender, uint32_t seq, uint32_t i)
+{
+	return (uint8_t)(sender * 31u + seq * 7u + i);
+}
+
+static uint32_t ud_len(uint32_t seq)
+{
+	return 64 + (seq * 37u) % 1000u;
+}
+
+/* The role: streams datagrams to a QPN until killed, each one saying who sent it and how to check it. */
+static int udsender_role(uint32_t dqpn, uint32_t id)
+{
+	struct writer w = { 0 };
+	struct ibv_ah_attr aa = { .dlid = 1, .port_num = 1 };
+	struct ibv_ah *ah = NULL;
+	int rc = 1;
+
+	w.l = ibv_get_device_list(NULL);
+	w.c = w.l != NULL && w.l[0] != NULL ? ibv_open_device(w.l[0]) : NULL;
+	w.pd = w.c != NULL ? ibv_alloc_pd(w.c) : NULL;
+	w.cq = w.pd != NULL ? ibv_create_cq(w.c, 64, NULL, NULL, 0) : NULL;
+	w.qp = w.cq != NULL ? mk_qp(w.pd, IBV_QPT_UD, w.cq, NULL) : NULL;
+	w.src = pages(CHUNK);
+	w.ms = w.src != NULL && w.pd != NULL ? ibv_reg_mr(w.pd, w.src, CHUNK, VQ_ACCESS_ALL) : NULL;
+	ah = w.pd != NULL ? ibv_create_ah(w.pd, &aa) : NULL;
+	if (w.qp != NULL && w.ms != NULL && ah != NULL && vq_up(w.qp, 0, 0, 0) == 0) {
+		struct sender s = { .qp = w.qp, .cq = w.cq, .op = IBV_WR_SEND, .mr = w.ms, .ah = ah, .remote_qpn = dqpn };
+
+		/* 256 datagrams made once: the loop is mostly deliveries, where a death hurts. */
+		for (uint32_t seq = 0; seq < 256; seq++) {
+			uint8_t *m = w.src + seq * 2048;
+			struct ud_hdr h = { UD_MAGIC, id, seq, ud_len(seq) };
+
+			for (uint32_t i = 0; i < h.len; i++)
+				m[i] = ud_byte(id, seq, i);
+			memcpy(m, &h, sizeof(h));
+		}
+		for (uint32_t seq = 0;; seq++) {
+			uint8_t *m = w.src + (seq % 256) * 2048;
+			struct ibv_sge sge = { .addr = (uintptr_t)m, .length = ud_len(seq % 256), .lkey = w.ms->lkey };
+			struct ibv_send_wr wr = { .wr_id = seq, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+						  .send_flags = IBV_SEND_SIGNALED }, *bad;
+			struct ibv_wc wc;
+
+			wr.wr.ud.ah = s.ah;
+			wr.wr.ud.remote_qpn = dqpn;
+			wr.wr.ud.remote_qkey = 0x11111111;
+			if (ibv_post_send(w.qp, &wr, &bad) != 0)
+				break;
+			while (ibv_poll_cq(w.cq, 1, &wc) == 0)
+				;
+			if (wc.status != IBV_WC_SUCCESS)
+				break;
+			if (seq == 0) {
+				printf("SENDING\n"); /* its death may now come at any point of a delivery */
+				fflush(stdout);
+			}
+		}
+		rc = 2;
+	}
+	if (ah != NULL)
+		ibv_destroy_ah(ah);
+	writer_free(&w);
+	return rc;
+}
+
+/*
+ * The buffer holds a whole datagram of the length the CQE gives: 1; else 0.
+ * Every 16th is compared byte for byte, the others by header and length
+ * (a buffer named but never written has the 0xee marker there).
+ */
+static int ud_check(const uint8_t *b, uint32_t byte_cnt, long n)
+{
+	const uint8_t *m = b + 40; /* after the GRH */
+	struct ud_hdr h;
+
+	memcpy(&h, m, sizeof(h));
+	if (h.magic != UD_MAGIC || h.len != ud_len(h.seq) || byte_cnt != h.len + 40)
+		return 0;
+	for (uint32_t i = sizeof(h); n % 16 == 0 && i < h.len; i++)
+		if (m[i] != ud_byte(h.sender, h.seq, i))
+			return 0;
+	return 1;
+}
+
+struct ud_rx {
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	bool posted[UD_NRECV];
+	long ok, bad, errs, dup;
+};
+
+static int ud_repost(struct ud_rx *x, uint32_t i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(x->buf + (size_t)i * UD_BUF), .length = UD_BUF, .lkey = x->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	memset(x->buf + (size_t)i * UD_BUF, 0xee, 64); /* a receive named but never written shows */
+	x->posted[i] = true;
+	return x->srq != NULL ? ibv_post_srq_recv(x->srq, &wr, &bad) : ibv_post_recv(x->qp, &wr, &bad);
+}
+
+static void ud_take(struct ud_rx *x, const struct ibv_wc *wc)
+{
+	uint32_t i = (uint32_t)wc->wr_id;
+
+	if (i >= UD_NRECV || !x->posted[i]) {
+		x->dup++;
+		return;
+	}
+	x->posted[i] = false;
+	if (wc->status != IBV_WC_SUCCESS)
+		x->errs++;
+	else if (ud_check(x->buf + (size_t)i * UD_BUF, wc->byte_len, x->ok))
+		x->ok++;
+	else
+		x->bad++;
+}
+
+/*
+ * reap: each killed sender is reaped at once; otherwise it stays a zombie
+ * until the case ends, and a lock it died holding must be taken over all the same.
+ */
+static void run_ud_dying(bool use_srq, bool reap)
+{
+	struct ibv_context *c = vf_open();
+	struct ud_rx *x = calloc(1, sizeof(*x));
+	struct ibv_srq_init_attr sa = { .attr = {.max_wr = UD_NRECV, .max_sge = 1} };
+	struct th_proc *dying = NULL, *steady;
+	uint64_t end, kill_at = 0;
+	bool sending = false;
+	char qpn[16];
+	int kills = 0;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL && x != NULL);
+	th_defer(free, x);
+	pd = vf_pd(c);
+	x->buf = pages((size_t)UD_NRECV * UD_BUF);
+	CHECK(pd != NULL && x->buf != NULL);
+	x->mr = vq_mr(pd, x->buf, (size_t)UD_NRECV * UD_BUF, VQ_ACCESS_ALL);
+	x->cq = vq_cq(c, 2 * UD_NRECV);
+	if (use_srq) {
+		x->srq = ibv_create_srq(pd, &sa);
+		CHECK(x->srq != NULL);
+		th_defer(vq_destroy_srq_cb, x->srq);
+	}
+	CHECK(x->mr != NULL && x->cq != NULL);
+	x->qp = vq_qp_srq(pd, IBV_QPT_UD, x->cq, x->cq, x->srq, UD_NRECV);
+	CHECK(x->qp != NULL && vq_up(x->qp, 0, 0, 0) == 0);
+	for (uint32_t i = 0; i < UD_NRECV; i++)
+		CHECK(ud_repost(x, i) == 0);
+	snprintf(qpn, sizeof(qpn), "%u", x->qp->qp_num);
+	steady = th_proc_start(NULL, "udsender", qpn, "1", NULL);
+	CHECK(steady != NULL);
+	end = mono_ns() + 2000000000ull;
+	while (mono_ns() < end) {
+		struct ibv_wc wc[16];
+		int n = ibv_poll_cq(x->cq, 16, wc);
+
+		for (int k = 0; k < n; k++) {
+			ud_take(x, &wc[k]);
+			CHECK(ud_repost(x, (uint32_t)wc[k].wr_id % UD_NRECV) == 0);
+		}
+		if (dying != NULL && !sending && poll(&(struct pollfd){ .fd = dying->out, .events = POLLIN }, 1, 0) == 1) {
+			sending = true; /* it streams: it dies 5-25 ms from now */
+			kill_at = mono_ns() + 5000000ull + rnd() % 20000000ull;
+		}
+		if (dying == NULL || (sending && mono_ns() >= kill_at)) { /* the other sender dies and a new one starts */
+			if (dying != NULL) {
+				th_proc_kill(dying);
+				if (reap)
+					th_proc_wait(dying);
+				kills++;
+			}
+			dying = th_proc_start(NULL, "udsender", qpn, "2", NULL);
+			CHECK(dying != NULL);
+			sending = false;
+		}
+	}
+	th_proc_kill(dying);
+	th_proc_kill(steady);
+	th_proc_wait(dying);
+	th_proc_wait(steady);
+	if (!use_srq) { /* every receive still posted comes back once, flushed */
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+		struct ibv_wc wc;
+
+		CHECK(ibv_modify_qp(x->qp, &a, IBV_QP_STATE) == 0);
+		while (vq_poll1(x->cq, &wc) == 1) {
+			ud_take(x, &wc);
+			bool left = false;
+			for (uint32_t i = 0; i < UD_NRECV; i++)
+				left |= x->posted[i];
+			if (!left)
+				break;
+		}
+		for (uint32_t i = 0; i < UD_NRECV; i++)
+			if (x->posted[i])
+				TH_FAIL("receive %u never completed", i);
+	}
+	printf("  %d kills: %ld datagrams checked, %ld named a buffer not holding them, %ld errors, %ld duplicate "
+	       "completions\n", kills, x->ok, x->bad, x->errs, x->dup);
+	CHECK(x->ok > 0 && x->bad == 0 && x->dup == 0);
+}
+
+static void test_ud_dying_sender(void)
+{
+	run_ud_dying(false, true);
+}
+
+static void test_ud_dying_sender_zombie(void)
+{
+	run_ud_dying(false, false);
+}
+
+static void test_ud_srq_dying_sender(void)
+{
+	run_ud_dying(true, true);
+}
+
 int main(int argc, char **argv)
 {
 	const char *seed = getenv("SOFTDPU_TEST_SEED");
@@ -652,6 +887,8 @@ int main(int argc, char **argv)
 		return writer_role();
 	if (argc > 1 && strcmp(argv[1], "responder") == 0)
 		return responder_role();
+	if (argc > 3 && strcmp(argv[1], "udsender") == 0)
+		return udsender_role((uint32_t)strtoul(argv[2], NULL, 0), (uint32_t)strtoul(argv[3], NULL, 0));
 	fence_seed = seed != NULL ? (unsigned)strtoul(seed, NULL, 0) : (unsigned)time(NULL);
 	printf("seed %u (SOFTDPU_TEST_SEED replays it)\n", fence_seed);
 	RUN(test_rc_send_destroy);
@@ -661,5 +898,8 @@ int main(int argc, char **argv)
 	RUN(test_dereg_fence_thread);
 	RUN(test_dereg_fence_process);
 	RUN(test_dead_responder);
+	RUN(test_ud_dying_sender);
+	RUN(test_ud_dying_sender_zombie);
+	RUN(test_ud_srq_dying_sender);
 	return th_summary("test_verbs_fence");
 }

@@ -22,6 +22,7 @@
 
 #include "hw_cq.h"
 #include "hw_epoch.h"
+#include "hw_ids.h"
 #include "hw_qshare.h"
 
 /*
@@ -61,6 +62,9 @@ struct hw_cq_state {
 	_Atomic uint32_t pi;	  /* index of the next CQE */
 	_Atomic uint32_t sol_end; /* index after the last solicited or error CQE */
 	_Atomic uint32_t arm;	  /* written by producers and the consumer */
+	_Atomic uint32_t claim_pi;   /* pi when the claim below was made */
+	_Atomic uint64_t claim;	     /* a receive the lock holder takes and owes a CQE for (hw_cq_claim_set) */
+	_Atomic uint32_t claim_srqn;
 	struct hw_bell event;
 } __attribute__((aligned(64)));
 
@@ -436,7 +440,8 @@ static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
  */
 static bool cq_holder_dead(uint32_t holder)
 {
-	return holder != 0 && kill((pid_t)holder, 0) != 0 && errno == ESRCH;
+	/* A zombie holds nothing any more: its parent may reap it only much later. */
+	return holder != 0 && ((kill((pid_t)holder, 0) != 0 && errno == ESRCH) || hw_ids_pid_dead(holder));
 }
 
 /*
@@ -628,4 +633,42 @@ void hw_cq_sp_open(struct hw_cq *cq, struct hw_cq_sp *sp)
 {
 	*sp = (struct hw_cq_sp){ .ring = cq->ring, .log_size = cq->log_size, .mask = cq->mask, .pi = &cq->st->pi,
 				 .arm = &cq->st->arm, .dbrec = cq->dbrec, .cq = cq };
+}
+
+/* ---- receives taken under the lock: a holder that dies owes its CQE to the next ---- */
+
+#define CLAIM_VALID (1ull << 63)
+#define CLAIM_SRQ (1ull << 62)
+
+void hw_cq_claim_set(struct hw_cq *cq, const struct hw_cq_claim *c)
+{
+	uint64_t w = CLAIM_VALID | (c->srq ? CLAIM_SRQ : 0) | (uint64_t)(c->qpn & 0xffffffu) << 32 | (c->idx & 0xffffu);
+
+	atomic_store_explicit(&cq->st->claim_pi, atomic_load_explicit(&cq->st->pi, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&cq->st->claim_srqn, c->srqn, memory_order_relaxed);
+	/* Before the take it announces: a death after the take leaves it set. */
+	atomic_store_explicit(&cq->st->claim, w, memory_order_seq_cst);
+}
+
+void hw_cq_claim_clear(struct hw_cq *cq)
+{
+	atomic_store_explicit(&cq->st->claim, 0, memory_order_release);
+}
+
+bool hw_cq_claim_orphan(struct hw_cq *cq, struct hw_cq_claim *c)
+{
+	uint64_t w = atomic_load_explicit(&cq->st->claim, memory_order_acquire);
+
+	if (w == 0)
+		return false;
+	atomic_store_explicit(&cq->st->claim, 0, memory_order_relaxed);
+	/* Its CQE went out (the takeover finished a whole one): nothing is owed. */
+	if (atomic_load_explicit(&cq->st->pi, memory_order_relaxed) !=
+	    atomic_load_explicit(&cq->st->claim_pi, memory_order_relaxed))
+		return false;
+	*c = (struct hw_cq_claim){ .qpn = (uint32_t)(w >> 32) & 0xffffffu, .idx = (uint32_t)(w & 0xffffu),
+				   .srq = (w & CLAIM_SRQ) != 0,
+				   .srqn = atomic_load_explicit(&cq->st->claim_srqn, memory_order_relaxed) };
+	return true;
 }

@@ -158,6 +158,25 @@ void hw_cq_lock(struct hw_cq *cq);
 void hw_cq_unlock(struct hw_cq *cq);
 
 /*
+ * A receive a responder takes (from an RQ or an SRQ) and completes into
+ * this CQ is taken and completed under the CQ's producer lock, announced
+ * here before the take and forgotten after its CQE: a producer whose
+ * process dies in between leaves the claim to the next holder, which gives
+ * the receive back (RQ) or completes it in error (SRQ), so no receive is
+ * lost and no later CQE names the wrong buffer. All three with the lock held.
+ */
+struct hw_cq_claim {
+	uint32_t qpn; /* the responder QP */
+	uint32_t idx; /* RQ: its consumer counter before the take; SRQ: the WQE index taken */
+	uint32_t srqn;
+	bool srq;
+};
+void hw_cq_claim_set(struct hw_cq *cq, const struct hw_cq_claim *c);
+void hw_cq_claim_clear(struct hw_cq *cq);
+/* A claim left by a holder that died before its CQE went out (forgotten here): true and *c. */
+bool hw_cq_claim_orphan(struct hw_cq *cq, struct hw_cq_claim *c);
+
+/*
  * The consumer's write to the CQ doorbell register: arm_word is
  * sn << 28 | command | ci (host order). HW_ERR_INVAL when other bits are set.
  */

@@ -491,31 +491,54 @@ static const uint8_t *eng_rq_head(const struct hw_qp *peer, uint32_t rq_ci)
 	return hw_qp_rq_buf(peer) + ((size_t)(rq_ci & ((1u << peer->log_rq_size) - 1)) << peer->log_rq_stride);
 }
 
-/* Takes the responder's next receive WQE; false when none is posted. Every take ends in one CQE. */
+static bool eng_srq_take(struct hw_qp *peer, struct hw_srq *srq, struct eng_rcv *r)
+{
+	const uint8_t *wqe = hw_srq_take(srq, &r->idx);
+
+	if (wqe == NULL)
+		return false;
+	/* Other QPs take from the SRQ under other locks: announced once its index is known. */
+	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = r->idx, .srqn = srq->srqn,
+							     .srq = true });
+	r->segs = wqe + sizeof(struct hw_wqe_srq_next_seg);
+	r->nseg = ((1u << srq->log_stride) - sizeof(struct hw_wqe_srq_next_seg)) / sizeof(struct hw_wqe_data_seg);
+	r->pd_id = srq->pd_id;
+	r->srqn = srq->srqn;
+	return true;
+}
+
+/*
+ * Takes the responder's next receive WQE; false when none is posted. The
+ * take, the data and the CQE happen under the receive CQ's producer lock
+ * (held from here to eng_rcv_complete, released here on false), announced
+ * as a claim first: a requester of another process that dies half way
+ * leaves a claim the next holder settles (hw_qp_claim_recover), so a
+ * receive is never lost and the CQEs keep the receives' order, which the
+ * program's ring relies on. Requesters of several processes (UD), or a
+ * flush, may take from one RQ: all under this lock.
+ */
 static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
 {
 	struct hw_srq *srq = peer->srq;
 	uint32_t rq_ci;
 	const uint8_t *wqe;
 
+	hw_cq_lock(peer->recv_cq);
+	hw_qp_claim_recover(peer->recv_cq);
 	if (srq != NULL) {
-		wqe = hw_srq_take(srq, &r->idx);
-		if (wqe == NULL)
-			return false;
-		r->segs = wqe + sizeof(struct hw_wqe_srq_next_seg);
-		r->nseg = ((1u << srq->log_stride) - sizeof(struct hw_wqe_srq_next_seg)) / sizeof(struct hw_wqe_data_seg);
-		r->pd_id = srq->pd_id;
-		r->srqn = srq->srqn;
-		return true;
+		if (eng_srq_take(peer, srq, r))
+			return true;
+		hw_cq_unlock(peer->recv_cq);
+		return false;
 	}
-	/* Requesters of several processes (UD), or a flush, may take at once: one CAS per WQE. */
 	rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
-	do {
-		wqe = eng_rq_head(peer, rq_ci);
-		if (wqe == NULL)
-			return false;
-	} while (!__atomic_compare_exchange_n(&peer->sh->rq_ci, &rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	wqe = eng_rq_head(peer, rq_ci);
+	if (wqe == NULL) {
+		hw_cq_unlock(peer->recv_cq);
+		return false;
+	}
+	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = rq_ci });
+	__atomic_store_n(&peer->sh->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 	r->segs = wqe;
 	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
 	r->pd_id = peer->pd_id;
@@ -550,12 +573,15 @@ static void eng_rcv_src(const struct eng_wqe *w, struct hw_cqe_fields *f)
 	}
 }
 
+/* The taken receive's CQE; the claim settled and the lock eng_rcv_take took released. */
 static void eng_rcv_complete(struct hw_qp *peer, const struct eng_rcv *r, struct hw_cqe_fields *f)
 {
 	f->qpn = peer->qpn;
 	f->wqe_counter = r->idx;
 	f->srqn = r->srqn;
-	(void)hw_cq_push(peer->recv_cq, f); /* a full CQ latches its overrun flag */
+	(void)hw_cq_push_locked(peer->recv_cq, f); /* a full CQ latches its overrun flag */
+	hw_cq_claim_clear(peer->recv_cq);
+	hw_cq_unlock(peer->recv_cq);
 }
 
 /* A responder-side failure: its receive completes in error, it goes to ERR; the requester's syndrome returned. */
@@ -673,20 +699,15 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	struct eng_rcv r;
 	uint8_t synd = 0;
 
-	hw_cq_lock(peer->recv_cq);
-	if (!eng_rcv_take(peer, &r)) {
-		hw_cq_unlock(peer->recv_cq);
+	if (!eng_rcv_take(peer, &r))
 		return;
-	}
 	if (eng_rcv_list(&r, &dst) != 0)
 		synd = HW_CQE_SYNDROME_LOCAL_PROT_ERR;
 	else if (dst.total < src->total + HW_UD_GRH_BYTES)
 		synd = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	if (synd != 0) {
-		f = (struct hw_cqe_fields){ .opcode = HW_CQE_RESP_ERR, .syndrome = synd, .qpn = peer->qpn,
-					    .wqe_counter = r.idx, .srqn = r.srqn };
-		(void)hw_cq_push_locked(peer->recv_cq, &f);
-		hw_cq_unlock(peer->recv_cq);
+		f = (struct hw_cqe_fields){ .opcode = HW_CQE_RESP_ERR, .syndrome = synd };
+		eng_rcv_complete(peer, &r, &f);
 		hw_qp_set_err(peer);
 		return;
 	}
@@ -704,11 +725,7 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	f.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(av->stat_rate_sl & 0xf) << HW_CQE_RQPN_SL_SHIFT |
 		       qp->qpn;
 	f.slid = qp->lid;
-	f.qpn = peer->qpn;
-	f.wqe_counter = r.idx;
-	f.srqn = r.srqn;
-	(void)hw_cq_push_locked(peer->recv_cq, &f); /* a full CQ latches its overrun flag */
-	hw_cq_unlock(peer->recv_cq);
+	eng_rcv_complete(peer, &r, &f);
 }
 
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)

@@ -530,3 +530,10 @@ uint32_t hw_ids_word_pid(uint64_t w)
 {
 	return (uint32_t)(w & PID_MASK);
 }
+
+bool hw_ids_pid_dead(uint32_t pid)
+{
+	uint64_t start;
+
+	return proc_stat(pid, &start) == PROC_GONE;
+}

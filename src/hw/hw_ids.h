@@ -112,5 +112,7 @@ enum hw_status hw_id_read(enum hw_id_kind kind, uint32_t num, void *buf, uint32_
 uint64_t hw_ids_self_word(void);
 bool hw_ids_word_dead(uint64_t w);
 uint32_t hw_ids_word_pid(uint64_t w);
+/* The process pid is gone: no such process, or a zombie (dead, not yet reaped). */
+bool hw_ids_pid_dead(uint32_t pid);
 
 #endif

@@ -540,10 +540,36 @@ enum hw_status hw_qp_set_caller_timers(struct hw_qp *qp, bool caller)
 	return HW_OK;
 }
 
+void hw_qp_claim_recover(struct hw_cq *cq)
+{
+	struct hw_cq_claim c;
+	struct hw_qp *qp;
+
+	if (!hw_cq_claim_orphan(cq, &c))
+		return;
+	if (c.srq) {
+		/* Other QPs take from the SRQ meanwhile: the WQE cannot go back, its buffer does. */
+		struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_ERR, .qpn = c.qpn, .wqe_counter = (uint16_t)c.idx,
+					   .srqn = c.srqn, .syndrome = HW_CQE_SYNDROME_WR_FLUSH_ERR };
+
+		(void)hw_cq_push_locked(cq, &f);
+		return;
+	}
+	/* Only holders of this lock move the RQ's counter: taken and not completed, it is given back. */
+	qp = hw_qp_dest_get(c.qpn);
+	if (qp != NULL) {
+		uint32_t taken = (c.idx + 1) & HW_QP_COUNTER_MASK;
+
+		__atomic_compare_exchange_n(&qp->sh->rq_ci, &taken, c.idx, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		hw_qp_dest_put(qp);
+	}
+}
+
 /*
  * Every posted receive completes in error: the program gets each buffer back.
- * Requesters of other processes may take receives at the same time: each
- * WQE is taken by one compare-and-swap, by them or by the flush.
+ * Requesters of other processes may take receives at the same time; each
+ * take, theirs or the flush's, and its CQE happen under the receive CQ's
+ * producer lock (hw_cq_claim_set).
  */
 static void qp_flush_rq(struct hw_qp *qp)
 {
@@ -556,17 +582,20 @@ static void qp_flush_rq(struct hw_qp *qp)
 	if (qp->srq != NULL)
 		return; /* the SRQ's WQEs stay for the other QPs */
 	for (;;) {
-		uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
-		uint32_t ci = __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE);
-		uint32_t posted = (pi - ci) & HW_QP_COUNTER_MASK;
+		uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE)), ci, posted;
 
-		if (posted == 0 || posted > (1u << qp->log_rq_size))
+		hw_cq_lock(qp->recv_cq);
+		hw_qp_claim_recover(qp->recv_cq);
+		ci = __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE);
+		posted = (pi - ci) & HW_QP_COUNTER_MASK;
+		if (posted == 0 || posted > (1u << qp->log_rq_size)) {
+			hw_cq_unlock(qp->recv_cq);
 			return;
-		if (!__atomic_compare_exchange_n(&qp->sh->rq_ci, &ci, (ci + 1) & HW_QP_COUNTER_MASK, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			continue;
+		}
+		__atomic_store_n(&qp->sh->rq_ci, (ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 		f.wqe_counter = (uint16_t)ci;
-		(void)hw_cq_push(qp->recv_cq, &f); /* a full CQ latches its overrun flag */
+		(void)hw_cq_push_locked(qp->recv_cq, &f); /* a full CQ latches its overrun flag */
+		hw_cq_unlock(qp->recv_cq);
 	}
 }
 

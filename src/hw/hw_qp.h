@@ -346,6 +346,13 @@ enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
 /* When the next kick is due, HW_QP_NO_DEADLINE when the SQ waits for nothing. */
 uint64_t hw_qp_deadline(const struct hw_qp *qp);
 
+/*
+ * Internal, with cq's producer lock held: a receive taken by a producer that
+ * died before its CQE (hw_cq_claim_orphan) is given back to its RQ, or
+ * completed in error on an SRQ.
+ */
+void hw_qp_claim_recover(struct hw_cq *cq);
+
 /* Internal to the device: to ERR, posted receives completed with WR_FLUSH. */
 void hw_qp_set_err(struct hw_qp *qp);
 
