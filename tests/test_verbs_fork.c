@@ -1,0 +1,249 @@
+/*
+ * libibverbs.so.1 and fork(), as rdma-core v44 documents it
+ * (ibv_fork_init(3), ibv_is_fork_initialized(3)).
+ *
+ * Memory a key covers belongs to the key's owner, as on a card whose MR pins
+ * the registering process's pages: a child forked after ibv_reg_mr that
+ * writes through the parent's rkey (from its own device context, its QP
+ * connected to the parent's) reaches the parent's buffer, and its own copy
+ * of that buffer stays as it was at the fork (the pages are copied on fork,
+ * IBV_FORK_UNNEEDED). ibv_fork_init is then unneeded: it succeeds, also
+ * after registrations, and RDMAV_FORK_SAFE / IBV_FORK_SAFE change nothing.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "harness.h"
+#include "verbs_qp_fixture.h"
+
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
+#define BUF_LEN (2 * 4096)
+#define W_OFF 100
+#define W_LEN 4096
+
+/* What the child reports (its exit code). */
+enum kid_code {
+	KID_OK = 0,
+	KID_SETUP = 10,	    /* its device, PD, CQ, QP or MR */
+	KID_PIPE = 11,
+	KID_NO_WC = 12,	    /* no completion came */
+	KID_WC_STATUS = 13, /* the write did not complete with IBV_WC_SUCCESS */
+	KID_OWN_COPY = 14,  /* its own copy of the parent's buffer changed */
+};
+
+static pid_t kid = -1;
+
+static void kid_reap_cb(void *arg)
+{
+	(void)arg;
+	if (kid > 0) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	kid = -1;
+}
+
+struct target {
+	uint8_t *buf; /* the parent's registered buffer, at the same address in the child */
+	uint32_t rkey;
+	uint32_t qpn;
+};
+
+/* The child: its own device context, a QP connected to the parent's, one RDMA WRITE through the parent's rkey. */
+static int kid_write(const struct target *t, int in, int out)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL && l[0] != NULL ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = c != NULL ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *cq = c != NULL ? ibv_create_cq(c, 4, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr qa = {.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
+				      .qp_type = IBV_QPT_RC};
+	uint8_t *src = aligned_alloc(4096, W_LEN);
+	struct ibv_mr *mr = pd != NULL && src != NULL ? ibv_reg_mr(pd, src, W_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_qp *qp;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {0}, *bad = NULL;
+	struct ibv_wc wc;
+	char go = 0;
+
+	if (mr == NULL || cq == NULL)
+		return KID_SETUP;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qa);
+	if (qp == NULL)
+		return KID_SETUP;
+	if (write(out, &qp->qp_num, sizeof(qp->qp_num)) != sizeof(qp->qp_num) || read(in, &go, 1) != 1)
+		return KID_PIPE;
+	if (vq_up(qp, t->qpn, 12, 7) != 0)
+		return KID_SETUP;
+	memset(src, 'B', W_LEN);
+	sge = (struct ibv_sge){.addr = (uintptr_t)src, .length = W_LEN, .lkey = mr->lkey};
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)t->buf + W_OFF;
+	wr.wr.rdma.rkey = t->rkey;
+	if (ibv_post_send(qp, &wr, &bad) != 0)
+		return KID_SETUP;
+	if (vq_poll1(cq, &wc) != 1)
+		return KID_NO_WC;
+	if (wc.status != IBV_WC_SUCCESS)
+		return KID_WC_STATUS;
+	/* The child's copy is what the parent's memory was at the fork: copied, not shared. */
+	for (uint32_t i = 0; i < BUF_LEN; i++)
+		if (t->buf[i] != 'A')
+			return KID_OWN_COPY;
+	return KID_OK;
+}
+
+/*
+ * The parent registers and holds a QP; the child writes through the rkey.
+ * 0 when the bytes landed in the parent's buffer and nowhere else, or what
+ * went wrong (a kid_code, or 100 + what the parent found).
+ */
+static int write_through_parent_key(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_pd *pd = c != NULL ? vf_pd(c) : NULL;
+	uint8_t *buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct target t;
+	int to[2], from[2], ws = 0, code = 0;
+	uint32_t kid_qpn = 0;
+
+	if (pd == NULL || buf == MAP_FAILED)
+		return 101;
+	memset(buf, 'A', BUF_LEN);
+	mr = vq_mr(pd, buf, BUF_LEN, VQ_ACCESS_ALL);
+	cq = vq_cq(c, 8);
+	qp = cq != NULL ? vq_qp(pd, IBV_QPT_RC, cq, cq, 4) : NULL;
+	if (mr == NULL || qp == NULL || pipe(to) != 0 || pipe(from) != 0)
+		return 102;
+	t = (struct target){.buf = buf, .rkey = mr->rkey, .qpn = qp->qp_num};
+	kid = fork();
+	if (kid < 0)
+		return 103;
+	if (kid == 0)
+		_exit(kid_write(&t, to[0], from[1]));
+	th_defer(kid_reap_cb, NULL);
+	if (read(from[0], &kid_qpn, sizeof(kid_qpn)) != sizeof(kid_qpn) || vq_up(qp, kid_qpn, 12, 7) != 0 ||
+	    write(to[1], "g", 1) != 1)
+		code = 104;
+	if (waitpid(kid, &ws, 0) != kid)
+		code = 105;
+	kid = -1;
+	for (int i = 0; i < 2; i++) {
+		close(to[i]);
+		close(from[i]);
+	}
+	if (code != 0)
+		return code;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != KID_OK)
+		return WIFEXITED(ws) ? WEXITSTATUS(ws) : 106;
+	/* Exactly the written bytes changed, in the parent. */
+	for (uint32_t i = 0; i < BUF_LEN; i++)
+		if (buf[i] != (i >= W_OFF && i < W_OFF + W_LEN ? 'B' : 'A'))
+			return 107;
+	return 0;
+}
+
+static void test_child_writes_parent_memory(void)
+{
+	CHECK_ERR(write_through_parent_key(), 0);
+}
+
+/* The same with rdma-core's fork initialisation asked for first: it changes nothing here. */
+static void test_after_fork_init(void)
+{
+	CHECK_OK(ibv_fork_init());
+	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	CHECK_ERR(write_through_parent_key(), 0);
+}
+
+/*
+ * ibv_is_fork_initialized(3): IBV_FORK_UNNEEDED takes precedence, whether
+ * ibv_fork_init was called or not. ibv_fork_init(3)'s EINVAL means a
+ * registration made fork unsafe; fork is safe here, so it succeeds after
+ * registrations too.
+ */
+static void test_fork_init_rules(void)
+{
+	struct ibv_context *c = vf_open();
+	static uint8_t mem[4096] __attribute__((aligned(4096)));
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	CHECK(vq_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) != NULL);
+	CHECK_OK(ibv_fork_init());
+	CHECK_OK(ibv_fork_init());
+	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	CHECK_OK(ibv_dontfork_range(mem, sizeof(mem)));
+	CHECK_OK(ibv_dofork_range(mem, sizeof(mem)));
+}
+
+/* The environment variables have the effect of calling ibv_fork_init (none), in a program started with them. */
+static void test_fork_safe_env(void)
+{
+	static char vars[][24] = {"RDMAV_FORK_SAFE=1", "IBV_FORK_SAFE=1"};
+
+	for (int v = 0; v < 2; v++) {
+		int err[2], ws = 0;
+		char log[4096];
+		ssize_t n, got = 0;
+
+		CHECK(pipe(err) == 0);
+		kid = fork();
+		CHECK(kid >= 0);
+		if (kid == 0) {
+			char *argv[] = {"test_verbs_fork", "--env-role", NULL};
+
+			dup2(err[1], 2);
+			putenv(vars[v]);
+			execv("/proc/self/exe", argv);
+			_exit(127);
+		}
+		th_defer(kid_reap_cb, NULL);
+		close(err[1]);
+		while ((n = read(err[0], log + got, sizeof(log) - 1 - (size_t)got)) > 0)
+			got += n;
+		log[got] = '\0';
+		close(err[0]);
+		CHECK(waitpid(kid, &ws, 0) == kid);
+		kid = -1;
+		CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+		/* rdma-core prints a warning when the asked-for fork safety fails. */
+		CHECK(strstr(log, "fork") == NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--env-role") == 0) {
+		if (ibv_is_fork_initialized() != IBV_FORK_UNNEEDED)
+			return 1;
+		return write_through_parent_key() == 0 ? 0 : 2;
+	}
+	RUN(test_child_writes_parent_memory);
+	RUN(test_after_fork_init);
+	RUN(test_fork_init_rules);
+	RUN(test_fork_safe_env);
+	return th_summary("test_verbs_fork");
+}
