@@ -120,7 +120,7 @@ struct vb_cq {
 	struct vb_qp *last;	  /* the QP of the previous CQE (lookup cache) */
 	_Atomic uint32_t users;	  /* QPs on it: destroy is EBUSY while non-zero */
 	_Atomic int overrun_told; /* IBV_EVENT_CQ_ERR posted (once) */
-	int efd;		  /* the CQ's event eventfd, watched by the channel's epoll */
+	int efd;		  /* the CQ's event eventfd, watched by the channel's epoll; -1 without one */
 	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell */
 	uint64_t wc_flags;	  /* ibv_create_cq_wc_flags of an extended CQ */
 	struct ibv_wc cur;	  /* extended poll: the completion being read */

@@ -3,13 +3,17 @@
  *
  * A CQ is a shared hw CQ (its number device-wide, from hw_ids) whose ring and
  * doorbell record the library polls as an mlx5 driver does (vb_poll.c).
- * Events: each CQ has an eventfd the device's watch engine writes when an
- * armed CQ fires its event bell; a completion channel is an epoll instance
- * over the eventfds of its CQs, so the channel's descriptor is readable
- * while any of them has an event, and get_cq_event learns which CQ it was.
+ * Events: each CQ on a completion channel has an eventfd the device's watch
+ * engine writes when the armed CQ fires its event bell (a CQ without a
+ * channel has none: nothing could read its events); a completion channel is
+ * an epoll instance over the eventfds of its CQs, so the channel's
+ * descriptor is readable while any of them has an event, and get_cq_event
+ * learns which CQ it was.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
@@ -99,12 +103,17 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	}
 	cq->ring = hw_cq_ring(cq->hw);
 	cq->dbrec = hw_cq_dbrec(cq->hw);
-	cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cq->efd < 0)
-		goto err_free;
+	/* Only a CQ on a channel has events to deliver: one without costs no descriptor. */
+	if (a->channel != NULL) {
+		cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (cq->efd < 0) {
+			BASE_ERR("no descriptor for a CQ's completion events: %s", strerror(errno));
+			goto err_free;
+		}
+		if ((rc = vb_cq_channel_add(cq, a->channel)) != 0)
+			goto err_free;
+	}
 	hw_waiter_init(&cq->waiter, cq->efd);
-	if (a->channel != NULL && (rc = vb_cq_channel_add(cq, a->channel)) != 0)
-		goto err_free;
 	cq->cqx.context = &ctx->vctx.context;
 	cq->cqx.channel = a->channel;
 	cq->cqx.cq_context = a->cq_context;
