@@ -111,6 +111,18 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 					    size_t n, struct mlx5dv_dr_action **acts);
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
 
+/* A completion channel: one eventfd for all its CQs, which get_cq_event scans for the one that fired. */
+struct vb_channel {
+	struct ibv_comp_channel ch;
+	pthread_mutex_t lock;
+	struct vb_cq *cqs;
+};
+
+static inline struct vb_channel *vb_channel_of(struct ibv_comp_channel *ch)
+{
+	return (struct vb_channel *)ch;
+}
+
 /* libmlx5's entries (vb_dv.c). */
 extern const struct vb_dv_ops vb_dv_ops_impl;
 
