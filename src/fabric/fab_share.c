@@ -192,8 +192,11 @@ static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
 
 	k = find(start, end, &partial);
 	if (k == NULL) {
-		int movable = partial ? 0 : mapped_as(start, end, 0);
+		int movable;
 
+		if (partial)
+			return FAB_SHARE_OVERLAP;
+		movable = mapped_as(start, end, 0);
 		if (movable < 0) {
 			BASE_WARN("cannot read this process's memory map to share memory: %s", strerror(errno));
 			return FAB_SHARE_NO_RESOURCES;

@@ -10,9 +10,11 @@
  * (fab_mr_share): the range's pages move onto shared memory in place, so a
  * peer QP in another process reaches it by key, as a card would. Memory that
  * cannot be moved (file mappings, read-only memory) stays process-local: the
- * key works here, and fails elsewhere as a bad key does. Memory that could be
- * moved but for want of a descriptor (each distinct range's memfd holds one)
- * is refused (ENOMEM, logged), never silently local.
+ * key works here, and fails elsewhere as a bad key does; so does a range
+ * overlapping only part of one an earlier registration moved (a warning
+ * says so: one record names one memfd). Memory that could be moved but for
+ * want of a descriptor (each distinct range's memfd holds one) is refused
+ * (ENOMEM, logged), never silently local.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -130,7 +132,10 @@ static int vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
 			 length);
 		return ENOMEM;
 	}
-	if (!p->shared)
+	if (rc == FAB_SHARE_OVERLAP)
+		BASE_WARN("MR %#x overlaps only part of an earlier registration's range: other processes cannot reach it",
+			  p->m.key);
+	else if (!p->shared)
 		BASE_DBG("MR %#x: memory that cannot be moved stays local to this process", p->m.key);
 	return 0;
 }
