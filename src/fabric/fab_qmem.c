@@ -30,8 +30,8 @@ _Static_assert(sizeof(struct qmem_backing) <= HW_QMEM_BACKING_MAX, "fits the que
 
 /*
  * The process's arena: one memfd every shareable queue block of this process
- * lives in, so a queue costs no descriptor (a memfd each held two of three
- * descriptors of a CQ against RLIMIT_NOFILE). Blocks take offsets that only
+ * lives in, so a queue costs no descriptor (a memfd per queue held one each
+ * against RLIMIT_NOFILE). Blocks take offsets that only
  * grow, never reused: a peer's view of a destroyed queue can never alias a
  * newer one. The file is sparse; a freed block's pages are punched out.
  */
