@@ -1,7 +1,8 @@
 /*
  * libibverbs.so.1: completion queues — create (sizes as mlx5 rounds them,
  * the refusals), destroy while in use, completion channels (pollable
- * descriptors, get_cq_event/ack, solicited-only arming, non-blocking), the
+ * descriptors, get_cq_event/ack, several CQs on one channel, solicited-only
+ * arming, non-blocking), the
  * overrun async event, and the extended CQ's start/next/end_poll and read_*.
  */
 #include <fcntl.h>
@@ -179,6 +180,89 @@ static void test_channel_events(void)
 	CHECK(ibv_poll_cq(p.cq, 1, &wc) == 1 && wc.wr_id == 3);
 }
 
+/* A signaled SEND from a to b: a's send CQ and b's receive CQ each get one completion. */
+static void vc_send_signaled(struct ibv_qp *a, struct ibv_qp *b, struct ibv_mr *mr, uint64_t id)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)vc_mem[0], .length = 16, .lkey = mr->lkey};
+	struct ibv_sge rsge = {.addr = (uintptr_t)vc_mem[1], .length = 64, .lkey = mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = id, .sg_list = &rsge, .num_sge = 1}, *rbad;
+	struct ibv_send_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+
+	CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+	CHECK_OK(ibv_post_send(a, &wr, &bad));
+}
+
+/*
+ * Several CQs on one channel: each armed CQ that fires is one event, and
+ * get_cq_event hands out each exactly once (ibv_get_cq_event(3)); an event
+ * of a CQ destroyed before it was taken is not handed out.
+ */
+static void test_channel_shared(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq[3], *ev_cq;
+	struct ibv_qp *a, *b, *d, *e;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	void *ev_ctx;
+	int seen[2] = {0, 0};
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	ch = ibv_create_comp_channel(c);
+	CHECK(ch != NULL);
+	th_defer(vq_destroy_channel_cb, ch);
+	for (int i = 0; i < 2; i++) {
+		cq[i] = ibv_create_cq(c, 16, &cq[i], ch, 0);
+		CHECK(cq[i] != NULL);
+		th_defer(vq_destroy_cq_cb, cq[i]);
+	}
+	mr = vq_mr(pd, vc_mem, sizeof(vc_mem), VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	a = vq_qp(pd, IBV_QPT_RC, cq[0], cq[0], 16);
+	b = vq_qp(pd, IBV_QPT_RC, cq[1], cq[1], 16);
+	CHECK(a != NULL && b != NULL);
+	CHECK_OK(vq_up(a, b->qp_num, 0, 0));
+	CHECK_OK(vq_up(b, a->qp_num, 0, 0));
+	CHECK_OK(ibv_req_notify_cq(cq[0], 0));
+	CHECK_OK(ibv_req_notify_cq(cq[1], 0));
+	vc_send_signaled(a, b, mr, 1);
+	for (int i = 0; i < 2; i++) {
+		CHECK(vc_readable(ch->fd, 5000) == 1);
+		CHECK_OK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx));
+		CHECK((ev_cq == cq[0] && ev_ctx == &cq[0]) || (ev_cq == cq[1] && ev_ctx == &cq[1]));
+		seen[ev_cq == cq[1]]++;
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+	CHECK(seen[0] == 1 && seen[1] == 1);
+	CHECK(vc_readable(ch->fd, 0) == 0);
+	CHECK(ibv_poll_cq(cq[0], 1, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	CHECK(ibv_poll_cq(cq[1], 1, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	/* A third CQ fires and is destroyed before its event is taken: nothing is handed out. */
+	cq[2] = ibv_create_cq(c, 16, NULL, ch, 0);
+	CHECK(cq[2] != NULL);
+	d = ibv_create_qp(pd, &(struct ibv_qp_init_attr){.send_cq = cq[2], .recv_cq = cq[2], .qp_type = IBV_QPT_RC,
+						  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+							  .max_recv_sge = 1}});
+	e = vq_qp(pd, IBV_QPT_RC, cq[1], cq[1], 16);
+	CHECK(d != NULL && e != NULL);
+	CHECK_OK(vq_up(d, e->qp_num, 0, 0));
+	CHECK_OK(vq_up(e, d->qp_num, 0, 0));
+	CHECK_OK(ibv_req_notify_cq(cq[2], 0));
+	vc_send_signaled(d, e, mr, 2);
+	CHECK(vc_readable(ch->fd, 5000) == 1);
+	CHECK_OK(ibv_destroy_qp(d));
+	CHECK_OK(ibv_destroy_cq(cq[2]));
+	CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+	errno = 0;
+	CHECK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1 && errno == EAGAIN);
+	CHECK(ibv_poll_cq(cq[1], 1, &wc) == 1 && wc.wr_id == 2);
+}
+
 /* Solicited-only: an unsolicited receive does not fire, a solicited one does. */
 static void test_solicited(void)
 {
@@ -293,6 +377,7 @@ int main(void)
 	RUN(test_create);
 	RUN(test_busy);
 	RUN(test_channel_events);
+	RUN(test_channel_shared);
 	RUN(test_solicited);
 	RUN(test_overrun);
 	RUN(test_cq_ex);

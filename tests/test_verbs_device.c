@@ -193,7 +193,8 @@ static void check_device_attr(const struct ibv_device_attr *a)
 	CHECK(a->max_sge == 30);
 	CHECK(a->max_cq == 4096);
 	CHECK(a->max_cqe == 4194303);
-	CHECK(a->max_mr == 1048576);
+	CHECK(a->max_mr == 16384);
+	CHECK(a->max_pd == 16384);
 	CHECK(a->max_qp_rd_atom == 16);
 	CHECK(a->max_qp_init_rd_atom == 16);
 	CHECK(a->atomic_cap == IBV_ATOMIC_HCA);

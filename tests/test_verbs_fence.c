@@ -145,9 +145,10 @@ static void *sender_main(void *arg)
 		struct ibv_wc wc[4];
 		int n;
 
-		while (inflight < 4 && post_one(s, id++) == 0) {
+		/* Counted before it goes: a request counted when the peer was dead may have gone before. */
+		while (inflight < 4 && (atomic_store(&s->posted, (long)id + 1), post_one(s, id)) == 0) {
+			id++;
 			inflight++;
-			s->posted++;
 		}
 		n = ibv_poll_cq(s->cq, 4, wc);
 		for (int i = 0; i < n; i++)

@@ -52,13 +52,22 @@ int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_backing *b)
 	struct mr_backing r = { .pid = (uint32_t)getpid(), .key_va = (uint64_t)(uintptr_t)addr };
 	struct stat st;
 
+	int rc;
+
 	fab_mr_init();
-	if (fab_share_get(addr, len, b) != 0)
-		return -1;
+	rc = fab_share_get(addr, len, b);
+	if (rc != 0)
+		return rc;
 	if (fstat(b->memfd, &st) != 0)
 		goto err_put;
 	r.fd = b->memfd;
 	r.start = fab_proc_start_time(r.pid);
+	if (r.start == 0) {
+		/* Reading it takes a descriptor; a record without it could never be opened. */
+		BASE_WARN("cannot read this process's start time to share memory: %s", strerror(errno));
+		fab_share_put(b);
+		return FAB_SHARE_NO_RESOURCES;
+	}
 	r.ino = (uint64_t)st.st_ino;
 	r.base = b->base;
 	r.len = b->len;
@@ -68,7 +77,7 @@ int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_backing *b)
 
 err_put:
 	fab_share_put(b);
-	return -1;
+	return FAB_SHARE_CANNOT;
 }
 
 void fab_mr_unshare(const struct fab_backing *b)

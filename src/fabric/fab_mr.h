@@ -18,9 +18,12 @@
 
 /*
  * Shares key's memory [addr, addr + len). 0 and *b filled (release it with
- * fab_mr_unshare after the key is gone), or -1 when the memory cannot be
- * moved (file mappings, read-only memory): other processes then cannot
- * reach it and their accesses fail as with a bad key.
+ * fab_mr_unshare after the key is gone); FAB_SHARE_CANNOT when the memory
+ * cannot be moved (file mappings, read-only memory) or the key cannot be
+ * named elsewhere: other processes then cannot reach it and their accesses
+ * fail as with a bad key (FAB_SHARE_OVERLAP: it overlaps, not contains,
+ * memory moved for another registration); FAB_SHARE_NO_RESOURCES when the
+ * system refused what sharing takes (errno says which; logged).
  */
 int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_backing *b);
 void fab_mr_unshare(const struct fab_backing *b);

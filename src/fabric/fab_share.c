@@ -34,18 +34,19 @@ static uint64_t page_size(void)
 }
 
 /*
- * True when every byte of [start, end) lies in mappings of the wanted kind:
+ * 1 when every byte of [start, end) lies in mappings of the wanted kind:
  * inode 0 -> anonymous private read-write memory (what may be moved);
  * another inode -> shared read-write mappings of that file (a backing still in place).
+ * 0 when not; -1 when the map cannot be read (no descriptor: errno).
  */
-static bool mapped_as(uint64_t start, uint64_t end, unsigned long want_ino)
+static int mapped_as(uint64_t start, uint64_t end, unsigned long want_ino)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
 	uint64_t covered = start;
 
 	if (f == NULL)
-		return false;
+		return -1;
 	while (covered < end && fgets(line, sizeof(line), f) != NULL) {
 		unsigned long long lo, hi, off;
 		char perms[8], dev[16];
@@ -197,16 +198,29 @@ static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
 
 	k = find(start, end, &partial);
 	if (k == NULL) {
-		if (partial || !mapped_as(start, end, 0))
-			return -1;
+		int movable;
+
+		if (partial)
+			return FAB_SHARE_OVERLAP;
+		movable = mapped_as(start, end, 0);
+		if (movable < 0) {
+			BASE_WARN("cannot read this process's memory map to share memory: %s", strerror(errno));
+			return FAB_SHARE_NO_RESOURCES;
+		}
+		if (movable == 0)
+			return FAB_SHARE_CANNOT;
 		k = calloc(1, sizeof(*k));
 		if (k == NULL)
-			return -1;
+			return FAB_SHARE_NO_RESOURCES;
 		fd = move_pages(start, end - start);
 		if (fd < 0) {
-			BASE_DBG("cannot move exported pages onto a memfd: errno %d", errno);
+			int err = errno;
+
+			BASE_WARN("cannot move %llu bytes of memory onto a memfd to share them: %s",
+				 (unsigned long long)(end - start), strerror(err));
 			free(k);
-			return -1;
+			errno = err;
+			return FAB_SHARE_NO_RESOURCES;
 		}
 		k->b = (struct fab_backing){ .memfd = fd, .base = start, .len = end - start };
 		k->next = backings;
@@ -277,7 +291,7 @@ int fab_share_get(void *addr, uint64_t len, struct fab_backing *b)
 	int ret;
 
 	if (len == 0 || end < start)
-		return -1;
+		return FAB_SHARE_CANNOT;
 	pthread_once(&once, fork_hooks);
 	pthread_mutex_lock(&lock);
 	ret = share_locked(start, end, b);

@@ -26,9 +26,17 @@ struct fab_backing {
 
 /*
  * Makes [addr, addr+len) shareable, or finds the backing that already holds
- * it. 0 on success (b filled, a reference taken); -1 when the memory cannot be
- * moved (the caller falls back to cross-memory attach).
+ * it. 0 on success (b filled, a reference taken); FAB_SHARE_CANNOT when the
+ * memory is of a kind that cannot be moved (the caller falls back to
+ * cross-memory attach); FAB_SHARE_NO_RESOURCES when it could be but the
+ * system refused what moving takes (a descriptor for its memfd, memory;
+ * errno says which), which is logged; FAB_SHARE_OVERLAP when part of the
+ * range, not all, was moved already for another range (one memfd per range:
+ * it cannot be moved as one).
  */
+#define FAB_SHARE_CANNOT (-1)
+#define FAB_SHARE_NO_RESOURCES (-2)
+#define FAB_SHARE_OVERLAP (-3)
 int fab_share_get(void *addr, uint64_t len, struct fab_backing *b);
 
 /* Drops the reference fab_share_get took. The memory stays shared-backed. */

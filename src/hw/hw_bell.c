@@ -114,12 +114,14 @@ static void waiter_unlink(struct hw_waiter *w)
 	w->armed = false;
 }
 
-static void signal_efd(int efd)
+static void signal_efd(struct hw_waiter *w)
 {
 	uint64_t one = 1;
-	/* A failed write means a saturated counter (EAGAIN): the handle is readable anyway. */
-	ssize_t r = write(efd, &one, sizeof(one));
+	ssize_t r;
 
+	atomic_fetch_add_explicit(&w->fired, 1, memory_order_release);
+	/* A failed write means a saturated counter (EAGAIN): the handle is readable anyway. */
+	r = write(w->efd, &one, sizeof(one));
 	(void)r;
 }
 
@@ -131,7 +133,7 @@ static void fire_rung(bool check_peers)
 	for (; w != NULL; w = next) {
 		next = w->next;
 		if (waiter_rang(w) || (check_peers && waiter_peer_gone(w))) {
-			signal_efd(w->efd);
+			signal_efd(w);
 			waiter_unlink(w);
 		}
 	}
@@ -269,7 +271,7 @@ enum hw_status hw_waiter_arm(struct hw_waiter *w, const struct hw_watch_set *set
 		w->armed = true;
 		/* A ring between the consumer's look and the watchers count above fires here. */
 		if (waiter_rang(w)) {
-			signal_efd(w->efd);
+			signal_efd(w);
 			waiter_unlink(w);
 		}
 		atomic_fetch_add_explicit(&eng.ctl, 1, memory_order_release);

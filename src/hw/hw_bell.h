@@ -48,10 +48,15 @@ struct hw_watch_set {
 	void *gone_arg[HW_WATCH_MAX_BELLS];
 };
 
-/* A consumer's eventfd and its armed watch; the set is the engine's while armed (under its lock). */
+/*
+ * A consumer's eventfd and its armed watch; the set is the engine's while
+ * armed (under its lock). fired counts the watches fired, each just before
+ * its write to efd, so consumers sharing one eventfd tell whose it was.
+ */
 struct hw_waiter {
 	int efd;
 	bool armed;
+	_Atomic uint32_t fired;
 	struct hw_watch_set set;
 	struct hw_waiter *next;
 };

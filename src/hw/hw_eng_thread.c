@@ -171,6 +171,7 @@ static void eng_child(void)
 	eng.cur = NULL; /* the parent's thread is not here; the next need starts ours */
 	eng_cond_init();
 	pthread_mutex_unlock(&eng.lock);
+	hw_qp_reg_forget(); /* the parent's QPs: reached as another process's from here */
 	hw_qp_reg_unlock();
 }
 

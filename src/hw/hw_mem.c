@@ -115,6 +115,41 @@ static enum hw_status publish_key(const struct hw_mkey *mk, const void *backing,
 	return hw_id_publish(HW_ID_MKEY, mk->key >> 8, &r, sizeof(r), NULL);
 }
 
+/*
+ * fork: the child inherits a copy of this table, but the registrations in it
+ * are the parent's, as a card's MR pins the registering process's pages.
+ * The child drops them: a key the parent shared then resolves, through its
+ * record, to the parent's memory (a view, as in any other process), and one
+ * it did not share to nothing. Views of other processes' keys stay valid.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&tbl.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&tbl.lock);
+}
+
+static void fork_child(void)
+{
+	for (uint32_t pg = 0; pg < HW_MKEY_PAGES; pg++) {
+		struct hw_mkey_page *p = tbl.page[pg];
+
+		for (uint32_t i = 0; p != NULL && i < HW_MKEY_PAGE_SIZE; i++)
+			if (p->slot[i].key != 0 && p->slot[i].seqp == NULL)
+				p->slot[i].key = 0; /* the tag stays: a reused local slot gets a new key */
+	}
+	tbl.next_free = HW_LOCAL_BASE;
+	pthread_mutex_unlock(&tbl.lock);
+}
+
+static void fork_hooks(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, uint32_t *key);
 
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
@@ -144,8 +179,11 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	uint8_t tag;
 	bool wide;
 
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
 	if (pd == NULL || key == NULL)
 		return HW_ERR_INVAL;
+	pthread_once(&once, fork_hooks);
 	wide = hw_pd_device_wide(pd);
 	pthread_mutex_lock(&tbl.lock);
 	if (wide) {

@@ -7,7 +7,9 @@
  * Keys and domains are numbered device-wide (hw_ids), so a key handed to
  * another process names the same registration there: hw_mkey_share publishes
  * how to reach its memory and hw_mkey_resolve, in the other process, builds a
- * view of it that lives only as long as the registration.
+ * view of it that lives only as long as the registration. A forked child is
+ * another process: it drops the registrations it inherited, so the parent's
+ * keys reach the parent's memory there too.
  * hw_mkey_translate() is the one routine that turns (key, address, length,
  * access) into local memory, with bounds, domain and permission checks.
  */

@@ -92,6 +92,11 @@ void hw_qp_reg_unlock(void)
 	pthread_mutex_unlock(&reg.lock);
 }
 
+void hw_qp_reg_forget(void)
+{
+	memset(reg.slot, 0, sizeof(reg.slot));
+}
+
 struct hw_qp *hw_qp_lookup(uint32_t qpn)
 {
 	uint32_t h;

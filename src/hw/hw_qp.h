@@ -375,5 +375,12 @@ void hw_qp_engine_pass(struct hw_eng_pass *p);
 /* Internal: the registry's lock, held across fork by the engine thread's handlers. */
 void hw_qp_reg_lock(void);
 void hw_qp_reg_unlock(void);
+/*
+ * Internal, in a forked child (lock held): the QPs in the registry are the
+ * parent's. Forgotten, their numbers resolve here as any other process's
+ * (a view checked against its record and its owner's life), and the
+ * child's engine thread runs none of them.
+ */
+void hw_qp_reg_forget(void);
 
 #endif /* HW_QP_H_ */

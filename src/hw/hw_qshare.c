@@ -33,8 +33,13 @@ enum hw_status hw_qblock_alloc(struct hw_qblock *b, size_t len, bool shared)
 		}
 		if (p != NULL)
 			ops->free(p, len, b->backing, b->blen);
-		/* No shareable memory now: a queue of this process only, as without the hooks. */
+		/*
+		 * No shareable memory now: the creation fails (the hooks said why).
+		 * A queue of this process only would look created but be
+		 * unreachable from its peers.
+		 */
 		b->blen = 0;
+		return HW_ERR_NOMEM;
 	}
 	if (posix_memalign(&p, QBLOCK_ALIGN, len) != 0)
 		return HW_ERR_NOMEM;

@@ -54,7 +54,8 @@ struct hw_qblock {
 
 /*
  * A zeroed, page-aligned block of len bytes, shareable when asked and the
- * hooks are installed (private otherwise). HW_ERR_NOMEM.
+ * hooks are installed (private otherwise). HW_ERR_NOMEM, also when shareable
+ * memory was asked for and the hooks have none: never a private block then.
  */
 enum hw_status hw_qblock_alloc(struct hw_qblock *b, size_t len, bool shared);
 /* Frees (or unmaps) the block; a zeroed hw_qblock is fine. */

@@ -74,9 +74,10 @@ struct vb_mr {
 };
 
 /*
- * A completion channel is the public struct itself: fd is an eventfd the CQs
- * signal, refcnt counts the CQs using it (destroy is EBUSY while non-zero;
- * the CQ code keeps it under the context lock).
+ * A completion channel is the public struct first (struct vb_channel,
+ * vb_int.h): fd is an eventfd the CQs on it signal, refcnt counts them
+ * (destroy is EBUSY while non-zero; the CQ code keeps it under the context
+ * lock).
  */
 
 /* devx objects: the public struct first, then the table they came from. */
@@ -120,8 +121,9 @@ struct vb_cq {
 	struct vb_qp *last;	  /* the QP of the previous CQE (lookup cache) */
 	_Atomic uint32_t users;	  /* QPs on it: destroy is EBUSY while non-zero */
 	_Atomic int overrun_told; /* IBV_EVENT_CQ_ERR posted (once) */
-	int efd;		  /* the CQ's event eventfd, watched by the channel's epoll */
-	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell */
+	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell; signals the channel's fd */
+	uint32_t ev_taken;	  /* events get_cq_event took (waiter.fired counts those fired; channel lock) */
+	struct vb_cq *ch_next;	  /* the channel's CQs (channel lock) */
 	uint64_t wc_flags;	  /* ibv_create_cq_wc_flags of an extended CQ */
 	struct ibv_wc cur;	  /* extended poll: the completion being read */
 	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */

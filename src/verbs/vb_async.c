@@ -1,15 +1,15 @@
 /*
  * vb_async — completion channels and the context's async event queue.
  *
- * Both are real descriptors (an epoll set of the CQs' eventfds, an
- * eventfd), so programs can poll() them as they poll rdma-core's kernel
- * descriptors. The async queue's eventfd is a semaphore: it counts
- * the queued events, so it is readable exactly while the queue is non-empty,
- * and ibv_get_async_event's read of it blocks unless the program made the
+ * Both are real descriptors (eventfds), so programs can poll() them as they
+ * poll rdma-core's kernel descriptors. Each is a semaphore: it counts the
+ * queued events (a channel's, those its CQs fired), so it is readable
+ * exactly while one is pending, and ibv_get_async_event's or
+ * ibv_get_cq_event's read of it blocks unless the program made the
  * descriptor non-blocking with fcntl (then EAGAIN), as with rdma-core.
  */
+#include <pthread.h>
 #include <stdlib.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -109,7 +109,7 @@ VB_SYMVER(vb_ack_async_event, ibv_ack_async_event, "IBVERBS_1.1");
 
 VB_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
-	struct ibv_comp_channel *ch;
+	struct vb_channel *ch;
 
 	if (vb_ctx_checked(context) == NULL) {
 		errno = EINVAL;
@@ -120,17 +120,22 @@ VB_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* An epoll set of its CQs' event descriptors: readable while one of them has an event (vb_cq.c). */
-	ch->fd = epoll_create1(EPOLL_CLOEXEC);
-	if (ch->fd < 0) {
+	/*
+	 * One counter for all its CQs, one count per event: readable while one
+	 * is pending, and get_cq_event's read blocks unless the program made
+	 * the descriptor non-blocking, as on rdma-core's event file (vb_cq.c).
+	 */
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->ch.fd < 0) {
 		int e = errno;
 
 		free(ch);
 		errno = e;
 		return NULL;
 	}
-	ch->context = context;
-	return ch;
+	pthread_mutex_init(&ch->lock, NULL);
+	ch->ch.context = context;
+	return &ch->ch;
 }
 
 VB_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
@@ -146,6 +151,7 @@ VB_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	close(channel->fd);
-	free(channel);
+	pthread_mutex_destroy(&vb_channel_of(channel)->lock);
+	free(vb_channel_of(channel));
 	return 0;
 }

@@ -3,16 +3,17 @@
  *
  * A CQ is a shared hw CQ (its number device-wide, from hw_ids) whose ring and
  * doorbell record the library polls as an mlx5 driver does (vb_poll.c).
- * Events: each CQ has an eventfd the device's watch engine writes when an
- * armed CQ fires its event bell; a completion channel is an epoll instance
- * over the eventfds of its CQs, so the channel's descriptor is readable
- * while any of them has an event, and get_cq_event learns which CQ it was.
+ * Events: a completion channel is one eventfd (a semaphore) that the
+ * device's watch engine writes when an armed CQ on it fires its event bell,
+ * so the channel's descriptor is readable while any has an event; the watch
+ * counts its fires, and get_cq_event takes a count from the descriptor, then
+ * the CQ whose fires it has not all taken. So a CQ costs no descriptor,
+ * on a channel or not.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base_log.h"
@@ -26,16 +27,33 @@
 #define VB_CQ_FLAGS (IBV_CREATE_CQ_ATTR_SINGLE_THREADED)
 
 
-static int vb_cq_channel_add(struct vb_cq *cq, struct ibv_comp_channel *ch)
+static void vb_cq_channel_add(struct vb_cq *cq, struct ibv_comp_channel *ch)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cq};
+	struct vb_channel *vch = vb_channel_of(ch);
 
-	if (epoll_ctl(ch->fd, EPOLL_CTL_ADD, cq->efd, &ev) != 0)
-		return errno;
+	pthread_mutex_lock(&vch->lock);
+	cq->ch_next = vch->cqs;
+	vch->cqs = cq;
+	pthread_mutex_unlock(&vch->lock);
 	pthread_mutex_lock(&cq->ctx->lock);
 	ch->refcnt++;
 	pthread_mutex_unlock(&cq->ctx->lock);
-	return 0;
+}
+
+static void vb_cq_channel_del(struct vb_cq *cq, struct ibv_comp_channel *ch)
+{
+	struct vb_channel *vch = vb_channel_of(ch);
+
+	pthread_mutex_lock(&vch->lock);
+	for (struct vb_cq **pp = &vch->cqs; *pp != NULL; pp = &(*pp)->ch_next)
+		if (*pp == cq) {
+			*pp = cq->ch_next;
+			break;
+		}
+	pthread_mutex_unlock(&vch->lock);
+	pthread_mutex_lock(&cq->ctx->lock);
+	ch->refcnt--;
+	pthread_mutex_unlock(&cq->ctx->lock);
 }
 
 static void vb_cq_free(struct vb_cq *cq)
@@ -44,8 +62,6 @@ static void vb_cq_free(struct vb_cq *cq)
 		hw_cq_destroy(cq->hw);
 	if (cq->cqn != 0)
 		(void)hw_id_free(HW_ID_CQN, cq->cqn);
-	if (cq->efd >= 0)
-		close(cq->efd);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&cq->cqx.mutex);
 	pthread_cond_destroy(&cq->cqx.cond);
@@ -83,7 +99,6 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		goto err;
-	cq->efd = -1;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&cq->cqx.mutex, NULL);
 	pthread_cond_init(&cq->cqx.cond, NULL);
@@ -103,12 +118,10 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	}
 	cq->ring = hw_cq_ring(cq->hw);
 	cq->dbrec = hw_cq_dbrec(cq->hw);
-	cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cq->efd < 0)
-		goto err_free;
-	hw_waiter_init(&cq->waiter, cq->efd);
-	if (a->channel != NULL && (rc = vb_cq_channel_add(cq, a->channel)) != 0)
-		goto err_free;
+	/* Its events go to the channel's descriptor (none without a channel: nobody could read them). */
+	hw_waiter_init(&cq->waiter, a->channel != NULL ? a->channel->fd : -1);
+	if (a->channel != NULL)
+		vb_cq_channel_add(cq, a->channel);
 	cq->cqx.context = &ctx->vctx.context;
 	cq->cqx.channel = a->channel;
 	cq->cqx.cq_context = a->cq_context;
@@ -175,12 +188,9 @@ VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 		return EBUSY;
 	(void)hw_waiter_disarm(&cq->waiter);
 	ch = cq->cqx.channel;
-	if (ch != NULL) {
-		(void)epoll_ctl(ch->fd, EPOLL_CTL_DEL, cq->efd, NULL);
-		pthread_mutex_lock(&cq->ctx->lock);
-		ch->refcnt--;
-		pthread_mutex_unlock(&cq->ctx->lock);
-	}
+	/* An event it fired and nobody took stays counted on the channel: get_cq_event passes over it. */
+	if (ch != NULL)
+		vb_cq_channel_del(cq, ch);
 	vb_cq_free(cq);
 	return 0;
 }
@@ -214,40 +224,51 @@ int vb_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 		return 0;
 	if (hw_watch_set_add(&set, bell, seen, NULL, NULL) != HW_OK || hw_waiter_arm(&cq->waiter, &set) != HW_OK) {
 		/* No watch to be had: the program gets an event at once and polls an empty CQ. */
-		if (write(cq->efd, &one, sizeof(one)) != sizeof(one))
+		atomic_fetch_add_explicit(&cq->waiter.fired, 1, memory_order_release);
+		if (write(cq->cqx.channel->fd, &one, sizeof(one)) != sizeof(one))
 			return EIO;
 	}
 	return 0;
 }
 
 VB_EXPORT int vb_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
+/* The CQ of the channel with a fired event not yet taken (taking it), or NULL. */
+static struct vb_cq *vb_channel_take(struct vb_channel *vch)
+{
+	struct vb_cq *cq;
+
+	pthread_mutex_lock(&vch->lock);
+	for (cq = vch->cqs; cq != NULL; cq = cq->ch_next)
+		if (atomic_load_explicit(&cq->waiter.fired, memory_order_acquire) != cq->ev_taken) {
+			cq->ev_taken++;
+			break;
+		}
+	pthread_mutex_unlock(&vch->lock);
+	return cq;
+}
+
 VB_EXPORT int vb_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **out, void **cq_context)
 {
-	struct epoll_event ev;
-	struct vb_cq *cq;
+	struct vb_cq *cq = NULL;
 	uint64_t n;
-	int fl, r;
 
 	if (channel == NULL || out == NULL || cq_context == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* A non-blocking channel descriptor makes this non-blocking, as rdma-core's read() is. */
-	fl = fcntl(channel->fd, F_GETFL);
-	for (;;) {
-		r = epoll_wait(channel->fd, &ev, 1, (fl >= 0 && (fl & O_NONBLOCK)) ? 0 : -1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			errno = EAGAIN;
+	/*
+	 * One count per event fired (a watch counts its fire before it writes):
+	 * a count taken always finds its CQ, unless that CQ was destroyed with
+	 * the event untaken; then wait for the next. The read blocks unless the
+	 * program made the descriptor non-blocking (EAGAIN), as rdma-core's does.
+	 */
+	while (cq == NULL) {
+		if (read(channel->fd, &n, sizeof(n)) != sizeof(n)) {
+			if (errno == EINTR)
+				continue;
 			return -1;
 		}
-		cq = ev.data.ptr;
-		/* Another thread may have taken this event: then wait for the next. */
-		if (read(cq->efd, &n, sizeof(n)) == sizeof(n))
-			break;
+		cq = vb_channel_take(vb_channel_of(channel));
 	}
 	pthread_spin_lock(&cq->lock);
 	cq->arm_sn++; /* as mlx5's cq_event: the next arm is a new one */

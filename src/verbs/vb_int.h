@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "hw_ids.h"
 #include "vb.h"
 
 /* The devices of this side (vb_device.c): NULL when the topology was refused. */
@@ -111,16 +112,32 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 					    size_t n, struct mlx5dv_dr_action **acts);
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
 
+/* A completion channel: one eventfd for all its CQs, which get_cq_event scans for the one that fired. */
+struct vb_channel {
+	struct ibv_comp_channel ch;
+	pthread_mutex_t lock;
+	struct vb_cq *cqs;
+};
+
+static inline struct vb_channel *vb_channel_of(struct ibv_comp_channel *ch)
+{
+	return (struct vb_channel *)ch;
+}
+
 /* libmlx5's entries (vb_dv.c). */
 extern const struct vb_dv_ops vb_dv_ops_impl;
 
-/* Device limits, consistent with what hw enforces (see docs/STATUS.md). */
-#define VB_MAX_QP 4096		  /* hw_ids: QPNs per device */
-#define VB_MAX_CQ 4096		  /* hw_ids: CQNs per device */
+/*
+ * Device limits, consistent with what hw enforces and reachable by one
+ * program (see docs/STATUS.md; test_verbs_limits creates them all).
+ */
+#define VB_MAX_QP 4096		  /* hw_qp: QPs one process's device finds by number (QPNs: 16384 per device) */
+#define VB_MAX_CQ 4096		  /* as many CQs (CQNs: 16384 per device) */
 #define VB_MAX_QP_WR 32768	  /* 1 << HW_QP_LOG_SQ_MAX basic blocks */
 #define VB_MAX_SGE 30
 #define VB_MAX_CQE 4194303	  /* (1 << HW_CQ_LOG_SIZE_MAX) - 1 */
-#define VB_MAX_MR (256 * 4096)	  /* hw_mem: the mkey table's entries */
+#define VB_MAX_MR HW_IDS_DEFAULT_SLOTS /* hw_ids: key numbers per device, as a PD's keys are device-wide */
+#define VB_MAX_PD HW_IDS_DEFAULT_SLOTS /* hw_ids: domain numbers per device */
 /*
  * errno for a device number (QPN, CQN, SRQN) not taken: EACCES when the
  * device's number table is refused as not this user's (another user created

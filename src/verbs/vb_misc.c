@@ -3,12 +3,19 @@
  * provider interface.
  *
  * Fork: rdma-core's ibv_fork_init marks registered memory MADV_DONTFORK so a
- * child's copy-on-write cannot move pages the adapter has pinned. Nothing is
- * pinned here: the emulated device reaches memory through the registering
- * process's own mappings (or the fabric, by pid), so a fork changes nothing
- * for the parent's registrations. ibv_fork_init succeeds and
- * ibv_is_fork_initialized reports IBV_FORK_UNNEEDED, as rdma-core does on a
- * kernel whose pinning survives fork.
+ * child's copy-on-write cannot move pages the adapter has pinned. Here, as
+ * on a kernel that copies DMA pages on fork, a registration stays its
+ * owner's across fork: the device keeps reaching the parent's pages (a key
+ * the parent shared resolves to them in the child too, hw_mem drops the
+ * inherited entries) and the child gets its own copy of the memory as it
+ * was at the fork (fab_share). So ibv_is_fork_initialized reports
+ * IBV_FORK_UNNEEDED, which takes precedence whether ibv_fork_init was called
+ * or not (ibv_is_fork_initialized(3)), and ibv_fork_init, unneeded, succeeds
+ * whenever it is called: its EINVAL says a registration made fork unsafe,
+ * which none does here. RDMAV_FORK_SAFE and IBV_FORK_SAFE have the effect of
+ * calling it: none. (rdma-core v44's own code still set up DONTFORK
+ * tracking on such kernels; rdma-core 52 made ibv_fork_init return 0 there
+ * at once, as here.)
  */
 #include <fcntl.h>
 #include <stdbool.h>

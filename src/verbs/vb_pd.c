@@ -10,7 +10,11 @@
  * (fab_mr_share): the range's pages move onto shared memory in place, so a
  * peer QP in another process reaches it by key, as a card would. Memory that
  * cannot be moved (file mappings, read-only memory) stays process-local: the
- * key works here, and fails elsewhere as a bad key does.
+ * key works here, and fails elsewhere as a bad key does; so does a range
+ * overlapping only part of one an earlier registration moved (a warning
+ * says so: one record names one memfd). Memory that could be moved but for
+ * want of a descriptor (each distinct range's memfd holds one) is refused
+ * (ENOMEM, logged), never silently local.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -110,12 +114,30 @@ struct vb_mr_priv {
 	bool shared;
 };
 
-static void vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
+/*
+ * 0, or ENOMEM when the memory could have been shared but the system refused
+ * what it takes (a descriptor for the memfd its pages move onto): then the
+ * registration fails, for a key that only worked here would look like any
+ * other and fail at its peers.
+ */
+static int vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
 {
+	int rc;
+
 	fab_mr_init();
-	p->shared = fab_mr_share(p->m.key, addr, length, &p->backing) == 0;
-	if (!p->shared)
+	rc = fab_mr_share(p->m.key, addr, length, &p->backing);
+	p->shared = rc == 0;
+	if (rc == FAB_SHARE_NO_RESOURCES) {
+		BASE_ERR("MR of %zu bytes refused: its memory cannot be made reachable by the device's other processes",
+			 length);
+		return ENOMEM;
+	}
+	if (rc == FAB_SHARE_OVERLAP)
+		BASE_WARN("MR %#x overlaps only part of an earlier registration's range: other processes cannot reach it",
+			  p->m.key);
+	else if (!p->shared)
 		BASE_DBG("MR %#x: memory that cannot be moved stays local to this process", p->m.key);
+	return 0;
 }
 
 static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
@@ -150,7 +172,13 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	vb_mr_share(p, addr, length);
+	rc = vb_mr_share(p, addr, length);
+	if (rc != 0) {
+		(void)hw_mkey_dereg(mr->key);
+		free(p);
+		errno = rc;
+		return NULL;
+	}
 	atomic_fetch_add(&pd->users, 1);
 	mr->mr.context = ibpd->context;
 	mr->mr.pd = ibpd;

@@ -51,7 +51,7 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	a->max_cq = VB_MAX_CQ;
 	a->max_cqe = VB_MAX_CQE;
 	a->max_mr = VB_MAX_MR;
-	a->max_pd = 1 << 24;
+	a->max_pd = VB_MAX_PD;
 	a->max_qp_rd_atom = 16;
 	a->max_res_rd_atom = VB_MAX_QP * 16;
 	a->max_qp_init_rd_atom = 16;
