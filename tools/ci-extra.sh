@@ -7,7 +7,7 @@
 #   file's order (e.g. `tools/ci-extra.sh install_tree exports_only_vendor_api`:
 #   most checks need install_tree's tree).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 pass=0
 fail=0

@@ -3,7 +3,7 @@
 # and runs each for a short time. Usage: tools/run-fuzz.sh [seconds-per-target]
 # Prints "N passed, N failed" (one per target).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 secs=${1:-20}
 out=${FUZZ_DIR:-build-fuzz}
