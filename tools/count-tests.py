@@ -32,8 +32,8 @@ def failure_lines(rec, limit=12):
 
 
 def last_summary(rec):
-    """(passed, failed, skipped) of the test's last count line, or None."""
-    found = LINE.findall((rec.get("stdout") or "") + "\n" + (rec.get("stderr") or ""))
+    """(passed, failed, skipped) of the test's last count line (stdout's, else stderr's), or None."""
+    found = LINE.findall(rec.get("stdout") or "") or LINE.findall(rec.get("stderr") or "")
     if not found:
         return None
     _, p, f, s = found[-1]
