@@ -55,7 +55,11 @@ echo
 "$build/bench/bench_wake" $quick
 echo
 echo "== regression only: the UCX path over TCP on loopback =="
-UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick || echo "(UCX path unavailable)"
+# UCX is a dependency of the build (tools/ensure-deps.sh): a failure here is a failure, not an absence.
+if ! UCX_TLS=tcp UCX_NET_DEVICES=lo "$build/bench/bench_xproc" --fabric ucx --no-peer $quick; then
+	echo "bench/run.sh: the UCX path failed" >&2
+	exit 1
+fi
 # UMR: an RDMA WRITE scattered by an interleaved mkey against a strided memcpy loop.
 echo
 if [ -x "$build/bench/bench_umr" ]; then

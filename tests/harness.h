@@ -8,6 +8,13 @@
  * runs them, last first, when the case ends, passed or failed. So one
  * failure never leaks objects, devices, fds or processes into the next case.
  *
+ * A case that cannot run on this machine (the hardware lacks what it checks)
+ * calls SKIP("why"): it ends there, its cleanups run, and it is counted as
+ * skipped, never as passed: the summary then reads "N passed, N failed,
+ * N skipped". A program that uses random inputs takes its seed from th_seed():
+ * SOFTDPU_TEST_SEED, else a fresh one; the seed is printed on stderr, and again
+ * beside the counts when a case failed, so a failure can be replayed.
+ *
  * A failed CHECK runs the cleanups while the case's stack frames still exist,
  * then jumps back to the harness (so cleanups may point into the case's
  * locals: th_defer_local). A case that returns normally must have released
@@ -18,9 +25,12 @@
 #define SOFTDPU_TEST_HARNESS_H_
 
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef void (*th_cleanup_fn)(void *arg);
 
@@ -30,7 +40,9 @@ struct th_cleanup {
 	int local; /* arg lives in the case's stack frame */
 };
 
-static int th_passed, th_failed, th_case_failed;
+static int th_passed, th_failed, th_skipped, th_case_failed, th_case_skipped;
+static uint64_t th_seed_val;
+static int th_seed_taken;
 static const char *th_case;
 
 static struct th_cleanup *th_stack;
@@ -138,6 +150,32 @@ static inline void th_stop(void)
 
 #define CHECK_OK(expr) CHECK_ERR(expr, 0)
 
+/* Ends the current case as skipped, saying why (a machine without what the case checks). */
+#define SKIP(...)                                                                                                      \
+	do {                                                                                                           \
+		printf("SKIP %s: ", th_case);                                                                          \
+		printf(__VA_ARGS__);                                                                                   \
+		putchar('\n');                                                                                         \
+		th_case_skipped = 1;                                                                                   \
+		th_stop();                                                                                             \
+		return;                                                                                                \
+	} while (0)
+
+/* The program's random seed: SOFTDPU_TEST_SEED if set, else a fresh one; printed so a failure can be replayed. */
+static inline uint64_t th_seed(void)
+{
+	const char *e = getenv("SOFTDPU_TEST_SEED");
+
+	if (!th_seed_taken) {
+		th_seed_val = e != NULL ? strtoull(e, NULL, 0)
+					: ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ (uint64_t)clock();
+		th_seed_taken = 1;
+		fprintf(stderr, "random seed %#llx (SOFTDPU_TEST_SEED=%#llx replays it)\n",
+			(unsigned long long)th_seed_val, (unsigned long long)th_seed_val);
+	}
+	return th_seed_val;
+}
+
 /*
  * A per-case fixture: RUN_F gives the case a zeroed object of size bytes that
  * setup filled in; teardown runs whatever happens, also after a setup that
@@ -153,6 +191,7 @@ static inline void th_case_begin(const char *name)
 {
 	th_case = name;
 	th_case_failed = 0;
+	th_case_skipped = 0;
 	th_case_base = th_depth;
 	th_in_case = 1;
 }
@@ -163,6 +202,8 @@ static inline void th_case_end(void)
 	th_in_case = 0;
 	if (th_case_failed)
 		th_failed++;
+	else if (th_case_skipped)
+		th_skipped++;
 	else
 		th_passed++;
 }
@@ -215,7 +256,13 @@ static inline int th_summary(const char *name)
 	free(th_stack);
 	th_stack = NULL;
 	th_depth = th_cap = 0;
-	printf("%s: %d passed, %d failed\n", name, th_passed, th_failed);
+	if (th_failed != 0 && th_seed_taken)
+		fprintf(stderr, "%s: random seed %#llx: SOFTDPU_TEST_SEED=%#llx replays the run\n", name,
+			(unsigned long long)th_seed_val, (unsigned long long)th_seed_val);
+	if (th_skipped != 0)
+		printf("%s: %d passed, %d failed, %d skipped\n", name, th_passed, th_failed, th_skipped);
+	else
+		printf("%s: %d passed, %d failed\n", name, th_passed, th_failed);
 	return th_failed == 0 ? 0 : 1;
 }
 

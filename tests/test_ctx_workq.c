@@ -1,5 +1,6 @@
 /* Context and work-queue life cycles and state rules. */
 #include "dma_fixture.h"
+#include "doca_sha.h"
 #include "harness.h"
 
 struct env {
@@ -23,6 +24,47 @@ static void env_close(struct env *e)
 	doca_dev_close(e->dev);
 	doca_dev_close(e->dev2);
 	doca_devinfo_list_destroy(e->list);
+}
+
+/*
+ * doca_ctx_get_max_num_ctx is a limit, not a hint: with that many contexts alive (of any type) the next
+ * create fails with DOCA_ERROR_NO_MEMORY and hands back nothing; destroying one makes room for one.
+ */
+static struct doca_dma **many;
+static uint32_t many_n;
+
+static void many_release(void *arg)
+{
+	(void)arg;
+	while (many_n > 0)
+		doca_dma_destroy(many[--many_n]);
+	free(many);
+	many = NULL;
+}
+
+static void test_max_num_ctx_enforced(void)
+{
+	struct doca_dma *extra = NULL, *sentinel = (struct doca_dma *)&many_n;
+	struct doca_sha *sha = (struct doca_sha *)&many_n;
+	uint32_t max = 0;
+
+	CHECK_OK(doca_ctx_get_max_num_ctx(&max));
+	CHECK(max == 1024);
+	many = calloc(max, sizeof(*many));
+	CHECK(many != NULL);
+	th_defer(many_release, NULL);
+	for (; many_n < max; many_n++)
+		CHECK_OK(doca_dma_create(&many[many_n]));
+	extra = sentinel;
+	CHECK_ERR(doca_dma_create(&extra), DOCA_ERROR_NO_MEMORY);
+	CHECK(extra == sentinel); /* nothing handed back */
+	CHECK_ERR(doca_sha_create(&sha), DOCA_ERROR_NO_MEMORY); /* one budget for every context type */
+	CHECK_OK(doca_dma_destroy(many[--many_n]));
+	CHECK_OK(doca_dma_create(&extra));
+	CHECK_ERR(doca_dma_create(&many[many_n]), DOCA_ERROR_NO_MEMORY);
+	CHECK_OK(doca_dma_destroy(extra));
+	th_undefer(many_release, NULL);
+	many_release(NULL);
 }
 
 static void test_workq_create_and_depth(void)
@@ -252,5 +294,6 @@ int main(void)
 	RUN(test_one_workq_two_contexts);
 	RUN(test_several_workqs_one_context);
 	RUN(test_ring_wraps);
+	RUN(test_max_num_ctx_enforced);
 	return th_summary("test_ctx_workq");
 }

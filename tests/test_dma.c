@@ -1,5 +1,6 @@
 /* DOCA DMA: capabilities, memcpy jobs, failures that must not touch memory. */
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include "dma_fixture.h"
 #include "harness.h"
@@ -362,6 +363,84 @@ static void test_large_copy(void)
 	fx_teardown(&f);
 }
 
+/*
+ * The job size limit doca_dma_get_max_buf_size reports (2 GiB, docs/ARCHITECTURE.md): a job one byte larger
+ * fails with DOCA_ERROR_INVALID_VALUE and writes nothing, as one buffer or as a list whose total is too large.
+ * The destination is a list with room for more than max, each element under it: only the job size limit
+ * stands in the way. The memory is reserved, never touched: a refused job reads and writes none of it.
+ */
+struct big {
+	uint8_t *src, *dst;
+	size_t len;
+	struct doca_mmap *src_mmap, *dst_mmap;
+};
+
+static void big_release(void *arg)
+{
+	struct big *b = arg;
+
+	if (b->src_mmap != NULL)
+		doca_mmap_destroy(b->src_mmap);
+	if (b->dst_mmap != NULL)
+		doca_mmap_destroy(b->dst_mmap);
+	if (b->src != NULL && b->src != MAP_FAILED)
+		munmap(b->src, b->len);
+	if (b->dst != NULL && b->dst != MAP_FAILED)
+		munmap(b->dst, b->len);
+}
+
+static void expect_too_large(struct fx *f, struct doca_buf *d, struct doca_buf *d2, struct doca_buf *s)
+{
+	struct doca_event ev = { 0 };
+	size_t dlen = 1, dlen2 = 1;
+
+	CHECK_ERR(fx_copy(f, d, s, &ev), DOCA_ERROR_IO_FAILED);
+	CHECK(ev.type == DOCA_DMA_JOB_MEMCPY && ev.user_data.u64 == 0x5eed);
+	CHECK_ERR(ev.result.u64, DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_buf_get_data_len(d, &dlen));
+	CHECK_OK(doca_buf_get_data_len(d2, &dlen2));
+	CHECK(dlen == 0 && dlen2 == 0);
+}
+
+static void test_max_buf_size_enforced(void)
+{
+	static struct big b;
+	struct fx f;
+	struct doca_buf *s, *s2, *d, *d2;
+	uint64_t max = 0, half;
+
+	CHECK(fx_setup(&f, 4096, 4, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	CHECK_OK(doca_dma_get_max_buf_size(doca_dev_as_devinfo(f.dev), &max));
+	CHECK(max == 1ull << 31);
+	memset(&b, 0, sizeof(b));
+	b.len = max + 8192;
+	half = b.len / 2;
+	th_defer(big_release, &b);
+	b.src = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	b.dst = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(b.src != MAP_FAILED && b.dst != MAP_FAILED);
+	b.src_mmap = fx_mmap(f.dev, b.src, b.len, MEM_FX_PERM_DEFAULT);
+	b.dst_mmap = fx_mmap(f.dev, b.dst, b.len, DOCA_ACCESS_LOCAL_READ_WRITE);
+	CHECK(b.src_mmap != NULL && b.dst_mmap != NULL);
+	CHECK_OK(doca_buf_inventory_buf_by_addr(f.inv, b.dst_mmap, b.dst, half, &d));
+	CHECK_OK(doca_buf_inventory_buf_by_addr(f.inv, b.dst_mmap, b.dst + half, b.len - half, &d2));
+	CHECK_OK(doca_buf_chain_list(d, d2));
+	/* One buffer of max + 1 bytes. */
+	CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, b.src_mmap, b.src, max + 1, &s));
+	expect_too_large(&f, d, d2, s);
+	doca_buf_refcount_rm(s, NULL);
+	/* Two buffers, each within the limit, max + 1 together. */
+	CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, b.src_mmap, b.src, max / 2, &s));
+	CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, b.src_mmap, b.src + max / 2, max / 2 + 1, &s2));
+	CHECK_OK(doca_buf_chain_list(s, s2));
+	expect_too_large(&f, d, d2, s);
+	doca_buf_refcount_rm(s, NULL);
+	doca_buf_refcount_rm(d, NULL);
+	th_undefer(big_release, &b);
+	big_release(&b);
+	fx_teardown(&f);
+}
+
 int main(void)
 {
 	RUN(test_caps);
@@ -378,5 +457,6 @@ int main(void)
 	RUN(test_submit_errors);
 	RUN(test_deep_queue_many_jobs);
 	RUN(test_large_copy);
+	RUN(test_max_buf_size_enforced);
 	return th_summary("test_dma");
 }

@@ -925,27 +925,27 @@ static void t_peer_killed(void)
 	pthread_join(t, NULL);
 	printf("  in-flight 64 MiB read after SIGKILL: %s after %llu ms\n", fab_status_str(k.st),
 	       (unsigned long long)k.ms);
-	CHECK(k.st == FAB_ERR_PEER_GONE || k.st == FAB_ERR_TIMEOUT);
+	/* docs/fabric_ucx.md: on TCP the closed connection fails the endpoint at once: the peer is gone. */
+	CHECK(k.st == FAB_ERR_PEER_GONE);
 
-	/* Later requests on both remotes fail too, within the bounded time. */
+	/* Later requests on both remotes fail the same way, at once. */
 	t0 = now_ms();
 	st = X->read(r2, B.d[EX_RO].addr, buf, sizeof(buf));
 	printf("  read after SIGKILL: %s after %llu ms\n", fab_status_str(st), (unsigned long long)(now_ms() - t0));
-	CHECK(st == FAB_ERR_PEER_GONE || st == FAB_ERR_TIMEOUT);
+	CHECK(st == FAB_ERR_PEER_GONE);
+	/* A write to a read-only export is refused by the importer's own rights check, before any send. */
 	st = X->write(r2, B.d[EX_RO].addr, buf, 16);
-	CHECK(st == FAB_ERR_PEER_GONE || st == FAB_ERR_TIMEOUT || st == FAB_ERR_INVAL);
+	CHECK(st == FAB_ERR_INVAL);
 	st = X->read(r, B.d[EX_BIG].addr, buf, sizeof(buf));
-	CHECK(st == FAB_ERR_PEER_GONE || st == FAB_ERR_TIMEOUT);
+	CHECK(st == FAB_ERR_PEER_GONE);
 	X->close(r);
 	X->close(r2);
 
-	/* A new open of a dead exporter's descriptor fails on use, it does not hang. */
-	r = open_desc(&B.d[EX_RO]);
-	if (r != NULL) {
-		st = X->read(r, B.d[EX_RO].addr, buf, 8);
-		CHECK(st == FAB_ERR_PEER_GONE || st == FAB_ERR_TIMEOUT);
-		X->close(r);
-	}
+	/* A new open of a dead exporter's descriptor: docs/fabric_ucx.md, an exporter that cannot be reached. */
+	r = NULL;
+	st = X->open(&B.d[EX_RO], ucx_info(&B.d[EX_RO]), &r);
+	printf("  open after SIGKILL: %s\n", fab_status_str(st));
+	CHECK(st == FAB_ERR_PEER_GONE && r == NULL);
 }
 
 /* -- an importer killed with SIGKILL in the middle of transfers -- */

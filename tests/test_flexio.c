@@ -312,7 +312,6 @@ static void test_error_handler(void)
 static __attribute__((unused)) void test_timeout_and_stop(void)
 {
 	struct flexio_process *p = NULL;
-	struct timespec t0, t1;
 	uint64_t r = 0;
 
 	setenv("SOFTDPU_FLEXIO_CALL_TIMEOUT_MS", "200", 1);
@@ -320,10 +319,8 @@ static __attribute__((unused)) void test_timeout_and_stop(void)
 	CHECK(flexio_process_call(p, fxt_spin, &r, (uint64_t)0) == FLEXIO_STATUS_TIMEOUT);
 	CHECK(flexio_process_call(p, fxt_add, &r, (uint64_t)1, (uint64_t)1) == FLEXIO_STATUS_TIMEOUT); /* hart busy */
 	unsetenv("SOFTDPU_FLEXIO_CALL_TIMEOUT_MS");
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK(flexio_process_destroy(p) == FLEXIO_STATUS_SUCCESS); /* stops the loop */
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	CHECK(t1.tv_sec - t0.tv_sec < 5);
+	/* Stops the spinning hart; a destroy that hangs is caught by the test's timeout. */
+	CHECK(flexio_process_destroy(p) == FLEXIO_STATUS_SUCCESS);
 }
 
 static uint64_t stat(struct flexio_process *p, uint64_t which)

@@ -286,6 +286,44 @@ static int role_inner(void)
 	return th_summary("inner");
 }
 
+/* ---- a skipped case and a seeded failure ---- */
+
+static void say_cb(void *arg)
+{
+	say("%s", (const char *)arg);
+}
+
+static void skip_passes(void)
+{
+	say("PASSES");
+}
+
+/* Skipped after it made something: its cleanup runs, the rest does not, it counts as neither passed nor failed. */
+static void skip_skips(void)
+{
+	th_defer(say_cb, "CLEANUP skipped");
+	SKIP("no widget here");
+	say("NOT REACHED");
+}
+
+static void skip_fails_seeded(void)
+{
+	say("SEED %#llx", (unsigned long long)th_seed());
+	CHECK(th_seed() == 0); /* the same seed on every call */
+}
+
+static int role_skip(void)
+{
+	dup2(1, 2);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setenv("SOFTDPU_TEST_SEED", "0x5eed5", 1);
+	RUN(skip_passes);
+	RUN(skip_skips);
+	RUN(skip_fails_seeded);
+	return th_summary("skipper");
+}
+
 /* ---- the outer suite ---- */
 
 /* Reads the role's lines until it closes its output; returns them, one per line. */
@@ -350,6 +388,28 @@ static void test_failed_case_leaves_nothing(void)
 	CHECK(strstr(all, "NOT REACHED") == NULL);
 	CHECK(strstr(all, "CLEANUP LOCAL 7") == NULL);
 	CHECK(strstr(all, "CLEANUP LOCAL 9") == NULL);
+	CHECK(th_proc_wait(p) == 1);
+}
+
+/* SKIP ends a case as skipped (cleanups run), and the counts say so; a failure repeats the seed to replay. */
+static void test_skip_and_seed(void)
+{
+	static const char *const want[] = {
+		"PASSES\n",
+		"SKIP skip_skips: no widget here\n", "CLEANUP skipped\n",
+		"random seed 0x5eed5 (SOFTDPU_TEST_SEED=0x5eed5 replays it)\n", "SEED 0x5eed5\n",
+		"FAIL skip_fails_seeded",
+		"skipper: random seed 0x5eed5: SOFTDPU_TEST_SEED=0x5eed5 replays the run\n",
+		"skipper: 1 passed, 1 failed, 1 skipped\n",
+	};
+	struct th_proc *p = th_proc_start(NULL, "skip", NULL);
+	char *all;
+
+	CHECK(p != NULL);
+	all = read_all(p);
+	CHECK(all != NULL);
+	CHECK(in_order(all, want, sizeof(want) / sizeof(want[0])));
+	CHECK(strstr(all, "NOT REACHED") == NULL);
 	CHECK(th_proc_wait(p) == 1);
 }
 
@@ -456,6 +516,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "inner") == 0)
 		return role_inner();
+	if (argc == 2 && strcmp(argv[1], "skip") == 0)
+		return role_skip();
 	if (argc == 2 && strcmp(argv[1], "echo") == 0)
 		return role_echo();
 	if (argc == 2 && strcmp(argv[1], "stuck") == 0)
@@ -465,6 +527,7 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		return 64;
 	RUN(test_failed_case_leaves_nothing);
+	RUN(test_skip_and_seed);
 	RUN_F(mem, test_mem_fixture);
 	RUN(test_lines_both_ways);
 	RUN(test_side_is_passed);

@@ -284,6 +284,30 @@ static void test_query_port(void)
 	CHECK(p.lid == 6);
 }
 
+/*
+ * ibv_get_async_event(3): IBV_EVENT_PORT_ACTIVE is raised when a port's link becomes active, on devices
+ * with IBV_DEVICE_PORT_ACTIVE_EVENT. The emulated port is active from the device's creation and never goes
+ * down, so the event can never come: the flag must not promise it, and none is pending after an open.
+ */
+static void test_port_active_event_not_promised(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_device_attr a;
+	struct ibv_port_attr p;
+	struct ibv_async_event ev;
+	int fl;
+
+	CHECK(c != NULL);
+	CHECK_OK(ibv_query_device(c, &a));
+	CHECK((a.device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT) == 0);
+	CHECK_OK(verbs_get_ctx(c)->query_port(c, 1, &p, sizeof(p))); /* ibv_query_port is #undef'd above */
+	CHECK(p.state == IBV_PORT_ACTIVE);
+	fl = fcntl(c->async_fd, F_GETFL);
+	CHECK(fl >= 0 && fcntl(c->async_fd, F_SETFL, fl | O_NONBLOCK) == 0);
+	errno = 0;
+	CHECK(ibv_get_async_event(c, &ev) == -1 && errno == EAGAIN);
+}
+
 static void test_query_gid_pkey(void)
 {
 	struct ibv_context *c = vf_open();
@@ -443,6 +467,7 @@ int main(void)
 	RUN(test_open_context_layout);
 	RUN(test_query_device);
 	RUN(test_query_port);
+	RUN(test_port_active_event_not_promised);
 	RUN(test_query_gid_pkey);
 	RUN(test_strings);
 	RUN(test_rates);

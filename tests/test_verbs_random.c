@@ -699,21 +699,13 @@ static void run_pair(uint64_t seed, uint32_t ops)
 	free(r);
 }
 
-static uint64_t seed_of_env(void)
-{
-	const char *e = getenv("SOFTDPU_TEST_SEED");
-
-	return e != NULL ? strtoull(e, NULL, 0) : (uint64_t)time(NULL);
-}
-
 static void test_random_two_processes(void)
 {
-	uint64_t seed = seed_of_env();
+	uint64_t seed = th_seed(); /* printed on stderr, and again on a failure */
 	const char *e = getenv("SOFTDPU_TEST_OPS");
 	uint32_t ops = e != NULL ? (uint32_t)strtoul(e, NULL, 0) : OPS_DEFAULT;
 
-	printf("test_verbs_random: seed %#llx (SOFTDPU_TEST_SEED replays it), %u operations\n",
-	       (unsigned long long)seed, ops);
+	printf("test_verbs_random: %u operations\n", ops);
 	run_pair(seed, ops);
 }
 
@@ -996,14 +988,13 @@ static uint32_t dc_one(struct dc_run *r, uint32_t i)
 
 static void test_random_dc(void)
 {
-	uint64_t seed = seed_of_env();
+	uint64_t seed = th_seed(); /* printed on stderr, and again on a failure */
 	const char *e = getenv("SOFTDPU_TEST_OPS");
 	uint32_t ops = e != NULL ? (uint32_t)strtoul(e, NULL, 0) : DC_OPS_DEFAULT, bad = 0;
 	struct dc_run *r = calloc(1, sizeof(*r));
 
 	CHECK(r != NULL);
-	printf("test_verbs_random DC: seed %#llx, %u operations over %d DCTs\n", (unsigned long long)seed, ops,
-	       DC_TARGETS);
+	printf("test_verbs_random DC: %u operations over %d DCTs\n", ops, DC_TARGETS);
 	r->seed = seed;
 	if (dc_open(r) != 0) {
 		dc_close(r);

@@ -592,11 +592,9 @@ static void test_dc_between_machines(void)
 static void test_peer_machine_gone(void)
 {
 	struct ibv_qp *qp;
-	struct timespec t0, t1;
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
 	uint64_t id = 0;
-	double s;
 	int i;
 
 	xm_up();
@@ -622,7 +620,7 @@ static void test_peer_machine_gone(void)
 	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
 	th_proc_kill(X.p);
 	CHECK(th_proc_wait(X.p) != 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* How long the failure takes is bench's business; the polls are bounded (a hang fails, it does not wait). */
 	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey, 0, 2));
 	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 0, 64, 0, X.rkey, 0, 3));
 	{
@@ -632,9 +630,6 @@ static void test_peer_machine_gone(void)
 		CHECK((st == IBV_WC_RETRY_EXC_ERR || st == IBV_WC_WR_FLUSH_ERR) && id == 2);
 	}
 	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 3);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	CHECK(s < 30.0); /* bounded by the fabric timeout (10 s here), not a hang */
 }
 
 int main(int argc, char **argv)

@@ -2,14 +2,22 @@
 # Checks beyond the unit tests: install into a vendor-shaped prefix, build a
 # program against it with `pkg-config doca` exactly as a DOCA user would, run
 # it; check the exported symbols; smoke-run the benchmarks.
+# Usage: tools/ci-extra.sh [function ...]
+#   With arguments, only the checks whose function is named run, in this
+#   file's order (e.g. `tools/ci-extra.sh install_tree exports_only_vendor_api`:
+#   most checks need install_tree's tree).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 pass=0
 fail=0
+only=" $* "
+known=" "
 check() {
 	local name=$1
 	shift
+	known="$known$1 "
+	[ "$only" = "  " ] || [[ "$only" == *" $1 "* ]] || return 0
 	# A subshell: what one check exports (pkg-config paths of the installed tree) stays out of the next.
 	if ("$@") >/tmp/softdpu-ci-$$.log 2>&1; then
 		echo "ok   $name"
@@ -61,31 +69,47 @@ transitive_includes_build() {
 			{ echo "section $s of $src"; return 1; }
 	done
 }
+# "address type name" of a shared library's definitions; fails when the library is missing, nm
+# fails or it defines nothing (so that an empty list never passes for a clean one).
+defined_syms() {
+	local out
+	out=$(nm -D --defined-only "$1") || { echo "nm failed on $1"; return 1; }
+	[ -n "$out" ] || { echo "$1 defines no symbol"; return 1; }
+	echo "$out"
+}
 exports_only_vendor_api() {
-	local bad lib
-	bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libdoca_common.so" |
-		awk '{print $3}' | grep -v -E '^(doca_|priv_doca_)' || true)
+	local bad lib syms
+	# (grep -v exits 1 when nothing is left: the clean case; `|| true` only after the lists were read.)
+	syms=$(defined_syms "$work/root$prefix/lib/$multiarch/libdoca_common.so") || { echo "$syms"; return 1; }
+	bad=$(echo "$syms" | awk '{print $3}' | grep -v -E '^(doca_|priv_doca_)' || true)
 	[ -z "$bad" ] || { echo "non-vendor exports: $bad"; return 1; }
 	# The verbs libraries export rdma-core's names only (src/verbs/*.syms).
 	for lib in libibverbs libmlx5; do
 		# (type A: the version nodes themselves)
-		bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/$lib.so.1" | awk '$2 != "A" {print $3}' |
+		syms=$(defined_syms "$work/root$prefix/lib/$multiarch/$lib.so.1") || { echo "$syms"; return 1; }
+		bad=$(echo "$syms" | awk '$2 != "A" {print $3}' |
 			sed 's/@.*//' | sort -u | grep -v -x -F -f <(sed 's/@.*//' "src/verbs/$lib.syms") || true)
 		[ -z "$bad" ] || { echo "$lib: exports not in rdma-core's: $bad"; return 1; }
 	done
-	bad=$(nm -D --defined-only "$work/root$prefix/lib/$multiarch/libflexio.so" | awk '{print $3}' |
-		grep -v -E '^flexio_' || true)
+	syms=$(defined_syms "$work/root$prefix/lib/$multiarch/libflexio.so") || { echo "$syms"; return 1; }
+	bad=$(echo "$syms" | awk '{print $3}' | grep -v -E '^flexio_' || true)
 	[ -z "$bad" ] || { echo "libflexio.so: non-vendor exports: $bad"; return 1; }
 	# The private device library: the layer prefixes only, all under its private node.
 	lib=$work/root$prefix/lib/$multiarch/libsoftdpu.so.0
-	bad=$(versioned_exports "$lib" | grep -v -E '^(base|hw|fab)_[A-Za-z0-9_]*@@SOFTDPU_PRIVATE_0$' |
+	syms=$(versioned_exports "$lib") || { echo "$syms"; return 1; }
+	bad=$(echo "$syms" | grep -v -E '^(base|hw|fab)_[A-Za-z0-9_]*@@SOFTDPU_PRIVATE_0$' |
 		grep -v -x 'SOFTDPU_PRIVATE_0@@SOFTDPU_PRIVATE_0' || true)
 	[ -z "$bad" ] || { echo "libsoftdpu.so.0 exports outside its layer prefixes: $bad"; return 1; }
 }
-# name@@NODE (default) / name@NODE (old version), one a line, of a shared library's definitions.
+# name@@NODE (default) / name@NODE (old version), one a line, of a shared library's definitions;
+# fails when objdump fails or finds no definition.
 versioned_exports() {
-	objdump -T "$1" | grep -E '^[0-9a-f]{16}' | grep -v -e '\*UND\*' -e '\*ABS\*' |
-		awk '{n=$NF; v=$(NF-1); if (v ~ /^\(/) {gsub(/[()]/,"",v); print n "@" v} else print n "@@" v}' | sort
+	local dump out
+	dump=$(objdump -T "$1") || { echo "objdump failed on $1"; return 1; }
+	out=$(echo "$dump" | grep -E '^[0-9a-f]{16}' | grep -v -e '\*UND\*' -e '\*ABS\*' |
+		awk '{n=$NF; v=$(NF-1); if (v ~ /^\(/) {gsub(/[()]/,"",v); print n "@" v} else print n "@@" v}' | sort)
+	[ -n "$out" ] || { echo "$1 defines no symbol"; return 1; }
+	echo "$out"
 }
 # Every export of rdma-core v44 with its version node and default-ness, nothing else: against the
 # checked-in lists always, against Debian's own libraries when installed.
@@ -135,10 +159,13 @@ flexio_gdb_breakpoint() {
 	echo "$out" | grep -q "hit Breakpoint 1.*flexio_rpc_sum" && echo "$out" | grep -qx "n = 64" &&
 		echo "$out" | grep -qx "scale = 3" || { echo "$out" | tail -n 20; return 1; }
 }
-# Debian's ibv_devinfo -v and ibv_devices, unchanged, on the installed libraries.
+# Debian's ibv_devinfo -v and ibv_devices, unchanged, on the installed libraries. Only exit 0 passes:
+# 77 (ibverbs-utils missing) is a skip CI does not accept, and a signal is a failure.
 verbs_devinfo() {
+	local rc
 	sh tools/check-devinfo.sh "$work/root$prefix/lib/$multiarch"
-	[ $? -ne 1 ]
+	rc=$?
+	[ "$rc" -eq 0 ] || { echo "tools/check-devinfo.sh exited with status $rc"; return 1; }
 }
 # UCX is opened on first use of a path to another machine (fab_ucx_load.c), never linked:
 # a program that stays on one machine must not get UCX's signal handlers and memory hooks.
@@ -213,5 +240,8 @@ fuzz() {
 }
 check "fuzz harnesses of every descriptor parser (libFuzzer)" fuzz
 
+for f in $only; do
+	[[ "$known" == *" $f "* ]] || { echo "FAIL $f: no such check"; fail=$((fail + 1)); }
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages softdpu needs when they are missing.
-# Usage: tools/ensure-deps.sh [bench]
+# Usage: tools/ensure-deps.sh [bench|ci]
+#   ci: also what every check of the suite and of tools/ci-extra.sh needs
+#   (clang and libibverbs-dev for verbs_abi and flexio_toolchain, libFuzzer,
+#   gdb); .ci/run installs it before the first suite runs.
 set -euo pipefail
 
 need=(meson ninja-build pkg-config gcc python3 libucx-dev libssl-dev ibverbs-utils perftest)

@@ -3,7 +3,7 @@
 # and runs each for a short time. Usage: tools/run-fuzz.sh [seconds-per-target]
 # Prints "N passed, N failed" (one per target).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 secs=${1:-20}
 out=${FUZZ_DIR:-build-fuzz}
@@ -39,8 +39,14 @@ run() {
 }
 
 mkdir -p "$out/seeds"
-clang -std=c11 -D_GNU_SOURCE -Isrc/base -Isrc/hw -Isrc/fabric tests/fuzz/gen_seeds.c "${desc[@]}" -lpthread -o "$out/gen_seeds" &&
-	"$out/gen_seeds" "$out/seeds"
+# The seeds are the only valid descriptors the fuzzers start from: without them a run proves little.
+if ! clang -std=c11 -D_GNU_SOURCE -Isrc/base -Isrc/hw -Isrc/fabric tests/fuzz/gen_seeds.c "${desc[@]}" -lpthread \
+	-o "$out/gen_seeds" 2>"$out/gen_seeds.log" || ! "$out/gen_seeds" "$out/seeds" >>"$out/gen_seeds.log" 2>&1 ||
+	[ -z "$(ls -A "$out/seeds")" ]; then
+	echo "FAIL gen_seeds (the seed corpus could not be built)"
+	tail -n 20 "$out/gen_seeds.log"
+	fail=$((fail + 1))
+fi
 
 export SOFTDPU_LOG_LEVEL=critical SOFTDPU_SDK_LOG_LEVEL=critical
 run fuzz_mmap_desc tests/fuzz/fuzz_mmap_desc.c "${desc[@]}"

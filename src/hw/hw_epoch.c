@@ -23,7 +23,7 @@
 #define EP_VERSION 1u
 #define EP_SLOTS 4096u	    /* executing threads of all processes at once */
 #define EP_LOCAL_SLOTS 256u /* when the table cannot be had */
-#define EP_SPINS 64u	    /* looks at a slot between yields */
+#define EP_SPINS 256u	    /* looks at a slot before its owner is asked whether it lives */
 #define EP_WARN_NS 1000000000ull
 
 struct ep_slot {
@@ -196,29 +196,44 @@ static uint64_t ep_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Waits while the slot still shows the execution seen (w); its process dying ends the wait. */
+/* A slot left busy by a process that died in an execution: freed, so later waits pass it at once. */
+static bool ep_reap(struct ep_slot *s, uint64_t w)
+{
+	uint64_t owner = atomic_load_explicit(&s->owner, memory_order_acquire);
+
+	if (owner != 0 && !hw_ids_word_dead(owner))
+		return false;
+	atomic_compare_exchange_strong(&s->word, &w, 0);
+	if (owner != 0)
+		atomic_compare_exchange_strong(&s->owner, &owner, 0);
+	return true;
+}
+
+/*
+ * Waits while the slot still shows the execution seen (w). Its owner is
+ * asked after a short spin whether it lives (a dead one's slot is freed);
+ * then the core is yielded between looks, and a wait of over a second is
+ * logged every second (it goes on: the fence is what the caller relies on).
+ */
 static void ep_wait_slot(struct ep_slot *s, uint64_t w)
 {
 	uint64_t start = 0, warned = 0;
 
 	for (uint32_t n = 1; atomic_load_explicit(&s->word, memory_order_acquire) == w; n++) {
-		uint64_t owner, now;
+		uint64_t now;
 
-		if (n % EP_SPINS != 0)
+		if (n < EP_SPINS)
 			continue;
-		sched_yield();
-		if (n % (EP_SPINS * 16) != 0)
-			continue;
-		owner = atomic_load_explicit(&s->owner, memory_order_acquire);
-		if (owner == 0 || hw_ids_word_dead(owner))
+		if ((n == EP_SPINS || n % (EP_SPINS * 64) == 0) && ep_reap(s, w))
 			return;
+		sched_yield();
 		now = ep_now();
 		if (start == 0)
 			start = now;
 		if (now - start >= (warned + 1) * EP_WARN_NS) {
 			warned++;
-			BASE_WARN("a destroy has waited %llu s for work in progress in process %llu",
-				  (unsigned long long)warned, (unsigned long long)hw_ids_word_pid(owner));
+			BASE_WARN("a destroy has waited %llu s for work in progress in process %u",
+				  (unsigned long long)warned, hw_ids_word_pid(atomic_load(&s->owner)));
 		}
 	}
 }

@@ -44,8 +44,11 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	a->hw_ver = 0;
 	a->max_qp = VB_MAX_QP;
 	a->max_qp_wr = VB_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+	/*
+	 * Not IBV_DEVICE_PORT_ACTIVE_EVENT, which mlx5 advertises: it promises IBV_EVENT_PORT_ACTIVE when a
+	 * link comes up, and the emulated port is active from the start and never goes down.
+	 */
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID;
 	a->max_sge = VB_MAX_SGE;
 	a->max_sge_rd = VB_MAX_SGE;
 	a->max_cq = VB_MAX_CQ;

@@ -20,11 +20,13 @@
  * retried (fx_iso_fault_fixup).
  *
  * Without protection keys (not x86, no OS support, valgrind, which hides
- * them) the pool is empty and every call here does nothing.
+ * them) the pool is empty and every call here does nothing; the first
+ * process created says so in a warning.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -292,12 +294,19 @@ static int fx_iso_apply(struct flexio_process *p, int key)
 	return fx_iso_image(p, key);
 }
 
+static atomic_flag fx_iso_off_told = ATOMIC_FLAG_INIT;
+
 void fx_iso_proc_init(struct flexio_process *p)
 {
 	int key, err;
 
 	p->pkey = -1;
 	if (fx_iso.n == 0) {
+		/* A limit of the machine, not of one process: said once, where a user sees it (a warning). */
+		if (!atomic_flag_test_and_set(&fx_iso_off_told))
+			BASE_WARN("DPA memory isolation between FlexIO processes is off: this machine has no usable "
+				  "memory protection keys (x86 PKU), so device code of one process can read and write "
+				  "another's DPA memory (docs/STATUS.md)");
 		BASE_INFO("app %s: the process runs without DPA memory isolation (no memory protection keys here)",
 			  p->app->name);
 		return;
