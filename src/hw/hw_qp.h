@@ -80,6 +80,11 @@ enum hw_qp_type {
 #define HW_QP_RNR_TIMER_MAX 31
 #define HW_QP_NO_DEADLINE UINT64_MAX
 #define HW_UD_MTU 4096 /* the port MTU: the largest UD message */
+/*
+ * The port's max_msg_sz, as mlx5 reports it: a longer message fails on the
+ * requester with LOCAL_LENGTH_ERR before a byte moves.
+ */
+#define HW_QP_MAX_MSG (1u << 30)
 
 struct hw_srq;
 
