@@ -50,6 +50,7 @@
 #define ENG_MAX_SPANS 64
 #define ENG_CE_SIGNALED (2u << 2) /* CQ_UPDATE and CQ_UPDATE_AND_EQE share this bit */
 #define ENG_ATOMIC_LEN 8
+#define ENG_TAKE_TRIES 4096 /* compare-and-swaps lost in a row before a receive counter is called unusable */
 
 struct eng_span {
 	uint8_t *p;
@@ -549,14 +550,20 @@ static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
 		r->srqn = srq->srqn;
 		return true;
 	}
-	/* Requesters of several processes (UD), or a flush, may take at once: one CAS per WQE. */
+	/*
+	 * Requesters of several processes (UD), or a flush, may take at once:
+	 * one CAS per WQE. A counter that keeps moving under it without a
+	 * take (rewritten by another process) reads as no receive posted.
+	 */
 	rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
-	do {
+	for (uint32_t tries = 0;; tries++) {
 		wqe = eng_rq_head(peer, rq_ci);
-		if (wqe == NULL)
+		if (wqe == NULL || tries == ENG_TAKE_TRIES)
 			return false;
-	} while (!__atomic_compare_exchange_n(&peer->sh->rq_ci, &rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+		if (__atomic_compare_exchange_n(&peer->sh->rq_ci, &rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
 	r->segs = wqe;
 	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
 	r->pd_id = peer->pd_id;
@@ -1737,9 +1744,13 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 
 enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 {
+	enum hw_qp_state st;
 	uint32_t avail;
 
-	if (qp == NULL || qp->view != NULL || (hw_qp_state_of(qp) != HW_QP_RTS && hw_qp_state_of(qp) != HW_QP_ERR))
+	if (qp == NULL || qp->view != NULL)
+		return HW_ERR_INVAL;
+	st = hw_qp_state(qp); /* a state word another process overwrote is ERR now: the work is flushed, not left */
+	if (st != HW_QP_RTS && st != HW_QP_ERR)
 		return HW_ERR_INVAL;
 	new_pi &= HW_QP_COUNTER_MASK;
 	avail = (new_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
