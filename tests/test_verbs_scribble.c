@@ -263,11 +263,8 @@ static void vs_round(uint64_t seed)
 	CHECK(vs_state(v.qp[1]) == IBV_QPS_RTS);
 	CHECK(vs_all(vs_canary, 0x5c, VS_LEN));
 	CHECK(vs_all(vs_mem[0], 0x10, VS_LEN));
-	for (int i = 0; i < 256; i++) {
-		const uint8_t *m = vs_mem[1] + (size_t)i * VS_MSG;
-
-		CHECK(vs_all(m, 0x11, VS_MSG) || vs_all(m, 0x10, VS_MSG)); /* untouched, or a SEND's bytes */
-	}
+	for (size_t i = 0; i < VS_LEN; i++) /* untouched, or a SEND's bytes (a scribbled WQE may have carried fewer) */
+		CHECK(vs_mem[1][i] == 0x11 || vs_mem[1][i] == 0x10);
 }
 
 static void test_scribbled_qp(void)
