@@ -832,6 +832,57 @@ static void test_dead_producer_blocks_nobody(void)
 	}
 }
 
+/*
+ * Another process writes a live process's pid (its own, as a scribbler
+ * might) over the device state at the end of a CQ's block: the producer
+ * lock reads as held by a process that lives. A producer must still finish
+ * within a bounded time: the lock is taken over once no producer could have
+ * held it that long, and the producer index, beyond the consumer's by more
+ * than the ring, refuses the CQE as an overrun (latched), as a full CQ does.
+ */
+static void test_lock_word_of_live_process(void)
+{
+	static struct blk b;
+	struct hw_cq_attr attr = { .log_size = 0 };
+	struct hw_cq *cq = NULL;
+	size_t state = 64 + 64; /* past the one-CQE ring and the doorbell record's line */
+	int64_t deadline;
+	int ws = -1;
+
+	b.len = hw_cq_mem_size(0);
+	b.p = shared_block(b.len);
+	CHECK(b.p != NULL);
+	th_defer(unmap_cb, &b);
+	attr.mem = b.p;
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_OK);
+	th_defer(cq_destroy_cb, cq);
+	th_defer(kill_kids_cb, NULL);
+	kids[0] = fork(); /* the scribbler: writes its pid and stays alive */
+	CHECK(kids[0] >= 0);
+	if (kids[0] == 0) {
+		uint32_t me = (uint32_t)getpid();
+
+		for (size_t o = state; o + 4 <= b.len; o += 4)
+			memcpy((uint8_t *)b.p + o, &me, 4);
+		for (;;)
+			pause();
+	}
+	while (((uint32_t *)(void *)((uint8_t *)b.p + b.len))[-1] != (uint32_t)kids[0])
+		sched_yield();
+	kids[1] = fork(); /* the producer, watched with a hang guard */
+	CHECK(kids[1] >= 0);
+	if (kids[1] == 0) {
+		struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .qpn = 0x200 };
+
+		_exit(hw_cq_push(cq, &f) == HW_ERR_FULL && hw_cq_overrun(cq) ? 0 : 1);
+	}
+	deadline = now_ns() + 10 * 1000000000ll;
+	while (waitpid(kids[1], &ws, WNOHANG) == 0 && now_ns() < deadline)
+		usleep(1000);
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0); /* before: spun on the lock for as long as the holder lived */
+	kids[1] = 0;
+}
+
 static void test_attach_refusals(void)
 {
 	static struct blk b;
@@ -944,6 +995,7 @@ int main(void)
 	RUN(test_arm_solicited);
 	RUN(test_single_producer_same_bytes);
 	RUN(test_arm_races_producer);
+	RUN(test_lock_word_of_live_process);
 	RUN(test_event_wakes_eventfd);
 	return th_summary("test_hw_cq");
 }

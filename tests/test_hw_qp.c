@@ -949,6 +949,47 @@ static void test_states(void)
 	CHECK(q == NULL);
 }
 
+/*
+ * The QP's state word sits in its block, memory another process of the user
+ * may write. Whatever it writes there other than what the owner set, the
+ * owner's next doorbell finds the QP in ERR: the WQE completes WR_FLUSH_ERR
+ * (never left waiting for a state the owner did not set), the posted
+ * receive is flushed, and the word says ERR again. The same word written
+ * back unchanged changes nothing.
+ */
+static void test_state_word_overwritten(void)
+{
+	static const uint32_t garbage[] = { HW_QP_RESET, HW_QP_INIT, HW_QP_RTR, 0xdeadbeefu, HW_QP_RTS };
+
+	for (size_t g = 0; g < sizeof(garbage) / sizeof(garbage[0]); g++) {
+		CHECK(pair_setup() == 0);
+		const uint8_t *addr[1] = { P.s[0].mem + 2048 };
+		const uint32_t len[1] = { 64 };
+		struct wqe w;
+
+		uint16_t r = post_recv(0, addr, len, 1, P.s[0].key);
+		__atomic_store_n(&P.s[0].qp->sh->state, garbage[g], __ATOMIC_RELEASE); /* as another process would */
+		w_ctrl(&w, HW_WQE_NOP, HW_WQE_CTRL_CQ_UPDATE, 0);
+		uint16_t idx = post(0, &w);
+		CHECK_ERR(ring(0), HW_OK);
+		if (garbage[g] == HW_QP_RTS) {
+			CHECK(req_ok(poll_cqe(&P.s[0].sc), idx, 0x11));
+			CHECK(hw_qp_state(P.s[0].qp) == HW_QP_RTS);
+			continue;
+		}
+		CHECK(err_cqe(poll_cqe(&P.s[0].sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, idx));
+		CHECK(poll_cqe(&P.s[0].sc) == NULL);
+		CHECK(err_cqe(poll_cqe(&P.s[0].rc), HW_CQE_RESP_ERR, HW_CQE_SYNDROME_WR_FLUSH_ERR, r));
+		CHECK(hw_qp_state(P.s[0].qp) == HW_QP_ERR);
+		CHECK(__atomic_load_n(&P.s[0].qp->sh->state, __ATOMIC_ACQUIRE) == HW_QP_ERR);
+		/* Its peer is untouched: still RTS, its own work runs. */
+		CHECK(hw_qp_state(P.s[1].qp) == HW_QP_RTS);
+		/* The owner's RESET takes it back. */
+		CHECK_ERR(hw_qp_modify(P.s[0].qp, HW_QP_RESET), HW_OK);
+		CHECK(hw_qp_state(P.s[0].qp) == HW_QP_RESET);
+	}
+}
+
 /* ---- RNR retries ---- */
 
 /* A signaled SEND of 16 bytes and a signaled NOP behind it; the SEND's index returned. */
@@ -2007,5 +2048,6 @@ int main(void)
 	RUN(test_random_against_model);
 	RUN(test_random_srq);
 	RUN(test_random_ud);
+	RUN(test_state_word_overwritten);
 	return th_summary("test_hw_qp");
 }

@@ -40,6 +40,7 @@
 #define CQ_MAGIC 0x43514b53u /* "SKQC" */
 #define CQ_DBREC_BYTES 64     /* the record's two words, alone in their line */
 #define CQ_LOCK_SPINS 4096    /* spins between looks at whether the holder still lives */
+#define CQ_LOCK_HELD_MAX_NS 1000000000ull /* a hold longer than this is no producer's (cq_holder_stuck) */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cq_cpu_relax() __builtin_ia32_pause()
@@ -440,8 +441,29 @@ static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
  */
 static bool cq_holder_dead(uint32_t holder)
 {
+	/* A word no process writes (the block is memory others can scribble on): kill() would name a group, or all. */
+	if ((pid_t)holder <= 0)
+		return holder != 0;
 	/* A zombie holds nothing any more: its parent may reap it only much later. */
-	return holder != 0 && ((kill((pid_t)holder, 0) != 0 && errno == ESRCH) || hw_ids_pid_dead(holder));
+	return (kill((pid_t)holder, 0) != 0 && errno == ESRCH) || hw_ids_pid_dead(holder);
+}
+
+/*
+ * The same holder at every look for longer than any producer holds the lock
+ * (one CQE, no system call but the bell's): a word left there by no live
+ * producer, such as a live process's pid written over the block by another
+ * process. *held and *since are the caller's record of the looks.
+ */
+static bool cq_holder_stuck(uint32_t holder, uint32_t *held, uint64_t *since)
+{
+	uint64_t now = cq_clock_ns();
+
+	if (holder != *held) {
+		*held = holder;
+		*since = now;
+		return false;
+	}
+	return now - *since > CQ_LOCK_HELD_MAX_NS;
 }
 
 /*
@@ -493,13 +515,17 @@ static void cq_finish_dead_push(struct hw_cq *cq)
 
 void hw_cq_lock(struct hw_cq *cq)
 {
-	uint32_t me = cq_self(), cur = 0;
+	uint32_t me = cq_self(), cur = 0, held = 0;
+	uint64_t since = 0;
 
 	for (uint32_t spins = 0;; spins++) {
 		if (atomic_compare_exchange_weak_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
 							  memory_order_relaxed))
 			return;
-		if (cur != 0 && spins % CQ_LOCK_SPINS == CQ_LOCK_SPINS - 1 && cq_holder_dead(cur) &&
+		if (cur == 0)
+			held = 0; /* released meanwhile: a later holder's time starts afresh */
+		if (cur != 0 && spins % CQ_LOCK_SPINS == CQ_LOCK_SPINS - 1 &&
+		    (cq_holder_dead(cur) || cq_holder_stuck(cur, &held, &since)) &&
 		    atomic_compare_exchange_strong_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
 							    memory_order_relaxed)) {
 			cq_finish_dead_push(cq);

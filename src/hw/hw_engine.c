@@ -50,7 +50,6 @@
 #define ENG_MAX_SPANS 64
 #define ENG_CE_SIGNALED (2u << 2) /* CQ_UPDATE and CQ_UPDATE_AND_EQE share this bit */
 #define ENG_ATOMIC_LEN 8
-#define ENG_MAX_MSG (1ull << 31) /* the largest RC message */
 
 struct eng_span {
 	uint8_t *p;
@@ -201,11 +200,10 @@ static enum hw_status eng_translate_into(uint32_t key, uint32_t pd_id, uint64_t 
 	return HW_OK;
 }
 
-/* A local data segment checked against the QP's domain: 0 or the local protection syndrome. */
-static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, uint32_t access, struct eng_list *l)
+/* A local data segment of len bytes checked against the QP's domain: 0 or the local protection syndrome. */
+static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, uint32_t len, uint32_t access,
+			     struct eng_list *l)
 {
-	uint32_t len = hw_data_seg_len(d);
-
 	if (len == 0)
 		return 0;
 	if (eng_translate_into(hw_data_seg_lkey(d), pd_id, hw_data_seg_addr(d), len, access, l) != HW_OK)
@@ -213,33 +211,76 @@ static uint8_t eng_local_seg(uint32_t pd_id, const struct hw_wqe_data_seg *d, ui
 	return 0;
 }
 
-/* The segments from off to the WQE's end: data segments, or inline data when inl_ok. */
+/*
+ * The segment at off of a send WQE: its byte length and, for inline data,
+ * true in *inl and the bytes it takes in *span (data segments take 16).
+ * False when inline data runs past the WQE's end.
+ */
+static bool eng_seg_at(const struct eng_wqe *w, uint32_t off, bool *inl, uint32_t *len, uint32_t *span)
+{
+	const struct hw_wqe_inl_seg *s = (const void *)(w->p + off);
+	uint32_t v = be32toh(s->byte_count);
+
+	*inl = (v & HW_INLINE_SEG_FLAG) != 0 && v != HW_DATA_SEG_2G;
+	*len = *inl ? v & ~HW_INLINE_SEG_FLAG : v;
+	*span = HW_WQE_DS_BYTES;
+	if (!*inl)
+		return true;
+	*span = (uint32_t)((sizeof(*s) + *len + HW_WQE_DS_BYTES - 1) & ~(HW_WQE_DS_BYTES - 1ul));
+	return *len <= w->end - off - sizeof(*s);
+}
+
+/*
+ * A segment at off failed with synd after total bytes before it: a message
+ * longer than the port's max_msg_sz is a length error whatever its keys,
+ * so the rest of the lengths are added up first.
+ */
+static uint8_t eng_len_first(const struct eng_wqe *w, uint32_t off, uint64_t total, uint8_t synd)
+{
+	while (off < w->end) {
+		uint32_t len, span;
+		bool inl;
+
+		if (!eng_seg_at(w, off, &inl, &len, &span))
+			break;
+		total += len;
+		off += span;
+	}
+	return total > HW_QP_MAX_MSG ? HW_CQE_SYNDROME_LOCAL_LENGTH_ERR : synd;
+}
+
+/*
+ * The segments from off to the WQE's end: data segments, or inline data when
+ * inl_ok. A message beyond the port's max_msg_sz fails with the card's
+ * LOCAL_LENGTH_ERR before any key is looked at (the sum is 64-bit: no
+ * length wraps it); inline data past the WQE or where none may be is a
+ * LOCAL_QP_OP_ERR.
+ */
 static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t off, uint32_t access, bool inl_ok,
 			    struct eng_list *l)
 {
 	eng_list_init(l);
 	while (off < w->end) {
-		struct hw_wqe_inl_seg *inl = (void *)(w->p + off);
-		int is_inl;
-		uint32_t len = hw_inl_seg_len(inl, &is_inl);
+		uint32_t len, span;
 		uint8_t synd;
+		bool inl;
 
-		if (is_inl) {
-			uint32_t span = (uint32_t)((sizeof(*inl) + len + HW_WQE_DS_BYTES - 1) & ~(HW_WQE_DS_BYTES - 1ul));
-
-			if (!inl_ok || len > w->end - off - sizeof(*inl))
-				return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		if (!eng_seg_at(w, off, &inl, &len, &span) || (inl && !inl_ok))
+			return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		if (len > HW_QP_MAX_MSG - l->total)
+			return HW_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+		if (inl) {
 			if (len != 0)
-				eng_add(l, w->p + off + sizeof(*inl), len);
+				eng_add(l, w->p + off + sizeof(struct hw_wqe_inl_seg), len);
 			off += span;
 			continue;
 		}
-		synd = eng_local_seg(qp->pd_id, (const void *)(w->p + off), access, l);
+		synd = eng_local_seg(qp->pd_id, (const void *)(w->p + off), len, access, l);
 		if (synd != 0)
-			return synd;
-		off += sizeof(struct hw_wqe_data_seg);
+			return eng_len_first(w, off + span, l->total + len, synd);
+		off += span;
 	}
-	return l->total > ENG_MAX_MSG ? HW_CQE_SYNDROME_LOCAL_LENGTH_ERR : 0;
+	return 0;
 }
 
 /*
@@ -557,7 +598,7 @@ static uint8_t eng_rcv_list(const struct eng_rcv *r, struct eng_list *l)
 
 		if (hw_data_seg_lkey(d) == HW_RQ_INVALID_LKEY)
 			break;
-		synd = eng_local_seg(r->pd_id, d, HW_ACCESS_LOCAL_WRITE, l);
+		synd = eng_local_seg(r->pd_id, d, hw_data_seg_len(d), HW_ACCESS_LOCAL_WRITE, l);
 		if (synd != 0)
 			return synd;
 	}
@@ -1713,9 +1754,13 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 
 enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 {
+	enum hw_qp_state st;
 	uint32_t avail;
 
-	if (qp == NULL || qp->view != NULL || (hw_qp_state_of(qp) != HW_QP_RTS && hw_qp_state_of(qp) != HW_QP_ERR))
+	if (qp == NULL || qp->view != NULL)
+		return HW_ERR_INVAL;
+	st = hw_qp_state(qp); /* a state word another process overwrote is ERR now: the work is flushed, not left */
+	if (st != HW_QP_RTS && st != HW_QP_ERR)
 		return HW_ERR_INVAL;
 	new_pi &= HW_QP_COUNTER_MASK;
 	avail = (new_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;

@@ -287,6 +287,20 @@ static inline uint8_t hw_ctrl_ds(const struct hw_wqe_ctrl_seg *s)
 	return be32toh(s->qpn_ds) & 0x3f;
 }
 
+/*
+ * A data segment's byte count is 31 bits and its top bit marks an inline
+ * segment; the top bit alone (an empty inline segment, which mlx5 never
+ * writes) is a pointer to 2 GiB. A gather entry of 2 GiB or more is written
+ * so: any of them is beyond the port's max_msg_sz and fails as such, where
+ * its low 31 bits would be read as inline data.
+ */
+#define HW_DATA_SEG_2G 0x80000000u
+
+static inline uint32_t hw_data_seg_len_of(uint64_t len)
+{
+	return len < HW_DATA_SEG_2G ? (uint32_t)len : HW_DATA_SEG_2G;
+}
+
 static inline void hw_data_seg_set(struct hw_wqe_data_seg *s, uint32_t len, uint32_t lkey, uint64_t addr)
 {
 	s->byte_count = htobe32(len);

@@ -6,6 +6,7 @@
  */
 #include <endian.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -448,9 +449,35 @@ uint32_t *hw_qp_dbrec(const struct hw_qp *qp)
 	return qp->dbrec;
 }
 
-enum hw_qp_state hw_qp_state(const struct hw_qp *qp)
+/*
+ * The shared word and the owner's differ: a change in progress (read again
+ * once it is written), else ERR: a peer moved the QP there, or the word was
+ * overwritten with anything.
+ */
+enum hw_qp_state hw_qp_state_torn(const struct hw_qp *qp)
 {
-	return hw_qp_state_of(qp);
+	for (uint32_t spins = 0;; spins++) {
+		uint32_t q = __atomic_load_n(&qp->state_seq, __ATOMIC_ACQUIRE), own, sh;
+
+		if (q & 1) {
+			if (spins % 64 == 63)
+				sched_yield(); /* a thread of this process half way through three stores */
+			continue;
+		}
+		own = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+		sh = __atomic_load_n(&qp->sh->state, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&qp->state_seq, __ATOMIC_ACQUIRE) == q)
+			return sh == own ? (enum hw_qp_state)own : HW_QP_ERR;
+	}
+}
+
+enum hw_qp_state hw_qp_state(struct hw_qp *qp)
+{
+	enum hw_qp_state st = hw_qp_state_of(qp);
+
+	if (st == HW_QP_ERR && qp->view == NULL && __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != HW_QP_ERR)
+		hw_qp_set_err(qp);
+	return st;
 }
 
 /*
@@ -586,7 +613,8 @@ static void qp_flush_rq(struct hw_qp *qp)
 
 	if (qp->srq != NULL)
 		return; /* the SRQ's WQEs stay for the other QPs */
-	for (;;) {
+	/* At most a ring's worth: counters in shared memory rewritten meanwhile cannot keep it going. */
+	for (uint32_t n = 0; n < (1u << qp->log_rq_size); n++) {
 		uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE)), ci, posted;
 
 		hw_cq_lock(qp->recv_cq);
@@ -604,9 +632,21 @@ static void qp_flush_rq(struct hw_qp *qp)
 	}
 }
 
+/* The owner's word and the shared one together, as hw_qp_state_torn reads them; writers of this process take turns. */
 static void qp_set_state(struct hw_qp *qp, enum hw_qp_state st)
 {
+	uint32_t q = __atomic_load_n(&qp->state_seq, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if (!(q & 1) && __atomic_compare_exchange_n(&qp->state_seq, &q, q + 1, false, __ATOMIC_ACQ_REL,
+							    __ATOMIC_RELAXED))
+			break;
+		sched_yield();
+		q = __atomic_load_n(&qp->state_seq, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&qp->state, (uint32_t)st, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->sh->state, (uint32_t)st, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->state_seq, q + 2, __ATOMIC_RELEASE);
 }
 
 void hw_qp_set_err(struct hw_qp *qp)

@@ -80,6 +80,11 @@ enum hw_qp_type {
 #define HW_QP_RNR_TIMER_MAX 31
 #define HW_QP_NO_DEADLINE UINT64_MAX
 #define HW_UD_MTU 4096 /* the port MTU: the largest UD message */
+/*
+ * The port's max_msg_sz, as mlx5 reports it: a longer message fails on the
+ * requester with LOCAL_LENGTH_ERR before a byte moves.
+ */
+#define HW_QP_MAX_MSG (1u << 30)
 
 struct hw_srq;
 
@@ -196,6 +201,13 @@ struct hw_qp {
 	struct hw_xm_flight *xf; /* with xm_machine: the requests in flight (hw_engine.c) */
 	uint64_t xm_probed_ns;	 /* the engine thread's last look at that peer */
 	uint32_t xm_inflight;	 /* requests of xf in flight, as the last drive left them */
+	/*
+	 * A QP of this process: the state its owner last set, which the shared
+	 * word (sh->state) must still say; state_seq is odd while a change
+	 * writes both (hw_qp_state_of).
+	 */
+	uint32_t state;
+	uint32_t state_seq;
 };
 
 /*
@@ -212,7 +224,8 @@ void hw_qp_destroy(struct hw_qp *qp);
 uint8_t *hw_qp_sq_buf(const struct hw_qp *qp);
 uint8_t *hw_qp_rq_buf(const struct hw_qp *qp);
 uint32_t *hw_qp_dbrec(const struct hw_qp *qp);
-enum hw_qp_state hw_qp_state(const struct hw_qp *qp);
+/* hw_qp_state_of; a QP of this process found in ERR so is settled there (RQ flushed, the word ERR). */
+enum hw_qp_state hw_qp_state(struct hw_qp *qp);
 
 /*
  * Moves the state: RESET->INIT->RTR->RTS one step at a time, any state to ERR
@@ -321,10 +334,24 @@ void hw_qp_dest_put(struct hw_qp *qp);
 /* Internal: at exit, after the engine thread stopped, the cached views go. */
 void hw_qp_dests_drop(void);
 
-/* The QP's state as a requester sees it (any thread). */
+enum hw_qp_state hw_qp_state_torn(const struct hw_qp *qp);
+
+/*
+ * The QP's state as a requester sees it (any thread). The shared word is
+ * memory other processes of the user can write: a peer moves it to ERR,
+ * and a scribbler to anything. So for a QP of this process, a word that
+ * no longer says what the owner set reads ERR (hw_qp_state settles it),
+ * never a state in which the doorbell would leave posted work waiting.
+ */
 static inline enum hw_qp_state hw_qp_state_of(const struct hw_qp *qp)
 {
-	return (enum hw_qp_state)__atomic_load_n(&qp->sh->state, __ATOMIC_ACQUIRE);
+	uint32_t sh = __atomic_load_n(&qp->sh->state, __ATOMIC_ACQUIRE);
+
+	if (qp->view != NULL)
+		return sh <= HW_QP_ERR ? (enum hw_qp_state)sh : HW_QP_ERR;
+	if (__builtin_expect(sh == __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE), 1))
+		return (enum hw_qp_state)sh;
+	return hw_qp_state_torn(qp);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "hw_srq.h"
 
 #define SRQ_COUNTER_MASK 0xffffu
+#define SRQ_TAKE_TRIES 4096 /* compare-and-swaps lost in a row before the head word is called unusable */
 
 /* Attaching and detaching QPs happens at their creation and destruction only. */
 static pthread_mutex_t srq_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -219,14 +220,17 @@ const uint8_t *hw_srq_take(struct hw_srq *srq, uint16_t *idx)
 	uint32_t hc = __atomic_load_n(&srq->sh->hc, __ATOMIC_ACQUIRE);
 	uint32_t head, posted, next;
 
-	do {
+	/* The block is memory other processes can write: a head beyond the ring is masked, a word that never settles gives up. */
+	for (uint32_t tries = 0;; tries++) {
 		posted = (srq_pi(srq) - hc) & SRQ_COUNTER_MASK;
-		if (posted == 0 || posted > srq_size(srq))
+		if (posted == 0 || posted > srq_size(srq) || tries == SRQ_TAKE_TRIES)
 			return NULL;
-		head = hc >> 16;
+		head = (hc >> 16) & (srq_size(srq) - 1);
 		next = be16toh(srq_wqe(srq, head)->next_wqe_index) & (srq_size(srq) - 1);
-	} while (!__atomic_compare_exchange_n(&srq->sh->hc, &hc, next << 16 | ((hc + 1) & SRQ_COUNTER_MASK), false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+		if (__atomic_compare_exchange_n(&srq->sh->hc, &hc, next << 16 | ((hc + 1) & SRQ_COUNTER_MASK), false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
 	*idx = (uint16_t)head;
 	srq_check_limit(srq, posted - 1);
 	return (const uint8_t *)srq_wqe(srq, head);

@@ -85,7 +85,7 @@ static int vb_inline(const struct vb_qp *qp, const struct ibv_sge *sg, int n, ui
 	uint32_t len = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (len + sg[i].length > qp->max_inline)
+		if (sg[i].length > qp->max_inline - len) /* no sum: lengths near 4 GiB would wrap it */
 			return -1;
 		memcpy(d + len, (void *)(uintptr_t)sg[i].addr, sg[i].length);
 		len += sg[i].length;
@@ -161,7 +161,7 @@ static int vb_build(struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *w, 
 		for (int i = 0; i < wr->num_sge; i++) {
 			if (wr->sg_list[i].length == 0)
 				continue;
-			hw_data_seg_set((void *)(w + off), atomic ? VB_ATOMIC_SIZE : wr->sg_list[i].length,
+			hw_data_seg_set((void *)(w + off), atomic ? VB_ATOMIC_SIZE : hw_data_seg_len_of(wr->sg_list[i].length),
 					wr->sg_list[i].lkey, wr->sg_list[i].addr);
 			off += sizeof(struct hw_wqe_data_seg);
 		}

@@ -76,7 +76,7 @@ void vb_port_attr(const struct vb_device *dev, struct ibv_port_attr *p)
 	p->active_mtu = IBV_MTU_4096;
 	p->gid_tbl_len = VB_GID_TBL_LEN;
 	p->port_cap_flags = IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP;
-	p->max_msg_sz = 1u << 30;
+	p->max_msg_sz = HW_QP_MAX_MSG;
 	p->pkey_tbl_len = 1;
 	p->lid = dev->lid;
 	p->sm_lid = 1;

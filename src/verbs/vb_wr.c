@@ -273,8 +273,8 @@ static void vb_wr_data_seg(struct vb_qp *qp, uint32_t lkey, uint64_t addr, uint3
 
 	if (len == 0)
 		return;
-	hw_data_seg_set((void *)vb_wr_seg(qp, sizeof(struct hw_wqe_data_seg)), atomic ? VB_ATOMIC_SIZE : len, lkey,
-			addr);
+	hw_data_seg_set((void *)vb_wr_seg(qp, sizeof(struct hw_wqe_data_seg)),
+			atomic ? VB_ATOMIC_SIZE : hw_data_seg_len_of(len), lkey, addr);
 }
 
 static void vb_wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t length)
@@ -314,11 +314,12 @@ static void vb_wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const stru
 		vb_wr_fail(qp, EINVAL); /* data the device writes cannot be inline */
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].length > qp->max_inline - len) { /* no sum first: lengths near SIZE_MAX would wrap it */
+			vb_wr_fail(qp, ENOMEM);
+			return;
+		}
 		len += b[i].length;
-	if (len > qp->max_inline) {
-		vb_wr_fail(qp, ENOMEM);
-		return;
 	}
 	hdr = qp->wr_p + qp->wr_off;
 	d = hdr + sizeof(struct hw_wqe_inl_seg);
