@@ -10,6 +10,8 @@
 #endif
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -740,7 +742,7 @@ static void test_dct_other_process(void)
 	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_RETRY_EXC_ERR);
 }
 
-/* The DCT's owner killed without destroying it: within the engine thread's check its DCIs' requests go unanswered. */
+/* The DCT's owner killed without destroying it: the DCIs' next request goes unanswered (retries exceeded). */
 static void test_dct_owner_killed(void)
 {
 	struct th_proc *p = th_proc_start(NULL, "dct", NULL);
@@ -756,8 +758,103 @@ static void test_dct_owner_killed(void)
 	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_SUCCESS);
 	th_proc_kill(p);
 	CHECK(th_proc_wait(p) != 0);
-	usleep(500000); /* a few of the engine thread's checks (every 100 ms) */
+	/* As on a card, the first request after the death is unanswered: no SUCCESS into a dead process. */
 	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_RETRY_EXC_ERR);
+}
+
+/* ---- a DCT, its SRQ and its CQ destroyed while a DCI streams SENDs at it ---- */
+
+struct dc_stream {
+	struct dc_env *e;
+	unsigned int dctn;
+	_Atomic int started;
+	int first_err; /* -1: none */
+	long bad_after; /* completions after the first error that are not WR_FLUSH_ERR */
+};
+
+static void *dc_stream_main(void *arg)
+{
+	struct dc_stream *s = arg;
+	long after = 0;
+
+	s->first_err = -1;
+	for (long n = 0; n < 10000000 && after < 4; n++) {
+		struct ibv_wc wc;
+
+		ibv_wr_start(s->e->x);
+		s->e->x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(s->e->x);
+		ibv_wr_set_sge(s->e->x, s->e->lmr->lkey, (uint64_t)(uintptr_t)s->e->lbuf, 64);
+		mlx5dv_wr_set_dc_addr(s->e->mx, s->e->ah, s->dctn, DC_KEY);
+		if (ibv_wr_complete(s->e->x) != 0 || vq_poll1(s->e->scq, &wc) != 1)
+			break;
+		if (wc.status == IBV_WC_SUCCESS && s->first_err < 0) {
+			atomic_store(&s->started, 1);
+			continue;
+		}
+		if (s->first_err < 0) {
+			s->first_err = wc.status;
+			continue;
+		}
+		after++;
+		s->bad_after += wc.status != IBV_WC_WR_FLUSH_ERR;
+	}
+	return NULL;
+}
+
+/*
+ * ibv_destroy_qp(3) of a DCT (and of its SRQ and CQ) is a fence: the DCI
+ * streaming at it from another thread never writes freed memory (ASan in
+ * CI), and its first request after the DCT went is unanswered, as a card's:
+ * RETRY_EXC_ERR, the DCI to ERR, then flushes.
+ */
+static void test_dct_destroyed_while_in_use(void)
+{
+	struct dc_env e;
+
+	dc_env_up(&e);
+	for (int round = 0; round < 30; round++) {
+		struct ibv_qp_init_attr_ex a;
+		struct mlx5dv_qp_init_attr dv;
+		struct ibv_srq_init_attr sa = {.attr = {.max_wr = 512, .max_sge = 1}};
+		struct ibv_cq *cq = ibv_create_cq(e.c, 1024, NULL, NULL, 0);
+		struct ibv_srq *srq = ibv_create_srq(e.pd, &sa);
+		struct ibv_qp *dct;
+		struct dc_stream s = {.e = &e};
+		pthread_t t;
+
+		CHECK(cq != NULL && srq != NULL);
+		dct_attrs(&a, &dv, e.pd, cq, srq, DC_KEY);
+		dct = mlx5dv_create_qp(e.c, &a, &dv);
+		CHECK(dct != NULL && dct_up(dct) == 0);
+		for (int i = 0; i < 512; i++) {
+			struct ibv_sge sge = {.addr = (uintptr_t)e.rbuf[0], .length = 64, .lkey = e.rmr[0]->lkey};
+			struct ibv_recv_wr wr = {.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1}, *bad;
+
+			CHECK_OK(ibv_post_srq_recv(srq, &wr, &bad));
+		}
+		s.dctn = dct->qp_num;
+		CHECK(pthread_create(&t, NULL, dc_stream_main, &s) == 0);
+		for (long spins = 0; !atomic_load(&s.started) && spins < 100000000; spins++)
+			;
+		for (volatile uint32_t d = (uint32_t)rand() % 100000; d > 0; d--)
+			;
+		CHECK_OK(ibv_destroy_qp(dct));
+		CHECK_OK(ibv_destroy_srq(srq));
+		CHECK_OK(ibv_destroy_cq(cq));
+		pthread_join(t, NULL);
+		if (s.first_err != IBV_WC_RETRY_EXC_ERR || s.bad_after != 0)
+			TH_FAIL("round %d: first error %d (want %d), %ld not flushed after it", round, s.first_err,
+				IBV_WC_RETRY_EXC_ERR, s.bad_after);
+		CHECK(s.first_err == IBV_WC_RETRY_EXC_ERR && s.bad_after == 0);
+		/* The DCI back to RTS for the next round. */
+		{
+			struct ibv_qp_attr r = {.qp_state = IBV_QPS_RESET};
+
+			CHECK_OK(ibv_modify_qp(e.dci, &r, IBV_QP_STATE));
+			CHECK_OK(dci_up(e.dci));
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -775,5 +872,6 @@ int main(int argc, char **argv)
 	RUN(test_builder_refusals);
 	RUN(test_dct_other_process);
 	RUN(test_dct_owner_killed);
+	RUN(test_dct_destroyed_while_in_use);
 	return th_summary("test_verbs_dc");
 }
