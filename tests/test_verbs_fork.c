@@ -342,6 +342,44 @@ static void test_child_sees_parent_die(void)
 	CHECK_ERR(WEXITSTATUS(ws), KID_OK);
 }
 
+/*
+ * The child's memory is the parent's as it was at the fork, registered pages
+ * too (their copy is made in the child): what the parent writes right after
+ * fork returns is not in it. 50 rounds, the parent writing at once.
+ */
+static void test_child_copy_is_of_fork_time(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_pd *pd = c != NULL ? vf_pd(c) : NULL;
+	volatile uint64_t *buf = aligned_alloc(4096, 4096);
+	struct ibv_mr *mr;
+	int late = 0;
+
+	CHECK(pd != NULL && buf != NULL);
+	th_defer(free, (void *)buf);
+	mr = vq_mr(pd, (void *)buf, 4096, VQ_ACCESS_ALL);
+	CHECK(mr != NULL);
+	for (int i = 0; i < 50; i++) {
+		pid_t pid;
+		int ws = 0;
+
+		buf[0] = 1;
+		fflush(NULL);
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			usleep(2000);
+			_exit(buf[0] == 1 ? 0 : 1);
+		}
+		buf[0] = 2; /* after the fork: never the child's */
+		CHECK(waitpid(pid, &ws, 0) == pid && WIFEXITED(ws));
+		late += WEXITSTATUS(ws) != 0;
+	}
+	if (late != 0)
+		TH_FAIL("%d of 50 children saw a write their parent made after fork", late);
+	CHECK(late == 0);
+}
+
 /* The same with rdma-core's fork initialisation asked for first: it changes nothing here. */
 static void test_after_fork_init(void)
 {
@@ -419,6 +457,7 @@ int main(int argc, char **argv)
 	RUN(test_child_writes_parent_memory);
 	RUN(test_child_sees_parent_qp_destroyed);
 	RUN(test_child_sees_parent_die);
+	RUN(test_child_copy_is_of_fork_time);
 	RUN(test_after_fork_init);
 	RUN(test_fork_init_rules);
 	RUN(test_fork_safe_env);

@@ -251,13 +251,32 @@ static void privatize(uint64_t lo, uint64_t hi)
 		munmap(tmp, len);
 }
 
+/*
+ * The child copies the ranges after fork returned in the parent too: the
+ * parent waits for the copy (a pipe the child writes to, or closes by
+ * dying), or what its forking thread writes right after fork (malloc's
+ * bookkeeping of a freed block, say) would land in the child's copy.
+ */
+static int fork_sync[2] = { -1, -1 };
+
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&lock);
+	if (backings == NULL || pipe2(fork_sync, O_CLOEXEC) != 0)
+		fork_sync[0] = fork_sync[1] = -1;
 }
 
 static void fork_parent(void)
 {
+	char c;
+
+	if (fork_sync[0] >= 0) {
+		close(fork_sync[1]);
+		while (read(fork_sync[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(fork_sync[0]);
+		fork_sync[0] = fork_sync[1] = -1;
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -273,6 +292,13 @@ static void fork_child(void)
 		close(k->b.memfd);
 		free(k);
 		k = next;
+	}
+	if (fork_sync[1] >= 0) {
+		if (write(fork_sync[1], "c", 1) != 1)
+			BASE_DBG("fork: the parent learns of the copy when this child ends");
+		close(fork_sync[0]);
+		close(fork_sync[1]);
+		fork_sync[0] = fork_sync[1] = -1;
 	}
 	pthread_mutex_unlock(&lock);
 }
