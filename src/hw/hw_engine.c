@@ -256,8 +256,9 @@ static uint8_t eng_len_first(const struct eng_wqe *w, uint32_t off, uint64_t tot
  * length wraps it); inline data past the WQE or where none may be is a
  * LOCAL_QP_OP_ERR.
  */
-static uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w, uint32_t off, uint32_t access, bool inl_ok,
-			    struct eng_list *l)
+static inline __attribute__((always_inline)) uint8_t eng_seg_list(const struct hw_qp *qp, struct eng_wqe *w,
+								   uint32_t off, uint32_t access, bool inl_ok,
+								   struct eng_list *l)
 {
 	eng_list_init(l);
 	while (off < w->end) {
@@ -1759,7 +1760,7 @@ enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 
 	if (qp == NULL || qp->view != NULL)
 		return HW_ERR_INVAL;
-	st = hw_qp_state(qp); /* a state word another process overwrote is ERR now: the work is flushed, not left */
+	st = hw_qp_state_now(qp); /* a state word another process overwrote is ERR now: the work is flushed, not left */
 	if (st != HW_QP_RTS && st != HW_QP_ERR)
 		return HW_ERR_INVAL;
 	new_pi &= HW_QP_COUNTER_MASK;

@@ -106,6 +106,7 @@ static void ep_release(void *arg)
 static void ep_fork_child(void)
 {
 	hw_epoch_me.word = NULL;
+	hw_epoch_me.gen = 0;
 	hw_epoch_me.depth = 0;
 }
 
@@ -177,7 +178,7 @@ void hw_epoch_attach(struct hw_epoch_tls *me)
 		s = ep_claim(&shared_tbl, self);
 	if (s == NULL)
 		s = ep_claim(&local_tbl, self);
-	me->gen = 1;
+	me->gen = 1; /* odd from here on: entries add 2 */
 	me->strong = !ep_membarrier;
 	if (s == NULL) {
 		BASE_ERR("no epoch slot for this thread: destroys may not wait for its work");

@@ -32,15 +32,15 @@
 #include <stdint.h>
 
 struct hw_epoch_tls {
-	_Atomic uint64_t *word; /* this thread's slot; NULL until the first entry */
-	uint64_t gen;		/* the next odd value to write */
+	_Atomic uint64_t *word; /* this thread's slot (valid once gen is odd) */
+	uint64_t gen;		/* 0 until the slot is claimed; then the last odd value written */
 	uint32_t depth;		/* nested entries */
 	uint32_t strong;	/* no membarrier: fence on entry */
 };
 
 extern __thread struct hw_epoch_tls hw_epoch_me __attribute__((tls_model("initial-exec")));
 
-/* Claims this thread's slot (first entry, or after a fork). */
+/* Claims this thread's slot (first entry, or after a fork) and sets gen odd. */
 void hw_epoch_attach(struct hw_epoch_tls *me);
 
 /* Marks the start of work that may reach objects others can destroy. */
@@ -48,7 +48,7 @@ static inline void hw_epoch_enter(void)
 {
 	if (hw_epoch_me.depth++ != 0)
 		return;
-	if (__builtin_expect(hw_epoch_me.word == NULL, 0))
+	if (__builtin_expect(hw_epoch_me.gen == 0, 0))
 		hw_epoch_attach(&hw_epoch_me);
 	hw_epoch_me.gen += 2;
 	atomic_store_explicit(hw_epoch_me.word, hw_epoch_me.gen, memory_order_relaxed);

@@ -302,7 +302,6 @@ enum hw_status hw_jobq_run(struct hw_jobq *q)
 {
 	enum hw_status ret = HW_OK;
 
-	hw_epoch_enter();
 	while (q->ci != q->pi) {
 		struct hw_jobq_dma1 j;
 		struct hw_cqe_fields f = { 0 };
@@ -319,7 +318,6 @@ enum hw_status hw_jobq_run(struct hw_jobq *q)
 			ret = HW_ERR_FULL;
 		q->ci += nbb;
 	}
-	hw_epoch_leave();
 	return ret;
 }
 

@@ -30,7 +30,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hw_epoch.h"
 #include "hw_cq.h"
 #include "hw_dma.h"
 #include "hw_prm.h"
@@ -366,6 +365,11 @@ static inline enum hw_status hw_jobq_complete(struct hw_jobq *q, enum hw_status 
 
 /*
  * The doorbell: the engine executes every posted WQE and writes its CQE.
+ * Unlike a QP's doorbell it announces no execution to hw_epoch: its keys are
+ * those of DOCA mmaps of this process, which doca_mmap_stop refuses to
+ * deregister while any buffer points into them, and a job has buffers, so
+ * no deregistration can meet a job here (remote memory takes the fabric's
+ * path, which counts its accesses itself).
  * The creator sizes the CQ for every job it can have outstanding; a CQE that
  * finds the CQ full anyway is lost and the CQ's overrun latched (fatal on the
  * card): HW_ERR_FULL.
@@ -378,14 +382,8 @@ static inline enum hw_status hw_jobq_ring(struct hw_jobq *q)
 
 	if (q->ci == q->pi)
 		return HW_OK;
-	if (__builtin_expect(q->pi - q->ci == 1, 1) && hw_jobq_parse_dma1(q, &j)) {
-		enum hw_status st;
-
-		hw_epoch_enter(); /* a key deregistered meanwhile waits for the copy (hw_epoch.h) */
-		st = hw_jobq_exec_dma1(q, &j);
-		hw_epoch_leave();
-		return hw_jobq_complete(q, st, j.len);
-	}
+	if (__builtin_expect(q->pi - q->ci == 1, 1) && hw_jobq_parse_dma1(q, &j))
+		return hw_jobq_complete(q, hw_jobq_exec_dma1(q, &j), j.len);
 	return hw_jobq_run(q);
 }
 
@@ -422,9 +420,7 @@ static inline __attribute__((always_inline)) enum hw_jobq_bf hw_jobq_post_bf_dma
 		hw_jobq_run(q);
 		return HW_JOBQ_BF_POSTED;
 	}
-	hw_epoch_enter();
 	st = hw_jobq_exec_dma1(q, &j);
-	hw_epoch_leave();
 	*bytes = j.len;
 	return hw_jobq_complete(q, st, j.len) == HW_OK && st == HW_OK ? HW_JOBQ_BF_DONE : HW_JOBQ_BF_POSTED;
 }

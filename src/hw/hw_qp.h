@@ -355,6 +355,19 @@ static inline enum hw_qp_state hw_qp_state_of(const struct hw_qp *qp)
 }
 
 /*
+ * hw_qp_state inline for the doorbells: the call is made only when the
+ * state needs settling (a word another process overwrote).
+ */
+static inline enum hw_qp_state hw_qp_state_now(struct hw_qp *qp)
+{
+	enum hw_qp_state st = hw_qp_state_of(qp);
+
+	if (__builtin_expect(st == HW_QP_ERR, 0))
+		return hw_qp_state(qp);
+	return st;
+}
+
+/*
  * The receive doorbell: records the producer counter (writes it to the
  * record) and resumes the peer if its SQ waits for a receive here.
  * HW_ERR_INVAL for a QP on an SRQ or a counter more than a ring ahead.

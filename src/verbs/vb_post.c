@@ -48,7 +48,7 @@ static const uint8_t vb_wr_wc_op[] = {
 
 void vb_qp_ring(struct vb_qp *qp)
 {
-	enum hw_qp_state s = hw_qp_state(qp->hw);
+	enum hw_qp_state s = hw_qp_state_now(qp->hw);
 
 	if (s == HW_QP_RTS || s == HW_QP_ERR)
 		(void)hw_qp_ring_sq(qp->hw, qp->sq_cur_post);
