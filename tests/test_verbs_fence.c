@@ -464,6 +464,18 @@ static void writer_free(struct writer *w)
 	pages_free(w->src, CHUNK);
 }
 
+/* A role's device, queue and registered pages (reg bytes of them); what failed is NULL. */
+static void writer_open(struct writer *w, enum ibv_qp_type t, size_t reg)
+{
+	w->l = ibv_get_device_list(NULL);
+	w->c = w->l != NULL && w->l[0] != NULL ? ibv_open_device(w->l[0]) : NULL;
+	w->pd = w->c != NULL ? ibv_alloc_pd(w->c) : NULL;
+	w->cq = w->pd != NULL ? ibv_create_cq(w->c, 64, NULL, NULL, 0) : NULL;
+	w->qp = w->cq != NULL ? mk_qp(w->pd, t, w->cq, NULL) : NULL;
+	w->src = pages(CHUNK);
+	w->ms = w->src != NULL && w->pd != NULL ? ibv_reg_mr(w->pd, w->src, reg, VQ_ACCESS_ALL) : NULL;
+}
+
 static int writer_rounds(struct writer *w)
 {
 	char line[256];
@@ -497,13 +509,7 @@ static int writer_role(void)
 	struct writer w = { 0 };
 	int rc = 1;
 
-	w.l = ibv_get_device_list(NULL);
-	w.c = w.l != NULL && w.l[0] != NULL ? ibv_open_device(w.l[0]) : NULL;
-	w.pd = w.c != NULL ? ibv_alloc_pd(w.c) : NULL;
-	w.cq = w.pd != NULL ? ibv_create_cq(w.c, 64, NULL, NULL, 0) : NULL;
-	w.qp = w.cq != NULL ? mk_qp(w.pd, IBV_QPT_RC, w.cq, NULL) : NULL;
-	w.src = pages(CHUNK);
-	w.ms = w.src != NULL && w.pd != NULL ? ibv_reg_mr(w.pd, w.src, CHUNK, VQ_ACCESS_ALL) : NULL;
+	writer_open(&w, IBV_QPT_RC, CHUNK);
 	if (w.qp != NULL && w.ms != NULL) {
 		memset(w.src, FILL, CHUNK);
 		printf("QPN %u\n", w.qp->qp_num);
@@ -572,13 +578,7 @@ static int responder_role(void)
 	unsigned peer;
 	int rc = 1;
 
-	w.l = ibv_get_device_list(NULL);
-	w.c = w.l != NULL && w.l[0] != NULL ? ibv_open_device(w.l[0]) : NULL;
-	w.pd = w.c != NULL ? ibv_alloc_pd(w.c) : NULL;
-	w.cq = w.pd != NULL ? ibv_create_cq(w.c, 64, NULL, NULL, 0) : NULL;
-	w.qp = w.cq != NULL ? mk_qp(w.pd, IBV_QPT_RC, w.cq, NULL) : NULL;
-	w.src = pages(CHUNK);
-	w.ms = w.src != NULL && w.pd != NULL ? ibv_reg_mr(w.pd, w.src, 4096, VQ_ACCESS_ALL) : NULL;
+	writer_open(&w, IBV_QPT_RC, 4096);
 	if (w.qp != NULL && w.ms != NULL) {
 		printf("QPN %u %llx %x\n", w.qp->qp_num, (unsigned long long)(uintptr_t)w.src, w.ms->rkey);
 		fflush(stdout);
@@ -673,13 +673,7 @@ static int udsender_role(uint32_t dqpn, uint32_t id)
 	struct ibv_ah *ah = NULL;
 	int rc = 1;
 
-	w.l = ibv_get_device_list(NULL);
-	w.c = w.l != NULL && w.l[0] != NULL ? ibv_open_device(w.l[0]) : NULL;
-	w.pd = w.c != NULL ? ibv_alloc_pd(w.c) : NULL;
-	w.cq = w.pd != NULL ? ibv_create_cq(w.c, 64, NULL, NULL, 0) : NULL;
-	w.qp = w.cq != NULL ? mk_qp(w.pd, IBV_QPT_UD, w.cq, NULL) : NULL;
-	w.src = pages(CHUNK);
-	w.ms = w.src != NULL && w.pd != NULL ? ibv_reg_mr(w.pd, w.src, CHUNK, VQ_ACCESS_ALL) : NULL;
+	writer_open(&w, IBV_QPT_UD, CHUNK);
 	ah = w.pd != NULL ? ibv_create_ah(w.pd, &aa) : NULL;
 	if (w.qp != NULL && w.ms != NULL && ah != NULL && vq_up(w.qp, 0, 0, 0) == 0) {
 		struct sender s = { .qp = w.qp, .cq = w.cq, .op = IBV_WR_SEND, .mr = w.ms, .ah = ah, .remote_qpn = dqpn };
