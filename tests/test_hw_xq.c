@@ -991,6 +991,15 @@ static void test_polled_doorbell(void)
 	post(&me, &w);
 	CHECK(req_ok(wait_cqe(&me.sc), idx, 100) && req_ok(wait_cqe(&me.sc), (uint16_t)(idx + 1), 100));
 	CHECK(memcmp(me.mem + 300, me.mem + 10, 100) == 0);
+	/*
+	 * A send record more than a ring ahead (written over by another
+	 * process): the QP fails with an error CQE for the WQE it stood at,
+	 * never a silent stall.
+	 */
+	idx = (uint16_t)(idx + 2);
+	__atomic_store_n(&hw_qp_dbrec(me.qp)[HW_QP_DBR_SND], htobe32((uint32_t)idx + 0x8000u), __ATOMIC_RELEASE);
+	CHECK(err_cqe(wait_cqe(&me.sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_LOCAL_QP_OP_ERR, idx));
+	CHECK(hw_qp_state(me.qp) == HW_QP_ERR);
 }
 
 int main(void)

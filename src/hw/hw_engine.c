@@ -1712,6 +1712,15 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 	}
 }
 
+void hw_qp_fail_sq(struct hw_qp *qp)
+{
+	struct hw_cqe_fields f = { .opcode = HW_CQE_REQ_ERR, .qpn = qp->qpn, .syndrome = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR,
+				   .wqe_counter = (uint16_t)__atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE) };
+
+	hw_qp_set_err(qp);
+	(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
+}
+
 /*
  * One thread runs a given SQ at a time: the first to raise drivers runs it and
  * goes round again while others asked meanwhile; the others return at once.

@@ -758,8 +758,19 @@ static bool pass_polled(struct hw_qp *qp)
 	uint32_t rpi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
 	bool ran = false;
 
-	if (pi != __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE) && hw_qp_ring_sq(qp, pi) == HW_OK)
-		ran = true;
+	if (pi != __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE)) {
+		/*
+		 * A record more than a ring ahead of what ran is nothing a program
+		 * posts (memory another process scribbled on, or a program's bug):
+		 * as a card given such a doorbell, the QP fails, not waits.
+		 */
+		if (hw_qp_ring_sq(qp, pi) == HW_OK) {
+			ran = true;
+		} else if (hw_qp_state_of(qp) == HW_QP_RTS) {
+			hw_qp_fail_sq(qp);
+			ran = true;
+		}
+	}
 	if (rpi != __atomic_load_n(&qp->seen_rq_pi, __ATOMIC_RELAXED) && qp->srq == NULL) {
 		__atomic_store_n(&qp->seen_rq_pi, rpi, __ATOMIC_RELAXED);
 		hw_qp_resume_peer(qp);

@@ -396,6 +396,12 @@ void hw_qp_claim_recover(struct hw_cq *cq);
 /* Internal to the device: to ERR, posted receives completed with WR_FLUSH. */
 void hw_qp_set_err(struct hw_qp *qp);
 
+/*
+ * Internal: the WQE at the SQ's consumer counter completes LOCAL_QP_OP_ERR
+ * and the QP goes to ERR (a send record no program could have written).
+ */
+void hw_qp_fail_sq(struct hw_qp *qp);
+
 /* Internal: runs the SQ up to the rung counter (now_ns 0: no time passed). */
 void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns);
 
