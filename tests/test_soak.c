@@ -228,12 +228,19 @@ static void *pages(size_t n)
 
 /* ---- one worker thread ---- */
 
+/*
+ * A thread's buffers are mapped once and registered anew for each
+ * connection, as a server reuses its buffers: each range another process
+ * maps stays mapped there until it exits (fab_mr.c keeps at most 256), so
+ * fresh pages per connection would exhaust a long-lived peer's room.
+ */
 struct worker {
 	int id;
 	uint64_t rng;
 	uint32_t conns;
 	struct ibv_context *c;
 	struct ibv_pd *pd;
+	uint8_t *rdata, *rrecv, *rlocal;
 };
 
 static uint64_t new_tag(struct worker *w)
@@ -288,10 +295,6 @@ static void resp_free(struct resp *r)
 		SOAK_FAIL("ibv_dereg_mr failed");
 	if (r->mr_recv != NULL && ibv_dereg_mr(r->mr_recv) != 0)
 		SOAK_FAIL("ibv_dereg_mr failed");
-	if (r->data != NULL)
-		munmap(r->data, RESP_DATA);
-	if (r->recv != NULL)
-		munmap(r->recv, RESP_RECV);
 }
 
 static int resp_setup(struct worker *w, struct resp *r)
@@ -299,10 +302,11 @@ static int resp_setup(struct worker *w, struct resp *r)
 	struct ibv_srq_init_attr sa = { .attr = {.max_wr = RQ, .max_sge = 1} };
 	bool ud = r->type == CONN_UD;
 
-	r->data = pages(RESP_DATA);
-	r->recv = pages(RESP_RECV);
+	r->data = w->rdata;
+	r->recv = w->rrecv;
+	memset(r->data, 0, RESP_DATA);
 	r->cq = ibv_create_cq(w->c, 2 * RQ + 2 * W, NULL, NULL, 0);
-	if (r->data == NULL || r->recv == NULL || r->cq == NULL)
+	if (r->cq == NULL)
 		return -1;
 	r->mr_data = ibv_reg_mr(w->pd, r->data, RESP_DATA, VQ_ACCESS_ALL);
 	r->mr_recv = ibv_reg_mr(w->pd, r->recv, RESP_RECV, IBV_ACCESS_LOCAL_WRITE);
@@ -578,6 +582,7 @@ struct req {
 	uint32_t ok_slots[NSLOT], n_ok_slots;
 	int first_err;		/* -1: none yet */
 	int first_err_kind;
+	uint64_t dead_from;	/* requests from this one on were posted when the responder's process was gone */
 };
 
 static uint8_t *req_src(struct req *q, uint64_t i)
@@ -707,6 +712,9 @@ static void req_complete(struct req *q, const struct ibv_wc *wc)
 		      wc->status == IBV_WC_REM_ACCESS_ERR ? C_REM_ACCESS : C_RNR_EXC);
 		return;
 	}
+	if (wc->wr_id >= q->dead_from && q->ah == NULL)
+		SOAK_FAIL("request %" PRIu64 " completed SUCCESS although pid %d was gone when it was posted (from %" PRIu64 ")",
+			  (uint64_t)wc->wr_id, q->peer.rpid, q->dead_from);
 	count(C_OPS_OK);
 	switch (p->kind) {
 	case K_WRITE:
@@ -747,8 +755,6 @@ static void req_free(struct req *q)
 		SOAK_FAIL("ibv_destroy_cq failed");
 	if (q->mr != NULL && ibv_dereg_mr(q->mr) != 0)
 		SOAK_FAIL("ibv_dereg_mr failed");
-	if (q->local != NULL)
-		munmap(q->local, REQ_LOCAL);
 }
 
 static int req_setup(struct worker *w, struct req *q, bool ud)
@@ -756,10 +762,11 @@ static int req_setup(struct worker *w, struct req *q, bool ud)
 	struct ibv_ah_attr aa = { .dlid = 1, .port_num = 1 };
 
 	q->first_err = -1;
+	q->dead_from = UINT64_MAX;
 	q->tag = new_tag(w);
-	q->local = pages(REQ_LOCAL);
+	q->local = w->rlocal;
 	q->cq = ibv_create_cq(w->c, 4 * W, NULL, NULL, 0);
-	if (q->local == NULL || q->cq == NULL)
+	if (q->cq == NULL)
 		return -1;
 	q->mr = ibv_reg_mr(w->pd, q->local, REQ_LOCAL, VQ_ACCESS_ALL);
 	q->qp = mk_qp(w->pd, ud ? IBV_QPT_UD : IBV_QPT_RC, q->cq, NULL);
@@ -817,6 +824,10 @@ static void req_run(struct worker *w, struct req *q)
 		int n;
 
 		while (q->first_err < 0 && q->posted < budget && q->posted - q->done < W && !stopping()) {
+			/* A responder whose process is gone answers nothing (one look in 16: a system call). */
+			if (q->dead_from == UINT64_MAX && q->posted % 16 == 0 && q->peer.rpid != getpid() &&
+			    !pid_alive(q->peer.rpid))
+				q->dead_from = q->posted;
 			if (req_post(w, q) != 0) {
 				SOAK_FAIL("ibv_post_send failed");
 				return;
@@ -952,8 +963,10 @@ static int run_workers(void)
 	}
 	for (int i = 0; i < SOAK_THREADS; i++) {
 		w[i] = (struct worker){ .id = proc_index * SOAK_THREADS + i, .c = c, .pd = pd,
-				       .rng = soak_seed ^ mix64((uint64_t)(proc_index * 16 + i + 1)) };
-		if (pthread_create(&t[i], NULL, worker_main, &w[i]) != 0) {
+				       .rng = soak_seed ^ mix64((uint64_t)(proc_index * 16 + i + 1)),
+				       .rdata = pages(RESP_DATA), .rrecv = pages(RESP_RECV), .rlocal = pages(REQ_LOCAL) };
+		if (w[i].rdata == NULL || w[i].rrecv == NULL || w[i].rlocal == NULL ||
+		    pthread_create(&t[i], NULL, worker_main, &w[i]) != 0) {
 			SOAK_FAIL("pthread_create failed");
 			rc = 1;
 			break;
@@ -962,6 +975,11 @@ static int run_workers(void)
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
+	for (int i = 0; i < started; i++) {
+		munmap(w[i].rdata, RESP_DATA);
+		munmap(w[i].rrecv, RESP_RECV);
+		munmap(w[i].rlocal, REQ_LOCAL);
+	}
 out:
 	if (pd != NULL && ibv_dealloc_pd(pd) != 0) {
 		SOAK_FAIL("ibv_dealloc_pd failed: something of the soak is still allocated");
