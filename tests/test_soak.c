@@ -64,6 +64,9 @@
 #define RBUF 1088		/* a receive buffer: 40 bytes of GRH + 1024 + spare */
 #define RQ 32			/* receives posted per responder */
 #define MSG_MAX 1024
+#define NBIG 2			/* big WRITE slots of a responder: a copy long enough to race a fence */
+#define BIG (256u << 10)
+#define BIG_SEQ 0xb16u		/* every big WRITE of a connection carries the same message */
 #define HDR 24
 #define QKEY 0x11111111u
 #define MAGIC 0x50414f53u
@@ -222,9 +225,12 @@ static void *pages(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-#define RESP_DATA (NSLOT * SLOT + 4096) /* slots, then a page whose first word is the atomic one */
+/* Slots, a page whose first word is the atomic one, the big slots. */
+#define RESP_BIG (NSLOT * SLOT + 4096)
+#define RESP_DATA (RESP_BIG + NBIG * BIG)
 #define RESP_RECV (((RQ * RBUF) + 4095) & ~4095)
-#define REQ_LOCAL (W * MSG_MAX + W * SLOT + 4096)
+#define REQ_BIG (W * MSG_MAX + W * SLOT + 4096) /* the big message's source */
+#define REQ_LOCAL (REQ_BIG + BIG)
 
 /* ---- one worker thread ---- */
 
@@ -348,6 +354,17 @@ static int resp_check_slots(struct resp *r)
 			bad++;
 		}
 	}
+	for (uint32_t b = 0; b < NBIG; b++) {
+		const uint8_t *p = r->data + RESP_BIG + (size_t)b * BIG;
+		uint32_t nz = 0;
+
+		for (uint32_t i = 0; i < BIG && nz == 0; i++)
+			nz += p[i] != 0;
+		if (nz != 0 && msg_diff(p, r->mine.qtag, BIG_SEQ, K_WRITE, BIG) != 0) {
+			SOAK_FAIL("big slot %u of tag %" PRIx64 ": not its message", b, r->mine.qtag);
+			bad++;
+		}
+	}
 	return bad;
 }
 
@@ -455,19 +472,31 @@ static void resp_teardown(struct worker *w, struct resp *r)
 	}
 	if (r->type != CONN_UD && rnd(&w->rng) % 2 == 0) {
 		/* The memory first: what its key let in has landed when dereg returns, nothing after. */
+		uint8_t *live = r->data, *zero = calloc(1, RESP_DATA);
+
+		snap = malloc(RESP_DATA);
+		if (snap == NULL || zero == NULL) {
+			SOAK_FAIL("no memory");
+			free(snap);
+			free(zero);
+			resp_free(r);
+			return;
+		}
 		count(C_TD_MR_FIRST);
 		if (ibv_dereg_mr(r->mr_data) != 0)
 			SOAK_FAIL("ibv_dereg_mr failed");
 		r->mr_data = NULL;
+		/* At once: a copy still running would tear the snapshot or write over the zeroes. */
+		memcpy(snap, live, RESP_DATA);
+		memset(live, 0, RESP_DATA);
+		r->data = snap; /* what the completions and slots are checked against */
 		resp_poll(r, true);
 		resp_check_slots(r);
-		memset(r->data, 0, RESP_DATA);
+		r->data = live;
 		r->data_gone = true;
-		snap = calloc(1, RESP_DATA);
-		if (snap != NULL) {
-			no_late_bytes(r->data, snap, RESP_DATA, "ibv_dereg_mr");
-			free(snap);
-		}
+		no_late_bytes(live, zero, RESP_DATA, "ibv_dereg_mr");
+		free(snap);
+		free(zero);
 		resp_poll(r, true);
 	} else {
 		count(C_TD_QP_FIRST);
@@ -566,7 +595,7 @@ struct pend {
 	uint64_t wr_id;
 };
 
-enum { K_READ = 10, K_FADD, K_CSWAP };
+enum { K_READ = 10, K_FADD, K_CSWAP, K_BIG };
 
 struct req {
 	struct offer peer;
@@ -602,7 +631,7 @@ static int req_post(struct worker *w, struct req *q)
 	struct ibv_sge sge = { .addr = (uintptr_t)src, .lkey = q->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = q->posted, .sg_list = &sge, .num_sge = 1,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	uint32_t pick = rnd(&w->rng) % 6;
+	uint32_t pick = rnd(&w->rng) % 7;
 
 	*p = (struct pend){ .wr_id = q->posted };
 	if (q->ah != NULL) {
@@ -640,6 +669,14 @@ static int req_post(struct worker *w, struct req *q)
 		wr.wr.rdma.remote_addr = q->peer.raddr + (uint64_t)p->n * SLOT;
 		if (pick == 2)
 			wr.imm_data = htobe32(p->n << 16 | (q->rseq++ & 0xffff));
+		break;
+	case 6: /* a big WRITE */
+		p->kind = K_BIG;
+		p->n = rnd(&w->rng) % NBIG;
+		p->len = BIG;
+		sge.addr = (uintptr_t)q->local + REQ_BIG;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = q->peer.raddr + RESP_BIG + (uint64_t)p->n * BIG;
 		break;
 	case 3: /* READ of a slot written before */
 		p->kind = K_READ;
@@ -768,6 +805,7 @@ static int req_setup(struct worker *w, struct req *q, bool ud)
 	q->cq = ibv_create_cq(w->c, 4 * W, NULL, NULL, 0);
 	if (q->cq == NULL)
 		return -1;
+	msg_fill(q->local + REQ_BIG, q->tag, BIG_SEQ, K_WRITE, BIG);
 	q->mr = ibv_reg_mr(w->pd, q->local, REQ_LOCAL, VQ_ACCESS_ALL);
 	q->qp = mk_qp(w->pd, ud ? IBV_QPT_UD : IBV_QPT_RC, q->cq, NULL);
 	if (q->mr == NULL || q->qp == NULL)
