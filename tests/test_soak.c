@@ -124,7 +124,7 @@ enum {
 	C_CONN_SAME_THREAD, C_CONN_SAME_PROC, C_CONN_CROSS, C_CONN_UD, C_CONN_SRQ,
 	C_OPS_OK, C_RECV_OK, C_READ_OK, C_ATOMIC_OK, C_UD_OK,
 	C_TD_QP_FIRST, C_TD_MR_FIRST, C_TD_REQ_ABRUPT, C_CQ_BUSY,
-	C_RETRY_EXC, C_REM_ACCESS, C_RNR_EXC, C_FLUSH, C_GIVEUP,
+	C_RETRY_EXC, C_REM_ACCESS, C_RNR_EXC, C_FLUSH, C_GIVEUP, C_DEAD_PEER,
 	C_FAIL, C_COUNTERS,
 };
 
@@ -133,11 +133,15 @@ static const char *const counter_name[C_COUNTERS] = {
 	"requests SUCCESS", "receives SUCCESS", "READs checked", "atomics checked", "UD datagrams checked",
 	"teardown QP first", "teardown MR first", "requester destroyed busy", "CQ destroy EBUSY",
 	"RETRY_EXC_ERR", "REM_ACCESS_ERR", "RNR_RETRY_EXC_ERR", "WR_FLUSH_ERR", "offers given up",
+	"posted to a dead process",
 	"FAILURES",
 };
 
+#define MAX_KIDS 256
+
 struct mailbox {
 	_Atomic int stop;
+	_Atomic int serving[MAX_KIDS + 1]; /* per process index: responders with a requester streaming */
 	_Atomic long count[C_COUNTERS];
 	struct offer of[OFFERS];
 };
@@ -575,11 +579,13 @@ static void run_responder(struct worker *w)
 	while (atomic_load(&o->state) != OF_ACKED && now_ns() < end && pid_alive(r.mine.qpid))
 		pause_us(50);
 	atomic_store(&o->state, OF_FREE);
-	end = now_ns() + (uint64_t)(uint32_t[]){ 2, 20, 150 }[rnd(&w->rng) % 3] * 1000000ull;
+	end = now_ns() + (uint64_t)(uint32_t[]){ 2, 20, 150, 500 }[rnd(&w->rng) % 4] * 1000000ull;
+	atomic_fetch_add(&mb->serving[proc_index], 1);
 	while (now_ns() < end && !stopping()) {
 		resp_poll(&r, true);
 		sched_yield();
 	}
+	atomic_fetch_sub(&mb->serving[proc_index], 1);
 	resp_teardown(w, &r);
 	return;
 out:
@@ -612,6 +618,8 @@ struct req {
 	int first_err;		/* -1: none yet */
 	int first_err_kind;
 	uint64_t dead_from;	/* requests from this one on were posted when the responder's process was gone */
+	bool one_sided;		/* no SENDs: nothing waits for the responder's receives */
+	int dead_said;
 };
 
 static uint8_t *req_src(struct req *q, uint64_t i)
@@ -646,10 +654,12 @@ static int req_post(struct worker *w, struct req *q)
 		sge.length = p->len;
 		return ibv_post_send(q->qp, &wr, &bad);
 	}
+	if (q->one_sided && (pick == 0 || pick == 2))
+		pick = pick == 0 ? 6 : 1;
 	if ((pick == 1 || pick == 2) && q->slot >= NSLOT)
-		pick = 0;
+		pick = q->one_sided ? 4 : 0;
 	if (pick == 3 && q->n_ok_slots == 0)
-		pick = 0;
+		pick = q->one_sided ? 5 : 0;
 	wr.wr.rdma.rkey = q->peer.rkey;
 	switch (pick) {
 	case 0: /* SEND */
@@ -749,7 +759,7 @@ static void req_complete(struct req *q, const struct ibv_wc *wc)
 		      wc->status == IBV_WC_REM_ACCESS_ERR ? C_REM_ACCESS : C_RNR_EXC);
 		return;
 	}
-	if (wc->wr_id >= q->dead_from && q->ah == NULL)
+	if (wc->wr_id >= q->dead_from && q->ah == NULL && !q->dead_said++)
 		SOAK_FAIL("request %" PRIu64 " completed SUCCESS although pid %d was gone when it was posted (from %" PRIu64 ")",
 			  (uint64_t)wc->wr_id, q->peer.rpid, q->dead_from);
 	count(C_OPS_OK);
@@ -800,6 +810,7 @@ static int req_setup(struct worker *w, struct req *q, bool ud)
 
 	q->first_err = -1;
 	q->dead_from = UINT64_MAX;
+	q->one_sided = rnd(&w->rng) % 3 == 0;
 	q->tag = new_tag(w);
 	q->local = w->rlocal;
 	q->cq = ibv_create_cq(w->c, 4 * W, NULL, NULL, 0);
@@ -862,10 +873,11 @@ static void req_run(struct worker *w, struct req *q)
 		int n;
 
 		while (q->first_err < 0 && q->posted < budget && q->posted - q->done < W && !stopping()) {
-			/* A responder whose process is gone answers nothing (one look in 16: a system call). */
-			if (q->dead_from == UINT64_MAX && q->posted % 16 == 0 && q->peer.rpid != getpid() &&
-			    !pid_alive(q->peer.rpid))
+			/* A responder whose process is gone (reaped) answers nothing. */
+			if (q->dead_from == UINT64_MAX && q->peer.rpid != getpid() && !pid_alive(q->peer.rpid)) {
 				q->dead_from = q->posted;
+				count(C_DEAD_PEER);
+			}
 			if (req_post(w, q) != 0) {
 				SOAK_FAIL("ibv_post_send failed");
 				return;
@@ -976,9 +988,10 @@ static void *worker_main(void *arg)
 	while (!stopping()) {
 		uint32_t pick = rnd(&w->rng) % 10;
 
+		/* An offer waiting is taken first, so that most time is spent streaming, not waiting. */
 		if (pick == 0)
 			run_local_pair(w);
-		else if (pick < 5 || !try_requester(w))
+		else if (!try_requester(w))
 			run_responder(w);
 	}
 	return NULL;
@@ -1142,11 +1155,10 @@ struct census {
 	long killed_reclaimable;	/* of the latter, reported as a dead holder's */
 };
 
-#define MAX_KIDS 256
-
 struct kids {
 	struct th_proc *p[MAX_KIDS];
 	bool killed[MAX_KIDS];
+	int idx[MAX_KIDS]; /* its process index */
 	int n;
 };
 
@@ -1388,15 +1400,32 @@ static void report(void)
 		printf("  %-28s %ld\n", counter_name[i], atomic_load(&mb->count[i]));
 }
 
-/* Kills a random child every few seconds and starts another; false when one ended on its own. */
+/* A child serving a requester when there is one (so that a requester sees its responder die), else any. */
+static int pick_victim(struct kids *k, const int *live, uint64_t *rng)
+{
+	uint64_t end = now_ns() + SEC_NS;
+	int from = (int)(rnd(rng) % SOAK_PROCS);
+
+	while (now_ns() < end) {
+		for (int i = 0; i < SOAK_PROCS; i++) {
+			int v = (from + i) % SOAK_PROCS;
+
+			if (atomic_load(&mb->serving[k->idx[live[v]]]) > 0)
+				return v;
+		}
+		pause_us(1000);
+	}
+	return from;
+}
+
+/* Kills a child every few seconds and starts another; false when one ended on its own. */
 static bool soak_loop(struct kids *k, int fd, int *live, uint64_t end, uint64_t *rng)
 {
 	int next_idx = SOAK_PROCS + 1, kills = 0;
 
 	while (now_ns() < end) {
 		uint64_t until = now_ns() + (1500 + rnd(rng) % 2000) * 1000000ull;
-		int v = (int)(rnd(rng) % SOAK_PROCS);
-		int st;
+		int v, st;
 
 		while (now_ns() < until && now_ns() < end) {
 			for (int i = 0; i < SOAK_PROCS; i++)
@@ -1407,8 +1436,9 @@ static bool soak_loop(struct kids *k, int fd, int *live, uint64_t end, uint64_t 
 				}
 			pause_us(20000);
 		}
-		if (now_ns() >= end || k->n == MAX_KIDS)
+		if (now_ns() >= end || k->n == MAX_KIDS || next_idx > MAX_KIDS)
 			break;
+		v = pick_victim(k, live, rng);
 		th_proc_kill(k->p[live[v]]);
 		k->killed[live[v]] = true;
 		st = th_proc_wait(k->p[live[v]]);
@@ -1417,6 +1447,7 @@ static bool soak_loop(struct kids *k, int fd, int *live, uint64_t end, uint64_t 
 			return false;
 		}
 		kills++;
+		k->idx[k->n] = next_idx;
 		k->p[k->n] = start_kid(fd, next_idx++);
 		if (k->p[k->n] == NULL)
 			return false;
@@ -1452,6 +1483,7 @@ static void test_soak(void)
 	shm_names(shm_before, sizeof(shm_before));
 	take_census(NULL, &before);
 	for (int i = 0; i < SOAK_PROCS; i++) {
+		k->idx[k->n] = i + 1;
 		k->p[k->n] = start_kid(fd, i + 1);
 		CHECK(k->p[k->n] != NULL);
 		live[i] = k->n++;
