@@ -131,7 +131,7 @@ enum {
 static const char *const counter_name[C_COUNTERS] = {
 	"conn same-thread", "conn same-process", "conn cross-process", "conn UD", "conn SRQ",
 	"requests SUCCESS", "receives SUCCESS", "READs checked", "atomics checked", "UD datagrams checked",
-	"teardown QP first", "teardown MR first", "requester destroyed busy", "CQ destroy EBUSY",
+	"teardown QP first", "teardown MR first", "requester destroyed busy", "CQ/SRQ destroy EBUSY",
 	"RETRY_EXC_ERR", "REM_ACCESS_ERR", "RNR_RETRY_EXC_ERR", "WR_FLUSH_ERR", "offers given up",
 	"posted to a dead process",
 	"FAILURES",
@@ -464,7 +464,7 @@ static void resp_teardown(struct worker *w, struct resp *r)
 {
 	uint8_t *snap;
 
-	/* A CQ that a QP still completes into is not destroyed (EBUSY, as the kernel). */
+	/* A CQ that a QP still completes into is not destroyed (EBUSY, as the kernel's). */
 	if (rnd(&w->rng) % 8 == 0) {
 		int rc = ibv_destroy_cq(r->cq);
 
@@ -472,6 +472,16 @@ static void resp_teardown(struct worker *w, struct resp *r)
 			SOAK_FAIL("ibv_destroy_cq of a CQ in use returned %d, want EBUSY", rc);
 		if (rc == 0)
 			r->cq = NULL;
+		count(C_CQ_BUSY);
+	}
+	/* Nor an SRQ a QP still takes receives from. */
+	if (r->srq != NULL && rnd(&w->rng) % 4 == 0) {
+		int rc = ibv_destroy_srq(r->srq);
+
+		if (rc != EBUSY)
+			SOAK_FAIL("ibv_destroy_srq of an SRQ in use returned %d, want EBUSY", rc);
+		if (rc == 0)
+			r->srq = NULL;
 		count(C_CQ_BUSY);
 	}
 	if (r->type != CONN_UD && rnd(&w->rng) % 2 == 0) {
