@@ -630,6 +630,7 @@ struct req {
 	uint64_t dead_from;	/* requests from this one on were posted when the responder's process was gone */
 	bool one_sided;		/* no SENDs: nothing waits for the responder's receives */
 	int dead_said;
+	bool stream;		/* until the first error, never abrupt */
 };
 
 static uint8_t *req_src(struct req *q, uint64_t i)
@@ -875,7 +876,8 @@ static bool req_claim(struct worker *w, struct req *q, struct offer *o)
 static void req_run(struct worker *w, struct req *q)
 {
 	/* RC mostly streams until the responder goes; UD, whose sends never fail, for a while. */
-	bool until_err = q->ah == NULL && rnd(&w->rng) % 4 != 0, abrupt = rnd(&w->rng) % 8 == 0;
+	bool until_err = q->ah == NULL && (q->stream || rnd(&w->rng) % 4 != 0);
+	bool abrupt = !q->stream && rnd(&w->rng) % 8 == 0;
 	uint64_t budget = until_err ? UINT64_MAX : 10 + rnd(&w->rng) % 400, end = now_ns() + 10 * SEC_NS;
 
 	while (now_ns() < end) {
@@ -991,6 +993,65 @@ out:
 	resp_free(&r);
 }
 
+/* A requester thread of a pair, with its own random stream. */
+struct helper {
+	struct worker w;
+	struct req q;
+};
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+
+	req_run(&h->w, &h->q);
+	return NULL;
+}
+
+/*
+ * Both ends in this process, the requester on a thread of its own streaming
+ * while this thread's responder goes after 0-5 ms: the fence's race, often.
+ */
+static void run_thread_pair(struct worker *w)
+{
+	struct resp r = { .type = rnd(&w->rng) % 2 ? CONN_RC : CONN_RC_SRQ };
+	struct helper *h = calloc(1, sizeof(*h));
+	uint64_t end;
+	pthread_t t;
+
+	if (h == NULL)
+		return;
+	h->w = *w;
+	h->w.id = w->id | 0x80; /* its tags are its own */
+	h->w.rng = mix64(w->rng ^ 0x5a5a);
+	h->q.stream = true;
+	if (resp_setup(w, &r) != 0 || req_setup(&h->w, &h->q, false) != 0) {
+		SOAK_FAIL("thread pair setup failed (errno %d)", errno);
+		goto out;
+	}
+	r.mine = (struct offer){ .rpid = getpid(), .rqpn = r.qp->qp_num, .rkey = r.mr_data->rkey,
+				 .raddr = (uintptr_t)r.data, .qpid = getpid(), .qqpn = h->q.qp->qp_num,
+				 .qtag = h->q.tag };
+	h->q.peer = r.mine;
+	if (vq_up(r.qp, h->q.qp->qp_num, 1, 7) != 0 || vq_up(h->q.qp, r.qp->qp_num, 1, 7) != 0) {
+		SOAK_FAIL("thread pair to RTS failed");
+		goto out;
+	}
+	if (pthread_create(&t, NULL, helper_main, h) != 0)
+		goto out;
+	count(C_CONN_SAME_PROC);
+	end = now_ns() + rnd(&w->rng) % 5000000;
+	while (now_ns() < end)
+		resp_poll(&r, true);
+	resp_teardown(w, &r);
+	r = (struct resp){ 0 };
+	pthread_join(t, NULL);
+	w->conns = h->w.conns;
+out:
+	req_free(&h->q);
+	resp_free(&r);
+	free(h);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -1001,6 +1062,8 @@ static void *worker_main(void *arg)
 		/* An offer waiting is taken first, so that most time is spent streaming, not waiting. */
 		if (pick == 0)
 			run_local_pair(w);
+		else if (pick <= 2)
+			run_thread_pair(w);
 		else if (!try_requester(w))
 			run_responder(w);
 	}
