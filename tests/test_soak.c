@@ -488,48 +488,50 @@ static void no_late_bytes(const uint8_t *p, const uint8_t *ref, size_t n, const 
 	}
 }
 
-/* The responder goes while its requester may still be at work. */
-static void resp_teardown(struct worker *w, struct resp *r)
+/* Destroying a CQ or an SRQ a QP still uses fails with EBUSY, as the kernel's does, and changes nothing. */
+static void try_busy_destroys(struct worker *w, struct resp *r)
 {
-	uint8_t *snap;
+	int rc;
 
-	/* A CQ that a QP still completes into is not destroyed (EBUSY, as the kernel's). */
 	if (rnd(&w->rng) % 8 == 0) {
-		int rc = ibv_destroy_cq(r->cq);
-
+		rc = ibv_destroy_cq(r->cq);
 		if (rc != EBUSY)
 			SOAK_FAIL("ibv_destroy_cq of a CQ in use returned %d, want EBUSY", rc);
 		if (rc == 0)
 			r->cq = NULL;
 		count(C_CQ_BUSY);
 	}
-	/* Nor an SRQ a QP still takes receives from. */
 	if (r->srq != NULL && rnd(&w->rng) % 4 == 0) {
-		int rc = ibv_destroy_srq(r->srq);
-
+		rc = ibv_destroy_srq(r->srq);
 		if (rc != EBUSY)
 			SOAK_FAIL("ibv_destroy_srq of an SRQ in use returned %d, want EBUSY", rc);
 		if (rc == 0)
 			r->srq = NULL;
 		count(C_CQ_BUSY);
 	}
-	if (r->type != CONN_UD && rnd(&w->rng) % 2 == 0) {
-		/* The memory first: what its key let in has landed when dereg returns, nothing after. */
-		uint8_t *live = r->data, *zero = calloc(1, RESP_DATA);
+}
 
-		snap = malloc(RESP_DATA);
-		if (snap == NULL || zero == NULL) {
-			SOAK_FAIL("no memory");
-			free(snap);
-			free(zero);
-			resp_free(r);
-			return;
-		}
+/*
+ * The responder goes while its requester may still be at work: its memory
+ * first or its QP first. Right after the fence returns the memory is copied
+ * (a copy still running would tear it) and checked, then watched: no byte
+ * may change after.
+ */
+static void resp_teardown(struct worker *w, struct resp *r)
+{
+	uint8_t *live = r->data, *snap = malloc(RESP_DATA), *zero = calloc(1, RESP_DATA);
+	bool mr_first = r->type != CONN_UD && rnd(&w->rng) % 2 == 0;
+
+	if (snap == NULL || zero == NULL) {
+		SOAK_FAIL("no memory");
+		goto out;
+	}
+	try_busy_destroys(w, r);
+	if (mr_first) {
 		count(C_TD_MR_FIRST);
 		if (ibv_dereg_mr(r->mr_data) != 0)
 			SOAK_FAIL("ibv_dereg_mr failed");
 		r->mr_data = NULL;
-		/* At once: a copy still running would tear the snapshot or write over the zeroes. */
 		memcpy(snap, live, RESP_DATA);
 		memset(live, 0, RESP_DATA);
 		r->data = snap; /* what the completions and slots are checked against */
@@ -538,8 +540,6 @@ static void resp_teardown(struct worker *w, struct resp *r)
 		r->data = live;
 		r->data_gone = true;
 		no_late_bytes(live, zero, RESP_DATA, "ibv_dereg_mr");
-		free(snap);
-		free(zero);
 		resp_poll(r, true);
 	} else {
 		count(C_TD_QP_FIRST);
@@ -547,16 +547,19 @@ static void resp_teardown(struct worker *w, struct resp *r)
 	if (ibv_destroy_qp(r->qp) != 0)
 		SOAK_FAIL("ibv_destroy_qp failed");
 	r->qp = NULL;
+	if (!r->data_gone) {
+		memcpy(snap, live, RESP_DATA);
+		r->data = snap;
+	}
 	resp_poll(r, false);
 	if (!r->data_gone) {
 		resp_check_slots(r);
-		snap = malloc(RESP_DATA);
-		if (snap != NULL) {
-			memcpy(snap, r->data, RESP_DATA);
-			no_late_bytes(r->data, snap, RESP_DATA, "ibv_destroy_qp");
-			free(snap);
-		}
+		r->data = live;
+		no_late_bytes(live, snap, RESP_DATA, "ibv_destroy_qp");
 	}
+out:
+	free(snap);
+	free(zero);
 	resp_free(r);
 }
 
