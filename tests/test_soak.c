@@ -43,6 +43,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,14 +151,25 @@ static struct mailbox *mb;
 static uint64_t soak_seed;
 static int proc_index; /* 0: the parent */
 
-/* A failure: counted where every process sees it (a killed process's too), said at once. */
-#define SOAK_FAIL(...)                                                                                                 \
-	do {                                                                                                           \
-		atomic_fetch_add(&mb->count[C_FAIL], 1);                                                               \
-		fprintf(stderr, "SOAK FAILURE pid %d (%s:%d): ", (int)getpid(), __FILE__, __LINE__);                   \
-		fprintf(stderr, __VA_ARGS__);                                                                          \
-		fputc('\n', stderr);                                                                                   \
-	} while (0)
+/* A failure: counted where every process sees it (a killed process's too), said at once, in one line. */
+#define SOAK_FAIL(...) soak_fail(__LINE__, __VA_ARGS__)
+
+static void soak_fail(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void soak_fail(int line, const char *fmt, ...)
+{
+	char msg[512];
+	int n;
+	va_list ap;
+
+	atomic_fetch_add(&mb->count[C_FAIL], 1);
+	n = snprintf(msg, sizeof(msg), "SOAK FAILURE pid %d (test_soak.c:%d): ", (int)getpid(), line);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	strcat(msg, "\n");
+	fputs(msg, stderr);
+}
 
 static void count(int c)
 {
@@ -615,7 +627,13 @@ static void run_responder(struct worker *w)
 	r.mine = *o;
 	if (r.type != CONN_UD && vq_up(r.qp, r.mine.qqpn, 1, 7) != 0)
 		SOAK_FAIL("responder QP to RTS failed");
-	atomic_store(&o->state, OF_READY);
+	/* A requester that waited too long has given the slot up: nobody to serve. */
+	st = OF_CLAIMED;
+	if (!atomic_compare_exchange_strong(&o->state, &st, OF_READY)) {
+		count(C_GIVEUP);
+		resp_free(&r);
+		return;
+	}
 	/* The requester acknowledges; one that died meanwhile does not. */
 	end = now_ns() + 2 * SEC_NS;
 	while (atomic_load(&o->state) != OF_ACKED && now_ns() < end && pid_alive(r.mine.qpid))
@@ -880,13 +898,19 @@ static bool req_claim(struct worker *w, struct req *q, struct offer *o)
 	q->peer = *o;
 	if (req_setup(w, q, q->peer.type == CONN_UD) != 0) {
 		SOAK_FAIL("requester setup failed (errno %d)", errno);
-		atomic_store(&o->state, OF_OFFERED);
+		st = OF_CLAIMING;
+		atomic_compare_exchange_strong(&o->state, &st, OF_OFFERED);
 		return false;
 	}
 	o->qpid = getpid();
 	o->qqpn = q->qp->qp_num;
 	o->qtag = q->tag;
-	atomic_store(&o->state, OF_CLAIMED);
+	/* The responder takes the slot back from a claim that lasts too long. */
+	st = OF_CLAIMING;
+	if (!atomic_compare_exchange_strong(&o->state, &st, OF_CLAIMED)) {
+		count(C_GIVEUP);
+		return false;
+	}
 	end = now_ns() + 2 * SEC_NS;
 	while ((st = atomic_load(&o->state)) == OF_CLAIMED && now_ns() < end && pid_alive(q->peer.rpid))
 		pause_us(50);
@@ -896,7 +920,10 @@ static bool req_claim(struct worker *w, struct req *q, struct offer *o)
 			count(C_GIVEUP);
 		return false;
 	}
-	atomic_store(&o->state, OF_ACKED);
+	if (!atomic_compare_exchange_strong(&o->state, &st, OF_ACKED)) {
+		count(C_GIVEUP); /* the responder stopped waiting for us */
+		return false;
+	}
 	if (q->peer.type != CONN_UD && vq_up(q->qp, q->peer.rqpn, 1, (uint8_t)(rnd(&w->rng) % 2 ? 7 : 3)) != 0) {
 		SOAK_FAIL("requester QP to RTS failed");
 		return false;
@@ -1554,14 +1581,16 @@ static bool soak_loop(struct kids *k, int fd, int *live, uint64_t end, uint64_t 
 				}
 			pause_us(20000);
 		}
-		if (now_ns() >= end || k->n == MAX_KIDS || next_idx > MAX_KIDS)
+		if (now_ns() >= end)
 			break;
+		if (k->n == MAX_KIDS || next_idx > MAX_KIDS)
+			continue; /* no more killing in a very long soak */
 		v = pick_victim(k, live, rng);
 		th_proc_kill(k->p[live[v]]);
 		k->killed[live[v]] = true;
 		st = th_proc_wait(k->p[live[v]]);
-		if (st != 128 + SIGKILL && st != 0) {
-			fprintf(stderr, "killed child ended with status %d\n", st);
+		if (st != 128 + SIGKILL) {
+			fprintf(stderr, "child %d ended with status %d when killed\n", (int)k->p[live[v]]->pid, st);
 			return false;
 		}
 		kills++;
