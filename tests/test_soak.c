@@ -1686,14 +1686,11 @@ static void test_soak(void)
 
 int main(int argc, char **argv)
 {
-	const char *seed = getenv("SOFTDPU_TEST_SEED");
-
 	if (argc > 4 && strcmp(argv[1], "soak") == 0)
 		return soak_role(argv);
 	if (argc > 1 && strcmp(argv[1], "pong") == 0)
 		return pong_role();
-	soak_seed = seed != NULL ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL);
-	printf("seed %" PRIu64 " (SOFTDPU_TEST_SEED replays it)\n", soak_seed);
+	soak_seed = th_seed(); /* the children get it from their arguments */
 	RUN(test_soak);
 	return th_summary("test_soak");
 }
