@@ -476,6 +476,21 @@ static void writer_open(struct writer *w, enum ibv_qp_type t, size_t reg)
 	w->ms = w->src != NULL && w->pd != NULL ? ibv_reg_mr(w->pd, w->src, reg, VQ_ACCESS_ALL) : NULL;
 }
 
+/* One signalled 8-byte WRITE of the role's pattern: its completion status, -1 when none came. */
+static int write_one(struct writer *w, uint64_t addr, uint32_t rkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)w->src, .length = 8, .lkey = w->ms->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(w->qp, &wr, &bad) != 0 || vq_poll1(w->cq, &wc) != 1)
+		return -1;
+	return wc.status;
+}
+
 static int writer_rounds(struct writer *w)
 {
 	char line[256];
@@ -486,6 +501,11 @@ static int writer_rounds(struct writer *w)
 		struct sender s;
 		pthread_t t;
 
+		if (sscanf(line, "ONE %u %llx %x", &dest, &addr, &rkey) == 3) {
+			printf("DONE %d\n", cycle_qp(w->qp, dest) != NULL ? write_one(w, addr, rkey) : -1);
+			fflush(stdout);
+			continue;
+		}
 		if (sscanf(line, "GO %u %llx %x", &dest, &addr, &rkey) != 3)
 			return 4;
 		if (cycle_qp(w->qp, dest) == NULL)
@@ -565,6 +585,47 @@ static void test_dereg_fence_process(void)
 	}
 	printf("  %d rounds: %ld late bytes\n", ROUNDS / 2, late);
 	CHECK(late == 0);
+	th_proc_close_input(p);
+	CHECK(th_proc_wait(p) == 0);
+}
+
+/*
+ * ---- memory of many registrations of another process: each new key
+ * reaches its memory (the mappings of deregistered ones go) ----
+ */
+static void test_many_remote_ranges(void)
+{
+	struct ibv_context *c = vf_open();
+	struct th_proc *p = th_proc_start(NULL, "writer", NULL);
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	unsigned peer = 0;
+	const char *l;
+
+	CHECK(c != NULL && p != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 64);
+	CHECK(pd != NULL && cq != NULL);
+	qp = vq_qp(pd, IBV_QPT_RC, cq, cq, 16);
+	CHECK(qp != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "QPN %u", &peer) == 1);
+	for (int i = 0; i < 320; i++) { /* beyond the 256 mappings a process keeps */
+		uint8_t *dst = pages(4096);
+		struct ibv_mr *md = dst != NULL ? ibv_reg_mr(pd, dst, 4096, VQ_ACCESS_ALL) : NULL;
+		int st = -2;
+
+		CHECK(md != NULL && cycle_qp(qp, peer) != NULL);
+		CHECK(th_proc_send(p, "ONE %u %llx %x", qp->qp_num, (unsigned long long)(uintptr_t)dst, md->rkey) == 0);
+		l = th_proc_line(p);
+		CHECK(l != NULL && sscanf(l, "DONE %d", &st) == 1);
+		if (st != IBV_WC_SUCCESS || dst[0] != FILL)
+			TH_FAIL("registration %d: the write completed %d, byte %#x", i, st, dst[0]);
+		CHECK(st == IBV_WC_SUCCESS && dst[0] == FILL);
+		CHECK(ibv_dereg_mr(md) == 0);
+		pages_free(dst, 4096);
+	}
 	th_proc_close_input(p);
 	CHECK(th_proc_wait(p) == 0);
 }
@@ -892,6 +953,7 @@ int main(int argc, char **argv)
 	RUN(test_ud_destroy);
 	RUN(test_dereg_fence_thread);
 	RUN(test_dereg_fence_process);
+	RUN(test_many_remote_ranges);
 	RUN(test_dead_responder);
 	RUN(test_ud_dying_sender);
 	RUN(test_ud_dying_sender_zombie);

@@ -31,7 +31,11 @@ _Static_assert(sizeof(struct mr_backing) <= HW_MKEY_BACKING_MAX, "fits the key's
 
 #define MR_MAPS_MAX 256
 
-/* Memory of other processes mapped here; kept until exit (the owner may reuse it for new keys). */
+/*
+ * Memory of other processes mapped here, kept while keys are viewed in it
+ * (the owner may register it again); when the table is full, a mapping no
+ * live key view uses is unmapped for the new one.
+ */
 struct mr_map {
 	uint32_t pid;
 	uint64_t start;
@@ -120,14 +124,30 @@ static int open_backing(const struct mr_backing *r)
 	return fd;
 }
 
+/* Unmaps one mapping that no live key view uses; false when every one is used. */
+static bool map_evict(void)
+{
+	for (uint32_t i = 0; i < maps.n; i++) {
+		struct mr_map *m = &maps.map[i];
+
+		if (hw_mkey_views_within(m->p, m->len))
+			continue;
+		munmap(m->p, m->len);
+		*m = maps.map[--maps.n];
+		return true;
+	}
+	return false;
+}
+
 static struct mr_map *map_add(const struct mr_backing *r)
 {
 	struct mr_map *m;
 	void *p;
 	int fd;
 
-	if (maps.n == MR_MAPS_MAX) {
-		BASE_WARN("memory of %u ranges of other processes mapped: no room for more", MR_MAPS_MAX);
+	if (maps.n == MR_MAPS_MAX && !map_evict()) {
+		BASE_WARN("memory of %u ranges of other processes mapped, each with live keys: no room for more",
+			  MR_MAPS_MAX);
 		return NULL;
 	}
 	fd = open_backing(r);

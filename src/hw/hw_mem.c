@@ -460,6 +460,24 @@ const struct hw_mkey *hw_mkey_resolve(uint32_t key)
 	return mk;
 }
 
+bool hw_mkey_views_within(const void *lo, uint64_t len)
+{
+	const uint8_t *a = lo;
+
+	for (uint32_t pg = 0; pg < HW_MKEY_PAGES; pg++) {
+		const struct hw_mkey_page *p = tbl.page[pg];
+
+		for (uint32_t i = 0; p != NULL && i < HW_MKEY_PAGE_SIZE; i++) {
+			const struct hw_mkey *mk = &p->slot[i];
+
+			if (mk->seqp != NULL && mk->key != 0 && mk->base >= a && (uint64_t)(mk->base - a) < len &&
+			    atomic_load_explicit(mk->seqp, memory_order_acquire) == mk->seq)
+				return true;
+		}
+	}
+	return false;
+}
+
 enum hw_status hw_mkey_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
 				 uint8_t **ptr)
 {

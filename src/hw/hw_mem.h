@@ -215,6 +215,13 @@ const struct hw_mkey *hw_mkey_lookup(uint32_t key);
  * or NULL. Provided by the layer that knows how memory crosses processes.
  */
 typedef uint8_t *(*hw_mkey_attach_fn)(const void *backing, uint32_t blen, uint64_t len);
+/*
+ * For the attach function only (the key table's lock is held then): whether
+ * a live view of another process's key has its memory in [lo, lo + len).
+ * A mapping none uses may go: every access through a view that went stale
+ * ended before its owner's deregistration returned (hw_epoch).
+ */
+bool hw_mkey_views_within(const void *lo, uint64_t len);
 void hw_mkey_set_attach(hw_mkey_attach_fn fn);
 
 /*
