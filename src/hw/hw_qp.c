@@ -869,14 +869,18 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
 	if (p->check_peers)
 		pass_dests();
-	hw_epoch_enter();
+	/*
+	 * The lock first: waiting for it (a fork holds it while the child copies
+	 * registered pages) is then no execution that destroys elsewhere wait for.
+	 */
 	pthread_mutex_lock(&reg.lock);
+	hw_epoch_enter();
 	for (uint32_t i = 0; i < QP_REG_SLOTS; i++) {
 		struct hw_qp *qp = reg.slot[i];
 
 		if (qp != NULL && qp != QP_REG_TOMB)
 			pass_one(qp, p);
 	}
-	pthread_mutex_unlock(&reg.lock);
 	hw_epoch_leave();
+	pthread_mutex_unlock(&reg.lock);
 }
