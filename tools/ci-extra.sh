@@ -221,13 +221,13 @@ check "every exported function (libdoca_common, libflexio) is called by a test" 
 check "benchmarks build in release mode and run (quick)" bench_smoke
 # The tests whose code runs on more than one thread (the watch engine, CQ arming, sync
 # events across processes, the comm channel, graphs, the queue engine and its thread,
-# FlexIO harts and command-queue workers),
+# FlexIO harts and command-queue workers, destroys and deregistrations fencing other threads' work),
 # under ThreadSanitizer.
 # The UCX tests stay out: UCX's memory hooks do not run under TSan.
 tsan() {
 	local t
 	meson setup "$work/tsan" -Db_sanitize=thread -Db_lundef=false >/dev/null || return 1
-	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_flexio \
+	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_verbs_fence test_flexio \
 		test_flexio_queue test_flexio_window test_flexio_isolation test_verbs_mr_move test_hw_eth test_flexio_eth; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.

@@ -55,6 +55,7 @@ static _Atomic uint64_t ep_nowhere; /* a thread no table has room for: unfenced,
 static pthread_once_t ep_once = PTHREAD_ONCE_INIT;
 static pthread_key_t ep_key;
 static bool ep_membarrier;
+static _Atomic uint64_t ep_barrier;
 
 static int ep_mb(int cmd)
 {
@@ -256,7 +257,8 @@ static void ep_sync_table(struct ep_table *t)
 void hw_epoch_sync(void)
 {
 	pthread_once(&ep_once, ep_init);
-	atomic_thread_fence(memory_order_seq_cst);
+	/* A full barrier (a read-modify-write: ThreadSanitizer takes no fences): what we unpublished before our loads. */
+	atomic_fetch_add_explicit(&ep_barrier, 0, memory_order_seq_cst);
 	/* Every running reader executes a full barrier: its entry store is seen, or it sees what we unpublished. */
 	if (ep_membarrier)
 		(void)ep_mb(MEMBARRIER_CMD_GLOBAL_EXPEDITED);

@@ -201,7 +201,7 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	/* The slot may hold a view of the index's previous holder's key: replaced. */
 	pg->slot[pos] = *proto;
 	pg->slot[pos].pd_id = hw_pd_id(pd);
-	pg->slot[pos].key = (idx << 8) | tag;
+	__atomic_store_n(&pg->slot[pos].key, (idx << 8) | tag, __ATOMIC_RELEASE);
 	pg->slot[pos].device_wide = wide;
 	if (wide && publish_key(&pg->slot[pos], NULL, 0) != HW_OK) {
 		pg->slot[pos].key = 0;
@@ -310,7 +310,8 @@ const struct hw_mkey *hw_mkey_lookup(uint32_t key)
 	if (key == 0 || idx >= HW_MKEY_MAX)
 		return NULL;
 	mk = slot_at(idx);
-	if (mk == NULL || mk->key != key)
+	/* Atomic: a deregistration marks the entry dying while executions look (hw_mkey_dereg). */
+	if (mk == NULL || __atomic_load_n(&mk->key, __ATOMIC_ACQUIRE) != key)
 		return NULL;
 	/* A view of another process's key lives as long as the key's record is the one it was built from. */
 	if (__builtin_expect(mk->seqp != NULL, 0) && atomic_load_explicit(mk->seqp, memory_order_acquire) != mk->seq)

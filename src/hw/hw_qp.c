@@ -482,8 +482,9 @@ enum hw_qp_state hw_qp_state(struct hw_qp *qp)
 
 /*
  * A view of another process's QP belongs to the QP connected to it. The
- * engine thread reads peers under the registry lock, so the swap is made
- * under it and the old view freed after.
+ * swap is made under the registry lock, and the old view freed once no
+ * execution (a WQE of qp, the engine thread's look at its peer) can still
+ * hold it: after an epoch.
  */
 static void qp_set_peer(struct hw_qp *qp, struct hw_qp *peer, bool owned)
 {
@@ -869,9 +870,15 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
 	if (p->check_peers)
 		pass_dests();
+	static struct hw_qp *list[QP_REG_SLOTS]; /* the engine thread's alone */
+	uint32_t n = 0;
+
 	/*
-	 * The lock first: waiting for it (a fork holds it while the child copies
-	 * registered pages) is then no execution that destroys elsewhere wait for.
+	 * The QPs are listed under the registry lock and looked at after it:
+	 * the epoch keeps each one until the pass leaves it (a destroy waits),
+	 * and no lock is held while WQEs run (they may take the key table's,
+	 * which a fork takes before this one). Waiting for the lock (a fork
+	 * holds it while the child copies registered pages) is no execution.
 	 */
 	pthread_mutex_lock(&reg.lock);
 	hw_epoch_enter();
@@ -879,8 +886,10 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 		struct hw_qp *qp = reg.slot[i];
 
 		if (qp != NULL && qp != QP_REG_TOMB)
-			pass_one(qp, p);
+			list[n++] = qp;
 	}
-	hw_epoch_leave();
 	pthread_mutex_unlock(&reg.lock);
+	for (uint32_t i = 0; i < n; i++)
+		pass_one(list[i], p);
+	hw_epoch_leave();
 }
