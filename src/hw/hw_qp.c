@@ -870,7 +870,7 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
 	if (p->check_peers)
 		pass_dests();
-	static struct hw_qp *list[QP_REG_SLOTS]; /* the engine thread's alone */
+	struct hw_qp *list[QP_REG_SLOTS]; /* on the stack: a stopping engine thread and its successor may overlap */
 	uint32_t n = 0;
 
 	/*
