@@ -127,33 +127,60 @@ err_close:
  * part of it (free of a large block, the heap trimmed) and reused the
  * addresses: the parts left are still shared pages and must stay tracked.
  */
-static unsigned each_mapped(const struct backing *k, void (*fn)(uint64_t lo, uint64_t hi))
+/* One line of /proc/self/maps: fn on its part of k when it maps k's memfd shared; true when it did. */
+static bool maps_line(const char *line, const struct backing *k, unsigned long ino, void (*fn)(uint64_t, uint64_t))
 {
 	uint64_t start = k->b.base, end = k->b.base + k->b.len;
-	FILE *f = fopen("/proc/self/maps", "re");
-	unsigned parts = 0;
-	char line[512];
-	struct stat st;
+	unsigned long long lo, hi, off;
+	char perms[8], dev[16];
+	unsigned long lino;
 
-	if (f == NULL || fstat(k->b.memfd, &st) != 0) {
-		if (f != NULL)
-			fclose(f);
+	if (sscanf(line, "%llx-%llx %7s %llx %15s %lu", &lo, &hi, perms, &off, dev, &lino) < 6)
+		return false;
+	if (hi <= start || lo >= end || lino != ino || perms[3] != 's')
+		return false;
+	if (fn != NULL)
+		fn(lo < start ? start : lo, hi > end ? end : hi);
+	return true;
+}
+
+/*
+ * Calls fn on each part of k's range still mapped from its memfd; the
+ * number of parts. Reads /proc/self/maps with read(2) into the stack, not
+ * stdio: a fork's child runs it, where nothing may allocate.
+ */
+static unsigned each_mapped(const struct backing *k, void (*fn)(uint64_t lo, uint64_t hi))
+{
+	char buf[4096];
+	size_t have = 0;
+	unsigned parts = 0;
+	struct stat st;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(k->b.memfd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
 		return 1; /* cannot tell: keep it */
 	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned long long lo, hi, off;
-		char perms[8], dev[16];
-		unsigned long ino;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %15s %lu", &lo, &hi, perms, &off, dev, &ino) < 6)
+		if (n <= 0)
 			break;
-		if (hi <= start || lo >= end || ino != (unsigned long)st.st_ino || perms[3] != 's')
-			continue;
-		parts++;
-		if (fn != NULL)
-			fn(lo < start ? start : lo, hi > end ? end : hi);
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			parts += maps_line(line, k, (unsigned long)st.st_ino, fn);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: a path, never ours to match */
 	}
-	fclose(f);
+	close(fd);
 	return parts;
 }
 
@@ -280,22 +307,26 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * The parent's list, kept reachable in the child and never freed there: a
+ * fork handler must not allocate or free (a sanitizer's allocator may be
+ * locked across fork, and the parent waits for this handler).
+ */
+static struct backing *inherited;
+
 static void fork_child(void)
 {
-	struct backing *k = backings;
-
+	inherited = backings;
 	backings = NULL;
-	while (k != NULL) {
-		struct backing *next = k->next;
-
+	for (struct backing *k = inherited; k != NULL; k = k->next) {
 		each_mapped(k, privatize);
 		close(k->b.memfd);
-		free(k);
-		k = next;
+		k->refs = 0;
 	}
 	if (fork_sync[1] >= 0) {
-		if (write(fork_sync[1], "c", 1) != 1)
-			BASE_DBG("fork: the parent learns of the copy when this child ends");
+		if (write(fork_sync[1], "c", 1) != 1) {
+			/* the parent learns of the copy when this child ends (its end of the pipe closes) */
+		}
 		close(fork_sync[0]);
 		close(fork_sync[1]);
 		fork_sync[0] = fork_sync[1] = -1;
