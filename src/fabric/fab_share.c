@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -293,14 +294,21 @@ static void fork_prepare(void)
 		fork_sync[0] = fork_sync[1] = -1;
 }
 
+#define FORK_COPY_WAIT_MS 10000 /* a child stopped in its copy (a debugger) does not hold its parent forever */
+
 static void fork_parent(void)
 {
+	struct pollfd pf = { .fd = fork_sync[0], .events = POLLIN };
 	char c;
 
 	if (fork_sync[0] >= 0) {
 		close(fork_sync[1]);
-		while (read(fork_sync[0], &c, 1) < 0 && errno == EINTR)
+		/* poll(2)'s timeout runs on the monotonic clock; EINTR restarts the whole bound, rarely */
+		while (poll(&pf, 1, FORK_COPY_WAIT_MS) < 0 && errno == EINTR)
 			;
+		if (pf.revents != 0 && read(fork_sync[0], &c, 1) < 0) {
+			/* the child wrote or ended: either way its copy is made */
+		}
 		close(fork_sync[0]);
 		fork_sync[0] = fork_sync[1] = -1;
 	}

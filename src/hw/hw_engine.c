@@ -99,7 +99,7 @@ static uint32_t eng_sq_bbs(const struct hw_qp *qp)
 /* Copies the WQE at sq_ci into w; the number of basic blocks it spans, 0 when its ds count is unusable. */
 static uint32_t eng_load_at(const struct hw_qp *qp, uint32_t ci, uint32_t avail, struct eng_wqe *w)
 {
-	const uint8_t *sq = qp->buf + qp->sq_off;
+	const uint8_t *sq = qp->sq;
 	uint32_t bbs = eng_sq_bbs(qp), pos = ci & (bbs - 1);
 	const uint8_t *src = sq + (size_t)pos * HW_SEND_WQE_BB;
 	const struct hw_wqe_ctrl_seg *ctrl = (const void *)src;

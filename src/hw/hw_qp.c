@@ -146,10 +146,28 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 	return a->log_rq_stride >= HW_QP_LOG_RQ_STRIDE_MIN && a->log_rq_stride <= HW_QP_LOG_RQ_STRIDE_MAX;
 }
 
-/* [RQ][SQ][record][state]: one block, shareable. */
+/*
+ * [RQ][record][state]: one block, shareable. The send ring is not in it: a
+ * requester of another process needs only the receive side, and a send
+ * ring other processes could write would let them rewrite a WQE after it
+ * was posted (clear its completion request, say) where no check can tell.
+ */
 static size_t qp_rings_bytes(const struct hw_qp *qp)
 {
-	return (qp->buf_len + QP_DBREC_BYTES - 1) & ~(size_t)(QP_DBREC_BYTES - 1);
+	return (qp->sq_off + QP_DBREC_BYTES - 1) & ~(size_t)(QP_DBREC_BYTES - 1);
+}
+
+/* The send ring of a QP that allocates its own: zeroed, page aligned, this process's alone. */
+static int qp_sq_alloc(struct hw_qp *qp)
+{
+	size_t len = (((size_t)HW_SEND_WQE_BB << qp->log_sq_size) + 4095) & ~(size_t)4095;
+
+	qp->sq_own = aligned_alloc(4096, len);
+	if (qp->sq_own == NULL)
+		return -1;
+	memset(qp->sq_own, 0, len);
+	qp->sq = qp->sq_own;
+	return 0;
 }
 
 static size_t qp_mem_size(const struct hw_qp *qp)
@@ -237,10 +255,14 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 		goto err_free;
 	if (attr->ring != NULL) {
 		qp->buf = attr->ring;
+		qp->sq = qp->buf + qp->sq_off;
 		qp->dbrec = attr->dbrec;
 		qp->sh = qp->qb.p;
 	} else {
 		qp_place(qp, qp->qb.p);
+		st = HW_ERR_NOMEM;
+		if (qp_sq_alloc(qp) != 0)
+			goto err_block;
 	}
 	qp_sh_init(qp, attr);
 	st = qp_publish(qp);
@@ -259,6 +281,7 @@ err_pub:
 	if (qp->published)
 		hw_qshare_withdraw(HW_ID_QPN, qp->qpn, &qp->qb);
 err_block:
+	free(qp->sq_own);
 	hw_qblock_free(&qp->qb);
 err_free:
 	free(qp);
@@ -283,6 +306,7 @@ void hw_qp_destroy(struct hw_qp *qp)
 	 * before its memory goes.
 	 */
 	hw_epoch_sync();
+	free(qp->sq_own);
 	hw_qblock_free(&qp->qb);
 	free(qp);
 	hw_eng_put();
@@ -436,7 +460,7 @@ void hw_qp_dests_drop(void)
 
 uint8_t *hw_qp_sq_buf(const struct hw_qp *qp)
 {
-	return qp->buf + qp->sq_off;
+	return qp->sq;
 }
 
 uint8_t *hw_qp_rq_buf(const struct hw_qp *qp)

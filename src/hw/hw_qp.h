@@ -2,8 +2,10 @@
  * hw_qp — a queue pair of the emulated device (RC or UD), in the mlx5 layout,
  * and the engine's doorbell that executes its send queue.
  *
- * One buffer holds the receive ring first and the send ring after it, as an
- * mlx5 driver lays them out: the RQ is 2^log_rq_size receive WQEs of a fixed
+ * The receive ring and the send ring (one buffer, RQ first, as an mlx5
+ * driver lays them out, only when the creator gives the rings; otherwise
+ * the send ring is the process's own memory, apart from the shareable
+ * block, so no other process can rewrite a posted WQE): the RQ is 2^log_rq_size receive WQEs of a fixed
  * stride, each a list of data segments ended early by a segment whose lkey
  * is HW_RQ_INVALID_LKEY; the SQ is 2^log_sq_size 64-byte basic blocks that
  * WQEs (hw_prm.h segments) fill. The doorbell record is two big-endian words:
@@ -19,8 +21,8 @@
  * number (hw_qp_dest_get), in this process or, for a shared QP, in another.
  * A DCI names a DCT in each WQE the same way (hw_dct.h).
  *
- * Sharing: rings, doorbell record and the state a requester works on
- * (struct hw_qp_sh) are one block; with attr.shared it is placed where other
+ * Sharing: the receive ring, doorbell record and the state a requester
+ * works on (struct hw_qp_sh) are one block; with attr.shared it is placed where other
  * processes can map it and published under the QPN (hw_qshare.h).
  *
  * RNR: an RC SEND (or WRITE with immediate) that finds no receive posted
@@ -167,7 +169,9 @@ struct hw_qp {
 	uint32_t pd_id;
 	struct hw_cq *send_cq;
 	struct hw_cq *recv_cq;
-	uint8_t *buf;	  /* RQ at 0, SQ at sq_off */
+	uint8_t *buf;	  /* RQ at 0 (given rings: SQ at sq_off) */
+	uint8_t *sq;	  /* the send ring: private memory, never in the shared block (NULL in a view) */
+	void *sq_own;	  /* the send ring when this QP allocated it */
 	size_t buf_len;
 	size_t sq_off;
 	uint32_t *dbrec;
