@@ -31,6 +31,18 @@ static pthread_once_t tbl_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t self_idx = HW_LIFE_NONE, self_tid;
 static pid_t self_pid;
+static bool forked; /* this process is a fork's child: it starts no holder thread */
+
+static void life_fork_child(void)
+{
+	forked = true;
+}
+
+/* At load: a fork before the first queue must count too. */
+__attribute__((constructor)) static void life_hooks(void)
+{
+	pthread_atfork(NULL, NULL, life_fork_child);
+}
 
 static void tbl_open(void)
 {
@@ -123,6 +135,21 @@ static int life_start_holder(struct life_entry *e)
 	return s.state == 1 ? 0 : EIO;
 }
 
+/*
+ * A fork's child of a threaded parent should not start threads before it
+ * execs (a sanitizer's allocator, say, can be left locked by a parent
+ * thread, and the new thread's start-up blocks on it): the calling thread,
+ * usually the one that forked, holds the entry itself. Should it end
+ * before the process, peers see the process gone.
+ */
+static int life_hold_here(struct life_entry *e)
+{
+	int rc = pthread_mutex_lock(&e->m);
+
+	e->tid = (uint32_t)syscall(SYS_gettid);
+	return rc;
+}
+
 /* Under self_lock: this process's entry, made once (again in a forked child, which has no holder). */
 static void life_setup(void)
 {
@@ -141,7 +168,7 @@ static void life_setup(void)
 		return;
 	}
 	tbl[idx].tid = 0;
-	if (life_mutex_init(&tbl[idx].m) != 0 || life_start_holder(&tbl[idx]) != 0) {
+	if (life_mutex_init(&tbl[idx].m) != 0 || (forked ? life_hold_here(&tbl[idx]) : life_start_holder(&tbl[idx])) != 0) {
 		atomic_store(&tbl[idx].owner, 0);
 		return;
 	}
