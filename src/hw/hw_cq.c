@@ -346,6 +346,11 @@ bool hw_cq_overrun(const struct hw_cq *cq)
 	return atomic_load_explicit(&cq->st->overrun, memory_order_relaxed) != 0;
 }
 
+const _Atomic uint32_t *hw_cq_overrun_flag(const struct hw_cq *cq)
+{
+	return &cq->st->overrun;
+}
+
 struct hw_bell *hw_cq_event_bell(struct hw_cq *cq)
 {
 	return &cq->st->event;

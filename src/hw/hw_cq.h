@@ -184,6 +184,8 @@ enum hw_status hw_cq_arm(struct hw_cq *cq, uint32_t arm_word);
 
 /* True once a CQE was refused for lack of room (latched). */
 bool hw_cq_overrun(const struct hw_cq *cq);
+/* The flag hw_cq_overrun reads, for a caller that checks it inline (non-zero: overrun). */
+const _Atomic uint32_t *hw_cq_overrun_flag(const struct hw_cq *cq);
 
 /* Rings once per fired arm: watch it with hw_watch_set_add / hw_waiter_arm. */
 struct hw_bell *hw_cq_event_bell(struct hw_cq *cq);

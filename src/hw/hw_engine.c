@@ -38,6 +38,7 @@
 #include "base_log.h"
 #include "hw_epoch.h"
 #include "hw_dct.h"
+#include "hw_eng_fast.h"
 #include "hw_eng_thread.h"
 #include "hw_machine.h"
 #include "hw_qp.h"
@@ -282,43 +283,6 @@ static inline __attribute__((always_inline)) uint8_t eng_seg_list(const struct h
 		off += span;
 	}
 	return 0;
-}
-
-/*
- * memmove without a call for the small sizes most WQEs carry: every load
- * comes before any store, so overlapping ranges move as memmove's do.
- */
-static inline void eng_move(uint8_t *d, const uint8_t *s, uint32_t n)
-{
-	uint64_t a, b;
-	uint8_t t[4][16];
-
-	if (n >= 32 && n <= 64) {
-		memcpy(t[0], s, 16);
-		memcpy(t[1], s + 16, 16);
-		memcpy(t[2], s + n - 32, 16);
-		memcpy(t[3], s + n - 16, 16);
-		memcpy(d, t[0], 16);
-		memcpy(d + 16, t[1], 16);
-		memcpy(d + n - 32, t[2], 16);
-		memcpy(d + n - 16, t[3], 16);
-		return;
-	}
-	if (n >= 16 && n < 32) {
-		memcpy(t[0], s, 16);
-		memcpy(t[1], s + n - 16, 16);
-		memcpy(d, t[0], 16);
-		memcpy(d + n - 16, t[1], 16);
-		return;
-	}
-	if (n >= 8 && n < 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-		return;
-	}
-	memmove(d, s, n);
 }
 
 /* A position in a span list whose spans may be pattern spans. */
@@ -1672,6 +1636,33 @@ static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
 	return done;
 }
 
+/*
+ * The WQEs at the head the first look runs whole (hw_eng_fast.h), while the
+ * QP is in RTS: the number of posted WQEs left for the general path.
+ */
+static uint32_t eng_fast_run(struct hw_qp *qp, uint32_t avail)
+{
+	uint32_t ci = qp->sq_ci;
+
+	while (avail != 0 && hw_qp_state_of(qp) == HW_QP_RTS) {
+		uint8_t op, fm_ce_se;
+		int64_t n = eng_fast(qp, ci, &op, &fm_ce_se);
+
+		if (n < 0)
+			break;
+		if (fm_ce_se & ENG_CE_SIGNALED) {
+			struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .qpn = qp->qpn, .wqe_counter = (uint16_t)ci,
+						   .byte_cnt = (uint32_t)n, .wqe_opcode = op };
+
+			(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
+		}
+		ci = (ci + 1) & HW_QP_COUNTER_MASK;
+		__atomic_store_n(&qp->sq_ci, ci, __ATOMIC_RELEASE);
+		avail--;
+	}
+	return avail;
+}
+
 /* Executes the SQ up to the rung counter, or up to a WQE that waits on RNR. */
 static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 {
@@ -1682,6 +1673,9 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		return;
 	pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
 	avail = (pi - qp->sq_ci) & HW_QP_COUNTER_MASK;
+	if (avail != 0 && __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) == 0 &&
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
+		avail = eng_fast_run(qp, avail);
 	while (avail != 0) {
 		bool waiting = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE;
 		struct eng_wqe w;

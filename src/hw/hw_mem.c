@@ -13,10 +13,6 @@
 #include "hw_epoch.h"
 #include "hw_ids.h"
 
-#define HW_MKEY_PAGE_SHIFT 12
-#define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
-#define HW_MKEY_PAGES 256 /* 1 Mi keys */
-#define HW_MKEY_MAX (HW_MKEY_PAGE_SIZE * HW_MKEY_PAGES)
 /* A slot being deregistered: its index is beyond the table, so no key matches it, and it is not free. */
 #define HW_MKEY_DYING 0xffffffffu
 
@@ -32,6 +28,8 @@ static struct {
 	uint32_t next_free; /* local numbering only: first index to try */
 	hw_mkey_attach_fn attach; /* maps another process's memory (the fabric's) */
 } tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = HW_LOCAL_BASE };
+
+struct hw_mkey *hw_mkey_slots[HW_MKEY_SLOT_PAGES];
 
 /* What the device table says about a key: enough for another process to check an access. */
 struct mkey_rec {
@@ -50,19 +48,15 @@ static bool device_numbers(void)
 	return hw_ids_device() != NULL;
 }
 
-static struct hw_mkey *slot_at(uint32_t idx)
-{
-	struct hw_mkey_page *pg = tbl.page[idx >> HW_MKEY_PAGE_SHIFT];
-
-	return pg == NULL ? NULL : &pg->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
-}
-
 static int page_ensure(uint32_t idx)
 {
 	uint32_t pg = idx >> HW_MKEY_PAGE_SHIFT;
 
-	if (tbl.page[pg] == NULL)
+	if (tbl.page[pg] == NULL) {
 		tbl.page[pg] = calloc(1, sizeof(struct hw_mkey_page));
+		if (tbl.page[pg] != NULL) /* release: a lookup that finds the page finds it zeroed */
+			__atomic_store_n(&hw_mkey_slots[pg], tbl.page[pg]->slot, __ATOMIC_RELEASE);
+	}
 	return tbl.page[pg] == NULL ? -1 : 0;
 }
 
@@ -304,19 +298,7 @@ enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chun
 
 const struct hw_mkey *hw_mkey_lookup(uint32_t key)
 {
-	uint32_t idx = key >> 8;
-	struct hw_mkey *mk;
-
-	if (key == 0 || idx >= HW_MKEY_MAX)
-		return NULL;
-	mk = slot_at(idx);
-	/* Atomic: a deregistration marks the entry dying while executions look (hw_mkey_dereg). */
-	if (mk == NULL || __atomic_load_n(&mk->key, __ATOMIC_ACQUIRE) != key)
-		return NULL;
-	/* A view of another process's key lives as long as the key's record is the one it was built from. */
-	if (__builtin_expect(mk->seqp != NULL, 0) && atomic_load_explicit(mk->seqp, memory_order_acquire) != mk->seq)
-		return NULL;
-	return mk;
+	return hw_mkey_find(key);
 }
 
 /*

@@ -203,8 +203,61 @@ enum hw_status hw_mkey_invalidate(uint32_t key, uint32_t pd_id);
 /* Makes a freed key valid again (its re-registration by UMR or a bind). HW_ERR_KEY when no such key. */
 enum hw_status hw_mkey_revalidate(uint32_t key);
 
-/* Entry behind a live key, or NULL. */
+/* Entry behind a live key, or NULL (hw_mkey_find out of line). */
 const struct hw_mkey *hw_mkey_lookup(uint32_t key);
+
+/*
+ * The key table: pages of slots, a key's index (key >> 8) naming its slot.
+ * Pages are made once and kept, so a reader needs no lock (hw_mem.c).
+ */
+#define HW_MKEY_PAGE_SHIFT 12
+#define HW_MKEY_PAGE_SIZE (1u << HW_MKEY_PAGE_SHIFT)
+#define HW_MKEY_PAGES 256 /* 1 Mi keys */
+#define HW_MKEY_MAX (HW_MKEY_PAGE_SIZE * HW_MKEY_PAGES)
+/* Room for every index a key's 24 bits can name, so a lookup needs no bound check. */
+#define HW_MKEY_SLOT_PAGES (1u << (24 - HW_MKEY_PAGE_SHIFT))
+extern struct hw_mkey *hw_mkey_slots[HW_MKEY_SLOT_PAGES];
+
+/* The entry behind a live key, or NULL: inline, for the WQE path. */
+static inline __attribute__((always_inline)) const struct hw_mkey *hw_mkey_find(uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	const struct hw_mkey *pg, *mk;
+
+	if (__builtin_expect(key == 0, 0))
+		return NULL;
+	pg = __atomic_load_n(&hw_mkey_slots[idx >> HW_MKEY_PAGE_SHIFT], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(pg == NULL, 0))
+		return NULL;
+	mk = &pg[idx & (HW_MKEY_PAGE_SIZE - 1)];
+	/* Atomic: a deregistration marks the entry dying while executions look (hw_mkey_dereg). */
+	if (__atomic_load_n(&mk->key, __ATOMIC_ACQUIRE) != key)
+		return NULL;
+	/* A view of another process's key lives as long as the key's record is the one it was built from. */
+	if (__builtin_expect(mk->seqp != NULL, 0) && atomic_load_explicit(mk->seqp, memory_order_acquire) != mk->seq)
+		return NULL;
+	return mk;
+}
+
+/*
+ * The local address of [addr, addr + len) through a plain key (one local
+ * range: not remote, not indirect, not UMR) of domain pd_id granting access;
+ * NULL for anything else, reasons not told: the caller's general path
+ * (hw_mkey_check) says which. One lookup and one check per key on the WQE path.
+ */
+static inline __attribute__((always_inline)) uint8_t *hw_mkey_plain(uint32_t key, uint32_t pd_id, uint64_t addr,
+								    uint64_t len, uint32_t access)
+{
+	const struct hw_mkey *mk = hw_mkey_find(key);
+
+	if (__builtin_expect(mk == NULL, 0) || mk->pd_id != pd_id || (mk->access & access) != access ||
+	    addr < mk->addr || len > mk->len || addr - mk->addr > mk->len - len)
+		return NULL;
+	if (__builtin_expect(((uintptr_t)mk->rops | (uintptr_t)mk->umr | (uintptr_t)mk->chunks) != 0, 0) ||
+	    (__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE) != 0)
+		return NULL;
+	return mk->base + (addr - mk->addr);
+}
 
 /* Bytes of the "how to reach it" description hw_mkey_share publishes (the fabric's format). */
 #define HW_MKEY_BACKING_MAX 80

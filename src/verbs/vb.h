@@ -121,6 +121,7 @@ struct vb_cq {
 	struct vb_qp *last;	  /* the QP of the previous CQE (lookup cache) */
 	_Atomic uint32_t users;	  /* QPs on it: destroy is EBUSY while non-zero */
 	_Atomic int overrun_told; /* IBV_EVENT_CQ_ERR posted (once) */
+	const _Atomic uint32_t *overrun; /* the device's overrun flag (hw_cq_overrun_flag) */
 	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell; signals the channel's fd */
 	uint32_t ev_taken;	  /* events get_cq_event took (waiter.fired counts those fired; channel lock) */
 	struct vb_cq *ch_next;	  /* the channel's CQs (channel lock) */
@@ -206,6 +207,7 @@ struct vb_qp {
 	uint8_t wr_wc_op;
 	uint8_t wr_hw_op;
 	uint64_t wr_wrid;
+	__be32 wr_imm;		  /* the open WQE's ctrl immediate */
 	uint32_t wr_off;	  /* bytes staged so far */
 	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
 	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */

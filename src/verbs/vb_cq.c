@@ -118,6 +118,7 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	}
 	cq->ring = hw_cq_ring(cq->hw);
 	cq->dbrec = hw_cq_dbrec(cq->hw);
+	cq->overrun = hw_cq_overrun_flag(cq->hw);
 	/* Its events go to the channel's descriptor (none without a channel: nobody could read them). */
 	hw_waiter_init(&cq->waiter, a->channel != NULL ? a->channel->fd : -1);
 	if (a->channel != NULL)
@@ -292,11 +293,11 @@ VB_EXPORT void vb_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 VB_SYMVER(vb_ack_cq_events, ibv_ack_cq_events, "IBVERBS_1.1");
 
 /* A CQE the device refused for lack of room: IBV_EVENT_CQ_ERR, once per CQ. */
-void vb_cq_check_overrun(struct vb_cq *cq)
+void vb_cq_tell_overrun(struct vb_cq *cq)
 {
 	struct ibv_async_event ev = {.event_type = IBV_EVENT_CQ_ERR};
 
-	if (!hw_cq_overrun(cq->hw) || atomic_exchange(&cq->overrun_told, 1) != 0)
+	if (atomic_exchange(&cq->overrun_told, 1) != 0)
 		return;
 	ev.element.cq = ibv_cq_ex_to_cq(&cq->cqx);
 	if (vb_async_post(cq->ctx, &ev) != 0)

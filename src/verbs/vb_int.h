@@ -35,7 +35,15 @@ int vb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int vb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
 void vb_cq_ex_fill(struct vb_cq *cq);
-void vb_cq_check_overrun(struct vb_cq *cq);
+void vb_cq_tell_overrun(struct vb_cq *cq);
+
+
+/* A CQE the device refused for lack of room: IBV_EVENT_CQ_ERR, once per CQ (one load when none was). */
+static inline void vb_cq_check_overrun(struct vb_cq *cq)
+{
+	if (__builtin_expect(atomic_load_explicit(cq->overrun, memory_order_relaxed) != 0, 0))
+		vb_cq_tell_overrun(cq);
+}
 void vb_cq_add_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 /* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */
@@ -75,6 +83,12 @@ void vb_srq_free_wqe(struct vb_srq *srq, uint16_t idx);
 
 /* mlx5's sizes of descriptors (the card's max_wqe_sz_sq / _rq). */
 #define VB_MAX_SQ_DESC 960	  /* 15 basic blocks: the ctrl segment's 6-bit ds */
+
+/* Whether the largest WQE fits between BB index idx and the ring's end (it cannot wrap from there). */
+static inline bool vb_sq_room(const struct vb_qp *qp, uint32_t idx)
+{
+	return (size_t)(qp->sq_wqe_cnt - idx) * HW_SEND_WQE_BB >= VB_MAX_SQ_DESC;
+}
 #define VB_MAX_RQ_DESC 512
 
 /*

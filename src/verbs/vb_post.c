@@ -46,12 +46,10 @@ static const uint8_t vb_wr_wc_op[] = {
 	[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
 };
 
+/* The device's doorbell; before RTS it refuses it and the work waits for the modify to RTS (vb_qp.c). */
 void vb_qp_ring(struct vb_qp *qp)
 {
-	enum hw_qp_state s = hw_qp_state_now(qp->hw);
-
-	if (s == HW_QP_RTS || s == HW_QP_ERR)
-		(void)hw_qp_ring_sq(qp->hw, qp->sq_cur_post);
+	(void)hw_qp_ring_sq(qp->hw, qp->sq_cur_post);
 	vb_cq_check_overrun(qp->scq);
 }
 
@@ -216,19 +214,23 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	pthread_spin_lock(&qp->sq_lock);
 	for (; wr != NULL; wr = wr->next, nreq++) {
 		uint32_t idx = qp->sq_cur_post & (qp->sq_wqe_cnt - 1);
+		uint8_t *slot;
 		int size;
 
 		err = vb_send_check(qp, wr, nreq);
 		if (err != 0)
 			break;
 		fence = (wr->send_flags & IBV_SEND_FENCE) ? HW_WQE_CTRL_FENCE : qp->fm_cache;
-		size = vb_build(qp, wr, w, fence);
+		/* Written once, in its slot, unless the largest WQE could wrap from there (then staged and placed). */
+		slot = vb_sq_room(qp, idx) ? qp->sq_buf + (size_t)idx * HW_SEND_WQE_BB : w;
+		size = vb_build(qp, wr, slot, fence);
 		if (size < 0) {
 			err = -size;
 			break;
 		}
 		qp->fm_cache = wr->opcode == IBV_WR_LOCAL_INV ? HW_WQE_CTRL_SMALL_FENCE : 0;
-		vb_sq_place(qp, idx, w, (uint32_t)size);
+		if (slot == w)
+			vb_sq_place(qp, idx, w, (uint32_t)size);
 		vb_sq_commit(qp, idx, wr->wr_id, vb_wr_wc_op[wr->opcode], nreq, (uint32_t)size);
 	}
 	if (err != 0)

@@ -94,7 +94,7 @@ static uint8_t *vb_umr_head(struct vb_qp *qp, const struct vb_mkey *mk, uint32_t
 	mc->access_flags = vb_umr_mkc_access(access);
 	mc->qpn_mkey = htobe32(0xffffff00u | (mk->mkey.lkey & 0xffu));
 	mc->len = htobe64(len);
-	((struct hw_wqe_ctrl_seg *)(void *)qp->wr_p)->imm = htobe32(mk->mkey.lkey);
+	qp->wr_imm = htobe32(mk->mkey.lkey); /* the ctrl segment's, written when the WQE closes */
 	qp->wr_off += (uint32_t)(sizeof(*uc) + sizeof(*mc));
 	/* The padding entries are zero: the device reads them as no translation. */
 	memset(qp->wr_p + qp->wr_off, 0, padded);

@@ -85,42 +85,48 @@ static uint8_t *vb_wr_slot(struct vb_qp *qp)
 {
 	uint32_t idx = qp->sq_cur_post & (qp->sq_wqe_cnt - 1);
 
-	if ((size_t)(qp->sq_wqe_cnt - idx) * HW_SEND_WQE_BB >= VB_MAX_SQ_DESC)
+	if (vb_sq_room(qp, idx))
 		return qp->sq_buf + (size_t)idx * HW_SEND_WQE_BB;
 	return qp->wr_stage;
 }
 
 /* Opens a WQE: the ctrl segment is finished when it closes. False when the queue cannot take it. */
+/* Why an operation cannot open: the first error of the session is the one wr_complete returns. */
+static bool vb_wr_refuse(struct vb_qp *qp, bool rc_only)
+{
+	enum ibv_qp_type ty = qp->qpx.qp_base.qp_type;
+
+	if (qp->wr_err != 0)
+		return false;
+	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER)
+		vb_wr_fail(qp, EINVAL);
+	else if (qp->wr_open)
+		vb_wr_fail(qp, EINVAL); /* the previous operation never got its data */
+	else
+		vb_wr_fail(qp, ENOMEM);
+	return false;
+}
+
 bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 {
 	enum ibv_qp_type ty = qp->qpx.qp_base.qp_type;
 	/* UD and a DCI's remote operations carry an address: a setter of its own, a segment after ctrl. */
 	bool addr = ty == IBV_QPT_UD || (ty == IBV_QPT_DRIVER && hw_op != HW_WQE_UMR);
 
-	if (qp->wr_err != 0)
-		return false;
-	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER) {
-		vb_wr_fail(qp, EINVAL);
-		return false;
-	}
-	if (qp->wr_open) {
-		vb_wr_fail(qp, EINVAL); /* the previous operation never got its data */
-		return false;
-	}
-	if (qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) + qp->wr_nreq >= qp->sq_max_post) {
-		vb_wr_fail(qp, ENOMEM);
-		return false;
-	}
+	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open || (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER) ||
+				     qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) +
+						     qp->wr_nreq >=
+					     qp->sq_max_post,
+			     0))
+		return vb_wr_refuse(qp, rc_only);
 	qp->wr_p = vb_wr_slot(qp);
-	memset(qp->wr_p, 0, sizeof(struct hw_wqe_ctrl_seg));
+	qp->wr_imm = 0;
 	qp->wr_hw_op = hw_op;
 	qp->wr_wc_op = wc_op;
 	qp->wr_wrid = qp->qpx.wr_id;
-	qp->wr_off = sizeof(struct hw_wqe_ctrl_seg);
+	qp->wr_off = sizeof(struct hw_wqe_ctrl_seg) + (addr ? sizeof(struct hw_wqe_datagram_seg) : 0);
 	qp->wr_open = true;
 	qp->wr_setters = addr ? 2 : 1;
-	if (addr)
-		qp->wr_off += sizeof(struct hw_wqe_datagram_seg);
 	return true;
 }
 
@@ -137,7 +143,7 @@ void vb_wr_close(struct vb_qp *qp, __be32 imm)
 	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, qp->wr_hw_op, 0, qp->qpx.qp_base.qp_num,
 			qp->sig_bits | fence | ((f & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
 				((f & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0),
-			(uint8_t)(qp->wr_off / HW_WQE_DS_BYTES), imm != 0 ? imm : ctrl->imm);
+			(uint8_t)(qp->wr_off / HW_WQE_DS_BYTES), imm != 0 ? imm : qp->wr_imm);
 	qp->fm_cache = qp->wr_hw_op == HW_WQE_UMR ? HW_WQE_CTRL_SMALL_FENCE : 0;
 	if (qp->wr_p == qp->wr_stage)
 		vb_sq_place(qp, idx, qp->wr_stage, qp->wr_off);
@@ -155,9 +161,10 @@ static uint8_t *vb_wr_seg(struct vb_qp *qp, size_t len)
 	return p;
 }
 
+/* The ctrl segment's immediate, written when the WQE closes (the ctrl segment is written once, then). */
 static void vb_wr_imm(struct vb_qp *qp, __be32 imm)
 {
-	((struct hw_wqe_ctrl_seg *)(void *)qp->wr_p)->imm = imm;
+	qp->wr_imm = imm;
 }
 
 static void vb_wr_rdma(struct ibv_qp_ex *x, uint8_t op, uint8_t wc, uint32_t rkey, uint64_t raddr, __be32 imm)

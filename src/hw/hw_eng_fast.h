@@ -1,0 +1,129 @@
+/*
+ * hw_eng_fast — the engine's first look at a send WQE (included by
+ * hw_engine.c only).
+ *
+ * Most small-message work is one RDMA WRITE or READ with one gather entry
+ * on an RC QP whose peer is on this machine, every key plain and every
+ * check passing. Such a WQE is read once in its ring slot (it spans one
+ * basic block, so it cannot wrap), each key looked up and checked once,
+ * and its bytes moved. Anything else, or any check that fails, leaves it
+ * untouched for the general path, which copies the WQE out, walks its
+ * segments and reports exactly what failed: the first look never decides
+ * an error.
+ */
+#ifndef HW_ENG_FAST_H_
+#define HW_ENG_FAST_H_
+
+#include <endian.h>
+#include <string.h>
+
+#include "hw_qp.h"
+
+/* ctrl, raddr, one data segment: 3 x 16 bytes */
+#define ENG_FAST_DS 3
+
+/*
+ * memmove without a call for the small sizes most WQEs carry: every load
+ * comes before any store, so overlapping ranges move as memmove's do.
+ */
+static inline void eng_move(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+	uint64_t a, b;
+	uint8_t t[4][16];
+
+	if (n >= 32 && n <= 64) {
+		memcpy(t[0], s, 16);
+		memcpy(t[1], s + 16, 16);
+		memcpy(t[2], s + n - 32, 16);
+		memcpy(t[3], s + n - 16, 16);
+		memcpy(d, t[0], 16);
+		memcpy(d + 16, t[1], 16);
+		memcpy(d + n - 32, t[2], 16);
+		memcpy(d + n - 16, t[3], 16);
+		return;
+	}
+	if (n >= 16 && n < 32) {
+		memcpy(t[0], s, 16);
+		memcpy(t[1], s + n - 16, 16);
+		memcpy(d, t[0], 16);
+		memcpy(d + n - 16, t[1], 16);
+		return;
+	}
+	if (n >= 8 && n < 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+		return;
+	}
+	memmove(d, s, n);
+}
+
+/* The connected peer when it takes requests: live (its owner too) and in RTR or RTS. */
+static inline struct hw_qp *eng_fast_peer(const struct hw_qp *qp)
+{
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	enum hw_qp_state st;
+
+	if (__builtin_expect(peer == NULL, 0) || !hw_qp_view_live(peer))
+		return NULL;
+	st = hw_qp_state_of(peer);
+	return st == HW_QP_RTR || st == HW_QP_RTS ? peer : NULL;
+}
+
+/*
+ * The WQE in slot (a WRITE or READ with one data segment, opcode op) run
+ * when every check passes on the first look: its byte count, or -1 with
+ * nothing done. Each field is read once, so a program rewriting the slot
+ * meanwhile changes nothing between check and use.
+ */
+static inline int64_t eng_fast_rw(struct hw_qp *qp, const uint8_t *slot, uint8_t op)
+{
+	const struct hw_wqe_raddr_seg *r = (const void *)(slot + HW_WQE_DS_BYTES);
+	const struct hw_wqe_data_seg *d = (const void *)(slot + 2 * HW_WQE_DS_BYTES);
+	uint32_t len = hw_data_seg_len(d), lkey = hw_data_seg_lkey(d), rkey = hw_raddr_seg_rkey(r);
+	uint64_t laddr = hw_data_seg_addr(d), raddr = hw_raddr_seg_addr(r);
+	struct hw_qp *peer;
+	uint8_t *l, *rp;
+
+	/* 0 (no memory named), inline data and lengths past the port's limit: the general path */
+	if (len - 1 >= HW_QP_MAX_MSG)
+		return -1;
+	peer = eng_fast_peer(qp);
+	if (peer == NULL)
+		return -1;
+	if (op == HW_WQE_RDMA_WRITE) {
+		l = hw_mkey_plain(lkey, qp->pd_id, laddr, len, HW_ACCESS_LOCAL_READ);
+		rp = l == NULL ? NULL : hw_mkey_plain(rkey, peer->pd_id, raddr, len, HW_ACCESS_REMOTE_WRITE);
+		if (rp == NULL)
+			return -1;
+		eng_move(rp, l, len);
+	} else {
+		l = hw_mkey_plain(lkey, qp->pd_id, laddr, len, HW_ACCESS_LOCAL_WRITE);
+		rp = l == NULL ? NULL : hw_mkey_plain(rkey, peer->pd_id, raddr, len, HW_ACCESS_REMOTE_READ);
+		if (rp == NULL)
+			return -1;
+		eng_move(l, rp, len);
+	}
+	return len;
+}
+
+/*
+ * The first look at the WQE at ci: its byte count when it ran here, -1 when
+ * the general path must take it. *ce_se is its ctrl's flags.
+ */
+static inline int64_t eng_fast(struct hw_qp *qp, uint32_t ci, uint8_t *op, uint8_t *fm_ce_se)
+{
+	const uint8_t *slot = qp->sq + (size_t)(ci & ((1u << qp->log_sq_size) - 1)) * HW_SEND_WQE_BB;
+	const struct hw_wqe_ctrl_seg *ctrl = (const void *)slot;
+	uint32_t opmod_idx_op = be32toh(ctrl->opmod_idx_opcode), qpn_ds = be32toh(ctrl->qpn_ds);
+
+	*op = (uint8_t)opmod_idx_op;
+	*fm_ce_se = ctrl->fm_ce_se;
+	if ((qpn_ds & 0x3f) != ENG_FAST_DS || (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ) ||
+	    qp->type != HW_QPT_RC)
+		return -1;
+	return eng_fast_rw(qp, slot, *op);
+}
+
+#endif /* HW_ENG_FAST_H_ */
