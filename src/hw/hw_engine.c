@@ -1637,30 +1637,36 @@ static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
 }
 
 /*
- * The WQEs at the head the first look runs whole (hw_eng_fast.h), while the
- * QP is in RTS: the number of posted WQEs left for the general path.
+ * The posted WQEs the first look runs whole (hw_eng_fast.h), while the QP
+ * is in RTS, its peer on this machine and nothing waits on RNR: true when
+ * none is left for the general path. Out of line: the general path's
+ * large frame is not set up for the work that does not need it.
  */
-static uint32_t eng_fast_run(struct hw_qp *qp, uint32_t avail)
+static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 {
-	uint32_t ci = qp->sq_ci;
+	uint32_t ci = qp->sq_ci, pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
 
-	while (avail != 0 && hw_qp_state_of(qp) == HW_QP_RTS) {
+	if (__atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
+		return false;
+	for (; ci != pi; ci = (ci + 1) & HW_QP_COUNTER_MASK) {
 		uint8_t op, fm_ce_se;
-		int64_t n = eng_fast(qp, ci, &op, &fm_ce_se);
+		int64_t n;
 
+		if (hw_qp_state_of(qp) != HW_QP_RTS)
+			return false;
+		n = eng_fast(qp, ci, &op, &fm_ce_se);
 		if (n < 0)
-			break;
+			return false;
 		if (fm_ce_se & ENG_CE_SIGNALED) {
 			struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .qpn = qp->qpn, .wqe_counter = (uint16_t)ci,
 						   .byte_cnt = (uint32_t)n, .wqe_opcode = op };
 
 			(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
 		}
-		ci = (ci + 1) & HW_QP_COUNTER_MASK;
-		__atomic_store_n(&qp->sq_ci, ci, __ATOMIC_RELEASE);
-		avail--;
+		__atomic_store_n(&qp->sq_ci, (ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 	}
-	return avail;
+	return true;
 }
 
 /* Executes the SQ up to the rung counter, or up to a WQE that waits on RNR. */
@@ -1673,9 +1679,6 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		return;
 	pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
 	avail = (pi - qp->sq_ci) & HW_QP_COUNTER_MASK;
-	if (avail != 0 && __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) == 0 &&
-	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
-		avail = eng_fast_run(qp, avail);
 	while (avail != 0) {
 		bool waiting = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE;
 		struct eng_wqe w;
@@ -1720,7 +1723,7 @@ void hw_qp_fail_sq(struct hw_qp *qp)
  * goes round again while others asked meanwhile; the others return at once.
  * A kick's time is left in kick_ns for the running thread to see.
  */
-void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
+static inline __attribute__((always_inline)) void eng_drive(struct hw_qp *qp, uint64_t now_ns)
 {
 	uint32_t n = 1;
 
@@ -1737,7 +1740,8 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 	if (now_ns == 0 && __atomic_load_n(&qp->kick_ns, __ATOMIC_ACQUIRE) == 0) {
 		uint32_t one = 1;
 
-		eng_progress(qp, 0);
+		if (!eng_fast_pass(qp))
+			eng_progress(qp, 0);
 		if (__atomic_compare_exchange_n(&qp->drivers, &one, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			hw_epoch_leave();
 			return;
@@ -1756,6 +1760,11 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
 	hw_epoch_leave();
 }
 
+void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns)
+{
+	eng_drive(qp, now_ns);
+}
+
 enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 {
 	enum hw_qp_state st;
@@ -1771,6 +1780,6 @@ enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi)
 	if (avail > eng_sq_bbs(qp))
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->sq_pi, new_pi, __ATOMIC_RELEASE);
-	hw_qp_drive(qp, 0);
+	eng_drive(qp, 0);
 	return HW_OK;
 }

@@ -67,12 +67,32 @@ int vb_dc_mask_ok(uint8_t dc_type, enum ibv_qp_state cur, enum ibv_qp_state to, 
 int vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Rings the SQ doorbell up to the producer counter when the QP runs (vb_post.c). */
-void vb_qp_ring(struct vb_qp *qp);
+/* The device's doorbell; before RTS it refuses it and the work waits for the modify to RTS (vb_qp.c). */
+static inline void vb_qp_ring(struct vb_qp *qp)
+{
+	(void)hw_qp_ring_sq(qp->hw, qp->sq_cur_post);
+	vb_cq_check_overrun(qp->scq);
+}
 void vb_qp_wr_fill(struct vb_qp *qp);
 /* The send queue's producer steps, shared by post_send and the ibv_wr_* builders (vb_post.c). */
 void vb_sq_place(struct vb_qp *qp, uint32_t idx, const uint8_t *w, uint32_t size);
-void vb_sq_commit(struct vb_qp *qp, uint32_t idx, uint64_t wr_id, uint8_t wc_op, uint32_t nreq, uint32_t size);
-void vb_sq_doorbell(struct vb_qp *qp, uint32_t nreq);
+/* Records a placed WQE for the poll side and moves the producer counter (as mlx5's post). */
+static inline void vb_sq_commit(struct vb_qp *qp, uint32_t idx, uint64_t wr_id, uint8_t wc_op, uint32_t nreq,
+				uint32_t size)
+{
+	qp->sq_wrid[idx] = wr_id;
+	qp->sq_wc_op[idx] = wc_op;
+	qp->sq_wqe_head[idx] = qp->sq_head + nreq;
+	qp->sq_cur_post += (size + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB;
+}
+
+/* The doorbell record, then the doorbell, after nreq WQEs. */
+static inline void vb_sq_doorbell(struct vb_qp *qp, uint32_t nreq)
+{
+	qp->sq_head += nreq;
+	__atomic_store_n(&qp->dbrec[HW_QP_DBR_SND], htobe32(qp->sq_cur_post & HW_QP_COUNTER_MASK), __ATOMIC_RELEASE);
+	vb_qp_ring(qp);
+}
 size_t vb_local_inv_seg(uint8_t *p);
 void vb_recv_wqe(uint8_t *p, uint32_t max_gs, const struct ibv_recv_wr *wr);
 struct ibv_srq *vb_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *attr);

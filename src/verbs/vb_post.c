@@ -46,13 +46,6 @@ static const uint8_t vb_wr_wc_op[] = {
 	[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
 };
 
-/* The device's doorbell; before RTS it refuses it and the work waits for the modify to RTS (vb_qp.c). */
-void vb_qp_ring(struct vb_qp *qp)
-{
-	(void)hw_qp_ring_sq(qp->hw, qp->sq_cur_post);
-	vb_cq_check_overrun(qp->scq);
-}
-
 /* Copies a staged WQE of size bytes into the ring at BB index idx, wrapping at the end. */
 void vb_sq_place(struct vb_qp *qp, uint32_t idx, const uint8_t *w, uint32_t size)
 {
@@ -184,23 +177,6 @@ static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, u
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_DRIVER)
 		return EINVAL; /* an ibv_send_wr has no DC address: a DCI posts through ibv_wr_* */
 	return 0;
-}
-
-/* Records a placed WQE for the poll side and moves the producer counter (as mlx5's post). */
-void vb_sq_commit(struct vb_qp *qp, uint32_t idx, uint64_t wr_id, uint8_t wc_op, uint32_t nreq, uint32_t size)
-{
-	qp->sq_wrid[idx] = wr_id;
-	qp->sq_wc_op[idx] = wc_op;
-	qp->sq_wqe_head[idx] = qp->sq_head + nreq;
-	qp->sq_cur_post += (size + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB;
-}
-
-/* The doorbell record, then the doorbell, after nreq WQEs. */
-void vb_sq_doorbell(struct vb_qp *qp, uint32_t nreq)
-{
-	qp->sq_head += nreq;
-	__atomic_store_n(&qp->dbrec[HW_QP_DBR_SND], htobe32(qp->sq_cur_post & HW_QP_COUNTER_MASK), __ATOMIC_RELEASE);
-	vb_qp_ring(qp);
 }
 
 int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
