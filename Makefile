@@ -16,7 +16,7 @@ BENCH_SETUP := tools/bench-setup.sh
 endif
 BENCH_ARGS ?=
 
-.PHONY: all demo test test-san bench install clean
+.PHONY: all demo test test-san bench icount icount-record install clean
 
 all: deps
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -40,6 +40,18 @@ bench:
 	@$(BENCH_SETUP) $(BENCH_DIR)
 	ninja -C $(BENCH_DIR)
 	@bench/run.sh $(BENCH_DIR) $(BENCH_ARGS)
+
+# Instructions per operation of the small-message paths (callgrind) against
+# bench/icount.ref; icount-record rewrites the reference file.
+icount:
+	@tools/ensure-deps.sh bench
+	@$(BENCH_SETUP) $(BENCH_DIR)
+	@bench/icount.sh $(BENCH_DIR)
+
+icount-record:
+	@tools/ensure-deps.sh bench
+	@$(BENCH_SETUP) $(BENCH_DIR)
+	@bench/icount.sh $(BENCH_DIR) --record
 
 install: all
 	meson install -C $(BUILD)

@@ -8,13 +8,16 @@
 # the reference file by more than the tolerance. Instruction counts do not
 # depend on the machine's load.
 #
-# Usage: bench/icount.sh <build-dir> [--record] [--ref FILE] [--tolerance PCT] [--ops N]
+# Usage: bench/icount.sh <build-dir> [--record] [--ref FILE] [--tolerance PCT] [--ops N] [--keep DIR]
 #   <build-dir>  a release build (meson setup <dir> -Dbuildtype=release); any
 #                other build type is refused, its counts are not comparable
 #   --record     measure and rewrite the reference file instead of checking
 #   --ref        the reference file (default bench/icount.ref)
 #   --tolerance  allowed growth in percent (default 10)
 #   --ops        operations per path (default 20000, a multiple of 800)
+#   --keep       keep each path's callgrind output as DIR/callgrind.<path>
+#                (callgrind_annotate --inclusive=no DIR/callgrind.<path> lists
+#                its functions)
 # Exit status: 0 all paths within the tolerance (or recorded), 1 a path grew
 # or a run failed, 2 usage.
 set -euo pipefail
@@ -25,6 +28,7 @@ record=0
 ref=$here/icount.ref
 tolerance=10
 ops=20000
+keep=""
 paths=(dma_64_d32 write_post_send write_wr write_list32 write_lat)
 # What one operation is, per path, for the table.
 declare -A unit=([dma_64_d32]=job [write_post_send]=message [write_wr]=message [write_list32]=message
@@ -40,13 +44,16 @@ while [ $# -gt 0 ]; do
 	--ref) [ $# -ge 2 ] || usage; ref=$2; shift 2 ;;
 	--tolerance) [ $# -ge 2 ] || usage; tolerance=$2; shift 2 ;;
 	--ops) [ $# -ge 2 ] || usage; ops=$2; shift 2 ;;
+	--keep) [ $# -ge 2 ] || usage; keep=$2; shift 2 ;;
 	-*) usage ;;
 	*) [ -z "$build" ] || usage; build=$1; shift ;;
 	esac
 done
 [ -n "$build" ] || usage
 [ -f "$build/build.ninja" ] || { echo "icount: $build is not a configured build directory" >&2; exit 2; }
-build=$(cd "$build" && pwd)
+# Physical: callgrind names objects by the path the kernel mapped them from.
+build=$(cd "$build" && pwd -P)
+[ -z "$keep" ] || mkdir -p "$keep"
 for t in valgrind callgrind_annotate; do
 	command -v "$t" >/dev/null || { echo "icount: $t not found (Debian package valgrind)" >&2; exit 1; }
 done
@@ -76,10 +83,14 @@ measure() {
 		return 1
 	}
 	pid=$(echo "$out" | sed -n "s/^bench_icount: $path ops $ops pid \([0-9]*\)$/\1/p")
-	[ -n "$pid" ] && [ -f "$tmp/cg.$pid" ] || { echo "icount: $path printed no result: $out" >&2; return 1; }
+	if [ -z "$pid" ] || [ ! -f "$tmp/cg.$pid" ]; then
+		echo "icount: $path printed no result: $out" >&2
+		return 1
+	fi
+	[ -z "$keep" ] || cp "$tmp/cg.$pid" "$keep/callgrind.$path"
 	# Self cost per function with its object; the libraries are the build's own (src/).
-	callgrind_annotate --inclusive=no --threshold=100 "$tmp/cg.$pid" |
-		awk -v ops="$ops" -v src="$build/src/" '
+	callgrind_annotate --inclusive=no --threshold=100 "$tmp/cg.$pid" >"$tmp/annotate.txt"
+	awk -v ops="$ops" -v src="$build/src/" -v path="$path" '
 			/PROGRAM TOTALS/ { gsub(",", "", $1); whole = $1 }
 			/^ *[0-9,]+ \(/ && match($0, /\[[^]]*\]$/) {
 				obj = substr($0, RSTART + 1, RLENGTH - 2)
@@ -89,9 +100,12 @@ measure() {
 					libs += n
 			}
 			END {
-				if (whole == "") exit 1
+				if (whole == "" || libs == 0) {
+					printf "icount: %s: no instruction counted in the libraries under %s\n", path, src > "/dev/stderr"
+					exit 1
+				}
 				printf "%.1f %.1f\n", whole / ops, libs / ops
-			}'
+			}' "$tmp/annotate.txt"
 }
 
 declare -A recorded=()
