@@ -402,8 +402,11 @@ static __attribute__((noreturn)) void responder(int rd, int wr)
 	char c;
 
 	if (lid >= 0) {
-		me = (struct peer_info){.qpn = v.qp->qp_num, .rkey = v.mr->rkey,
-					.addr = (uint64_t)(uintptr_t)v.buf, .lid = (uint16_t)lid};
+		memset(&me, 0, sizeof(me)); /* the padding goes through the pipe too */
+		me.qpn = v.qp->qp_num;
+		me.rkey = v.mr->rkey;
+		me.addr = (uint64_t)(uintptr_t)v.buf;
+		me.lid = (uint16_t)lid;
 		ok = write_full(wr, &me, sizeof(me)) == 0 && read_full(rd, &req, sizeof(req)) == 0 &&
 		     rc_up(v.qp, &req) == 0 && write_full(wr, "r", 1) == 0;
 	}
@@ -437,7 +440,7 @@ static void wr_prepare(struct verbs_side *v)
 
 static int verbs_setup(struct verbs_side *v)
 {
-	struct peer_info me = {0};
+	struct peer_info me;
 	int p2c[2], c2p[2], lid;
 	char c;
 
@@ -460,6 +463,7 @@ static int verbs_setup(struct verbs_side *v)
 	lid = side_open(v);
 	if (lid < 0)
 		return -1;
+	memset(&me, 0, sizeof(me));
 	me.qpn = v->qp->qp_num;
 	me.lid = (uint16_t)lid;
 	if (read_full(v->from_child, &v->remote, sizeof(v->remote)) != 0 || write_full(v->to_child, &me, sizeof(me)) != 0)
