@@ -151,13 +151,15 @@ done
 
 if [ "$record" -eq 1 ]; then
 	[ "$status" -eq 0 ] || { echo "icount: a path failed; $ref left as it was" >&2; exit 1; }
-	rev=$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-	git -C "$here" diff --quiet HEAD -- "$here/../src" "$here/../include" 2>/dev/null || rev="$rev, modified"
+	# The libraries' sources are what the counts belong to: name the last commit that changed them.
+	rev=$(git -C "$here/.." log -1 --format=%h --abbrev=12 -- src include 2>/dev/null || true)
+	[ -n "$rev" ] || rev=unknown
+	git -C "$here/.." diff --quiet HEAD -- src include 2>/dev/null || rev="$rev with local changes"
 	{
 		echo "# Instructions per operation spent in softdpu's libraries (libsoftdpu, libdoca*,"
 		echo "# libibverbs, libmlx5), callgrind, release build, $ops operations a path."
 		echo "# Checked by bench/icount.sh <build-dir> (fails above +$tolerance %); rewritten by"
-		echo "# bench/icount.sh <build-dir> --record. Recorded on $rev."
+		echo "# bench/icount.sh <build-dir> --record. src/ and include/ of $rev."
 		printf '%s\n' "${lines[@]}"
 	} >"$ref"
 	echo "recorded in $ref"
