@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs the DMA-path benchmarks of a build directory and prints every table.
+# `make bench` runs it on a release directory of its own (tools/bench-setup.sh).
 # Usage: bench/run.sh <build-dir> [--quick]
 #   --quick  short smoke run (checks that the benchmarks build and run; the
 #            numbers are not meaningful)
@@ -24,7 +25,8 @@ if [ -z "$buildtype" ] && command -v meson >/dev/null; then
 		2>/dev/null || echo unknown)
 fi
 echo "softdpu benchmarks — build directory $build, buildtype ${buildtype:-unknown}"
-[ "${buildtype:-}" = release ] || echo "note: numbers are meant for a release build (meson setup <dir> -Dbuildtype=release)"
+[ "${buildtype:-}" = release ] ||
+	echo "note: numbers are meant for a release build (make bench builds one, build-bench; or meson setup <dir> -Dbuildtype=release)"
 
 pin=()
 if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then

@@ -219,6 +219,14 @@ check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function (libdoca_common, libflexio) is called by a test" every_export_tested
 check "benchmarks build in release mode and run (quick)" bench_smoke
+# Instructions per operation of the small-message paths (callgrind) against bench/icount.ref:
+# deterministic (identical counts over repeated runs), a few seconds on bench_smoke's release
+# tree; run alone, it configures one and builds only the libraries and the driver.
+icount() {
+	[ -f "$work/bench/build.ninja" ] || meson setup "$work/bench" -Dbuildtype=release >/dev/null || return 1
+	bench/icount.sh "$work/bench"
+}
+check "instructions per operation of the small-message paths within 10 % of bench/icount.ref (callgrind)" icount
 # The tests whose code runs on more than one thread (the watch engine, CQ arming, sync
 # events across processes, the comm channel, graphs, the queue engine and its thread,
 # FlexIO harts and command-queue workers, destroys and deregistrations fencing other threads' work),
