@@ -415,28 +415,6 @@ static uint64_t cq_clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void cq_fill(struct hw_cqe64 *c, const struct hw_cqe_fields *f)
-{
-	memset(c, 0, sizeof(*c));
-	if (cq_is_err(f->opcode)) {
-		struct hw_err_cqe *e = (struct hw_err_cqe *)(void *)c;
-
-		e->srqn = htobe32(f->srqn & 0xffffffu);
-		e->vendor_err_synd = f->vendor_err_synd;
-		e->syndrome = f->syndrome;
-		e->s_wqe_opcode_qpn = htobe32((uint32_t)f->wqe_opcode << 24 | (f->qpn & 0xffffffu));
-		e->wqe_counter = htobe16(f->wqe_counter);
-		return;
-	}
-	c->slid = htobe16(f->slid);
-	c->flags_rqpn = htobe32(f->flags_rqpn);
-	c->srqn_uidx = htobe32(f->srqn & 0xffffffu);
-	c->imm_inval_pkey = htobe32(f->imm);
-	c->byte_cnt = htobe32(f->byte_cnt);
-	/* A requester CQE names the WQE's opcode in the top byte, as the card's do. */
-	c->sop_drop_qpn = htobe32((f->opcode == HW_CQE_REQ ? (uint32_t)f->wqe_opcode << 24 : 0) | (f->qpn & 0xffffffu));
-	c->wqe_counter = htobe16(f->wqe_counter);
-}
 
 /*
  * Producers of one CQ may be queues of several threads and processes. A
@@ -559,13 +537,56 @@ enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
 	return st;
 }
 
+
+/* ---- writing a CQE (hw_cq_push_locked, hw_cq_push_sp) ---- */
+
+static_assert(HW_CQ_STATE_ARMED == ARM_ARMED, "the inline producer reads the arm word");
+
+typedef hw_cq_v2 cq_v2;
+
+/*
+ * Writes f into the slot at pi: bytes 0..62 in wide stores (cq_fill's
+ * layout, as little-endian words), the owner byte last, released: a
+ * consumer trusts the rest once it sees its owner bit.
+ */
+static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uint32_t pi,
+							   const struct hw_cqe_fields *f, bool err)
+{
+	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
+	cq_v2 *v = (cq_v2 *)(void *)slot;
+	uint32_t top = htobe32((err || f->opcode == HW_CQE_REQ ? (uint32_t)f->wqe_opcode << 24 : 0) |
+			       (f->qpn & 0xffffffu));
+	uint16_t cnt = htobe16(f->wqe_counter);
+	uint64_t w6 = 0;
+	uint8_t sig = 0;
+
+	v[0] = (cq_v2){ 0, 0 };
+	if (err) {
+		v[1] = (cq_v2){ 0, 0 };
+		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu), 0 };
+		w6 = (uint64_t)f->vendor_err_synd << 48 | (uint64_t)f->syndrome << 56;
+	} else {
+		v[1] = (cq_v2){ (uint64_t)htobe16(f->slid) << 48, htobe32(f->flags_rqpn) };
+		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu) | (uint64_t)htobe32(f->imm) << 32,
+				(uint64_t)htobe32(f->byte_cnt) << 32 };
+		if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0))
+			w6 = htobe64(cq_clock_ns());
+	}
+	memcpy(&slot->timestamp, &w6, sizeof(w6)); /* the error CQE's syndromes, else the timestamp */
+	memcpy(&slot->sop_drop_qpn, &top, sizeof(top));
+	memcpy(&slot->wqe_counter, &cnt, sizeof(cnt));
+	memcpy(&slot->signature, &sig, sizeof(sig));
+	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
+			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) |
+					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
+			      memory_order_release);
+}
+
 enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f)
 {
 	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
 	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
-	bool sol = f->solicited || cq_is_err(f->opcode);
-	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
-	struct hw_cqe64 c;
+	bool err = cq_is_err(f->opcode), sol = f->solicited || err;
 	uint32_t arm;
 
 	if (!cq_opcode_valid(f->opcode))
@@ -574,15 +595,7 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
 		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
 		return HW_ERR_FULL;
 	}
-	cq_fill(&c, f);
-	if (cq->st->flags & CQ_F_TIMESTAMP)
-		c.timestamp = htobe64(cq_clock_ns());
-	memcpy(slot, &c, offsetof(struct hw_cqe64, op_own));
-	/* op_own last: the consumer trusts the rest once it sees its owner bit. */
-	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
-			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) |
-					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
-			      memory_order_release);
+	cq_write(cq, pi, f, err);
 	if (sol)
 		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
 	atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
@@ -591,12 +604,6 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
 		cq_try_fire(cq, arm);
 	return HW_OK;
 }
-
-/* ---- single producer (hw_cq_push_sp) ---- */
-
-static_assert(HW_CQ_STATE_ARMED == ARM_ARMED, "the inline producer reads the arm word");
-
-typedef hw_cq_v2 cq_v2;
 
 /*
  * Only this thread writes or arms the CQ, so program order stands in for the
@@ -609,13 +616,7 @@ enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f)
 	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
 	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
 	bool err = cq_is_err(f->opcode), sol = f->solicited || err;
-	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
-	cq_v2 *v = (cq_v2 *)(void *)slot;
-	uint32_t qpn = f->qpn & 0xffffffu, arm;
-	uint32_t top = htobe32((err || f->opcode == HW_CQE_REQ ? (uint32_t)f->wqe_opcode << 24 : 0) | qpn);
-	uint16_t cnt = htobe16(f->wqe_counter);
-	uint64_t w6 = 0;
-	uint8_t sig = 0;
+	uint32_t arm;
 
 	if (!cq_opcode_valid(f->opcode))
 		return HW_ERR_INVAL;
@@ -623,25 +624,7 @@ enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f)
 		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
 		return HW_ERR_FULL;
 	}
-	/* Bytes 0..47 in three 16-byte stores, then 48..62: cq_fill's layout, as little-endian words. */
-	v[0] = (cq_v2){ 0, 0 };
-	if (err) {
-		v[1] = (cq_v2){ 0, 0 };
-		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu), 0 };
-		w6 = (uint64_t)f->vendor_err_synd << 48 | (uint64_t)f->syndrome << 56;
-	} else {
-		v[1] = (cq_v2){ (uint64_t)htobe16(f->slid) << 48, htobe32(f->flags_rqpn) };
-		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu) | (uint64_t)htobe32(f->imm) << 32,
-				(uint64_t)htobe32(f->byte_cnt) << 32 };
-	}
-	memcpy(&slot->timestamp, &w6, sizeof(w6)); /* the error CQE's syndromes, else the timestamp (0) */
-	memcpy(&slot->sop_drop_qpn, &top, sizeof(top));
-	memcpy(&slot->wqe_counter, &cnt, sizeof(cnt));
-	memcpy(&slot->signature, &sig, sizeof(sig));
-	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
-			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) |
-					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
-			      memory_order_release);
+	cq_write(cq, pi, f, err);
 	if (sol)
 		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
 	atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_release);
