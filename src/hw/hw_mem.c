@@ -166,6 +166,15 @@ enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len,
 	return reg_entry(pd, &mk, key);
 }
 
+/* The entry's word for hw_mkey_plain: only a plain, valid, never-invalidated key has one. */
+static void fast_set(struct hw_mkey *mk)
+{
+	bool plain = mk->rops == NULL && mk->umr == NULL && mk->chunks == NULL && mk->base != NULL &&
+		     (mk->state & (HW_MKEY_FREE | HW_MKEY_INVALIDATABLE)) == 0;
+
+	mk->fast = plain ? (uint64_t)mk->pd_id << 32 | (mk->access & ~HW_MKEY_FAST_OK) | HW_MKEY_FAST_OK : 0;
+}
+
 static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, uint32_t *key)
 {
 	struct hw_mkey_page *pg;
@@ -195,6 +204,7 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	/* The slot may hold a view of the index's previous holder's key: replaced. */
 	pg->slot[pos] = *proto;
 	pg->slot[pos].pd_id = hw_pd_id(pd);
+	fast_set(&pg->slot[pos]);
 	__atomic_store_n(&pg->slot[pos].key, (idx << 8) | tag, __ATOMIC_RELEASE);
 	pg->slot[pos].device_wide = wide;
 	if (wide && publish_key(&pg->slot[pos], NULL, 0) != HW_OK) {
@@ -343,6 +353,7 @@ enum hw_status hw_mkey_set_invalidatable(uint32_t key)
 
 	if (mk == NULL)
 		return HW_ERR_KEY;
+	__atomic_store_n(&mk->fast, 0, __ATOMIC_RELAXED); /* invalidation is checked on the general path only */
 	__atomic_fetch_or(&mk->state, HW_MKEY_INVALIDATABLE, __ATOMIC_RELEASE);
 	return HW_OK;
 }
@@ -422,6 +433,7 @@ static const struct hw_mkey *import_key(uint32_t key, const struct mkey_rec *r, 
 	mk = &tbl.page[idx >> HW_MKEY_PAGE_SHIFT]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
 	*mk = (struct hw_mkey){ .base = base, .addr = r->addr, .len = r->len, .access = r->access,
 				.pd_id = r->pd_id, .key = key, .seqp = seqp, .seq = seq, .device_wide = true };
+	fast_set(mk);
 	return mk;
 }
 

@@ -138,7 +138,14 @@ struct hw_mkey {
 	uint32_t seq;
 	bool device_wide; /* numbered in the device's table (other processes can name it) */
 	struct hw_umr *umr; /* non-NULL: a UMR-registered indirect key (hw_umr.h), zero-based */
+	/*
+	 * A plain key (one local range, never invalidated) in one word for the
+	 * WQE path: pd_id << 32 | access | HW_MKEY_FAST_OK; 0 for any other key.
+	 */
+	uint64_t fast;
 };
+
+#define HW_MKEY_FAST_OK (1u << 31)
 
 /*
  * Invalidation (LOCAL_INV, SEND with invalidate). As on mlx5 and in IB, only
@@ -249,14 +256,15 @@ static inline __attribute__((always_inline)) uint8_t *hw_mkey_plain(uint32_t key
 								    uint64_t len, uint32_t access)
 {
 	const struct hw_mkey *mk = hw_mkey_find(key);
+	uint64_t want = (uint64_t)pd_id << 32 | access | HW_MKEY_FAST_OK, off;
 
-	if (__builtin_expect(mk == NULL, 0) || mk->pd_id != pd_id || (mk->access & access) != access ||
-	    addr < mk->addr || len > mk->len || addr - mk->addr > mk->len - len)
+	if (__builtin_expect(mk == NULL, 0) ||
+	    (__atomic_load_n(&mk->fast, __ATOMIC_RELAXED) & (~0ull << 32 | access | HW_MKEY_FAST_OK)) != want)
 		return NULL;
-	if (__builtin_expect(((uintptr_t)mk->rops | (uintptr_t)mk->umr | (uintptr_t)mk->chunks) != 0, 0) ||
-	    (__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE) != 0)
+	off = addr - mk->addr;
+	if (off > mk->len || len > mk->len - off)
 		return NULL;
-	return mk->base + (addr - mk->addr);
+	return mk->base + off;
 }
 
 /* Bytes of the "how to reach it" description hw_mkey_share publishes (the fabric's format). */
