@@ -180,7 +180,7 @@ struct vb_qp {
 	uint8_t *sq_wc_op;	  /* its ibv_wc_opcode */
 	uint8_t sig_bits;	  /* CQ_UPDATE for sq_sig_all */
 	uint8_t fm_cache;	  /* fence owed to the next WQE (after LOCAL_INV) */
-	pthread_spinlock_t sq_lock;
+	_Atomic uint32_t sq_lock;  /* vb_sq_lock: 1 held */
 	/* Receive queue. */
 	uint8_t *rq_buf;
 	uint32_t rq_wqe_cnt;

@@ -6,6 +6,8 @@
 #define VB_INT_H_
 
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "hw_ids.h"
@@ -67,6 +69,35 @@ int vb_dc_mask_ok(uint8_t dc_type, enum ibv_qp_state cur, enum ibv_qp_state to, 
 int vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Rings the SQ doorbell up to the producer counter when the QP runs (vb_post.c). */
+/*
+ * The send queue's lock, taken by every post: inline, one exchange to take
+ * and a store to give back (a call into the C library's spin lock costs as
+ * much again on a 64 B message). A waiter spins politely, then yields, so a
+ * holder that lost its core gets it back.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define VB_CPU_RELAX() __builtin_ia32_pause()
+#else
+#define VB_CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+static inline void vb_sq_lock(struct vb_qp *qp)
+{
+	for (uint32_t spins = 0; atomic_exchange_explicit(&qp->sq_lock, 1, memory_order_acquire) != 0;) {
+		while (atomic_load_explicit(&qp->sq_lock, memory_order_relaxed) != 0) {
+			if (++spins % 1024 == 0)
+				sched_yield();
+			else
+				VB_CPU_RELAX();
+		}
+	}
+}
+
+static inline void vb_sq_unlock(struct vb_qp *qp)
+{
+	atomic_store_explicit(&qp->sq_lock, 0, memory_order_release);
+}
+
 /* The device's doorbell; before RTS it refuses it and the work waits for the modify to RTS (vb_qp.c). */
 static inline void vb_qp_ring(struct vb_qp *qp)
 {

@@ -187,7 +187,7 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	uint8_t fence;
 	int err = 0;
 
-	pthread_spin_lock(&qp->sq_lock);
+	vb_sq_lock(qp);
 	for (; wr != NULL; wr = wr->next, nreq++) {
 		uint32_t idx = qp->sq_cur_post & (qp->sq_wqe_cnt - 1);
 		uint8_t *slot;
@@ -213,7 +213,7 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 		*bad = wr;
 	if (nreq != 0)
 		vb_sq_doorbell(qp, nreq);
-	pthread_spin_unlock(&qp->sq_lock);
+	vb_sq_unlock(qp);
 	return err;
 }
 

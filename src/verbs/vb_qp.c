@@ -147,7 +147,6 @@ static void vb_qp_free(struct vb_qp *qp)
 	free(qp->sq_wqe_head);
 	free(qp->sq_wc_op);
 	free(qp->rq_wrid);
-	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&qp->qpx.qp_base.mutex);
 	pthread_cond_destroy(&qp->qpx.qp_base.cond);
@@ -263,7 +262,6 @@ struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		goto err;
-	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&qp->qpx.qp_base.mutex, NULL);
 	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);

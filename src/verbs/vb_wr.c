@@ -37,7 +37,7 @@ static void vb_wr_start(struct ibv_qp_ex *x)
 {
 	struct vb_qp *qp = vb_wq(x);
 
-	pthread_spin_lock(&qp->sq_lock);
+	vb_sq_lock(qp);
 	qp->wr_cur_post_rb = qp->sq_cur_post;
 	qp->wr_fm_rb = qp->fm_cache;
 	qp->wr_err = 0;
@@ -63,7 +63,7 @@ static int vb_wr_complete(struct ibv_qp_ex *x)
 		vb_wr_rollback(qp);
 	else if (qp->wr_nreq != 0)
 		vb_sq_doorbell(qp, qp->wr_nreq);
-	pthread_spin_unlock(&qp->sq_lock);
+	vb_sq_unlock(qp);
 	return err;
 }
 
@@ -72,7 +72,7 @@ static void vb_wr_abort(struct ibv_qp_ex *x)
 	struct vb_qp *qp = vb_wq(x);
 
 	vb_wr_rollback(qp);
-	pthread_spin_unlock(&qp->sq_lock);
+	vb_sq_unlock(qp);
 }
 
 /*
