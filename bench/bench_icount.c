@@ -22,9 +22,12 @@
  * child forked before this process opens the device; the two exchange QP
  * numbers, LIDs, rkey and address through pipes.
  *
- * Usage: bench_icount <path> [--ops N] [--warmup N]
+ * Usage: bench_icount <path> [--ops N] [--warmup N] [--seconds S]
  * Prints "bench_icount: <path> ops <N> pid <pid>" when the region ran and
  * every operation completed successfully; exit status 0 then, else 1.
+ * With --seconds the same loops are timed instead (bench/verbs-put.sh): the
+ * path runs in rounds of --ops operations for at least S seconds and prints
+ * "bench_icount: <path> rate <operations per second>".
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <doca_buf.h>
@@ -603,6 +607,30 @@ static int loop_lat(struct run *r, uint32_t ops)
 
 /* ---- main ---- */
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Rounds of ops operations for at least seconds; the rate printed, 0 or -1. */
+static int timed(struct run *r, uint32_t ops, double seconds)
+{
+	double t0 = now_s(), t;
+	uint64_t n = 0;
+
+	do {
+		if (r->loop(r, ops) != 0)
+			return -1;
+		n += ops;
+		t = now_s() - t0;
+	} while (t < seconds);
+	printf("bench_icount: %s rate %.0f\n", r->name, (double)n / t);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	loop_fn loop;
@@ -614,7 +642,7 @@ static const struct {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench_icount <path> [--ops N] [--warmup N]\npaths:");
+	fprintf(stderr, "usage: bench_icount <path> [--ops N] [--warmup N] [--seconds S]\npaths:");
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		fprintf(stderr, " %s", paths[i].name);
 	fprintf(stderr, "\n(--ops and --warmup: multiples of %u)\n", OPS_UNIT);
@@ -625,6 +653,7 @@ int main(int argc, char **argv)
 {
 	static struct run r;
 	uint32_t ops = 20000, warmup = 1600;
+	double seconds = 0;
 	int rc;
 
 	if (argc < 2)
@@ -637,6 +666,8 @@ int main(int argc, char **argv)
 			ops = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		else if (strcmp(argv[i], "--warmup") == 0)
 			warmup = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--seconds") == 0)
+			seconds = strtod(argv[i + 1], NULL);
 		else
 			return usage();
 	}
@@ -646,11 +677,13 @@ int main(int argc, char **argv)
 	rc = r.verbs ? verbs_setup(&r.v) : dma_setup(&r.d);
 	if (rc == 0 && warmup > 0)
 		rc = r.loop(&r, warmup);
-	if (rc == 0)
+	if (rc == 0 && seconds > 0)
+		rc = timed(&r, ops, seconds);
+	else if (rc == 0)
 		rc = icount_region(&r, ops);
 	if (rc == 0 && !r.verbs)
 		rc = dma_verify(&r.d);
-	if (rc == 0)
+	if (rc == 0 && seconds <= 0)
 		printf("bench_icount: %s ops %u pid %d\n", r.name, ops, (int)getpid());
 	if (r.verbs) {
 		if (verbs_teardown(&r.v) != 0)
