@@ -21,6 +21,14 @@
 
 /* ctrl, raddr, one data segment: 3 x 16 bytes */
 #define ENG_FAST_DS 3
+/*
+ * A doorbell's WQEs look at their peer (alive, its owner too, in RTR/RTS)
+ * once every this many WQEs or bytes: a responder that dies mid-batch
+ * fails the WQEs after the next look, as it would fail those of the next
+ * doorbell. Bounded so a long batch learns of it within microseconds.
+ */
+#define ENG_FAST_PEER_WQES 16u
+#define ENG_FAST_PEER_BYTES (64u * 1024)
 
 /*
  * memmove without a call for the small sizes most WQEs carry: every load
@@ -77,20 +85,16 @@ static inline struct hw_qp *eng_fast_peer(const struct hw_qp *qp)
  * nothing done. Each field is read once, so a program rewriting the slot
  * meanwhile changes nothing between check and use.
  */
-static inline int64_t eng_fast_rw(struct hw_qp *qp, const uint8_t *slot, uint8_t op)
+static inline int64_t eng_fast_rw(struct hw_qp *qp, struct hw_qp *peer, const uint8_t *slot, uint8_t op)
 {
 	const struct hw_wqe_raddr_seg *r = (const void *)(slot + HW_WQE_DS_BYTES);
 	const struct hw_wqe_data_seg *d = (const void *)(slot + 2 * HW_WQE_DS_BYTES);
 	uint32_t len = hw_data_seg_len(d), lkey = hw_data_seg_lkey(d), rkey = hw_raddr_seg_rkey(r);
 	uint64_t laddr = hw_data_seg_addr(d), raddr = hw_raddr_seg_addr(r);
-	struct hw_qp *peer;
 	uint8_t *l, *rp;
 
 	/* 0 (no memory named), inline data and lengths past the port's limit: the general path */
 	if (len - 1 >= HW_QP_MAX_MSG)
-		return -1;
-	peer = eng_fast_peer(qp);
-	if (peer == NULL)
 		return -1;
 	if (op == HW_WQE_RDMA_WRITE) {
 		l = hw_mkey_plain(lkey, qp->pd_id, laddr, len, HW_ACCESS_LOCAL_READ);
@@ -109,10 +113,11 @@ static inline int64_t eng_fast_rw(struct hw_qp *qp, const uint8_t *slot, uint8_t
 }
 
 /*
- * The first look at the WQE at ci: its byte count when it ran here, -1 when
- * the general path must take it. *ce_se is its ctrl's flags.
+ * The first look at the WQE at ci of an RC QP, against its peer as
+ * eng_fast_peer found it: its byte count when it ran here, -1 when the
+ * general path must take it. *fm_ce_se is its ctrl's flags.
  */
-static inline int64_t eng_fast(struct hw_qp *qp, uint32_t ci, uint8_t *op, uint8_t *fm_ce_se)
+static inline int64_t eng_fast(struct hw_qp *qp, struct hw_qp *peer, uint32_t ci, uint8_t *op, uint8_t *fm_ce_se)
 {
 	const uint8_t *slot = qp->sq + (size_t)(ci & ((1u << qp->log_sq_size) - 1)) * HW_SEND_WQE_BB;
 	const struct hw_wqe_ctrl_seg *ctrl = (const void *)slot;
@@ -120,10 +125,9 @@ static inline int64_t eng_fast(struct hw_qp *qp, uint32_t ci, uint8_t *op, uint8
 
 	*op = (uint8_t)opmod_idx_op;
 	*fm_ce_se = ctrl->fm_ce_se;
-	if ((qpn_ds & 0x3f) != ENG_FAST_DS || (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ) ||
-	    qp->type != HW_QPT_RC)
+	if ((qpn_ds & 0x3f) != ENG_FAST_DS || (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ))
 		return -1;
-	return eng_fast_rw(qp, slot, *op);
+	return eng_fast_rw(qp, peer, slot, *op);
 }
 
 #endif /* HW_ENG_FAST_H_ */

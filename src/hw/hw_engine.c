@@ -1644,9 +1644,11 @@ static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
  */
 static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 {
-	uint32_t ci = qp->sq_ci, pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
+	uint32_t ci = qp->sq_ci, pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE), left = 0;
+	uint64_t moved = 0;
+	struct hw_qp *peer = NULL;
 
-	if (__atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
 		return false;
 	for (; ci != pi; ci = (ci + 1) & HW_QP_COUNTER_MASK) {
@@ -1655,9 +1657,18 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 
 		if (hw_qp_state_of(qp) != HW_QP_RTS)
 			return false;
-		n = eng_fast(qp, ci, &op, &fm_ce_se);
+		/* The peer as the first WQE of a doorbell finds it, looked at again every few WQEs or bytes. */
+		if (left-- == 0 || moved >= ENG_FAST_PEER_BYTES) {
+			peer = eng_fast_peer(qp);
+			if (peer == NULL)
+				return false;
+			left = ENG_FAST_PEER_WQES - 1;
+			moved = 0;
+		}
+		n = eng_fast(qp, peer, ci, &op, &fm_ce_se);
 		if (n < 0)
 			return false;
+		moved += (uint64_t)n;
 		if (fm_ce_se & ENG_CE_SIGNALED) {
 			struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .qpn = qp->qpn, .wqe_counter = (uint16_t)ci,
 						   .byte_cnt = (uint32_t)n, .wqe_opcode = op };

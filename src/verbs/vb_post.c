@@ -164,6 +164,38 @@ static int vb_build(struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *w, 
 	return (int)off;
 }
 
+/*
+ * The WR most programs post on an RC QP: RDMA WRITE, RDMA READ or SEND,
+ * one gather entry, not inline, and room in the ring from its slot. True
+ * when wr is one (then the checks of vb_send_check but the queue's room
+ * hold by construction) and vb_build_one writes it.
+ */
+static inline bool vb_is_one(const struct vb_qp *qp, const struct ibv_send_wr *wr, uint32_t idx)
+{
+	return qp->qpx.qp_base.qp_type == IBV_QPT_RC && wr->num_sge == 1 && qp->sq_max_gs != 0 &&
+	       (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_SEND) &&
+	       (wr->send_flags & IBV_SEND_INLINE) == 0 && wr->sg_list[0].length != 0 && vb_sq_room(qp, idx);
+}
+
+/* vb_build for a WR vb_is_one accepted, straight into its slot w: the WQE's size. */
+static inline int vb_build_one(struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *w, uint8_t fence)
+{
+	size_t off = sizeof(struct hw_wqe_ctrl_seg);
+
+	if (wr->opcode != IBV_WR_SEND) {
+		hw_raddr_seg_set((void *)(w + off), wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+		off += sizeof(struct hw_wqe_raddr_seg);
+	}
+	hw_data_seg_set((void *)(w + off), hw_data_seg_len_of(wr->sg_list[0].length), wr->sg_list[0].lkey,
+			wr->sg_list[0].addr);
+	off += sizeof(struct hw_wqe_data_seg);
+	hw_ctrl_seg_set((void *)w, (uint16_t)qp->sq_cur_post, vb_wr_hw_op[wr->opcode], 0, qp->qpx.qp_base.qp_num,
+			qp->sig_bits | fence | ((wr->send_flags & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
+				((wr->send_flags & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0),
+			(uint8_t)(off / HW_WQE_DS_BYTES), 0);
+	return (int)off;
+}
+
 static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, uint32_t nreq)
 {
 	if ((unsigned int)wr->opcode >= sizeof(vb_wr_hw_op) || vb_wr_hw_op[wr->opcode] == 0xff)
@@ -193,10 +225,20 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 		uint8_t *slot;
 		int size;
 
+		fence = (wr->send_flags & IBV_SEND_FENCE) ? HW_WQE_CTRL_FENCE : qp->fm_cache;
+		if (vb_is_one(qp, wr, idx)) {
+			if (qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) + nreq >= qp->sq_max_post) {
+				err = ENOMEM;
+				break;
+			}
+			size = vb_build_one(qp, wr, qp->sq_buf + (size_t)idx * HW_SEND_WQE_BB, fence);
+			qp->fm_cache = 0;
+			vb_sq_commit(qp, idx, wr->wr_id, vb_wr_wc_op[wr->opcode], nreq, (uint32_t)size);
+			continue;
+		}
 		err = vb_send_check(qp, wr, nreq);
 		if (err != 0)
 			break;
-		fence = (wr->send_flags & IBV_SEND_FENCE) ? HW_WQE_CTRL_FENCE : qp->fm_cache;
 		/* Written once, in its slot, unless the largest WQE could wrap from there (then staged and placed). */
 		slot = vb_sq_room(qp, idx) ? qp->sq_buf + (size_t)idx * HW_SEND_WQE_BB : w;
 		size = vb_build(qp, wr, slot, fence);
