@@ -426,6 +426,56 @@ static inline __attribute__((always_inline)) enum hw_jobq_bf hw_jobq_post_bf_dma
 }
 
 /*
+ * A one-block DMA WQE whose producer vouches for its memory: it holds the
+ * table entries of both keys and checked, once, when each key was made, that
+ * the key is local and direct, belongs to the queue's domain, grants the
+ * right its side asks for, and covers the side's whole extent (a DOCA mmap's
+ * key and its buffers: src/doca/core/dc_core.h). Left to check per job is
+ * what can change after that: that each entry still holds its key's number,
+ * read as a lookup reads it (a deregistration withdraws the number first,
+ * hw_mkey_dereg, and a stopped or revoked mmap's key is deregistered), and
+ * is not freed; and the job's own lengths and overlap. The WQE still goes
+ * to the ring in its PRM form and is decoded from the doorbell's copy. A
+ * job that fails any of this is left in the ring for hw_jobq_run, whose
+ * general path looks the keys up, checks everything and completes it as
+ * the doorbell would (with the error that applies).
+ */
+static inline __attribute__((always_inline)) enum hw_jobq_bf
+hw_jobq_post_bf_dma1_vouched(struct hw_jobq *q, const struct hw_sge *src, const struct hw_mkey *smk,
+			     const struct hw_sge *dst, const struct hw_mkey *dmk, uint32_t *bytes)
+{
+	struct hw_jobq_dma1 j;
+	uint32_t idx = q->pi;
+	struct hw_jobq_bb w;
+	uint8_t *sp, *dp;
+
+	if (hw_jobq_room(q) == 0)
+		return HW_JOBQ_BF_FULL;
+	hw_jobq_dma1_words(q, idx, src, dst, &w);
+	hw_jobq_store_bb(q, &w);
+	if (__builtin_expect(q->ci != idx || !hw_jobq_decode_dma1(q, &w, idx, &j), 0))
+		goto general;
+	if (__builtin_expect(__atomic_load_n(&smk->key, __ATOMIC_ACQUIRE) != j.skey ||
+				     __atomic_load_n(&dmk->key, __ATOMIC_ACQUIRE) != j.dkey ||
+				     ((__atomic_load_n(&smk->state, __ATOMIC_ACQUIRE) |
+				       __atomic_load_n(&dmk->state, __ATOMIC_ACQUIRE)) &
+				      HW_MKEY_FREE) != 0 ||
+				     j.len > j.room,
+			     0))
+		goto general;
+	sp = smk->base + (j.saddr - smk->addr);
+	dp = dmk->base + (j.daddr - dmk->addr);
+	if (__builtin_expect(j.len != 0 && sp < dp + j.len && dp < sp + j.len, 0))
+		goto general;
+	hw_copy(dp, sp, j.len);
+	*bytes = j.len;
+	return hw_jobq_complete(q, HW_OK, j.len) == HW_OK ? HW_JOBQ_BF_DONE : HW_JOBQ_BF_POSTED;
+general:
+	hw_jobq_run(q);
+	return HW_JOBQ_BF_POSTED;
+}
+
+/*
  * For a queue with a CQ of its own, read by the producer right after each
  * doorbell (one WQE in flight): copies the next CQE to *out and releases it
  * to the device. False when no CQE waits.

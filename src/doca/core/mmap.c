@@ -103,7 +103,23 @@ static doca_error_t reg_dev(struct doca_mmap *m, struct dc_mmap_dev *d)
 	}
 	d->pd_id = hw_pd_id(dc_dev_pd(d->dev));
 	d->hwk = hw_mkey_lookup(d->mkey);
+	dc_mmap_dev_vouch(m, d);
 	return DOCA_SUCCESS;
+}
+
+void dc_mmap_dev_vouch(const struct doca_mmap *mmap, struct dc_mmap_dev *d)
+{
+	const struct hw_mkey *k = d->hwk;
+
+	d->vouch = 0;
+	if (k == NULL || k->rops != NULL || k->chunks != NULL || k->seqp != NULL || k->umr != NULL ||
+	    k->pd_id != d->pd_id || k->addr != (uint64_t)(uintptr_t)mmap->addr || k->base != mmap->addr ||
+	    k->len != mmap->len || mmap->chunks != NULL)
+		return;
+	if ((k->access & mmap->rd_access) == mmap->rd_access)
+		d->vouch |= DC_MMAP_DMA_SRC;
+	if ((k->access & mmap->wr_access) == mmap->wr_access)
+		d->vouch |= DC_MMAP_DMA_DST;
 }
 
 static void dereg_dev(struct dc_mmap_dev *d)
@@ -115,6 +131,7 @@ static void dereg_dev(struct dc_mmap_dev *d)
 	d->shared = false;
 	d->mkey = 0;
 	d->hwk = NULL;
+	d->vouch = 0;
 }
 
 void dc_mmap_share_key(struct doca_mmap *mmap, const struct doca_dev *dev)

@@ -370,6 +370,7 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	m->has_range = true;
 	m->num_devs = 1;
 	m->devs[0].pd_id = hw_pd_id(dc_dev_pd(dev));
+	dc_mmap_dev_vouch(m, &m->devs[0]);
 	if (d.kind == FAB_EXPORT_RDMA)
 		m->devs[0].rkey = d.mkey;
 	m->state = DC_MMAP_STARTED;
@@ -392,6 +393,7 @@ void dc_mmap_revoke_importers(struct doca_mmap *mmap)
 			hw_mkey_dereg(imp->devs[0].mkey);
 		imp->devs[0].mkey = 0;
 		imp->devs[0].hwk = NULL;
+		imp->devs[0].vouch = 0;
 		imp->exporter = NULL;
 	}
 	mmap->importers = NULL;

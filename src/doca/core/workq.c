@@ -83,6 +83,9 @@ struct doca_workq {
 	uint32_t cq_sn;	  /* sequence number of the last CQ arm */
 	uint32_t cq_seen; /* the CQ's event bell at that arm: a move means the CQ fired */
 	struct hw_jobq *jq[DC_WQ_MAX_CTX + 1]; /* each engine context's queue on this work queue */
+	/* The context's job_post where it has a queue here, else NULL: submit's one test for the engine path. */
+	doca_error_t (*post[DC_WQ_MAX_CTX + 1])(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
+						 uint32_t cqe_idx);
 	struct hw_cq *own_cq[DC_WQ_MAX_CTX + 1]; /* the CQ of a queue whose jobs run at progress */
 	struct doca_ctx *ctx[DC_WQ_MAX_CTX + 1];
 	uint32_t pending[DC_WQ_MAX_CTX + 1];
@@ -196,6 +199,7 @@ static void jobq_close(struct doca_workq *wq, uint32_t idx)
 {
 	hw_jobq_destroy(wq->jq[idx]);
 	wq->jq[idx] = NULL;
+	wq->post[idx] = NULL;
 	hw_cq_destroy(wq->own_cq[idx]);
 	wq->own_cq[idx] = NULL;
 }
@@ -226,6 +230,7 @@ static doca_error_t jobq_open(struct doca_workq *wq, struct doca_ctx *ctx, uint3
 	}
 	if (wq->armed && ctx->ops->job_run == NULL)
 		cq_arm(wq); /* armed before the CQ existed */
+	wq->post[idx] = ctx->ops->job_post;
 	return DOCA_SUCCESS;
 }
 
@@ -348,8 +353,16 @@ static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *w
 	return DOCA_SUCCESS;
 }
 
+/* An armed handle is signalled when the CQE of the job just posted fired the armed CQ. Out of line: it is rare. */
+static __attribute__((noinline)) void submit_signal(struct doca_workq *wq)
+{
+	if (cq_fired(wq))
+		signal_event(wq);
+}
+
 doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *job)
 {
+	doca_error_t (*post)(struct doca_ctx *, struct hw_jobq *, const struct doca_job *, uint32_t);
 	struct dc_wq_slot *slot;
 	struct doca_ctx *ctx;
 	doca_error_t ret;
@@ -366,7 +379,8 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 		return DOCA_ERROR_NOT_FOUND;
 	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
-	if (workq->jq[idx] == NULL || ctx->ops->job_post == NULL)
+	post = workq->post[idx];
+	if (post == NULL)
 		return submit_copied(workq, idx, job);
 	/*
 	 * The entry of a job the engine runs keeps only what its event needs
@@ -380,17 +394,20 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	slot->engine = 1;
 	slot->u.job.type = job->type;
 	slot->u.job.user_data = job->user_data;
-	/* The context checks the job, writes its WQE and rings the doorbell: the engine runs it there. */
-	ret = ctx->ops->job_post(ctx, workq->jq[idx], job, workq->cq_ci + workq->nengine);
+	/*
+	 * The context checks the job (as job_check would: submit does not check
+	 * it again), writes its WQE and rings the doorbell: the engine runs it
+	 * there.
+	 */
+	ret = post(ctx, workq->jq[idx], job, workq->cq_ci + workq->nengine);
 	if (__builtin_expect(ret != DOCA_SUCCESS, 0))
 		return ret == DC_JOB_NOT_POSTED ? submit_copied(workq, idx, job) : ret;
 	workq->nengine++;
 	workq->tail++;
 	workq->pending[idx]++;
 	workq->last_ctx = (uint32_t)idx;
-	/* An armed handle is signalled when this CQE fired the armed CQ. */
-	if (workq->armed && cq_fired(workq))
-		signal_event(workq);
+	if (__builtin_expect(workq->armed, 0))
+		submit_signal(workq);
 	return DOCA_SUCCESS;
 }
 
