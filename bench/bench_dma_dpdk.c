@@ -16,15 +16,18 @@
  * skeleton sleeps in short naps after a run of empty polls) and wakes a
  * timer tick later; when it takes the copy CPU, the submitter waits on a
  * full ring. A window that met either lost a slice of its time to a third
- * party, by an amount that depends on the load, not on DPDK. So a case runs
- * many short windows and keeps the clean ones: no involuntary context
- * switch of the submitter (getrusage RUSAGE_THREAD) or of the copy thread,
- * and no sleep of the copy thread (its voluntary switches), read from
- * /proc/self/task/<tid>/status around each window. The figure is the median
- * of the clean windows; when too few are clean it is the median of all of
- * them and is marked so. Before the windows, a warm-up fills the caches and
- * wakes the copy thread; the threads' CPUs are checked against the ones asked
- * for (the copy thread's affinity, the submitter's CPU at each window).
+ * party, by an amount that depends on the load, not on DPDK (the copy
+ * thread's voluntary context switches, its naps, run to hundreds a second
+ * on a loaded machine). So jobs up to 4 KiB run many short windows and keep
+ * the clean ones: each thread ran at least 95% of the window on its CPU
+ * (the submitter's CLOCK_THREAD_CPUTIME_ID, the copy thread's
+ * /proc/self/task/<tid>/schedstat) and the submitter is still on its CPU.
+ * A clean window's rate is its jobs over the time both threads ran (at
+ * least the sum of their CPU times less the window). The figure is the
+ * median of the clean windows; when too few are clean it is the median of
+ * all of them, marked so. Before the windows, a warm-up fills the caches
+ * and wakes the copy thread; the copy thread's CPU affinity is checked
+ * against the CPU asked for and reported.
  *
  * Run by bench_dma once with --probe, then once per case (--size, --depth),
  * right before the DOCA run of the same case. Output, parsed by bench_dma:
