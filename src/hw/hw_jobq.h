@@ -429,8 +429,9 @@ static inline __attribute__((always_inline)) enum hw_jobq_bf hw_jobq_post_bf_dma
  * A one-block DMA WQE whose producer vouches for its memory: it holds the
  * table entries of both keys and checked, once, when each key was made, that
  * the key is local and direct, belongs to the queue's domain, grants the
- * right its side asks for, and covers the side's whole extent (a DOCA mmap's
- * key and its buffers: src/doca/core/dc_core.h). Left to check per job is
+ * right its side asks for, covers the side's whole extent, and names its
+ * memory by its local addresses (base == addr: the WQE's addresses are the
+ * bytes copied) (a DOCA mmap's key and its buffers: src/doca/core/dc_core.h). Left to check per job is
  * what can change after that: that each entry still holds its key's number,
  * read as a lookup reads it (a deregistration withdraws the number first,
  * hw_mkey_dereg, and a stopped or revoked mmap's key is deregistered), and
@@ -463,8 +464,8 @@ hw_jobq_post_bf_dma1_vouched(struct hw_jobq *q, const struct hw_sge *src, const 
 				     j.len > j.room,
 			     0))
 		goto general;
-	sp = smk->base + (j.saddr - smk->addr);
-	dp = dmk->base + (j.daddr - dmk->addr);
+	sp = (uint8_t *)(uintptr_t)j.saddr; /* a vouched entry's base is its address */
+	dp = (uint8_t *)(uintptr_t)j.daddr;
 	if (__builtin_expect(j.len != 0 && sp < dp + j.len && dp < sp + j.len, 0))
 		goto general;
 	hw_copy(dp, sp, j.len);
