@@ -219,13 +219,12 @@ struct hw_jobq_dma1 {
  * destination, known rights); false for any other WQE, which the general
  * parse checks.
  */
-static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1(const struct hw_jobq *q,
-								      const struct hw_jobq_bb *w, uint32_t idx,
-								      struct hw_jobq_dma1 *j)
+static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1_t(uint64_t ctrl0, const struct hw_jobq_bb *w,
+									uint32_t idx, struct hw_jobq_dma1 *j)
 {
 	uint32_t m = w->mmo;
 
-	if (w->c0 != (q->dma1_ctrl[0] | htobe32((idx & 0xffff) << 8)) || (m & 0xffff) != 0x0101 ||
+	if (w->c0 != (ctrl0 | htobe32((idx & 0xffff) << 8)) || (m & 0xffff) != 0x0101 ||
 	    (m >> 16 & ~(HW_ACCESS_ALL_MASK | HW_ACCESS_ALL_MASK << 8)))
 		return false;
 	j->sacc = m >> 16 & 0xff;
@@ -237,6 +236,14 @@ static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1(const stru
 	j->dkey = be32toh(w->dkey);
 	j->daddr = be64toh(w->daddr);
 	return true;
+}
+
+/* hw_jobq_decode_dma1_t against the queue's template as it is now. */
+static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1(const struct hw_jobq *q,
+								      const struct hw_jobq_bb *w, uint32_t idx,
+								      struct hw_jobq_dma1 *j)
+{
+	return hw_jobq_decode_dma1_t(q->dma1_ctrl[0], w, idx, j);
 }
 
 /* Decodes the WQE at ci in the ring (see hw_jobq_decode_dma1). */
@@ -445,6 +452,7 @@ static inline __attribute__((always_inline)) enum hw_jobq_bf
 hw_jobq_post_bf_dma1_vouched(struct hw_jobq *q, const struct hw_sge *src, const struct hw_mkey *smk,
 			     const struct hw_sge *dst, const struct hw_mkey *dmk, uint32_t *bytes)
 {
+	uint64_t ctrl0 = q->dma1_ctrl[0]; /* read once: the ring's stores may alias the queue */
 	struct hw_jobq_dma1 j;
 	uint32_t idx = q->pi;
 	struct hw_jobq_bb w;
@@ -454,7 +462,7 @@ hw_jobq_post_bf_dma1_vouched(struct hw_jobq *q, const struct hw_sge *src, const 
 		return HW_JOBQ_BF_FULL;
 	hw_jobq_dma1_words(q, idx, src, dst, &w);
 	hw_jobq_store_bb(q, &w);
-	if (__builtin_expect(q->ci != idx || !hw_jobq_decode_dma1(q, &w, idx, &j), 0))
+	if (__builtin_expect(q->ci != idx || !hw_jobq_decode_dma1_t(ctrl0, &w, idx, &j), 0))
 		goto general;
 	if (__builtin_expect(__atomic_load_n(&smk->key, __ATOMIC_ACQUIRE) != j.skey ||
 				     __atomic_load_n(&dmk->key, __ATOMIC_ACQUIRE) != j.dkey ||
