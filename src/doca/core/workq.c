@@ -79,6 +79,7 @@ struct doca_workq {
 	const struct hw_cqe64 *cqes;
 	uint32_t *cq_dbrec;
 	uint32_t cq_log;
+	uint32_t cq_mask; /* CQEs in the CQ - 1 */
 	uint32_t cq_ci;
 	uint32_t cq_sn;	  /* sequence number of the last CQ arm */
 	uint32_t cq_seen; /* the CQ's event bell at that arm: a move means the CQ fired */
@@ -121,6 +122,7 @@ static doca_error_t cq_alloc(struct doca_workq *wq)
 	wq->cqes = hw_cq_ring(wq->cq);
 	wq->cq_dbrec = hw_cq_dbrec(wq->cq);
 	wq->cq_log = attr.log_size;
+	wq->cq_mask = (1u << attr.log_size) - 1;
 	wq->cq_ci = 0;
 	return DOCA_SUCCESS;
 }
@@ -319,13 +321,6 @@ static inline bool cq_fired(const struct doca_workq *wq)
 	return hw_bell_seq(hw_cq_event_bell(wq->cq)) != wq->cq_seen;
 }
 
-static inline int submit_ctx_index(struct doca_workq *wq, const struct doca_ctx *ctx)
-{
-	if (wq->ctx[wq->last_ctx] == ctx)
-		return (int)wq->last_ctx;
-	return ctx_index(wq, ctx);
-}
-
 /*
  * A job the engine cannot take: the context checks it and the entry keeps a
  * copy, run at progress. Out of line, so the engine path of
@@ -353,11 +348,16 @@ static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *w
 	return DOCA_SUCCESS;
 }
 
-/* An armed handle is signalled when the CQE of the job just posted fired the armed CQ. Out of line: it is rare. */
-static __attribute__((noinline)) void submit_signal(struct doca_workq *wq)
+/*
+ * An armed handle is signalled when the CQE of the job just posted fired the
+ * armed CQ. Out of line (it is rare) and the submit's last call, so submit
+ * keeps nothing across it.
+ */
+static __attribute__((noinline)) doca_error_t submit_signal(struct doca_workq *wq)
 {
 	if (cq_fired(wq))
 		signal_event(wq);
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *job)
@@ -374,9 +374,12 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	/* Stopped first: a stopped context is never attached, so the other order hid BAD_STATE. */
 	if (!ctx->started)
 		return DOCA_ERROR_BAD_STATE;
-	idx = submit_ctx_index(workq, ctx);
-	if (idx < 0)
-		return DOCA_ERROR_NOT_FOUND;
+	idx = (int)workq->last_ctx;
+	if (__builtin_expect(workq->ctx[idx] != ctx, 0)) {
+		idx = ctx_index(workq, ctx);
+		if (idx < 0)
+			return DOCA_ERROR_NOT_FOUND;
+	}
 	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
 	post = workq->post[idx];
@@ -407,7 +410,7 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	workq->pending[idx]++;
 	workq->last_ctx = (uint32_t)idx;
 	if (__builtin_expect(workq->armed, 0))
-		submit_signal(workq);
+		return submit_signal(workq);
 	return DOCA_SUCCESS;
 }
 
@@ -460,9 +463,12 @@ static doca_error_t retrieve_cqe(struct doca_workq *wq, struct doca_ctx *ctx, ui
  */
 static inline bool retrieve_engine_ok(struct doca_workq *wq, const struct dc_wq_slot *slot, struct doca_event *ev)
 {
-	const struct hw_cqe64 *cqe = NULL;
+	/* hw_cqe_poll_op's test for the one opcode wanted (REQ is never INVALID), with the mask kept. */
+	uint32_t ci = wq->cq_ci;
+	uint8_t op_own = atomic_load_explicit((const _Atomic uint8_t *)&wq->cqes[ci & wq->cq_mask].op_own,
+					      memory_order_acquire);
 
-	if (hw_cqe_poll_op(wq->cqes, wq->cq_log, wq->cq_ci, &cqe) != HW_CQE_REQ)
+	if ((op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_REQ || (op_own & HW_CQE_OWNER_MASK) != ((ci >> wq->cq_log) & 1))
 		return false;
 	wq->head++;
 	hw_cq_set_ci(wq->cq_dbrec, ++wq->cq_ci);
