@@ -293,6 +293,37 @@ static void test_revoked_import_refused(void)
 	fx_teardown(&f);
 }
 
+/*
+ * An mmap stopped and started again gets a new key: jobs on its new buffers
+ * copy (the key the short path carries is the new one), round after round.
+ */
+static void test_mmap_restarted(void)
+{
+	struct doca_event ev = { 0 };
+	struct doca_buf *s, *d;
+	uint32_t k0, k1;
+	struct fx f;
+
+	CHECK(fx_setup(&f, 512, 4, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	for (int round = 0; round < 3; round++) {
+		CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, f.src_mmap, f.src + round, 64, &s));
+		CHECK_OK(doca_buf_inventory_buf_by_addr(f.inv, f.dst_mmap, f.dst, 512, &d));
+		CHECK_OK(doca_buf_get_mkey(s, f.dev, &k0));
+		memset(f.dst, 0, 512);
+		CHECK_OK(fx_copy(&f, d, s, &ev));
+		CHECK(memcmp(f.dst, f.src + round, 64) == 0);
+		CHECK_OK(doca_buf_refcount_rm(s, NULL));
+		CHECK_OK(doca_buf_refcount_rm(d, NULL));
+		CHECK_OK(doca_mmap_stop(f.src_mmap));
+		CHECK_OK(doca_mmap_start(f.src_mmap));
+		CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, f.src_mmap, f.src, 8, &s));
+		CHECK_OK(doca_buf_get_mkey(s, f.dev, &k1));
+		CHECK(k1 != k0);
+		CHECK_OK(doca_buf_refcount_rm(s, NULL));
+	}
+	fx_teardown(&f);
+}
+
 static void test_list_too_long(void)
 {
 	struct fx f;
@@ -499,6 +530,7 @@ int main(void)
 	RUN(test_overlap_refused);
 	RUN(test_mmap_without_the_device);
 	RUN(test_revoked_import_refused);
+	RUN(test_mmap_restarted);
 	RUN(test_list_too_long);
 	RUN(test_submit_errors);
 	RUN(test_deep_queue_many_jobs);

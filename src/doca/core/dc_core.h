@@ -93,6 +93,19 @@ struct doca_mmap {
 	uint32_t cap_chunks;	 /* allocated entries of chunks and chunk_cbs */
 	uint32_t max_chunks;	 /* 1.x property max_num_chunks */
 	bool chunked;		 /* made by the 1.x create: ranges come from doca_mmap_populate */
+	/*
+	 * The first registration's key as a DMA source and destination, where
+	 * it vouches for that side (dc_mmap_dev::vouch): the DMA context's short
+	 * path reads these instead of the registration. dev is NULL where it
+	 * does not; hwk is then left as it was (the engine checks an entry
+	 * against the key anyway, so a stale one is refused, never trusted).
+	 */
+	struct dc_mmap_dma {
+		const struct doca_dev *dev;
+		const struct hw_mkey *hwk;
+		uint32_t key;
+		uint32_t access; /* rd_access or wr_access */
+	} dma_src, dma_dst;
 };
 
 #define DC_MMAP_DMA_SRC 1u
@@ -100,6 +113,8 @@ struct doca_mmap {
 
 /* Sets d->vouch from d's key entry against mmap (0 when it has none). */
 void dc_mmap_dev_vouch(const struct doca_mmap *mmap, struct dc_mmap_dev *d);
+/* Sets mmap->dma_src and dma_dst from the first registration, after any change of the registrations. */
+void dc_mmap_dma_sync(struct doca_mmap *mmap);
 
 /* Registration of mmap for dev, or NULL when dev was not added. */
 static inline const struct dc_mmap_dev *dc_mmap_dev_of(const struct doca_mmap *mmap, const struct doca_dev *dev)

@@ -287,20 +287,19 @@ static __attribute__((noinline)) doca_error_t dma_job_post_any(struct doca_ctx *
 }
 
 /*
- * The common job, one buffer to one buffer, each of an mmap whose key on
- * the device (registered first) vouches for DMA (dc_mmap_dev_vouch): the
- * checks of dma_check, then the keys and their table entries go to the
- * engine, which checks per job only what can change (each entry still holds
- * its key) instead of looking the keys up and checking them again. Anything
- * else takes dma_job_post_any.
+ * The common job, one buffer to one buffer, of mmaps whose first
+ * registration is on this device and vouches for the side (the mmap's
+ * dma_src and dma_dst, dc_mmap_dma_sync): the checks of dma_check, then the
+ * keys and their table entries go to the engine, which checks per job only
+ * what can change (each entry still holds its key) instead of looking the
+ * keys up and checking them again. Anything else takes dma_job_post_any.
  */
 static doca_error_t dma_job_post(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job, uint32_t cqe_idx)
 {
 	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
 	const struct doca_buf *src = j->src_buff;
 	struct doca_buf *dst = j->dst_buff;
-	const struct dc_mmap_dev *sd, *dd;
-	const struct doca_mmap *sm, *dm;
+	const struct dc_mmap_dma *sv, *dv;
 	const uint8_t *tail;
 	struct hw_sge s, d;
 	enum hw_jobq_bf bf;
@@ -313,24 +312,18 @@ static doca_error_t dma_job_post(struct doca_ctx *ctx, struct hw_jobq *q, const 
 				     ((uintptr_t)src->next | (uintptr_t)dst->next) != 0,
 			     0))
 		return dma_job_post_any(ctx, q, job, cqe_idx);
-	sm = src->mmap;
-	dm = dst->mmap;
-	sd = sm->devs; /* NULL before a device is added; after the last is removed, its entry without a key */
-	dd = dm->devs;
-	if (__builtin_expect(sd == NULL || dd == NULL, 0))
-		return dma_job_post_any(ctx, q, job, cqe_idx);
-	if (__builtin_expect(sd->dev != ctx->devs[0] || dd->dev != ctx->devs[0] || !(sd->vouch & DC_MMAP_DMA_SRC) ||
-				     !(dd->vouch & DC_MMAP_DMA_DST) || sd->hwk == NULL || dd->hwk == NULL ||
-				     src->data_len > DC_DMA_MAX_BUF_SIZE,
+	sv = &src->mmap->dma_src;
+	dv = &dst->mmap->dma_dst;
+	if (__builtin_expect(sv->dev != ctx->devs[0] || dv->dev != ctx->devs[0] || src->data_len > DC_DMA_MAX_BUF_SIZE,
 			     0))
 		return dma_job_post_any(ctx, q, job, cqe_idx);
 	tail = dst->data + dst->data_len;
 	room = (uint64_t)(dst->head + dst->len - tail);
-	s = (struct hw_sge){ .key = sd->mkey, .access = sm->rd_access, .addr = (uint64_t)(uintptr_t)src->data,
+	s = (struct hw_sge){ .key = sv->key, .access = sv->access, .addr = (uint64_t)(uintptr_t)src->data,
 			     .len = src->data_len };
-	d = (struct hw_sge){ .key = dd->mkey, .access = dm->wr_access, .addr = (uint64_t)(uintptr_t)tail,
+	d = (struct hw_sge){ .key = dv->key, .access = dv->access, .addr = (uint64_t)(uintptr_t)tail,
 			     .len = room < HW_JOBQ_MAX_LEN ? room : HW_JOBQ_MAX_LEN };
-	bf = hw_jobq_post_bf_dma1_vouched(q, &s, sd->hwk, &d, dd->hwk, &bytes);
+	bf = hw_jobq_post_bf_dma1_vouched(q, &s, sv->hwk, &d, dv->hwk, &bytes);
 	if (__builtin_expect(bf == HW_JOBQ_BF_DONE, 1)) {
 		dst->data_len += bytes;
 		return DOCA_SUCCESS;
