@@ -14,7 +14,10 @@
  * The engine trusts nothing in a WQE: opcode, opmod, index, QP number,
  * segment counts, rights and every key are checked, and a job's memory is
  * checked whole (hw_dma, hw_sha) before a byte moves, so a refused or forged
- * WQE touches nothing and completes in error. A job's failure is its own: the
+ * WQE touches nothing and completes in error. The one exception is the
+ * doorbell of a producer that vouches for its keys (hw_jobq_post_bf_dma1_vouched):
+ * what it vouched for when the keys were made is not checked again, what can
+ * change since is. A job's failure is its own: the
  * queue stays usable, unlike an RC QP, because a DOCA job is independent of
  * the ones before it.
  *
