@@ -81,7 +81,12 @@ struct opts {
 struct result {
 	double jobs_per_s;
 	bool valid;
+	/* The peer's windows (its S line): clean ones, all, the clean ones' range, window length. */
+	int clean, windows;
+	double lo, hi, win;
 };
+
+#define PEER_CLEAN_MIN 7 /* bench_dma_dpdk's CLEAN_MIN: fewer clean windows, the figure is marked '~' */
 
 struct dpdk_results {
 	bool available;
@@ -337,9 +342,20 @@ static void run_dpdk_peer(const struct opts *o, size_t region, size_t only_size,
 		double jps;
 
 		line[strcspn(line, "\n")] = '\0';
+		int clean, windows;
+		double lo, hi, win;
+
 		if (sscanf(line, "R %zu %u %lf", &size, &depth, &jps) == 3) {
 			res->r[size_index(size)][depth_index(depth)] = (struct result){ .jobs_per_s = jps, .valid = true };
 			got = true;
+		} else if (sscanf(line, "S %zu %u %d %d %lf %lf %lf", &size, &depth, &clean, &windows, &lo, &hi, &win) == 7) {
+			struct result *r = &res->r[size_index(size)][depth_index(depth)];
+
+			r->clean = clean;
+			r->windows = windows;
+			r->lo = lo;
+			r->hi = hi;
+			r->win = win;
 		} else if (strcmp(line, "P ok") == 0) {
 			got = true;
 		} else if (strncmp(line, "U ", 2) == 0) {
@@ -879,6 +895,11 @@ int main(int argc, char **argv)
 			fmt_rate(dj, dj_s, sizeof(dj_s));
 			if (pr->valid) {
 				fmt_rate(pr->jobs_per_s, pj, sizeof(pj));
+				if (pr->windows > 0 && pr->clean < PEER_CLEAN_MIN) {
+					memmove(pj + 1, pj, strnlen(pj, sizeof(pj) - 2) + 1);
+					pj[0] = '~';
+					pj[sizeof(pj) - 1] = '\0';
+				}
 				snprintf(ratio, sizeof(ratio), "%.2fx", dj / pr->jobs_per_s);
 			} else {
 				snprintf(pj, sizeof(pj), "n/a");
@@ -903,8 +924,26 @@ int main(int argc, char **argv)
 		       "%s (%s).\n",
 		       dpdk->cores[0] ? dpdk->cores : "?", o.peer_one_core ? "one core" : "two cores");
 	printf("Each rate is the best of %d alternating windows (DOCA, memcpy, limit) of %.3f s; the DPDK peer ran "
-	       "each case right before, alone, the same way.\n",
+	       "each case right before, alone: jobs up to 4 KiB in short windows, the median of those in which both of "
+	       "its threads kept their CPUs (docs/PERFORMANCE.md), larger ones as DOCA's.\n",
 	       ROUNDS, o.tmin / ROUNDS);
+	if (dpdk->available)
+		for (size_t si = 0; si < nsizes; si++)
+			for (size_t di = 0; di < ndepths; di++) {
+				const struct result *pr = &dpdk->r[size_index(sizes[si])][depth_index(depths[di])];
+				char sz[32], lo[32], hi[32];
+
+				if (!pr->valid || pr->windows == 0 || pr->win >= o.tmin / ROUNDS)
+					continue;
+				fmt_size(sizes[si], sz, sizeof(sz));
+				fmt_rate(pr->lo, lo, sizeof(lo));
+				fmt_rate(pr->hi, hi, sizeof(hi));
+				printf("DPDK peer %s depth %u: %d clean of %d windows of %.0f ms%s, range %s-%s jobs/s\n", sz,
+				       depths[di], pr->clean, pr->windows, pr->win * 1e3,
+				       pr->clean < PEER_CLEAN_MIN ? " (too few: '~' is the median of all, the machine was busy)"
+								  : "",
+				       lo, hi);
+			}
 	rc = 0;
 out:
 	doca_teardown(&b);

@@ -248,6 +248,82 @@ static void test_mmap_without_the_device(void)
 	fx_teardown(&f);
 }
 
+/*
+ * A job's source is an in-process import whose exporter stops while the
+ * import's buffer is held: stopping revokes the import's access (the DOCA
+ * export rules), so a job submitted after it is refused, NOT_PERMITTED,
+ * with the destination untouched, although the same buffers copied before
+ * the stop. Jobs after it on the same queue still run.
+ */
+static void test_revoked_import_refused(void)
+{
+	static uint8_t emem[4096];
+	struct doca_mmap *exp, *imp;
+	struct doca_buf *ib, *s, *d;
+	struct doca_event ev = { 0 };
+	const void *desc;
+	size_t len, dlen = 1;
+	struct fx f;
+
+	for (size_t i = 0; i < sizeof(emem); i++)
+		emem[i] = (uint8_t)(i * 13 + 5);
+	CHECK(fx_setup(&f, 512, 4, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	CHECK((exp = fx_mmap(f.dev, emem, sizeof(emem), DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ)) != NULL);
+	CHECK_OK(doca_mmap_export_rdma(exp, f.dev, &desc, &len));
+	CHECK_OK(doca_mmap_create_from_export(NULL, desc, len, f.dev, &imp));
+	CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, imp, emem + 64, 64, &ib));
+	CHECK_OK(doca_buf_inventory_buf_by_addr(f.inv, f.dst_mmap, f.dst, 512, &d));
+	CHECK_OK(fx_copy(&f, d, ib, &ev));
+	CHECK(memcmp(f.dst, emem + 64, 64) == 0);
+	CHECK_OK(doca_buf_reset_data_len(d));
+	memset(f.dst, 0, 512);
+	CHECK_OK(doca_mmap_stop(exp));
+	expect_failure(&f, d, ib, DOCA_ERROR_NOT_PERMITTED);
+	CHECK_OK(doca_buf_get_data_len(d, &dlen));
+	CHECK(dlen == 0);
+	/* The queue goes on: a job of live buffers copies. */
+	CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, f.src_mmap, f.src, 64, &s));
+	CHECK_OK(fx_copy(&f, d, s, &ev));
+	CHECK(memcmp(f.dst, f.src, 64) == 0);
+	CHECK_OK(doca_buf_refcount_rm(s, NULL));
+	CHECK_OK(doca_buf_refcount_rm(ib, NULL));
+	CHECK_OK(doca_buf_refcount_rm(d, NULL));
+	CHECK_OK(doca_mmap_destroy(imp));
+	CHECK_OK(doca_mmap_destroy(exp));
+	fx_teardown(&f);
+}
+
+/*
+ * An mmap stopped and started again gets a new key: jobs on its new buffers
+ * copy (the key the short path carries is the new one), round after round.
+ */
+static void test_mmap_restarted(void)
+{
+	struct doca_event ev = { 0 };
+	struct doca_buf *s, *d;
+	uint32_t k0, k1;
+	struct fx f;
+
+	CHECK(fx_setup(&f, 512, 4, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	for (int round = 0; round < 3; round++) {
+		CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, f.src_mmap, f.src + round, 64, &s));
+		CHECK_OK(doca_buf_inventory_buf_by_addr(f.inv, f.dst_mmap, f.dst, 512, &d));
+		CHECK_OK(doca_buf_get_mkey(s, f.dev, &k0));
+		memset(f.dst, 0, 512);
+		CHECK_OK(fx_copy(&f, d, s, &ev));
+		CHECK(memcmp(f.dst, f.src + round, 64) == 0);
+		CHECK_OK(doca_buf_refcount_rm(s, NULL));
+		CHECK_OK(doca_buf_refcount_rm(d, NULL));
+		CHECK_OK(doca_mmap_stop(f.src_mmap));
+		CHECK_OK(doca_mmap_start(f.src_mmap));
+		CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, f.src_mmap, f.src, 8, &s));
+		CHECK_OK(doca_buf_get_mkey(s, f.dev, &k1));
+		CHECK(k1 != k0);
+		CHECK_OK(doca_buf_refcount_rm(s, NULL));
+	}
+	fx_teardown(&f);
+}
+
 static void test_list_too_long(void)
 {
 	struct fx f;
@@ -453,6 +529,8 @@ int main(void)
 	RUN(test_dst_too_small);
 	RUN(test_overlap_refused);
 	RUN(test_mmap_without_the_device);
+	RUN(test_revoked_import_refused);
+	RUN(test_mmap_restarted);
 	RUN(test_list_too_long);
 	RUN(test_submit_errors);
 	RUN(test_deep_queue_many_jobs);

@@ -109,6 +109,83 @@ static void test_dma1_wqe_format_and_cqe(void)
 	jfx_teardown(&f);
 }
 
+/*
+ * The vouched one-block path: the producer hands the keys' table entries
+ * with the WQE. The WQE still lands in the ring in PRM form and the REQ CQE
+ * is the doorbell's; an entry whose key was deregistered, or whose slot
+ * now holds another key, no longer stands for the WQE's key, so the job
+ * completes in error (LOCAL_PROT_ERR, HW_ERR_KEY) without touching memory,
+ * as do a job longer than its room and overlapping sides.
+ */
+static void test_vouched_dma1(void)
+{
+	static const uint8_t zero[256];
+	const struct hw_mkey *smk, *dmk;
+	const struct hw_cqe64 *c;
+	struct hw_sge s, d;
+	uint32_t bytes = 0, kd_old;
+	const uint8_t *w;
+	struct jfx f;
+
+	CHECK(jfx_setup(&f, HW_ACCESS_LOCAL_WRITE) == 0);
+	CHECK((smk = hw_mkey_lookup(f.ks)) != NULL && (dmk = hw_mkey_lookup(f.kd)) != NULL);
+	s = sge(f.ks, f.src + 3, 64, HW_ACCESS_LOCAL_READ);
+	d = sge(f.kd, f.dst + 5, 100, HW_ACCESS_LOCAL_WRITE);
+	CHECK(hw_jobq_post_bf_dma1_vouched(f.q, &s, smk, &d, dmk, &bytes) == HW_JOBQ_BF_DONE && bytes == 64);
+	CHECK(memcmp(f.dst + 5, f.src + 3, 64) == 0);
+	w = hw_jobq_seg(f.q, 0, 0);
+	CHECK(be32_at(w, 0) == ((uint32_t)HW_MMO_OPMOD_DMA << 24 | 0 << 8 | HW_WQE_MMO));
+	CHECK(be32_at(w, 4) == (7u << 8 | 4) && w[11] == HW_WQE_CTRL_CQ_UPDATE);
+	CHECK(w[16] == 1 && w[17] == 1 && w[18] == HW_ACCESS_LOCAL_READ && w[19] == HW_ACCESS_LOCAL_WRITE);
+	CHECK(be32_at(w, 32) == 64 && be32_at(w, 36) == f.ks && be64_at(w, 40) == (uint64_t)(uintptr_t)(f.src + 3));
+	CHECK(be32_at(w, 48) == 100 && be32_at(w, 52) == f.kd && be64_at(w, 56) == (uint64_t)(uintptr_t)(f.dst + 5));
+	c = next_cqe(&f);
+	CHECK(c != NULL && hw_cqe_opcode(c) == HW_CQE_REQ && hw_cqe_byte_cnt(c) == 64);
+	CHECK(hw_cqe_wqe_counter(c) == 0 && hw_cqe_qpn(c) == 7 && be32_at(c, 56) >> 24 == HW_WQE_MMO);
+	memset(f.dst, 0, sizeof(f.dst));
+
+	/* Longer than its room, then overlapping: refused by the doorbell's general path. */
+	d.len = 32;
+	CHECK(hw_jobq_post_bf_dma1_vouched(f.q, &s, smk, &d, dmk, &bytes) == HW_JOBQ_BF_POSTED);
+	c = next_cqe(&f);
+	CHECK(c != NULL && hw_cqe_opcode(c) == HW_CQE_REQ_ERR && hw_err_cqe_vendor_synd(c) == HW_ERR_LENGTH);
+	CHECK(hw_err_cqe_syndrome(c) == HW_CQE_SYNDROME_LOCAL_LENGTH_ERR && hw_cqe_wqe_counter(c) == 1);
+	{
+		struct hw_sge o = sge(f.kd, f.dst + 16, 64, HW_ACCESS_LOCAL_READ);
+
+		d = sge(f.kd, f.dst, 100, HW_ACCESS_LOCAL_WRITE);
+		CHECK(hw_jobq_post_bf_dma1_vouched(f.q, &o, dmk, &d, dmk, &bytes) == HW_JOBQ_BF_POSTED);
+		c = next_cqe(&f);
+		CHECK(c != NULL && hw_cqe_opcode(c) == HW_CQE_REQ_ERR && hw_err_cqe_vendor_synd(c) == HW_ERR_OVERLAP);
+	}
+	CHECK(memcmp(f.dst, zero, sizeof(zero)) == 0);
+
+	/* The destination's key deregistered: its entry is kept by the producer, the job is refused. */
+	kd_old = f.kd;
+	CHECK_OK(hw_mkey_dereg(f.kd));
+	d = sge(kd_old, f.dst, 100, HW_ACCESS_LOCAL_WRITE);
+	CHECK(hw_jobq_post_bf_dma1_vouched(f.q, &s, smk, &d, dmk, &bytes) == HW_JOBQ_BF_POSTED);
+	c = next_cqe(&f);
+	CHECK(c != NULL && hw_cqe_opcode(c) == HW_CQE_REQ_ERR && hw_err_cqe_vendor_synd(c) == HW_ERR_KEY);
+	CHECK(hw_err_cqe_syndrome(c) == HW_CQE_SYNDROME_LOCAL_PROT_ERR && hw_cqe_wqe_counter(c) == 3);
+	CHECK(memcmp(f.dst, zero, sizeof(zero)) == 0);
+
+	/* A new registration of the same memory: the old number stays refused, whatever slot the new key has. */
+	CHECK_OK(hw_mkey_reg(f.pd, f.dst, (uint64_t)(uintptr_t)f.dst, sizeof(f.dst), HW_ACCESS_LOCAL_WRITE, &f.kd));
+	CHECK(f.kd != kd_old);
+	CHECK(hw_jobq_post_bf_dma1_vouched(f.q, &s, smk, &d, hw_mkey_lookup(f.kd), &bytes) == HW_JOBQ_BF_POSTED);
+	c = next_cqe(&f);
+	CHECK(c != NULL && hw_cqe_opcode(c) == HW_CQE_REQ_ERR && hw_err_cqe_vendor_synd(c) == HW_ERR_KEY);
+	CHECK(memcmp(f.dst, zero, sizeof(zero)) == 0);
+	d.key = f.kd;
+	CHECK(hw_jobq_post_bf_dma1_vouched(f.q, &s, smk, &d, hw_mkey_lookup(f.kd), &bytes) == HW_JOBQ_BF_DONE);
+	CHECK(memcmp(f.dst, f.src + 3, 64) == 0);
+	c = next_cqe(&f);
+	CHECK(c != NULL && hw_cqe_opcode(c) == HW_CQE_REQ && hw_cqe_byte_cnt(c) == 64 && hw_cqe_wqe_counter(c) == 5);
+	CHECK(next_cqe(&f) == NULL);
+	jfx_teardown(&f);
+}
+
 static void test_list_wqe_spans_blocks_and_wraps(void)
 {
 	struct jfx f;
@@ -410,6 +487,7 @@ int main(void)
 	RUN(test_dma1_wqe_format_and_cqe);
 	RUN(test_list_wqe_spans_blocks_and_wraps);
 	RUN(test_error_syndromes);
+	RUN(test_vouched_dma1);
 	RUN(test_forged_wqes_refused);
 	RUN(test_cq_owner_bit_wraps_and_overrun);
 	RUN(test_sha_oneshot_and_partial);

@@ -14,7 +14,10 @@
  * The engine trusts nothing in a WQE: opcode, opmod, index, QP number,
  * segment counts, rights and every key are checked, and a job's memory is
  * checked whole (hw_dma, hw_sha) before a byte moves, so a refused or forged
- * WQE touches nothing and completes in error. A job's failure is its own: the
+ * WQE touches nothing and completes in error. The one exception is the
+ * doorbell of a producer that vouches for its keys (hw_jobq_post_bf_dma1_vouched):
+ * what it vouched for when the keys were made is not checked again, what can
+ * change since is. A job's failure is its own: the
  * queue stays usable, unlike an RC QP, because a DOCA job is independent of
  * the ones before it.
  *
@@ -219,13 +222,12 @@ struct hw_jobq_dma1 {
  * destination, known rights); false for any other WQE, which the general
  * parse checks.
  */
-static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1(const struct hw_jobq *q,
-								      const struct hw_jobq_bb *w, uint32_t idx,
-								      struct hw_jobq_dma1 *j)
+static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1_t(uint64_t ctrl0, const struct hw_jobq_bb *w,
+									uint32_t idx, struct hw_jobq_dma1 *j)
 {
 	uint32_t m = w->mmo;
 
-	if (w->c0 != (q->dma1_ctrl[0] | htobe32((idx & 0xffff) << 8)) || (m & 0xffff) != 0x0101 ||
+	if (w->c0 != (ctrl0 | htobe32((idx & 0xffff) << 8)) || (m & 0xffff) != 0x0101 ||
 	    (m >> 16 & ~(HW_ACCESS_ALL_MASK | HW_ACCESS_ALL_MASK << 8)))
 		return false;
 	j->sacc = m >> 16 & 0xff;
@@ -237,6 +239,14 @@ static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1(const stru
 	j->dkey = be32toh(w->dkey);
 	j->daddr = be64toh(w->daddr);
 	return true;
+}
+
+/* hw_jobq_decode_dma1_t against the queue's template as it is now. */
+static inline __attribute__((always_inline)) bool hw_jobq_decode_dma1(const struct hw_jobq *q,
+								      const struct hw_jobq_bb *w, uint32_t idx,
+								      struct hw_jobq_dma1 *j)
+{
+	return hw_jobq_decode_dma1_t(q->dma1_ctrl[0], w, idx, j);
 }
 
 /* Decodes the WQE at ci in the ring (see hw_jobq_decode_dma1). */
@@ -423,6 +433,58 @@ static inline __attribute__((always_inline)) enum hw_jobq_bf hw_jobq_post_bf_dma
 	st = hw_jobq_exec_dma1(q, &j);
 	*bytes = j.len;
 	return hw_jobq_complete(q, st, j.len) == HW_OK && st == HW_OK ? HW_JOBQ_BF_DONE : HW_JOBQ_BF_POSTED;
+}
+
+/*
+ * A one-block DMA WQE whose producer vouches for its memory: it holds the
+ * table entries of both keys and checked, once, when each key was made, that
+ * the key is local and direct, belongs to the queue's domain, grants the
+ * right its side asks for, covers the side's whole extent, and names its
+ * memory by its local addresses (base == addr: the WQE's addresses are the
+ * bytes copied) (a DOCA mmap's key and its buffers: src/doca/core/dc_core.h). Left to check per job is
+ * what can change after that: that each entry still holds its key's number,
+ * read as a lookup reads it (a deregistration withdraws the number first,
+ * hw_mkey_dereg, and a stopped or revoked mmap's key is deregistered), and
+ * is not freed; and the job's own lengths and overlap. The WQE still goes
+ * to the ring in its PRM form and is decoded from the doorbell's copy. A
+ * job that fails any of this is left in the ring for hw_jobq_run, whose
+ * general path looks the keys up, checks everything and completes it as
+ * the doorbell would (with the error that applies).
+ */
+static inline __attribute__((always_inline)) enum hw_jobq_bf
+hw_jobq_post_bf_dma1_vouched(struct hw_jobq *q, const struct hw_sge *src, const struct hw_mkey *smk,
+			     const struct hw_sge *dst, const struct hw_mkey *dmk, uint32_t *bytes)
+{
+	uint64_t ctrl0 = q->dma1_ctrl[0]; /* read once: the ring's stores may alias the queue */
+	struct hw_jobq_dma1 j;
+	uint32_t idx = q->pi;
+	struct hw_jobq_bb w;
+	uint8_t *sp, *dp;
+
+	if (hw_jobq_room(q) == 0)
+		return HW_JOBQ_BF_FULL;
+	hw_jobq_dma1_words(q, idx, src, dst, &w);
+	hw_jobq_store_bb(q, &w);
+	if (__builtin_expect(q->ci != idx || !hw_jobq_decode_dma1_t(ctrl0, &w, idx, &j), 0))
+		goto general;
+	if (__builtin_expect(__atomic_load_n(&smk->key, __ATOMIC_ACQUIRE) != j.skey ||
+				     __atomic_load_n(&dmk->key, __ATOMIC_ACQUIRE) != j.dkey ||
+				     ((__atomic_load_n(&smk->state, __ATOMIC_ACQUIRE) |
+				       __atomic_load_n(&dmk->state, __ATOMIC_ACQUIRE)) &
+				      HW_MKEY_FREE) != 0 ||
+				     j.len > j.room,
+			     0))
+		goto general;
+	sp = (uint8_t *)(uintptr_t)j.saddr; /* a vouched entry's base is its address */
+	dp = (uint8_t *)(uintptr_t)j.daddr;
+	if (__builtin_expect(j.len != 0 && sp < dp + j.len && dp < sp + j.len, 0))
+		goto general;
+	hw_copy(dp, sp, j.len);
+	*bytes = j.len;
+	return hw_jobq_complete(q, HW_OK, j.len) == HW_OK ? HW_JOBQ_BF_DONE : HW_JOBQ_BF_POSTED;
+general:
+	hw_jobq_run(q);
+	return HW_JOBQ_BF_POSTED;
 }
 
 /*

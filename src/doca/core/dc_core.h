@@ -35,6 +35,15 @@ struct dc_mmap_dev {
 	uint32_t pd_id;
 	uint32_t mkey;		   /* 0 while not registered (mmap not started) */
 	const struct hw_mkey *hwk; /* the key's table entry: the data path skips the table walk */
+	/*
+	 * DC_MMAP_DMA_* bits, checked once when the key was made (dc_mmap_dev_vouch):
+	 * the key is local and direct, covers exactly the mmap's memrange at
+	 * its own addresses, belongs to dev's domain and grants the right a DMA
+	 * read (SRC) or write (DST) of this memory asks for. Every buffer lies
+	 * inside its mmap's memrange, so a job on such buffers needs no other
+	 * check of the key but that it still holds its number.
+	 */
+	uint8_t vouch;
 	uint32_t rkey;		   /* from an RDMA export: the exporter's key, which its peers name */
 	bool shared;		   /* exported over RDMA: the key reaches other processes (share) */
 	struct fab_backing share;
@@ -84,7 +93,28 @@ struct doca_mmap {
 	uint32_t cap_chunks;	 /* allocated entries of chunks and chunk_cbs */
 	uint32_t max_chunks;	 /* 1.x property max_num_chunks */
 	bool chunked;		 /* made by the 1.x create: ranges come from doca_mmap_populate */
+	/*
+	 * The first registration's key as a DMA source and destination, where
+	 * it vouches for that side (dc_mmap_dev::vouch): the DMA context's short
+	 * path reads these instead of the registration. dev is NULL where it
+	 * does not; hwk is then left as it was (the engine checks an entry
+	 * against the key anyway, so a stale one is refused, never trusted).
+	 */
+	struct dc_mmap_dma {
+		const struct doca_dev *dev;
+		const struct hw_mkey *hwk;
+		uint32_t key;
+		uint32_t access; /* rd_access or wr_access */
+	} dma_src, dma_dst;
 };
+
+#define DC_MMAP_DMA_SRC 1u
+#define DC_MMAP_DMA_DST 2u
+
+/* Sets d->vouch from d's key entry against mmap (0 when it has none). */
+void dc_mmap_dev_vouch(const struct doca_mmap *mmap, struct dc_mmap_dev *d);
+/* Sets mmap->dma_src and dma_dst from the first registration, after any change of the registrations. */
+void dc_mmap_dma_sync(struct doca_mmap *mmap);
 
 /* Registration of mmap for dev, or NULL when dev was not added. */
 static inline const struct dc_mmap_dev *dc_mmap_dev_of(const struct doca_mmap *mmap, const struct doca_dev *dev)

@@ -103,7 +103,43 @@ static doca_error_t reg_dev(struct doca_mmap *m, struct dc_mmap_dev *d)
 	}
 	d->pd_id = hw_pd_id(dc_dev_pd(d->dev));
 	d->hwk = hw_mkey_lookup(d->mkey);
+	dc_mmap_dev_vouch(m, d);
 	return DOCA_SUCCESS;
+}
+
+void dc_mmap_dev_vouch(const struct doca_mmap *mmap, struct dc_mmap_dev *d)
+{
+	const struct hw_mkey *k = d->hwk;
+
+	d->vouch = 0;
+	if (k == NULL || k->rops != NULL || k->chunks != NULL || k->seqp != NULL || k->umr != NULL ||
+	    k->pd_id != d->pd_id || k->addr != (uint64_t)(uintptr_t)mmap->addr || k->base != mmap->addr ||
+	    k->len != mmap->len || mmap->chunks != NULL)
+		return;
+	if ((k->access & mmap->rd_access) == mmap->rd_access)
+		d->vouch |= DC_MMAP_DMA_SRC;
+	if ((k->access & mmap->wr_access) == mmap->wr_access)
+		d->vouch |= DC_MMAP_DMA_DST;
+}
+
+static void dma_side(struct dc_mmap_dma *side, const struct dc_mmap_dev *d, bool vouched, uint32_t access)
+{
+	if (!vouched) {
+		side->dev = NULL;
+		return;
+	}
+	side->hwk = d->hwk;
+	side->key = d->mkey;
+	side->access = access;
+	side->dev = d->dev; /* last: the short path tests it first */
+}
+
+void dc_mmap_dma_sync(struct doca_mmap *mmap)
+{
+	const struct dc_mmap_dev *d = mmap->num_devs != 0 ? &mmap->devs[0] : NULL;
+
+	dma_side(&mmap->dma_src, d, d != NULL && d->hwk != NULL && (d->vouch & DC_MMAP_DMA_SRC), mmap->rd_access);
+	dma_side(&mmap->dma_dst, d, d != NULL && d->hwk != NULL && (d->vouch & DC_MMAP_DMA_DST), mmap->wr_access);
 }
 
 static void dereg_dev(struct dc_mmap_dev *d)
@@ -115,6 +151,7 @@ static void dereg_dev(struct dc_mmap_dev *d)
 	d->shared = false;
 	d->mkey = 0;
 	d->hwk = NULL;
+	d->vouch = 0;
 }
 
 void dc_mmap_share_key(struct doca_mmap *mmap, const struct doca_dev *dev)
@@ -131,6 +168,7 @@ void dc_mmap_share_key(struct doca_mmap *mmap, const struct doca_dev *dev)
 
 static void dereg_all(struct doca_mmap *m)
 {
+	m->dma_src.dev = m->dma_dst.dev = NULL; /* before the keys go */
 	for (uint32_t i = 0; i < m->num_devs; i++)
 		dereg_dev(&m->devs[i]);
 }
@@ -272,6 +310,7 @@ doca_error_t doca_mmap_dev_add(struct doca_mmap *mmap, struct doca_dev *dev)
 	}
 	dc_dev_get(dev);
 	mmap->num_devs++;
+	dc_mmap_dma_sync(mmap);
 	return DOCA_SUCCESS;
 }
 
@@ -294,9 +333,11 @@ doca_error_t doca_mmap_dev_rm(struct doca_mmap *mmap, struct doca_dev *dev)
 		DC_ERR("device in use by %u buffers of the mmap", mmap->num_bufs);
 		return DOCA_ERROR_IN_USE;
 	}
+	mmap->dma_src.dev = mmap->dma_dst.dev = NULL; /* before the key goes */
 	dereg_dev(&mmap->devs[idx]);
 	dc_dev_put(dev);
 	mmap->devs[idx] = mmap->devs[--mmap->num_devs];
+	dc_mmap_dma_sync(mmap);
 	return DOCA_SUCCESS;
 }
 
@@ -326,6 +367,7 @@ doca_error_t doca_mmap_start(struct doca_mmap *mmap)
 		}
 	}
 	mmap->state = DC_MMAP_STARTED;
+	dc_mmap_dma_sync(mmap);
 	return DOCA_SUCCESS;
 
 err_dereg:

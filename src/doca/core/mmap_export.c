@@ -370,6 +370,8 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	m->has_range = true;
 	m->num_devs = 1;
 	m->devs[0].pd_id = hw_pd_id(dc_dev_pd(dev));
+	dc_mmap_dev_vouch(m, &m->devs[0]);
+	dc_mmap_dma_sync(m);
 	if (d.kind == FAB_EXPORT_RDMA)
 		m->devs[0].rkey = d.mkey;
 	m->state = DC_MMAP_STARTED;
@@ -388,10 +390,12 @@ void dc_mmap_revoke_importers(struct doca_mmap *mmap)
 {
 	pthread_mutex_lock(&registry.lock);
 	for (struct doca_mmap *imp = mmap->importers; imp != NULL; imp = imp->next_importer) {
+		imp->dma_src.dev = imp->dma_dst.dev = NULL; /* before the key goes */
 		if (imp->devs[0].mkey != 0)
 			hw_mkey_dereg(imp->devs[0].mkey);
 		imp->devs[0].mkey = 0;
 		imp->devs[0].hwk = NULL;
+		imp->devs[0].vouch = 0;
 		imp->exporter = NULL;
 	}
 	mmap->importers = NULL;

@@ -79,10 +79,14 @@ struct doca_workq {
 	const struct hw_cqe64 *cqes;
 	uint32_t *cq_dbrec;
 	uint32_t cq_log;
+	uint32_t cq_mask; /* CQEs in the CQ - 1 */
 	uint32_t cq_ci;
 	uint32_t cq_sn;	  /* sequence number of the last CQ arm */
 	uint32_t cq_seen; /* the CQ's event bell at that arm: a move means the CQ fired */
 	struct hw_jobq *jq[DC_WQ_MAX_CTX + 1]; /* each engine context's queue on this work queue */
+	/* The context's job_post where it has a queue here, else NULL: submit's one test for the engine path. */
+	doca_error_t (*post[DC_WQ_MAX_CTX + 1])(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
+						 uint32_t cqe_idx);
 	struct hw_cq *own_cq[DC_WQ_MAX_CTX + 1]; /* the CQ of a queue whose jobs run at progress */
 	struct doca_ctx *ctx[DC_WQ_MAX_CTX + 1];
 	uint32_t pending[DC_WQ_MAX_CTX + 1];
@@ -118,6 +122,7 @@ static doca_error_t cq_alloc(struct doca_workq *wq)
 	wq->cqes = hw_cq_ring(wq->cq);
 	wq->cq_dbrec = hw_cq_dbrec(wq->cq);
 	wq->cq_log = attr.log_size;
+	wq->cq_mask = (1u << attr.log_size) - 1;
 	wq->cq_ci = 0;
 	return DOCA_SUCCESS;
 }
@@ -196,6 +201,7 @@ static void jobq_close(struct doca_workq *wq, uint32_t idx)
 {
 	hw_jobq_destroy(wq->jq[idx]);
 	wq->jq[idx] = NULL;
+	wq->post[idx] = NULL;
 	hw_cq_destroy(wq->own_cq[idx]);
 	wq->own_cq[idx] = NULL;
 }
@@ -226,6 +232,7 @@ static doca_error_t jobq_open(struct doca_workq *wq, struct doca_ctx *ctx, uint3
 	}
 	if (wq->armed && ctx->ops->job_run == NULL)
 		cq_arm(wq); /* armed before the CQ existed */
+	wq->post[idx] = ctx->ops->job_post;
 	return DOCA_SUCCESS;
 }
 
@@ -314,13 +321,6 @@ static inline bool cq_fired(const struct doca_workq *wq)
 	return hw_bell_seq(hw_cq_event_bell(wq->cq)) != wq->cq_seen;
 }
 
-static inline int submit_ctx_index(struct doca_workq *wq, const struct doca_ctx *ctx)
-{
-	if (wq->ctx[wq->last_ctx] == ctx)
-		return (int)wq->last_ctx;
-	return ctx_index(wq, ctx);
-}
-
 /*
  * A job the engine cannot take: the context checks it and the entry keeps a
  * copy, run at progress. Out of line, so the engine path of
@@ -348,8 +348,21 @@ static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *w
 	return DOCA_SUCCESS;
 }
 
+/*
+ * An armed handle is signalled when the CQE of the job just posted fired the
+ * armed CQ. Out of line (it is rare) and the submit's last call, so submit
+ * keeps nothing across it.
+ */
+static __attribute__((noinline)) doca_error_t submit_signal(struct doca_workq *wq)
+{
+	if (cq_fired(wq))
+		signal_event(wq);
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *job)
 {
+	doca_error_t (*post)(struct doca_ctx *, struct hw_jobq *, const struct doca_job *, uint32_t);
 	struct dc_wq_slot *slot;
 	struct doca_ctx *ctx;
 	doca_error_t ret;
@@ -361,12 +374,16 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	/* Stopped first: a stopped context is never attached, so the other order hid BAD_STATE. */
 	if (!ctx->started)
 		return DOCA_ERROR_BAD_STATE;
-	idx = submit_ctx_index(workq, ctx);
-	if (idx < 0)
-		return DOCA_ERROR_NOT_FOUND;
+	idx = (int)workq->last_ctx;
+	if (__builtin_expect(workq->ctx[idx] != ctx, 0)) {
+		idx = ctx_index(workq, ctx);
+		if (idx < 0)
+			return DOCA_ERROR_NOT_FOUND;
+	}
 	if (workq->tail - workq->head + workq->item_resv >= workq->depth)
 		return DOCA_ERROR_NO_MEMORY;
-	if (workq->jq[idx] == NULL || ctx->ops->job_post == NULL)
+	post = workq->post[idx];
+	if (post == NULL)
 		return submit_copied(workq, idx, job);
 	/*
 	 * The entry of a job the engine runs keeps only what its event needs
@@ -380,17 +397,20 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 	slot->engine = 1;
 	slot->u.job.type = job->type;
 	slot->u.job.user_data = job->user_data;
-	/* The context checks the job, writes its WQE and rings the doorbell: the engine runs it there. */
-	ret = ctx->ops->job_post(ctx, workq->jq[idx], job, workq->cq_ci + workq->nengine);
+	/*
+	 * The context checks the job (as job_check would: submit does not check
+	 * it again), writes its WQE and rings the doorbell: the engine runs it
+	 * there.
+	 */
+	ret = post(ctx, workq->jq[idx], job, workq->cq_ci + workq->nengine);
 	if (__builtin_expect(ret != DOCA_SUCCESS, 0))
 		return ret == DC_JOB_NOT_POSTED ? submit_copied(workq, idx, job) : ret;
 	workq->nengine++;
 	workq->tail++;
 	workq->pending[idx]++;
 	workq->last_ctx = (uint32_t)idx;
-	/* An armed handle is signalled when this CQE fired the armed CQ. */
-	if (workq->armed && cq_fired(workq))
-		signal_event(workq);
+	if (__builtin_expect(workq->armed, 0))
+		return submit_signal(workq);
 	return DOCA_SUCCESS;
 }
 
@@ -443,9 +463,12 @@ static doca_error_t retrieve_cqe(struct doca_workq *wq, struct doca_ctx *ctx, ui
  */
 static inline bool retrieve_engine_ok(struct doca_workq *wq, const struct dc_wq_slot *slot, struct doca_event *ev)
 {
-	const struct hw_cqe64 *cqe = NULL;
+	/* hw_cqe_poll_op's test for the one opcode wanted (REQ is never INVALID), with the mask kept. */
+	uint32_t ci = wq->cq_ci;
+	uint8_t op_own = atomic_load_explicit((const _Atomic uint8_t *)&wq->cqes[ci & wq->cq_mask].op_own,
+					      memory_order_acquire);
 
-	if (hw_cqe_poll_op(wq->cqes, wq->cq_log, wq->cq_ci, &cqe) != HW_CQE_REQ)
+	if ((op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_REQ || (op_own & HW_CQE_OWNER_MASK) != ((ci >> wq->cq_log) & 1))
 		return false;
 	wq->head++;
 	hw_cq_set_ci(wq->cq_dbrec, ++wq->cq_ci);

@@ -236,26 +236,43 @@ static doca_error_t dma_post_list(struct hw_jobq *q, const struct doca_dma_job_m
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t dma_job_post(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job, uint32_t cqe_idx)
+/* A posted job whose CQE the doorbell did not hand back: its outcome is read from the CQ. */
+static doca_error_t dma_post_read_cqe(const struct hw_jobq *q, const struct doca_dma_job_memcpy *j, uint32_t cqe_idx)
+{
+	const struct hw_cqe64 *cqe;
+
+	if (__builtin_expect(hw_cqe_poll_op(q->cqes, q->cq_log, cqe_idx, &cqe) == HW_CQE_REQ, 1)) {
+		if (j->dst_buff->next == NULL)
+			j->dst_buff->data_len += hw_cqe_byte_cnt(cqe);
+		else
+			account_dst(j->dst_buff, hw_cqe_byte_cnt(cqe));
+	}
+	return DOCA_SUCCESS;
+}
+
+/*
+ * Every job but the common one: checks, lists, a buffer whose mmap has this
+ * device elsewhere than first. Out of line: its lists need a large frame.
+ */
+static __attribute__((noinline)) doca_error_t dma_job_post_any(struct doca_ctx *ctx, struct hw_jobq *q,
+							       const struct doca_job *job, uint32_t cqe_idx)
 {
 	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
 	const struct doca_dev *dev = ctx->devs[0];
-	const struct hw_cqe64 *cqe;
 	doca_error_t ret = dma_check(job);
 	uint32_t bytes;
 
 	if (ret != DOCA_SUCCESS)
 		return ret;
-	if (__builtin_expect(j->src_buff->next == NULL && j->dst_buff->next == NULL, 1)) {
+	if (j->src_buff->next == NULL && j->dst_buff->next == NULL) {
 		struct hw_sge s = src_sge(j->src_buff, dev), d = dst_sge(j->dst_buff, dev);
-
 		enum hw_jobq_bf bf;
 
 		if (s.len > DC_DMA_MAX_BUF_SIZE)
 			return DC_JOB_NOT_POSTED;
 		/* The doorbell hands back its REQ CQE's byte count; any other outcome is read from the CQ below. */
 		bf = hw_jobq_post_bf_dma1(q, &s, &d, &bytes);
-		if (__builtin_expect(bf == HW_JOBQ_BF_DONE, 1)) {
+		if (bf == HW_JOBQ_BF_DONE) {
 			j->dst_buff->data_len += bytes;
 			return DOCA_SUCCESS;
 		}
@@ -266,13 +283,54 @@ static doca_error_t dma_job_post(struct doca_ctx *ctx, struct hw_jobq *q, const 
 	} else {
 		hw_jobq_ring(q);
 	}
-	if (__builtin_expect(hw_cqe_poll_op(q->cqes, q->cq_log, cqe_idx, &cqe) == HW_CQE_REQ, 1)) {
-		if (j->dst_buff->next == NULL)
-			j->dst_buff->data_len += hw_cqe_byte_cnt(cqe);
-		else
-			account_dst(j->dst_buff, hw_cqe_byte_cnt(cqe));
+	return dma_post_read_cqe(q, j, cqe_idx);
+}
+
+/*
+ * The common job, one buffer to one buffer, of mmaps whose first
+ * registration is on this device and vouches for the side (the mmap's
+ * dma_src and dma_dst, dc_mmap_dma_sync): the checks of dma_check, then the
+ * keys and their table entries go to the engine, which checks per job only
+ * what can change (each entry still holds its key) instead of looking the
+ * keys up and checking them again. Anything else takes dma_job_post_any.
+ */
+static doca_error_t dma_job_post(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job, uint32_t cqe_idx)
+{
+	const struct doca_dma_job_memcpy *j = (const struct doca_dma_job_memcpy *)job;
+	const struct doca_buf *src = j->src_buff;
+	struct doca_buf *dst = j->dst_buff;
+	const struct dc_mmap_dma *sv, *dv;
+	const uint8_t *tail;
+	struct hw_sge s, d;
+	enum hw_jobq_bf bf;
+	uint64_t room;
+	uint32_t bytes;
+
+	if (__builtin_expect(job->type != DOCA_DMA_JOB_MEMCPY || src == NULL || dst == NULL, 0))
+		return dma_job_post_any(ctx, q, job, cqe_idx);
+	if (__builtin_expect(src->refcount == 0 || dst->refcount == 0 ||
+				     ((uintptr_t)src->next | (uintptr_t)dst->next) != 0,
+			     0))
+		return dma_job_post_any(ctx, q, job, cqe_idx);
+	sv = &src->mmap->dma_src;
+	dv = &dst->mmap->dma_dst;
+	if (__builtin_expect(sv->dev != ctx->devs[0] || dv->dev != ctx->devs[0] || src->data_len > DC_DMA_MAX_BUF_SIZE,
+			     0))
+		return dma_job_post_any(ctx, q, job, cqe_idx);
+	tail = dst->data + dst->data_len;
+	room = (uint64_t)(dst->head + dst->len - tail);
+	s = (struct hw_sge){ .key = sv->key, .access = sv->access, .addr = (uint64_t)(uintptr_t)src->data,
+			     .len = src->data_len };
+	d = (struct hw_sge){ .key = dv->key, .access = dv->access, .addr = (uint64_t)(uintptr_t)tail,
+			     .len = room < HW_JOBQ_MAX_LEN ? room : HW_JOBQ_MAX_LEN };
+	bf = hw_jobq_post_bf_dma1_vouched(q, &s, sv->hwk, &d, dv->hwk, &bytes);
+	if (__builtin_expect(bf == HW_JOBQ_BF_DONE, 1)) {
+		dst->data_len += bytes;
+		return DOCA_SUCCESS;
 	}
-	return DOCA_SUCCESS;
+	if (bf == HW_JOBQ_BF_FULL)
+		return DC_JOB_NOT_POSTED;
+	return dma_post_read_cqe(q, j, cqe_idx);
 }
 
 static doca_error_t dma_job_done(struct doca_ctx *ctx, const struct doca_job *job, const struct hw_cqe64 *cqe,
