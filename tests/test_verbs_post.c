@@ -292,6 +292,61 @@ static void test_remote_access_error(void)
 	vp_expect(p.cq[0], 3, IBV_WC_REM_ACCESS_ERR, 0);
 }
 
+/*
+ * Keys a WRITE or READ of one entry, or of inline data, may not use: the
+ * completion is the card's error and no byte moves, whether the key lacks
+ * the right, belongs to another domain or names less memory.
+ */
+static void test_key_refusals(void)
+{
+	struct ibv_pd *pd2;
+	struct ibv_mr *ro, *other, *nolw;
+	struct vq_pair p;
+
+	vp_pair(&p, 0, 0);
+	pd2 = ibv_alloc_pd(p.c);
+	CHECK(pd2 != NULL);
+	ro = vq_mr(p.pd, p.buf[1] + 8192, 4096, IBV_ACCESS_REMOTE_READ);
+	other = vq_mr(pd2, p.buf[1] + 16384, 4096, VQ_ACCESS_ALL);
+	nolw = ibv_reg_mr(p.pd, p.buf[0] + 16384, 4096, 0);
+	CHECK(ro != NULL && other != NULL && nolw != NULL);
+	memset(p.buf[0], 0x6b, 128);
+	/* Inline data to a key without REMOTE_WRITE. */
+	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 1, p.buf[0], 32, 0, (uintptr_t)p.buf[1] + 8192, ro->rkey,
+			 IBV_SEND_INLINE));
+	vp_expect(p.cq[0], 1, IBV_WC_REM_ACCESS_ERR, 0);
+	CHECK(p.buf[1][8192] == 0 && p.buf[1][8192 + 31] == 0);
+	/* An rkey of another protection domain than the responder's QP. */
+	vp_pair(&p, 0, 0);
+	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 2, p.buf[0], 64, p.mr[0]->lkey, (uintptr_t)p.buf[1] + 16384,
+			 other->rkey, 0));
+	vp_expect(p.cq[0], 2, IBV_WC_REM_ACCESS_ERR, 0);
+	CHECK(p.buf[1][16384] == 0 && p.buf[1][16384 + 63] == 0);
+	/* An lkey of another domain than the requester's. */
+	vp_pair(&p, 0, 0);
+	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 3, p.buf[1] + 16384, 64, other->lkey, (uintptr_t)p.buf[1],
+			 p.mr[1]->rkey, 0));
+	vp_expect(p.cq[0], 3, IBV_WC_LOC_PROT_ERR, 0);
+	/* A READ into memory registered without LOCAL_WRITE. */
+	vp_pair(&p, 0, 0);
+	memset(p.buf[1], 0x3c, 64);
+	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_READ, 4, p.buf[0] + 16384, 64, nolw->lkey, (uintptr_t)p.buf[1],
+			 p.mr[1]->rkey, 0));
+	vp_expect(p.cq[0], 4, IBV_WC_LOC_PROT_ERR, 0);
+	CHECK(p.buf[0][16384] == 0x6b || p.buf[0][16384] == 0); /* untouched: not the responder's 0x3c */
+	CHECK(p.buf[0][16384] != 0x3c);
+	/* A WRITE one byte past the remote registration. */
+	vp_pair(&p, 0, 0);
+	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 5, p.buf[0], 64, p.mr[0]->lkey,
+			 (uintptr_t)p.buf[1] + VP_LEN - 63, p.mr[1]->rkey, 0));
+	vp_expect(p.cq[0], 5, IBV_WC_REM_ACCESS_ERR, 0);
+	CHECK(p.buf[1][VP_LEN - 63] == 0);
+	CHECK_OK(ibv_dereg_mr(nolw));
+	CHECK_OK(ibv_dereg_mr(other));
+	CHECK_OK(ibv_dereg_mr(ro));
+	CHECK_OK(ibv_dealloc_pd(pd2));
+}
+
 static void test_bad_lkey(void)
 {
 	struct vq_pair p;
@@ -469,6 +524,7 @@ int main(void)
 	RUN(test_rnr_retries_then_receive);
 	RUN(test_remote_access_error);
 	RUN(test_bad_lkey);
+	RUN(test_key_refusals);
 	RUN(test_use_after_dereg);
 	RUN(test_post_errors);
 	RUN(test_ud);

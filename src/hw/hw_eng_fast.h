@@ -2,11 +2,11 @@
  * hw_eng_fast — the engine's first look at a send WQE (included by
  * hw_engine.c only).
  *
- * Most small-message work is one RDMA WRITE or READ with one gather entry
- * on an RC QP whose peer is on this machine, every key plain and every
- * check passing. Such a WQE is read once in its ring slot (it spans one
- * basic block, so it cannot wrap), each key looked up and checked once,
- * and its bytes moved. Anything else, or any check that fails, leaves it
+ * Most small-message work is one RDMA WRITE or READ with one gather entry,
+ * or a WRITE of inline data, on an RC QP whose peer is on this machine,
+ * every key plain and every check passing. Such a WQE is read once in its
+ * ring slot (one that would wrap around the ring's end is left), each key
+ * looked up and checked once, and its bytes moved. Anything else, or any check that fails, leaves it
  * untouched for the general path, which copies the WQE out, walks its
  * segments and reports exactly what failed: the first look never decides
  * an error.
@@ -113,21 +113,54 @@ static inline int64_t eng_fast_rw(struct hw_qp *qp, struct hw_qp *peer, const ui
 }
 
 /*
- * The first look at the WQE at ci of an RC QP, against its peer as
- * eng_fast_peer found it: its byte count when it ran here, -1 when the
- * general path must take it. *fm_ce_se is its ctrl's flags.
+ * An RDMA WRITE whose data is one inline segment of len bytes ending the
+ * WQE (ds 16-byte units, nbb basic blocks, none past the ring's end): the
+ * data copied from the slot to the peer, as the general path would.
  */
-static inline int64_t eng_fast(struct hw_qp *qp, struct hw_qp *peer, uint32_t ci, uint8_t *op, uint8_t *fm_ce_se)
+static inline int64_t eng_fast_inline(struct hw_qp *peer, const uint8_t *slot, uint32_t ds, uint32_t len)
 {
-	const uint8_t *slot = qp->sq + (size_t)(ci & ((1u << qp->log_sq_size) - 1)) * HW_SEND_WQE_BB;
-	const struct hw_wqe_ctrl_seg *ctrl = (const void *)slot;
-	uint32_t opmod_idx_op = be32toh(ctrl->opmod_idx_opcode), qpn_ds = be32toh(ctrl->qpn_ds);
+	const struct hw_wqe_raddr_seg *r = (const void *)(slot + HW_WQE_DS_BYTES);
+	uint32_t at = 2 * HW_WQE_DS_BYTES + sizeof(struct hw_wqe_inl_seg);
+	uint8_t *rp;
 
-	*op = (uint8_t)opmod_idx_op;
-	*fm_ce_se = ctrl->fm_ce_se;
-	if ((qpn_ds & 0x3f) != ENG_FAST_DS || (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ))
+	if (len == 0 || ((at + len + HW_WQE_DS_BYTES - 1) & ~(HW_WQE_DS_BYTES - 1u)) != ds * HW_WQE_DS_BYTES)
 		return -1;
-	return eng_fast_rw(qp, peer, slot, *op);
+	rp = hw_mkey_plain(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, HW_ACCESS_REMOTE_WRITE);
+	if (rp == NULL)
+		return -1;
+	eng_move(rp, slot + at, len);
+	return len;
+}
+
+/*
+ * The first look at the WQE at ci of an RC QP (avail basic blocks posted
+ * from it), against its peer as eng_fast_peer found it: its byte count when
+ * it ran here, its size in *nbb; -1 when the general path must take it.
+ * *fm_ce_se is its ctrl's flags.
+ */
+static inline int64_t eng_fast(struct hw_qp *qp, struct hw_qp *peer, uint32_t ci, uint32_t avail, uint8_t *op,
+			       uint8_t *fm_ce_se, uint32_t *nbb)
+{
+	uint32_t bbs = 1u << qp->log_sq_size, pos = ci & (bbs - 1);
+	const uint8_t *slot = qp->sq + (size_t)pos * HW_SEND_WQE_BB;
+	const struct hw_wqe_ctrl_seg *ctrl = (const void *)slot;
+	uint32_t ds = be32toh(ctrl->qpn_ds) & 0x3f, bc;
+
+	*op = (uint8_t)be32toh(ctrl->opmod_idx_opcode);
+	*fm_ce_se = ctrl->fm_ce_se;
+	*nbb = 1;
+	if (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ)
+		return -1;
+	if (ds == ENG_FAST_DS && !(be32toh(((const struct hw_wqe_inl_seg *)(slot + 2 * HW_WQE_DS_BYTES))->byte_count) &
+				   HW_INLINE_SEG_FLAG))
+		return eng_fast_rw(qp, peer, slot, *op);
+	/* A WRITE of inline data: maybe more than one block, never one that wraps or was not all posted. */
+	*nbb = (ds * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB;
+	bc = be32toh(((const struct hw_wqe_inl_seg *)(slot + 2 * HW_WQE_DS_BYTES))->byte_count);
+	if (*op != HW_WQE_RDMA_WRITE || ds < ENG_FAST_DS || !(bc & HW_INLINE_SEG_FLAG) || bc == HW_DATA_SEG_2G ||
+	    *nbb > avail || pos + *nbb > bbs)
+		return -1;
+	return eng_fast_inline(peer, slot, ds, bc & ~HW_INLINE_SEG_FLAG);
 }
 
 #endif /* HW_ENG_FAST_H_ */

@@ -1651,7 +1651,7 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
 		return false;
-	for (; ci != pi; ci = (ci + 1) & HW_QP_COUNTER_MASK) {
+	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
 		uint8_t op, fm_ce_se;
 		int64_t n;
 
@@ -1665,7 +1665,7 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 			left = ENG_FAST_PEER_WQES - 1;
 			moved = 0;
 		}
-		n = eng_fast(qp, peer, ci, &op, &fm_ce_se);
+		n = eng_fast(qp, peer, ci, (pi - ci) & HW_QP_COUNTER_MASK, &op, &fm_ce_se, &nbb);
 		if (n < 0)
 			return false;
 		moved += (uint64_t)n;
@@ -1675,7 +1675,7 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 
 			(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
 		}
-		__atomic_store_n(&qp->sq_ci, (ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->sq_ci, (ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 	}
 	return true;
 }
