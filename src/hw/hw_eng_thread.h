@@ -6,6 +6,10 @@
  * hand-off, so a WQE costs what its execution does. This thread does what
  * has no caller:
  *  - kicks a QP whose RNR deadline has passed (the retry, or RNR_RETRY_EXC);
+ *  - resumes a QP waiting on RNR for a responder of another process when
+ *    that process posts a receive: it sleeps in futex_waitv on the bells in
+ *    the responders' shared blocks (hw_qp.h), which their receive doorbells
+ *    ring;
  *  - about every 100 ms checks the peers of other processes that QPs are
  *    connected to: one destroyed or whose process died moves the QP to ERR,
  *    so a crashed process blocks nobody;

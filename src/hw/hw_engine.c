@@ -1237,8 +1237,8 @@ static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
 			return false;
 		qp->rnr_left = qp->rnr_retry;
 		__atomic_store_n(&qp->rnr_deadline, eng_now(now_ns) + eng_rnr_timer(qp), __ATOMIC_RELEASE);
-		if (!__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE))
-			hw_eng_wake(); /* the engine thread kicks it at the deadline */
+		/* The engine thread kicks it at the deadline, and watches a responder of another process. */
+		hw_eng_wake();
 		return true;
 	}
 	if (now_ns == 0 || now_ns < deadline)

@@ -5,10 +5,14 @@
  * The send side's execution is the engine's (hw_engine.c).
  */
 #include <endian.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "hw_eng_thread.h"
 #include "hw_epoch.h"
@@ -726,19 +730,68 @@ enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey)
 	return HW_OK;
 }
 
+/* An RC responder of another process has a receive posted (which only a kick of this SQ can take). */
+static bool qp_remote_recv_posted(const struct hw_qp *qp)
+{
+	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	uint32_t pi, ci;
+
+	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
+	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0)
+		return false;
+	if (peer->srq != NULL)
+		return hw_srq_posted(peer->srq) != 0;
+	pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
+	ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
+	return ((pi - ci) & HW_QP_COUNTER_MASK) != 0;
+}
+
 uint64_t hw_qp_deadline(const struct hw_qp *qp)
 {
-	return qp == NULL ? HW_QP_NO_DEADLINE : __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	uint64_t d;
+	bool due;
+
+	if (qp == NULL)
+		return HW_QP_NO_DEADLINE;
+	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	if (d == HW_QP_NO_DEADLINE)
+		return d;
+	/*
+	 * A receive posted in another process since the SQ stopped: the kick
+	 * that takes it is due now. A program that polls its CQ resumes the SQ
+	 * itself this way, before the engine thread's wake (hw_eng_thread.c).
+	 */
+	hw_epoch_enter(); /* the peer's view stays while it is looked at */
+	due = qp_remote_recv_posted(qp);
+	hw_epoch_leave();
+	return due ? 0 : d;
 }
 
 /*
- * Only a requester of this process is resumed at once; one of another process
- * learns of the receive at its next retry, as an IB requester does.
+ * A requester of another process waits for a receive here: its engine
+ * thread sleeps on the bell (a shared futex: the block is mapped there).
+ * Clearing the flag first makes one wake per wait; each waiter that still
+ * waits sets it again before it sleeps (pass_rnr_remote).
  */
+static void qp_rnr_ring(struct hw_qp_sh *sh)
+{
+	if (__atomic_exchange_n(&sh->rnr_wait, 0, __ATOMIC_SEQ_CST) == 0)
+		return;
+	__atomic_fetch_add(&sh->rnr_bell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &sh->rnr_bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 void hw_qp_resume_peer(struct hw_qp *qp)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
+	/*
+	 * The receive was published (sequentially consistent) before this load,
+	 * and the waiter sets the flag before it looks at the receives: one of
+	 * the two sees the other's (pass_rnr_remote).
+	 */
+	if (__builtin_expect(__atomic_load_n(&qp->sh->rnr_wait, __ATOMIC_SEQ_CST) != 0, 0))
+		qp_rnr_ring(qp->sh);
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view != NULL ||
 	    __atomic_load_n(&peer->peer, __ATOMIC_ACQUIRE) != qp)
 		return;
@@ -844,6 +897,40 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 		(void)view_check_owner(peer);
 }
 
+/*
+ * An RC SQ waiting on RNR for a responder of another process: its receive
+ * doorbell cannot run this SQ, so the engine thread watches for it. The
+ * bell's value is read first, then the flag set, then the SQ driven (it
+ * looks at the receives): a receive posted before the flag was seen runs
+ * here, one posted after rings the bell past the value read, so the
+ * thread's sleep on it ends at once or when it rings (hw_eng_thread.c).
+ */
+static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	struct hw_qp_sh *sh;
+	uint32_t seen;
+
+	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
+	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
+		return;
+	sh = peer->sh;
+	seen = __atomic_load_n(&sh->rnr_bell, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
+	hw_qp_drive(qp, 0); /* no time passes: a receive there runs the WQE, none counts no retry */
+	if (__atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE) {
+		p->activity = true;
+		return;
+	}
+	if (p->nbells == HW_ENG_BELLS_MAX) {
+		p->bells_over = true;
+		return;
+	}
+	p->bell[p->nbells] = &sh->rnr_bell;
+	p->bell_seen[p->nbells++] = seen;
+}
+
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
@@ -861,6 +948,7 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 			p->next_deadline = d;
 		}
 	}
+	pass_rnr_remote(qp, p);
 	if (hw_qp_xm_busy(qp)) { /* answers of another machine to reap: watched as a polled QP */
 		uint32_t before = __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE);
 
