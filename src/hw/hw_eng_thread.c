@@ -33,6 +33,8 @@ static struct {
 	uint32_t users;	     /* QPs of this process */
 	uint32_t wakes;	     /* moved by every hw_eng_wake; the futex word of a sleep on bells */
 	bool on_bells;	     /* the thread sleeps in futex_waitv, not on cond */
+	bool asleep;	     /* the thread sleeps until `until` (no pass under way) */
+	uint64_t until;
 	bool no_waitv;	     /* the kernel has no futex_waitv (Linux < 5.16): bells are not waited on */
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -157,10 +159,13 @@ static void *eng_main(void *arg)
 			until = eng_min(until, now + HW_ENG_POLL_MAX_NS);
 		if (until <= now)
 			continue;
+		eng.asleep = true;
+		eng.until = until;
 		if (p.nbells != 0 && !eng.no_waitv)
 			eng_sleep_bells(&p, wakes, until);
 		else
 			eng_sleep_until(until);
+		eng.asleep = false;
 	}
 	pthread_mutex_unlock(&eng.lock);
 	return NULL;
@@ -221,6 +226,7 @@ static void eng_child(void)
 {
 	eng.cur = NULL; /* the parent's thread is not here; the next need starts ours */
 	eng.on_bells = false;
+	eng.asleep = false;
 	eng_cond_init();
 	pthread_mutex_unlock(&eng.lock);
 	hw_qp_reg_forget(); /* the parent's QPs: reached as another process's from here */
@@ -252,6 +258,21 @@ void hw_eng_put(void)
 		t = eng_stop();
 	pthread_mutex_unlock(&eng.lock);
 	eng_join(t);
+}
+
+void hw_eng_wake_by(uint64_t t)
+{
+	pthread_once(&eng_once, eng_init);
+	pthread_mutex_lock(&eng.lock);
+	/* Asleep until no later than t: that pass will see what is new, no need to wake it now. */
+	if (eng.cur != NULL && eng.asleep && eng.until <= t) {
+		pthread_mutex_unlock(&eng.lock);
+		return;
+	}
+	if (eng.cur == NULL && eng.users != 0)
+		eng_start(); /* a child after fork */
+	eng_signal();
+	pthread_mutex_unlock(&eng.lock);
 }
 
 void hw_eng_wake(void)

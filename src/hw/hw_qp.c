@@ -33,6 +33,13 @@
 static struct {
 	pthread_mutex_t lock;
 	struct hw_qp *slot[QP_REG_SLOTS];
+	/*
+	 * The same QPs packed (under the lock): the engine thread's pass and a
+	 * destroy's look for QPs connected to it go through these, not the
+	 * whole table (a pass runs at every RNR wait across processes).
+	 */
+	struct hw_qp *live[QP_REG_SLOTS];
+	uint32_t nlive;
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static uint32_t reg_hash(uint32_t qpn)
@@ -51,6 +58,8 @@ static bool reg_add(struct hw_qp *qp)
 
 		if (*s == NULL || *s == QP_REG_TOMB) {
 			__atomic_store_n(s, qp, __ATOMIC_RELEASE);
+			qp->reg_live = reg.nlive;
+			reg.live[reg.nlive++] = qp;
 			ok = true;
 		}
 	}
@@ -70,6 +79,8 @@ static void reg_del(struct hw_qp *qp)
 			break;
 		if (*s == qp) {
 			__atomic_store_n(s, QP_REG_TOMB, __ATOMIC_RELEASE);
+			reg.live[qp->reg_live] = reg.live[--reg.nlive];
+			reg.live[qp->reg_live]->reg_live = qp->reg_live;
 			break;
 		}
 	}
@@ -78,10 +89,10 @@ static void reg_del(struct hw_qp *qp)
 	 * a fabric loses a destroyed responder: their next request finds no
 	 * one (retries exceeded) instead of freed memory.
 	 */
-	for (uint32_t n = 0; n < QP_REG_SLOTS; n++) {
-		struct hw_qp *o = reg.slot[n];
+	for (uint32_t n = 0; n < reg.nlive; n++) {
+		struct hw_qp *o = reg.live[n];
 
-		if (o != NULL && o != QP_REG_TOMB && __atomic_load_n(&o->peer, __ATOMIC_ACQUIRE) == qp)
+		if (__atomic_load_n(&o->peer, __ATOMIC_ACQUIRE) == qp)
 			__atomic_store_n(&o->peer, NULL, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&reg.lock);
@@ -100,6 +111,7 @@ void hw_qp_reg_unlock(void)
 void hw_qp_reg_forget(void)
 {
 	memset(reg.slot, 0, sizeof(reg.slot));
+	reg.nlive = 0;
 }
 
 struct hw_qp *hw_qp_lookup(uint32_t qpn)
@@ -899,7 +911,9 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 
 /*
  * An RC SQ waiting on RNR for a responder of another process: its receive
- * doorbell cannot run this SQ, so the engine thread watches for it. The
+ * doorbell cannot run this SQ, so the engine thread watches for it, once the
+ * wait has lasted HW_ENG_RNR_GRACE_NS (a program that polls ends most waits
+ * before: hw_qp_deadline). The
  * bell's value is read first, then the flag set, then the SQ driven (it
  * looks at the receives): a receive posted before the flag was seen runs
  * here, one posted after rings the bell past the value read, so the
@@ -910,11 +924,22 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	struct hw_qp_sh *sh;
 	uint32_t seen;
+	uint64_t d;
 
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
 	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
 		return;
+	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	if (d != qp->rnr_seen_dl) {
+		qp->rnr_seen_dl = d;
+		qp->rnr_seen_ns = p->now_ns;
+	}
+	if (p->now_ns - qp->rnr_seen_ns < HW_ENG_RNR_GRACE_NS) {
+		if (qp->rnr_seen_ns + HW_ENG_RNR_GRACE_NS < p->next_deadline)
+			p->next_deadline = qp->rnr_seen_ns + HW_ENG_RNR_GRACE_NS;
+		return;
+	}
 	sh = peer->sh;
 	seen = __atomic_load_n(&sh->rnr_bell, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
@@ -931,6 +956,8 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 	p->bell_seen[p->nbells++] = seen;
 }
 
+#define QP_PASS_BUSY_NS 50000ull
+
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
@@ -943,7 +970,16 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 	if (d != HW_QP_NO_DEADLINE && !__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE)) {
 		if (d <= p->now_ns) {
 			hw_qp_drive(qp, p->now_ns);
-			p->activity = true;
+			/*
+			 * The deadline unchanged: another thread runs the SQ and
+			 * takes the kick (hw_qp_drive). Passing again at once would
+			 * spin against it, preempted or not; a look shortly after
+			 * does.
+			 */
+			if (__atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != d)
+				p->activity = true;
+			else if (p->now_ns + QP_PASS_BUSY_NS < p->next_deadline)
+				p->next_deadline = p->now_ns + QP_PASS_BUSY_NS;
 		} else if (d < p->next_deadline) {
 			p->next_deadline = d;
 		}
@@ -994,12 +1030,8 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 	 */
 	pthread_mutex_lock(&reg.lock);
 	hw_epoch_enter();
-	for (uint32_t i = 0; i < QP_REG_SLOTS; i++) {
-		struct hw_qp *qp = reg.slot[i];
-
-		if (qp != NULL && qp != QP_REG_TOMB)
-			list[n++] = qp;
-	}
+	n = reg.nlive;
+	memcpy(list, reg.live, n * sizeof(list[0]));
 	pthread_mutex_unlock(&reg.lock);
 	for (uint32_t i = 0; i < n; i++)
 		pass_one(list[i], p);

@@ -35,8 +35,10 @@
  * stalled requester of this process itself, so only the timeout needs a
  * timer-driven kick, which the engine thread gives (hw_eng_thread.h). A
  * requester of another process cannot be run from here (its SQ is its
- * process's memory): its engine thread sets rnr_wait in this QP's shared
- * block and sleeps on rnr_bell, which the receive doorbell rings, so it
+ * process's memory): its engine thread (after HW_ENG_RNR_GRACE_NS of
+ * waiting; a polling program's empty poll takes the receive sooner,
+ * hw_qp_deadline) sets rnr_wait in this QP's shared block and sleeps on
+ * rnr_bell, which the receive doorbell rings, so it
  * resumes when the receive is posted, not at its next retry (an SRQ's
  * receive posted by a process that owns none of its QPs is still seen at
  * the retry).
@@ -225,6 +227,9 @@ struct hw_qp {
 	 */
 	uint32_t state;
 	uint32_t state_seq;
+	uint32_t reg_live; /* its place in the registry's packed list (hw_qp.c) */
+	uint64_t rnr_seen_dl; /* the engine thread's: the RNR deadline it first saw, */
+	uint64_t rnr_seen_ns; /* and when (HW_ENG_RNR_GRACE_NS) */
 };
 
 /*
