@@ -742,20 +742,42 @@ enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey)
 	return HW_OK;
 }
 
-/* An RC responder of another process has a receive posted (which only a kick of this SQ can take). */
+/*
+ * Receives to wait for before a poll resumes an SQ stopped on RNR: as many
+ * as it has WQEs to send (counted in basic blocks, at least as many), up to
+ * this many and the responder's ring. A receiver that reposts one receive
+ * per message it polls would otherwise be fed one message per wait, each
+ * wait a round of cache lines between the two processes' cores; the
+ * engine thread takes fewer once the wait has lasted HW_ENG_RNR_GRACE_NS.
+ */
+#define QP_RNR_BATCH 32u
+
+/*
+ * An RC responder of another process has receives posted, enough for the
+ * kick that only this SQ can give to be due (QP_RNR_BATCH).
+ */
 static bool qp_remote_recv_posted(const struct hw_qp *qp)
 {
 	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
-	uint32_t pi, ci;
+	uint32_t posted, ring, want;
 
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
 	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0)
 		return false;
-	if (peer->srq != NULL)
-		return hw_srq_posted(peer->srq) != 0;
-	pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
-	ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
-	return ((pi - ci) & HW_QP_COUNTER_MASK) != 0;
+	if (peer->srq != NULL) {
+		posted = hw_srq_posted(peer->srq);
+		ring = 1u << peer->srq->log_size;
+	} else {
+		uint32_t pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
+
+		posted = (pi - __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
+		ring = 1u << peer->log_rq_size;
+	}
+	want = (__atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE) - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) &
+	       HW_QP_COUNTER_MASK;
+	want = want < QP_RNR_BATCH ? want : QP_RNR_BATCH;
+	want = want < ring ? want : ring;
+	return posted != 0 && posted >= want;
 }
 
 uint64_t hw_qp_deadline(const struct hw_qp *qp)
@@ -769,9 +791,9 @@ uint64_t hw_qp_deadline(const struct hw_qp *qp)
 	if (d == HW_QP_NO_DEADLINE)
 		return d;
 	/*
-	 * A receive posted in another process since the SQ stopped: the kick
-	 * that takes it is due now. A program that polls its CQ resumes the SQ
-	 * itself this way, before the engine thread's wake (hw_eng_thread.c).
+	 * Receives posted in another process since the SQ stopped: the kick
+	 * that takes them is due now. A program that polls its CQ resumes the
+	 * SQ itself this way, before the engine thread's wake (hw_eng_thread.c).
 	 */
 	hw_epoch_enter(); /* the peer's view stays while it is looked at */
 	due = qp_remote_recv_posted(qp);

@@ -409,7 +409,8 @@ enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
 /*
  * When the next kick is due, HW_QP_NO_DEADLINE when the SQ waits for nothing;
  * 0 (due now) when the RC responder of another process it waits on RNR for
- * has a receive posted since: the kick runs the WQE.
+ * has receives posted since for the WQEs waiting (up to 32, or its whole
+ * ring): the kick runs them.
  */
 uint64_t hw_qp_deadline(const struct hw_qp *qp);
 
