@@ -50,8 +50,8 @@ void hw_eng_wake_by(uint64_t t);
 /*
  * A requester waiting on RNR for a responder of another process is watched
  * (the responder's receive doorbell asked to ring) once it has waited this
- * long: a program polling its CQ resumes a short wait itself, and the
- * responder then pays no system call per wait.
+ * long without its program polling the CQ: a polling program resumes the
+ * wait itself, and the responder then pays no system call per wait.
  */
 #define HW_ENG_RNR_GRACE_NS 50000ull
 

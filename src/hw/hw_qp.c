@@ -780,7 +780,7 @@ static bool qp_remote_recv_posted(const struct hw_qp *qp)
 	return posted != 0 && posted >= want;
 }
 
-uint64_t hw_qp_deadline(const struct hw_qp *qp)
+uint64_t hw_qp_deadline(struct hw_qp *qp)
 {
 	uint64_t d;
 	bool due;
@@ -790,6 +790,8 @@ uint64_t hw_qp_deadline(const struct hw_qp *qp)
 	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
 	if (d == HW_QP_NO_DEADLINE)
 		return d;
+	/* The program watches this wait itself (pass_rnr_remote); a lost count among racing pollers is no matter. */
+	__atomic_store_n(&qp->rnr_asks, __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	/*
 	 * Receives posted in another process since the SQ stopped: the kick
 	 * that takes them is due now. A program that polls its CQ resumes the
@@ -934,8 +936,12 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 /*
  * An RC SQ waiting on RNR for a responder of another process: its receive
  * doorbell cannot run this SQ, so the engine thread watches for it, once the
- * wait has lasted HW_ENG_RNR_GRACE_NS (a program that polls ends most waits
- * before: hw_qp_deadline). The
+ * wait has lasted HW_ENG_RNR_GRACE_NS without the program polling its CQ
+ * (a poll asks hw_qp_deadline, which takes the receives itself; while it
+ * polls, the thread looks again at doubling intervals up to
+ * HW_ENG_POLL_MAX_NS, for a program that stops polling to sleep). Asking
+ * for the ring makes the responder's doorbell a system call and its wake
+ * a context switch here, which a polling program has no use for. The
  * bell's value is read first, then the flag set, then the SQ driven (it
  * looks at the receives): a receive posted before the flag was seen runs
  * here, one posted after rings the bell past the value read, so the
@@ -945,7 +951,7 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	struct hw_qp_sh *sh;
-	uint32_t seen;
+	uint32_t seen, asks;
 	uint64_t d;
 
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
@@ -953,13 +959,21 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
 		return;
 	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
-	if (d != qp->rnr_seen_dl) {
+	asks = __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED);
+	if (d != qp->rnr_seen_dl) { /* a new wait, or a retry */
 		qp->rnr_seen_dl = d;
-		qp->rnr_seen_ns = p->now_ns;
+		qp->rnr_seen_asks = asks;
+		qp->rnr_gap_ns = HW_ENG_RNR_GRACE_NS;
+		qp->rnr_look_ns = p->now_ns + HW_ENG_RNR_GRACE_NS;
+	} else if (p->now_ns >= qp->rnr_look_ns && asks != qp->rnr_seen_asks) {
+		/* The program polls its CQ and takes the receives itself: look again later, less often. */
+		qp->rnr_seen_asks = asks;
+		qp->rnr_gap_ns = qp->rnr_gap_ns * 2 < HW_ENG_POLL_MAX_NS ? qp->rnr_gap_ns * 2 : HW_ENG_POLL_MAX_NS;
+		qp->rnr_look_ns = p->now_ns + qp->rnr_gap_ns;
 	}
-	if (p->now_ns - qp->rnr_seen_ns < HW_ENG_RNR_GRACE_NS) {
-		if (qp->rnr_seen_ns + HW_ENG_RNR_GRACE_NS < p->next_deadline)
-			p->next_deadline = qp->rnr_seen_ns + HW_ENG_RNR_GRACE_NS;
+	if (p->now_ns < qp->rnr_look_ns) {
+		if (qp->rnr_look_ns < p->next_deadline)
+			p->next_deadline = qp->rnr_look_ns;
 		return;
 	}
 	sh = peer->sh;

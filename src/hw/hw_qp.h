@@ -228,8 +228,12 @@ struct hw_qp {
 	uint32_t state;
 	uint32_t state_seq;
 	uint32_t reg_live; /* its place in the registry's packed list (hw_qp.c) */
-	uint64_t rnr_seen_dl; /* the engine thread's: the RNR deadline it first saw, */
-	uint64_t rnr_seen_ns; /* and when (HW_ENG_RNR_GRACE_NS) */
+	uint32_t rnr_asks;    /* hw_qp_deadline calls while waiting on RNR: the program polls */
+	/* The engine thread's watch of an RNR wait across processes (hw_qp.c, pass_rnr_remote). */
+	uint32_t rnr_seen_asks;
+	uint64_t rnr_seen_dl;
+	uint64_t rnr_look_ns;
+	uint64_t rnr_gap_ns;
 };
 
 /*
@@ -412,7 +416,7 @@ enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
  * has receives posted since for the WQEs waiting (up to 32, or its whole
  * ring): the kick runs them.
  */
-uint64_t hw_qp_deadline(const struct hw_qp *qp);
+uint64_t hw_qp_deadline(struct hw_qp *qp);
 
 /*
  * Internal, with cq's producer lock held: a receive taken by a producer that
