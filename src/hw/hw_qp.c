@@ -934,6 +934,38 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 }
 
 /*
+ * Whether the engine thread watches qp's RNR wait now (pass_rnr_remote);
+ * if not, when it looks again. The fields are the engine thread's, relaxed
+ * atomics only because a stopping thread and its successor may pass at once.
+ */
+static bool pass_rnr_due(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	uint64_t look = __atomic_load_n(&qp->rnr_look_ns, __ATOMIC_RELAXED);
+	uint64_t gap = __atomic_load_n(&qp->rnr_gap_ns, __ATOMIC_RELAXED);
+	uint32_t asks = __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED);
+
+	if (d != __atomic_load_n(&qp->rnr_seen_dl, __ATOMIC_RELAXED)) { /* a new wait, or a retry */
+		__atomic_store_n(&qp->rnr_seen_dl, d, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->rnr_seen_asks, asks, __ATOMIC_RELAXED);
+		gap = HW_ENG_RNR_GRACE_NS;
+		look = p->now_ns + gap;
+	} else if (p->now_ns >= look && asks != __atomic_load_n(&qp->rnr_seen_asks, __ATOMIC_RELAXED)) {
+		/* The program polls its CQ and takes the receives itself: look again later, less often. */
+		__atomic_store_n(&qp->rnr_seen_asks, asks, __ATOMIC_RELAXED);
+		gap = gap * 2 < HW_ENG_POLL_MAX_NS ? gap * 2 : HW_ENG_POLL_MAX_NS;
+		look = p->now_ns + gap;
+	}
+	__atomic_store_n(&qp->rnr_gap_ns, gap, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->rnr_look_ns, look, __ATOMIC_RELAXED);
+	if (p->now_ns >= look)
+		return true;
+	if (look < p->next_deadline)
+		p->next_deadline = look;
+	return false;
+}
+
+/*
  * An RC SQ waiting on RNR for a responder of another process: its receive
  * doorbell cannot run this SQ, so the engine thread watches for it, once the
  * wait has lasted HW_ENG_RNR_GRACE_NS without the program polling its CQ
@@ -951,31 +983,14 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	struct hw_qp_sh *sh;
-	uint32_t seen, asks;
-	uint64_t d;
+	uint32_t seen;
 
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
 	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
 		return;
-	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
-	asks = __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED);
-	if (d != qp->rnr_seen_dl) { /* a new wait, or a retry */
-		qp->rnr_seen_dl = d;
-		qp->rnr_seen_asks = asks;
-		qp->rnr_gap_ns = HW_ENG_RNR_GRACE_NS;
-		qp->rnr_look_ns = p->now_ns + HW_ENG_RNR_GRACE_NS;
-	} else if (p->now_ns >= qp->rnr_look_ns && asks != qp->rnr_seen_asks) {
-		/* The program polls its CQ and takes the receives itself: look again later, less often. */
-		qp->rnr_seen_asks = asks;
-		qp->rnr_gap_ns = qp->rnr_gap_ns * 2 < HW_ENG_POLL_MAX_NS ? qp->rnr_gap_ns * 2 : HW_ENG_POLL_MAX_NS;
-		qp->rnr_look_ns = p->now_ns + qp->rnr_gap_ns;
-	}
-	if (p->now_ns < qp->rnr_look_ns) {
-		if (qp->rnr_look_ns < p->next_deadline)
-			p->next_deadline = qp->rnr_look_ns;
+	if (!pass_rnr_due(qp, p))
 		return;
-	}
 	sh = peer->sh;
 	seen = __atomic_load_n(&sh->rnr_bell, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
