@@ -933,17 +933,24 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 		(void)view_check_owner(peer);
 }
 
+enum pass_rnr_act {
+	PASS_RNR_LATER, /* look again at p->next_deadline */
+	PASS_RNR_TAKE,	/* the program polls: take what receives there are, ask for no ring */
+	PASS_RNR_WATCH, /* ask the responder's doorbell to ring */
+};
+
 /*
- * Whether the engine thread watches qp's RNR wait now (pass_rnr_remote);
- * if not, when it looks again. The fields are the engine thread's, relaxed
- * atomics only because a stopping thread and its successor may pass at once.
+ * What the engine thread does for qp's RNR wait now (pass_rnr_remote). The
+ * fields are the engine thread's, relaxed atomics only because a stopping
+ * thread and its successor may pass at once.
  */
-static bool pass_rnr_due(struct hw_qp *qp, struct hw_eng_pass *p)
+static enum pass_rnr_act pass_rnr_due(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
 	uint64_t look = __atomic_load_n(&qp->rnr_look_ns, __ATOMIC_RELAXED);
 	uint64_t gap = __atomic_load_n(&qp->rnr_gap_ns, __ATOMIC_RELAXED);
 	uint32_t asks = __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED);
+	enum pass_rnr_act act = PASS_RNR_LATER;
 
 	if (d != __atomic_load_n(&qp->rnr_seen_dl, __ATOMIC_RELAXED)) { /* a new wait, or a retry */
 		__atomic_store_n(&qp->rnr_seen_dl, d, __ATOMIC_RELAXED);
@@ -951,27 +958,33 @@ static bool pass_rnr_due(struct hw_qp *qp, struct hw_eng_pass *p)
 		gap = HW_ENG_RNR_GRACE_NS;
 		look = p->now_ns + gap;
 	} else if (p->now_ns >= look && asks != __atomic_load_n(&qp->rnr_seen_asks, __ATOMIC_RELAXED)) {
-		/* The program polls its CQ and takes the receives itself: look again later, less often. */
+		/*
+		 * The program polls its CQ and takes the receives itself, once
+		 * there are enough (hw_qp_deadline); fewer are taken here, and
+		 * the next look is later.
+		 */
 		__atomic_store_n(&qp->rnr_seen_asks, asks, __ATOMIC_RELAXED);
 		gap = gap * 2 < HW_ENG_POLL_MAX_NS ? gap * 2 : HW_ENG_POLL_MAX_NS;
 		look = p->now_ns + gap;
+		act = PASS_RNR_TAKE;
+	} else if (p->now_ns >= look) {
+		act = PASS_RNR_WATCH;
 	}
 	__atomic_store_n(&qp->rnr_gap_ns, gap, __ATOMIC_RELAXED);
 	__atomic_store_n(&qp->rnr_look_ns, look, __ATOMIC_RELAXED);
-	if (p->now_ns >= look)
-		return true;
-	if (look < p->next_deadline)
+	if (act != PASS_RNR_WATCH && look < p->next_deadline)
 		p->next_deadline = look;
-	return false;
+	return act;
 }
 
 /*
  * An RC SQ waiting on RNR for a responder of another process: its receive
  * doorbell cannot run this SQ, so the engine thread watches for it, once the
  * wait has lasted HW_ENG_RNR_GRACE_NS without the program polling its CQ
- * (a poll asks hw_qp_deadline, which takes the receives itself; while it
- * polls, the thread looks again at doubling intervals up to
- * HW_ENG_POLL_MAX_NS, for a program that stops polling to sleep). Asking
+ * (a poll asks hw_qp_deadline, which takes the receives itself once there
+ * are enough; while it polls, the thread looks again at doubling intervals
+ * up to HW_ENG_POLL_MAX_NS, takes fewer receives if there are some, and
+ * watches once the program stops polling, to sleep). Asking
  * for the ring makes the responder's doorbell a system call and its wake
  * a context switch here, which a polling program has no use for. The
  * bell's value is read first, then the flag set, then the SQ driven (it
@@ -989,8 +1002,17 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
 		return;
-	if (!pass_rnr_due(qp, p))
+	switch (pass_rnr_due(qp, p)) {
+	case PASS_RNR_LATER:
 		return;
+	case PASS_RNR_TAKE:
+		hw_qp_drive(qp, 0);
+		if (__atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
+			p->activity = true;
+		return;
+	case PASS_RNR_WATCH:
+		break;
+	}
 	sh = peer->sh;
 	seen = __atomic_load_n(&sh->rnr_bell, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
