@@ -32,8 +32,8 @@ static struct {
 	struct eng_thr *cur; /* NULL: no thread */
 	uint32_t users;	     /* QPs of this process */
 	uint32_t wakes;	     /* moved by every hw_eng_wake; the futex word of a sleep on bells */
-	bool on_bells;	     /* the thread sleeps in futex_waitv, not on cond */
-	bool asleep;	     /* the thread sleeps until `until` (no pass under way) */
+	uint32_t on_bells;   /* threads asleep in futex_waitv, not on cond (a stopping one and its successor) */
+	bool asleep;	     /* the current thread sleeps until `until` (no pass under way); false: unknown */
 	uint64_t until;
 	bool no_waitv;	     /* the kernel has no futex_waitv (Linux < 5.16): bells are not waited on */
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -71,8 +71,8 @@ static void eng_signal(void)
 {
 	__atomic_store_n(&eng.wakes, eng.wakes + 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&eng.cond);
-	if (eng.on_bells)
-		syscall(SYS_futex, &eng.wakes, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); /* a stopping thread and its successor */
+	if (eng.on_bells != 0)
+		syscall(SYS_futex, &eng.wakes, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /*
@@ -92,13 +92,13 @@ static void eng_sleep_bells(const struct hw_eng_pass *p, uint32_t wakes, uint64_
 	v[0] = (struct futex_waitv){ .val = wakes, .uaddr = (uintptr_t)&eng.wakes, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
 	for (uint32_t i = 0; i < p->nbells; i++) /* shared futexes: the bells are in blocks other processes ring */
 		v[1 + i] = (struct futex_waitv){ .val = p->bell_seen[i], .uaddr = (uintptr_t)p->bell[i], .flags = FUTEX_32 };
-	eng.on_bells = true;
+	eng.on_bells++;
 	pthread_mutex_unlock(&eng.lock);
 	r = syscall(SYS_futex_waitv, v, 1 + p->nbells, 0, &ts, CLOCK_MONOTONIC);
 	if (r < 0)
 		r = -errno;
 	pthread_mutex_lock(&eng.lock);
-	eng.on_bells = false;
+	eng.on_bells--;
 	if (r == -ENOSYS)
 		eng.no_waitv = true; /* then the receive is seen at the next retry */
 }
@@ -182,6 +182,7 @@ static void eng_start(void)
 		return;
 	}
 	eng.cur = t;
+	eng.asleep = false; /* a stopped thread's sleep says nothing of this one */
 }
 
 /* Lock held; the caller joins what it returns (outside the lock). */
@@ -225,7 +226,7 @@ static void eng_parent(void)
 static void eng_child(void)
 {
 	eng.cur = NULL; /* the parent's thread is not here; the next need starts ours */
-	eng.on_bells = false;
+	eng.on_bells = 0;
 	eng.asleep = false;
 	eng_cond_init();
 	pthread_mutex_unlock(&eng.lock);
