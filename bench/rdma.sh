@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # RDMA between two processes of this machine, in one run: Debian's perftest
-# (ib_write_bw, ib_read_bw, ib_write_lat) on softdpu's libibverbs, side by side
+# (ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat) on softdpu's libibverbs, side by side
 # with UCX's ucx_perftest (ucp_put_bw, ucp_get, ucp_put_lat over its shared-
 # memory transports), memcpy of one core and a shared cache-line round trip.
 # perftest's own figures are the headline; every row is a ratio to its peer.
@@ -9,7 +9,8 @@
 #   --quick  a few sizes and few iterations: checks the harness runs, numbers
 #            are not meaningful.
 # Targets (docs/PERFORMANCE.md): write/read bandwidth >= 0.9x UCX at >= 1 MiB;
-# >= 10 M 64 B writes/s; ib_write_lat <= 2x the cache-line round trip.
+# >= 10 M 64 B writes/s; ib_write_lat <= 2x the cache-line round trip;
+# ib_send_bw >= 0.8x ib_write_bw at 64 B and 64 KiB.
 set -uo pipefail
 
 build=${1:-build}
@@ -20,7 +21,7 @@ ref=$build/bench/bench_rdma_ref
 for x in "$lib/libibverbs.so.1" "$ref"; do
 	[ -e "$x" ] || { echo "bench/rdma.sh: $x not built (run ninja -C $build)" >&2; exit 1; }
 done
-for p in ib_write_bw ib_read_bw ib_write_lat ucx_perftest; do
+for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ucx_perftest; do
 	command -v "$p" >/dev/null || { echo "bench/rdma.sh: $p not installed (perftest, ucx-utils)" >&2; exit 1; }
 done
 export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
@@ -90,6 +91,22 @@ for op in write read; do
 	done
 	echo
 done
+
+# SEND needs the responder's receives: the receiver polls and reposts one
+# per message, so unlike a WRITE both processes must run. Three runs of each
+# pair, one after the other, to show the spread a shared machine gives.
+echo "== SEND against WRITE (MB/s): ib_send_bw vs ib_write_bw, three runs each =="
+printf '%-9s %4s %12s %12s %8s\n' size run ib_send_bw ib_write_bw ratio
+for s in 64 65536; do
+	n=$([ "$s" = 64 ] && echo 1000000 || echo 20000)
+	[ $quick = 1 ] && n=$bw_iters
+	for r in 1 2 3; do
+		sb=$(pair ib ib_send_bw -d mlx5_0 -F -s "$s" -n "$n" | pt_field "$s" 4) || fail=1
+		wb=$(pair ib ib_write_bw -d mlx5_0 -F -s "$s" -n "$n" | pt_field "$s" 4) || fail=1
+		printf '%-9s %4s %12s %12s %8s\n' "$s" "$r" "$sb" "$wb" "$(ratio "$sb" "$wb")"
+	done
+done
+echo
 
 echo "== 64 B RDMA write latency (us): ib_write_lat vs ucx_perftest ucp_put_lat vs a cache-line round trip =="
 lat=$(pair ib ib_write_lat -d mlx5_0 -F -s 64 -n "$lat_iters") || fail=1

@@ -867,6 +867,76 @@ static void test_rnr_across_processes(void)
 }
 
 /*
+ * A receive posted in another process resumes the requester waiting on RNR
+ * for it when it is posted, as one posted in the same process does: on a
+ * card the responder takes the SEND as soon as the receive is there. The
+ * requester's RNR deadlines are left to its caller (hw_qp_set_caller_timers)
+ * and this test never kicks them while the receive comes, so no retry can
+ * run the SEND: it completes only because the child's receive woke it. The
+ * responder's timer is the longest (code 0, 655.36 ms) and retries are
+ * unlimited, as a program that counts on its receives would set them. Twice,
+ * so the watch is set again after it fired. Then a card's accounting with
+ * no receive: a kick before the deadline counts nothing, each at the
+ * deadline one retry, and the last of rnr_retry ends in RNR_RETRY_EXC.
+ * The child's QP receives from its RQ, or from its SRQ (srq).
+ */
+static void rnr_recv_wakes(bool srq)
+{
+	struct hello peer;
+	uint8_t got[200];
+	struct wqe w;
+	uint16_t idx;
+	uint64_t d;
+
+	with_srq = srq;
+	CHECK(pair_start(HW_QPT_RC, &peer) == 0);
+	CHECK(ask('T', 0, 0, 0).st == 0);
+	CHECK_ERR(hw_qp_set_rnr(me.qp, 0, HW_QP_RNR_RETRY_INFINITE), HW_OK);
+	CHECK_ERR(hw_qp_set_caller_timers(me.qp, true), HW_OK);
+	fill(me.mem, 400, 9);
+	for (uint32_t k = 0; k < 2; k++) {
+		w_ctrl(&w, HW_WQE_SEND, 0);
+		w_data(&w, me.mem + 200 * k, 200, me.key);
+		idx = post(&me, &w);
+		CHECK_ERR(ring(&me), HW_OK);
+		CHECK(poll_cqe(&me.sc) == NULL && hw_qp_deadline(me.qp) != HW_QP_NO_DEADLINE);
+		struct ans r = ask('R', 1024 * k, 200, 0);
+		CHECK(req_ok(wait_cqe(&me.sc), idx, 200));
+		CHECK(hw_qp_deadline(me.qp) == HW_QP_NO_DEADLINE);
+		struct ans c = ask('C', 0, 0, 0);
+		CHECK(c.op == HW_CQE_RESP_SEND && c.idx == r.idx && c.byte_cnt == 200);
+		CHECK(kid_mem(1024 * k, 200, got) == 0 && memcmp(got, me.mem + 200 * k, 200) == 0);
+	}
+	CHECK_ERR(hw_qp_set_rnr(me.qp, 0, 3), HW_OK);
+	w_ctrl(&w, HW_WQE_SEND, 0);
+	w_data(&w, me.mem, 64, me.key);
+	idx = post(&me, &w);
+	CHECK_ERR(ring(&me), HW_OK);
+	d = hw_qp_deadline(me.qp);
+	CHECK(d != HW_QP_NO_DEADLINE);
+	CHECK_ERR(hw_qp_kick(me.qp, d - 1), HW_OK);
+	CHECK(poll_cqe(&me.sc) == NULL && hw_qp_deadline(me.qp) == d);
+	for (uint32_t k = 0; k < 2; k++) {
+		CHECK_ERR(hw_qp_kick(me.qp, d), HW_OK);
+		CHECK(poll_cqe(&me.sc) == NULL && hw_qp_deadline(me.qp) > d);
+		d = hw_qp_deadline(me.qp);
+	}
+	CHECK_ERR(hw_qp_kick(me.qp, d), HW_OK);
+	CHECK(err_cqe(poll_cqe(&me.sc), HW_CQE_REQ_ERR, HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR, idx));
+	CHECK(hw_qp_state(me.qp) == HW_QP_ERR && ask('N', 0, 0, 0).op == 0xff);
+}
+
+static void test_rnr_recv_wakes_other_process(void)
+{
+	rnr_recv_wakes(false);
+}
+
+static void test_rnr_srq_recv_wakes_other_process(void)
+{
+	rnr_recv_wakes(true);
+}
+
+/*
  * The peer's process killed: as on a card, the first request after it is
  * unanswered (TRANSPORT_RETRY_EXC, the QP to ERR), its posted receives and
  * the requests behind it flushed; an idle QP learns nothing until it sends.
@@ -1011,6 +1081,8 @@ int main(void)
 	RUN(test_ud_to_other_process);
 	RUN(test_ud_two_senders_one_rq);
 	RUN(test_rnr_across_processes);
+	RUN(test_rnr_recv_wakes_other_process);
+	RUN(test_rnr_srq_recv_wakes_other_process);
 	RUN(test_srq_across_processes);
 	RUN(test_peer_killed);
 	RUN(test_peer_destroyed);

@@ -6,12 +6,17 @@
  */
 #include "hw_eng_thread.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base_log.h"
 #include "hw_qp.h"
@@ -26,7 +31,11 @@ static struct {
 	pthread_cond_t cond; /* CLOCK_MONOTONIC */
 	struct eng_thr *cur; /* NULL: no thread */
 	uint32_t users;	     /* QPs of this process */
-	uint32_t wakes;	     /* moved by every hw_eng_wake */
+	uint32_t wakes;	     /* moved by every hw_eng_wake; the futex word of a sleep on bells */
+	uint32_t on_bells;   /* threads asleep in futex_waitv, not on cond (a stopping one and its successor) */
+	bool asleep;	     /* the current thread sleeps until `until` (no pass under way); false: unknown */
+	uint64_t until;
+	bool no_waitv;	     /* the kernel has no futex_waitv (Linux < 5.16): bells are not waited on */
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t eng_once = PTHREAD_ONCE_INIT;
@@ -55,6 +64,43 @@ static void eng_sleep_until(uint64_t until)
 	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u) };
 
 	pthread_cond_timedwait(&eng.cond, &eng.lock, &ts);
+}
+
+/* Wakes the thread wherever it sleeps. Lock held. */
+static void eng_signal(void)
+{
+	__atomic_store_n(&eng.wakes, eng.wakes + 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&eng.cond);
+	if (eng.on_bells != 0)
+		syscall(SYS_futex, &eng.wakes, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
+ * Sleeps until the monotonic time until, a wake, or a ring of one of the
+ * pass's bells (responders of other processes that SQs wait on RNR for,
+ * hw_qp.h). Lock held, dropped while asleep. A bell rung since the pass
+ * read it, or a wake since wakes was read, ends the sleep at once (the
+ * words no longer hold the values given). A bell whose view was unmapped
+ * meanwhile fails the call (EFAULT): the loop looks again.
+ */
+static void eng_sleep_bells(const struct hw_eng_pass *p, uint32_t wakes, uint64_t until)
+{
+	struct futex_waitv v[1 + HW_ENG_BELLS_MAX];
+	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u) };
+	long r;
+
+	v[0] = (struct futex_waitv){ .val = wakes, .uaddr = (uintptr_t)&eng.wakes, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	for (uint32_t i = 0; i < p->nbells; i++) /* shared futexes: the bells are in blocks other processes ring */
+		v[1 + i] = (struct futex_waitv){ .val = p->bell_seen[i], .uaddr = (uintptr_t)p->bell[i], .flags = FUTEX_32 };
+	eng.on_bells++;
+	pthread_mutex_unlock(&eng.lock);
+	r = syscall(SYS_futex_waitv, v, 1 + p->nbells, 0, &ts, CLOCK_MONOTONIC);
+	if (r < 0)
+		r = -errno;
+	pthread_mutex_lock(&eng.lock);
+	eng.on_bells--;
+	if (r == -ENOSYS)
+		eng.no_waitv = true; /* then the receive is seen at the next retry */
 }
 
 #define HW_ENG_XM_NS 50000ull
@@ -108,8 +154,18 @@ static void *eng_main(void *arg)
 			until = eng_min(until, now + backoff);
 			backoff = eng_min(backoff * 2, HW_ENG_POLL_MAX_NS);
 		}
-		if (until > now)
+		/* More waiters than one sleep can watch: the others are looked at as a polled QP is. */
+		if (p.bells_over)
+			until = eng_min(until, now + HW_ENG_POLL_MAX_NS);
+		if (until <= now)
+			continue;
+		eng.asleep = true;
+		eng.until = until;
+		if (p.nbells != 0 && !eng.no_waitv)
+			eng_sleep_bells(&p, wakes, until);
+		else
 			eng_sleep_until(until);
+		eng.asleep = false;
 	}
 	pthread_mutex_unlock(&eng.lock);
 	return NULL;
@@ -126,6 +182,7 @@ static void eng_start(void)
 		return;
 	}
 	eng.cur = t;
+	eng.asleep = false; /* a stopped thread's sleep says nothing of this one */
 }
 
 /* Lock held; the caller joins what it returns (outside the lock). */
@@ -136,7 +193,7 @@ static struct eng_thr *eng_stop(void)
 	if (t != NULL) {
 		t->stop = true;
 		eng.cur = NULL;
-		pthread_cond_broadcast(&eng.cond);
+		eng_signal();
 	}
 	return t;
 }
@@ -169,6 +226,8 @@ static void eng_parent(void)
 static void eng_child(void)
 {
 	eng.cur = NULL; /* the parent's thread is not here; the next need starts ours */
+	eng.on_bells = 0;
+	eng.asleep = false;
 	eng_cond_init();
 	pthread_mutex_unlock(&eng.lock);
 	hw_qp_reg_forget(); /* the parent's QPs: reached as another process's from here */
@@ -202,14 +261,28 @@ void hw_eng_put(void)
 	eng_join(t);
 }
 
+void hw_eng_wake_by(uint64_t t)
+{
+	pthread_once(&eng_once, eng_init);
+	pthread_mutex_lock(&eng.lock);
+	/* Asleep until no later than t: that pass will see what is new, no need to wake it now. */
+	if (eng.cur != NULL && eng.asleep && eng.until <= t) {
+		pthread_mutex_unlock(&eng.lock);
+		return;
+	}
+	if (eng.cur == NULL && eng.users != 0)
+		eng_start(); /* a child after fork */
+	eng_signal();
+	pthread_mutex_unlock(&eng.lock);
+}
+
 void hw_eng_wake(void)
 {
 	pthread_once(&eng_once, eng_init);
 	pthread_mutex_lock(&eng.lock);
-	eng.wakes++;
 	if (eng.cur == NULL && eng.users != 0)
 		eng_start(); /* a child after fork */
-	pthread_cond_broadcast(&eng.cond);
+	eng_signal();
 	pthread_mutex_unlock(&eng.lock);
 }
 

@@ -6,6 +6,10 @@
  * hand-off, so a WQE costs what its execution does. This thread does what
  * has no caller:
  *  - kicks a QP whose RNR deadline has passed (the retry, or RNR_RETRY_EXC);
+ *  - resumes a QP waiting on RNR for a responder of another process when
+ *    that process posts a receive: it sleeps in futex_waitv on the bells in
+ *    the responders' shared blocks (hw_qp.h), which their receive doorbells
+ *    ring;
  *  - about every 100 ms checks the peers of other processes that QPs are
  *    connected to: one destroyed or whose process died moves the QP to ERR,
  *    so a crashed process blocks nobody;
@@ -24,6 +28,8 @@
 #ifndef HW_ENG_THREAD_H_
 #define HW_ENG_THREAD_H_
 
+#include <stdint.h>
+
 #define HW_ENG_POLL_MAX_NS 1000000ull	   /* the longest sleep while a polled QP exists */
 #define HW_ENG_SPIN_NS 50000ull		   /* spinning after activity */
 #define HW_ENG_PEER_CHECK_NS 100000000ull /* between looks at remote peers */
@@ -34,5 +40,19 @@ void hw_eng_get(void);
 void hw_eng_put(void);
 /* Something new to watch (a deadline, a polled QP, a remote peer): look now. */
 void hw_eng_wake(void);
+/*
+ * Something new to look at by the monotonic time t (an RNR deadline): wakes
+ * the thread unless it sleeps until no later than t anyway, so RNR waits
+ * that follow each other closely do not wake it each time.
+ */
+void hw_eng_wake_by(uint64_t t);
+
+/*
+ * A requester waiting on RNR for a responder of another process is watched
+ * (the responder's receive doorbell asked to ring) once it has waited this
+ * long without its program polling the CQ: a polling program resumes the
+ * wait itself, and the responder then pays no system call per wait.
+ */
+#define HW_ENG_RNR_GRACE_NS 50000ull
 
 #endif /* HW_ENG_THREAD_H_ */

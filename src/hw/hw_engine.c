@@ -1199,10 +1199,12 @@ static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
 	if (!waiting) {
 		if (qp->rnr_retry == 0)
 			return false;
+		uint64_t t0 = eng_now(now_ns), dl = t0 + eng_rnr_timer(qp);
+
 		qp->rnr_left = qp->rnr_retry;
-		__atomic_store_n(&qp->rnr_deadline, eng_now(now_ns) + eng_rnr_timer(qp), __ATOMIC_RELEASE);
-		if (!__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE))
-			hw_eng_wake(); /* the engine thread kicks it at the deadline */
+		__atomic_store_n(&qp->rnr_deadline, dl, __ATOMIC_RELEASE);
+		/* The engine thread kicks it at the deadline, and watches a responder of another process. */
+		hw_eng_wake_by(dl < t0 + HW_ENG_RNR_GRACE_NS ? dl : t0 + HW_ENG_RNR_GRACE_NS);
 		return true;
 	}
 	if (now_ns == 0 || now_ns < deadline)

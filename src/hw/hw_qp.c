@@ -5,10 +5,14 @@
  * The send side's execution is the engine's (hw_engine.c).
  */
 #include <endian.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "hw_eng_thread.h"
 #include "hw_epoch.h"
@@ -29,6 +33,13 @@
 static struct {
 	pthread_mutex_t lock;
 	struct hw_qp *slot[QP_REG_SLOTS];
+	/*
+	 * The same QPs packed (under the lock): the engine thread's pass and a
+	 * destroy's look for QPs connected to it go through these, not the
+	 * whole table (a pass runs at every RNR wait across processes).
+	 */
+	struct hw_qp *live[QP_REG_SLOTS];
+	uint32_t nlive;
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static uint32_t reg_hash(uint32_t qpn)
@@ -47,6 +58,8 @@ static bool reg_add(struct hw_qp *qp)
 
 		if (*s == NULL || *s == QP_REG_TOMB) {
 			__atomic_store_n(s, qp, __ATOMIC_RELEASE);
+			qp->reg_live = reg.nlive;
+			reg.live[reg.nlive++] = qp;
 			ok = true;
 		}
 	}
@@ -66,6 +79,8 @@ static void reg_del(struct hw_qp *qp)
 			break;
 		if (*s == qp) {
 			__atomic_store_n(s, QP_REG_TOMB, __ATOMIC_RELEASE);
+			reg.live[qp->reg_live] = reg.live[--reg.nlive];
+			reg.live[qp->reg_live]->reg_live = qp->reg_live;
 			break;
 		}
 	}
@@ -74,10 +89,10 @@ static void reg_del(struct hw_qp *qp)
 	 * a fabric loses a destroyed responder: their next request finds no
 	 * one (retries exceeded) instead of freed memory.
 	 */
-	for (uint32_t n = 0; n < QP_REG_SLOTS; n++) {
-		struct hw_qp *o = reg.slot[n];
+	for (uint32_t n = 0; n < reg.nlive; n++) {
+		struct hw_qp *o = reg.live[n];
 
-		if (o != NULL && o != QP_REG_TOMB && __atomic_load_n(&o->peer, __ATOMIC_ACQUIRE) == qp)
+		if (__atomic_load_n(&o->peer, __ATOMIC_ACQUIRE) == qp)
 			__atomic_store_n(&o->peer, NULL, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&reg.lock);
@@ -96,6 +111,7 @@ void hw_qp_reg_unlock(void)
 void hw_qp_reg_forget(void)
 {
 	memset(reg.slot, 0, sizeof(reg.slot));
+	reg.nlive = 0;
 }
 
 struct hw_qp *hw_qp_lookup(uint32_t qpn)
@@ -726,19 +742,92 @@ enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey)
 	return HW_OK;
 }
 
-uint64_t hw_qp_deadline(const struct hw_qp *qp)
+/*
+ * Receives to wait for before a poll resumes an SQ stopped on RNR: as many
+ * as it has WQEs to send (counted in basic blocks, at least as many), up to
+ * this many and the responder's ring. A receiver that reposts one receive
+ * per message it polls would otherwise be fed one message per wait, each
+ * wait a round of cache lines between the two processes' cores; the
+ * engine thread takes fewer once the wait has lasted HW_ENG_RNR_GRACE_NS.
+ */
+#define QP_RNR_BATCH 32u
+
+/*
+ * An RC responder of another process has receives posted, enough for the
+ * kick that only this SQ can give to be due (QP_RNR_BATCH).
+ */
+static bool qp_remote_recv_posted(const struct hw_qp *qp)
 {
-	return qp == NULL ? HW_QP_NO_DEADLINE : __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	const struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	uint32_t posted, ring, want;
+
+	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
+	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0)
+		return false;
+	if (peer->srq != NULL) {
+		posted = hw_srq_posted(peer->srq);
+		ring = 1u << peer->srq->log_size;
+	} else {
+		uint32_t pi = be32toh(__atomic_load_n(&peer->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE));
+
+		posted = (pi - __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK;
+		ring = 1u << peer->log_rq_size;
+	}
+	want = (__atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE) - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) &
+	       HW_QP_COUNTER_MASK;
+	want = want < QP_RNR_BATCH ? want : QP_RNR_BATCH;
+	want = want < ring ? want : ring;
+	return posted != 0 && posted >= want;
+}
+
+uint64_t hw_qp_deadline(struct hw_qp *qp)
+{
+	uint64_t d;
+	bool due;
+
+	if (qp == NULL)
+		return HW_QP_NO_DEADLINE;
+	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	if (d == HW_QP_NO_DEADLINE)
+		return d;
+	/* The program watches this wait itself (pass_rnr_remote); a lost count among racing pollers is no matter. */
+	__atomic_store_n(&qp->rnr_asks, __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	/*
+	 * Receives posted in another process since the SQ stopped: the kick
+	 * that takes them is due now. A program that polls its CQ resumes the
+	 * SQ itself this way, before the engine thread's wake (hw_eng_thread.c).
+	 */
+	hw_epoch_enter(); /* the peer's view stays while it is looked at */
+	due = qp_remote_recv_posted(qp);
+	hw_epoch_leave();
+	return due ? 0 : d;
 }
 
 /*
- * Only a requester of this process is resumed at once; one of another process
- * learns of the receive at its next retry, as an IB requester does.
+ * A requester of another process waits for a receive here: its engine
+ * thread sleeps on the bell (a shared futex: the block is mapped there).
+ * Clearing the flag first makes one wake per wait; each waiter that still
+ * waits sets it again before it sleeps (pass_rnr_remote).
  */
+static void qp_rnr_ring(struct hw_qp_sh *sh)
+{
+	if (__atomic_exchange_n(&sh->rnr_wait, 0, __ATOMIC_SEQ_CST) == 0)
+		return;
+	__atomic_fetch_add(&sh->rnr_bell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &sh->rnr_bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 void hw_qp_resume_peer(struct hw_qp *qp)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
+	/*
+	 * The receive was published (sequentially consistent) before this load,
+	 * and the waiter sets the flag before it looks at the receives: one of
+	 * the two sees the other's (pass_rnr_remote).
+	 */
+	if (__builtin_expect(__atomic_load_n(&qp->sh->rnr_wait, __ATOMIC_SEQ_CST) != 0, 0))
+		qp_rnr_ring(qp->sh);
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view != NULL ||
 	    __atomic_load_n(&peer->peer, __ATOMIC_ACQUIRE) != qp)
 		return;
@@ -844,6 +933,104 @@ static void pass_peer(struct hw_qp *qp, uint64_t now_ns)
 		(void)view_check_owner(peer);
 }
 
+enum pass_rnr_act {
+	PASS_RNR_LATER, /* look again at p->next_deadline */
+	PASS_RNR_TAKE,	/* the program polls: take what receives there are, ask for no ring */
+	PASS_RNR_WATCH, /* ask the responder's doorbell to ring */
+};
+
+/*
+ * What the engine thread does for qp's RNR wait now (pass_rnr_remote). The
+ * fields are the engine thread's, relaxed atomics only because a stopping
+ * thread and its successor may pass at once.
+ */
+static enum pass_rnr_act pass_rnr_due(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	uint64_t look = __atomic_load_n(&qp->rnr_look_ns, __ATOMIC_RELAXED);
+	uint64_t gap = __atomic_load_n(&qp->rnr_gap_ns, __ATOMIC_RELAXED);
+	uint32_t asks = __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED);
+	enum pass_rnr_act act = PASS_RNR_LATER;
+
+	if (d != __atomic_load_n(&qp->rnr_seen_dl, __ATOMIC_RELAXED)) { /* a new wait, or a retry */
+		__atomic_store_n(&qp->rnr_seen_dl, d, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->rnr_seen_asks, asks, __ATOMIC_RELAXED);
+		gap = HW_ENG_RNR_GRACE_NS;
+		look = p->now_ns + gap;
+	} else if (p->now_ns >= look && asks != __atomic_load_n(&qp->rnr_seen_asks, __ATOMIC_RELAXED)) {
+		/*
+		 * The program polls its CQ and takes the receives itself, once
+		 * there are enough (hw_qp_deadline); fewer are taken here, and
+		 * the next look is later.
+		 */
+		__atomic_store_n(&qp->rnr_seen_asks, asks, __ATOMIC_RELAXED);
+		gap = gap * 2 < HW_ENG_POLL_MAX_NS ? gap * 2 : HW_ENG_POLL_MAX_NS;
+		look = p->now_ns + gap;
+		act = PASS_RNR_TAKE;
+	} else if (p->now_ns >= look) {
+		act = PASS_RNR_WATCH;
+	}
+	__atomic_store_n(&qp->rnr_gap_ns, gap, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->rnr_look_ns, look, __ATOMIC_RELAXED);
+	if (act != PASS_RNR_WATCH && look < p->next_deadline)
+		p->next_deadline = look;
+	return act;
+}
+
+/*
+ * An RC SQ waiting on RNR for a responder of another process: its receive
+ * doorbell cannot run this SQ, so the engine thread watches for it, once the
+ * wait has lasted HW_ENG_RNR_GRACE_NS without the program polling its CQ
+ * (a poll asks hw_qp_deadline, which takes the receives itself once there
+ * are enough; while it polls, the thread looks again at doubling intervals
+ * up to HW_ENG_POLL_MAX_NS, takes fewer receives if there are some, and
+ * watches once the program stops polling, to sleep). Asking
+ * for the ring makes the responder's doorbell a system call and its wake
+ * a context switch here, which a polling program has no use for. The
+ * bell's value is read first, then the flag set, then the SQ driven (it
+ * looks at the receives): a receive posted before the flag was seen runs
+ * here, one posted after rings the bell past the value read, so the
+ * thread's sleep on it ends at once or when it rings (hw_eng_thread.c).
+ */
+static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	struct hw_qp_sh *sh;
+	uint32_t seen;
+
+	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
+	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
+		return;
+	switch (pass_rnr_due(qp, p)) {
+	case PASS_RNR_LATER:
+		return;
+	case PASS_RNR_TAKE:
+		hw_qp_drive(qp, 0);
+		if (__atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
+			p->activity = true;
+		return;
+	case PASS_RNR_WATCH:
+		break;
+	}
+	sh = peer->sh;
+	seen = __atomic_load_n(&sh->rnr_bell, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
+	hw_qp_drive(qp, 0); /* no time passes: a receive there runs the WQE, none counts no retry */
+	if (__atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE) {
+		p->activity = true;
+		return;
+	}
+	if (p->nbells == HW_ENG_BELLS_MAX) {
+		p->bells_over = true;
+		return;
+	}
+	p->bell[p->nbells] = &sh->rnr_bell;
+	p->bell_seen[p->nbells++] = seen;
+}
+
+#define QP_PASS_BUSY_NS 50000ull
+
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
@@ -856,11 +1043,21 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 	if (d != HW_QP_NO_DEADLINE && !__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE)) {
 		if (d <= p->now_ns) {
 			hw_qp_drive(qp, p->now_ns);
-			p->activity = true;
+			/*
+			 * The deadline unchanged: another thread runs the SQ and
+			 * takes the kick (hw_qp_drive). Passing again at once would
+			 * spin against it, preempted or not; a look shortly after
+			 * does.
+			 */
+			if (__atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != d)
+				p->activity = true;
+			else if (p->now_ns + QP_PASS_BUSY_NS < p->next_deadline)
+				p->next_deadline = p->now_ns + QP_PASS_BUSY_NS;
 		} else if (d < p->next_deadline) {
 			p->next_deadline = d;
 		}
 	}
+	pass_rnr_remote(qp, p);
 	if (hw_qp_xm_busy(qp)) { /* answers of another machine to reap: watched as a polled QP */
 		uint32_t before = __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE);
 
@@ -906,12 +1103,8 @@ void hw_qp_engine_pass(struct hw_eng_pass *p)
 	 */
 	pthread_mutex_lock(&reg.lock);
 	hw_epoch_enter();
-	for (uint32_t i = 0; i < QP_REG_SLOTS; i++) {
-		struct hw_qp *qp = reg.slot[i];
-
-		if (qp != NULL && qp != QP_REG_TOMB)
-			list[n++] = qp;
-	}
+	n = reg.nlive;
+	memcpy(list, reg.live, n * sizeof(list[0]));
 	pthread_mutex_unlock(&reg.lock);
 	for (uint32_t i = 0; i < n; i++)
 		pass_one(list[i], p);

@@ -33,8 +33,15 @@
  * at once when a receive has arrived, and a kick at or after the deadline
  * counts a retry. Posting a receive (hw_qp_ring_rq, hw_srq_ring) kicks a
  * stalled requester of this process itself, so only the timeout needs a
- * timer-driven kick, which the engine thread gives (hw_eng_thread.h); a
- * requester of another process learns of the receive at its next retry.
+ * timer-driven kick, which the engine thread gives (hw_eng_thread.h). A
+ * requester of another process cannot be run from here (its SQ is its
+ * process's memory): its engine thread (after HW_ENG_RNR_GRACE_NS of
+ * waiting; a polling program's empty poll takes the receive sooner,
+ * hw_qp_deadline) sets rnr_wait in this QP's shared block and sleeps on
+ * rnr_bell, which the receive doorbell rings, so it
+ * resumes when the receive is posted, not at its next retry (an SRQ's
+ * receive posted by a process that owns none of its QPs is still seen at
+ * the retry).
  * One thread at a time executes a given SQ: a doorbell or kick that finds
  * the SQ busy leaves its work to the thread running it (lock-free). The engine runs on the caller of
  * hw_qp_ring_sq (docs/ARCHITECTURE.md says why), or on the engine thread for
@@ -159,6 +166,14 @@ struct hw_qp_sh {
 	uint8_t gid[16];
 	uint32_t life_idx;  /* the owner's entry of the life table (hw_life.h), HW_LIFE_NONE: not watched so */
 	uint32_t life_tid;  /* its holder thread: the word reads this while the owner lives */
+	/*
+	 * A requester of another process waits on RNR for a receive here: the
+	 * receive doorbell that finds rnr_wait set clears it and rings rnr_bell
+	 * (a shared futex word) for the requester's engine thread
+	 * (hw_qp_resume_peer); where nobody waits the doorbell pays one load.
+	 */
+	uint32_t rnr_wait;
+	uint32_t rnr_bell;
 } __attribute__((aligned(64)));
 
 struct hw_qview;
@@ -212,6 +227,13 @@ struct hw_qp {
 	 */
 	uint32_t state;
 	uint32_t state_seq;
+	uint32_t reg_live; /* its place in the registry's packed list (hw_qp.c) */
+	uint32_t rnr_asks;    /* hw_qp_deadline calls while waiting on RNR: the program polls */
+	/* The engine thread's watch of an RNR wait across processes (hw_qp.c, pass_rnr_remote). */
+	uint32_t rnr_seen_asks;
+	uint64_t rnr_seen_dl;
+	uint64_t rnr_look_ns;
+	uint64_t rnr_gap_ns;
 };
 
 /*
@@ -268,7 +290,8 @@ enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled);
 
 /*
  * RNR deadlines of qp are kicked by the caller with its own clock
- * (hw_qp_kick), not by the engine thread. HW_ERR_INVAL when qp is NULL.
+ * (hw_qp_kick), not by the engine thread; a receive posted meanwhile still
+ * resumes the SQ, in this process or another. HW_ERR_INVAL when qp is NULL.
  */
 enum hw_status hw_qp_set_caller_timers(struct hw_qp *qp, bool caller);
 
@@ -387,8 +410,13 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
  */
 enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
 
-/* When the next kick is due, HW_QP_NO_DEADLINE when the SQ waits for nothing. */
-uint64_t hw_qp_deadline(const struct hw_qp *qp);
+/*
+ * When the next kick is due, HW_QP_NO_DEADLINE when the SQ waits for nothing;
+ * 0 (due now) when the RC responder of another process it waits on RNR for
+ * has receives posted since for the WQEs waiting (up to 32, or its whole
+ * ring): the kick runs them.
+ */
+uint64_t hw_qp_deadline(struct hw_qp *qp);
 
 /*
  * Internal, with cq's producer lock held: a receive taken by a producer that
@@ -413,6 +441,7 @@ void hw_qp_drive(struct hw_qp *qp, uint64_t now_ns);
 void hw_qp_resume_peer(struct hw_qp *qp);
 
 /* Internal to the engine thread: one look at every QP of this process (hw_eng_thread.h). */
+#define HW_ENG_BELLS_MAX 64
 struct hw_eng_pass {
 	uint64_t now_ns;
 	bool check_peers;	/* look whether remote peers still live (every ~100 ms) */
@@ -420,6 +449,15 @@ struct hw_eng_pass {
 	bool polled;		/* out: a polled QP exists */
 	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
+	/*
+	 * out: the rnr_bell words (with the value seen before looking) of the
+	 * responders of other processes that SQs wait on RNR for; bells_over
+	 * when there were more than HW_ENG_BELLS_MAX.
+	 */
+	uint32_t nbells;
+	bool bells_over;
+	uint32_t *bell[HW_ENG_BELLS_MAX];
+	uint32_t bell_seen[HW_ENG_BELLS_MAX];
 };
 void hw_qp_engine_pass(struct hw_eng_pass *p);
 /* Internal: the registry's lock, held across fork by the engine thread's handlers. */
