@@ -59,7 +59,6 @@ struct hw_cq_state {
 	uint32_t cqn;
 	uint32_t flags;		  /* CQ_F_*: set at create, before any producer */
 	_Atomic uint32_t lock;	  /* producers: 0, or the pid of the one writing a CQE */
-	_Atomic uint32_t overrun;
 	_Atomic uint32_t pi;	  /* index of the next CQE */
 	_Atomic uint32_t sol_end; /* index after the last solicited or error CQE */
 	_Atomic uint32_t arm;	  /* written by producers and the consumer */
@@ -67,6 +66,8 @@ struct hw_cq_state {
 	_Atomic uint64_t claim;	     /* a receive the lock holder takes and owes a CQE for (hw_cq_claim_set) */
 	_Atomic uint32_t claim_srqn;
 	struct hw_bell event;
+	/* Read by the consumer at every poll and post: a line of its own, away from the producers' writes. */
+	_Atomic uint32_t overrun __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 #define CQ_F_TIMESTAMP 1u
