@@ -292,6 +292,21 @@ static void test_remote_access_error(void)
 	vp_expect(p.cq[0], 3, IBV_WC_REM_ACCESS_ERR, 0);
 }
 
+/* A key of a domain of its own on p's context, registered over len bytes at buf. */
+static void vp_other_pd_mr(struct vq_pair *p, struct ibv_pd **pd, struct ibv_mr **mr, void *buf, size_t len)
+{
+	*pd = ibv_alloc_pd(p->c);
+	CHECK(*pd != NULL);
+	*mr = ibv_reg_mr(*pd, buf, len, VQ_ACCESS_ALL);
+	CHECK(*mr != NULL);
+}
+
+static void vp_drop_other(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	CHECK_OK(ibv_dereg_mr(mr));
+	CHECK_OK(ibv_dealloc_pd(pd));
+}
+
 /*
  * Keys a WRITE or READ of one entry, or of inline data, may not use: the
  * completion is the card's error and no byte moves, whether the key lacks
@@ -299,52 +314,51 @@ static void test_remote_access_error(void)
  */
 static void test_key_refusals(void)
 {
-	struct ibv_pd *pd2;
 	struct ibv_mr *ro, *other, *nolw;
+	struct ibv_pd *pd2;
 	struct vq_pair p;
 
-	vp_pair(&p, 0, 0);
-	pd2 = ibv_alloc_pd(p.c);
-	CHECK(pd2 != NULL);
-	ro = vq_mr(p.pd, p.buf[1] + 8192, 4096, IBV_ACCESS_REMOTE_READ);
-	other = vq_mr(pd2, p.buf[1] + 16384, 4096, VQ_ACCESS_ALL);
-	nolw = ibv_reg_mr(p.pd, p.buf[0] + 16384, 4096, 0);
-	CHECK(ro != NULL && other != NULL && nolw != NULL);
-	memset(p.buf[0], 0x6b, 128);
 	/* Inline data to a key without REMOTE_WRITE. */
+	vp_pair(&p, 0, 0);
+	ro = vq_mr(p.pd, p.buf[1] + 8192, 4096, IBV_ACCESS_REMOTE_READ);
+	CHECK(ro != NULL);
+	memset(p.buf[0], 0x6b, 128);
 	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 1, p.buf[0], 32, 0, (uintptr_t)p.buf[1] + 8192, ro->rkey,
 			 IBV_SEND_INLINE));
 	vp_expect(p.cq[0], 1, IBV_WC_REM_ACCESS_ERR, 0);
 	CHECK(p.buf[1][8192] == 0 && p.buf[1][8192 + 31] == 0);
 	/* An rkey of another protection domain than the responder's QP. */
 	vp_pair(&p, 0, 0);
+	vp_other_pd_mr(&p, &pd2, &other, p.buf[1] + 16384, 4096);
+	memset(p.buf[0], 0x6b, 128);
 	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 2, p.buf[0], 64, p.mr[0]->lkey, (uintptr_t)p.buf[1] + 16384,
 			 other->rkey, 0));
 	vp_expect(p.cq[0], 2, IBV_WC_REM_ACCESS_ERR, 0);
 	CHECK(p.buf[1][16384] == 0 && p.buf[1][16384 + 63] == 0);
+	vp_drop_other(pd2, other);
 	/* An lkey of another domain than the requester's. */
 	vp_pair(&p, 0, 0);
-	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 3, p.buf[1] + 16384, 64, other->lkey, (uintptr_t)p.buf[1],
+	vp_other_pd_mr(&p, &pd2, &other, p.buf[0] + 16384, 4096);
+	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 3, p.buf[0] + 16384, 64, other->lkey, (uintptr_t)p.buf[1],
 			 p.mr[1]->rkey, 0));
 	vp_expect(p.cq[0], 3, IBV_WC_LOC_PROT_ERR, 0);
-	/* A READ into memory registered without LOCAL_WRITE. */
+	vp_drop_other(pd2, other);
+	/* A READ into memory registered in the requester's domain without LOCAL_WRITE. */
 	vp_pair(&p, 0, 0);
+	nolw = vq_mr(p.pd, p.buf[0] + 16384, 4096, 0);
+	CHECK(nolw != NULL);
+	memset(p.buf[0] + 16384, 0x6b, 64);
 	memset(p.buf[1], 0x3c, 64);
 	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_READ, 4, p.buf[0] + 16384, 64, nolw->lkey, (uintptr_t)p.buf[1],
 			 p.mr[1]->rkey, 0));
 	vp_expect(p.cq[0], 4, IBV_WC_LOC_PROT_ERR, 0);
-	CHECK(p.buf[0][16384] == 0x6b || p.buf[0][16384] == 0); /* untouched: not the responder's 0x3c */
-	CHECK(p.buf[0][16384] != 0x3c);
+	CHECK(p.buf[0][16384] == 0x6b && p.buf[0][16384 + 63] == 0x6b);
 	/* A WRITE one byte past the remote registration. */
 	vp_pair(&p, 0, 0);
 	CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 5, p.buf[0], 64, p.mr[0]->lkey,
 			 (uintptr_t)p.buf[1] + VP_LEN - 63, p.mr[1]->rkey, 0));
 	vp_expect(p.cq[0], 5, IBV_WC_REM_ACCESS_ERR, 0);
 	CHECK(p.buf[1][VP_LEN - 63] == 0);
-	CHECK_OK(ibv_dereg_mr(nolw));
-	CHECK_OK(ibv_dereg_mr(other));
-	CHECK_OK(ibv_dereg_mr(ro));
-	CHECK_OK(ibv_dealloc_pd(pd2));
 }
 
 static void test_bad_lkey(void)
