@@ -18,6 +18,8 @@
  *                   last signalled
  *   write_lat       one signalled 64 B WRITE, then ibv_poll_cq until its
  *                   completion, repeated (an operation is the round of both)
+ *   write_lat_inl   the same as perftest's ib_write_lat posts it: ibv_wr_*
+ *                   with the 64 B as inline data (ibv_wr_set_inline_data)
  * For the verbs paths the responder's QP and MR live in another process, a
  * child forked before this process opens the device; the two exchange QP
  * numbers, LIDs, rkey and address through pipes.
@@ -300,7 +302,7 @@ static struct ibv_qp *make_rc(struct ibv_context *ctx, struct ibv_pd *pd, struct
 	struct ibv_qp_init_attr_ex a = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = {.max_send_wr = WINDOW, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
+		.cap = {.max_send_wr = WINDOW, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = MSG},
 		.qp_type = IBV_QPT_RC,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = pd,
@@ -605,6 +607,29 @@ static int loop_lat(struct run *r, uint32_t ops)
 	return 0;
 }
 
+/* ib_write_lat's way: one signalled WRITE of inline data through ibv_wr_*, then poll until its completion. */
+static int loop_lat_inl(struct run *r, uint32_t ops)
+{
+	struct verbs_side *v = &r->v;
+	struct ibv_qp_ex *x = v->qx;
+	uint64_t idle = 0;
+	uint32_t done = 0;
+
+	for (uint32_t i = 0; i < ops; i++) {
+		ibv_wr_start(x);
+		x->wr_id = i;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_rdma_write(x, v->remote.rkey, v->remote.addr + (uint64_t)(i % RSLOTS) * MSG);
+		ibv_wr_set_inline_data(x, v->buf, MSG);
+		if (ibv_wr_complete(x) != 0)
+			return fail("ibv_wr_complete");
+		while (done <= i)
+			if (reap(v, 1, &done, &idle) != 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* ---- main ---- */
 
 static double now_s(void)
@@ -637,7 +662,7 @@ static const struct {
 	bool verbs;
 } paths[] = {
 	{"dma_64_d32", loop_dma, false},  {"write_post_send", loop_post_send, true}, {"write_wr", loop_wr, true},
-	{"write_list32", loop_list, true}, {"write_lat", loop_lat, true},
+	{"write_list32", loop_list, true}, {"write_lat", loop_lat, true},        {"write_lat_inl", loop_lat_inl, true},
 };
 
 static int usage(void)
