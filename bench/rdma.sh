@@ -21,7 +21,7 @@ ref=$build/bench/bench_rdma_ref
 for x in "$lib/libibverbs.so.1" "$ref"; do
 	[ -e "$x" ] || { echo "bench/rdma.sh: $x not built (run ninja -C $build)" >&2; exit 1; }
 done
-for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ucx_perftest; do
+for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat ucx_perftest; do
 	command -v "$p" >/dev/null || { echo "bench/rdma.sh: $p not installed (perftest, ucx-utils)" >&2; exit 1; }
 done
 export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
@@ -55,15 +55,17 @@ trap 'rm -rf "$tmp"' EXIT
 # Runs a server and its client on a fresh port; the client's output goes to
 # stdout. $1: "ib" (softdpu's libibverbs) or "ucx"; the rest: the command
 # without the peer name and port.
+ucx_tls=${RDMA_UCX_TLS:-posix,self}
 pair() {
 	local kind=$1
 	shift
-	SERVER_ENV=() CLIENT_ENV=()
+	# UCX over its shared-memory transport only, as the targets name it (RDMA_UCX_TLS overrides).
+	SERVER_ENV=(env UCX_TLS="$ucx_tls") CLIENT_ENV=(env UCX_TLS="$ucx_tls")
 	[ "$kind" = ib ] && SERVER_ENV=(env LD_LIBRARY_PATH="$lib") && CLIENT_ENV=(env LD_LIBRARY_PATH="$lib")
 	pair_env "$@"
 }
 
-echo "softdpu RDMA benchmarks — two processes of this machine, build $build"
+echo "softdpu RDMA benchmarks — two processes of this machine, build $build; UCX_TLS=$ucx_tls for ucx_perftest"
 echo "perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null), UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
 echo
 
@@ -117,4 +119,9 @@ ut=$(echo "$u" | ucx_field 3)
 rtt=$(awk '$1 == "cacheline_rtt_ns" { printf "%.3f", $2 / 1000 }' "$tmp/cl")
 printf '%-28s %10s\n' "ib_write_lat t_typical" "$ibt" "ucp_put_lat median" "$ut" "cache-line round trip" "$rtt"
 printf '%-28s %10s\n' "ib_write_lat / round trip" "$(ratio "$ibt" "$rtt")" "ib_write_lat / ucp_put_lat" "$(ratio "$ibt" "$ut")"
+# Reported beside it (no peer of the same shape in ucx_perftest).
+for t in ib_read_lat ib_send_lat; do
+	l=$(pair ib "$t" -d mlx5_0 -F -s 64 -n "$lat_iters" | pt_field 64 5) || fail=1
+	printf '%-28s %10s\n' "$t t_typical" "$l"
+done
 exit $fail
