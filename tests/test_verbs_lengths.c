@@ -414,6 +414,28 @@ static void test_recv_2g(void)
 	CHECK(vl_untouched(p.buf[1], VL_LEN));
 }
 
+/*
+ * A receive entry longer than the MR under it, though the message would fit
+ * the part inside: the responder checks the whole entry, fails the receive,
+ * and nothing lands.
+ */
+static void test_recv_beyond_mr(void)
+{
+	struct vq_pair p;
+	struct ibv_mr *small;
+	struct ibv_sge sge;
+
+	vl_pair(&p, NULL);
+	small = vq_mr(p.pd, p.buf[1], 1024, VQ_ACCESS_ALL);
+	CHECK(small != NULL);
+	CHECK_OK(vl_recv(p.qp[1], 9, p.buf[1], 4096, small->lkey));
+	sge = (struct ibv_sge){.addr = (uintptr_t)p.buf[0], .length = 64, .lkey = p.mr[0]->lkey};
+	CHECK_OK(vl_post(p.qp[0], IBV_WR_SEND, &sge, 1, 0, 0, 0));
+	vl_expect(p.cq[0], 1, IBV_WC_REM_OP_ERR);
+	vl_expect(p.cq[1], 9, IBV_WC_LOC_PROT_ERR);
+	CHECK(vl_untouched(p.buf[1], VL_LEN));
+}
+
 int main(void)
 {
 	RUN(test_sge_2g);
@@ -422,6 +444,7 @@ int main(void)
 	RUN(test_read_2g);
 	RUN(test_sge_beyond_mr);
 	RUN(test_ud_2g);
+	RUN(test_recv_beyond_mr);
 	RUN(test_post_refuses);
 	RUN(test_wr_builders);
 	RUN(test_raw_wqes);

@@ -2,8 +2,8 @@
  * hw_eng_fast — the engine's first look at a send WQE (included by
  * hw_engine.c only).
  *
- * Most small-message work is one RDMA WRITE or READ with one gather entry,
- * or a WRITE of inline data, on an RC QP whose peer is on this machine,
+ * Most small-message work is one RDMA WRITE, READ or SEND with one gather
+ * entry, or a WRITE of inline data, on an RC QP whose peer is on this machine,
  * every key plain and every check passing. Such a WQE is read once in its
  * ring slot (one that would wrap around the ring's end is left), each key
  * looked up and checked once, and its bytes moved. Anything else, or any check that fails, leaves it
@@ -112,6 +112,9 @@ static inline int64_t eng_fast_rw(struct hw_qp *qp, struct hw_qp *peer, const ui
 	return len;
 }
 
+/* A SEND of one gather entry into the peer's next receive (hw_engine.c: it takes receives as the general path). */
+static int64_t eng_fast_send(struct hw_qp *qp, struct hw_qp *peer, const uint8_t *slot, uint8_t fm_ce_se);
+
 /*
  * An RDMA WRITE whose data is one inline segment of len bytes ending the
  * WQE (ds 16-byte units, nbb basic blocks, none past the ring's end): the
@@ -149,6 +152,8 @@ static inline int64_t eng_fast(struct hw_qp *qp, struct hw_qp *peer, uint32_t ci
 	*op = (uint8_t)be32toh(ctrl->opmod_idx_opcode);
 	*fm_ce_se = ctrl->fm_ce_se;
 	*nbb = 1;
+	if (*op == HW_WQE_SEND && ds == ENG_FAST_DS - 1)
+		return eng_fast_send(qp, peer, slot, *fm_ce_se);
 	if (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ)
 		return -1;
 	if (ds == ENG_FAST_DS && !(be32toh(((const struct hw_wqe_inl_seg *)(slot + 2 * HW_WQE_DS_BYTES))->byte_count) &

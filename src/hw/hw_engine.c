@@ -1638,6 +1638,55 @@ static bool eng_progress_xm(struct hw_qp *qp, uint64_t now_ns)
 	return done;
 }
 
+/* The receive WQE at rd names one entry: the only one, or one ended by the invalid key. */
+static bool eng_rcv_one(const struct hw_qp *peer, const struct hw_wqe_data_seg *rd)
+{
+	return (1u << peer->log_rq_stride) == sizeof(*rd) || hw_data_seg_lkey(rd + 1) == HW_RQ_INVALID_LKEY;
+}
+
+/*
+ * The first look's SEND (hw_eng_fast.h): a peer with an RQ whose next
+ * receive is one plain entry, long enough, is taken, filled and completed
+ * under the receive CQ's lock with its claim, as eng_rcv_take and
+ * eng_rcv_complete do; anything else is let go before it is taken (-1),
+ * and the general path does it all again, the RNR wait included.
+ */
+static int64_t eng_fast_send(struct hw_qp *qp, struct hw_qp *peer, const uint8_t *slot, uint8_t fm_ce_se)
+{
+	const struct hw_wqe_data_seg *d = (const void *)(slot + HW_WQE_DS_BYTES), *rd;
+	uint32_t len = hw_data_seg_len(d), rlen, rq_ci;
+	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .solicited = (fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0 };
+	const uint8_t *src;
+	uint8_t *dst = NULL;
+
+	if (len - 1 >= HW_QP_MAX_MSG || peer->srq != NULL)
+		return -1;
+	src = hw_mkey_plain(hw_data_seg_lkey(d), qp->pd_id, hw_data_seg_addr(d), len, HW_ACCESS_LOCAL_READ);
+	if (src == NULL)
+		return -1;
+	hw_cq_lock(peer->recv_cq);
+	hw_qp_claim_recover(peer->recv_cq);
+	rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
+	rd = (const void *)eng_rq_head(peer, rq_ci);
+	if (rd != NULL && eng_rcv_one(peer, rd) && (rlen = hw_data_seg_len(rd)) >= len && rlen <= HW_QP_MAX_MSG)
+		dst = hw_mkey_plain(hw_data_seg_lkey(rd), peer->pd_id, hw_data_seg_addr(rd), rlen,
+				    HW_ACCESS_LOCAL_WRITE);
+	if (dst == NULL) {
+		hw_cq_unlock(peer->recv_cq);
+		return -1;
+	}
+	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = rq_ci });
+	__atomic_store_n(&peer->sh->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+	eng_move(dst, src, len);
+	f.byte_cnt = len;
+	f.qpn = peer->qpn;
+	f.wqe_counter = (uint16_t)rq_ci;
+	(void)hw_cq_push_locked(peer->recv_cq, &f); /* a full CQ latches its overrun flag */
+	hw_cq_claim_clear(peer->recv_cq);
+	hw_cq_unlock(peer->recv_cq);
+	return len;
+}
+
 /*
  * The posted WQEs the first look runs whole (hw_eng_fast.h), while the QP
  * is in RTS, its peer on this machine and nothing waits on RNR: true when
