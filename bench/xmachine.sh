@@ -7,13 +7,16 @@
 # (UCX_TLS=tcp): ucp_put_bw / ucp_get, the RMA peers of WRITE and READ, and
 # ucp_am_bw, UCX's active messages the path is made of.
 #
-# Usage: bench/xmachine.sh <build-dir> [--quick]
-# Target (docs/PERFORMANCE.md): bandwidth >= 0.8x ucx_perftest's RMA peer.
+# Usage: bench/xmachine.sh <build-dir> [--quick | --sizes "S1 S2 ..."]
+# Targets (docs/PERFORMANCE.md): bandwidth >= 0.8x ucx_perftest's RMA peer;
+# from 1 MiB on, >= 0.9x ucp_am_bw.
 set -uo pipefail
 
 build=${1:-build}
 quick=0
+only=
 [ "${2:-}" = "--quick" ] && quick=1
+[ "${2:-}" = "--sizes" ] && only=${3:?--sizes needs a list of sizes in bytes}
 lib=$build/src
 [ -e "$lib/libibverbs.so.1" ] || { echo "bench/xmachine.sh: $lib/libibverbs.so.1 not built" >&2; exit 1; }
 for p in ib_write_bw ib_read_bw ucx_perftest; do
@@ -26,7 +29,7 @@ if [ $quick = 1 ]; then
 	sizes="65536"
 	iters=50
 else
-	sizes="4096 65536 1048576 4194304"
+	sizes=${only:-"4096 65536 1048576 4194304"}
 	iters=0
 fi
 iters_for() { # about 2 GiB moved, 200..20000 messages

@@ -513,6 +513,62 @@ static void test_rc_stream(void)
 	xm_down();
 }
 
+/*
+ * Long requests posted without waiting, as a bandwidth test posts them:
+ * WRITEs of 1 MiB and of 4 MiB less a page, short WRITEs between them, READs
+ * of what the long WRITEs before them wrote (one QP's requests run in
+ * order), then a long WRITE with a bad rkey between two good ones: it
+ * fails, and the one behind it is flushed here and never runs there. Every
+ * completion in order, with its status; every byte compared.
+ */
+static void test_rc_long_in_flight(void)
+{
+	const uint32_t mib = 1u << 20, w2 = (4u << 20) - 4096;
+	struct ibv_qp *qp;
+	uint64_t id;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, 8u << 20, 61);
+	memset(xm_mem + (8u << 20), 0, 16u << 20);
+	CHECK(ask_ok("FILL", 0, 0));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 12u << 20, X.rkey, 0, 300));
+	for (uint32_t k = 0; k < 4; k++)
+		CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, mib + 100 * k, 100, (13u << 20) + 100 * k, X.rkey, 0, 301 + k));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 2u << 20, w2, 14u << 20, X.rkey, 0, 305));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 8u << 20, mib, 12u << 20, X.rkey, 0, 306));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 9u << 20, 400, 13u << 20, X.rkey, 0, 307));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 10u << 20, w2, 14u << 20, X.rkey, 0, 308));
+	for (uint64_t k = 0; k < 9; k++) {
+		CHECK(wait1(&id) == IBV_WC_SUCCESS);
+		CHECK(id == 300 + k);
+	}
+	CHECK(peer_sum(12u << 20, mib) == fnv(xm_mem, mib));
+	CHECK(peer_sum(13u << 20, 400) == fnv(xm_mem + mib, 400));
+	CHECK(peer_sum(14u << 20, w2) == fnv(xm_mem + (2u << 20), w2));
+	CHECK(memcmp(xm_mem + (8u << 20), xm_mem, mib) == 0);
+	CHECK(memcmp(xm_mem + (9u << 20), xm_mem + mib, 400) == 0);
+	CHECK(memcmp(xm_mem + (10u << 20), xm_mem + (2u << 20), w2) == 0);
+	/* good, bad rkey, good, all long: the third never runs there. */
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 18u << 20, X.rkey, 0, 310));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 19u << 20, X.rkey ^ 0x100, 0, 311));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 20u << 20, X.rkey, 0, 312));
+	CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 310);
+	CHECK(wait1(&id) == IBV_WC_REM_ACCESS_ERR && id == 311);
+	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 312);
+	CHECK(peer_sum(18u << 20, mib) == fnv(xm_mem, mib));
+	{
+		uint8_t *pattern = malloc(mib);
+
+		CHECK(pattern != NULL);
+		for (size_t i = 0; i < mib; i++)
+			pattern[i] = (uint8_t)((((20u << 20) + i) * 2654435761u) >> 13 ^ 77);
+		CHECK(peer_sum(20u << 20, mib) == fnv(pattern, mib)); /* untouched */
+		free(pattern);
+	}
+	xm_down();
+}
+
 /* A DCI here, the DCT there: the address's GID names the other machine. */
 static void test_dc_between_machines(void)
 {
@@ -652,6 +708,7 @@ int main(int argc, char **argv)
 		 * the requester sends again (the path eager calls never take).
 		 */
 		RUN(test_rc_stream);
+		RUN(test_rc_long_in_flight);
 		munmap(xm_mem, XM_LEN);
 		return th_summary("test_verbs_xm_rendezvous");
 	}
@@ -659,6 +716,7 @@ int main(int argc, char **argv)
 	RUN(test_rc_send_rnr_imm_atomic);
 	RUN(test_rc_in_flight_order);
 	RUN(test_rc_stream);
+	RUN(test_rc_long_in_flight);
 	RUN(test_dc_between_machines);
 	RUN(test_peer_machine_gone);
 	munmap(xm_mem, XM_LEN);
