@@ -513,6 +513,62 @@ static void test_rc_stream(void)
 	xm_down();
 }
 
+/*
+ * Long requests posted without waiting, as a bandwidth test posts them:
+ * WRITEs of 1 MiB and of 4 MiB less a page, short WRITEs between them, READs
+ * of what the long WRITEs before them wrote (one QP's requests run in
+ * order), then a long WRITE with a bad rkey between two good ones: it
+ * fails, and the one behind it is flushed here and never runs there. Every
+ * completion in order, with its status; every byte compared.
+ */
+static void test_rc_long_in_flight(void)
+{
+	const uint32_t mib = 1u << 20, w2 = (4u << 20) - 4096;
+	struct ibv_qp *qp;
+	uint64_t id;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, 8u << 20, 61);
+	memset(xm_mem + (8u << 20), 0, 16u << 20);
+	CHECK(ask_ok("FILL", 0, 0));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 12u << 20, X.rkey, 0, 300));
+	for (uint32_t k = 0; k < 4; k++)
+		CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, mib + 100 * k, 100, (13u << 20) + 100 * k, X.rkey, 0, 301 + k));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 2u << 20, w2, 14u << 20, X.rkey, 0, 305));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 8u << 20, mib, 12u << 20, X.rkey, 0, 306));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 9u << 20, 400, 13u << 20, X.rkey, 0, 307));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 10u << 20, w2, 14u << 20, X.rkey, 0, 308));
+	for (uint64_t k = 0; k < 9; k++) {
+		CHECK(wait1(&id) == IBV_WC_SUCCESS);
+		CHECK(id == 300 + k);
+	}
+	CHECK(peer_sum(12u << 20, mib) == fnv(xm_mem, mib));
+	CHECK(peer_sum(13u << 20, 400) == fnv(xm_mem + mib, 400));
+	CHECK(peer_sum(14u << 20, w2) == fnv(xm_mem + (2u << 20), w2));
+	CHECK(memcmp(xm_mem + (8u << 20), xm_mem, mib) == 0);
+	CHECK(memcmp(xm_mem + (9u << 20), xm_mem + mib, 400) == 0);
+	CHECK(memcmp(xm_mem + (10u << 20), xm_mem + (2u << 20), w2) == 0);
+	/* good, bad rkey, good, all long: the third never runs there. */
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 18u << 20, X.rkey, 0, 310));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 19u << 20, X.rkey ^ 0x100, 0, 311));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, mib, 20u << 20, X.rkey, 0, 312));
+	CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 310);
+	CHECK(wait1(&id) == IBV_WC_REM_ACCESS_ERR && id == 311);
+	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 312);
+	CHECK(peer_sum(18u << 20, mib) == fnv(xm_mem, mib));
+	{
+		uint8_t *pattern = malloc(mib);
+
+		CHECK(pattern != NULL);
+		for (size_t i = 0; i < mib; i++)
+			pattern[i] = (uint8_t)((((20u << 20) + i) * 2654435761u) >> 13 ^ 77);
+		CHECK(peer_sum(20u << 20, mib) == fnv(pattern, mib)); /* untouched */
+		free(pattern);
+	}
+	xm_down();
+}
+
 /* A DCI here, the DCT there: the address's GID names the other machine. */
 static void test_dc_between_machines(void)
 {
@@ -632,6 +688,101 @@ static void test_peer_machine_gone(void)
 	CHECK(wait1(&id) == IBV_WC_WR_FLUSH_ERR && id == 3);
 }
 
+/* What this side knows of one peer machine's process (X's peer fields). */
+struct xm_peer {
+	struct th_proc *p;
+	unsigned int qpn, rkey, dctn;
+	unsigned long long raddr;
+	union ibv_gid pgid;
+};
+
+static void xm_peer_save(struct xm_peer *s)
+{
+	*s = (struct xm_peer){ .p = X.p, .qpn = X.qpn, .rkey = X.rkey, .dctn = X.dctn, .raddr = X.raddr, .pgid = X.pgid };
+}
+
+static void xm_peer_use(const struct xm_peer *s)
+{
+	X.p = s->p;
+	X.qpn = s->qpn;
+	X.rkey = s->rkey;
+	X.dctn = s->dctn;
+	X.raddr = s->raddr;
+	X.pgid = s->pgid;
+}
+
+/* A second peer machine, 127.0.0.4: its process, as X's peer fields. */
+static void xm_second_peer(struct xm_peer *s)
+{
+	const char *line;
+	char hex[40];
+
+	setenv("SOFTDPU_MACHINE", "127.0.0.4", 1);
+	s->p = th_proc_start(NULL, "peer", NULL);
+	setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
+	CHECK(s->p != NULL);
+	line = th_proc_line(s->p);
+	CHECK(line != NULL && sscanf(line, "PEER %u %u %llu %32s %u", &s->qpn, &s->rkey, &s->raddr, hex, &s->dctn) == 5);
+	CHECK(th_hex_decode(hex, s->pgid.raw, 16) == 16);
+	CHECK(s->pgid.raw[7] == 4);
+}
+
+/*
+ * Two peer machines, long WRITEs to both in flight, one machine's process
+ * killed: only that machine's requests fail (retries exceeded, the rest
+ * flushed); the other's all complete, in order, their bytes there and read
+ * back.
+ */
+static void test_peer_gone_spares_others(void)
+{
+	const uint32_t mib = 1u << 20;
+	struct xm_peer a, b;
+	struct ibv_qp *qa, *qb;
+	uint64_t id;
+	int done_a = 0, next_b = 11;
+
+	xm_up();
+	xm_peer_save(&a);
+	xm_second_peer(&b);
+	CHECK((qa = rc_qp()) != NULL);
+	xm_peer_use(&b);
+	CHECK((qb = rc_qp()) != NULL);
+	fill(xm_mem, 4u << 20, 91);
+	CHECK_OK(post(qb, IBV_WR_RDMA_WRITE, 0, 64, 0, b.rkey, 0, 10));
+	CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 10);
+	xm_peer_use(&a);
+	CHECK_OK(post(qa, IBV_WR_RDMA_WRITE, 0, 64, 0, a.rkey, 0, 1));
+	CHECK(wait1(&id) == IBV_WC_SUCCESS && id == 1);
+	th_proc_kill(a.p);
+	CHECK(th_proc_wait(a.p) != 0);
+	for (uint32_t k = 0; k < 3; k++) {
+		CHECK_OK(post(qa, IBV_WR_RDMA_WRITE, k * mib, mib, (4u + k) * mib, a.rkey, 0, 2 + k));
+		xm_peer_use(&b);
+		CHECK_OK(post(qb, IBV_WR_RDMA_WRITE, k * mib, mib, (4u + k) * mib, b.rkey, 0, 11 + k));
+		xm_peer_use(&a);
+	}
+	xm_peer_use(&b);
+	CHECK_OK(post(qb, IBV_WR_RDMA_READ, 8u * mib, 3 * mib, 4u * mib, b.rkey, 0, 14));
+	for (int i = 0; i < 7; i++) {
+		struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+
+		CHECK(vq_poll1(X.cq, &wc) == 1);
+		if (wc.wr_id >= 11) { /* machine 127.0.0.4: every one done, in order */
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)next_b);
+			next_b++;
+		} else { /* the machine gone: the first in error, the rest flushed */
+			CHECK(wc.wr_id == 2 + (uint64_t)done_a);
+			CHECK(done_a == 0 ? (wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR)
+					  : wc.status == IBV_WC_WR_FLUSH_ERR);
+			done_a++;
+		}
+	}
+	CHECK(next_b == 15 && done_a == 3);
+	CHECK(peer_sum(4u * mib, 3 * mib) == fnv(xm_mem, 3 * mib));
+	CHECK(memcmp(xm_mem + 8u * mib, xm_mem, 3 * mib) == 0);
+	xm_down();
+}
+
 int main(int argc, char **argv)
 {
 	setenv("UCX_TLS", "tcp", 1);
@@ -652,6 +803,7 @@ int main(int argc, char **argv)
 		 * the requester sends again (the path eager calls never take).
 		 */
 		RUN(test_rc_stream);
+		RUN(test_rc_long_in_flight);
 		munmap(xm_mem, XM_LEN);
 		return th_summary("test_verbs_xm_rendezvous");
 	}
@@ -659,7 +811,9 @@ int main(int argc, char **argv)
 	RUN(test_rc_send_rnr_imm_atomic);
 	RUN(test_rc_in_flight_order);
 	RUN(test_rc_stream);
+	RUN(test_rc_long_in_flight);
 	RUN(test_dc_between_machines);
+	RUN(test_peer_gone_spares_others);
 	RUN(test_peer_machine_gone);
 	munmap(xm_mem, XM_LEN);
 	return th_summary("test_verbs_xm");

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1492,14 +1493,17 @@ static int call_check_locked(struct fab_call *c, enum fab_status *st, size_t *rl
 
 int fab_ucx_call_test(struct fab_call *c, enum fab_status *st, size_t *rlen)
 {
+	unsigned moved;
 	int done;
 
 	pthread_mutex_lock(&im.mu);
-	imp_progress();
+	moved = imp_progress();
 	done = call_check_locked(c, st, rlen);
 	pthread_mutex_unlock(&im.mu);
 	if (done)
 		free(c);
+	else if (moved == 0)
+		sched_yield(); /* the caller polls again at once: a thread on this core that moves the transfer goes first */
 	return done;
 }
 

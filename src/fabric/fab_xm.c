@@ -26,10 +26,14 @@
 /* What one call carries at most: a READ's reply and a WRITE's request both fit one transfer. */
 #define XM_CHUNK ((uint64_t)FAB_UCX_MAX_LEN - FAB_XM_REQ_SIZE)
 /*
- * Requests up to this size go without waiting, several to a call (the
- * engine gathers them); larger ones go one at a time, in parts.
+ * Requests up to this size go without waiting: the engine gathers small ones
+ * several to a call, sends a large one alone, and keeps up to 4 calls in
+ * flight, so the transfers of a stream of large WQEs follow one another
+ * without a round trip between them. Larger ones go one at a time, in parts:
+ * 4 calls of 4 MiB in flight (16 MiB staged on each side) were slower than
+ * one at a time (docs/PERFORMANCE.md).
  */
-#define XM_ASYNC_MAX (64u << 10)
+#define XM_ASYNC_MAX (1u << 20)
 
 /* A connection to one process of a machine; freed when replaced and no call uses it any more. */
 struct xm_link {

@@ -32,6 +32,14 @@
 #define SV_RETIRED 4096
 #define SV_ADDR_MAX 1024
 #define SV_WQE_MAX (8 * HW_WQE_DS_BYTES)
+/*
+ * Keys over large call buffers are kept for reuse: the transport recycles
+ * its large staging buffers, so a stream of long requests meets the same
+ * few again, and a deregistration waits for every execution of the device
+ * (an IPI to every core each time).
+ */
+#define SV_KEYS 8
+#define SV_KEY_KEEP_MIN (64u << 10)
 
 struct sv_shadow {
 	uint32_t machine, src_qpn, dest, epoch;
@@ -60,6 +68,11 @@ static struct {
 	struct sv_order retired[SV_RETIRED];
 	uint32_t next_retired;
 	uint64_t clock;
+	struct {
+		const void *p;
+		uint64_t len, used;
+		uint32_t key;
+	} keys[SV_KEYS]; /* exactly over [p, p + len), local write only */
 } sv = { .once = PTHREAD_ONCE_INIT };
 
 static void sv_shadow_free(struct sv_shadow *s)
@@ -351,23 +364,54 @@ static uint64_t sv_run(const uint8_t *req, uint8_t *data, uint32_t key, uint8_t 
 	return FAB_XM_REP_SIZE + (fab_xm_rep_has_data(out, rep) ? plen : 0);
 }
 
+/*
+ * A key of the service's domain exactly over [p, p + len): one kept from an
+ * earlier call over the same bytes, or a new one (kept when large, *fresh
+ * set when the caller must drop it). 0 when none can be had.
+ */
+static uint32_t sv_key(const void *p, uint64_t len, bool *fresh)
+{
+	uint32_t key = 0, lru = 0;
+
+	*fresh = false;
+	for (uint32_t i = 0; i < SV_KEYS; i++) {
+		if (sv.keys[i].key != 0 && sv.keys[i].p == p && sv.keys[i].len == len) {
+			sv.keys[i].used = ++sv.clock;
+			return sv.keys[i].key;
+		}
+		if (sv.keys[i].used < sv.keys[lru].used)
+			lru = i;
+	}
+	if (hw_mkey_reg(sv.pd, (void *)(uintptr_t)p, (uint64_t)(uintptr_t)p, len, HW_ACCESS_LOCAL_WRITE, &key) != HW_OK)
+		return 0;
+	if (len < SV_KEY_KEEP_MIN) {
+		*fresh = true;
+		return key;
+	}
+	if (sv.keys[lru].key != 0)
+		hw_mkey_dereg(sv.keys[lru].key);
+	sv.keys[lru].p = p;
+	sv.keys[lru].len = len;
+	sv.keys[lru].key = key;
+	sv.keys[lru].used = ++sv.clock;
+	return key;
+}
+
 uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t cap, uint64_t *rlen)
 {
 	uint32_t kin = 0, kout = 0;
 	uint64_t at = 0, rat = 0;
-	bool has_out, has_in;
+	bool has_out, has_in, fin = false, fout = false;
 
 	if (req == NULL || rep == NULL || rlen == NULL || !sv_call_shape(req, len, cap, &has_out, &has_in)) {
 		BASE_DBG("malformed request from another machine refused");
 		return FAB_UCX_ST_MALFORMED;
 	}
 	/* One key over the whole call and one over the whole answer, whatever the number of records. */
-	if (sv.up && has_out &&
-	    hw_mkey_reg(sv.pd, (void *)(uintptr_t)req, (uint64_t)(uintptr_t)req, len, HW_ACCESS_LOCAL_WRITE, &kin) != HW_OK)
-		kin = 0;
-	if (sv.up && has_in &&
-	    hw_mkey_reg(sv.pd, rep, (uint64_t)(uintptr_t)rep, cap, HW_ACCESS_LOCAL_WRITE, &kout) != HW_OK)
-		kout = 0;
+	if (sv.up && has_out)
+		kin = sv_key(req, len, &fin);
+	if (sv.up && has_in)
+		kout = sv_key(rep, cap, &fout);
 	while (at < len) {
 		const uint8_t *r = req + at;
 		uint64_t plen = fab_get_le(r + 56, 8);
@@ -380,9 +424,9 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 			rat += sv_run(r, rep + rat + FAB_XM_REP_SIZE, kout, rep + rat);
 		at += FAB_XM_REQ_SIZE + (out ? plen : 0);
 	}
-	if (kin != 0)
+	if (fin)
 		hw_mkey_dereg(kin);
-	if (kout != 0)
+	if (fout)
 		hw_mkey_dereg(kout);
 	*rlen = rat;
 	return FAB_UCX_ST_OK;

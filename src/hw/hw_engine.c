@@ -1504,6 +1504,8 @@ static uint32_t eng_xm_collect(struct hw_qp *qp, struct hw_xm_flight *f, const s
 		out += sent;
 		at = (at + nbb[n]) & HW_QP_COUNTER_MASK;
 		n++;
+		if (bytes >= ENG_XM_CALL_BYTES)
+			break; /* full: it goes even behind calls in flight */
 	}
 	return n;
 }
