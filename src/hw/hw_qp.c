@@ -817,7 +817,8 @@ static void qp_rnr_ring(struct hw_qp_sh *sh)
 	syscall(SYS_futex, &sh->rnr_bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-void hw_qp_resume_peer(struct hw_qp *qp)
+/* hw_qp_resume_peer, inlined into the receive doorbell: it runs at every repost. */
+static inline __attribute__((always_inline)) void qp_resume_peer(struct hw_qp *qp)
 {
 	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 
@@ -843,6 +844,11 @@ void hw_qp_resume_peer(struct hw_qp *qp)
 		hw_qp_drive(peer, 0);
 }
 
+void hw_qp_resume_peer(struct hw_qp *qp)
+{
+	qp_resume_peer(qp);
+}
+
 enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 {
 	if (qp == NULL || qp->srq != NULL)
@@ -852,8 +858,11 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
 	hw_epoch_enter(); /* the peer it resumes stays while it runs */
-	hw_qp_resume_peer(qp);
+	qp_resume_peer(qp);
 	hw_epoch_leave();
+	/* A QP in the error state flushes what is posted to it, as the card does. */
+	if (__builtin_expect(hw_qp_state_of(qp) == HW_QP_ERR, 0))
+		(void)hw_qp_modify(qp, HW_QP_ERR);
 	return HW_OK;
 }
 

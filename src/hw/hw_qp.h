@@ -396,7 +396,8 @@ static inline enum hw_qp_state hw_qp_state_now(struct hw_qp *qp)
 
 /*
  * The receive doorbell: records the producer counter (writes it to the
- * record) and resumes the peer if its SQ waits for a receive here.
+ * record) and resumes the peer if its SQ waits for a receive here. On a QP
+ * in ERR (or found there) what is posted is flushed at once, as on a card.
  * HW_ERR_INVAL for a QP on an SRQ or a counter more than a ring ahead.
  */
 enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);

@@ -303,11 +303,11 @@ int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 		*bad = wr;
 	if (nreq != 0) {
 		qp->rq_head += nreq;
-		/* The record (written by the doorbell) makes the WQEs the device's. */
+		/*
+		 * The record (written by the doorbell) makes the WQEs the device's;
+		 * on a QP in the error state the doorbell flushes them, as the card.
+		 */
 		(void)hw_qp_ring_rq(qp->hw, qp->rq_head);
-		/* A QP in the error state flushes what is posted to it, as the card does. */
-		if (hw_qp_state(qp->hw) == HW_QP_ERR)
-			(void)hw_qp_modify(qp->hw, HW_QP_ERR);
 	}
 	pthread_spin_unlock(&qp->rq_lock);
 	return err;
