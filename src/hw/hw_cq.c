@@ -466,17 +466,22 @@ static void cq_pid_once(void)
 	pthread_atfork(NULL, NULL, cq_pid_forget);
 }
 
-static uint32_t cq_self(void)
+static __attribute__((noinline)) uint32_t cq_self_first(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint32_t me;
+
+	pthread_once(&once, cq_pid_once);
+	me = (uint32_t)getpid();
+	atomic_store_explicit(&cq_pid, me, memory_order_relaxed);
+	return me;
+}
+
+static inline uint32_t cq_self(void)
+{
 	uint32_t me = atomic_load_explicit(&cq_pid, memory_order_relaxed);
 
-	if (me == 0) {
-		pthread_once(&once, cq_pid_once);
-		me = (uint32_t)getpid();
-		atomic_store_explicit(&cq_pid, me, memory_order_relaxed);
-	}
-	return me;
+	return __builtin_expect(me != 0, 1) ? me : cq_self_first();
 }
 
 /*
@@ -497,9 +502,10 @@ static void cq_finish_dead_push(struct hw_cq *cq)
 		atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
 }
 
-void hw_cq_lock(struct hw_cq *cq)
+/* hw_cq_lock when the first try failed: spins, and takes the lock over from a dead or stuck holder. */
+static __attribute__((noinline)) void cq_lock_wait(struct hw_cq *cq, uint32_t me)
 {
-	uint32_t me = cq_self(), cur = 0, held = 0;
+	uint32_t cur = 0, held = 0;
 	uint64_t since = 0;
 
 	for (uint32_t spins = 0;; spins++) {
@@ -519,6 +525,17 @@ void hw_cq_lock(struct hw_cq *cq)
 			cq_cpu_relax();
 		cur = 0;
 	}
+}
+
+void hw_cq_lock(struct hw_cq *cq)
+{
+	uint32_t me = cq_self(), cur = 0;
+
+	/* A free lock, the usual case, costs one exchange; the rest is out of line. */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
+								     memory_order_relaxed), 1))
+		return;
+	cq_lock_wait(cq, me);
 }
 
 void hw_cq_unlock(struct hw_cq *cq)

@@ -534,7 +534,7 @@ static void qp_set_peer(struct hw_qp *qp, struct hw_qp *peer, bool owned)
 	__atomic_store_n(&qp->xm_machine, 0, __ATOMIC_RELEASE);
 	old = qp->peer_view;
 	__atomic_store_n(&qp->peer, peer, __ATOMIC_RELEASE);
-	qp->peer_view = owned ? peer : NULL;
+	__atomic_store_n(&qp->peer_view, owned ? peer : NULL, __ATOMIC_RELEASE); /* compared without the lock (hw_qp_ring_rq) */
 	pthread_mutex_unlock(&reg.lock);
 	if (old != NULL && old != peer) {
 		hw_epoch_sync(); /* a WQE of qp running now may still use the old view */
@@ -851,15 +851,29 @@ void hw_qp_resume_peer(struct hw_qp *qp)
 
 enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 {
+	struct hw_qp *peer;
+
 	if (qp == NULL || qp->srq != NULL)
 		return HW_ERR_INVAL;
 	pi &= HW_QP_COUNTER_MASK;
 	if (((pi - __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
-	hw_epoch_enter(); /* the peer it resumes stays while it runs */
-	qp_resume_peer(qp);
-	hw_epoch_leave();
+	peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	if (peer != NULL && peer == __atomic_load_n(&qp->peer_view, __ATOMIC_ACQUIRE)) {
+		/*
+		 * The requester is another process's: only its engine thread may
+		 * wait for this receive (the bell); the pointers are compared, not
+		 * followed, so no epoch is needed. A connection changing meanwhile
+		 * makes them differ: the full look below.
+		 */
+		if (__builtin_expect(__atomic_load_n(&qp->sh->rnr_wait, __ATOMIC_SEQ_CST) != 0, 0))
+			qp_rnr_ring(qp->sh);
+	} else {
+		hw_epoch_enter(); /* the peer it resumes stays while it runs */
+		qp_resume_peer(qp);
+		hw_epoch_leave();
+	}
 	/* A QP in the error state flushes what is posted to it, as the card does. */
 	if (__builtin_expect(hw_qp_state_of(qp) == HW_QP_ERR, 0))
 		(void)hw_qp_modify(qp, HW_QP_ERR);

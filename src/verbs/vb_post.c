@@ -274,6 +274,27 @@ void vb_recv_wqe(uint8_t *p, uint32_t max_gs, const struct ibv_recv_wr *wr)
 		hw_data_seg_set(&d[j], 0, HW_RQ_INVALID_LKEY, 0);
 }
 
+/*
+ * The receive most programs post: one WR of one non-empty entry (perftest
+ * reposts one per completion). vb_post_recv's work for it without the
+ * list's bookkeeping; false, with nothing done, when the ring is full.
+ */
+static inline bool vb_post_recv_one(struct vb_qp *qp, const struct ibv_recv_wr *wr)
+{
+	uint32_t head = qp->rq_head, idx = head & (qp->rq_wqe_cnt - 1);
+	struct hw_wqe_data_seg *d = (void *)(qp->rq_buf + ((size_t)idx << qp->rq_shift));
+
+	if (head - atomic_load_explicit(&qp->rq_tail, memory_order_acquire) >= qp->rq_max_post)
+		return false;
+	hw_data_seg_set(d, wr->sg_list[0].length, wr->sg_list[0].lkey, wr->sg_list[0].addr);
+	if (qp->rq_max_gs > 1)
+		hw_data_seg_set(&d[1], 0, HW_RQ_INVALID_LKEY, 0);
+	qp->rq_wrid[idx] = wr->wr_id;
+	qp->rq_head = head + 1;
+	(void)hw_qp_ring_rq(qp->hw, qp->rq_head); /* as in vb_post_recv */
+	return true;
+}
+
 int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct vb_qp *qp = vb_qp_of(ibqp);
@@ -285,6 +306,11 @@ int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 		return EINVAL; /* its receives go to the SRQ */
 	}
 	pthread_spin_lock(&qp->rq_lock);
+	if (wr != NULL && wr->next == NULL && wr->num_sge == 1 && qp->rq_max_gs != 0 && wr->sg_list[0].length != 0 &&
+	    vb_post_recv_one(qp, wr)) {
+		pthread_spin_unlock(&qp->rq_lock);
+		return 0;
+	}
 	for (; wr != NULL; wr = wr->next, nreq++) {
 		uint32_t idx = (qp->rq_head + nreq) & (qp->rq_wqe_cnt - 1);
 
