@@ -20,9 +20,17 @@
  *                   completion, repeated (an operation is the round of both)
  *   write_lat_inl   the same as perftest's ib_write_lat posts it: ibv_wr_*
  *                   with the 64 B as inline data (ibv_wr_set_inline_data)
+ *   send_recv       the receiver of 64 B SENDs, as perftest's ib_send_bw
+ *                   server: one ibv_post_recv per receive, ibv_poll_cq to
+ *                   reap them. Here the child sends: this process posts
+ *                   RECV_BATCH receives, lets the child send as many (the
+ *                   engine runs in the child's process), waits for its word
+ *                   and polls them all; no poll finds the CQ empty, so the
+ *                   count does not depend on the two processes' timing.
  * For the verbs paths the responder's QP and MR live in another process, a
  * child forked before this process opens the device; the two exchange QP
- * numbers, LIDs, rkey and address through pipes.
+ * numbers, LIDs, rkey and address through pipes (and, on send_recv, a byte
+ * per batch of SENDs).
  *
  * Usage: bench_icount <path> [--ops N] [--warmup N] [--seconds S]
  * Prints "bench_icount: <path> ops <N> pid <pid>" when the region ran and
@@ -63,7 +71,8 @@
 #define RSLOTS 64u	  /* 64 B slots of the responder's page the writes rotate over */
 #define PAGE 4096u
 #define SPIN_GUARD 100000000ull /* polls without a completion before giving up */
-#define OPS_UNIT 800u /* --ops and --warmup: whole signalling periods (100) and lists (32) */
+#define RECV_BATCH 100u /* receives posted, then SENT by the child, per round of send_recv */
+#define OPS_UNIT 800u /* --ops and --warmup: whole signalling periods (100), lists (32), receive batches (100) */
 
 struct run;
 typedef int (*loop_fn)(struct run *r, uint32_t ops);
@@ -297,12 +306,15 @@ static struct ibv_context *open_first(void)
 	return c;
 }
 
+/* On send_recv the child sends and this process receives (set before the fork). */
+static bool child_sends;
+
 static struct ibv_qp *make_rc(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr_ex a = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = {.max_send_wr = WINDOW, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = MSG},
+		.cap = {.max_send_wr = WINDOW, .max_recv_wr = child_sends ? WINDOW : 1, .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = MSG},
 		.qp_type = IBV_QPT_RC,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = pd,
@@ -399,6 +411,26 @@ static void side_close(struct verbs_side *v)
 		munmap(v->buf, PAGE);
 }
 
+/* send_recv's sender: per byte from the parent, RECV_BATCH SENDs of 64 B, the last signalled and polled; 0 or -1. */
+static int child_send_batch(struct verbs_side *v)
+{
+	struct ibv_send_wr wr = {.sg_list = &v->sge[0], .num_sge = 1, .opcode = IBV_WR_SEND}, *bad;
+	struct ibv_wc wc;
+	uint64_t spins = 0;
+	int n;
+
+	v->sge[0] = (struct ibv_sge){.addr = (uint64_t)(uintptr_t)v->buf, .length = MSG, .lkey = v->mr->lkey};
+	for (uint32_t k = 0; k < RECV_BATCH; k++) {
+		wr.wr_id = k;
+		wr.send_flags = k + 1 == RECV_BATCH ? IBV_SEND_SIGNALED : 0;
+		if (ibv_post_send(v->qp, &wr, &bad) != 0)
+			return -1;
+	}
+	while ((n = ibv_poll_cq(v->cq, 1, &wc)) == 0 && ++spins < SPIN_GUARD)
+		;
+	return n == 1 && wc.status == IBV_WC_SUCCESS ? 0 : -1;
+}
+
 /* The child: the responder's side, up until the parent closes its pipe. */
 static __attribute__((noreturn)) void responder(int rd, int wr)
 {
@@ -421,6 +453,8 @@ static __attribute__((noreturn)) void responder(int rd, int wr)
 
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
+		if (n == 1 && child_sends)
+			ok = child_send_batch(&v) == 0 && write_full(wr, "d", 1) == 0;
 	}
 	side_close(&v);
 	_exit(ok ? 0 : 1);
@@ -630,6 +664,45 @@ static int loop_lat_inl(struct run *r, uint32_t ops)
 	return 0;
 }
 
+/* ib_send_bw's server: RECV_BATCH receives posted one by one, sent into by the child, then polled. */
+static int loop_send_recv(struct run *r, uint32_t ops)
+{
+	struct verbs_side *v = &r->v;
+	struct ibv_recv_wr rwr = {.sg_list = &v->sge[0], .num_sge = 1}, *bad;
+	struct ibv_wc wc[POLL_BATCH];
+	char c;
+
+	for (uint32_t base = 0; base < ops; base += RECV_BATCH) {
+		uint32_t got = 0;
+
+		for (uint32_t k = 0; k < RECV_BATCH; k++) {
+			v->sge[0] = (struct ibv_sge){.addr = (uint64_t)(uintptr_t)v->buf + (uint64_t)(k % RSLOTS) * MSG,
+						     .length = MSG, .lkey = v->mr->lkey};
+			rwr.wr_id = base + k;
+			if (ibv_post_recv(v->qp, &rwr, &bad) != 0)
+				return fail("ibv_post_recv");
+		}
+		if (write_full(v->to_child, "s", 1) != 0 || read_full(v->from_child, &c, 1) != 0)
+			return fail("the sender");
+		/* Every SEND completed in the child: all RECV_BATCH completions are here. */
+		while (got < RECV_BATCH) {
+			int n = ibv_poll_cq(v->cq, POLL_BATCH, wc);
+
+			if (n <= 0)
+				return fail("ibv_poll_cq of the receives");
+			for (int i = 0; i < n; i++, got++)
+				if (wc[i].status != IBV_WC_SUCCESS || wc[i].opcode != IBV_WC_RECV || wc[i].byte_len != MSG ||
+				    wc[i].wr_id != base + got) {
+					fprintf(stderr, "bench_icount: receive %u: status %s opcode %d len %u wr_id %llu\n",
+						base + got, ibv_wc_status_str(wc[i].status), (int)wc[i].opcode, wc[i].byte_len,
+						(unsigned long long)wc[i].wr_id);
+					return -1;
+				}
+		}
+	}
+	return 0;
+}
+
 /* ---- main ---- */
 
 static double now_s(void)
@@ -663,6 +736,7 @@ static const struct {
 } paths[] = {
 	{"dma_64_d32", loop_dma, false},  {"write_post_send", loop_post_send, true}, {"write_wr", loop_wr, true},
 	{"write_list32", loop_list, true}, {"write_lat", loop_lat, true},        {"write_lat_inl", loop_lat_inl, true},
+	{"send_recv", loop_send_recv, true},
 };
 
 static int usage(void)
@@ -699,6 +773,7 @@ int main(int argc, char **argv)
 	/* Whole signalling periods and lists, so that every WR is accounted for by a completion. */
 	if (r.loop == NULL || argc % 2 != 0 || ops == 0 || ops % OPS_UNIT != 0 || warmup % OPS_UNIT != 0)
 		return usage();
+	child_sends = r.loop == loop_send_recv;
 	rc = r.verbs ? verbs_setup(&r.v) : dma_setup(&r.d);
 	if (rc == 0 && warmup > 0)
 		rc = r.loop(&r, warmup);

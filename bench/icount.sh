@@ -29,10 +29,10 @@ ref=$here/icount.ref
 tolerance=10
 ops=20000
 keep=""
-paths=(dma_64_d32 write_post_send write_wr write_list32 write_lat write_lat_inl)
+paths=(dma_64_d32 write_post_send write_wr write_list32 write_lat write_lat_inl send_recv)
 # What one operation is, per path, for the table.
 declare -A unit=([dma_64_d32]=job [write_post_send]=message [write_wr]=message [write_list32]=message
-	[write_lat]="round trip" [write_lat_inl]="round trip")
+	[write_lat]="round trip" [write_lat_inl]="round trip" [send_recv]=receive)
 
 usage() {
 	awk '/^# Usage:/ { on = 1 } on && !/^#/ { exit } on { sub(/^# ?/, ""); print }' "$0" >&2
