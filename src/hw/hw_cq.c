@@ -568,7 +568,7 @@ typedef hw_cq_v2 cq_v2;
  * consumer trusts the rest once it sees its owner bit.
  */
 static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uint32_t pi,
-							   const struct hw_cqe_fields *f, bool err)
+							   const struct hw_cqe_fields *f, bool err, uint64_t stamp)
 {
 	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
 	cq_v2 *v = (cq_v2 *)(void *)slot;
@@ -587,8 +587,7 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 		v[1] = (cq_v2){ (uint64_t)htobe16(f->slid) << 48, htobe32(f->flags_rqpn) };
 		v[2] = (cq_v2){ htobe32(f->srqn & 0xffffffu) | (uint64_t)htobe32(f->imm) << 32,
 				(uint64_t)htobe32(f->byte_cnt) << 32 };
-		if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0))
-			w6 = htobe64(cq_clock_ns());
+		w6 = stamp;
 	}
 	memcpy(&slot->timestamp, &w6, sizeof(w6)); /* the error CQE's syndromes, else the timestamp */
 	memcpy(&slot->sop_drop_qpn, &top, sizeof(top));
@@ -600,27 +599,61 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 			      memory_order_release);
 }
 
-enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f)
+/* cq_try_fire as a push's last call (a tail call: the push keeps no register across it). */
+static __attribute__((noinline)) enum hw_status cq_push_fire(struct hw_cq *cq, uint32_t arm)
+{
+	cq_try_fire(cq, arm);
+	return HW_OK;
+}
+
+/*
+ * hw_cq_push_locked (sc) and hw_cq_push_sp: stamp is the big-endian time for
+ * a CQ that keeps it, read by the caller before, so the path without one
+ * calls nothing but a firing arm.
+ */
+static inline __attribute__((always_inline)) enum hw_status cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f,
+								    bool sc, uint64_t stamp)
 {
 	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
 	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
 	bool err = cq_is_err(f->opcode), sol = f->solicited || err;
 	uint32_t arm;
 
-	if (!cq_opcode_valid(f->opcode))
-		return HW_ERR_INVAL;
 	if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
 		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
 		return HW_ERR_FULL;
 	}
-	cq_write(cq, pi, f, err);
+	cq_write(cq, pi, f, err, stamp);
 	if (sol)
 		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
-	atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
-	arm = atomic_load_explicit(&cq->st->arm, memory_order_seq_cst);
-	if ((arm & ARM_ARMED) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
-		cq_try_fire(cq, arm);
+	if (sc) {
+		atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
+		arm = atomic_load_explicit(&cq->st->arm, memory_order_seq_cst);
+	} else {
+		atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_release);
+		arm = atomic_load_explicit(&cq->st->arm, memory_order_relaxed);
+	}
+	if (__builtin_expect(arm & ARM_ARMED, 0) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
+		return cq_push_fire(cq, arm);
 	return HW_OK;
+}
+
+/* A CQ that keeps completion times: the clock is read out of the usual path. */
+static __attribute__((noinline)) enum hw_status cq_push_stamped(struct hw_cq *cq, const struct hw_cqe_fields *f,
+								bool sc)
+{
+	uint64_t stamp = htobe64(cq_clock_ns());
+
+	return sc ? cq_push(cq, f, true, stamp) : cq_push(cq, f, false, stamp);
+}
+
+enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f)
+{
+	if (!cq_opcode_valid(f->opcode))
+		return HW_ERR_INVAL;
+	if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0) && !cq_is_err(f->opcode))
+		return cq_push_stamped(cq, f, true);
+	return cq_push(cq, f, true, 0);
 }
 
 /*
@@ -631,25 +664,11 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
  */
 enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f)
 {
-	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
-	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
-	bool err = cq_is_err(f->opcode), sol = f->solicited || err;
-	uint32_t arm;
-
 	if (!cq_opcode_valid(f->opcode))
 		return HW_ERR_INVAL;
-	if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
-		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
-		return HW_ERR_FULL;
-	}
-	cq_write(cq, pi, f, err);
-	if (sol)
-		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
-	atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_release);
-	arm = atomic_load_explicit(&cq->st->arm, memory_order_relaxed);
-	if (__builtin_expect(arm & ARM_ARMED, 0) && (!(arm & HW_CQ_ARM_CMD_SOLICITED) || sol))
-		cq_try_fire(cq, arm);
-	return HW_OK;
+	if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0) && !cq_is_err(f->opcode))
+		return cq_push_stamped(cq, f, false);
+	return cq_push(cq, f, false, 0);
 }
 
 enum hw_status hw_cq_sp_push_req_slow(struct hw_cq_sp *sp, uint32_t qpn_top, uint16_t wqe_counter, uint32_t byte_cnt,
