@@ -707,6 +707,8 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 		qp_set_state(qp, HW_QP_RESET);
 		__atomic_store_n(&qp->sq_ci, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sh->rq_ci, 0, __ATOMIC_RELEASE);
+		qp->rq_pi_rung = 0;
+		qp->rq_ci_seen = 0;
 		__atomic_store_n(&qp->sq_pi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
 		return HW_OK;
@@ -856,8 +858,18 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 	if (qp == NULL || qp->srq != NULL)
 		return HW_ERR_INVAL;
 	pi &= HW_QP_COUNTER_MASK;
-	if (((pi - __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
-		return HW_ERR_INVAL;
+	/*
+	 * The consumer never passes the last counter rung and rq_ci_seen is a
+	 * past rq_ci, so a counter at or after the last one and within a ring of
+	 * rq_ci_seen is within a ring of rq_ci too: read only when that fails.
+	 */
+	if (((pi - qp->rq_pi_rung) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size) ||
+	    ((pi - qp->rq_ci_seen) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size)) {
+		qp->rq_ci_seen = __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE);
+		if (((pi - qp->rq_ci_seen) & HW_QP_COUNTER_MASK) > (1u << qp->log_rq_size))
+			return HW_ERR_INVAL;
+	}
+	qp->rq_pi_rung = pi;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
 	peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	if (peer != NULL && peer == __atomic_load_n(&qp->peer_view, __ATOMIC_ACQUIRE)) {

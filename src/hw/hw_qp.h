@@ -158,7 +158,6 @@ struct hw_qp_sh {
 	uint32_t log_rq_size;
 	uint32_t log_rq_stride;
 	uint32_t state;	    /* enum hw_qp_state */
-	uint32_t rq_ci;	    /* next receive WQE a responder consumes (16-bit counter), moved by CAS */
 	uint32_t qkey;	    /* UD */
 	uint32_t min_rnr_timer;
 	uint32_t lid;	    /* the port: a DC address must name it (DCT) */
@@ -174,6 +173,13 @@ struct hw_qp_sh {
 	 */
 	uint32_t rnr_wait;
 	uint32_t rnr_bell;
+	/*
+	 * Next receive WQE a responder consumes (16-bit counter), moved by CAS.
+	 * A requester of another process moves it at every SEND: on a line of
+	 * its own, the words the owner reads at every receive it posts (state,
+	 * rnr_wait) stay in its cache.
+	 */
+	uint32_t rq_ci __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 struct hw_qview;
@@ -234,6 +240,9 @@ struct hw_qp {
 	uint64_t rnr_seen_dl;
 	uint64_t rnr_look_ns;
 	uint64_t rnr_gap_ns;
+	/* The receive doorbell's last counter and rq_ci as it last read it: a post within both needs no read of rq_ci. */
+	uint32_t rq_pi_rung;
+	uint32_t rq_ci_seen;
 };
 
 /*
