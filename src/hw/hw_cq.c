@@ -89,6 +89,14 @@ struct hw_cq {
 	bool attached;	  /* another's CQ mapped here (hw_cq_attach): not ours to fence */
 	void (*on_event)(void *arg);
 	void *on_event_arg;
+	/*
+	 * The consumer index as this process's pushes last read it from the
+	 * record (under the lock, or by the single producer): the consumer
+	 * writes the record after every poll, so a push reads it only when this
+	 * one says the ring may be full. Kept here, not in the shared state,
+	 * so that no other process can make a push believe in room.
+	 */
+	_Atomic uint32_t ci_seen;
 };
 
 size_t hw_cq_mem_size(uint32_t log_size)
@@ -615,13 +623,18 @@ static inline __attribute__((always_inline)) enum hw_status cq_push(struct hw_cq
 								    bool sc, uint64_t stamp)
 {
 	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
-	uint32_t ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
+	uint32_t ci = atomic_load_explicit(&cq->ci_seen, memory_order_relaxed);
 	bool err = cq_is_err(f->opcode), sol = f->solicited || err;
 	uint32_t arm;
 
-	if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
-		atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
-		return HW_ERR_FULL;
+	/* The index only moves forward: room by the last one read is room now. */
+	if (__builtin_expect(((pi - ci) & HW_CQ_CI_MASK) > cq->mask, 0)) {
+		ci = be32toh(atomic_load_explicit(cq_dbr_word(cq, HW_CQ_DBR_SET_CI), memory_order_acquire));
+		atomic_store_explicit(&cq->ci_seen, ci, memory_order_relaxed);
+		if (((pi - ci) & HW_CQ_CI_MASK) > cq->mask) {
+			atomic_store_explicit(&cq->st->overrun, 1, memory_order_relaxed);
+			return HW_ERR_FULL;
+		}
 	}
 	cq_write(cq, pi, f, err, stamp);
 	if (sol)
