@@ -239,6 +239,10 @@ static void vb_cq_kick(struct vb_cq *cq)
 			(void)hw_qp_kick(qp->hw, 0);
 		if (dl == HW_QP_NO_DEADLINE)
 			continue;
+		if (dl == 0) { /* receives arrived: resumed now, no clock needed (no retry is counted) */
+			(void)hw_qp_kick(qp->hw, 0);
+			continue;
+		}
 		if (now == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
