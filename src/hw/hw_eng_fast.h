@@ -80,36 +80,41 @@ static inline struct hw_qp *eng_fast_peer(const struct hw_qp *qp)
 }
 
 /*
- * The WQE in slot (a WRITE or READ with one data segment, opcode op) run
- * when every check passes on the first look: its byte count, or -1 with
- * nothing done. Each field is read once, so a program rewriting the slot
- * meanwhile changes nothing between check and use.
+ * The WQE in slot (a WRITE or READ of len bytes from one data segment,
+ * opcode op) run when every check passes on the first look: its byte
+ * count, or -1 with nothing done. Each field is read once, so a program
+ * rewriting the slot meanwhile changes nothing between check and use.
  */
-static inline int64_t eng_fast_rw(struct hw_qp *qp, struct hw_qp *peer, const uint8_t *slot, uint8_t op)
+static inline __attribute__((always_inline)) int64_t eng_fast_rw_as(struct hw_qp *qp, struct hw_qp *peer,
+								     const uint8_t *slot, uint32_t len, bool write)
 {
 	const struct hw_wqe_raddr_seg *r = (const void *)(slot + HW_WQE_DS_BYTES);
 	const struct hw_wqe_data_seg *d = (const void *)(slot + 2 * HW_WQE_DS_BYTES);
-	uint32_t len = hw_data_seg_len(d), lkey = hw_data_seg_lkey(d), rkey = hw_raddr_seg_rkey(r);
-	uint64_t laddr = hw_data_seg_addr(d), raddr = hw_raddr_seg_addr(r);
 	uint8_t *l, *rp;
 
-	/* 0 (no memory named), inline data and lengths past the port's limit: the general path */
+	/* 0 (no memory named) and lengths past the port's limit: the general path */
 	if (len - 1 >= HW_QP_MAX_MSG)
 		return -1;
-	if (op == HW_WQE_RDMA_WRITE) {
-		l = hw_mkey_plain(lkey, qp->pd_id, laddr, len, HW_ACCESS_LOCAL_READ);
-		rp = l == NULL ? NULL : hw_mkey_plain(rkey, peer->pd_id, raddr, len, HW_ACCESS_REMOTE_WRITE);
-		if (rp == NULL)
-			return -1;
+	l = hw_mkey_plain(hw_data_seg_lkey(d), qp->pd_id, hw_data_seg_addr(d), len,
+			  write ? HW_ACCESS_LOCAL_READ : HW_ACCESS_LOCAL_WRITE);
+	rp = l == NULL ? NULL
+		       : hw_mkey_plain(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len,
+				       write ? HW_ACCESS_REMOTE_WRITE : HW_ACCESS_REMOTE_READ);
+	if (rp == NULL)
+		return -1;
+	if (write)
 		eng_move(rp, l, len);
-	} else {
-		l = hw_mkey_plain(lkey, qp->pd_id, laddr, len, HW_ACCESS_LOCAL_WRITE);
-		rp = l == NULL ? NULL : hw_mkey_plain(rkey, peer->pd_id, raddr, len, HW_ACCESS_REMOTE_READ);
-		if (rp == NULL)
-			return -1;
+	else
 		eng_move(l, rp, len);
-	}
 	return len;
+}
+
+/* eng_fast_rw_as made once per direction, so each key's wanted rights are a constant. */
+static inline int64_t eng_fast_rw(struct hw_qp *qp, struct hw_qp *peer, const uint8_t *slot, uint8_t op,
+				  uint32_t len)
+{
+	return op == HW_WQE_RDMA_WRITE ? eng_fast_rw_as(qp, peer, slot, len, true)
+				       : eng_fast_rw_as(qp, peer, slot, len, false);
 }
 
 /* A SEND of one gather entry into the peer's next receive (hw_engine.c: it takes receives as the general path). */
@@ -156,12 +161,12 @@ static inline int64_t eng_fast(struct hw_qp *qp, struct hw_qp *peer, uint32_t ci
 		return eng_fast_send(qp, peer, slot, *fm_ce_se);
 	if (*op != HW_WQE_RDMA_WRITE && *op != HW_WQE_RDMA_READ)
 		return -1;
-	if (ds == ENG_FAST_DS && !(be32toh(((const struct hw_wqe_inl_seg *)(slot + 2 * HW_WQE_DS_BYTES))->byte_count) &
-				   HW_INLINE_SEG_FLAG))
-		return eng_fast_rw(qp, peer, slot, *op);
+	/* What follows the remote address: one data segment, or inline data (a WRITE's). */
+	bc = be32toh(((const struct hw_wqe_inl_seg *)(slot + 2 * HW_WQE_DS_BYTES))->byte_count);
+	if (ds == ENG_FAST_DS && !(bc & HW_INLINE_SEG_FLAG))
+		return eng_fast_rw(qp, peer, slot, *op, bc);
 	/* A WRITE of inline data: maybe more than one block, never one that wraps or was not all posted. */
 	*nbb = (ds * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB;
-	bc = be32toh(((const struct hw_wqe_inl_seg *)(slot + 2 * HW_WQE_DS_BYTES))->byte_count);
 	if (*op != HW_WQE_RDMA_WRITE || ds < ENG_FAST_DS || !(bc & HW_INLINE_SEG_FLAG) || bc == HW_DATA_SEG_2G ||
 	    *nbb > avail || pos + *nbb > bbs)
 		return -1;

@@ -514,6 +514,36 @@ static bool eng_srq_take(struct hw_qp *peer, struct hw_srq *srq, struct eng_rcv 
 }
 
 /*
+ * The RQ's next receive WQE and its index, under the receive CQ's producer
+ * lock (taken here, given back here when none is posted): NULL when none is.
+ * Nothing is taken yet: the holder may let it go (unlock) or take it.
+ */
+static const uint8_t *eng_rq_peek(struct hw_qp *peer, uint32_t *rq_ci)
+{
+	const uint8_t *wqe;
+
+	hw_cq_lock(peer->recv_cq);
+	hw_qp_claim_recover(peer->recv_cq);
+	*rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
+	wqe = eng_rq_head(peer, *rq_ci);
+	if (wqe == NULL)
+		hw_cq_unlock(peer->recv_cq);
+	return wqe;
+}
+
+/* Takes the receive eng_rq_peek found: announced as a claim, then the RQ's counter moved past it. */
+static void eng_rq_take(struct hw_qp *peer, uint32_t rq_ci, const uint8_t *wqe, struct eng_rcv *r)
+{
+	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = rq_ci });
+	__atomic_store_n(&peer->sh->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+	r->segs = wqe;
+	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
+	r->pd_id = peer->pd_id;
+	r->idx = (uint16_t)rq_ci;
+	r->srqn = 0;
+}
+
+/*
  * Takes the responder's next receive WQE; false when none is posted. The
  * take, the data and the CQE happen under the receive CQ's producer lock
  * (held from here to eng_rcv_complete, released here on false), announced
@@ -526,31 +556,21 @@ static bool eng_srq_take(struct hw_qp *peer, struct hw_srq *srq, struct eng_rcv 
 static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
 {
 	struct hw_srq *srq = peer->srq;
-	uint32_t rq_ci;
 	const uint8_t *wqe;
+	uint32_t rq_ci;
 
+	if (srq == NULL) {
+		wqe = eng_rq_peek(peer, &rq_ci);
+		if (wqe != NULL)
+			eng_rq_take(peer, rq_ci, wqe, r);
+		return wqe != NULL;
+	}
 	hw_cq_lock(peer->recv_cq);
 	hw_qp_claim_recover(peer->recv_cq);
-	if (srq != NULL) {
-		if (eng_srq_take(peer, srq, r))
-			return true;
-		hw_cq_unlock(peer->recv_cq);
-		return false;
-	}
-	rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
-	wqe = eng_rq_head(peer, rq_ci);
-	if (wqe == NULL) {
-		hw_cq_unlock(peer->recv_cq);
-		return false;
-	}
-	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = rq_ci });
-	__atomic_store_n(&peer->sh->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
-	r->segs = wqe;
-	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
-	r->pd_id = peer->pd_id;
-	r->idx = (uint16_t)rq_ci;
-	r->srqn = 0;
-	return true;
+	if (eng_srq_take(peer, srq, r))
+		return true;
+	hw_cq_unlock(peer->recv_cq);
+	return false;
 }
 
 /* The receive WQE's scatter list in its domain: 0 or a local protection syndrome. */
@@ -1153,15 +1173,16 @@ enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, u
 	return HW_OK;
 }
 
-static void eng_req_cqe(struct hw_qp *qp, const struct eng_wqe *w, struct eng_res res)
+/* The requester's CQE of the WQE at idx (its opcode op), for what it did. */
+static void eng_req_cqe(struct hw_qp *qp, uint16_t idx, uint8_t op, struct eng_res res)
 {
 	struct hw_cqe_fields f = {
 		.opcode = res.synd != 0 ? HW_CQE_REQ_ERR : HW_CQE_REQ,
 		.qpn = qp->qpn,
-		.wqe_counter = w->idx,
+		.wqe_counter = idx,
 		.byte_cnt = res.byte_cnt,
 		.syndrome = res.synd,
-		.wqe_opcode = w->opcode,
+		.wqe_opcode = op,
 	};
 
 	(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
@@ -1350,7 +1371,7 @@ static void eng_xm_complete(struct hw_qp *qp, uint32_t avail, struct eng_res res
 	uint32_t nbb = eng_load(qp, avail, &w);
 
 	if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
-		eng_req_cqe(qp, &w, res);
+		eng_req_cqe(qp, w.idx, w.opcode, res);
 	if (res.synd != 0 && hw_qp_state_of(qp) != HW_QP_ERR)
 		hw_qp_set_err(qp);
 	__atomic_store_n(&qp->sq_ci, (qp->sq_ci + (nbb != 0 ? nbb : avail)) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
@@ -1657,35 +1678,30 @@ static int64_t eng_fast_send(struct hw_qp *qp, struct hw_qp *peer, const uint8_t
 {
 	const struct hw_wqe_data_seg *d = (const void *)(slot + HW_WQE_DS_BYTES), *rd;
 	uint32_t len = hw_data_seg_len(d), rlen, rq_ci;
-	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .solicited = (fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0 };
+	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .solicited = (fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0,
+				   .byte_cnt = len };
 	const uint8_t *src;
 	uint8_t *dst = NULL;
+	struct eng_rcv r;
 
 	if (len - 1 >= HW_QP_MAX_MSG || peer->srq != NULL)
 		return -1;
 	src = hw_mkey_plain(hw_data_seg_lkey(d), qp->pd_id, hw_data_seg_addr(d), len, HW_ACCESS_LOCAL_READ);
 	if (src == NULL)
 		return -1;
-	hw_cq_lock(peer->recv_cq);
-	hw_qp_claim_recover(peer->recv_cq);
-	rq_ci = __atomic_load_n(&peer->sh->rq_ci, __ATOMIC_ACQUIRE);
-	rd = (const void *)eng_rq_head(peer, rq_ci);
-	if (rd != NULL && eng_rcv_one(peer, rd) && (rlen = hw_data_seg_len(rd)) >= len && rlen <= HW_QP_MAX_MSG)
+	rd = (const void *)eng_rq_peek(peer, &rq_ci);
+	if (rd == NULL)
+		return -1;
+	if (eng_rcv_one(peer, rd) && (rlen = hw_data_seg_len(rd)) >= len && rlen <= HW_QP_MAX_MSG)
 		dst = hw_mkey_plain(hw_data_seg_lkey(rd), peer->pd_id, hw_data_seg_addr(rd), rlen,
 				    HW_ACCESS_LOCAL_WRITE);
 	if (dst == NULL) {
-		hw_cq_unlock(peer->recv_cq);
+		hw_cq_unlock(peer->recv_cq); /* let go untaken */
 		return -1;
 	}
-	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = rq_ci });
-	__atomic_store_n(&peer->sh->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+	eng_rq_take(peer, rq_ci, (const uint8_t *)rd, &r);
 	eng_move(dst, src, len);
-	f.byte_cnt = len;
-	f.qpn = peer->qpn;
-	f.wqe_counter = (uint16_t)rq_ci;
-	(void)hw_cq_push_locked(peer->recv_cq, &f); /* a full CQ latches its overrun flag */
-	hw_cq_claim_clear(peer->recv_cq);
-	hw_cq_unlock(peer->recv_cq);
+	eng_rcv_complete(peer, &r, &f);
 	return len;
 }
 
@@ -1722,12 +1738,8 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 		if (n < 0)
 			return false;
 		moved += (uint64_t)n;
-		if (fm_ce_se & ENG_CE_SIGNALED) {
-			struct hw_cqe_fields f = { .opcode = HW_CQE_REQ, .qpn = qp->qpn, .wqe_counter = (uint16_t)ci,
-						   .byte_cnt = (uint32_t)n, .wqe_opcode = op };
-
-			(void)hw_cq_push(qp->send_cq, &f); /* a full CQ latches its overrun flag */
-		}
+		if (fm_ce_se & ENG_CE_SIGNALED)
+			eng_req_cqe(qp, (uint16_t)ci, op, (struct eng_res){ .byte_cnt = (uint32_t)n });
 		__atomic_store_n(&qp->sq_ci, (ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 	}
 	return true;
@@ -1765,7 +1777,7 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		if (nbb == 0)
 			nbb = avail; /* no usable size: the rest of the posted work goes with it */
 		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
-			eng_req_cqe(qp, &w, res);
+			eng_req_cqe(qp, w.idx, w.opcode, res);
 		if (res.synd != 0 && hw_qp_state_of(qp) != HW_QP_ERR)
 			hw_qp_set_err(qp);
 		__atomic_store_n(&qp->sq_ci, (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +22,10 @@ struct hw_mkey_page {
 	struct hw_mkey slot[HW_MKEY_PAGE_SIZE];
 	uint8_t tag[HW_MKEY_PAGE_SIZE]; /* survives frees so reused slots get new keys */
 };
+_Static_assert(offsetof(struct hw_mkey_page, slot) == 0, "a page is found from its published slots");
 
 static struct {
 	pthread_mutex_t lock;
-	struct hw_mkey_page *page[HW_MKEY_PAGES];
 	uint32_t next_free; /* local numbering only: first index to try */
 	hw_mkey_attach_fn attach; /* maps another process's memory (the fabric's) */
 } tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_free = HW_LOCAL_BASE };
@@ -48,16 +49,25 @@ static bool device_numbers(void)
 	return hw_ids_device() != NULL;
 }
 
+/* A page of the table (its slots come first, so the published slot pointer is the page), or NULL. */
+static struct hw_mkey_page *page_at(uint32_t pg)
+{
+	return (struct hw_mkey_page *)(void *)hw_mkey_slots[pg];
+}
+
 static int page_ensure(uint32_t idx)
 {
 	uint32_t pg = idx >> HW_MKEY_PAGE_SHIFT;
+	struct hw_mkey_page *p;
 
-	if (tbl.page[pg] == NULL) {
-		tbl.page[pg] = calloc(1, sizeof(struct hw_mkey_page));
-		if (tbl.page[pg] != NULL) /* release: a lookup that finds the page finds it zeroed */
-			__atomic_store_n(&hw_mkey_slots[pg], tbl.page[pg]->slot, __ATOMIC_RELEASE);
-	}
-	return tbl.page[pg] == NULL ? -1 : 0;
+	if (page_at(pg) != NULL)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -1;
+	/* Release: a lookup that finds the page finds it zeroed. */
+	__atomic_store_n(&hw_mkey_slots[pg], p->slot, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* Local numbering: a free slot at or after next_free in the local range. Lock held. */
@@ -68,7 +78,7 @@ static int find_free_slot(uint32_t *out)
 
 		if (page_ensure(idx) != 0)
 			return -1;
-		if (tbl.page[idx >> HW_MKEY_PAGE_SHIFT]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)].key == 0) {
+		if (page_at(idx >> HW_MKEY_PAGE_SHIFT)->slot[idx & (HW_MKEY_PAGE_SIZE - 1)].key == 0) {
 			*out = idx;
 			return 0;
 		}
@@ -129,7 +139,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	for (uint32_t pg = 0; pg < HW_MKEY_PAGES; pg++) {
-		struct hw_mkey_page *p = tbl.page[pg];
+		struct hw_mkey_page *p = page_at(pg);
 
 		for (uint32_t i = 0; p != NULL && i < HW_MKEY_PAGE_SIZE; i++)
 			if (p->slot[i].key != 0 && p->slot[i].seqp == NULL)
@@ -197,7 +207,7 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 			goto err_full;
 		tbl.next_free = idx + 1;
 	}
-	pg = tbl.page[idx >> HW_MKEY_PAGE_SHIFT];
+	pg = page_at(idx >> HW_MKEY_PAGE_SHIFT);
 	pos = idx & (HW_MKEY_PAGE_SIZE - 1);
 	if (!wide)
 		tag = ++pg->tag[pos];
@@ -430,7 +440,7 @@ static const struct hw_mkey *import_key(uint32_t key, const struct mkey_rec *r, 
 	base = tbl.attach(r->backing, r->backing_len, r->len);
 	if (base == NULL || page_ensure(idx) != 0)
 		return NULL;
-	mk = &tbl.page[idx >> HW_MKEY_PAGE_SHIFT]->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
+	mk = &page_at(idx >> HW_MKEY_PAGE_SHIFT)->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
 	*mk = (struct hw_mkey){ .base = base, .addr = r->addr, .len = r->len, .access = r->access,
 				.pd_id = r->pd_id, .key = key, .seqp = seqp, .seq = seq, .device_wide = true };
 	fast_set(mk);
@@ -460,7 +470,7 @@ bool hw_mkey_views_within(const void *lo, uint64_t len)
 	const uint8_t *a = lo;
 
 	for (uint32_t pg = 0; pg < HW_MKEY_PAGES; pg++) {
-		const struct hw_mkey_page *p = tbl.page[pg];
+		const struct hw_mkey_page *p = page_at(pg);
 
 		for (uint32_t i = 0; p != NULL && i < HW_MKEY_PAGE_SIZE; i++) {
 			const struct hw_mkey *mk = &p->slot[i];

@@ -107,6 +107,19 @@ static inline void vb_qp_ring(struct vb_qp *qp)
 void vb_qp_wr_fill(struct vb_qp *qp);
 /* The send queue's producer steps, shared by post_send and the ibv_wr_* builders (vb_post.c). */
 void vb_sq_place(struct vb_qp *qp, uint32_t idx, const uint8_t *w, uint32_t size);
+/* No room for nreq more work requests besides the posted ones the poll has not taken back. */
+static inline bool vb_sq_full(const struct vb_qp *qp, uint32_t nreq)
+{
+	return qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) + nreq >= qp->sq_max_post;
+}
+
+/* The ctrl segment's fm_ce_se for a WR's send flags (IBV_SEND_*) and the fence it owes. */
+static inline uint8_t vb_fm_ce_se(const struct vb_qp *qp, unsigned int flags, uint8_t fence)
+{
+	return qp->sig_bits | fence | ((flags & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
+	       ((flags & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0);
+}
+
 /* Records a placed WQE for the poll side and moves the producer counter (as mlx5's post). */
 static inline void vb_sq_commit(struct vb_qp *qp, uint32_t idx, uint64_t wr_id, uint8_t wc_op, uint32_t nreq,
 				uint32_t size)

@@ -158,8 +158,7 @@ static int vb_build(struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *w, 
 		}
 	}
 	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, op, 0, qp->qpx.qp_base.qp_num,
-			qp->sig_bits | fence | ((wr->send_flags & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
-				((wr->send_flags & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0),
+			vb_fm_ce_se(qp, wr->send_flags, fence),
 			(uint8_t)(off / HW_WQE_DS_BYTES), vb_send_imm(wr));
 	return (int)off;
 }
@@ -190,8 +189,7 @@ static inline int vb_build_one(struct vb_qp *qp, const struct ibv_send_wr *wr, u
 			wr->sg_list[0].addr);
 	off += sizeof(struct hw_wqe_data_seg);
 	hw_ctrl_seg_set((void *)w, (uint16_t)qp->sq_cur_post, vb_wr_hw_op[wr->opcode], 0, qp->qpx.qp_base.qp_num,
-			qp->sig_bits | fence | ((wr->send_flags & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
-				((wr->send_flags & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0),
+			vb_fm_ce_se(qp, wr->send_flags, fence),
 			(uint8_t)(off / HW_WQE_DS_BYTES), 0);
 	return (int)off;
 }
@@ -200,7 +198,7 @@ static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, u
 {
 	if ((unsigned int)wr->opcode >= sizeof(vb_wr_hw_op) || vb_wr_hw_op[wr->opcode] == 0xff)
 		return EINVAL;
-	if (qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) + nreq >= qp->sq_max_post)
+	if (vb_sq_full(qp, nreq))
 		return ENOMEM;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq_max_gs)
 		return ENOMEM;
@@ -227,7 +225,7 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 
 		fence = (wr->send_flags & IBV_SEND_FENCE) ? HW_WQE_CTRL_FENCE : qp->fm_cache;
 		if (vb_is_one(qp, wr, idx)) {
-			if (qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) + nreq >= qp->sq_max_post) {
+			if (vb_sq_full(qp, nreq)) {
 				err = ENOMEM;
 				break;
 			}

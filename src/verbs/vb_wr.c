@@ -114,9 +114,7 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 	bool addr = ty == IBV_QPT_UD || (ty == IBV_QPT_DRIVER && hw_op != HW_WQE_UMR);
 
 	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open || (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER) ||
-				     qp->sq_head - atomic_load_explicit(&qp->sq_tail, memory_order_acquire) +
-						     qp->wr_nreq >=
-					     qp->sq_max_post,
+				     vb_sq_full(qp, qp->wr_nreq),
 			     0))
 		return vb_wr_refuse(qp, rc_only);
 	qp->wr_p = vb_wr_slot(qp);
@@ -141,8 +139,7 @@ void vb_wr_close(struct vb_qp *qp, __be32 imm)
 	if (--qp->wr_setters != 0)
 		return;
 	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, qp->wr_hw_op, 0, qp->qpx.qp_base.qp_num,
-			qp->sig_bits | fence | ((f & IBV_SEND_SIGNALED) ? HW_WQE_CTRL_CQ_UPDATE : 0) |
-				((f & IBV_SEND_SOLICITED) ? HW_WQE_CTRL_SOLICITED : 0),
+			vb_fm_ce_se(qp, f, fence),
 			(uint8_t)(qp->wr_off / HW_WQE_DS_BYTES), imm != 0 ? imm : qp->wr_imm);
 	qp->fm_cache = qp->wr_hw_op == HW_WQE_UMR ? HW_WQE_CTRL_SMALL_FENCE : 0;
 	if (qp->wr_p == qp->wr_stage)
