@@ -503,6 +503,17 @@ static void vb_qp_reset(struct vb_qp *qp)
 	qp->dbrec[HW_QP_DBR_SND] = 0;
 }
 
+/* RESET drops the QP's completions still in its CQs, as mlx5_modify_qp does (mlx5_cq_clean). */
+static void vb_qp_clean_cqs(struct vb_qp *qp)
+{
+	uint32_t qpn = qp->qpx.qp_base.qp_num;
+
+	if (qp->rcq != NULL)
+		vb_cq_clean(qp->rcq, qpn, qp->srq);
+	if (qp->scq != NULL && qp->scq != qp->rcq)
+		vb_cq_clean(qp->scq, qpn, NULL);
+}
+
 static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
 {
 	switch (s) {
@@ -557,6 +568,8 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 		vb_qp_reset(qp);
 	if (hw_qp_modify(qp->hw, vb_hw_state(to)) != HW_OK)
 		return EINVAL;
+	if (to == IBV_QPS_RESET)
+		vb_qp_clean_cqs(qp);
 	return 0;
 }
 
