@@ -79,9 +79,9 @@ VB_SYMVER(vb_dealloc_pd, ibv_dealloc_pd, "IBVERBS_1.1");
 /*
  * The hw rights of verbs access flags, or an errno value: unknown flags and
  * remote write/atomic without local write are EINVAL (the kernel's rule);
- * optional-range flags are hints a device may ignore; on-demand paging is a
- * capability this device does not report; zero-based addressing is for
- * memory windows, which it does not have.
+ * optional-range flags are hints a device may ignore; on-demand paging
+ * makes an ordinary registration here (vb_odp.c); zero-based addressing is
+ * for memory windows, which it does not have.
  */
 static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 {
@@ -93,8 +93,6 @@ static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 		return EINVAL;
 	if (access & IBV_ACCESS_ZERO_BASED)
 		return EINVAL;
-	if (access & IBV_ACCESS_ON_DEMAND)
-		return EOPNOTSUPP;
 	*hw = 0;
 	if (access & IBV_ACCESS_LOCAL_WRITE)
 		*hw |= HW_ACCESS_LOCAL_WRITE;

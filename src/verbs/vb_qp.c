@@ -33,7 +33,10 @@
 	(sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_umr_ctrl_seg) + sizeof(struct hw_wqe_mkey_ctx_seg))
 #define VB_SQ_OVERHEAD_UD (sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_datagram_seg))
 #define VB_MAX_RD_ATOMIC 16
-#define VB_ACCESS_QP (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+/* What a QP's access flags may carry: the MR flags (only the remote rights mean anything to a QP). */
+#define VB_ACCESS_QP                                                                               \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 
 static uint32_t vb_pow2_up(uint32_t n)
 {
