@@ -311,9 +311,33 @@ static void test_srq(void)
 	CHECK_OK(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT));
 	q.srq_limit = 16;
 	CHECK(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT) == EINVAL);
-	CHECK(ibv_create_srq(pd, &(struct ibv_srq_init_attr){.attr = {.max_wr = 0, .max_sge = 1}}) == NULL &&
-	      errno == EINVAL);
 	CHECK(ibv_destroy_srq(NULL) == EINVAL);
+}
+
+/*
+ * An SRQ of max_wr 0 and max_sge 0 (the attributes' zero values) is made, as
+ * mlx5 makes it: one WQE, kept out of circulation, so it reports max_wr 0
+ * and any receive posted to it finds it full (ENOMEM).
+ */
+static void test_srq_empty(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 0, .max_sge = 0}};
+	struct ibv_recv_wr rw = {.wr_id = 1}, *bad = NULL;
+	struct ibv_srq_attr q;
+	struct ibv_srq *srq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	CHECK(pd != NULL);
+	srq = ibv_create_srq(pd, &sa);
+	CHECK(srq != NULL);
+	th_defer(vq_destroy_srq_cb, srq);
+	CHECK(sa.attr.max_wr == 0 && sa.attr.max_sge >= 1);
+	CHECK_OK(ibv_query_srq(srq, &q));
+	CHECK(q.max_wr == 0 && q.srq_limit == 0);
+	CHECK(ibv_post_srq_recv(srq, &rw, &bad) == ENOMEM && bad == &rw);
 }
 
 /* The ibv_wr_* builders: every RC operation, rollback on error, abort. */
@@ -491,12 +515,104 @@ static void test_qp_ex_ud(void)
 	CHECK(ibv_wr_complete(x) == EINVAL);
 }
 
+/*
+ * ibv_query_qp_data_in_order(3) answers 1 (in order guaranteed) or 0 (not),
+ * never an error: this device does not guarantee the order of the bytes
+ * within a WQE, so 0 for each operation it describes, in RTS and before.
+ */
+static void test_data_in_order(void)
+{
+	static const enum ibv_wr_opcode ops[] = {IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ};
+	struct ibv_context *c = vf_open();
+	struct ibv_qp *rc, *ud;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	rc = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+	ud = vq_qp(pd, IBV_QPT_UD, cq, cq, 4);
+	CHECK(rc != NULL && ud != NULL);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		CHECK(ibv_query_qp_data_in_order(rc, ops[i], 0) == 0);
+	CHECK_OK(vq_up(rc, rc->qp_num, 0, 0));
+	CHECK_OK(vq_up(ud, 0, 0, 0));
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		CHECK(ibv_query_qp_data_in_order(rc, ops[i], 0) == 0);
+		CHECK(ibv_query_qp_data_in_order(ud, ops[i], 0) == 0);
+	}
+}
+
+static void vt_unset_alloc_env(void *arg)
+{
+	(void)arg;
+	unsetenv("MLX_QP_ALLOC_TYPE");
+	unsetenv("MLX_CQ_ALLOC_TYPE");
+	unsetenv("MLX_SRQ_ALLOC_TYPE");
+}
+
+/*
+ * mlx5's buffer placement variables, read at each creation: HUGE and CONTIG
+ * admit no other placement and this device places rings on neither, so the
+ * QP, CQ and SRQ are refused (ENOMEM, as mlx5 without such pages); the
+ * PREFER_ kinds, ALL and ANON fall back to the ordinary rings.
+ */
+static void test_alloc_type(void)
+{
+	static const char *const strict[] = {"HUGE", "contig"};
+	static const char *const fallback[] = {"PREFER_HUGE", "PREFER_CONTIG", "ALL", "ANON"};
+	struct ibv_context *c = vf_open();
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct ibv_qp_init_attr qa = {.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+					      .max_recv_sge = 1},
+				      .qp_type = IBV_QPT_RC};
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 8);
+	CHECK(pd != NULL && cq != NULL);
+	qa.send_cq = qa.recv_cq = cq;
+	th_defer(vt_unset_alloc_env, NULL);
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_OK(setenv("MLX_QP_ALLOC_TYPE", strict[i], 1));
+		errno = 0;
+		CHECK(ibv_create_qp(pd, &qa) == NULL && errno == ENOMEM);
+		CHECK_OK(setenv("MLX_CQ_ALLOC_TYPE", strict[i], 1));
+		errno = 0;
+		CHECK(ibv_create_cq(c, 8, NULL, NULL, 0) == NULL && errno == ENOMEM);
+		CHECK_OK(setenv("MLX_SRQ_ALLOC_TYPE", strict[i], 1));
+		errno = 0;
+		CHECK(ibv_create_srq(pd, &sa) == NULL && errno == ENOMEM);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		CHECK_OK(setenv("MLX_QP_ALLOC_TYPE", fallback[i], 1));
+		CHECK_OK(setenv("MLX_CQ_ALLOC_TYPE", fallback[i], 1));
+		CHECK_OK(setenv("MLX_SRQ_ALLOC_TYPE", fallback[i], 1));
+		qp = ibv_create_qp(pd, &qa);
+		CHECK(qp != NULL);
+		CHECK_OK(ibv_destroy_qp(qp));
+		CHECK(vq_cq(c, 8) != NULL);
+		srq = ibv_create_srq(pd, &sa);
+		CHECK(srq != NULL);
+		CHECK_OK(ibv_destroy_srq(srq));
+	}
+}
+
 int main(void)
 {
 	RUN(test_create_caps);
 	RUN(test_modify_masks);
 	RUN(test_modify_ud);
 	RUN(test_srq);
+	RUN(test_srq_empty);
+	RUN(test_data_in_order);
+	RUN(test_alloc_type);
 	RUN(test_qp_ex);
 	RUN(test_qp_ex_ud);
 	return th_summary("test_verbs_qp");

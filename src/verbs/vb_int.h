@@ -227,6 +227,9 @@ static inline int vb_id_errno(enum hw_status st)
 	return st == HW_ERR_LAYOUT ? EACCES : ENOMEM;
 }
 
+/* 0, or ENOMEM when <component>_ALLOC_TYPE asks a placement the rings cannot have (vb_alloc.c). */
+int vb_alloc_type_errno(const char *component);
+
 /* The smallest l with 2^l >= n: ring sizes are powers of two, as mlx5 rounds them. */
 static inline uint32_t vb_log2_up(uint32_t n)
 {

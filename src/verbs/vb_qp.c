@@ -172,7 +172,10 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
 	enum hw_status st;
 	uint32_t qpn;
+	int rc = vb_alloc_type_errno("MLX_QP");
 
+	if (rc != 0)
+		return rc;
 	memcpy(ha.gid, &prefix, 8);
 	memcpy(ha.gid + 8, &ctx->dev->node_guid, 8);
 	st = hw_id_alloc(HW_ID_QPN, &qpn);
@@ -609,3 +612,19 @@ VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int att
 	return 0;
 }
 VB_SYMVER(vb_query_qp, ibv_query_qp, "IBVERBS_1.1");
+
+/*
+ * ibv_query_qp_data_in_order(3): 1 only when the bytes of one WQE are
+ * guaranteed to land in order, so a reader may poll the data instead of the
+ * completion. The engine moves data with memcpy and, for large copies,
+ * non-temporal stores, neither of which orders its stores by address: no
+ * guarantee, for any opcode or state, as mlx5 answers on a card without the
+ * data-in-order capability. flags must be 0 (the same answer otherwise).
+ */
+VB_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp;
+	(void)op;
+	(void)flags;
+	return 0;
+}
