@@ -532,10 +532,21 @@ static bool vb_qp_other_subnet(const struct ibv_qp_attr *k)
 	return k->ah_attr.is_global && hw_machine_gid_elsewhere(k->ah_attr.grh.dgid.raw, own);
 }
 
+/* A QP's remote access flags as the device's responder rights. */
+static uint32_t vb_qp_rights(unsigned int access)
+{
+	return ((access & IBV_ACCESS_REMOTE_READ) ? HW_ACCESS_REMOTE_READ : 0) |
+	       ((access & IBV_ACCESS_REMOTE_WRITE) ? HW_ACCESS_REMOTE_WRITE : 0) |
+	       ((access & IBV_ACCESS_REMOTE_ATOMIC) ? HW_ACCESS_REMOTE_ATOMIC : 0);
+}
+
 /* The device's side of a checked modify. */
 static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_state to, int mask)
 {
 	const struct ibv_qp_attr *k = &qp->attr;
+
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		(void)hw_qp_set_rights(qp->hw, vb_qp_rights(k->qp_access_flags));
 
 	if ((mask & IBV_QP_QKEY) && qp->qpx.qp_base.qp_type == IBV_QPT_UD)
 		(void)hw_qp_set_qkey(qp->hw, k->qkey);
