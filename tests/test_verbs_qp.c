@@ -604,6 +604,47 @@ static void test_alloc_type(void)
 	}
 }
 
+/*
+ * ibv_create_qp_ex's creation flags: the mask bit with no flag is nothing to
+ * refuse; BLOCK_SELF_MCAST_LB holds on a device without multicast (nothing
+ * loops back); the flags of raw packet and IPoIB QPs, which this device
+ * has not, are EOPNOTSUPP, as the kernel refuses flags the card lacks.
+ */
+static void test_create_flags(void)
+{
+	static const uint32_t refused[] = {IBV_QP_CREATE_SCATTER_FCS, IBV_QP_CREATE_CVLAN_STRIPPING,
+					   IBV_QP_CREATE_SOURCE_QPN, IBV_QP_CREATE_PCI_WRITE_END_PADDING};
+	struct ibv_context *c = vf_open();
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	ax = (struct ibv_qp_init_attr_ex){.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+					  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	for (int t = 0; t < 2; t++) {
+		ax.qp_type = t == 0 ? IBV_QPT_RC : IBV_QPT_UD;
+		ax.create_flags = 0;
+		qp = ibv_create_qp_ex(c, &ax);
+		CHECK(qp != NULL);
+		CHECK_OK(ibv_destroy_qp(qp));
+		ax.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+		qp = ibv_create_qp_ex(c, &ax);
+		CHECK(qp != NULL);
+		CHECK_OK(ibv_destroy_qp(qp));
+		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+			ax.create_flags = refused[i];
+			errno = 0;
+			CHECK(ibv_create_qp_ex(c, &ax) == NULL && errno == EOPNOTSUPP);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_create_caps);
@@ -613,6 +654,7 @@ int main(void)
 	RUN(test_srq_empty);
 	RUN(test_data_in_order);
 	RUN(test_alloc_type);
+	RUN(test_create_flags);
 	RUN(test_qp_ex);
 	RUN(test_qp_ex_ud);
 	return th_summary("test_verbs_qp");

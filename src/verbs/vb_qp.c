@@ -27,7 +27,13 @@
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
 	 IBV_QP_EX_WITH_LOCAL_INV)
 #define VB_QP_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define VB_QP_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+#define VB_QP_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_CREATE_FLAGS)
+/*
+ * Creation flags taken: blocking the QP's own multicast loopback holds on a
+ * device without multicast. The raw packet and IPoIB flags are EOPNOTSUPP,
+ * as the kernel answers flags the card lacks.
+ */
+#define VB_QP_CREATE_FLAGS (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 /* The send WQE overhead before data: ctrl and the largest of raddr+atomic or a LOCAL_INV UMR. */
 #define VB_SQ_OVERHEAD_RC                                                                          \
 	(sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_umr_ctrl_seg) + sizeof(struct hw_wqe_mkey_ctx_seg))
@@ -122,6 +128,8 @@ static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_e
 	uint64_t ops;
 
 	if (a->comp_mask & ~(uint32_t)VB_QP_COMP_MASK)
+		return EOPNOTSUPP;
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && (a->create_flags & ~(uint32_t)VB_QP_CREATE_FLAGS))
 		return EOPNOTSUPP;
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return EINVAL;
