@@ -196,9 +196,14 @@ static inline int vb_build_one(struct vb_qp *qp, const struct ibv_send_wr *wr, u
 	return (int)off;
 }
 
+static bool vb_op_known(enum ibv_wr_opcode op)
+{
+	return (unsigned int)op < sizeof(vb_wr_hw_op) && vb_wr_hw_op[op] != 0xff;
+}
+
 static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, uint32_t nreq)
 {
-	if ((unsigned int)wr->opcode >= sizeof(vb_wr_hw_op) || vb_wr_hw_op[wr->opcode] == 0xff)
+	if (!vb_op_known(wr->opcode))
 		return EINVAL;
 	if (vb_sq_full(qp, nreq))
 		return ENOMEM;
@@ -221,8 +226,7 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 
 	if (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL) {
 		*bad = wr;
-		return (unsigned int)wr->opcode >= sizeof(vb_wr_hw_op) || vb_wr_hw_op[wr->opcode] == 0xff ? EINVAL
-													: ENOMEM;
+		return vb_op_known(wr->opcode) ? ENOMEM : EINVAL;
 	}
 	vb_sq_lock(qp);
 	for (; wr != NULL; wr = wr->next, nreq++) {
