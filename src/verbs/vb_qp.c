@@ -555,7 +555,6 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		(void)hw_qp_set_rights(qp->hw, vb_qp_rights(k->qp_access_flags));
-
 	if ((mask & IBV_QP_QKEY) && qp->qpx.qp_base.qp_type == IBV_QPT_UD)
 		(void)hw_qp_set_qkey(qp->hw, k->qkey);
 	if (mask & (IBV_QP_MIN_RNR_TIMER | IBV_QP_RNR_RETRY))
