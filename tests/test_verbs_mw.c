@@ -10,6 +10,7 @@
  * deregistering its MR ends every access through it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -363,6 +364,83 @@ static void test_wr_bind_mw(void)
 	CHECK(ibv_wr_complete(x) == EINVAL);
 }
 
+struct mw_race {
+	struct vq_pair *p;
+	struct ibv_mw *mw;
+	_Atomic int stop;
+	_Atomic int binds;
+	_Atomic uint32_t key; /* the window's key after the last bind (the binder's thread owns mw) */
+};
+
+/* Binds the window to [1024, 1536) and [3072, 3584) of the MR in turn, as fast as it completes. */
+static void *mw_binder(void *arg)
+{
+	struct mw_race *r = arg;
+	struct ibv_mw_bind bind = { .wr_id = 200, .send_flags = IBV_SEND_SIGNALED };
+
+	while (!r->stop && r->binds < 2000) {
+		uint64_t off = (r->binds & 1) ? 3072 : 1024;
+
+		bind.bind_info = (struct ibv_mw_bind_info){ .mr = r->p->mr[1], .addr = (uintptr_t)r->p->buf[1] + off,
+							    .length = 512, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		if (ibv_bind_mw(r->p->qp[1], r->mw, &bind) != 0 || mw_wait(r->p->cq[1], 200) != IBV_WC_SUCCESS)
+			break;
+		r->key = r->mw->rkey;
+		r->binds++;
+		for (volatile int k = 0; k < 2000; k++)
+			; /* a little time for accesses under this key */
+	}
+	return NULL;
+}
+
+/*
+ * Accesses racing binds: every WRITE through the window either lands inside
+ * one of the ranges it was bound to or is refused; nothing outside them is
+ * ever touched (the bind's sequence word, hw_mw.c).
+ */
+static void test_mw_bind_race(void)
+{
+	struct mw_race r = { 0 };
+	struct vq_pair p;
+	pthread_t t;
+	int ok = 0;
+
+	mw_pair(&p, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	r.p = &p;
+	r.mw = mw_new(p.pd, IBV_MW_TYPE_1);
+	CHECK(r.mw != NULL);
+	r.key = r.mw->rkey;
+	CHECK(pthread_create(&t, NULL, mw_binder, &r) == 0);
+	for (long spin = 0; r.binds == 0 && spin < 100000000L; spin++)
+		; /* the window's first bind (bounded) */
+	for (int i = 0; i < 4000 && r.binds < 2000; i++) {
+		uint32_t key = r.key;
+		uint64_t off = (r.binds & 1) ? 1024 + 448 : 3072 + 448;
+		int st = mw_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)p.buf[1] + off, key);
+		struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+
+		if (st == IBV_WC_SUCCESS) {
+			ok++;
+			continue;
+		}
+		/* Refused (a bind moved the key or the range meanwhile): the requester goes back up. */
+		CHECK(st == IBV_WC_REM_ACCESS_ERR);
+		CHECK_OK(ibv_modify_qp(p.qp[0], &reset, IBV_QP_STATE));
+		CHECK_OK(vq_up(p.qp[0], p.qp[1]->qp_num, 0, 0));
+	}
+	r.stop = 1;
+	pthread_join(t, NULL);
+	CHECK(r.binds > 0);
+	for (size_t i = 0; i < MW_LEN; i++) {
+		bool inside = (i >= 1024 && i < 1536) || (i >= 3072 && i < 3584);
+
+		if (!inside && p.buf[1][i] != 0xe1) {
+			TH_FAIL("byte %zu outside the window's ranges changed (%d writes landed)", i, ok);
+			break;
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_mw_alloc);
@@ -372,5 +450,6 @@ int main(void)
 	RUN(test_mw_lifetime);
 	RUN(test_mw_dealloc_bound);
 	RUN(test_wr_bind_mw);
+	RUN(test_mw_bind_race);
 	return th_summary("test_verbs_mw");
 }
