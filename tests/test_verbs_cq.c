@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <infiniband/mlx5dv.h>
+
 #include "harness.h"
 #include "verbs_qp_fixture.h"
 
@@ -49,6 +51,10 @@ static void test_create(void)
 	CHECK(cqx != NULL);
 	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
 	ax.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	cqx = ibv_create_cq_ex(c, &ax);
+	CHECK(cqx != NULL);
+	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	ax.wc_flags = IBV_WC_EX_WITH_TM_INFO; /* tag matching: not on this device */
 	CHECK(ibv_create_cq_ex(c, &ax) == NULL && errno == EOPNOTSUPP);
 	ax.wc_flags = 0;
 	ax.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
@@ -314,18 +320,25 @@ static void test_overrun(void)
 }
 
 /* The extended CQ: ENOENT when empty, then every completion through start/next and read_*. */
-static uint64_t vc_clock_ns(void)
+static uint64_t vc_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t vc_clock_ns(void)
+{
+	return vc_ns(CLOCK_MONOTONIC);
 }
 
 static void test_cq_ex(void)
 {
 	struct ibv_cq_init_attr_ex ax = {.cqe = 16,
-					 .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
+					 .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+						     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK};
+	uint64_t w0, w1;
 	struct ibv_poll_cq_attr pa = {0};
 	uint64_t t0, t1, ts_recv;
 	struct ibv_context *c = vf_open();
@@ -357,14 +370,19 @@ static void test_cq_ex(void)
 	sge = (struct ibv_sge){.addr = (uintptr_t)vc_mem[0], .length = 24, .lkey = mr->lkey};
 	wr = (struct ibv_send_wr){.wr_id = 20, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
 				  .send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0x1234)};
+	w0 = vc_ns(CLOCK_REALTIME);
 	t0 = vc_clock_ns();
 	CHECK_OK(ibv_post_send(a, &wr, &bad));
 	t1 = vc_clock_ns();
+	w1 = vc_ns(CLOCK_REALTIME);
 	CHECK_OK(ibv_start_poll(cqx, &pa));
 	CHECK(cqx->wr_id == 10 && cqx->status == IBV_WC_SUCCESS);
 	/* The device clock is CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz). */
 	ts_recv = ibv_wc_read_completion_ts(cqx);
 	CHECK(t0 <= ts_recv && ts_recv <= t1);
+	/* The same instant in UTC (a second of slack for the clocks' steps between the reads). */
+	CHECK(ibv_wc_read_completion_wallclock_ns(cqx) + 1000000000u >= w0 &&
+	      ibv_wc_read_completion_wallclock_ns(cqx) <= w1 + 1000000000u);
 	CHECK(ibv_wc_read_opcode(cqx) == IBV_WC_RECV && ibv_wc_read_byte_len(cqx) == 24);
 	CHECK(ibv_wc_read_qp_num(cqx) == b->qp_num && ibv_wc_read_wc_flags(cqx) == IBV_WC_WITH_IMM);
 	CHECK(ibv_wc_read_imm_data(cqx) == htobe32(0x1234));
@@ -380,6 +398,29 @@ static void test_cq_ex(void)
 	CHECK(ibv_start_poll(cqx, &pa) == EINVAL);
 }
 
+/* ibv_query_rt_values_ex(3) and mlx5dv_get_clock_info: the raw clock is the CQEs' clock, its ns map to UTC. */
+static void test_clocks(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct mlx5dv_clock_info ci;
+	uint64_t t0, t1, raw, w0, w1, ns;
+
+	CHECK(c != NULL);
+	t0 = vc_clock_ns();
+	CHECK_OK(ibv_query_rt_values_ex(c, &v));
+	t1 = vc_clock_ns();
+	raw = (uint64_t)v.raw_clock.tv_sec * 1000000000u + (uint64_t)v.raw_clock.tv_nsec;
+	CHECK(v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK && t0 <= raw && raw <= t1);
+	v.comp_mask = 1u << 3;
+	CHECK(ibv_query_rt_values_ex(c, &v) == EINVAL);
+	w0 = vc_ns(CLOCK_REALTIME);
+	CHECK_OK(mlx5dv_get_clock_info(c, &ci));
+	w1 = vc_ns(CLOCK_REALTIME);
+	ns = mlx5dv_ts_to_ns(&ci, vc_clock_ns());
+	CHECK(ns + 1000000000u >= w0 && ns <= w1 + 1000000000u);
+}
+
 int main(void)
 {
 	RUN(test_create);
@@ -389,5 +430,6 @@ int main(void)
 	RUN(test_solicited);
 	RUN(test_overrun);
 	RUN(test_cq_ex);
+	RUN(test_clocks);
 	return th_summary("test_verbs_cq");
 }

@@ -22,7 +22,8 @@
 #include "vb_int.h"
 
 #define VB_CQ_WC_FLAGS                                                                            \
-	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define VB_CQ_COMP_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS)
 /*
  * IGNORE_OVERRUN (a CQ that writes on over unpolled entries) is a flag mlx5
@@ -85,7 +86,7 @@ static int vb_cq_attr_ok(struct vb_context *ctx, const struct ibv_cq_init_attr_e
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (a->flags & ~(uint32_t)VB_CQ_FLAGS))
 		return (a->flags & ~(uint32_t)(VB_CQ_FLAGS | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)) ? EINVAL : EOPNOTSUPP;
 	if (a->wc_flags & ~(uint64_t)VB_CQ_WC_FLAGS)
-		return EOPNOTSUPP; /* the wall clock and the other fields mlx5 has no value for here */
+		return EOPNOTSUPP; /* fields mlx5 has no value for here (tag matching, ...) */
 	if (a->channel != NULL && a->channel->context != &ctx->vctx.context)
 		return EINVAL;
 	return 0;
@@ -93,7 +94,8 @@ static int vb_cq_attr_ok(struct vb_context *ctx, const struct ibv_cq_init_attr_e
 
 static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a)
 {
-	struct hw_cq_attr ha = {.shared = true, .timestamp = (a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0};
+	struct hw_cq_attr ha = {.shared = true, .timestamp = (a->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+							    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) != 0};
 	struct vb_cq *cq;
 	enum hw_status st;
 	int rc = vb_cq_attr_ok(ctx, a);

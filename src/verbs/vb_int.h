@@ -66,6 +66,11 @@ int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const stru
 size_t vb_bind_mw_segs(const struct vb_qp *qp, const struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *b, uint8_t *p);
 
+/* The device's clocks (vb_clock.c): its free-running ns, their wall-clock value, ibv_query_rt_values_ex. */
+uint64_t vb_clock_device_ns(void);
+uint64_t vb_clock_wall_of(uint64_t device_ns);
+int vb_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values);
+
 /* On-demand paging (vb_odp.c): the device's capabilities and the advise_mr slot. */
 void vb_odp_caps(struct ibv_device_attr_ex *a);
 int vb_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,

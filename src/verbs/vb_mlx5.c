@@ -8,6 +8,7 @@
  * way. The unsupported entries are in vb_mlx5_stubs_gen.c.
  */
 #include <stddef.h>
+#include <time.h>
 
 #include "vb_export.h"
 #include "vb.h"
@@ -32,6 +33,30 @@ VB_EXPORT struct ibv_context *mlx5dv_open_device(struct ibv_device *device, stru
 		return NULL;
 	}
 	return ibv_open_device(device);
+}
+
+/*
+ * The device's free-running clock counts nanoseconds of CLOCK_MONOTONIC
+ * (libibverbs' vb_clock.c): the conversion mlx5dv_ts_to_ns makes from it is
+ * one to one, anchored at the UTC time of this call as the kernel's clock
+ * page anchors a card's cycles.
+ */
+VB_EXPORT int mlx5dv_get_clock_info(struct ibv_context *context, struct mlx5dv_clock_info *clock_info)
+{
+	struct timespec mono, real;
+
+	if (vb_ctx_checked(context) == NULL || clock_info == NULL)
+		return EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	*clock_info = (struct mlx5dv_clock_info){
+		.nsec = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec,
+		.last_cycles = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec,
+		.mult = 1,
+		.shift = 0,
+		.mask = UINT64_MAX,
+	};
+	return 0;
 }
 
 VB_EXPORT int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out)

@@ -467,12 +467,6 @@ VB_EXPORT void mlx5dv_free_var(struct mlx5dv_var *dv_var)
 	VB_UNSUPPORTED("mlx5dv_free_var");
 }
 
-VB_EXPORT int mlx5dv_get_clock_info(struct ibv_context *context, struct mlx5dv_clock_info *clock_info)
-{
-	VB_UNSUPPORTED("mlx5dv_get_clock_info");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT struct ibv_device **mlx5dv_get_vfio_device_list(struct mlx5dv_vfio_context_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_get_vfio_device_list");

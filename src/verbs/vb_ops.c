@@ -67,7 +67,6 @@ VB_OP_PTR(create_rwq_ind_table, struct ibv_rwq_ind_table *, struct ibv_context *
 VB_OP_INT(destroy_wq, EOPNOTSUPP, struct ibv_wq *wq)
 VB_OP_INT(modify_wq, EOPNOTSUPP, struct ibv_wq *wq, struct ibv_wq_attr *wq_attr)
 VB_OP_PTR(create_wq, struct ibv_wq *, struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr)
-VB_OP_INT(query_rt_values, EOPNOTSUPP, struct ibv_context *context, struct ibv_values_ex *values)
 VB_OP_INT(destroy_flow, EOPNOTSUPP, struct ibv_flow *flow)
 VB_OP_PTR(create_flow, struct ibv_flow *, struct ibv_qp *qp, struct ibv_flow_attr *flow_attr)
 VB_OP_PTR(open_qp, struct ibv_qp *, struct ibv_context *context, struct ibv_qp_open_attr *attr)
@@ -140,7 +139,7 @@ void vb_ops_fill(struct verbs_context *v)
 	v->destroy_wq = vb_op_destroy_wq;
 	v->modify_wq = vb_op_modify_wq;
 	v->create_wq = vb_op_create_wq;
-	v->query_rt_values = vb_op_query_rt_values;
+	v->query_rt_values = vb_query_rt_values;
 	v->create_cq_ex = vb_create_cq_ex;
 	v->query_device_ex = vb_query_device_ex;
 	v->ibv_destroy_flow = vb_op_destroy_flow;

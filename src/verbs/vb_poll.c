@@ -439,6 +439,12 @@ static uint64_t vb_read_completion_ts(struct ibv_cq_ex *c)
 	return vb_cqx(c)->cur_ts;
 }
 
+/* The completion's device time as UTC nanoseconds (vb_clock.c). */
+static uint64_t vb_read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	return vb_clock_wall_of(vb_cqx(c)->cur_ts);
+}
+
 static uint32_t vb_read_flow_tag(struct ibv_cq_ex *c)
 {
 	(void)c;
@@ -465,4 +471,5 @@ void vb_cq_ex_fill(struct vb_cq *cq)
 	x->read_cvlan = vb_read_cvlan;
 	x->read_flow_tag = vb_read_flow_tag;
 	x->read_completion_ts = vb_read_completion_ts;
+	x->read_completion_wallclock_ns = vb_read_completion_wallclock_ns;
 }
