@@ -223,6 +223,7 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.qkey = attr->qkey,
 		.min_rnr_timer = attr->min_rnr_timer,
 		.lid = attr->lid,
+		.roce = attr->roce,
 		.dc_key = attr->dc_key,
 		.life_idx = HW_LIFE_NONE,
 	};
@@ -259,6 +260,7 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	qp->srq = attr->srq;
 	qp->rnr_retry = attr->rnr_retry;
 	qp->lid = attr->lid;
+	qp->roce = attr->roce;
 	memcpy(qp->gid, attr->gid, sizeof(qp->gid));
 	qp->rnr_deadline = HW_QP_NO_DEADLINE;
 	if (attr->srq != NULL)
@@ -568,7 +570,7 @@ bool hw_qp_xm_busy(const struct hw_qp *qp)
 	return qp != NULL && __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE) != 0;
 }
 
-enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
+enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t lid)
 {
 	struct hw_qp *peer;
 	enum hw_status st;
@@ -582,15 +584,22 @@ enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
 		st = hw_qp_attach_num(dest_qpn, &peer);
 		if (st == HW_ERR_NOMEM)
 			return st;
-		if (st != HW_OK || peer->type != HW_QPT_RC) {
+		if (st != HW_OK || peer->type != HW_QPT_RC || (lid != 0 && peer->sh->lid != lid)) {
 			hw_qp_detach(peer);
 			return HW_ERR_KEY;
 		}
+	} else if (lid != 0 && peer->sh->lid != lid) {
+		return HW_ERR_KEY;
 	}
 	qp_set_peer(qp, peer, peer->view != NULL);
 	if (peer->view != NULL)
 		hw_eng_wake(); /* its owner's life is now watched */
 	return HW_OK;
+}
+
+enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
+{
+	return hw_qp_connect_port(qp, dest_qpn, 0);
 }
 
 enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled)
