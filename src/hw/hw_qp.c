@@ -570,6 +570,12 @@ bool hw_qp_xm_busy(const struct hw_qp *qp)
 	return qp != NULL && __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* A QP of no port (LID 0: a FlexIO queue, addressed by its number alone) is on every one. */
+static bool qp_on_port(const struct hw_qp *peer, uint16_t lid)
+{
+	return lid == 0 || peer->sh->lid == 0 || peer->sh->lid == lid;
+}
+
 enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t lid)
 {
 	struct hw_qp *peer;
@@ -584,11 +590,11 @@ enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t 
 		st = hw_qp_attach_num(dest_qpn, &peer);
 		if (st == HW_ERR_NOMEM)
 			return st;
-		if (st != HW_OK || peer->type != HW_QPT_RC || (lid != 0 && peer->sh->lid != lid)) {
+		if (st != HW_OK || peer->type != HW_QPT_RC || !qp_on_port(peer, lid)) {
 			hw_qp_detach(peer);
 			return HW_ERR_KEY;
 		}
-	} else if (lid != 0 && peer->sh->lid != lid) {
+	} else if (!qp_on_port(peer, lid)) {
 		return HW_ERR_KEY;
 	}
 	qp_set_peer(qp, peer, peer->view != NULL);

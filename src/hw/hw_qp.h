@@ -289,7 +289,11 @@ void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer);
  */
 enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn);
 
-/* hw_qp_connect_qpn to a QP of the port standing for lid only (HW_ERR_KEY when its QP is on another). */
+/*
+ * hw_qp_connect_qpn to a QP of the port standing for lid only (HW_ERR_KEY
+ * when the QP of that number is on another port); a QP created with no
+ * port (lid 0: a FlexIO queue) is reached from any.
+ */
 enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t lid);
 
 /*
