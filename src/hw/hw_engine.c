@@ -1132,6 +1132,24 @@ static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
 	return res;
 }
 
+/*
+ * A UC WQE: an RC one without what needs an answer (READ, atomics: a local
+ * QP operation error). Nothing is acknowledged, so whatever happens at the
+ * responder — no receive, a refused key, a length error, no such QP — is
+ * the message dropped, and the requester completes as if delivered.
+ */
+static struct eng_res eng_exec_uc(struct hw_qp *qp, struct eng_wqe *w)
+{
+	struct eng_res res;
+
+	if (w->opcode == HW_WQE_RDMA_READ || w->opcode == HW_WQE_ATOMIC_CS || w->opcode == HW_WQE_ATOMIC_FA)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	res = eng_exec_rc(qp, w);
+	if (res.rnr || (res.synd >= HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR && res.synd <= HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR))
+		return (struct eng_res){ 0 };
+	return res;
+}
+
 static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 {
 	if (qp->type == HW_QPT_UD)
@@ -1141,6 +1159,8 @@ static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_exec_dc(qp, w);
 	if (qp->type == HW_QPT_DCT)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR); /* no send queue */
+	if (qp->type == HW_QPT_UC)
+		return eng_exec_uc(qp, w);
 	return eng_exec_rc(qp, w);
 }
 

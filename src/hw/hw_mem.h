@@ -176,6 +176,26 @@ enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t
 			   uint32_t *key);
 enum hw_status hw_mkey_dereg(uint32_t key);
 
+/* What hw_mkey_rereg changes of a key (ibv_rereg_mr's flags). */
+struct hw_mkey_change {
+	struct hw_pd *pd;	/* NULL: the same domain */
+	void *base;		/* NULL: the same memory (base, addr, len) */
+	uint64_t addr, len;
+	bool access_set;	/* false: the same rights */
+	uint32_t access;
+};
+
+/*
+ * Changes a plain key of this process in place, keeping its number (as
+ * mlx5's re-registration does): a fence first, as hw_mkey_dereg (refused
+ * everywhere, accesses already past the check ended), then the new values.
+ * A device-wide key's record is published again without memory: the caller
+ * shares the new range (hw_mkey_share). HW_ERR_KEY for no such key, a view
+ * or a key that is not plain; HW_ERR_INVAL for a domain of the other kind
+ * (device-wide or private) than the key's.
+ */
+enum hw_status hw_mkey_rereg(uint32_t key, const struct hw_mkey_change *c);
+
 /* Registers remote memory [addr, addr+len) reached through rops. */
 enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len, uint32_t access,
 				  const struct hw_remote_ops *rops, void *rctx, uint32_t *key);

@@ -40,8 +40,6 @@ VB_OP_PTR(alloc_mw, struct ibv_mw *, struct ibv_pd *pd, enum ibv_mw_type type)
 VB_OP_INT(bind_mw, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
 VB_OP_INT(dealloc_mw, EOPNOTSUPP, struct ibv_mw *mw)
 
-VB_OP_INT(advise_mr, EOPNOTSUPP, struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
-	  struct ibv_sge *sg_list, uint32_t num_sges)
 VB_OP_PTR(alloc_null_mr, struct ibv_mr *, struct ibv_pd *pd)
 VB_OP_INT(read_counters, EOPNOTSUPP, struct ibv_counters *counters, uint64_t *counters_value,
 	  uint32_t ncounters, uint32_t flags)
@@ -122,7 +120,7 @@ void vb_ops_fill(struct verbs_context *v)
 	o->post_recv = vb_post_recv;
 
 	v->query_port = vb_query_port;
-	v->advise_mr = vb_op_advise_mr;
+	v->advise_mr = vb_advise_mr;
 	v->alloc_null_mr = vb_op_alloc_null_mr;
 	v->read_counters = vb_op_read_counters;
 	v->attach_counters_point_flow = vb_op_attach_counters_point_flow;

@@ -149,6 +149,7 @@ int vb_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_i
 	/* CQEs carry the device clock when asked (hw_cq_attr.timestamp): 64-bit ns, a 1 GHz clock in kHz. */
 	full.completion_timestamp_mask = UINT64_MAX;
 	full.hca_core_clock = 1000000;
+	vb_odp_caps(&full);
 	/* A caller built against older headers has a smaller struct: write no more than it has. */
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;

@@ -98,7 +98,7 @@ static bool vb_wr_refuse(struct vb_qp *qp, bool rc_only)
 
 	if (qp->wr_err != 0)
 		return false;
-	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER)
+	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER)
 		vb_wr_fail(qp, EINVAL);
 	else if (qp->wr_open)
 		vb_wr_fail(qp, EINVAL); /* the previous operation never got its data */
@@ -113,7 +113,8 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 	/* UD and a DCI's remote operations carry an address: a setter of its own, a segment after ctrl. */
 	bool addr = ty == IBV_QPT_UD || (ty == IBV_QPT_DRIVER && hw_op != HW_WQE_UMR);
 
-	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open || (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER) ||
+	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open ||
+				     (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER) ||
 				     vb_sq_full(qp, qp->wr_nreq),
 			     0))
 		return vb_wr_refuse(qp, rc_only);
