@@ -706,8 +706,9 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
 		return false;
-	/* RoCE routes by the GID alone: a datagram reaches the QP of that number only on the port that has it. */
-	if (qp->roce && !hw_gid_port_has((uint16_t)dst->sh->lid, av->rgid))
+	/* RoCE routes by GID alone: the QP of that number takes the datagram only on the port that has it (GID 0 first). */
+	if (qp->roce && memcmp(av->rgid, dst->sh->gid, sizeof(av->rgid)) != 0 &&
+	    !hw_gid_port_has((uint16_t)dst->sh->lid, av->rgid))
 		return false;
 	/* An InfiniBand GRH to another machine's subnet (hw_machine.h) names a port behind a router. */
 	if (!qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && eng_gid_elsewhere(av->rgid, NULL))

@@ -21,9 +21,10 @@
 bool hw_machine_ipv4(uint32_t *ipv4);
 
 /*
- * The subnet prefix of this machine's port GIDs (host byte order): the
- * link-local fe80::/64 by default, fec0:0:<a.b>:<c.d>::/64 (site-local,
- * carrying the address) for a named machine.
+ * The subnet prefix of this machine's InfiniBand port GIDs (host byte
+ * order): the link-local fe80::/64 by default, fec0:0:<a.b>:<c.d>::/64
+ * (site-local, carrying the address) for a named machine. RoCE ports take
+ * their GIDs from their addresses instead (hw_gid.h).
  */
 uint64_t hw_machine_subnet_prefix(void);
 
