@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "th_proc.h"
 #include "hw_gid.h"
 #include "hw_topology.h"
 
@@ -232,8 +233,74 @@ static void test_link_ib(void)
 	unlink(path);
 }
 
-int main(void)
+/*
+ * Machine 127.0.0.5 (SOFTDPU_MACHINE, read once: a process of its own) on
+ * the built-in topology: pf0's MAC 06:7f:00:00:05:00, its IPv4 the machine's,
+ * IPv6 fd00:5344:7f00:5::1; pf1 (index 1) without IPv4; the machine's own
+ * address maps to pf0's GID 3 though it is in 127/8, another loopback
+ * address to the link-local v2 entry.
+ */
+static void machine_checks(void)
 {
+	const struct hw_topology *t = hw_topo_get();
+	const struct hw_function *f0 = t != NULL ? hw_topo_find(t, "pf0") : NULL;
+	const struct hw_function *f1 = t != NULL ? hw_topo_find(t, "pf1") : NULL;
+	struct hw_gid_entry e[HW_GID_MAX];
+	struct hw_addr_port p;
+	struct hw_gid_dest d;
+	uint8_t g[16];
+
+	CHECK(f0 != NULL && f1 != NULL);
+	CHECK(hw_gid_table(f0, e) == 6);
+	gid_of("fe80::47f:ff:fe00:500", g);
+	CHECK(memcmp(e[0].gid, g, 16) == 0 && memcmp(e[1].gid, g, 16) == 0);
+	gid_of("::ffff:127.0.0.5", g);
+	CHECK(memcmp(e[2].gid, g, 16) == 0 && e[3].type == HW_GID_TYPE_ROCE_V2);
+	gid_of("fd00:5344:7f00:5::1", g);
+	CHECK(memcmp(e[4].gid, g, 16) == 0);
+	CHECK(hw_gid_table(f1, e) == 4); /* link-local and IPv6, no IPv4 */
+	gid_of("fd00:5344:7f00:5::2", g);
+	CHECK(memcmp(e[2].gid, g, 16) == 0);
+	CHECK_OK(port_of4("127.0.0.5", &p));
+	CHECK(p.func == 0 && p.gid_index == 3 && !p.loopback);
+	CHECK_OK(port_of4("127.0.0.1", &p));
+	CHECK(p.func == 0 && p.gid_index == 1 && p.loopback);
+	CHECK(port_of4("192.168.100.1", &p) == EADDRNOTAVAIL);
+	gid_of("::ffff:127.0.0.5", g);
+	hw_gid_route(g, &d);
+	CHECK(d.where == HW_GID_HERE && d.func == 0 && d.index == 2);
+	gid_of("fe80::47f:ff:fe00:501", g);
+	hw_gid_route(g, &d);
+	CHECK(d.where == HW_GID_HERE && d.func == 1 && d.index == 0);
+	gid_of("fe80::47f:ff:fe00:5ff", g); /* this machine's form, no port of it: nobody's */
+	hw_gid_route(g, &d);
+	CHECK(d.where == HW_GID_NOWHERE);
+	gid_of("::ffff:127.0.0.6", g);
+	hw_gid_route(g, &d);
+	CHECK(d.where == HW_GID_MACHINE && d.machine == 0x7f000006);
+}
+
+static int role_machine(void)
+{
+	RUN(machine_checks);
+	return th_summary("test_hw_gid machine");
+}
+
+static void test_named_machine(void)
+{
+	struct th_proc *p;
+
+	setenv("SOFTDPU_MACHINE", "127.0.0.5", 1);
+	p = th_proc_start(NULL, "machine", NULL);
+	unsetenv("SOFTDPU_MACHINE");
+	CHECK(p != NULL);
+	CHECK(th_proc_wait(p) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "machine") == 0)
+		return role_machine();
 	unsetenv("SOFTDPU_MACHINE");
 	if (reload(NULL, NULL) != 0)
 		return 1;
@@ -242,5 +309,6 @@ int main(void)
 	RUN(test_addr_port);
 	RUN(test_addr_port_dpu);
 	RUN(test_link_ib);
+	RUN(test_named_machine);
 	return th_summary("test_hw_gid");
 }

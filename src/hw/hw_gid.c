@@ -245,8 +245,7 @@ int hw_addr_port(const struct sockaddr *sa, struct hw_addr_port *out)
 	rc = addr_gid(sa, gid, &loopback);
 	if (rc != 0)
 		return rc;
-	if (loopback)
-		return addr_loopback(out);
+	/* A function's own address first: a named machine's is its first function's, and may be 127.x.y.z. */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct hw_function *f = hw_topo_func(topo, (int)i);
 		int idx;
@@ -258,5 +257,5 @@ int hw_addr_port(const struct sockaddr *sa, struct hw_addr_port *out)
 			return 0;
 		}
 	}
-	return EADDRNOTAVAIL;
+	return loopback ? addr_loopback(out) : EADDRNOTAVAIL;
 }

@@ -81,11 +81,12 @@ bool hw_gid_port_has(uint16_t lid, const uint8_t gid[16]);
  *     IPv4) address of a function of this process's side: that function's
  *     port and the index of the address's RoCE v2 entry (on an InfiniBand
  *     port, index 0, whose GID stands for the port).
- *   - 127.0.0.0/8, ::1 and the wildcard (0.0.0.0, ::): the first function of
- *     this side that has a verbs device (its RoCE v2 link-local entry, index
- *     1; index 0 on InfiniBand), as the kernel's RDMA CM binds a loopback
- *     address to the first active port and its GID 0 in the default RoCE v2
- *     type.
+ *   - Else 127.0.0.0/8, ::1 and the wildcard (0.0.0.0, ::): the first
+ *     function of this side that has a verbs device (its RoCE v2 link-local
+ *     entry, index 1; index 0 on InfiniBand), as the kernel's RDMA CM binds
+ *     a loopback address to the first active port and its GID 0 in the
+ *     default RoCE v2 type. (A named machine's own address, 127.x.y.z in the
+ *     tests, is its first function's: the first rule takes it.)
  * 0 and *out, EADDRNOTAVAIL when no local function has the address (as
  * rdma_bind_addr fails), EAFNOSUPPORT for another family, EINVAL for NULL.
  */
