@@ -211,6 +211,121 @@ static void test_ah_init_obj(void)
 	CHECK(be16toh(av.rlid) >= 0xc000);
 }
 
+/* One UD datagram of "roce!" from a to b through an AH from source GID index sgid to dgid; the receive's 40 bytes. */
+static void ud_grh(struct ibv_pd *pd, struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq *cq, struct ibv_mr *mr,
+		   uint8_t sgid, const uint8_t dgid[16], uint8_t out[40])
+{
+	struct ibv_ah_attr aa = {.port_num = 1, .is_global = 1, .grh = {.sgid_index = sgid, .hop_limit = 64}};
+	struct ibv_sge rs = {.addr = (uintptr_t)rc_mem[1], .length = 256, .lkey = mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *rbad;
+	struct ibv_sge ss = {.addr = (uintptr_t)rc_mem[0], .length = 5, .lkey = mr->lkey};
+	struct ibv_send_wr sw = {.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *sbad;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	int got = 0;
+
+	memcpy(aa.grh.dgid.raw, dgid, 16);
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL);
+	th_defer(vq_destroy_ah_cb, ah);
+	memset(rc_mem[1], 0xee, 256);
+	memcpy(rc_mem[0], "roce!", 5);
+	CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = b->qp_num;
+	sw.wr.ud.remote_qkey = 0x11111111;
+	CHECK_OK(ibv_post_send(a, &sw, &sbad));
+	for (long i = 0; i < VQ_POLL_TRIES && got < 2; i++)
+		got += ibv_poll_cq(cq, 2 - got, wc + got);
+	CHECK(got == 2);
+	for (int i = 0; i < 2; i++) {
+		CHECK(wc[i].status == IBV_WC_SUCCESS);
+		if (wc[i].wr_id == 1)
+			CHECK(wc[i].byte_len == 45 && (wc[i].wc_flags & IBV_WC_GRH) && memcmp(rc_mem[1] + 40, "roce!", 5) == 0);
+	}
+	memcpy(out, rc_mem[1], 40);
+}
+
+/* A datagram to dgid: the sender completes, and nothing arrives when b's port has not dgid. */
+static void ud_grh_lost(struct ibv_pd *pd, struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq *cq, struct ibv_mr *mr,
+			const uint8_t dgid[16])
+{
+	struct ibv_ah_attr aa = {.port_num = 1, .is_global = 1, .grh = {.sgid_index = 3, .hop_limit = 64}};
+	struct ibv_sge rs = {.addr = (uintptr_t)rc_mem[1], .length = 256, .lkey = mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *rbad;
+	struct ibv_sge ss = {.addr = (uintptr_t)rc_mem[0], .length = 5, .lkey = mr->lkey};
+	struct ibv_send_wr sw = {.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *sbad;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+
+	memcpy(aa.grh.dgid.raw, dgid, 16);
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL);
+	th_defer(vq_destroy_ah_cb, ah);
+	CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = b->qp_num;
+	sw.wr.ud.remote_qkey = 0x11111111;
+	CHECK_OK(ibv_post_send(a, &sw, &sbad));
+	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS);
+	for (int i = 0; i < 1000; i++)
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
+}
+
+/* The ones' complement sum of the 20-byte IPv4 header, which a valid checksum makes 0xffff. */
+static uint16_t ip4_sum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/*
+ * A UD receive on RoCE gets the datagram's network header in its 40-byte
+ * GRH area, by the source GID's type: RoCE v1 an IB GRH (next header BTH,
+ * 0x1b), RoCE v2 between IPv4 addresses the IPv4 header in the last 20
+ * bytes (protocol UDP, a valid checksum), RoCE v2 otherwise the IPv6 header
+ * (next header UDP, 0x11). Payload lengths: UDP 8, BTH and DETH 20, "roce!"
+ * padded to 8, ICRC 4.
+ */
+static void test_ud_network_header(void)
+{
+	static const uint8_t v1[8] = {0x60, 0, 0, 0, 0x00, 0x20, 0x1b, 64};
+	static const uint8_t v2_6[8] = {0x60, 0, 0, 0, 0x00, 0x28, 0x11, 64};
+	static const uint8_t v2_4[12] = {0x45, 0, 0x00, 0x3c, 0, 0, 0x40, 0x00, 64, 0x11};
+	static const uint8_t zero[20];
+	struct ibv_context *c = vf_open();
+	struct ibv_pd *pd = c != NULL ? vf_pd(c) : NULL;
+	struct ibv_cq *cq = c != NULL ? vq_cq(c, 8) : NULL;
+	struct ibv_mr *mr = pd != NULL ? vq_mr(pd, rc_mem, sizeof(rc_mem), VQ_ACCESS_ALL) : NULL;
+	struct ibv_qp *a = mr != NULL ? vq_qp(pd, IBV_QPT_UD, cq, cq, 4) : NULL;
+	struct ibv_qp *b = mr != NULL ? vq_qp(pd, IBV_QPT_UD, cq, cq, 4) : NULL;
+	uint8_t g[40];
+
+	CHECK(a != NULL && b != NULL);
+	CHECK_OK(vq_up(a, 0, 0, 0));
+	CHECK_OK(vq_up(b, 0, 0, 0));
+	ud_grh(pd, a, b, cq, mr, 0, gid_ll, g);
+	CHECK(memcmp(g, v1, 8) == 0 && memcmp(g + 8, gid_ll, 16) == 0 && memcmp(g + 24, gid_ll, 16) == 0);
+	ud_grh(pd, a, b, cq, mr, 1, gid_ll, g);
+	CHECK(memcmp(g, v2_6, 8) == 0 && memcmp(g + 8, gid_ll, 16) == 0 && memcmp(g + 24, gid_ll, 16) == 0);
+	ud_grh(pd, a, b, cq, mr, 3, gid_v4, g);
+	CHECK(memcmp(g, zero, 20) == 0);
+	CHECK(memcmp(g + 20, v2_4, 10) == 0);
+	CHECK(memcmp(g + 32, gid_v4 + 12, 4) == 0 && memcmp(g + 36, gid_v4 + 12, 4) == 0);
+	CHECK(ip4_sum(g + 20) == 0xffff);
+	/* The receiver's port must have the destination GID: pf0vf0's address reaches nothing on mlx5_0. */
+	memcpy(g, gid_v4, 16);
+	g[15] = 2;
+	ud_grh_lost(pd, a, b, cq, mr, g);
+}
+
 /*
  * The role: an RC QP on device dev (mlx5_2 unless told), connected to the
  * parent's QP by the GID the parent gives; prints its QP number, its buffer and key.
@@ -368,6 +483,7 @@ int main(int argc, char **argv)
 	RUN(test_rtr_needs_grh);
 	RUN(test_ah_needs_grh);
 	RUN(test_ah_init_obj);
+	RUN(test_ud_network_header);
 	RUN(test_two_processes_by_ipv4_gid);
 	RUN(test_link_ib_by_topology);
 	return th_summary("test_verbs_roce");

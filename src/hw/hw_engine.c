@@ -41,6 +41,7 @@
 #include "hw_eng_fast.h"
 #include "hw_eng_thread.h"
 #include "hw_gid.h"
+#include "hw_grh.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_umr.h"
@@ -668,23 +669,6 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
 
-/* The 40-byte IB GRH a UD receiver finds ahead of the payload when the sender asked for one. */
-static void eng_grh(uint8_t *g, const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av, uint32_t len, bool imm)
-{
-	uint32_t w0 = 6u << 28 | (uint32_t)av->tclass << 20 | (be32toh(av->grh_gid_fl) & HW_AV_FLOW_LABEL_MASK);
-	/* What follows the GRH on the wire: BTH, DETH, the immediate, the padded payload, the ICRC. */
-	uint16_t paylen = (uint16_t)(12 + 8 + (imm ? 4 : 0) + ((len + 3) & ~3u) + 4);
-
-	w0 = htobe32(w0);
-	memcpy(g, &w0, 4);
-	paylen = htobe16(paylen);
-	memcpy(g + 4, &paylen, 2);
-	g[6] = 0x1b; /* next header: BTH */
-	g[7] = av->hop_limit;
-	memcpy(g + 8, qp->gid, 16);
-	memcpy(g + 24, av->rgid, 16);
-}
-
 /* Whether a destination GID is another machine's port (hw_gid.h): true and *machine. */
 static bool eng_gid_elsewhere(const uint8_t gid[16], uint32_t *machine)
 {
@@ -754,8 +738,12 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 		return;
 	}
 	if (grh) {
+		uint8_t sgid[16];
+		enum hw_gid_type type;
+
 		eng_list_init(&hdr);
-		eng_grh(g, qp, av, (uint32_t)src->total, imm);
+		hw_grh_source(qp->lid, qp->gid, qp->roce, av, sgid, &type);
+		hw_grh_write(g, sgid, type, av, (uint32_t)src->total, imm);
 		eng_add(&hdr, g, sizeof(g));
 		eng_copy(&dst, &hdr);
 	}

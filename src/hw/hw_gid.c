@@ -131,7 +131,8 @@ void hw_gid_route(const uint8_t gid[16], struct hw_gid_dest *d)
 	d->where = HW_GID_NOWHERE;
 }
 
-bool hw_gid_port_has(uint16_t lid, const uint8_t gid[16])
+/* The function whose port lid stands for, or NULL. */
+static const struct hw_function *gid_port_func(uint16_t lid)
 {
 	const struct hw_topology *topo = hw_topo_get();
 	uint32_t n = topo != NULL ? hw_topo_count(topo) : 0;
@@ -140,9 +141,23 @@ bool hw_gid_port_has(uint16_t lid, const uint8_t gid[16])
 		const struct hw_function *f = hw_topo_func(topo, (int)i);
 
 		if (gid_has_port(f) && hw_gid_port_lid(f) == lid)
-			return gid_find(f, gid) >= 0;
+			return f;
 	}
-	return false;
+	return NULL;
+}
+
+bool hw_gid_port_get(uint16_t lid, uint32_t index, struct hw_gid_entry *e)
+{
+	const struct hw_function *f = gid_port_func(lid);
+
+	return f != NULL && hw_gid_get(f, index, e);
+}
+
+bool hw_gid_port_has(uint16_t lid, const uint8_t gid[16])
+{
+	const struct hw_function *f = gid_port_func(lid);
+
+	return f != NULL && gid_find(f, gid) >= 0;
 }
 
 /* ---- IP addresses, for the RDMA CM ---- */

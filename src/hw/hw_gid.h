@@ -72,6 +72,9 @@ struct hw_gid_dest {
 
 void hw_gid_route(const uint8_t gid[16], struct hw_gid_dest *d);
 
+/* The entry at index of the port standing for lid: true, or false when it has none there. */
+bool hw_gid_port_get(uint16_t lid, uint32_t index, struct hw_gid_entry *e);
+
 /* Whether the port standing for lid has gid in its table: the check of a DC address at the DCT. */
 bool hw_gid_port_has(uint16_t lid, const uint8_t gid[16]);
 
