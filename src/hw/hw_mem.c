@@ -176,6 +176,17 @@ enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len,
 	return reg_entry(pd, &mk, key);
 }
 
+enum hw_status hw_mkey_reg_window(struct hw_pd *pd, uint8_t type, uint32_t *key)
+{
+	/* Unbound: free until a bind; only a type 2 window may be invalidated. */
+	struct hw_mkey mk = { .mw_type = type,
+			      .state = HW_MKEY_FREE | (type == 2 ? HW_MKEY_INVALIDATABLE : 0) };
+
+	if (type != 1 && type != 2)
+		return HW_ERR_INVAL;
+	return reg_entry(pd, &mk, key);
+}
+
 /* The entry's word for hw_mkey_plain: only a plain, valid, never-invalidated key has one. */
 static void fast_set(struct hw_mkey *mk)
 {

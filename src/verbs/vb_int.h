@@ -54,6 +54,18 @@ void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
  * (non-NULL) gives its WQE back.
  */
 void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq);
+/*
+ * Memory windows (vb_mw.c): the ops slots, and the UMR segments of a bind
+ * WQE mlx5 writes (after ctrl, whose immediate is the window's key now):
+ * their size in bytes. vb_bind_mw_check: 0 or the post's errno.
+ */
+struct ibv_mw *vb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int vb_dealloc_mw(struct ibv_mw *mw);
+int vb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const struct ibv_mw_bind_info *b);
+size_t vb_bind_mw_segs(const struct vb_qp *qp, const struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *b, uint8_t *p);
+
 /* On-demand paging (vb_odp.c): the device's capabilities and the advise_mr slot. */
 void vb_odp_caps(struct ibv_device_attr_ex *a);
 int vb_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,

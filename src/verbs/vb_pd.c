@@ -102,6 +102,8 @@ static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 		*hw |= HW_ACCESS_REMOTE_WRITE;
 	if (access & IBV_ACCESS_REMOTE_ATOMIC)
 		*hw |= HW_ACCESS_REMOTE_ATOMIC;
+	if (access & IBV_ACCESS_MW_BIND)
+		*hw |= HW_ACCESS_MW_BIND;
 	return 0;
 }
 

@@ -25,7 +25,7 @@
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |       \
 	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
-	 IBV_QP_EX_WITH_LOCAL_INV)
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define VB_QP_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 /* UC: what needs no answer. */
 #define VB_QP_SEND_OPS_UC                                                                          \
@@ -78,6 +78,7 @@ static int vb_qp_size_sq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 		size = inl;
 	size = (size + HW_SEND_WQE_BB - 1) & ~(uint32_t)(HW_SEND_WQE_BB - 1);
 	qp->max_inline = size - over - (uint32_t)sizeof(struct hw_wqe_inl_seg);
+	qp->sq_max_wqe = size;
 	qp->sq_max_gs = a->cap.max_send_sge;
 	if (a->cap.max_send_wr == 0) {
 		qp->sq_wqe_cnt = 1;
