@@ -73,7 +73,10 @@ static int rc_up(struct ibv_qp *qp, uint32_t dest, uint16_t lid)
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .dest_qp_num = dest,
-				 .max_dest_rd_atomic = 1, .min_rnr_timer = 1, .ah_attr = {.dlid = lid, .port_num = 1}};
+				 .max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+				 .ah_attr = {.dlid = lid, .port_num = 1, .is_global = 1, .grh = {.hop_limit = 1}}};
+	if (ibv_query_gid(qp->context, 1, 0, &a.ah_attr.grh.dgid) != 0) /* RoCE: the own port by GID */
+		return -1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return -1;
@@ -124,7 +127,9 @@ static int dct_up(struct ibv_qp *qp)
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 1,
-				 .ah_attr = {.port_num = 1}};
+				 .ah_attr = {.port_num = 1, .is_global = 1, .grh = {.hop_limit = 1}}};
+	if (ibv_query_gid(qp->context, 1, 0, &a.ah_attr.grh.dgid) != 0)
+		return -1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
 }
 
@@ -165,6 +170,10 @@ static void setup(struct bench *b)
 			die("a DCT");
 	}
 	aa.dlid = pa.lid;
+	aa.is_global = 1; /* RoCE: the DCTs' port by its GID 0 */
+	aa.grh.hop_limit = 1;
+	if (ibv_query_gid(b->ctx, 1, 0, &aa.grh.dgid) != 0)
+		die("the GID");
 	b->ah = ibv_create_ah(b->pd, &aa);
 	if (b->ah == NULL)
 		die("the AH");

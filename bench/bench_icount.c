@@ -340,7 +340,11 @@ static int rc_up(struct ibv_qp *qp, const struct peer_info *remote)
 				 .dest_qp_num = remote->qpn,
 				 .max_dest_rd_atomic = 1,
 				 .min_rnr_timer = 12,
-				 .ah_attr = {.dlid = remote->lid, .port_num = 1}};
+				 .ah_attr = {.dlid = remote->lid, .port_num = 1, .is_global = 1, .grh = {.hop_limit = 1}}};
+	/* RoCE: the peer opened the same device; its port is addressed by GID 0. */
+	rc = ibv_query_gid(qp->context, 1, 0, &a.ah_attr.grh.dgid);
+	if (rc != 0)
+		return rc;
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (rc != 0)

@@ -59,7 +59,10 @@ static int rig_up(struct ibv_qp *qp, uint32_t dest)
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest,
-				 .max_dest_rd_atomic = 1, .ah_attr = {.dlid = 1, .port_num = 1}};
+				 .max_dest_rd_atomic = 1,
+				 .ah_attr = {.dlid = 1, .port_num = 1, .is_global = 1, .grh = {.hop_limit = 1}}};
+	if (ibv_query_gid(qp->context, 1, 0, &a.ah_attr.grh.dgid) != 0) /* RoCE: the own port by GID */
+		return -1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return -1;

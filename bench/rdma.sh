@@ -4,6 +4,8 @@
 # with UCX's ucx_perftest (ucp_put_bw, ucp_get, ucp_put_lat over its shared-
 # memory transports), memcpy of one core and a shared cache-line round trip.
 # perftest's own figures are the headline; every row is a ratio to its peer.
+# The ports are RoCE: perftest is given GID 3 (-x 3, the RoCE v2 entry of
+# mlx5_0's IPv4 address), without which it cannot address a RoCE port.
 #
 # Usage: bench/rdma.sh <build-dir> [--quick]
 #   --quick  a few sizes and few iterations: checks the harness runs, numbers
@@ -82,7 +84,7 @@ for op in write read; do
 	printf '%-9s %12s %10s %12s %8s %12s %8s\n' size "$pt" "Mmsg/s" "$ucx" ratio memcpy ratio
 	for s in $sizes; do
 		n=$(iters_for "$s")
-		ib=$(pair ib "$pt" -d mlx5_0 -F -s "$s" -n "$n") || fail=1
+		ib=$(pair ib "$pt" -d mlx5_0 -F -x 3 -s "$s" -n "$n") || fail=1
 		ibbw=$(echo "$ib" | pt_field "$s" 4)
 		ibmr=$(echo "$ib" | pt_field "$s" 5)
 		u=$(pair ucx ucx_perftest -t "$ucx" -s "$s" -n "$n") || fail=1
@@ -103,15 +105,15 @@ for s in 64 65536; do
 	n=$([ "$s" = 64 ] && echo 1000000 || echo 20000)
 	[ $quick = 1 ] && n=$bw_iters
 	for r in 1 2 3; do
-		sb=$(pair ib ib_send_bw -d mlx5_0 -F -s "$s" -n "$n" | pt_field "$s" 4) || fail=1
-		wb=$(pair ib ib_write_bw -d mlx5_0 -F -s "$s" -n "$n" | pt_field "$s" 4) || fail=1
+		sb=$(pair ib ib_send_bw -d mlx5_0 -F -x 3 -s "$s" -n "$n" | pt_field "$s" 4) || fail=1
+		wb=$(pair ib ib_write_bw -d mlx5_0 -F -x 3 -s "$s" -n "$n" | pt_field "$s" 4) || fail=1
 		printf '%-9s %4s %12s %12s %8s\n' "$s" "$r" "$sb" "$wb" "$(ratio "$sb" "$wb")"
 	done
 done
 echo
 
 echo "== 64 B RDMA write latency (us): ib_write_lat vs ucx_perftest ucp_put_lat vs a cache-line round trip =="
-lat=$(pair ib ib_write_lat -d mlx5_0 -F -s 64 -n "$lat_iters") || fail=1
+lat=$(pair ib ib_write_lat -d mlx5_0 -F -x 3 -s 64 -n "$lat_iters") || fail=1
 ibt=$(echo "$lat" | pt_field 64 5)
 u=$(pair ucx ucx_perftest -t ucp_put_lat -s 64 -n "$lat_iters") || fail=1
 ut=$(echo "$u" | ucx_field 3)
@@ -121,7 +123,7 @@ printf '%-28s %10s\n' "ib_write_lat t_typical" "$ibt" "ucp_put_lat median" "$ut"
 printf '%-28s %10s\n' "ib_write_lat / round trip" "$(ratio "$ibt" "$rtt")" "ib_write_lat / ucp_put_lat" "$(ratio "$ibt" "$ut")"
 # Reported beside it (no peer of the same shape in ucx_perftest).
 for t in ib_read_lat ib_send_lat; do
-	l=$(pair ib "$t" -d mlx5_0 -F -s 64 -n "$lat_iters" | pt_field 64 5) || fail=1
+	l=$(pair ib "$t" -d mlx5_0 -F -x 3 -s 64 -n "$lat_iters" | pt_field 64 5) || fail=1
 	printf '%-28s %10s\n' "$t t_typical" "$l"
 done
 exit $fail

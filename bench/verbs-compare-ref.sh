@@ -2,7 +2,9 @@
 # 64 B RDMA WRITE message rate of this tree's libibverbs against another
 # commit's, in the same run: Debian's ib_write_bw between two processes,
 # one build then the other, alternately, so both see the machine in the same
-# state. Per round the ratio this/ref; at the end the medians.
+# state. Per round the ratio this/ref; at the end the medians. perftest is
+# given GID 0 (-x 0): a RoCE port needs one, and index 0 is valid on the
+# InfiniBand ports of older commits too.
 #
 # Usage: bench/verbs-compare-ref.sh --ref REF [--rounds N] [--iters N] [--build DIR]
 #   --ref     the commit to compare with (built in release mode in a worktree
@@ -47,7 +49,7 @@ unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY
 # Millions of 64 B writes a second with the libraries of build $1.
 mrate() {
 	SERVER_ENV=(env LD_LIBRARY_PATH="$1/src") CLIENT_ENV=(env LD_LIBRARY_PATH="$1/src")
-	pair_env ib_write_bw -d mlx5_0 -F -s 64 -n "$iters" | pt_field 64 5
+	pair_env ib_write_bw -d mlx5_0 -F -x 0 -s 64 -n "$iters" | pt_field 64 5
 }
 
 median() {

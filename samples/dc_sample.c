@@ -112,7 +112,10 @@ static int create_dct(struct dc_res *r)
 	if (ibv_modify_qp(r->dct, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
 		return -1;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 12,
-				 .ah_attr = {.port_num = 1}};
+				 .ah_attr = {.port_num = 1, .is_global = 1, .grh = {.hop_limit = 1}}};
+	/* RoCE: an address carries a GRH; the DCT's port is this device's, its GID 0. */
+	if (ibv_query_gid(r->ctx, 1, 0, &a.ah_attr.grh.dgid) != 0)
+		return -1;
 	return ibv_modify_qp(r->dct, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
 }
 
@@ -132,7 +135,12 @@ static int setup_memory(struct dc_res *r, size_t len)
 	r->dst_mr = ibv_reg_mr(r->pd, r->dst, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (r->src_mr == NULL || r->dst_mr == NULL || ibv_query_port(r->ctx, 1, &pa) != 0)
 		return -1;
-	ah.dlid = pa.lid; /* the DCT is on this port */
+	ah.dlid = pa.lid;
+	/* The DCT is on this port: RoCE addresses it by GID (its GID 0), InfiniBand by LID. */
+	ah.is_global = 1;
+	ah.grh.hop_limit = 1;
+	if (ibv_query_gid(r->ctx, 1, 0, &ah.grh.dgid) != 0)
+		return -1;
 	r->ah = ibv_create_ah(r->pd, &ah);
 	return r->ah != NULL ? 0 : -1;
 }

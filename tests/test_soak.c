@@ -882,7 +882,8 @@ static int req_setup(struct worker *w, struct req *q, bool ud)
 	q->qp = mk_qp(w->pd, ud ? IBV_QPT_UD : IBV_QPT_RC, q->cq, NULL);
 	if (q->mr == NULL || q->qp == NULL)
 		return -1;
-	if (ud && ((q->ah = ibv_create_ah(w->pd, &aa)) == NULL || vq_up(q->qp, 0, 0, 0) != 0))
+	if (ud && (vq_grh_self(w->c, &aa) != 0 || (q->ah = ibv_create_ah(w->pd, &aa)) == NULL ||
+		   vq_up(q->qp, 0, 0, 0) != 0))
 		return -1;
 	return ud ? 0 : vq_to_init(q->qp);
 }

@@ -96,6 +96,8 @@ static int dci_up(struct ibv_qp *qp)
 	if (rc != 0)
 		return rc;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .ah_attr = {.port_num = 1}};
+	if (vq_grh_self(qp->context, &a.ah_attr) != 0)
+		return EINVAL;
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_AV);
 	if (rc != 0)
 		return rc;
@@ -115,6 +117,8 @@ static int dct_up(struct ibv_qp *qp)
 		return rc;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 1,
 				 .ah_attr = {.port_num = 1}};
+	if (vq_grh_self(qp->context, &a.ah_attr) != 0)
+		return EINVAL;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
 }
 
@@ -135,10 +139,17 @@ static uint16_t port_lid(struct ibv_context *c)
 	return ibv_query_port(c, 1, &pa) == 0 ? pa.lid : 0;
 }
 
-static struct ibv_ah *dc_ah(struct ibv_pd *pd, uint16_t lid)
+/* An address of the device's port (RoCE: its GID 0), or with other_port, of a GID no port has. */
+static struct ibv_ah *dc_ah(struct ibv_pd *pd, bool other_port)
 {
-	struct ibv_ah_attr a = {.dlid = lid, .port_num = 1};
-	struct ibv_ah *ah = ibv_create_ah(pd, &a);
+	struct ibv_ah_attr a = {.port_num = 1};
+	struct ibv_ah *ah;
+
+	if (vq_grh_self(pd->context, &a) != 0)
+		return NULL;
+	if (other_port)
+		a.grh.dgid.raw[15] ^= 0x80;
+	ah = ibv_create_ah(pd, &a);
 
 	if (ah != NULL)
 		th_defer(vq_destroy_ah_cb, ah);
@@ -215,7 +226,7 @@ static void dc_env_up(struct dc_env *e)
 		e->rmr[i] = vq_mr(e->pd, e->rbuf[i], DC_BUF, VQ_ACCESS_ALL);
 		CHECK(e->rmr[i] != NULL);
 	}
-	e->ah = dc_ah(e->pd, port_lid(e->c));
+	e->ah = dc_ah(e->pd, false);
 	CHECK(e->ah != NULL);
 }
 
@@ -390,7 +401,8 @@ static void test_modify_dct(void)
 	struct mlx5dv_qp_init_attr dv;
 	struct ibv_qp *qp;
 	struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = VQ_ACCESS_ALL,
-				.path_mtu = IBV_MTU_1024, .min_rnr_timer = 12, .ah_attr = {.port_num = 1}};
+				.path_mtu = IBV_MTU_1024, .min_rnr_timer = 12,
+				.ah_attr = {.port_num = 1, .is_global = 1, .grh = {.hop_limit = 64}}};
 	const int rtr = IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU;
 
 	CHECK(srq != NULL && cq != NULL);
@@ -587,9 +599,9 @@ static void test_unreachable(void)
 	CHECK_OK(ibv_wr_complete(e.x));
 	CHECK(vq_poll1(e.scq, &wc) == 1);
 	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
-	/* An address of a LID this device's port has not. */
+	/* An address of a GID this device's port has not. */
 	dc_new_dci(&e);
-	e.ah = dc_ah(e.pd, (uint16_t)(port_lid(e.c) + 200));
+	e.ah = dc_ah(e.pd, true);
 	CHECK(e.ah != NULL);
 	CHECK_OK(dc_write(&e, 0, DC_KEY, 0, 0, 8));
 	CHECK(vq_poll1(e.scq, &wc) == 1);

@@ -239,18 +239,21 @@ static void test_query_device(void)
 	CHECK(ibv_query_device(NULL, &a) == EINVAL);
 }
 
+/* A RoCE port as mlx5 reports it on a 1500-byte netdev (mlx5_query_port_roce): no LID, no SM, no VLs. */
 static void check_port(const struct ibv_port_attr *p)
 {
 	CHECK(p->state == IBV_PORT_ACTIVE);
 	CHECK(p->max_mtu == IBV_MTU_4096);
-	CHECK(p->active_mtu == IBV_MTU_4096);
-	CHECK(p->link_layer == IBV_LINK_LAYER_INFINIBAND);
-	CHECK(p->lid == 2);	/* pf0 is function 1 */
-	CHECK(p->sm_lid == 1);
-	CHECK(p->gid_tbl_len == 128);
+	CHECK(p->active_mtu == IBV_MTU_1024);
+	CHECK(p->link_layer == IBV_LINK_LAYER_ETHERNET);
+	CHECK(p->lid == 0 && p->sm_lid == 0 && p->lmc == 0 && p->sm_sl == 0);
+	CHECK(p->port_cap_flags == (IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS));
+	CHECK(p->port_cap_flags == 0x04010000);
+	CHECK(p->max_vl_num == 0 && p->subnet_timeout == 0);
+	CHECK(p->gid_tbl_len == 256);
 	CHECK(p->pkey_tbl_len == 1);
-	CHECK(p->active_width == 2);
-	CHECK(p->active_speed == 64);
+	CHECK(p->active_width == 2);	/* 4X */
+	CHECK(p->active_speed == 32);	/* EDR: 4 x 25 Gb/s, 100GbE */
 	CHECK(p->phys_state == 5);
 }
 
@@ -276,14 +279,14 @@ static void test_query_port(void)
 	check_port(&p);
 	CHECK(p.port_cap_flags2 == 0xa5a5);
 	CHECK(ibv_query_port(c, 3, (struct _compat_ibv_port_attr *)&p) == EINVAL);
-	/* Each function has its own LID. */
+	/* Another function's port: RoCE too, LID 0 as every Ethernet port. */
 	l = vf_list(&n);
 	CHECK(l != NULL && n == 5);
 	c1 = ibv_open_device(l[4]);
 	CHECK(c1 != NULL);
 	th_defer(vf_close_cb, c1);
 	CHECK_OK(verbs_get_ctx(c1)->query_port(c1, 1, &p, sizeof(p)));
-	CHECK(p.lid == 6);
+	check_port(&p);
 }
 
 /*
@@ -313,7 +316,7 @@ static void test_port_active_event_not_promised(void)
 static void test_query_gid_pkey(void)
 {
 	struct ibv_context *c = vf_open();
-	struct ibv_gid_entry e, tbl[4];
+	struct ibv_gid_entry e, tbl[6];
 	union ibv_gid gid;
 	int type = -1;
 	__be16 pkey;
@@ -323,26 +326,34 @@ static void test_query_gid_pkey(void)
 	CHECK(be64toh(gid.global.subnet_prefix) == 0xfe80000000000000ull);
 	CHECK(memcmp(&gid.global.interface_id, pf0_guid, 8) == 0);
 	memset(&gid, 0xff, sizeof(gid));
-	CHECK_OK(ibv_query_gid(c, 1, 5, &gid));	/* an empty entry reads as zero */
+	CHECK_OK(ibv_query_gid(c, 1, 6, &gid));	/* an empty entry reads as zero */
 	CHECK(gid.global.subnet_prefix == 0 && gid.global.interface_id == 0);
-	CHECK(ibv_query_gid(c, 1, 128, &gid) == -1 && errno == EINVAL);
+	CHECK_OK(ibv_query_gid(c, 1, 255, &gid));
+	CHECK(ibv_query_gid(c, 1, 256, &gid) == -1 && errno == EINVAL);
 	CHECK(ibv_query_gid(c, 2, 0, &gid) == -1 && errno == EINVAL);
 	CHECK(ibv_query_gid(c, 1, -1, &gid) == -1 && errno == EINVAL);
 
 	CHECK_OK(ibv_query_gid_ex(c, 1, 0, &e, 0));
-	CHECK(e.gid_type == IBV_GID_TYPE_IB && e.gid_index == 0 && e.port_num == 1);
+	CHECK(e.gid_type == IBV_GID_TYPE_ROCE_V1 && e.gid_index == 0 && e.port_num == 1);
 	CHECK(be64toh(e.gid.global.subnet_prefix) == 0xfe80000000000000ull);
-	CHECK(ibv_query_gid_ex(c, 1, 1, &e, 0) == ENODATA);
-	CHECK(ibv_query_gid_ex(c, 1, 128, &e, 0) == EINVAL);
+	CHECK(ibv_query_gid_ex(c, 1, 6, &e, 0) == ENODATA);
+	CHECK(ibv_query_gid_ex(c, 1, 256, &e, 0) == EINVAL);
 	CHECK(ibv_query_gid_ex(c, 2, 0, &e, 0) == EINVAL);
 	CHECK(ibv_query_gid_ex(c, 1, 0, &e, 1) == EINVAL);
-	CHECK(ibv_query_gid_table(c, tbl, 4, 0) == 1);
+	CHECK(ibv_query_gid_table(c, tbl, 6, 0) == 6);
+	CHECK_OK(ibv_query_gid_ex(c, 1, 0, &e, 0));
 	CHECK(memcmp(&tbl[0], &e, sizeof(e)) == 0);
+	CHECK(ibv_query_gid_table(c, tbl, 5, 0) == -EINVAL); /* fewer places than valid entries */
 	CHECK(ibv_query_gid_table(c, tbl, 0, 0) == -EINVAL);
 
 	CHECK_OK(ibv_query_gid_type(c, 1, 0, &type));
-	CHECK(type == 0);	/* IB/RoCE v1: ibv_devinfo prints the GID in the IB format */
-	CHECK(ibv_query_gid_type(c, 1, 1, &type) == -1 && errno == EINVAL);
+	CHECK(type == 0);	/* RoCE v1 */
+	CHECK_OK(ibv_query_gid_type(c, 1, 1, &type));
+	CHECK(type == 1);	/* RoCE v2 */
+	type = -1;
+	CHECK_OK(ibv_query_gid_type(c, 1, 6, &type)); /* empty: v1, as rdma-core answers */
+	CHECK(type == 0);
+	CHECK(ibv_query_gid_type(c, 1, 256, &type) == -1 && errno == EINVAL);
 	CHECK(ibv_query_gid_type(c, 2, 0, &type) == -1);
 
 	CHECK_OK(ibv_query_pkey(c, 1, 0, &pkey));
@@ -423,7 +434,6 @@ static void test_fork_and_sysfs(void)
 static void test_unsupported(void)
 {
 	struct ibv_context *c = vf_open();
-	struct ibv_values_ex rt = {.comp_mask = IBV_VALUES_MASK_RAW_CLOCK};
 	struct ibv_qp_init_attr qia = {.qp_type = IBV_QPT_RAW_PACKET};
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -441,7 +451,6 @@ static void test_unsupported(void)
 	CHECK_OK(ibv_destroy_cq(cq));
 	errno = 0;
 	CHECK(ibv_alloc_null_mr(pd) == NULL && errno == EOPNOTSUPP);
-	CHECK(ibv_query_rt_values_ex(c, &rt) == EOPNOTSUPP);
 	CHECK(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
 }
 

@@ -320,7 +320,7 @@ static int ud_round(struct ibv_context *c, struct ibv_pd *pd, uint8_t *src, uint
 		return __LINE__;
 	a = mk_qp(pd, IBV_QPT_UD, cqa, NULL);
 	b = mk_qp(pd, IBV_QPT_UD, cqb, NULL);
-	ah = ibv_create_ah(pd, &aa);
+	ah = vq_grh_self(pd->context, &aa) == 0 ? ibv_create_ah(pd, &aa) : NULL;
 	if (a == NULL || b == NULL || ah == NULL || vq_up(a, 0, 0, 0) != 0 || vq_up(b, 0, 0, 0) != 0 ||
 	    post_recvs(b, NULL, md, 1024, 4096) != 0)
 		return __LINE__;
@@ -735,7 +735,7 @@ static int udsender_role(uint32_t dqpn, uint32_t id)
 	int rc = 1;
 
 	writer_open(&w, IBV_QPT_UD, CHUNK);
-	ah = w.pd != NULL ? ibv_create_ah(w.pd, &aa) : NULL;
+	ah = w.pd != NULL && vq_grh_self(w.pd->context, &aa) == 0 ? ibv_create_ah(w.pd, &aa) : NULL;
 	if (w.qp != NULL && w.ms != NULL && ah != NULL && vq_up(w.qp, 0, 0, 0) == 0) {
 		struct sender s = { .qp = w.qp, .cq = w.cq, .op = IBV_WR_SEND, .mr = w.ms, .ah = ah, .remote_qpn = dqpn };
 

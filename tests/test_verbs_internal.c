@@ -3,7 +3,8 @@
  * test sees hw_mem and the layer's internal entries): an MR's key translates
  * its iova to the registered memory with exactly its rights, and async
  * events posted by the device side reach ibv_get_async_event in order, with
- * the descriptor readable exactly while events are queued.
+ * the descriptor readable exactly while events are queued; a RoCE QP's path
+ * carries the destination MAC the kernel would resolve at RTR.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "harness.h"
 #include "vb_int.h"
 #include "verbs_fixture.h"
+#include "verbs_qp_fixture.h"
 
 static uint8_t buf[4096];
 
@@ -129,11 +131,48 @@ static void test_async_blocking(void)
 	CHECK(readable(c->async_fd) == 0);
 }
 
+/*
+ * The move to RTR resolves the destination MAC of a RoCE address, as the
+ * kernel's ib_resolve_eth_dmac does: a link-local GID's EUI-64 undone, else
+ * the MAC of the port that has the GID (pf0vf0: 02:53:44:0b:00:02; machine
+ * 127.0.0.9's first function: 06:7f:00:00:09:00), zero when nobody has it
+ * (docs/TOPOLOGY.md).
+ */
+static void test_rtr_dmac(void)
+{
+	static const struct {
+		uint8_t gid[16];
+		uint8_t mac[6];
+	} cases[] = {
+		{{[10] = 0xff, [11] = 0xff, [12] = 192, [13] = 168, [14] = 100, [15] = 2}, {0x02, 0x53, 0x44, 0x0b, 0x00, 0x02}},
+		{{0xfe, 0x80, [8] = 0x00, [9] = 0x53, [10] = 0x44, [11] = 0xff, [12] = 0xfe, [13] = 0x0b, [15] = 0x01},
+		 {0x02, 0x53, 0x44, 0x0b, 0x00, 0x01}},
+		{{[10] = 0xff, [11] = 0xff, [12] = 127, [13] = 0, [14] = 0, [15] = 9}, {0x06, 127, 0, 0, 9, 0}},
+		{{0xfd, 0x00, 0x00, 0x01, [15] = 0x05}, {0}}, /* fd00:1::5: no port's, no machine's form */
+	};
+	struct ibv_context *c = vf_open();
+	struct ibv_pd *pd = c != NULL ? vf_pd(c) : NULL;
+	struct ibv_cq *cq = c != NULL ? vq_cq(c, 8) : NULL;
+
+	CHECK(pd != NULL && cq != NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibv_qp *qp = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+		union ibv_gid g;
+
+		CHECK(qp != NULL);
+		memcpy(g.raw, cases[i].gid, 16);
+		memset(vb_qp_of(qp)->dmac, 0xee, 6);
+		CHECK_OK(vq_up_grh(qp, qp->qp_num, &g, 1));
+		CHECK(memcmp(vb_qp_of(qp)->dmac, cases[i].mac, 6) == 0);
+	}
+}
+
 int main(void)
 {
 	RUN(test_mr_iova_translates);
 	RUN(test_mr_dereg_revokes);
 	RUN(test_async_queue);
 	RUN(test_async_blocking);
+	RUN(test_rtr_dmac);
 	return th_summary("test_verbs_internal");
 }

@@ -213,6 +213,7 @@ static void test_ud_2g(void)
 	CHECK(a != NULL && b != NULL);
 	CHECK_OK(vq_up(a, 0, 0, 0));
 	CHECK_OK(vq_up(b, 0, 0, 0));
+	CHECK_OK(vq_grh_self(c, &aa));
 	ah = ibv_create_ah(pd, &aa);
 	CHECK(ah != NULL);
 	th_defer(vq_destroy_ah_cb, ah);

@@ -1,10 +1,11 @@
 /*
  * Machines (SOFTDPU_MACHINE): a process standing for another machine has
- * its own device-wide tables and its own IB subnet, whose prefix its port
- * GID carries (fec0:0:<a.b>:<c.d>::/64); traffic addressed with a GRH to
- * another subnet never reaches a QP of this machine that happens to have
- * the same number. RDMA between machines is not there yet: an RC QP aimed
- * at another subnet ends in retries exceeded, a UD datagram is dropped.
+ * its own device-wide tables and addresses of its own, which its port GIDs
+ * carry (docs/TOPOLOGY.md: the MAC 06:a:b:c:d:<n> under the link-local GID,
+ * ::ffff:<machine address>); traffic addressed to another machine's GID
+ * never reaches a QP of this machine that happens to have the same number:
+ * an RC QP aimed at a machine nobody stands for ends in retries exceeded, a
+ * UD datagram is dropped.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ static enum ibv_wc_status mc_write(struct mc_env *e, struct ibv_qp *qp, uint32_t
 	return wc.status;
 }
 
-/* A GID of another subnet is another machine's port: the QP with that number here is not reached. */
+/* A GID of another machine (its IPv4-mapped address) is not a port here: the QP with that number is not reached. */
 static void test_other_subnet_not_reached(void)
 {
 	struct mc_env e;
@@ -84,16 +85,16 @@ static void test_other_subnet_not_reached(void)
 	q0 = vq_qp(e.pd, IBV_QPT_RC, e.cq, e.cq, 8);
 	q1 = vq_qp(e.pd, IBV_QPT_RC, e.cq, e.cq, 8);
 	CHECK(q0 != NULL && q1 != NULL);
-	far = e.gid;
-	far.raw[0] = 0xfe, far.raw[1] = 0xc0, far.raw[2] = 0, far.raw[3] = 0;
-	far.raw[4] = 127, far.raw[5] = 0, far.raw[6] = 0, far.raw[7] = 9;
+	memset(&far, 0, sizeof(far));
+	far.raw[10] = 0xff, far.raw[11] = 0xff;
+	far.raw[12] = 127, far.raw[13] = 0, far.raw[14] = 0, far.raw[15] = 9;
 	CHECK_OK(vq_up_grh(q0, q1->qp_num, &far, 1));
 	CHECK_OK(vq_up_grh(q1, q0->qp_num, &e.gid, 1));
 	/* This machine's own GID connects... */
 	memset(mc_mem[0], 0xab, MC_LEN);
 	CHECK(mc_write(&e, q1, 64) == IBV_WC_SUCCESS);
 	CHECK(mc_mem[1][0] == 0xab && mc_mem[1][63] == 0xab && mc_mem[1][64] == 0);
-	/* ...another subnet's does not reach q1, whose number it names. */
+	/* ...another machine's does not reach q1, whose number it names. */
 	memset(mc_mem[0], 0xcd, MC_LEN);
 	CHECK(mc_write(&e, q0, 64) == IBV_WC_RETRY_EXC_ERR);
 	CHECK(mc_mem[1][0] == 0xab && mc_mem[1][63] == 0xab);
@@ -115,18 +116,19 @@ static int role_machine(void)
 	struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
 	unsigned int qpn, rkey;
 	unsigned long long addr;
-	union ibv_gid gid;
-	char hex[40], line[128];
+	union ibv_gid gid, gid2;
+	char hex[40], hex2[40], line[128];
 
-	if (qp == NULL || mr == NULL || ibv_query_gid(c, 1, 0, &gid) != 0)
+	if (qp == NULL || mr == NULL || ibv_query_gid(c, 1, 0, &gid) != 0 || ibv_query_gid(c, 1, 2, &gid2) != 0)
 		return 2;
 	th_hex_encode(gid.raw, 16, hex);
-	printf("GID %s %u\n", hex, qp->qp_num);
+	th_hex_encode(gid2.raw, 16, hex2);
+	printf("GID %s %s %u\n", hex, hex2, qp->qp_num);
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL || sscanf(line, "TARGET %u %u %llu", &qpn, &rkey, &addr) != 3)
 		return 3;
-	/* No GRH: a LID-routed address stays on this machine's subnet, where that number is not the parent's QP. */
-	if (vq_up(qp, qpn, 1, 7) != 0)
+	/* Its own port's GID: the number is looked up on this machine, where it is not the parent's QP. */
+	if (vq_up_grh(qp, qpn, &gid, 1) != 0)
 		return 4;
 	sge.lkey = mr->lkey;
 	wr.wr.rdma.remote_addr = addr;
@@ -148,15 +150,17 @@ static int role_machine(void)
 	return rc;
 }
 
-/* A process of machine 127.0.0.2: its own subnet prefix, its own numbers. */
+/* A process of machine 127.0.0.2: its own addresses, its own numbers. */
 static void test_machine_identity_and_tables(void)
 {
 	struct mc_env e;
 	struct th_proc *p;
 	struct ibv_qp *q;
 	unsigned int qpn = 0;
-	uint8_t gid[16];
-	char hex[40];
+	uint8_t gid[16], gid2[16];
+	static const uint8_t ll[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x04, 127, 0, 0xff, 0xfe, 0, 2, 0};
+	static const uint8_t v4[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [13] = 0, [14] = 0, [15] = 2};
+	char hex[40], hex2[40];
 	const char *l;
 	int status = -1;
 
@@ -169,11 +173,12 @@ static void test_machine_identity_and_tables(void)
 	unsetenv("SOFTDPU_MACHINE");
 	CHECK(p != NULL);
 	l = th_proc_line(p);
-	CHECK(l != NULL && sscanf(l, "GID %32s %u", hex, &qpn) == 2);
-	CHECK(th_hex_decode(hex, gid, sizeof(gid)) == 16);
-	CHECK(gid[0] == 0xfe && gid[1] == 0xc0 && gid[2] == 0 && gid[3] == 0);
-	CHECK(gid[4] == 127 && gid[5] == 0 && gid[6] == 0 && gid[7] == 2);
-	CHECK(memcmp(gid + 8, e.gid.raw + 8, 8) == 0); /* the same card's port GUID */
+	CHECK(l != NULL && sscanf(l, "GID %32s %32s %u", hex, hex2, &qpn) == 3);
+	CHECK(th_hex_decode(hex, gid, sizeof(gid)) == 16 && th_hex_decode(hex2, gid2, sizeof(gid2)) == 16);
+	/* Link-local of the MAC 06:7f:00:00:02:00 (the machine's, function 0), then its address IPv4-mapped. */
+	CHECK(memcmp(gid, ll, 16) == 0);
+	CHECK(memcmp(gid2, v4, 16) == 0);
+	CHECK(memcmp(gid, e.gid.raw, 16) != 0);
 	CHECK(th_proc_send(p, "TARGET %u %u %llu", q->qp_num, e.mr[1]->rkey,
 			   (unsigned long long)(uintptr_t)mc_mem[1]) == 0);
 	l = th_proc_line(p);
@@ -184,7 +189,7 @@ static void test_machine_identity_and_tables(void)
 	CHECK(th_proc_wait(p) == 0);
 }
 
-/* A UD datagram to another subnet's GID is dropped, even where a UD QP of that number exists here. */
+/* A UD datagram to another machine's GID is dropped, even where a UD QP of that number exists here. */
 static void test_ud_other_subnet_dropped(void)
 {
 	struct mc_env e;
@@ -208,9 +213,9 @@ static void test_ud_other_subnet_dropped(void)
 	rs.lkey = e.mr[1]->lkey;
 	ss.lkey = e.mr[0]->lkey;
 	CHECK_OK(ibv_post_recv(r, &rw, &rbad));
-	far = e.gid;
-	far.raw[0] = 0xfe, far.raw[1] = 0xc0, far.raw[2] = 0, far.raw[3] = 0;
-	far.raw[4] = 10, far.raw[5] = 1, far.raw[6] = 2, far.raw[7] = 3;
+	memset(&far, 0, sizeof(far));
+	far.raw[10] = 0xff, far.raw[11] = 0xff;
+	far.raw[12] = 10, far.raw[13] = 1, far.raw[14] = 2, far.raw[15] = 3;
 	{
 		struct ibv_ah_attr aa = {.is_global = 1, .grh = {.dgid = far, .hop_limit = 1}, .port_num = 1};
 

@@ -468,6 +468,7 @@ static void test_ud(void)
 	CHECK(a != NULL && b != NULL);
 	CHECK_OK(vq_up(a, 0, 0, 0));
 	CHECK_OK(vq_up(b, 0, 0, 0));
+	CHECK_OK(ibv_query_gid(c, 1, 0, &aa.grh.dgid)); /* RoCE: the port is reached by its GID */
 	ah = ibv_create_ah(pd, &aa);
 	CHECK(ah != NULL);
 	th_defer(vq_destroy_ah_cb, ah);

@@ -120,6 +120,7 @@ static void test_modify_masks(void)
 	/* INIT -> RTR: each required attribute in turn left out. */
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = peer->qp_num,
 				 .max_dest_rd_atomic = 1, .min_rnr_timer = 12, .ah_attr = {.dlid = 1, .port_num = 1}};
+	CHECK_OK(vq_grh_self(qp->context, &a.ah_attr)); /* RoCE: an address needs a GRH */
 	{
 		int req[] = {IBV_QP_AV, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_MAX_DEST_RD_ATOMIC,
 			     IBV_QP_MIN_RNR_TIMER};
@@ -490,6 +491,7 @@ static void test_qp_ex_ud(void)
 	CHECK(b != NULL);
 	CHECK_OK(vq_up(a, 0, 0, 0));
 	CHECK_OK(vq_up(b, 0, 0, 0));
+	CHECK_OK(vq_grh_self(c, &aa));
 	ah = ibv_create_ah(pd, &aa);
 	CHECK(ah != NULL);
 	th_defer(vq_destroy_ah_cb, ah);
@@ -506,7 +508,7 @@ static void test_qp_ex_ud(void)
 	ibv_wr_set_inline_data(x, "ud!", 3);
 	CHECK_OK(ibv_wr_complete(x));
 	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 9 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 43);
-	CHECK(wc.src_qp == a->qp_num && wc.wc_flags == 0);
+	CHECK(wc.src_qp == a->qp_num && wc.wc_flags == IBV_WC_GRH); /* RoCE: every datagram carries a GRH */
 	CHECK(memcmp(vqm[1] + 40, "ud!", 3) == 0);
 	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
 	/* An RC operation on a UD QP. */

@@ -310,6 +310,10 @@ static int side_connect(struct side *s, const struct wire *peer)
 	a.min_rnr_timer = 1; /* 10 us: the requester retries soon after a receive is posted */
 	a.ah_attr.dlid = peer->lid;
 	a.ah_attr.port_num = 1;
+	a.ah_attr.is_global = 1; /* RoCE: the peer's port, the same device's, by its GID 0 */
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_query_gid(s->ctx, 1, 0, &a.ah_attr.grh.dgid) != 0)
+		return -1;
 	if (ibv_modify_qp(s->qp, &a,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
@@ -785,8 +789,9 @@ static int dc_target_open(struct dc_run *r, int k)
 	    ibv_modify_qp(t->dct, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	m = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 1,
-				 .ah_attr = {.port_num = 1}};
-	if (ibv_modify_qp(t->dct, &m, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU))
+				 .ah_attr = {.port_num = 1, .is_global = 1, .grh = {.hop_limit = 64}}};
+	if (ibv_query_gid(r->ctx, 1, 0, &m.ah_attr.grh.dgid) != 0 ||
+	    ibv_modify_qp(t->dct, &m, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU))
 		return -1;
 	for (uint32_t s = 0; s < DC_RX; s++)
 		if (dc_post_rx(t, s) != 0)
@@ -827,6 +832,10 @@ static int dc_dci_open(struct dc_run *r)
 	if (r->mx == NULL || ibv_query_port(r->ctx, 1, &pa) != 0)
 		return -1;
 	aa.dlid = pa.lid;
+	aa.is_global = 1; /* RoCE: the DCT's port by its GID 0 */
+	aa.grh.hop_limit = 64;
+	if (ibv_query_gid(r->ctx, 1, 0, &aa.grh.dgid) != 0)
+		return -1;
 	r->ah = ibv_create_ah(r->pd, &aa);
 	return r->ah != NULL ? 0 : -1;
 }

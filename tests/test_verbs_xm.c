@@ -88,6 +88,8 @@ static int peer_up(struct peer *p)
 		return -1;
 	qa = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .min_rnr_timer = 1,
 				  .ah_attr = {.port_num = 1}};
+	if (vq_grh_self(p->c, &qa.ah_attr) != 0)
+		return -1;
 	return ibv_modify_qp(p->dct, &qa, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
 }
 
@@ -214,14 +216,15 @@ static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t loff, uint32_
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-static struct ibv_qp *rc_qp(void)
+/* An RC QP here connected to the peer's: each side addresses the other by the GID given. */
+static struct ibv_qp *rc_qp_by(const union ibv_gid *peer_gid, const union ibv_gid *own_gid)
 {
 	struct ibv_qp *qp = vq_qp(X.pd, IBV_QPT_RC, X.cq, X.cq, 64);
 	char hex[40];
 
-	if (qp == NULL || vq_up_grh(qp, X.qpn, &X.pgid, 1) != 0)
+	if (qp == NULL || vq_up_grh(qp, X.qpn, peer_gid, 1) != 0)
 		return NULL;
-	gid_hex(&X.gid, hex);
+	gid_hex(own_gid, hex);
 	if (th_proc_send(X.p, "CONNECT %u %s", qp->qp_num, hex) != 0)
 		return NULL;
 	{
@@ -229,6 +232,11 @@ static struct ibv_qp *rc_qp(void)
 
 		return l != NULL && strcmp(l, "OK 0") == 0 ? qp : NULL;
 	}
+}
+
+static struct ibv_qp *rc_qp(void)
+{
+	return rc_qp_by(&X.pgid, &X.gid);
 }
 
 static void xm_close_cb(void *arg)
@@ -257,7 +265,9 @@ static void xm_up(void)
 	CHECK(line != NULL &&
 	      sscanf(line, "PEER %u %u %llu %32s %u", &X.qpn, &X.rkey, &X.raddr, hex, &X.dctn) == 5);
 	CHECK(th_hex_decode(hex, X.pgid.raw, 16) == 16);
-	CHECK(X.pgid.raw[0] == 0xfe && X.pgid.raw[1] == 0xc0 && X.pgid.raw[7] == 3);
+	/* The link-local GID of the MAC 06:7f:00:00:03:00, machine 127.0.0.3's first function. */
+	CHECK(X.pgid.raw[0] == 0xfe && X.pgid.raw[1] == 0x80 && X.pgid.raw[8] == 0x04 && X.pgid.raw[9] == 127 &&
+	      X.pgid.raw[14] == 3);
 	l = ibv_get_device_list(NULL);
 	X.c = l != NULL && l[0] != NULL ? ibv_open_device(l[0]) : NULL;
 	ibv_free_device_list(l);
@@ -270,7 +280,7 @@ static void xm_up(void)
 	X.mr = vq_mr(X.pd, xm_mem, XM_LEN, VQ_ACCESS_ALL);
 	CHECK(X.cq != NULL && X.mr != NULL);
 	CHECK_OK(ibv_query_gid(X.c, 1, 0, &X.gid));
-	CHECK(X.gid.raw[7] == 2);
+	CHECK(X.gid.raw[9] == 127 && X.gid.raw[14] == 2);
 }
 
 static void xm_down(void)
@@ -318,6 +328,33 @@ static void test_rc_write_read(void)
 	/* A bad rkey is refused by the peer's device, as on a card. */
 	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 64, 0, X.rkey ^ 0x100, 0, 5));
 	CHECK(wait1(NULL) == IBV_WC_REM_ACCESS_ERR);
+	xm_down();
+}
+
+/*
+ * RoCE addressed by IP: each machine's IPv4-mapped GID (::ffff:127.0.0.3,
+ * ::ffff:127.0.0.2, the machines' own addresses, GID 2 of their first
+ * function) routes to that machine's port, both ways.
+ */
+static void test_rc_by_ipv4_mapped_gid(void)
+{
+	union ibv_gid peer = {.raw = {[10] = 0xff, [11] = 0xff, [12] = 127, [13] = 0, [14] = 0, [15] = 3}};
+	union ibv_gid own = {.raw = {[10] = 0xff, [11] = 0xff, [12] = 127, [13] = 0, [14] = 0, [15] = 2}};
+	union ibv_gid g2;
+	struct ibv_qp *qp;
+
+	xm_up();
+	CHECK_OK(ibv_query_gid(X.c, 1, 2, &g2));
+	CHECK(memcmp(g2.raw, own.raw, 16) == 0);
+	CHECK((qp = rc_qp_by(&peer, &own)) != NULL);
+	fill(xm_mem, XM_LEN, 9);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 4000, 100, X.rkey, 0, 1));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(peer_sum(100, 4000) == fnv(xm_mem, 4000));
+	memset(xm_mem, 0, 8192);
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 4096, 4000, 100, X.rkey, 0, 2));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(fnv(xm_mem + 4096, 4000) == peer_sum(100, 4000));
 	xm_down();
 }
 
@@ -735,7 +772,7 @@ static void xm_second_peer(struct xm_peer *s)
 	line = th_proc_line(s->p);
 	CHECK(line != NULL && sscanf(line, "PEER %u %u %llu %32s %u", &s->qpn, &s->rkey, &s->raddr, hex, &s->dctn) == 5);
 	CHECK(th_hex_decode(hex, s->pgid.raw, 16) == 16);
-	CHECK(s->pgid.raw[7] == 4);
+	CHECK(s->pgid.raw[9] == 127 && s->pgid.raw[14] == 4);
 }
 
 /*
@@ -819,6 +856,7 @@ int main(int argc, char **argv)
 		return th_summary("test_verbs_xm_rendezvous");
 	}
 	RUN(test_rc_write_read);
+	RUN(test_rc_by_ipv4_mapped_gid);
 	RUN(test_rc_send_rnr_imm_atomic);
 	RUN(test_rc_in_flight_order);
 	RUN(test_rc_stream);

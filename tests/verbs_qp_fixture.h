@@ -92,6 +92,15 @@ static inline int vq_to_init(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
+/* An address of the context's own port: is_global with its GID 0 as destination (source index 0). */
+static inline int vq_grh_self(struct ibv_context *c, struct ibv_ah_attr *ah)
+{
+	ah->is_global = 1;
+	ah->grh.sgid_index = 0;
+	ah->grh.hop_limit = 64;
+	return ibv_query_gid(c, 1, 0, &ah->grh.dgid);
+}
+
 static inline int vq_to_rtr(struct ibv_qp *qp, uint32_t dest, uint8_t min_rnr_timer)
 {
 	struct ibv_qp_attr a = {
@@ -104,6 +113,9 @@ static inline int vq_to_rtr(struct ibv_qp *qp, uint32_t dest, uint8_t min_rnr_ti
 		.ah_attr = {.dlid = 1, .port_num = 1},
 	};
 
+	/* A RoCE port routes by GID only (the kernel refuses an address without a GRH): its own GID 0. */
+	if (vq_grh_self(qp->context, &a.ah_attr) != 0)
+		return EINVAL;
 	if (qp->qp_type == IBV_QPT_UD)
 		return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

@@ -36,10 +36,19 @@ check 'vendor_id:			0x02c9' "ibv_devinfo"
 check 'vendor_part_id:			41686' "ibv_devinfo"
 check 'fw_ver:				24.35.1012' "ibv_devinfo"
 check 'PORT_ACTIVE (4)' "ibv_devinfo"
-check 'active_mtu:		4096 (5)' "ibv_devinfo"
-check 'link_layer:		InfiniBand' "ibv_devinfo"
-check 'port_lid:		2$' "ibv_devinfo"
-check 'GID\[  0\]:		fe80:0000:0000:0000:0053:44ff:fe0b:0000' "ibv_devinfo"
+# A RoCE port as a BlueField-2 shows it: the MTU of a 1500-byte netdev, no LID, the mlx5 GID table.
+check 'active_mtu:		1024 (3)' "ibv_devinfo"
+check 'link_layer:		Ethernet' "ibv_devinfo"
+check 'port_lid:		0$' "ibv_devinfo"
+check 'sm_lid:			0$' "ibv_devinfo"
+check 'port_cap_flags:		0x04010000' "ibv_devinfo"
+check 'gid_tbl_len:		256' "ibv_devinfo"
+check 'active_speed:		25.0 Gbps (32)' "ibv_devinfo"
+check 'GID\[  0\]:		fe80:0000:0000:0000:0053:44ff:fe0b:0000, RoCE v1' "ibv_devinfo"
+check 'GID\[  1\]:		fe80::53:44ff:fe0b:0, RoCE v2' "ibv_devinfo"
+check 'GID\[  2\]:		0000:0000:0000:0000:0000:ffff:c0a8:6401, RoCE v1' "ibv_devinfo"
+check 'GID\[  3\]:		::ffff:192.168.100.1, RoCE v2' "ibv_devinfo"
+check 'GID\[  5\]:		fd00:100::1, RoCE v2' "ibv_devinfo"
 # Loaded ours, not the system's (which would find no device here and fail).
 if LD_LIBRARY_PATH=$lib LD_DEBUG=libs /usr/bin/ibv_devinfo -l 2>&1 | grep -q "calling init: $lib/libibverbs.so.1"; then
 	pass=$((pass + 1))

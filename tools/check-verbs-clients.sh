@@ -78,25 +78,30 @@ run() {
 
 SRV=() CLI=()
 pp='[0-9]+ bytes in [0-9.]+ seconds'
-run "ibv_rc_pingpong" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c
-run "ibv_rc_pingpong -e" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -e
-run "ibv_rc_pingpong -t" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -t
-run "ibv_rc_pingpong -N" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -N
-run "ibv_rc_pingpong -s 64 -r 16 -m 4096" "$pp" ibv_rc_pingpong -d mlx5_0 -n 500 -c -s 64 -r 16 -m 4096
+# The ports are RoCE: ibv_rc_pingpong must be given a GID index (-g; without one it
+# sends no GRH, which a RoCE port refuses), perftest one too (-x): GID 3 is the
+# RoCE v2 entry of the function's IPv4 address, GID 0 the link-local RoCE v1 one.
+run "ibv_rc_pingpong -g 0" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 0
+run "ibv_rc_pingpong -g 3 -e" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 3 -e
+run "ibv_rc_pingpong -g 0 -t" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 0 -t
+run "ibv_rc_pingpong -g 0 -N" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 0 -N
+run "ibv_rc_pingpong -g 0 -s 64 -r 16 -m 4096" "$pp" ibv_rc_pingpong -d mlx5_0 -n 500 -c -g 0 -s 64 -r 16 -m 4096
 # perftest: the result row starts with the message size.
-run "ib_write_bw" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -s 65536 -n 200
-run "ib_write_bw -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -a -n 20
-run "ib_read_bw" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -s 65536 -n 200
-run "ib_write_lat" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_lat -d mlx5_0 -F -s 64 -n 500
-run "ib_send_lat" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -s 64 -n 500
-run "ib_send_lat -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -a -n 20
+run "ib_write_bw -x 3" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
+run "ib_write_bw -x 3 -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 3 -a -n 20
+run "ib_read_bw -x 3" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
+run "ib_write_lat -x 0" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_lat -d mlx5_0 -F -x 0 -s 64 -n 500
+run "ib_send_lat -x 3" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -x 3 -s 64 -n 500
+run "ib_send_lat -x 3 -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -x 3 -a -n 20
 # Two machines: every request crosses UCX (skipped without libucp).
 if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 	SRV=(env SOFTDPU_MACHINE=127.0.0.3 UCX_TLS=tcp UCX_NET_DEVICES=lo)
 	CLI=(env SOFTDPU_MACHINE=127.0.0.2 UCX_TLS=tcp UCX_NET_DEVICES=lo)
+	# GID 3: ::ffff:<the machine's address>, RoCE v2 (docs/TOPOLOGY.md).
 	run "ibv_rc_pingpong -g 0, two machines" "$pp" ibv_rc_pingpong -d mlx5_0 -n 100 -c -g 0
-	run "ib_write_bw -x 0, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 0 -s 65536 -n 200
-	run "ib_read_bw -x 0, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -x 0 -s 65536 -n 200
+	run "ibv_rc_pingpong -g 3, two machines" "$pp" ibv_rc_pingpong -d mlx5_0 -n 100 -c -g 3
+	run "ib_write_bw -x 3, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
+	run "ib_read_bw -x 3, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
 	run "ib_send_lat -x 0, two machines" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -x 0 -s 64 -n 200
 	SRV=() CLI=()
 fi

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "hw_prm.h"
+#include "hw_gid.h"
 #include "hw_qp.h"
 
 #define HW_AV_EXTENDED 0x80000000u /* dqp_dct: the address vector is the 48-byte form */
@@ -47,9 +48,15 @@ static inline void hw_av_set_dc(struct hw_wqe_datagram_seg *av, uint32_t dctn, u
 	av->dqp_dct = htobe32((dctn & 0xffffffu) | HW_AV_EXTENDED);
 }
 
-/* The address names the DCT's port: its GID when a GRH is asked for, else its LID. */
+/*
+ * The address names the DCT's port: on Ethernet by any GID of the port's
+ * table (GID 0 first, the usual one), else its GID when a GRH is asked for,
+ * else its LID.
+ */
 static inline bool hw_dc_port_ok(const struct hw_qp *t, const struct hw_wqe_datagram_seg *av)
 {
+	if (t->sh->roce)
+		return memcmp(av->rgid, t->sh->gid, sizeof(av->rgid)) == 0 || hw_gid_port_has((uint16_t)t->sh->lid, av->rgid);
 	if (be32toh(av->grh_gid_fl) & HW_AV_GRH)
 		return memcmp(av->rgid, t->sh->gid, sizeof(av->rgid)) == 0;
 	return be16toh(av->rlid) == t->sh->lid;

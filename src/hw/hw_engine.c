@@ -40,7 +40,8 @@
 #include "hw_dct.h"
 #include "hw_eng_fast.h"
 #include "hw_eng_thread.h"
-#include "hw_machine.h"
+#include "hw_gid.h"
+#include "hw_grh.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_umr.h"
@@ -668,21 +669,15 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
 
-/* The 40-byte IB GRH a UD receiver finds ahead of the payload when the sender asked for one. */
-static void eng_grh(uint8_t *g, const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av, uint32_t len, bool imm)
+/* Whether a destination GID is another machine's port (hw_gid.h): true and *machine. */
+static bool eng_gid_elsewhere(const uint8_t gid[16], uint32_t *machine)
 {
-	uint32_t w0 = 6u << 28 | (uint32_t)av->tclass << 20 | (be32toh(av->grh_gid_fl) & HW_AV_FLOW_LABEL_MASK);
-	/* What follows the GRH on the wire: BTH, DETH, the immediate, the padded payload, the ICRC. */
-	uint16_t paylen = (uint16_t)(12 + 8 + (imm ? 4 : 0) + ((len + 3) & ~3u) + 4);
+	struct hw_gid_dest d;
 
-	w0 = htobe32(w0);
-	memcpy(g, &w0, 4);
-	paylen = htobe16(paylen);
-	memcpy(g + 4, &paylen, 2);
-	g[6] = 0x1b; /* next header: BTH */
-	g[7] = av->hop_limit;
-	memcpy(g + 8, qp->gid, 16);
-	memcpy(g + 24, av->rgid, 16);
+	hw_gid_route(gid, &d);
+	if (machine != NULL)
+		*machine = d.machine;
+	return d.where == HW_GID_MACHINE;
 }
 
 /* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
@@ -693,10 +688,14 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 
 	if (qkey & HW_QKEY_USE_QP)
 		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
-	/* A GID of another machine's subnet (hw_machine.h) names a port behind a router: not a QP of this device. */
-	if ((be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && hw_machine_gid_elsewhere(av->rgid, qp->gid))
-		return false;
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
+		return false;
+	/* RoCE routes by GID alone: the QP of that number takes the datagram only on the port that has it (GID 0 first). */
+	if (qp->roce && memcmp(av->rgid, dst->sh->gid, sizeof(av->rgid)) != 0 &&
+	    !hw_gid_port_has((uint16_t)dst->sh->lid, av->rgid))
+		return false;
+	/* An InfiniBand GRH to another machine's subnet (hw_machine.h) names a port behind a router. */
+	if (!qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && eng_gid_elsewhere(av->rgid, NULL))
 		return false;
 	st = hw_qp_state_of(dst);
 	if (st != HW_QP_RTR && st != HW_QP_RTS)
@@ -718,7 +717,8 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *peer, const struct eng_list *src)
 {
 	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
-	bool grh = (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
+	/* RoCE packets always carry a GRH; the address's bit is reserved there (mlx5_create_ah). */
+	bool grh = qp->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
 	struct eng_list dst, hdr;
 	struct hw_cqe_fields f = { 0 };
 	uint8_t g[HW_UD_GRH_BYTES];
@@ -738,8 +738,12 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 		return;
 	}
 	if (grh) {
+		uint8_t sgid[16];
+		enum hw_gid_type type;
+
 		eng_list_init(&hdr);
-		eng_grh(g, qp, av, (uint32_t)src->total, imm);
+		hw_grh_source(qp->lid, qp->gid, qp->roce, av, sgid, &type);
+		hw_grh_write(g, sgid, type, av, (uint32_t)src->total, imm);
 		eng_add(&hdr, g, sizeof(g));
 		eng_copy(&dst, &hdr);
 	}
@@ -750,7 +754,7 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	f.imm = imm ? w->imm : 0;
 	f.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(av->stat_rate_sl & 0xf) << HW_CQE_RQPN_SL_SHIFT |
 		       qp->qpn;
-	f.slid = qp->lid;
+	f.slid = qp->roce ? 0 : qp->lid; /* RoCE has no LIDs */
 	eng_rcv_complete(peer, &r, &f);
 }
 
@@ -1136,21 +1140,22 @@ static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
 
 	if (w->end < at + av_len)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-	if ((be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && hw_machine_gid_elsewhere(av->rgid, qp->gid)) {
+	/* The own port's GID 0 (the usual DC address) is here without a look-up. */
+	if ((qp->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0) && memcmp(av->rgid, qp->gid, sizeof(av->rgid)) != 0 &&
+	    eng_gid_elsewhere(av->rgid, &machine)) {
 		/* A DCT of another machine: the address goes with the request; what follows it is RC's. */
 		memcpy(avc, av, sizeof(avc));
-		memcpy(&machine, av->rgid + 4, sizeof(machine));
 		memcpy(w->b + av_len, w->b, at);
 		w->p = w->b + av_len;
 		w->end -= av_len;
-		return eng_exec_xm(qp, w, be32toh(machine), avc);
+		return eng_exec_xm(qp, w, machine, avc);
 	}
 	w->dest = hw_dc_target_get((const void *)(w->b + at));
 	if (w->dest == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (w->rqpn == 0) { /* hw_qp_exec_one names the requester of another machine */
 		w->rqpn = qp->qpn;
-		w->slid = qp->lid;
+		w->slid = qp->roce ? 0 : qp->lid;
 	}
 	/* The ctrl segment moved up over the address: the WQE the RC code sees starts there. */
 	memcpy(w->b + av_len, w->b, at);

@@ -11,7 +11,6 @@
 
 #define HW_SUBNET_LINK_LOCAL 0xfe80000000000000ull
 #define HW_SUBNET_MACHINE 0xfec0000000000000ull /* | ipv4 << 0: fec0:0000:<a.b>:<c.d> */
-#define HW_SUBNET_MACHINE_MASK 0xffffffff00000000ull
 
 static struct {
 	pthread_once_t once;
@@ -42,23 +41,57 @@ uint64_t hw_machine_subnet_prefix(void)
 	return machine.named ? HW_SUBNET_MACHINE | machine.ipv4 : HW_SUBNET_LINK_LOCAL;
 }
 
-bool hw_machine_of_prefix(uint64_t prefix, uint32_t *ipv4)
+static uint32_t machine_ip(const uint8_t *b)
 {
-	if ((prefix & HW_SUBNET_MACHINE_MASK) != HW_SUBNET_MACHINE)
-		return false;
-	*ipv4 = (uint32_t)prefix;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static void machine_mac(uint32_t ip, uint8_t n, uint8_t mac[6])
+{
+	mac[0] = 0x06, mac[1] = (uint8_t)(ip >> 24), mac[2] = (uint8_t)(ip >> 16);
+	mac[3] = (uint8_t)(ip >> 8), mac[4] = (uint8_t)ip, mac[5] = n;
+}
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != 0)
+			return false;
 	return true;
+}
+
+bool hw_machine_of_gid(const uint8_t g[16], uint32_t *ipv4, uint8_t mac[6])
+{
+	static const uint8_t ib[4] = { 0xfe, 0xc0, 0x00, 0x00 }, v4[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t ll[8] = { 0xfe, 0x80 }, v6[4] = { 0xfd, 0x00, 0x53, 0x44 };
+
+	memset(mac, 0, 6);
+	if (memcmp(g, ib, sizeof(ib)) == 0) {
+		*ipv4 = machine_ip(g + 4);
+		return true;
+	}
+	if (memcmp(g, v4, sizeof(v4)) == 0) {
+		*ipv4 = machine_ip(g + 12);
+		machine_mac(*ipv4, 0, mac);
+		return true;
+	}
+	if (memcmp(g, ll, sizeof(ll)) == 0 && g[8] == (0x06 ^ 0x02) && g[11] == 0xff && g[12] == 0xfe) {
+		uint8_t b[4] = { g[9], g[10], g[13], g[14] };
+
+		*ipv4 = machine_ip(b);
+		machine_mac(*ipv4, g[15], mac);
+		return true;
+	}
+	if (memcmp(g, v6, sizeof(v6)) == 0 && all_zero(g + 8, 7) && g[15] != 0) {
+		*ipv4 = machine_ip(g + 4);
+		machine_mac(*ipv4, (uint8_t)(g[15] - 1), mac);
+		return true;
+	}
+	return false;
 }
 
 const char *hw_machine_tag(void)
 {
 	pthread_once(&machine.once, machine_load);
 	return machine.tag;
-}
-
-bool hw_machine_gid_elsewhere(const uint8_t dgid[16], const uint8_t own_gid[16])
-{
-	static const uint8_t named[4] = { 0xfe, 0xc0, 0x00, 0x00 };
-
-	return memcmp(dgid, named, sizeof(named)) == 0 && memcmp(dgid, own_gid, 8) != 0;
 }

@@ -6,9 +6,10 @@
  * (an IPv4 address) makes the process stand for another machine, so several
  * processes of one host behave as machines joined by a network: each machine
  * has its own shared-memory namespace (hw_machine_tag in the names), its own
- * host id (exports from another machine go through UCX), and its own IB
- * subnet: the port's GID prefix names the machine, as routed IB subnets have
- * distinct prefixes. Read once, on first use.
+ * host id (exports from another machine go through UCX), and addresses of
+ * its own: its GIDs name it (hw_machine_of_gid; an InfiniBand port's prefix
+ * is the machine's subnet, as routed IB subnets have distinct prefixes).
+ * Read once, on first use.
  */
 #ifndef HW_MACHINE_H_
 #define HW_MACHINE_H_
@@ -20,22 +21,24 @@
 bool hw_machine_ipv4(uint32_t *ipv4);
 
 /*
- * The subnet prefix of this machine's port GIDs (host byte order): the
- * link-local fe80::/64 by default, fec0:0:<a.b>:<c.d>::/64 (site-local,
- * carrying the address) for a named machine.
+ * The subnet prefix of this machine's InfiniBand port GIDs (host byte
+ * order): the link-local fe80::/64 by default, fec0:0:<a.b>:<c.d>::/64
+ * (site-local, carrying the address) for a named machine. RoCE ports take
+ * their GIDs from their addresses instead (hw_gid.h).
  */
 uint64_t hw_machine_subnet_prefix(void);
 
-/* The machine a GID subnet prefix names: true and *ipv4 for a prefix of the fec0:0 form. */
-bool hw_machine_of_prefix(uint64_t prefix, uint32_t *ipv4);
-
 /*
- * Whether a destination GID lies on another machine: its prefix is a named
- * machine's (the fec0:0 form) and not the subnet of own_gid (a port GID of
- * this device). Within one subnet IB delivers by LID and only carries the
- * GRH, so any other GID (link-local, zero) stays on this machine.
+ * The machine a GID names by its form (docs/TOPOLOGY.md), whether or not a
+ * port has it: true, *ipv4 (host order) and *mac (the port's MAC when the
+ * form tells it, else zero) for
+ *   fec0:0:<a.b>:<c.d>::/64            an InfiniBand port of machine a.b.c.d;
+ *   ::ffff:a.b.c.d                     machine a.b.c.d's own address (its first function);
+ *   fe80::<EUI-64 of 06:a:b:c:d:n>     the link-local GID of its function n;
+ *   fd00:5344:<a.b>:<c.d>::<n + 1>     the IPv6 GID of its function n.
+ * (hw_topology.h gives a named machine these addresses.)
  */
-bool hw_machine_gid_elsewhere(const uint8_t dgid[16], const uint8_t own_gid[16]);
+bool hw_machine_of_gid(const uint8_t gid[16], uint32_t *ipv4, uint8_t mac[6]);
 
 /* Part of every device-wide shared-memory name: "" by default, "-m<a.b.c.d>" for a named machine. */
 const char *hw_machine_tag(void);

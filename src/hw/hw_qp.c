@@ -224,6 +224,7 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.qkey = attr->qkey,
 		.min_rnr_timer = attr->min_rnr_timer,
 		.lid = attr->lid,
+		.roce = attr->roce,
 		.dc_key = attr->dc_key,
 		.life_idx = HW_LIFE_NONE,
 		.rights = HW_QP_RIGHTS_ALL,
@@ -261,6 +262,7 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	qp->srq = attr->srq;
 	qp->rnr_retry = attr->rnr_retry;
 	qp->lid = attr->lid;
+	qp->roce = attr->roce;
 	memcpy(qp->gid, attr->gid, sizeof(qp->gid));
 	qp->rnr_deadline = HW_QP_NO_DEADLINE;
 	if (attr->srq != NULL)
@@ -570,7 +572,13 @@ bool hw_qp_xm_busy(const struct hw_qp *qp)
 	return qp != NULL && __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE) != 0;
 }
 
-enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
+/* A QP of no port (LID 0: a FlexIO queue, addressed by its number alone) is on every one. */
+static bool qp_on_port(const struct hw_qp *peer, uint16_t lid)
+{
+	return lid == 0 || peer->sh->lid == 0 || peer->sh->lid == lid;
+}
+
+enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t lid)
 {
 	struct hw_qp *peer;
 	enum hw_status st;
@@ -584,17 +592,22 @@ enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
 		st = hw_qp_attach_num(dest_qpn, &peer);
 		if (st == HW_ERR_NOMEM)
 			return st;
-		if (st != HW_OK || peer->type != qp->type) {
+		if (st != HW_OK || peer->type != qp->type || !qp_on_port(peer, lid)) {
 			hw_qp_detach(peer);
 			return HW_ERR_KEY;
 		}
-	} else if (peer->type != qp->type) {
-		return HW_ERR_KEY; /* an RC QP answers RC requests only, a UC QP UC ones */
+	} else if (peer->type != qp->type || !qp_on_port(peer, lid)) {
+		return HW_ERR_KEY; /* an RC QP answers RC requests only, a UC QP UC ones; a port its own QPs */
 	}
 	qp_set_peer(qp, peer, peer->view != NULL);
 	if (peer->view != NULL)
 		hw_eng_wake(); /* its owner's life is now watched */
 	return HW_OK;
+}
+
+enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
+{
+	return hw_qp_connect_port(qp, dest_qpn, 0);
 }
 
 enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled)

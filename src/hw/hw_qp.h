@@ -117,7 +117,8 @@ struct hw_qp_attr {
 	uint8_t min_rnr_timer;
 	uint8_t rnr_retry;
 	uint16_t lid;		/* the port's LID: slid of what this QP sends over UD */
-	uint8_t gid[16];	/* the port's GID: the source GID of the GRHs it sends */
+	uint8_t gid[16];	/* the port's GID 0: the source GID of the GRHs it sends */
+	bool roce;		/* an Ethernet port: every address carries a GRH, the AV's GRH bit clear (hw_gid.h) */
 	uint64_t dc_key;	/* DCT: the access key a DCI's WQE must carry */
 	/*
 	 * Reachable from the other processes of the device: the QP's block is
@@ -164,6 +165,7 @@ struct hw_qp_sh {
 	uint32_t lid;	    /* the port: a DC address must name it (DCT) */
 	uint64_t dc_key;    /* DCT */
 	uint8_t gid[16];
+	uint32_t roce;	    /* an Ethernet port: a DC address names it by any GID of its table */
 	uint32_t life_idx;  /* the owner's entry of the life table (hw_life.h), HW_LIFE_NONE: not watched so */
 	uint32_t life_tid;  /* its holder thread: the word reads this while the owner lives */
 	/*
@@ -216,6 +218,7 @@ struct hw_qp {
 	uint8_t dc_rnr_timer;	 /* DCI: the min_rnr_timer of the DCT that last answered RNR */
 	uint16_t lid;
 	uint8_t gid[16];
+	bool roce;		 /* hw_qp_attr.roce */
 	uint32_t sq_pi;		 /* the last rung producer counter */
 	uint32_t drivers;	 /* threads that asked to run the SQ; the first one runs it */
 	uint8_t rnr_left;	 /* retries left for the stalled WQE */
@@ -292,6 +295,13 @@ void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer);
  * within about 100 ms and moves qp to ERR (receives and sends flushed).
  */
 enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn);
+
+/*
+ * hw_qp_connect_qpn to a QP of the port standing for lid only (HW_ERR_KEY
+ * when the QP of that number is on another port); a QP created with no
+ * port (lid 0: a FlexIO queue) is reached from any.
+ */
+enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t lid);
 
 /*
  * A program that writes WQEs, the send record and the doorbell register

@@ -17,6 +17,7 @@
 
 #include "base_config.h"
 #include "base_log.h"
+#include "hw_machine.h"
 
 struct hw_topology {
 	uint32_t n;
@@ -72,6 +73,7 @@ enum topo_key {
 	K_REPRESENTS,
 	K_EMULATED,
 	K_HOTPLUG,
+	K_LINK,
 	K_COUNT,
 };
 
@@ -80,12 +82,13 @@ static const char *const key_names[K_COUNT] = {
 	[K_PCI] = "pci",     [K_VUID] = "vuid",	    [K_IBDEV] = "ibdev",	   [K_IFACE] = "iface",
 	[K_MAC] = "mac",     [K_IPV4] = "ipv4",	    [K_IPV6] = "ipv6",		   [K_CAPS] = "caps",
 	[K_REPRESENTS] = "represents", [K_EMULATED] = "emulated", [K_HOTPLUG] = "hotplug",
+	[K_LINK] = "link",
 };
 
 #define KB(k) (1u << (k))
 static const uint32_t function_keys = KB(K_NAME) | KB(K_SIDE) | KB(K_TYPE) | KB(K_PARENT) | KB(K_PCI) |
 				      KB(K_VUID) | KB(K_IBDEV) | KB(K_IFACE) | KB(K_MAC) | KB(K_IPV4) |
-				      KB(K_IPV6) | KB(K_CAPS);
+				      KB(K_IPV6) | KB(K_CAPS) | KB(K_LINK);
 static const uint32_t rep_keys = KB(K_NAME) | KB(K_PARENT) | KB(K_REPRESENTS) | KB(K_EMULATED) | KB(K_HOTPLUG) |
 				 KB(K_PCI) | KB(K_TYPE) | KB(K_VUID) | KB(K_IFACE);
 
@@ -343,6 +346,12 @@ static int parse_addrs(const struct parse_ctx *c, const struct record *r, struct
 		return perr(c, "malformed IPv4 address '%s'", r->v[K_IPV4]);
 	if (r->v[K_IPV6] != NULL && inet_pton(AF_INET6, r->v[K_IPV6], f->ipv6) != 1)
 		return perr(c, "malformed IPv6 address '%s'", r->v[K_IPV6]);
+	if (r->v[K_LINK] == NULL || strcmp(r->v[K_LINK], "eth") == 0)
+		f->link = HW_LINK_ETH;
+	else if (strcmp(r->v[K_LINK], "ib") == 0)
+		f->link = HW_LINK_IB;
+	else
+		return perr(c, "link must be eth or ib, not '%s'", r->v[K_LINK]);
 	return 0;
 }
 
@@ -550,6 +559,39 @@ static struct hw_topology *topo_parse(FILE *in, const char *src)
 	return t;
 }
 
+/*
+ * A named machine on the built-in topology: addresses of its own, derived
+ * from its IPv4 a.b.c.d, so no two machines claim the same ones and each
+ * GID names its machine (hw_machine_of_gid): the MAC 06:a:b:c:d:<index>,
+ * the machine's own IPv4 on the first function (the rendezvous of hw_xm.h
+ * is there) and none on the others, the IPv6 fd00:5344:<a.b>:<c.d>::<index + 1>.
+ */
+static void topo_machine_addrs(struct hw_topology *t)
+{
+	uint32_t ip, i;
+	uint8_t a[4];
+
+	if (!hw_machine_ipv4(&ip))
+		return;
+	a[0] = (uint8_t)(ip >> 24), a[1] = (uint8_t)(ip >> 16), a[2] = (uint8_t)(ip >> 8), a[3] = (uint8_t)ip;
+	for (i = 0; i < t->n; i++) {
+		struct hw_function *f = &t->fn[i];
+
+		if (f->is_rep)
+			continue;
+		f->mac[0] = 0x06;
+		memcpy(f->mac + 1, a, 4);
+		f->mac[5] = (uint8_t)i;
+		memset(f->ipv4, 0, sizeof(f->ipv4));
+		if (i == 0)
+			memcpy(f->ipv4, a, 4);
+		memset(f->ipv6, 0, sizeof(f->ipv6));
+		f->ipv6[0] = 0xfd, f->ipv6[2] = 0x53, f->ipv6[3] = 0x44;
+		memcpy(f->ipv6 + 4, a, 4);
+		f->ipv6[15] = (uint8_t)(i + 1);
+	}
+}
+
 static struct hw_topology *topo_load(void)
 {
 	const char *path = base_config_topology();
@@ -568,6 +610,8 @@ static struct hw_topology *topo_load(void)
 	}
 	t = topo_parse(in, path);
 	fclose(in);
+	if (t != NULL && base_config_topology() == NULL)
+		topo_machine_addrs(t);
 	return t;
 }
 

@@ -48,6 +48,12 @@ enum hw_cap {
 };
 #define HW_CAP_ALL_MASK ((1u << 10) - 1)
 
+/* The link layer of a function's port: Ethernet (RoCE), as a BlueField-2 ships, or InfiniBand. */
+enum hw_link {
+	HW_LINK_ETH = 0,
+	HW_LINK_IB = 1,
+};
+
 struct hw_pci_addr {
 	uint16_t domain;
 	uint8_t bus;	  /* 0..255 */
@@ -75,15 +81,19 @@ struct hw_function {
 	char ibdev[HW_TOPO_IBDEV_SIZE];	   /* "" for representors */
 	char iface[HW_TOPO_IFACE_SIZE];
 	uint8_t mac[6];
-	uint8_t ipv4[4];
-	uint8_t ipv6[16];
+	uint8_t ipv4[4];    /* network order; all zero: none */
+	uint8_t ipv6[16];   /* all zero: none */
+	enum hw_link link;
 	uint32_t caps;	    /* enum hw_cap bits; 0 for representors */
 };
 
 struct hw_topology;
 
 /*
- * The process's topology, loaded on first call. NULL when SOFTDPU_TOPOLOGY
+ * The process's topology, loaded on first call. A machine named by
+ * SOFTDPU_MACHINE (hw_machine.h) that uses the built-in topology gets
+ * addresses of its own (docs/TOPOLOGY.md): MACs 06:a:b:c:d:<index>, the
+ * machine's IPv4 on the first function and IPv6 fd00:5344:<a.b>:<c.d>::<index+1>. NULL when SOFTDPU_TOPOLOGY
  * names a file that cannot be read or is malformed (the reason is logged):
  * a refused file never silently becomes the default topology.
  */

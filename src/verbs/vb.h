@@ -19,6 +19,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "hw_cq.h"
+#include "hw_gid.h"
 #include "hw_mem.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
@@ -43,7 +44,9 @@ struct vb_device {
 	uint64_t node_guid;	  /* big-endian, as ibv_get_device_guid returns it */
 	const struct vb_dv_ops *dv;
 	uint32_t func_id;	  /* hw_function.id: the PD owner, and the port's LID source */
-	uint16_t lid;
+	uint16_t lid;		  /* the port inside the device; reported on InfiniBand only */
+	bool roce;		  /* an Ethernet port (hw_function.link) */
+	struct hw_function fn;	  /* the function's snapshot: its addresses fill the GID table (hw_gid.h) */
 	uint8_t mac[6];
 	_Atomic uint32_t next_uar_page; /* devx UAR page ids, per device */
 };
@@ -195,6 +198,7 @@ struct vb_qp {
 	/* Attributes as set (query_qp returns them). */
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
+	uint8_t dmac[6];	  /* RoCE: the primary path's destination MAC, resolved at the move to RTR */
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "hw_gid.h"
 #include "hw_topology.h"
 #include "vb_export.h"
 #include "vb_int.h"
@@ -22,16 +23,6 @@
 static struct vb_device vb_devs[HW_TOPO_MAX_FUNCS];
 static int vb_ndevs = -1;	/* -1: the topology was refused */
 static pthread_once_t vb_devs_once = PTHREAD_ONCE_INIT;
-
-/* EUI-64 from the MAC, as a port GUID is formed from it: ff:fe in the middle, U/L bit flipped. */
-static uint64_t vb_guid_from_mac(const uint8_t mac[6])
-{
-	uint8_t b[8] = {mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
-	uint64_t g;
-
-	memcpy(&g, b, sizeof(g));
-	return g;		/* the bytes in wire order: big-endian as a __be64 */
-}
 
 static void vb_device_init(struct vb_device *dev, const struct hw_function *f, int idx, int n)
 {
@@ -46,10 +37,11 @@ static void vb_device_init(struct vb_device *dev, const struct hw_function *f, i
 	dev->magic = VB_MAGIC_DEVICE;
 	dev->func_index = (uint32_t)idx;
 	dev->func_id = f->id;
-	/* LID 1 is the (absent) subnet manager's; a function's is unique on the card. */
-	dev->lid = (uint16_t)(f->id + 1);
+	dev->lid = hw_gid_port_lid(f);
+	dev->roce = f->link == HW_LINK_ETH;
+	dev->fn = *f;
 	memcpy(dev->mac, f->mac, sizeof(dev->mac));
-	dev->node_guid = vb_guid_from_mac(f->mac);
+	hw_gid_guid(f->mac, (uint8_t *)&dev->node_guid); /* the bytes in wire order: big-endian as a __be64 */
 	dev->dv = &vb_dv_ops_impl;
 }
 

@@ -49,6 +49,8 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 	return 0;
 }
 
+static_assert(sizeof(struct hw_wqe_datagram_seg) == sizeof(struct mlx5_wqe_av), "the AH's AV is mlx5's");
+
 #define VB_OBJ_ALL                                                                                 \
 	(MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_RWQ | MLX5DV_OBJ_DM |          \
 	 MLX5DV_OBJ_AH | MLX5DV_OBJ_PD)
@@ -139,9 +141,10 @@ static int vb_dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 
 	if (obj == NULL || type == 0 || (type & ~(uint64_t)VB_OBJ_ALL))
 		return EINVAL;
-	if (type & ~(uint64_t)(MLX5DV_OBJ_PD | MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ))
+	if (type & ~(uint64_t)(MLX5DV_OBJ_PD | MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_AH))
 		return EOPNOTSUPP;
 	if (((type & MLX5DV_OBJ_PD) && (obj->pd.in == NULL || obj->pd.out == NULL)) ||
+	    ((type & MLX5DV_OBJ_AH) && (obj->ah.in == NULL || obj->ah.out == NULL)) ||
 	    ((type & MLX5DV_OBJ_QP) && (obj->qp.in == NULL || obj->qp.out == NULL)) ||
 	    ((type & MLX5DV_OBJ_CQ) && (obj->cq.in == NULL || obj->cq.out == NULL)) ||
 	    ((type & MLX5DV_OBJ_SRQ) && (obj->srq.in == NULL || obj->srq.out == NULL)))
@@ -152,6 +155,11 @@ static int vb_dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 		rc = vb_dv_cq(obj->cq.out, obj->cq.in);
 	if (rc == 0 && (type & MLX5DV_OBJ_SRQ))
 		rc = vb_dv_srq(obj->srq.out, obj->srq.in);
+	if (rc == 0 && (type & MLX5DV_OBJ_AH)) {
+		/* The AV the AH's UD WQEs carry, in the layout of struct mlx5_wqe_av (hw_prm.h checks its offsets). */
+		obj->ah.out->av = (struct mlx5_wqe_av *)(void *)&((struct vb_ah *)(void *)obj->ah.in)->av;
+		obj->ah.out->comp_mask = 0;
+	}
 	if (rc == 0 && (type & MLX5DV_OBJ_PD)) {
 		obj->pd.out->pdn = obj->pd.in->handle;
 		obj->pd.out->comp_mask = 0;

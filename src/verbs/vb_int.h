@@ -270,8 +270,17 @@ static inline uint32_t vb_log2_up(uint32_t n)
 	return l;
 }
 
-#define VB_GID_TBL_LEN 128
 #define VB_PORT 1
 #define VB_PKEY_DEFAULT 0xffff
+
+/*
+ * An address on the device's port (an AH's, a QP's primary path): 0, or
+ * EINVAL for another port, and on an Ethernet port for no GRH or a source
+ * GID index that is not a valid entry, as the kernel refuses them (vb_ah.c).
+ */
+int vb_ah_attr_ok(const struct vb_device *dev, const struct ibv_ah_attr *attr);
+
+/* The destination MAC of a RoCE destination GID (zero when no port has it). */
+void vb_dmac(const uint8_t dgid[16], uint8_t mac[6]);
 
 #endif /* VB_INT_H_ */

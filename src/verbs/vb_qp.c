@@ -199,15 +199,16 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 		.lid = ctx->dev->lid,
 		.shared = true,
 	};
-	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
+	struct hw_gid_entry g0;
 	enum hw_status st;
 	uint32_t qpn;
 	int rc = vb_alloc_type_errno("MLX_QP");
 
 	if (rc != 0)
 		return rc;
-	memcpy(ha.gid, &prefix, 8);
-	memcpy(ha.gid + 8, &ctx->dev->node_guid, 8);
+	if (hw_gid_get(&ctx->dev->fn, 0, &g0))
+		memcpy(ha.gid, g0.gid, sizeof(ha.gid));
+	ha.roce = ctx->dev->roce;
 	st = hw_id_alloc(HW_ID_QPN, &qpn);
 	if (st != HW_OK)
 		return vb_id_errno(st);
@@ -448,9 +449,8 @@ static int vb_qp_values_ok(const struct vb_qp *qp, const struct ibv_qp_attr *a, 
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return EINVAL;
-	if ((mask & IBV_QP_AV) && a->ah_attr.port_num != 0 && a->ah_attr.port_num != VB_PORT)
+	if ((mask & IBV_QP_AV) && vb_ah_attr_ok(vb_ctx(qp->qpx.qp_base.context)->dev, &a->ah_attr) != 0)
 		return EINVAL;
-	(void)qp;
 	return 0;
 }
 
@@ -567,14 +567,35 @@ static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
 	}
 }
 
-/* The address names a port of another machine's subnet (hw_machine.h). */
-static bool vb_qp_other_subnet(const struct ibv_qp_attr *k)
+/*
+ * Connects an RC or UC QP moving to RTR to the port its address names: by
+ * its GID (hw_gid.h) when it has a GRH (always on RoCE): a port of this
+ * machine, whose QP of that number only is reached; another machine's,
+ * through the fabric (hw_xm.h, RC only); nobody's. Without a GRH
+ * (InfiniBand), by number on this machine. As on a fabric, the modify
+ * succeeds either way; sends to nobody fail (RC: transport retries
+ * exceeded) or are lost (UC).
+ */
+static void vb_qp_route(struct vb_qp *qp, const struct ibv_qp_attr *k)
 {
-	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
-	uint8_t own[16] = { 0 };
+	bool roce = vb_ctx(qp->qpx.qp_base.context)->dev->roce;
+	struct hw_gid_dest d = { .where = HW_GID_HERE };
 
-	memcpy(own, &prefix, sizeof(prefix));
-	return k->ah_attr.is_global && hw_machine_gid_elsewhere(k->ah_attr.grh.dgid.raw, own);
+	if (k->ah_attr.is_global)
+		hw_gid_route(k->ah_attr.grh.dgid.raw, &d);
+	if (roce)
+		vb_dmac(k->ah_attr.grh.dgid.raw, qp->dmac);
+	/* An InfiniBand GRH that names no port keeps LID routing: the GID is only carried within a subnet. */
+	if (!roce && d.where == HW_GID_NOWHERE)
+		d.where = HW_GID_HERE, d.lid = 0;
+	if (d.where == HW_GID_MACHINE && qp->qpx.qp_base.qp_type == IBV_QPT_RC) {
+		(void)hw_qp_connect_machine(qp->hw, d.machine, k->dest_qp_num);
+		return;
+	}
+	if (d.where == HW_GID_HERE && hw_qp_connect_port(qp->hw, k->dest_qp_num, roce ? d.lid : 0) == HW_OK)
+		return;
+	BASE_DBG("QP %u: no QP %u to connect to", qp->qpx.qp_base.qp_num, k->dest_qp_num);
+	hw_qp_connect(qp->hw, NULL);
 }
 
 /* A QP's remote access flags as the device's responder rights. */
@@ -596,20 +617,9 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 		(void)hw_qp_set_qkey(qp->hw, k->qkey);
 	if (mask & (IBV_QP_MIN_RNR_TIMER | IBV_QP_RNR_RETRY))
 		(void)hw_qp_set_rnr(qp->hw, k->min_rnr_timer, k->rnr_retry);
-	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
-	    vb_qp_other_subnet(k)) {
-		/* Another machine's port (hw_machine.h): its requests go through the fabric (hw_xm.h). */
-		uint32_t machine;
-
-		memcpy(&machine, k->ah_attr.grh.dgid.raw + 4, sizeof(machine));
-		(void)hw_qp_connect_machine(qp->hw, be32toh(machine), k->dest_qp_num);
-	} else if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR &&
-		   (qp->qpx.qp_base.qp_type == IBV_QPT_RC || qp->qpx.qp_base.qp_type == IBV_QPT_UC) &&
-		   hw_qp_connect_qpn(qp->hw, k->dest_qp_num) != HW_OK) {
-		/* As on a fabric: the modify succeeds, the sends fail (transport retries exceeded). */
-		BASE_DBG("QP %u: no QP %u to connect to", qp->qpx.qp_base.qp_num, k->dest_qp_num);
-		hw_qp_connect(qp->hw, NULL);
-	}
+	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR &&
+	    (qp->qpx.qp_base.qp_type == IBV_QPT_RC || qp->qpx.qp_base.qp_type == IBV_QPT_UC))
+		vb_qp_route(qp, k);
 	if (cur == to)
 		return 0;
 	if (to == IBV_QPS_RESET)

@@ -1,14 +1,14 @@
 /*
  * vb_query — what a device says about itself: a BlueField-2 function (its
- * ConnectX-6 Dx part) with one active InfiniBand port. The limits are the
- * ones the emulated device enforces (vb_int.h; docs/STATUS.md).
+ * ConnectX-6 Dx part) with one active port, Ethernet (RoCE) unless the
+ * topology makes it InfiniBand (link=ib). The limits are the ones the
+ * emulated device enforces (vb_int.h; docs/STATUS.md).
  */
 #include <endian.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "hw_machine.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -70,25 +70,49 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	a->phys_port_cnt = 1;
 }
 
+/* An InfiniBand port: a LID, a subnet manager (LID 1), 4X HDR. */
+static void vb_port_attr_ib(const struct vb_device *dev, struct ibv_port_attr *p)
+{
+	p->active_mtu = IBV_MTU_4096;
+	p->gid_tbl_len = HW_GID_TBL_LEN_IB;
+	p->port_cap_flags = IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP;
+	p->lid = dev->lid;
+	p->sm_lid = 1;
+	p->max_vl_num = 4;	    /* VL0-7 */
+	p->subnet_timeout = 18;
+	p->active_width = 2;	    /* 4X */
+	p->active_speed = 64;	    /* HDR: 4X HDR = 200 Gb/s */
+	p->link_layer = IBV_LINK_LAYER_INFINIBAND;
+}
+
+/*
+ * An Ethernet port as mlx5 reports it (mlx5_query_port_roce): no LID, no
+ * subnet manager, no VLs; CM and IP-based GIDs; the active MTU the largest
+ * IB MTU that fits the netdev's 1500 bytes with RoCE's headers (1024);
+ * 100GBASE-CR4, which the driver reports as 4X EDR.
+ */
+static void vb_port_attr_eth(struct ibv_port_attr *p)
+{
+	p->active_mtu = IBV_MTU_1024;
+	p->gid_tbl_len = HW_GID_TBL_LEN_ETH;
+	p->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
+	p->active_width = 2;	    /* 4X */
+	p->active_speed = 32;	    /* EDR: 4 lanes of 25 Gb/s */
+	p->link_layer = IBV_LINK_LAYER_ETHERNET;
+}
+
 void vb_port_attr(const struct vb_device *dev, struct ibv_port_attr *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->state = IBV_PORT_ACTIVE;
 	p->max_mtu = IBV_MTU_4096;
-	p->active_mtu = IBV_MTU_4096;
-	p->gid_tbl_len = VB_GID_TBL_LEN;
-	p->port_cap_flags = IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP;
 	p->max_msg_sz = HW_QP_MAX_MSG;
 	p->pkey_tbl_len = 1;
-	p->lid = dev->lid;
-	p->sm_lid = 1;
-	p->lmc = 0;
-	p->max_vl_num = 4;	    /* VL0-7 */
-	p->subnet_timeout = 18;
-	p->active_width = 2;	    /* 4X */
-	p->active_speed = 64;	    /* HDR: 4X HDR = 200 Gb/s, a BlueField-2 port */
 	p->phys_state = 5;	    /* LinkUp */
-	p->link_layer = IBV_LINK_LAYER_INFINIBAND;
+	if (dev->roce)
+		vb_port_attr_eth(p);
+	else
+		vb_port_attr_ib(dev, p);
 }
 
 int vb_query_device(struct ibv_context *c, struct ibv_device_attr *attr)
@@ -167,77 +191,84 @@ VB_EXPORT int vb_query_port_1_1(struct ibv_context *context, uint8_t port_num,
 VB_SYMVER(vb_query_port_1_1, ibv_query_port, "IBVERBS_1.1");
 
 /*
- * GID 0 is <machine subnet prefix>::<port GUID> (fe80:: by default; a named
- * machine's own prefix, hw_machine.h); the other entries are empty.
+ * The entry at index of the port's table (hw_gid.h): 0, ENODATA for an empty
+ * entry of the table, EINVAL for another port or an index beyond it.
  */
-static int vb_gid(struct vb_context *ctx, uint32_t port, uint32_t index, union ibv_gid *gid)
+static int vb_gid(struct vb_context *ctx, uint32_t port, uint32_t index, struct hw_gid_entry *e)
 {
-	if (port != VB_PORT || index >= VB_GID_TBL_LEN)
+	if (port != VB_PORT || index >= hw_gid_tbl_len(&ctx->dev->fn))
 		return EINVAL;
-	memset(gid, 0, sizeof(*gid));
-	if (index != 0)
-		return ENODATA;
-	gid->global.subnet_prefix = htobe64(hw_machine_subnet_prefix());
-	gid->global.interface_id = ctx->dev->node_guid;
-	return 0;
+	memset(e, 0, sizeof(*e));
+	return hw_gid_get(&ctx->dev->fn, index, e) ? 0 : ENODATA;
 }
 
 VB_EXPORT int vb_query_gid_1_1(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid);
 VB_EXPORT int vb_query_gid_1_1(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
 {
 	struct vb_context *ctx = vb_ctx_checked(context);
-	int rc;
+	struct hw_gid_entry e;
 
 	if (ctx == NULL || gid == NULL || index < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* An empty entry of a valid index reads as the zero GID, as the kernel's table does. */
-	rc = vb_gid(ctx, port_num, (uint32_t)index, gid);
-	if (rc == EINVAL) {
+	/* An empty entry of a valid index reads as the zero GID, as rdma-core's ibv_query_gid does. */
+	if (vb_gid(ctx, port_num, (uint32_t)index, &e) == EINVAL) {
 		errno = EINVAL;
 		return -1;
 	}
+	memcpy(gid->raw, e.gid, sizeof(gid->raw));
 	return 0;
 }
 VB_SYMVER(vb_query_gid_1_1, ibv_query_gid, "IBVERBS_1.1");
+
+static void vb_gid_entry(const struct hw_gid_entry *h, uint32_t port, uint32_t index, struct ibv_gid_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->gid.raw, h->gid, sizeof(e->gid.raw));
+	e->gid_index = index;
+	e->port_num = port;
+	e->gid_type = (uint32_t)h->type; /* hw_gid_type numbers the types as enum ibv_gid_type */
+	e->ndev_ifindex = 0;		  /* no netdev of this host stands behind the port */
+}
 
 VB_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
 				struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
 {
 	struct vb_context *ctx = vb_ctx_checked(context);
+	struct hw_gid_entry h;
 	struct ibv_gid_entry e;
 	int rc;
 
 	if (ctx == NULL || entry == NULL || flags != 0 || entry_size < sizeof(e))
 		return EINVAL;
-	memset(&e, 0, sizeof(e));
-	rc = vb_gid(ctx, port_num, gid_index, &e.gid);
+	rc = vb_gid(ctx, port_num, gid_index, &h);
 	if (rc != 0)
 		return rc;
-	e.gid_index = gid_index;
-	e.port_num = port_num;
-	e.gid_type = IBV_GID_TYPE_IB;
+	vb_gid_entry(&h, port_num, gid_index, &e);
 	memcpy(entry, &e, sizeof(e));
 	return 0;
 }
 
+/* The valid entries of every port (one here), each entry_size bytes apart: their count, or -errno. */
 VB_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
 				       size_t max_entries, uint32_t flags, size_t entry_size)
 {
 	struct vb_context *ctx = vb_ctx_checked(context);
+	struct hw_gid_entry t[HW_GID_MAX];
 	struct ibv_gid_entry e;
+	uint32_t n, i;
 
 	if (ctx == NULL || entries == NULL || flags != 0 || entry_size < sizeof(e))
 		return -EINVAL;
-	if (max_entries < 1)
-		return -EINVAL;	/* the table has one valid entry */
-	memset(&e, 0, sizeof(e));
-	vb_gid(ctx, VB_PORT, 0, &e.gid);
-	e.port_num = VB_PORT;
-	e.gid_type = IBV_GID_TYPE_IB;
-	memcpy(entries, &e, sizeof(e));
-	return 1;
+	n = hw_gid_table(&ctx->dev->fn, t);
+	if (max_entries < n)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		vb_gid_entry(&t[i], VB_PORT, i, &e);
+		memcpy((uint8_t *)entries + i * entry_size, &e, sizeof(e));
+	}
+	return n;
 }
 
 /* PRIVATE_34, not in the public headers; ibv_devinfo calls it for every GID. */
@@ -247,13 +278,15 @@ VB_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, 
 				 enum vb_gid_type_sysfs *type)
 {
 	struct vb_context *ctx = vb_ctx_checked(context);
-	union ibv_gid gid;
+	struct hw_gid_entry e;
+	int rc;
 
-	if (ctx == NULL || type == NULL || vb_gid(ctx, port_num, index, &gid) != 0) {
+	if (ctx == NULL || type == NULL || (rc = vb_gid(ctx, port_num, index, &e)) == EINVAL) {
 		errno = EINVAL;
 		return -1;
 	}
-	*type = VB_GID_TYPE_SYSFS_IB_ROCE_V1;
+	/* An empty entry reads as RoCE v1, as rdma-core answers for one. */
+	*type = rc == 0 && e.type == HW_GID_TYPE_ROCE_V2 ? VB_GID_TYPE_SYSFS_ROCE_V2 : VB_GID_TYPE_SYSFS_IB_ROCE_V1;
 	return 0;
 }
 

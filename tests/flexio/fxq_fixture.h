@@ -169,6 +169,10 @@ static inline int host_connect(struct fx *f)
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = flexio_qp_get_qp_num(f->qp);
 	a.ah_attr.port_num = 1;
+	a.ah_attr.is_global = 1; /* RoCE: the device's own port, by its GID 0 */
+	a.ah_attr.grh.hop_limit = 1;
+	if (ibv_query_gid(ctx, 1, 0, &a.ah_attr.grh.dgid) != 0)
+		return -1;
 	a.min_rnr_timer = 1;
 	a.max_dest_rd_atomic = 16; /* the device's READs and atomics */
 	if (ibv_modify_qp(f->hqp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

@@ -231,6 +231,10 @@ static int host_qp_up(struct host *h, uint32_t dest)
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest;
 	a.ah_attr.port_num = 1;
+	a.ah_attr.is_global = 1; /* RoCE: the device's own port, by its GID 0 */
+	a.ah_attr.grh.hop_limit = 1;
+	if (ibv_query_gid(h->qp->context, 1, 0, &a.ah_attr.grh.dgid) != 0)
+		return -1;
 	a.min_rnr_timer = 1;
 	if (ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
