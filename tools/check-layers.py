@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["base", "hw", "fabric", "doca", "verbs", "flexio"]
+LAYERS = ["base", "hw", "fabric", "doca", "verbs", "flexio", "rdmacm"]
 # What each layer may include, itself among them.
 SEES = {
     "base": {"base"},
@@ -36,6 +36,7 @@ SEES = {
     "doca": {"base", "hw", "fabric", "doca"},
     "verbs": {"base", "hw", "fabric", "verbs"},
     "flexio": {"base", "hw", "fabric", "flexio"},
+    "rdmacm": {"base", "hw", "rdmacm"},
 }
 # One header of each layer; "public" is the vendor API (include/).
 HEADER = {
@@ -45,10 +46,11 @@ HEADER = {
     "doca": "dc_log.h",
     "verbs": "vb_int.h",
     "flexio": "fx_int.h",
+    "rdmacm": "cm_int.h",
     "public": "doca_types.h",
 }
-SEES_PUBLIC = {"doca", "verbs", "flexio"}
-SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs", "flexio": "src/flexio"}
+SEES_PUBLIC = {"doca", "verbs", "flexio", "rdmacm"}
+SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs", "flexio": "src/flexio", "rdmacm": "src/rdmacm"}
 DROP_WITH_ARG = {"-o", "-MQ", "-MF", "-MT", "-c"}
 DROP_ALONE = {"-MD", "-MMD"}
 
