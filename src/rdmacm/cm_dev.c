@@ -48,6 +48,10 @@ static struct cm_dev *cm_dev_open(struct cm_dev *dev)
 		goto fail_close;
 	dev->lid = pa.lid;
 	dev->mtu = pa.active_mtu;
+	/* The PD an id gets with its device, as librdmacm's (rdma_reg_msgs() uses id->pd). */
+	dev->pd = ibv_alloc_pd(dev->verbs);
+	if (dev->pd == NULL)
+		goto fail_close;
 	return dev;
 fail_close:
 	ibv_close_device(dev->verbs);

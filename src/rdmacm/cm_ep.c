@@ -197,7 +197,8 @@ CM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id
 	pthread_mutex_lock(&cm_lock);
 	rc = cm_migrate_locked(c, NULL);
 	pthread_mutex_unlock(&cm_lock);
-	c->id.pd = listen->pd;
+	if (listen->pd != NULL)
+		c->id.pd = listen->pd;
 	if (rc == 0 && l->ep_attr != NULL) {
 		struct ibv_qp_init_attr a = *l->ep_attr;
 

@@ -87,8 +87,11 @@ void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev)
 	id->dev = dev;
 	id->id.verbs = dev != NULL ? dev->verbs : NULL;
 	id->id.port_num = dev != NULL ? dev->port_num : 0;
-	if (dev != NULL)
-		id->id.route.addr.addr.ibaddr.sgid = dev->gid;
+	if (dev == NULL)
+		return;
+	id->id.route.addr.addr.ibaddr.sgid = dev->gid;
+	if (id->id.pd == NULL)
+		id->id.pd = dev->pd;
 }
 
 /* Frees id and what hangs on it (cm_lock held; nobody holds its events). */

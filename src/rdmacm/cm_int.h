@@ -135,7 +135,7 @@ struct cm_id {
 	uint8_t responder_resources, initiator_depth, retry_count, rnr_retry_count;
 	int unacked;			/* events retrieved and not acked */
 	pthread_cond_t acked;
-	bool sync;
+	bool sync;			/* owns a private channel: calls wait for their outcome */
 	bool own_qp_cqs;		/* rdma_create_qp made the CQs */
 	bool peer_gone;
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep's QP attributes, for rdma_get_request */

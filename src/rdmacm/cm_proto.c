@@ -59,6 +59,7 @@ void cm_proto_accept_sock(struct cm_id *listener, int fd)
 		return;
 	}
 	c->sock = fd;
+	c->sync = false; /* on the listener's channel, not owning it (rdma_get_request moves it) */
 	c->listener = listener;
 	c->state = CM_REQ_WAIT;
 	if (cm_loop_watch(c, fd) != 0)

@@ -189,66 +189,85 @@ static void cm_free_cqs(struct cm_id *id)
 	id->own_qp_cqs = false;
 }
 
-CM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+/* The PD of a QP or SRQ made without one: the id's (rdma_create_ep), else the device's default. */
+static struct ibv_pd *cm_default_pd(struct cm_id *id)
+{
+	return id->id.pd != NULL ? id->id.pd : id->dev->pd;
+}
+
+static int cm_qp_cqs(struct cm_id *id, struct ibv_qp_init_attr_ex *a)
+{
+	struct ibv_qp_init_attr cq_attr;
+
+	if (a->send_cq != NULL && a->recv_cq != NULL)
+		return 0;
+	memset(&cq_attr, 0, sizeof(cq_attr));
+	cq_attr.cap = a->cap;
+	if (cm_make_cqs(id, &cq_attr) != 0)
+		return -1;
+	if (a->send_cq == NULL)
+		a->send_cq = id->id.send_cq;
+	if (a->recv_cq == NULL)
+		a->recv_cq = id->id.recv_cq;
+	return 0;
+}
+
+CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
 	struct cm_id *cid = (struct cm_id *)id;
-	struct ibv_qp_init_attr a;
+	struct ibv_qp_init_attr_ex a;
 	struct ibv_qp *qp;
+	int rc;
 
-	if (id == NULL || qp_init_attr == NULL || cid->dev == NULL || id->qp != NULL) {
+	if (id == NULL || attr == NULL || cid->dev == NULL || id->qp != NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (pd == NULL)
-		pd = id->pd != NULL ? id->pd : cid->dev->pd;
-	if (pd == NULL) {
-		cid->dev->pd = ibv_alloc_pd(id->verbs);
-		pd = cid->dev->pd;
+	a = *attr;
+	if (!(a.comp_mask & IBV_QP_INIT_ATTR_PD) || a.pd == NULL) {
+		a.pd = cm_default_pd(cid);
+		a.comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
-	if (pd == NULL || pd->context != id->verbs) {
+	if (a.pd == NULL || a.pd->context != id->verbs) {
 		errno = EINVAL;
 		return -1;
 	}
-	a = *qp_init_attr;
-	a.qp_type = a.qp_type ? a.qp_type : id->qp_type;
+	if (a.qp_type == 0)
+		a.qp_type = id->qp_type;
 	if (a.srq == NULL)
 		a.srq = id->srq;
-	if ((a.send_cq == NULL || a.recv_cq == NULL) && cm_make_cqs(cid, &a) != 0)
+	errno = 0;
+	if (cm_qp_cqs(cid, &a) != 0)
 		goto fail;
-	if (a.send_cq == NULL)
-		a.send_cq = id->send_cq;
-	if (a.recv_cq == NULL)
-		a.recv_cq = id->recv_cq;
-	qp = ibv_create_qp(pd, &a);
+	qp = ibv_create_qp_ex(id->verbs, &a);
 	if (qp == NULL)
 		goto fail;
 	id->qp = qp;
+	id->pd = qp->pd;
 	pthread_mutex_lock(&cm_lock);
-	if (cm_qp_init(cid) != 0) {
-		pthread_mutex_unlock(&cm_lock);
+	rc = cm_qp_init(cid);
+	pthread_mutex_unlock(&cm_lock);
+	if (rc != 0) {
 		id->qp = NULL;
 		ibv_destroy_qp(qp);
-		errno = EINVAL;
+		errno = rc;
 		goto fail;
 	}
-	pthread_mutex_unlock(&cm_lock);
-	qp_init_attr->cap = a.cap;
+	attr->cap = a.cap;
 	return 0;
 fail:
+	rc = errno != 0 ? errno : ENOMEM;
 	cm_free_cqs(cid);
-	if (errno == 0)
-		errno = ENOMEM;
+	errno = rc;
 	return -1;
 }
 
-CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *qp_init_attr)
+CM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
-	struct ibv_qp_init_attr a;
+	struct ibv_qp_init_attr_ex a;
 
-	if (id == NULL || qp_init_attr == NULL ||
-	    (qp_init_attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) != 0) {
-		errno = EOPNOTSUPP;
-		cm_log_unsupported("rdma_create_qp_ex with attributes beyond rdma_create_qp's");
+	if (id == NULL || qp_init_attr == NULL) {
+		errno = EINVAL;
 		return -1;
 	}
 	memset(&a, 0, sizeof(a));
@@ -259,7 +278,9 @@ CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_e
 	a.cap = qp_init_attr->cap;
 	a.qp_type = qp_init_attr->qp_type;
 	a.sq_sig_all = qp_init_attr->sq_sig_all;
-	if (rdma_create_qp(id, (qp_init_attr->comp_mask & IBV_QP_INIT_ATTR_PD) ? qp_init_attr->pd : NULL, &a) != 0)
+	a.pd = pd;
+	a.comp_mask = pd != NULL ? IBV_QP_INIT_ATTR_PD : 0;
+	if (rdma_create_qp_ex(id, &a) != 0)
 		return -1;
 	qp_init_attr->cap = a.cap;
 	return 0;
@@ -283,9 +304,7 @@ CM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct i
 		return -1;
 	}
 	if (pd == NULL)
-		pd = id->pd != NULL ? id->pd : cid->dev->pd;
-	if (pd == NULL)
-		pd = cid->dev->pd = ibv_alloc_pd(id->verbs);
+		pd = cm_default_pd(cid);
 	id->srq = pd != NULL ? ibv_create_srq(pd, attr) : NULL;
 	return id->srq != NULL ? 0 : -1;
 }
