@@ -140,7 +140,7 @@ void cm_channel_drop_events(struct cm_channel *ch, struct cm_id *id)
 			continue;
 		cm_list_del(&e->link);
 		if (e->ev.listen_id == &id->id && e->owner != id)
-			cm_id_free_locked(e->owner); /* a request nobody saw */
+			cm_id_drop_locked(e->owner); /* a request nobody saw */
 		free(e);
 		if (cm_list_empty(&ch->events))
 			cm_fd_drain(ch->ch.fd);

@@ -15,7 +15,7 @@
 
 static struct cm_dev cm_devs[CM_MAX_DEVS];
 static int cm_ndevs = -1;
-static struct ibv_device **cm_ibdevs;
+static struct ibv_device **cm_ibdevs; /* kept: the devices stay listed for the process */
 
 /* Lists the devices once (cm_lock held). */
 static void cm_dev_list(void)
@@ -67,7 +67,7 @@ struct cm_dev *cm_dev_by_name(const char *ibdev)
 
 	cm_dev_list();
 	for (i = 0; i < cm_ndevs; i++)
-		if (strcmp(ibv_get_device_name(cm_devs[i].ibdev), ibdev) == 0)
+		if (strcmp(ibv_get_device_name(cm_ibdevs[i]), ibdev) == 0)
 			return cm_dev_open(&cm_devs[i]);
 	return NULL;
 }

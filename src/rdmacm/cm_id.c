@@ -124,6 +124,20 @@ void cm_id_free_locked(struct cm_id *id)
 	free(id);
 }
 
+/* Frees id; a request never answered is rejected first, as the IB CM does when its id goes. */
+void cm_id_drop_locked(struct cm_id *id)
+{
+	if (id->state == CM_REQ_RCVD && id->sock >= 0) {
+		struct cm_msg m;
+		bool ud = id->id.qp_type == IBV_QPT_UD;
+
+		cm_wire_fill(id, &m, ud ? CM_MSG_SIDR_REP : CM_MSG_REJ);
+		m.status = ud ? CM_SIDR_REJECT : CM_REJ_CONSUMER_DEFINED;
+		(void)cm_wire_send(id, &m);
+	}
+	cm_id_free_locked(id);
+}
+
 CM_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 			     enum rdma_port_space ps)
 {
@@ -168,15 +182,7 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	/* rdma_destroy_id(3): waits until every event reported on the id is acked. */
 	while (cid->unacked > 0)
 		pthread_cond_wait(&cid->acked, &cm_lock);
-	/* A request never answered is rejected, as the IB CM does when its id goes. */
-	if (cid->state == CM_REQ_RCVD && cid->sock >= 0) {
-		struct cm_msg m;
-
-		cm_wire_fill(cid, &m, id->qp_type == IBV_QPT_UD ? CM_MSG_SIDR_REP : CM_MSG_REJ);
-		m.status = id->qp_type == IBV_QPT_UD ? CM_SIDR_REJECT : CM_REJ_CONSUMER_DEFINED;
-		(void)cm_wire_send(cid, &m);
-	}
-	cm_id_free_locked(cid);
+	cm_id_drop_locked(cid);
 	pthread_mutex_unlock(&cm_lock);
 	return 0;
 }

@@ -184,6 +184,7 @@ struct cm_id *cm_id_alloc_locked(struct cm_channel *ch, void *context, enum rdma
 struct cm_id *cm_id_by_serial(uint64_t serial);
 void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev);
 void cm_id_free_locked(struct cm_id *id);
+void cm_id_drop_locked(struct cm_id *id);
 int cm_ps_qp_type(enum rdma_port_space ps, enum ibv_qp_type *type);
 int cm_migrate_locked(struct cm_id *id, struct cm_channel *to);
 
