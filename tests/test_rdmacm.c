@@ -4,7 +4,9 @@
  * rdma_listen(3), rdma_resolve_addr(3), rdma_destroy_id(3)): the events of a
  * connection and their order, private data both ways, a port nobody listens
  * on, a port taken twice, an address no port has, an id destroyed with
- * events pending, a peer process that dies, and a UD service lookup.
+ * events pending, a peer process that dies, a UD service lookup, the device
+ * list, IPv6 and the wildcard, and the synchronous endpoints of
+ * rdma_create_ep(3).
  *
  * Statuses are the IB CM's (rdma_get_cm_event(3): "Under InfiniBand, this is
  * the reject reason carried in the IB CM REJ message"): 8 "invalid service
@@ -14,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #include "harness.h"
 
@@ -554,6 +558,176 @@ static void test_ud_lookup(void)
 	CHECK_OK(ibv_dereg_mr(rmr));
 }
 
+/* rdma_get_devices(3): every device of the process, open, NULL-terminated; a bound id's verbs is one of them. */
+static void test_devices(void)
+{
+	static struct side s;
+	struct ibv_device **list;
+	struct ibv_context **ctxs;
+	struct sockaddr_in a = addr4("127.0.0.1", next_port());
+	int n = -1, nv = -1, i;
+	bool found = false;
+
+	th_defer(side_free, &s);
+	list = ibv_get_device_list(&nv);
+	CHECK(list != NULL && nv > 0);
+	ibv_free_device_list(list);
+	ctxs = rdma_get_devices(&n);
+	CHECK(ctxs != NULL);
+	th_defer((th_cleanup_fn)rdma_free_devices, ctxs);
+	CHECK(n == nv && ctxs[n] == NULL);
+	CHECK_OK(side_open(&s, RDMA_PS_TCP));
+	CHECK(s.id->verbs == NULL);
+	CHECK_OK(rdma_bind_addr(s.id, (struct sockaddr *)&a));
+	for (i = 0; i < n; i++)
+		found |= ctxs[i] == s.id->verbs;
+	CHECK(found && s.id->port_num == 1);
+	CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0);
+}
+
+/*
+ * A listener on the IPv6 wildcard takes a request for ::1; the request's id
+ * reports the addresses the requester used, and the requester's are the
+ * reverse.
+ */
+static void test_ipv6_wildcard(void)
+{
+	static struct side srv, cli;
+	struct sockaddr_in6 any, lo;
+	struct rdma_cm_event ev;
+	struct sockaddr_in6 *l, *r;
+	uint16_t port = next_port();
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+
+	th_defer(side_free, &srv);
+	th_defer(side_free, &cli);
+	memset(&any, 0, sizeof(any));
+	any.sin6_family = AF_INET6;
+	any.sin6_port = htons(port);
+	lo = any;
+	lo.sin6_addr = in6addr_loopback;
+	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
+	CHECK_OK(rdma_bind_addr(srv.id, (struct sockaddr *)&any));
+	CHECK_OK(rdma_listen(srv.id, 1));
+	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
+	CHECK_OK(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&lo, 2000));
+	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL));
+	CHECK_OK(rdma_resolve_route(cli.id, 2000));
+	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, NULL));
+	CHECK_OK(rdma_connect(cli.id, &p));
+	CHECK(expect_event(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev, NULL));
+	l = (struct sockaddr_in6 *)rdma_get_local_addr(ev.id);
+	r = (struct sockaddr_in6 *)rdma_get_peer_addr(ev.id);
+	CHECK(l->sin6_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&l->sin6_addr) && ntohs(l->sin6_port) == port);
+	CHECK(r->sin6_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&r->sin6_addr));
+	CHECK(r->sin6_port == rdma_get_src_port(cli.id) && r->sin6_port != 0);
+	CHECK(ev.id->verbs != NULL);
+	CHECK_OK(rdma_reject(ev.id, NULL, 0));
+	CHECK_OK(rdma_destroy_id(ev.id));
+	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_REJECTED, REJ_CONSUMER_DEFINED, NULL, NULL));
+}
+
+struct ep_server {
+	uint16_t port;
+	int rc;
+	char got[16];
+};
+
+/* rdma_server's way (rdma_create_ep(3), rdma_get_request(3)): synchronous ids, QPs made by the library. */
+static void *ep_server_run(void *arg)
+{
+	struct ep_server *s = arg;
+	struct rdma_addrinfo hints, *res = NULL;
+	struct ibv_qp_init_attr a;
+	struct rdma_cm_id *listen_id = NULL, *id = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_wc wc;
+	char port[8];
+
+	s->rc = -1;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_port_space = RDMA_PS_TCP;
+	snprintf(port, sizeof(port), "%u", s->port);
+	if (rdma_getaddrinfo("127.0.0.1", port, &hints, &res) != 0)
+		return NULL;
+	memset(&a, 0, sizeof(a));
+	a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	a.sq_sig_all = 1;
+	if (rdma_create_ep(&listen_id, res, NULL, &a) != 0 || rdma_listen(listen_id, 1) != 0)
+		goto out;
+	s->rc = -2;
+	if (rdma_get_request(listen_id, &id) != 0 || id->qp == NULL || id->recv_cq == NULL)
+		goto out;
+	s->rc = -3;
+	mr = rdma_reg_msgs(id, s->got, sizeof(s->got));
+	if (mr == NULL || rdma_post_recv(id, NULL, s->got, sizeof(s->got), mr) != 0 || rdma_accept(id, NULL) != 0)
+		goto out;
+	s->rc = -4;
+	if (rdma_get_recv_comp(id, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+		goto out;
+	s->rc = 0;
+	rdma_disconnect(id);
+out:
+	if (mr != NULL)
+		rdma_dereg_mr(mr);
+	if (id != NULL)
+		rdma_destroy_ep(id);
+	if (listen_id != NULL)
+		rdma_destroy_ep(listen_id);
+	rdma_freeaddrinfo(res);
+	return NULL;
+}
+
+static void test_sync_endpoints(void)
+{
+	static struct ep_server s;
+	static struct rdma_addrinfo *res;
+	static struct rdma_cm_id *id;
+	struct rdma_addrinfo hints;
+	struct ibv_qp_init_attr a;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	pthread_t t;
+	char port[8], msg[16] = "sync endpoint";
+
+	memset(&s, 0, sizeof(s));
+	s.port = next_port();
+	CHECK_OK(pthread_create(&t, NULL, ep_server_run, &s));
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	snprintf(port, sizeof(port), "%u", s.port);
+	CHECK_OK(rdma_getaddrinfo("127.0.0.1", port, &hints, &res));
+	th_defer((th_cleanup_fn)rdma_freeaddrinfo, res);
+	CHECK(res->ai_dst_addr != NULL && res->ai_qp_type == IBV_QPT_RC);
+	memset(&a, 0, sizeof(a));
+	a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	a.sq_sig_all = 1;
+	CHECK_OK(rdma_create_ep(&id, res, NULL, &a));
+	th_defer((th_cleanup_fn)rdma_destroy_ep, id);
+	/* Until the server listens, the synchronous connect is refused (ECONNREFUSED): try again. */
+	for (int i = 0; i < 2000; i++) {
+		if (rdma_connect(id, NULL) == 0)
+			break;
+		CHECK(errno == ECONNREFUSED);
+		rdma_destroy_ep(id);
+		th_undefer((th_cleanup_fn)rdma_destroy_ep, id);
+		usleep(5000);
+		CHECK_OK(rdma_create_ep(&id, res, NULL, &a));
+		th_defer((th_cleanup_fn)rdma_destroy_ep, id);
+	}
+	mr = rdma_reg_msgs(id, msg, sizeof(msg));
+	CHECK(mr != NULL);
+	CHECK_OK(rdma_post_send(id, NULL, msg, sizeof(msg), mr, 0));
+	CHECK(rdma_get_send_comp(id, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK(s.rc == 0 && memcmp(s.got, msg, sizeof(msg)) == 0);
+	CHECK_OK(rdma_dereg_mr(mr));
+	CHECK_OK(rdma_disconnect(id));
+}
+
 int main(void)
 {
 	port_base = (uint16_t)(20000 + (getpid() % 1000) * 10);
@@ -566,5 +740,8 @@ int main(void)
 	RUN(test_destroy_pending);
 	RUN(test_peer_killed);
 	RUN(test_ud_lookup);
+	RUN(test_devices);
+	RUN(test_ipv6_wildcard);
+	RUN(test_sync_endpoints);
 	return th_summary("test_rdmacm");
 }

@@ -89,10 +89,16 @@ exports() {
 if [ -e /usr/lib/x86_64-linux-gnu/librdmacm.so.1 ] || [ -e /lib/x86_64-linux-gnu/librdmacm.so.1 ]; then
 	deb=$(ls /usr/lib/*/librdmacm.so.1 /lib/*/librdmacm.so.1 2>/dev/null | head -1)
 	if diff <(exports "$deb") <(exports "$lib/librdmacm.so.1") >"$tmp/c"; then
-		report 1 "exports" "$(exports "$lib/librdmacm.so.1" | wc -l) names as $deb"
+		report 1 "exports" "$(exports "$lib/librdmacm.so.1" | wc -l) symbols and version nodes as $deb"
 	else
 		report 0 "exports"
 	fi
+fi
+
+if readelf -d "$lib/librdmacm.so.1" | grep -q 'Library soname: \[librdmacm.so.1\]'; then
+	report 1 "SONAME librdmacm.so.1"
+else
+	report 0 "SONAME librdmacm.so.1"
 fi
 
 run "rping -v -C 100" '^ping data: rdma-ping-99: ' \

@@ -13,7 +13,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "base_log.h"
 #include "cm_int.h"
 
 pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -232,19 +231,23 @@ CM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return 0;
 }
 
-/* The source of an unbound id: the destination's own IP when it is local, else the first port's. */
+/*
+ * The source of an id that is unbound, or bound to the wildcard: the
+ * destination's IP (a local address is its own port; another side's or the
+ * loopback range reaches the first port, whose IP the kernel would pick is
+ * not one the topology's devices route by), with the bound port or a random one.
+ */
 static void cm_pick_src(struct cm_id *id, const struct sockaddr *dst)
 {
-	uint16_t port;
+	uint16_t port = cm_addr_port((struct sockaddr *)&id->src);
 
 	memcpy(&id->src, dst, cm_addr_len(dst));
-	if (cm_resolve_local(dst) == NULL) {
-		/* Another side's address: leave the IP, it is only reported, never routed on. */
-		BASE_DBG("source of a remote destination taken as the destination's family");
+	if (port == 0) {
+		if (getrandom(&port, sizeof(port), 0) != sizeof(port))
+			port = (uint16_t)getpid();
+		port = (uint16_t)(32768 + port % 28000);
 	}
-	if (getrandom(&port, sizeof(port), 0) != sizeof(port))
-		port = (uint16_t)getpid();
-	cm_addr_set_port((struct sockaddr *)&id->src, (uint16_t)(32768 + port % 28000));
+	cm_addr_set_port((struct sockaddr *)&id->src, port);
 }
 
 static void cm_fill_path(struct cm_id *id)
@@ -284,7 +287,7 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 	}
 	if (id->state != CM_IDLE)
 		return EINVAL;
-	if (id->psock < 0)
+	if (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src))
 		cm_pick_src(id, dst);
 	memcpy(&id->dst, dst, cm_addr_len(dst));
 	memcpy(&id->id.route.addr.src_addr, &id->src, cm_addr_len((struct sockaddr *)&id->src));
