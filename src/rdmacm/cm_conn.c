@@ -97,6 +97,12 @@ static int cm_connect_locked(struct cm_id *id, struct rdma_conn_param *p)
 	cm_wire_fill(id, &m, ud ? CM_MSG_SIDR_REQ : CM_MSG_REQ);
 	cm_msg_param(&m, p, id);
 	rc = cm_wire_connect(id);
+	if (rc == EAGAIN) {
+		/* The listening process takes nothing: the REQ would go unanswered and time out. */
+		id->state = CM_REJECTED;
+		cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
+		return 0;
+	}
 	if (rc != 0) {
 		/* Nobody listens on the port: the IB CM's answer for an unknown service ID. */
 		BASE_DBG("connect to port %u: %s", cm_addr_port((struct sockaddr *)&id->dst), strerror(rc));

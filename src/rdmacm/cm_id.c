@@ -112,8 +112,8 @@ void cm_id_free_locked(struct cm_id *id)
 			continue;
 		c->listener = NULL;
 		if (c->state == CM_REQ_WAIT) {
-			next = cm_ids.next; /* the walk restarts: freeing c may free others */
 			cm_proto_refuse(c);
+			next = cm_ids.next; /* the walk restarts: refusing c freed it */
 		}
 	}
 	if (id->sync)

@@ -84,10 +84,14 @@ int cm_wire_connect(struct cm_id *id)
 	socklen_t len = cm_wire_name(&sun, id->id.ps, cm_addr_port((struct sockaddr *)&id->dst));
 	int fd, rc;
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
-	/* Blocking connect: the listener's CM thread accepts at once, so it never waits long. */
+	/*
+	 * Never waits (cm_lock is held): a unix connect completes at once into
+	 * the listener's queue, or fails (ECONNREFUSED: nobody listens; EAGAIN:
+	 * the queue is full because the listening process is not running).
+	 */
 	if (connect(fd, (struct sockaddr *)&sun, len) != 0) {
 		rc = errno;
 		close(fd);
