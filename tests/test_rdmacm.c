@@ -4,7 +4,8 @@
  * rdma_listen(3), rdma_resolve_addr(3), rdma_destroy_id(3)): the events of a
  * connection and their order, private data both ways, a port nobody listens
  * on, a port taken twice, an address no port has, an id destroyed with
- * events pending, a peer process that dies, a UD service lookup, the device
+ * events pending, a peer process that dies, a connection a forked child
+ * holds no part of, a UD service lookup, the device
  * list, IPv6 and the wildcard, and the synchronous endpoints of
  * rdma_create_ep(3).
  *
@@ -423,6 +424,11 @@ static void test_destroy_pending(void)
 
 static pid_t kid = -1;
 
+static void destroy_id_cb(void *id)
+{
+	rdma_destroy_id(id);
+}
+
 static void kid_reap(void *arg)
 {
 	(void)arg;
@@ -491,6 +497,44 @@ static void test_peer_killed(void)
 	kid = -1;
 	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL));
 	CHECK_OK(rdma_disconnect(cli.id));
+}
+
+/*
+ * A child forked while a connection is up holds no part of it: when the
+ * parent's requester goes, its peer sees DISCONNECTED although the child
+ * still runs.
+ */
+static void test_fork_holds_nothing(void)
+{
+	static struct side srv, cli;
+	struct rdma_cm_event ev;
+	uint16_t port = next_port();
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+
+	th_defer(side_free, &srv);
+	th_defer(side_free, &cli);
+	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", port));
+	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
+	CHECK(resolve(&cli, "127.0.0.1", port));
+	CHECK_OK(rdma_connect(cli.id, &p));
+	CHECK(expect_event(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev, NULL));
+	th_defer(destroy_id_cb, ev.id);
+	p.qp_num = 0x77;
+	CHECK_OK(rdma_accept(ev.id, &p));
+	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, NULL, NULL));
+	CHECK_OK(rdma_establish(cli.id));
+	CHECK(expect_event(srv.ch, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL));
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		for (;;)
+			pause();
+	}
+	th_defer(kid_reap, NULL);
+	CHECK_OK(rdma_destroy_id(cli.id));
+	cli.id = NULL;
+	CHECK(expect_event(srv.ch, RDMA_CM_EVENT_DISCONNECTED, 0, &ev, NULL));
 }
 
 /*
@@ -739,6 +783,7 @@ int main(void)
 	RUN(test_unknown_address);
 	RUN(test_destroy_pending);
 	RUN(test_peer_killed);
+	RUN(test_fork_holds_nothing);
 	RUN(test_ud_lookup);
 	RUN(test_devices);
 	RUN(test_ipv6_wildcard);

@@ -62,6 +62,7 @@ struct cm_id *cm_id_alloc(struct cm_channel *ch, void *context, enum rdma_port_s
 {
 	struct cm_id *id;
 
+	cm_loop_atfork();
 	pthread_mutex_lock(&cm_lock);
 	id = cm_id_alloc_locked(ch, context, ps, qp_type);
 	pthread_mutex_unlock(&cm_lock);
@@ -79,6 +80,25 @@ struct cm_id *cm_id_by_serial(uint64_t serial)
 			return id;
 	}
 	return NULL;
+}
+
+/*
+ * In a forked child: closes its copies of the parent's sockets, so the
+ * parent's peers still see the parent's death as EOF, and its ports free.
+ */
+void cm_ids_forget_sockets(void)
+{
+	struct cm_list *l;
+
+	for (l = cm_ids.next; l != &cm_ids; l = l->next) {
+		struct cm_id *id = cm_container_of(l, struct cm_id, link);
+
+		if (id->sock >= 0)
+			close(id->sock);
+		if (id->psock >= 0)
+			close(id->psock);
+		id->sock = id->psock = -1;
+	}
 }
 
 void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev)

@@ -183,6 +183,7 @@ struct cm_id *cm_id_alloc_locked(struct cm_channel *ch, void *context, enum rdma
 				 enum ibv_qp_type qp_type);
 struct cm_id *cm_id_by_serial(uint64_t serial);
 void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev);
+void cm_ids_forget_sockets(void);
 void cm_id_free_locked(struct cm_id *id);
 void cm_id_drop_locked(struct cm_id *id);
 int cm_ps_qp_type(enum rdma_port_space ps, enum ibv_qp_type *type);
@@ -233,6 +234,7 @@ int cm_wire_send(struct cm_id *id, struct cm_msg *m);
 void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type);
 
 /* cm_loop.c: the CM thread. */
+void cm_loop_atfork(void);
 int cm_loop_watch(struct cm_id *id, int fd);
 void cm_loop_unwatch(struct cm_id *id);
 

@@ -5,7 +5,8 @@
  * turns what arrives into events on the ids' channels, so a program that only
  * blocks in rdma_get_cm_event() or polls the channel's fd sees its peer's
  * REQ, REP, RTU, DREQ or death. Started on the first socket; a forked child
- * starts its own (the parent's ids are not the child's).
+ * starts its own, and the parent's ids are not the child's: it closes its
+ * copies of their sockets.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -94,16 +95,26 @@ static void cm_atfork_parent(void)
 
 static void cm_atfork_child(void)
 {
-	/* The thread is not in the child, and the parent's epoll set is not the child's to change. */
+	/*
+	 * The thread is not in the child, the parent's epoll set is not the
+	 * child's to change, and its connections are the parent's alone.
+	 */
 	if (cm_ep >= 0)
 		close(cm_ep);
 	cm_ep = -1;
+	cm_ids_forget_sockets();
 	pthread_mutex_unlock(&cm_lock);
 }
 
 static void cm_atfork_register(void)
 {
 	pthread_atfork(cm_atfork_prepare, cm_atfork_parent, cm_atfork_child);
+}
+
+/* Before the first socket: a fork must then close the child's copies. */
+void cm_loop_atfork(void)
+{
+	pthread_once(&cm_atfork_once, cm_atfork_register);
 }
 
 /* Starts the thread on first use (cm_lock held). */
@@ -113,7 +124,6 @@ static int cm_loop_start(void)
 	pthread_t t;
 	int ep, rc;
 
-	pthread_once(&cm_atfork_once, cm_atfork_register);
 	if (cm_ep >= 0)
 		return 0;
 	ep = epoll_create1(EPOLL_CLOEXEC);
