@@ -5,9 +5,9 @@
  * connection and their order, private data both ways, a port nobody listens
  * on, a port taken twice, an address no port has, an id destroyed with
  * events pending, a peer process that dies, a connection a forked child
- * holds no part of, a UD service lookup, the device
- * list, IPv6 and the wildcard, and the synchronous endpoints of
- * rdma_create_ep(3).
+ * holds no part of, a UD service lookup, the device list, IPv6 and the
+ * wildcard, the synchronous endpoints of rdma_create_ep(3), and
+ * rdma_init_qp_attr(3) with the options and SRQ calls.
  *
  * Statuses are the IB CM's (rdma_get_cm_event(3): "Under InfiniBand, this is
  * the reject reason carried in the IB CM REJ message"): 8 "invalid service
@@ -571,7 +571,8 @@ static void test_ud_lookup(void)
 	CHECK_OK(rdma_connect(cli.id, &p));
 	memset(got, 0xee, sizeof(got));
 	CHECK(expect_event(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev, got));
-	CHECK(memcmp(got, req, sizeof(req)) == 0);
+	CHECK(ev.param.ud.private_data_len == 180 && memcmp(got, req, sizeof(req)) == 0);
+	CHECK(ev.param.ud.qp_num == cli.id->qp->qp_num && ev.param.ud.ah_attr.is_global == 1);
 	conn.id = ev.id;
 	CHECK_OK(side_qp(&conn, conn.id, IBV_QPT_UD));
 	rmr = ibv_reg_mr(conn.pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
@@ -772,6 +773,73 @@ static void test_sync_endpoints(void)
 	CHECK_OK(rdma_disconnect(id));
 }
 
+/*
+ * rdma_init_qp_attr(3) gives the attributes the CM applies: INIT with the
+ * port and access, RTR with the peer's QPN and PSN and a global AH to its
+ * GID, RTS with the own PSN; rdma_listen binds an unbound id to the
+ * wildcard on a free port; options the kernel keeps are accepted; an SRQ
+ * is made on the id.
+ */
+static void test_qp_attr_and_options(void)
+{
+	static struct side srv, cli, conn;
+	struct rdma_cm_event ev;
+	struct ibv_qp_attr qa;
+	struct ibv_srq_init_attr sa;
+	struct sockaddr_in *la, ta;
+	uint8_t tos = 32;
+	int mask, reuse = 1;
+	struct rdma_conn_param p = { .responder_resources = 2, .initiator_depth = 3, .retry_count = 6 };
+
+	th_defer(side_free, &srv);
+	th_defer(side_free, &cli);
+	th_defer(side_free, &conn);
+	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
+	CHECK_OK(rdma_listen(srv.id, 1));
+	la = (struct sockaddr_in *)rdma_get_local_addr(srv.id);
+	CHECK(la->sin_family == AF_INET && la->sin_addr.s_addr == htonl(INADDR_ANY) && la->sin_port != 0);
+	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
+	CHECK_OK(rdma_set_option(cli.id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)));
+	CHECK_OK(rdma_set_option(cli.id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof(reuse)));
+	CHECK(resolve(&cli, "127.0.0.1", ntohs(la->sin_port)));
+	CHECK_OK(side_qp(&cli, cli.id, IBV_QPT_RC));
+	CHECK_OK(rdma_connect(cli.id, &p));
+	CHECK(expect_event(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev, NULL));
+	CHECK(ev.param.conn.responder_resources == 3 && ev.param.conn.initiator_depth == 2);
+	CHECK(ev.param.conn.retry_count == 6 && ev.param.conn.qp_num == cli.id->qp->qp_num);
+	conn.id = ev.id;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	CHECK_OK(rdma_init_qp_attr(conn.id, &qa, &mask));
+	CHECK((mask & (IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS)) ==
+	      (IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS));
+	CHECK(qa.port_num == 1 && (qa.qp_access_flags & IBV_ACCESS_REMOTE_WRITE));
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	CHECK_OK(rdma_init_qp_attr(conn.id, &qa, &mask));
+	CHECK((mask & (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)) == (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN));
+	CHECK(qa.dest_qp_num == cli.id->qp->qp_num && qa.ah_attr.is_global == 1);
+	CHECK(memcmp(&qa.ah_attr.grh.dgid, &cli.id->route.addr.addr.ibaddr.sgid, 16) == 0);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	CHECK_OK(rdma_init_qp_attr(conn.id, &qa, &mask));
+	CHECK((mask & IBV_QP_SQ_PSN) && qa.sq_psn < (1u << 24));
+	qa.qp_state = IBV_QPS_SQD;
+	CHECK(rdma_init_qp_attr(conn.id, &qa, &mask) == -1 && errno == EINVAL);
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	CHECK_OK(rdma_create_srq(conn.id, NULL, &sa));
+	CHECK(conn.id->srq != NULL);
+	rdma_destroy_srq(conn.id);
+	CHECK(conn.id->srq == NULL);
+	CHECK_OK(rdma_notify(conn.id, IBV_EVENT_COMM_EST));
+	CHECK_OK(rdma_reject(conn.id, NULL, 0));
+	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_REJECTED, REJ_CONSUMER_DEFINED, NULL, NULL));
+	ta = addr4("127.0.0.1", 0);
+	CHECK(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&ta, 2000) == -1 && errno == EINVAL);
+}
+
 int main(void)
 {
 	port_base = (uint16_t)(20000 + (getpid() % 1000) * 10);
@@ -788,5 +856,6 @@ int main(void)
 	RUN(test_devices);
 	RUN(test_ipv6_wildcard);
 	RUN(test_sync_endpoints);
+	RUN(test_qp_attr_and_options);
 	return th_summary("test_rdmacm");
 }

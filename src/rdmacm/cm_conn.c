@@ -5,6 +5,7 @@
  * event (rdma_cm(7)). A synchronous id waits for it in cm_complete().
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -34,8 +35,16 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 		pthread_mutex_unlock(&cm_lock);
 		return 0;
 	}
-	if (cid->state != CM_IDLE || cid->psock < 0)
+	if (cid->state != CM_IDLE)
 		return cm_fail(EINVAL);
+	if (cid->psock < 0) {
+		/* As the kernel: an unbound id listens on the IPv4 wildcard, on a free port. */
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		rc = cm_bind_locked(cid, (struct sockaddr *)&any);
+		if (rc != 0)
+			return cm_fail(rc);
+	}
 	rc = cm_wire_listen(cid);
 	if (rc != 0)
 		return cm_fail(rc);

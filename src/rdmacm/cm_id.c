@@ -207,7 +207,7 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 }
 
 /* Binds the id to addr's device and reserves its port (cm_lock held). */
-static int cm_bind_locked(struct cm_id *id, const struct sockaddr *addr)
+int cm_bind_locked(struct cm_id *id, const struct sockaddr *addr)
 {
 	struct cm_dev *dev = NULL;
 	uint16_t port;

@@ -188,6 +188,7 @@ void cm_id_free_locked(struct cm_id *id);
 void cm_id_drop_locked(struct cm_id *id);
 int cm_ps_qp_type(enum rdma_port_space ps, enum ibv_qp_type *type);
 int cm_migrate_locked(struct cm_id *id, struct cm_channel *to);
+int cm_bind_locked(struct cm_id *id, const struct sockaddr *addr);
 
 /* cm_qp.c */
 int cm_qp_init(struct cm_id *id);

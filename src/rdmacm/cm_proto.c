@@ -126,6 +126,9 @@ static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 		cm_event_pdata(e, m->pdata, m->pdata_len, CM_SIDR_REQ_PDATA);
 		e->ev.param.ud.private_data = e->pdata;
 		e->ev.param.ud.private_data_len = CM_SIDR_REQ_PDATA;
+		cm_ud_ah_attr(c, &e->ev.param.ud.ah_attr); /* the path back to the requester */
+		e->ev.param.ud.qp_num = m->qpn;
+		e->ev.param.ud.qkey = m->qkey;
 	} else {
 		cm_event_conn(e, m, CM_REQ_PDATA);
 	}
