@@ -37,14 +37,6 @@
 #define REJ_INVALID_SERVICE_ID 8
 #define REJ_CONSUMER_DEFINED 28
 
-static uint16_t port_base;
-static int port_next;
-
-static uint16_t next_port(void)
-{
-	return (uint16_t)(port_base + port_next++);
-}
-
 static struct sockaddr_in addr4(const char *ip, uint16_t port)
 {
 	struct sockaddr_in a;
@@ -150,13 +142,28 @@ static int side_qp(struct side *s, struct rdma_cm_id *id, enum ibv_qp_type type)
 	return rdma_create_qp(id, s->pd, &a);
 }
 
-static int listen_on(struct side *s, const char *ip, uint16_t port)
+/* Binds to ip and *port (0: a free one, written back) and listens. */
+static int listen_on(struct side *s, const char *ip, uint16_t *port)
 {
-	struct sockaddr_in a = addr4(ip, port);
+	struct sockaddr_in a = addr4(ip, *port);
 
-	if (rdma_bind_addr(s->id, (struct sockaddr *)&a) != 0)
+	if (rdma_bind_addr(s->id, (struct sockaddr *)&a) != 0 || rdma_listen(s->id, 4) != 0)
 		return -1;
-	return rdma_listen(s->id, 4);
+	*port = ntohs(rdma_get_src_port(s->id));
+	return *port != 0 ? 0 : -1;
+}
+
+/* A port of the space nobody holds now: one rdma_bind_addr picked, released again. */
+static uint16_t free_port(enum rdma_port_space ps)
+{
+	struct side t = { 0 };
+	struct sockaddr_in a = addr4("127.0.0.1", 0);
+	uint16_t port = 0;
+
+	if (side_open(&t, ps) == 0 && rdma_bind_addr(t.id, (struct sockaddr *)&a) == 0)
+		port = ntohs(rdma_get_src_port(t.id));
+	side_free(&t);
+	return port;
 }
 
 /* The client's address and route, with their events. */
@@ -193,7 +200,7 @@ static void test_connect_event_order(void)
 {
 	static struct side srv, cli, conn;
 	struct rdma_cm_event ev;
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	struct ibv_recv_wr rwr, *bad_r;
 	struct ibv_send_wr swr, *bad_s;
 	struct ibv_sge sge;
@@ -206,7 +213,7 @@ static void test_connect_event_order(void)
 	th_defer(side_free, &cli);
 	th_defer(side_free, &conn);
 	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
-	CHECK_OK(listen_on(&srv, "127.0.0.1", port));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port));
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	CHECK(ntohs(rdma_get_dst_port(cli.id)) == port);
@@ -274,7 +281,7 @@ static void test_private_data(void)
 	static struct side srv, cli, cli2;
 	struct rdma_cm_event ev;
 	uint8_t req[56], rep[196], rej[100], got[256];
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 	uint8_t big[57] = { 0 };
 
@@ -285,7 +292,7 @@ static void test_private_data(void)
 	fill(rep, sizeof(rep), 2);
 	fill(rej, sizeof(rej), 3);
 	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
-	CHECK_OK(listen_on(&srv, "127.0.0.1", port));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port));
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	p.private_data = big;
@@ -334,10 +341,11 @@ static void test_private_data(void)
 static void test_no_listener(void)
 {
 	static struct side cli;
-	uint16_t port = next_port();
+	uint16_t port = free_port(RDMA_PS_TCP);
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 
 	th_defer(side_free, &cli);
+	CHECK(port != 0);
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	CHECK_OK(rdma_connect(cli.id, &p));
@@ -348,14 +356,15 @@ static void test_no_listener(void)
 static void test_port_taken(void)
 {
 	static struct side a, b, u;
-	uint16_t port = next_port();
-	struct sockaddr_in sa = addr4("127.0.0.1", port);
+	uint16_t port = 0, again;
+	struct sockaddr_in sa;
 
 	th_defer(side_free, &a);
 	th_defer(side_free, &b);
 	th_defer(side_free, &u);
 	CHECK_OK(side_open(&a, RDMA_PS_TCP));
-	CHECK_OK(listen_on(&a, "127.0.0.1", port));
+	CHECK_OK(listen_on(&a, "127.0.0.1", &port));
+	sa = addr4("127.0.0.1", port);
 	CHECK_OK(rdma_listen(a.id, 8)); /* a second listen on the same id only changes its backlog */
 	CHECK_OK(side_open(&b, RDMA_PS_TCP));
 	CHECK(rdma_bind_addr(b.id, (struct sockaddr *)&sa) == -1 && errno == EADDRINUSE);
@@ -364,7 +373,9 @@ static void test_port_taken(void)
 	CHECK_OK(rdma_bind_addr(u.id, (struct sockaddr *)&sa));
 	CHECK_OK(rdma_destroy_id(a.id));
 	a.id = NULL;
-	CHECK_OK(listen_on(&b, "127.0.0.1", port));
+	again = port;
+	CHECK_OK(listen_on(&b, "127.0.0.1", &again));
+	CHECK(again == port);
 }
 
 /*
@@ -375,7 +386,7 @@ static void test_port_taken(void)
 static void test_unknown_address(void)
 {
 	static struct side c;
-	struct sockaddr_in a = addr4("192.0.2.1", next_port());
+	struct sockaddr_in a = addr4("192.0.2.1", 7471);
 
 	th_defer(side_free, &c);
 	CHECK_OK(side_open(&c, RDMA_PS_TCP));
@@ -395,7 +406,7 @@ static void test_destroy_pending(void)
 {
 	static struct side srv, cli, lone;
 	struct sockaddr_in a;
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 	struct pollfd pf;
 
@@ -403,7 +414,7 @@ static void test_destroy_pending(void)
 	th_defer(side_free, &cli);
 	th_defer(side_free, &lone);
 	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
-	CHECK_OK(listen_on(&srv, "127.0.0.1", port));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port));
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	CHECK_OK(rdma_connect(cli.id, &p));
@@ -439,16 +450,17 @@ static void kid_reap(void *arg)
 	kid = -1;
 }
 
-/* The child: accepts one connection on port, says so on fd, then waits to be killed. */
-static void kid_server(uint16_t port, int fd)
+/* The child: listens on a free port and says which on fd, accepts one connection, then waits to be killed. */
+static void kid_server(int fd)
 {
 	struct side s = { 0 }, c = { 0 };
 	struct rdma_cm_event ev;
-	char ok = 'L';
+	uint16_t port = 0;
+	char ok = 'E';
 
-	if (side_open(&s, RDMA_PS_TCP) != 0 || listen_on(&s, "127.0.0.1", port) != 0)
+	if (side_open(&s, RDMA_PS_TCP) != 0 || listen_on(&s, "127.0.0.1", &port) != 0)
 		_exit(10);
-	if (write(fd, &ok, 1) != 1)
+	if (write(fd, &port, sizeof(port)) != sizeof(port))
 		_exit(11);
 	if (!expect_event(s.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev, NULL))
 		_exit(12);
@@ -456,7 +468,6 @@ static void kid_server(uint16_t port, int fd)
 		_exit(13);
 	if (!expect_event(s.ch, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL))
 		_exit(14);
-	ok = 'E';
 	if (write(fd, &ok, 1) != 1)
 		_exit(15);
 	for (;;)
@@ -467,7 +478,7 @@ static void kid_server(uint16_t port, int fd)
 static void test_peer_killed(void)
 {
 	static struct side cli;
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 	struct pollfd pf;
 	int fds[2];
@@ -478,12 +489,12 @@ static void test_peer_killed(void)
 	CHECK(kid >= 0);
 	if (kid == 0) {
 		close(fds[0]);
-		kid_server(port, fds[1]);
+		kid_server(fds[1]);
 	}
 	th_defer(kid_reap, NULL);
 	close(fds[1]);
 	pf = (struct pollfd){ .fd = fds[0], .events = POLLIN };
-	CHECK(poll(&pf, 1, WAIT_MS) == 1 && read(fds[0], &c, 1) == 1 && c == 'L');
+	CHECK(poll(&pf, 1, WAIT_MS) == 1 && read(fds[0], &port, sizeof(port)) == sizeof(port) && port != 0);
 	th_defer(side_free, &cli);
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
@@ -508,13 +519,13 @@ static void test_fork_holds_nothing(void)
 {
 	static struct side srv, cli;
 	struct rdma_cm_event ev;
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 
 	th_defer(side_free, &srv);
 	th_defer(side_free, &cli);
 	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
-	CHECK_OK(listen_on(&srv, "127.0.0.1", port));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port));
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	CHECK_OK(rdma_connect(cli.id, &p));
@@ -546,7 +557,7 @@ static void test_ud_lookup(void)
 {
 	static struct side srv, cli, conn;
 	struct rdma_cm_event ev;
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	uint8_t req[20], got[256];
 	struct rdma_conn_param p = { 0 };
 	struct ibv_recv_wr rwr, *bad_r;
@@ -562,7 +573,7 @@ static void test_ud_lookup(void)
 	th_defer(side_free, &conn);
 	fill(req, sizeof(req), 9);
 	CHECK_OK(side_open(&srv, RDMA_PS_UDP));
-	CHECK_OK(listen_on(&srv, "127.0.0.1", port));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port));
 	CHECK_OK(side_open(&cli, RDMA_PS_UDP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	CHECK_OK(side_qp(&cli, cli.id, IBV_QPT_UD));
@@ -609,7 +620,7 @@ static void test_devices(void)
 	static struct side s;
 	struct ibv_device **list;
 	struct ibv_context **ctxs;
-	struct sockaddr_in a = addr4("127.0.0.1", next_port());
+	struct sockaddr_in a = addr4("127.0.0.1", 0);
 	int n = -1, nv = -1, i;
 	bool found = false;
 
@@ -641,7 +652,7 @@ static void test_ipv6_wildcard(void)
 	struct sockaddr_in6 any, lo;
 	struct rdma_cm_event ev;
 	struct sockaddr_in6 *l, *r;
-	uint16_t port = next_port();
+	uint16_t port = 0;
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 
 	th_defer(side_free, &srv);
@@ -654,6 +665,9 @@ static void test_ipv6_wildcard(void)
 	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
 	CHECK_OK(rdma_bind_addr(srv.id, (struct sockaddr *)&any));
 	CHECK_OK(rdma_listen(srv.id, 1));
+	port = ntohs(rdma_get_src_port(srv.id));
+	CHECK(port != 0);
+	lo.sin6_port = htons(port);
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK_OK(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&lo, 2000));
 	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL));
@@ -738,7 +752,8 @@ static void test_sync_endpoints(void)
 	char port[8], msg[16] = "sync endpoint";
 
 	memset(&s, 0, sizeof(s));
-	s.port = next_port();
+	s.port = free_port(RDMA_PS_TCP);
+	CHECK(s.port != 0);
 	CHECK_OK(pthread_create(&t, NULL, ep_server_run, &s));
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
@@ -842,7 +857,6 @@ static void test_qp_attr_and_options(void)
 
 int main(void)
 {
-	port_base = (uint16_t)(20000 + (getpid() % 1000) * 10);
 	setenv("SOFTDPU_LOG_LEVEL", "error", 0);
 	RUN(test_connect_event_order);
 	RUN(test_private_data);
