@@ -2,7 +2,8 @@
 # Runs Debian's own librdmacm clients (rdma-core v44's rdmacm-utils, perftest
 # with -R) unchanged against softdpu's librdmacm.so.1 and libibverbs.so.1,
 # each as a server process and a client process of this machine connecting
-# through 127.0.0.1; and compares the library's exports, with their version
+# through 127.0.0.1, then a few as two machines (SOFTDPU_MACHINE, over UCX's
+# TCP transport on loopback) when UCX is installed; and compares the library's exports, with their version
 # nodes, to those of Debian's librdmacm.so.1.
 # rping -v prints each ping's data, which the server reads from the client's
 # buffer and writes back: the check counts the client's lines.
@@ -66,10 +67,10 @@ run() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("${1//\{port\}/$port}"); shift; done
 	shift
 	for a in "$@"; do cli+=("${a//\{port\}/$port}"); done
-	LD_LIBRARY_PATH=$lib timeout 60 "${srv[@]}" >"$tmp/s" 2>&1 &
+	env "${SRV[@]}" LD_LIBRARY_PATH="$lib" timeout 60 "${srv[@]}" >"$tmp/s" 2>&1 &
 	spid=$!
 	wait_listen "$port" || echo "$label: the server did not listen"
-	LD_LIBRARY_PATH=$lib timeout 60 "${cli[@]}" >"$tmp/c" 2>&1
+	env "${CLI[@]}" LD_LIBRARY_PATH="$lib" timeout 60 "${cli[@]}" >"$tmp/c" 2>&1
 	rc=$?
 	wait "$spid"
 	src=$?
@@ -81,6 +82,7 @@ run() {
 	fi
 }
 
+SRV=() CLI=()
 # Exports: the same names under the same version nodes as Debian's library.
 exports() {
 	objdump -T "$1" | awk '$0 !~ /\*UND\*/ && NF >= 7 {print $(NF-1), $NF}' | sort
@@ -160,6 +162,19 @@ if grep -q 'cma event RDMA_CM_EVENT_REJECTED, error 8' "$tmp/c"; then
 	report 1 "rping to a port nobody listens on" "REJECTED, error 8"
 else
 	report 0 "rping to a port nobody listens on"
+fi
+
+# Two machines (SOFTDPU_MACHINE 127.0.0.3 and 127.0.0.2) when UCX is installed:
+# the CM reaches the other machine's port by its address, and the QPs' work
+# crosses UCX's TCP transport on loopback.
+if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
+	SRV=(SOFTDPU_MACHINE=127.0.0.3 UCX_TLS=tcp UCX_NET_DEVICES=lo)
+	CLI=(SOFTDPU_MACHINE=127.0.0.2 UCX_TLS=tcp UCX_NET_DEVICES=lo)
+	run "rping -v -C 20, two machines" '^ping data: rdma-ping-19: ' \
+		rping -s -a 127.0.0.3 -p {port} -v -C 20 -- rping -c -a 127.0.0.3 -p {port} -v -C 20
+	run "ib_write_bw -R, two machines" "$bw" ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -- \
+		ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.3
+	SRV=() CLI=()
 fi
 
 echo "$name: $pass passed, $fail failed"

@@ -3,9 +3,11 @@
  *
  * A bound port is an abstract unix SOCK_SEQPACKET socket named by the
  * machine, the user, the port space and the port, so a port is taken once
- * (EADDRINUSE) and dies with its process. A connection is one socket per pair
+ * (EADDRINUSE) and dies with its process. An IPv4 destination that is
+ * another machine's address (SOFTDPU_MACHINE) is that machine's port. A connection is one socket per pair
  * of ids: a REQ is the first message on it, and a peer's death is its EOF.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,22 +22,41 @@
 #define CM_EPHEMERAL_N 28232
 #define CM_BIND_TRIES 64
 
-static socklen_t cm_wire_name(struct sockaddr_un *sun, enum rdma_port_space ps, uint16_t port)
+static socklen_t cm_wire_name(struct sockaddr_un *sun, const char *machine, enum rdma_port_space ps,
+			      uint16_t port)
 {
 	int n;
 
 	memset(sun, 0, sizeof(*sun));
 	sun->sun_family = AF_UNIX;
 	/* sun_path[0] stays 0: an abstract name, gone with the last socket holding it. */
-	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "softdpu-rdmacm%s-u%u-ps%x-%u",
-		     hw_machine_tag(), (unsigned)getuid(), (unsigned)ps, (unsigned)port);
+	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "softdpu-rdmacm%s-u%u-ps%x-%u", machine,
+		     (unsigned)getuid(), (unsigned)ps, (unsigned)port);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/*
+ * The machine an IPv4 destination names when it is not this process's:
+ * SOFTDPU_MACHINE's address of another machine of the host (hw_machine.h),
+ * whose CM is tried first. False for any other destination.
+ */
+static bool cm_wire_other_machine(const struct sockaddr *dst, char *tag, size_t n)
+{
+	uint32_t ip, own;
+
+	if (dst->sa_family != AF_INET)
+		return false;
+	ip = ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr);
+	if (hw_machine_ipv4(&own) && own == ip)
+		return false;
+	snprintf(tag, n, "-m%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+	return true;
 }
 
 static int cm_wire_try_bind(int fd, enum rdma_port_space ps, uint16_t port)
 {
 	struct sockaddr_un sun;
-	socklen_t len = cm_wire_name(&sun, ps, port);
+	socklen_t len = cm_wire_name(&sun, hw_machine_tag(), ps, port);
 
 	return bind(fd, (struct sockaddr *)&sun, len) == 0 ? 0 : errno;
 }
@@ -77,23 +98,34 @@ int cm_wire_listen(struct cm_id *id)
 	return cm_loop_watch(id, id->psock);
 }
 
-/* Connects to the destination's port; the errno of a refused connect when nobody listens. */
-int cm_wire_connect(struct cm_id *id)
+static int cm_wire_try_connect(int fd, const char *machine, struct cm_id *id)
 {
 	struct sockaddr_un sun;
-	socklen_t len = cm_wire_name(&sun, id->id.ps, cm_addr_port((struct sockaddr *)&id->dst));
-	int fd, rc;
+	socklen_t len = cm_wire_name(&sun, machine, id->id.ps, cm_addr_port((struct sockaddr *)&id->dst));
+
+	return connect(fd, (struct sockaddr *)&sun, len) == 0 ? 0 : errno;
+}
+
+/*
+ * Connects to the destination's port, on the destination's machine when it
+ * names another one, else on this one; the errno of a refused connect when
+ * nobody listens. Never waits (cm_lock is held): a unix connect completes at
+ * once into the listener's queue, or fails (ECONNREFUSED: nobody listens;
+ * EAGAIN: the queue is full because the listening process is not running).
+ */
+int cm_wire_connect(struct cm_id *id)
+{
+	char other[24];
+	int fd, rc = ECONNREFUSED;
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
-	/*
-	 * Never waits (cm_lock is held): a unix connect completes at once into
-	 * the listener's queue, or fails (ECONNREFUSED: nobody listens; EAGAIN:
-	 * the queue is full because the listening process is not running).
-	 */
-	if (connect(fd, (struct sockaddr *)&sun, len) != 0) {
-		rc = errno;
+	if (cm_wire_other_machine((struct sockaddr *)&id->dst, other, sizeof(other)))
+		rc = cm_wire_try_connect(fd, other, id);
+	if (rc == ECONNREFUSED)
+		rc = cm_wire_try_connect(fd, hw_machine_tag(), id);
+	if (rc != 0) {
 		close(fd);
 		return rc;
 	}
