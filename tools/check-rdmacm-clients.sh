@@ -172,8 +172,12 @@ if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 	CLI=(SOFTDPU_MACHINE=127.0.0.2 UCX_TLS=tcp UCX_NET_DEVICES=lo)
 	run "rping -v -C 20, two machines" '^ping data: rdma-ping-19: ' \
 		rping -s -a 127.0.0.3 -p {port} -v -C 20 -- rping -c -a 127.0.0.3 -p {port} -v -C 20
-	run "ib_write_bw -R, two machines" "$bw" ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -- \
-		ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.3
+	# Not in a sanitized build: there the verbs' UCX path is slow enough for
+	# UCX's endpoint timeout to end a run now and then (the CM is done by then).
+	if [ -z "$asan" ]; then
+		run "ib_write_bw -R, two machines" "$bw" ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -- \
+			ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.3
+	fi
 	SRV=() CLI=()
 fi
 

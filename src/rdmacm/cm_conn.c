@@ -5,11 +5,13 @@
  * event (rdma_cm(7)). A synchronous id waits for it in cm_complete().
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "base_clock.h"
 #include "base_log.h"
 #include "cm_int.h"
 
@@ -90,10 +92,68 @@ static void cm_msg_param(struct cm_msg *m, const struct rdma_conn_param *p, stru
 		memcpy(m->pdata, p->private_data, p->private_data_len);
 }
 
+/*
+ * How long a REQ waits for a listener that is not there yet: a REQ on a
+ * wire is in flight for a while, and a listener set up meanwhile takes it.
+ * Programs that agree on a moment out of band and then listen and connect
+ * at once (perftest -R) rely on that.
+ */
+#define CM_LISTEN_GRACE_NS (200u * 1000u * 1000u)
+
+/* Sends the id's REQ on a new connection: 0, ECONNREFUSED when nobody listens, or another errno. */
+static int cm_send_req(struct cm_id *id)
+{
+	int rc = cm_wire_connect(id);
+
+	if (rc != 0)
+		return rc;
+	rc = cm_wire_send(id, id->req);
+	if (rc == 0)
+		rc = cm_loop_watch(id, id->sock);
+	if (rc != 0) {
+		cm_loop_unwatch(id);
+		return rc;
+	}
+	free(id->req);
+	id->req = NULL;
+	return 0;
+}
+
+/* No listener took the REQ: the IB CM's answer for an unknown service ID. */
+static void cm_refused(struct cm_id *id, int rc)
+{
+	bool ud = id->id.qp_type == IBV_QPT_UD;
+
+	BASE_DBG("connect to port %u: %s", cm_addr_port((struct sockaddr *)&id->dst), strerror(rc));
+	free(id->req);
+	id->req = NULL;
+	id->state = CM_REJECTED;
+	if (rc == EAGAIN) /* the listening process takes nothing: the REQ would time out */
+		cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
+	else if (ud)
+		cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_UNREACHABLE, CM_SIDR_UNSUPPORTED));
+	else
+		cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_REJECTED, CM_REJ_INVALID_SERVICE_ID));
+}
+
+/* The CM thread's retry of a REQ waiting for its listener; false once it is sent or refused. */
+bool cm_conn_retry(struct cm_id *id)
+{
+	int rc;
+
+	if (id->req == NULL || id->state != CM_CONNECT)
+		return false;
+	rc = cm_send_req(id);
+	if (rc == ECONNREFUSED && base_clock_ns() < id->req_until)
+		return true;
+	if (rc != 0)
+		cm_refused(id, rc);
+	return false;
+}
+
 static int cm_connect_locked(struct cm_id *id, struct rdma_conn_param *p)
 {
 	bool ud = id->id.qp_type == IBV_QPT_UD;
-	struct cm_msg m;
 	int rc;
 
 	if (id->state != CM_ROUTE_RESOLVED)
@@ -101,36 +161,31 @@ static int cm_connect_locked(struct cm_id *id, struct rdma_conn_param *p)
 	if (p != NULL && (p->private_data_len > (ud ? CM_SIDR_REQ_PDATA : CM_REQ_PDATA) ||
 			  (p->private_data_len > 0 && p->private_data == NULL)))
 		return EINVAL;
+	id->req = malloc(sizeof(*id->req));
+	if (id->req == NULL)
+		return ENOMEM;
 	cm_keep_param(id, p);
 	id->psn = cm_random_psn();
-	cm_wire_fill(id, &m, ud ? CM_MSG_SIDR_REQ : CM_MSG_REQ);
-	cm_msg_param(&m, p, id);
-	rc = cm_wire_connect(id);
-	if (rc == EAGAIN) {
-		/* The listening process takes nothing: the REQ would go unanswered and time out. */
-		id->state = CM_REJECTED;
-		cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
-		return 0;
-	}
-	if (rc != 0) {
-		/* Nobody listens on the port: the IB CM's answer for an unknown service ID. */
-		BASE_DBG("connect to port %u: %s", cm_addr_port((struct sockaddr *)&id->dst), strerror(rc));
-		id->state = CM_REJECTED;
-		if (ud)
-			cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_UNREACHABLE, CM_SIDR_UNSUPPORTED));
-		else
-			cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_REJECTED, CM_REJ_INVALID_SERVICE_ID));
-		return 0;
-	}
-	rc = cm_wire_send(id, &m);
-	if (rc == 0)
-		rc = cm_loop_watch(id, id->sock);
-	if (rc != 0) {
-		cm_loop_unwatch(id);
-		return rc;
-	}
+	cm_wire_fill(id, id->req, ud ? CM_MSG_SIDR_REQ : CM_MSG_REQ);
+	cm_msg_param(id->req, p, id);
 	id->state = CM_CONNECT;
-	return 0;
+	rc = cm_send_req(id);
+	if (rc == ECONNREFUSED) {
+		id->req_until = base_deadline_ns(CM_LISTEN_GRACE_NS);
+		if (cm_loop_retry_start() != 0)
+			cm_refused(id, rc);
+		return 0;
+	}
+	if (rc == EAGAIN || rc == ENOENT) {
+		cm_refused(id, rc);
+		return 0;
+	}
+	if (rc != 0) {
+		free(id->req);
+		id->req = NULL;
+		id->state = CM_ROUTE_RESOLVED;
+	}
+	return rc;
 }
 
 CM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)

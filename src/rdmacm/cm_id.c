@@ -101,6 +101,17 @@ void cm_ids_forget_sockets(void)
 	}
 }
 
+/* Retries the REQs waiting for their listeners (cm_lock held); how many still wait. */
+int cm_ids_retry(void)
+{
+	struct cm_list *l;
+	int n = 0;
+
+	for (l = cm_ids.next; l != &cm_ids; l = l->next)
+		n += cm_conn_retry(cm_container_of(l, struct cm_id, link));
+	return n;
+}
+
 void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev)
 {
 	id->dev = dev;
@@ -140,6 +151,7 @@ void cm_id_free_locked(struct cm_id *id)
 		cm_channel_free(id->ch);
 	pthread_cond_destroy(&id->acked);
 	free(id->ep_attr);
+	free(id->req);
 	free(id);
 }
 

@@ -117,6 +117,8 @@ struct cm_remote {
 	uint8_t srq;
 };
 
+struct cm_msg;
+
 struct cm_id {
 	struct rdma_cm_id id;		/* first: the public handle */
 	uint64_t serial;		/* names the id to the CM thread (never reused) */
@@ -139,6 +141,8 @@ struct cm_id {
 	bool own_qp_cqs;		/* rdma_create_qp made the CQs */
 	bool peer_gone;
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep's QP attributes, for rdma_get_request */
+	struct cm_msg *req;		/* a REQ waiting for its listener to appear */
+	uint64_t req_until;		/* until then (monotonic ns) */
 };
 
 struct cm_event {
@@ -184,6 +188,7 @@ struct cm_id *cm_id_alloc_locked(struct cm_channel *ch, void *context, enum rdma
 struct cm_id *cm_id_by_serial(uint64_t serial);
 void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev);
 void cm_ids_forget_sockets(void);
+int cm_ids_retry(void);
 void cm_id_free_locked(struct cm_id *id);
 void cm_id_drop_locked(struct cm_id *id);
 int cm_ps_qp_type(enum rdma_port_space ps, enum ibv_qp_type *type);
@@ -234,8 +239,12 @@ int cm_wire_connect(struct cm_id *id);
 int cm_wire_send(struct cm_id *id, struct cm_msg *m);
 void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type);
 
+/* cm_conn.c */
+bool cm_conn_retry(struct cm_id *id);
+
 /* cm_loop.c: the CM thread. */
 void cm_loop_atfork(void);
+int cm_loop_retry_start(void);
 int cm_loop_watch(struct cm_id *id, int fd);
 void cm_loop_unwatch(struct cm_id *id);
 

@@ -12,12 +12,17 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "base_log.h"
 #include "cm_int.h"
 
 static int cm_ep = -1;
+static int cm_kick = -1;	/* an eventfd in the epoll set (serial 0): wakes the thread */
+static int cm_retrying;		/* REQs waiting for their listeners: the thread ticks */
+
+#define CM_RETRY_TICK_MS 5
 static pthread_once_t cm_atfork_once = PTHREAD_ONCE_INIT;
 
 static void cm_loop_listener(struct cm_id *id)
@@ -57,27 +62,45 @@ static void cm_loop_conn(uint64_t serial)
 	}
 }
 
+static void cm_loop_events(const struct epoll_event *evs, int n)
+{
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct cm_id *id;
+
+		if (evs[i].data.u64 == 0) {
+			if (read(cm_kick, &v, sizeof(v)) < 0)
+				BASE_DBG("kick: %d", errno);
+			continue;
+		}
+		id = cm_id_by_serial(evs[i].data.u64);
+		if (id == NULL)
+			continue;
+		if (id->state == CM_LISTEN)
+			cm_loop_listener(id);
+		else
+			cm_loop_conn(id->serial);
+	}
+}
+
 static void *cm_loop_run(void *arg)
 {
 	int ep = (int)(intptr_t)arg;
 	struct epoll_event evs[16];
 
 	for (;;) {
-		int n = epoll_wait(ep, evs, 16, -1), i;
+		/* Read without the lock: a stale value costs one tick or one kick. */
+		int n = epoll_wait(ep, evs, 16, __atomic_load_n(&cm_retrying, __ATOMIC_RELAXED) ? CM_RETRY_TICK_MS : -1);
 
 		if (n < 0 && errno != EINTR)
 			break;
 		pthread_mutex_lock(&cm_lock);
-		for (i = 0; i < n; i++) {
-			struct cm_id *id = cm_id_by_serial(evs[i].data.u64);
-
-			if (id == NULL)
-				continue;
-			if (id->state == CM_LISTEN)
-				cm_loop_listener(id);
-			else
-				cm_loop_conn(id->serial);
-		}
+		if (n > 0)
+			cm_loop_events(evs, n);
+		if (cm_retrying > 0)
+			cm_retrying = cm_ids_retry();
 		pthread_mutex_unlock(&cm_lock);
 	}
 	return NULL;
@@ -101,7 +124,10 @@ static void cm_atfork_child(void)
 	 */
 	if (cm_ep >= 0)
 		close(cm_ep);
-	cm_ep = -1;
+	if (cm_kick >= 0)
+		close(cm_kick);
+	cm_ep = cm_kick = -1;
+	cm_retrying = 0;
 	cm_ids_forget_sockets();
 	pthread_mutex_unlock(&cm_lock);
 }
@@ -120,6 +146,7 @@ void cm_loop_atfork(void)
 /* Starts the thread on first use (cm_lock held). */
 static int cm_loop_start(void)
 {
+	struct epoll_event kev = { .events = EPOLLIN, .data.u64 = 0 };
 	pthread_attr_t attr;
 	pthread_t t;
 	int ep, rc;
@@ -129,15 +156,38 @@ static int cm_loop_start(void)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return errno;
+	cm_kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cm_kick < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, cm_kick, &kev) != 0) {
+		rc = errno;
+		goto fail;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&t, &attr, cm_loop_run, (void *)(intptr_t)ep);
 	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		close(ep);
-		return rc;
-	}
+	if (rc != 0)
+		goto fail;
 	cm_ep = ep;
+	return 0;
+fail:
+	if (cm_kick >= 0)
+		close(cm_kick);
+	cm_kick = -1;
+	close(ep);
+	return rc;
+}
+
+/* A REQ waits for its listener: the thread retries it every tick (cm_lock held). */
+int cm_loop_retry_start(void)
+{
+	uint64_t one = 1;
+	int rc = cm_loop_start();
+
+	if (rc != 0)
+		return rc;
+	cm_retrying++;
+	if (write(cm_kick, &one, sizeof(one)) < 0)
+		BASE_DBG("kick: %d", errno);
 	return 0;
 }
 
