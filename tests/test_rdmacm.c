@@ -337,19 +337,37 @@ static void test_private_data(void)
 		CHECK(got[i] == 0);
 }
 
-/* A port nobody listens on: REJECTED with the IB CM's "invalid service ID". */
+/*
+ * A port nobody listens on: REJECTED with the IB CM's "invalid service ID"
+ * (8). A port whose listener is bound to another IP: the IB CM has a
+ * listener for the service ID and the RDMA CM above it refuses, so the
+ * consumer's reject (28).
+ */
 static void test_no_listener(void)
 {
-	static struct side cli;
-	uint16_t port = free_port(RDMA_PS_TCP);
+	static struct side cli, srv, cli2;
+	uint16_t port = free_port(RDMA_PS_TCP), port2 = 0;
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
 
 	th_defer(side_free, &cli);
+	th_defer(side_free, &srv);
+	th_defer(side_free, &cli2);
 	CHECK(port != 0);
 	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
 	CHECK(resolve(&cli, "127.0.0.1", port));
 	CHECK_OK(rdma_connect(cli.id, &p));
 	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_REJECTED, REJ_INVALID_SERVICE_ID, NULL, NULL));
+	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port2));
+	CHECK_OK(side_open(&cli2, RDMA_PS_TCP));
+	CHECK(resolve(&cli2, "127.0.0.2", port2));
+	CHECK_OK(rdma_connect(cli2.id, &p));
+	CHECK(expect_event(cli2.ch, RDMA_CM_EVENT_REJECTED, REJ_CONSUMER_DEFINED, NULL, NULL));
+	{
+		struct pollfd pf = { .fd = srv.ch->fd, .events = POLLIN };
+
+		CHECK(poll(&pf, 1, 0) == 0); /* the listener saw nothing */
+	}
 }
 
 /* One port, two ids: the second bind is refused (EADDRINUSE) until the first id is gone. */

@@ -46,7 +46,7 @@ static void cm_queue(struct cm_id *id, enum rdma_cm_event_type type, int status)
 	cm_event_queue(id->ch, cm_event_new(id, type, status));
 }
 
-static void cm_refuse(struct cm_id *c, bool ud);
+static void cm_refuse(struct cm_id *c, bool ud, uint32_t reason);
 
 /* A socket accepted on a listener: a hidden id until its REQ comes. */
 void cm_proto_accept_sock(struct cm_id *listener, int fd)
@@ -77,15 +77,16 @@ static bool cm_listener_takes(const struct cm_id *l, const struct sockaddr *dst)
 /* Answers a request as the IB CM does when no listener has its service ID, and frees the id. */
 void cm_proto_refuse(struct cm_id *c)
 {
-	cm_refuse(c, c->id.qp_type == IBV_QPT_UD);
+	cm_refuse(c, c->id.qp_type == IBV_QPT_UD, CM_REJ_INVALID_SERVICE_ID);
 }
 
-static void cm_refuse(struct cm_id *c, bool ud)
+/* Rejects with reason (UD: the SIDR status saying no QP has the service) and frees the id. */
+static void cm_refuse(struct cm_id *c, bool ud, uint32_t reason)
 {
 	struct cm_msg m;
 
 	cm_wire_fill(c, &m, ud ? CM_MSG_SIDR_REP : CM_MSG_REJ);
-	m.status = ud ? CM_SIDR_UNSUPPORTED : CM_REJ_INVALID_SERVICE_ID;
+	m.status = ud ? CM_SIDR_UNSUPPORTED : reason;
 	(void)cm_wire_send(c, &m);
 	cm_id_free_locked(c);
 }
@@ -96,15 +97,24 @@ static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 	struct cm_event *e;
 	struct cm_dev *dev;
 
-	if (l == NULL || !cm_listener_takes(l, (const struct sockaddr *)&m->dst)) {
-		cm_refuse(c, ud);
+	if (l == NULL || l->state != CM_LISTEN) {
+		cm_refuse(c, ud, CM_REJ_INVALID_SERVICE_ID);
+		return;
+	}
+	/*
+	 * A listener has the port but not this IP: the IB CM found a listener
+	 * for the service ID and the RDMA CM above it refused, so the consumer
+	 * rejects (28), as the kernel does.
+	 */
+	if (!cm_listener_takes(l, (const struct sockaddr *)&m->dst)) {
+		cm_refuse(c, ud, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
 	dev = l->dev != NULL ? l->dev : cm_resolve_local((const struct sockaddr *)&m->dst);
 	if (dev == NULL)
 		dev = cm_dev_first();
 	if (dev == NULL) {
-		cm_refuse(c, ud);
+		cm_refuse(c, ud, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
 	cm_id_bind_dev(c, dev);
@@ -118,7 +128,7 @@ static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 	c->state = CM_REQ_RCVD;
 	e = cm_event_new(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 	if (e == NULL) {
-		cm_refuse(c, ud);
+		cm_refuse(c, ud, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
 	e->ev.listen_id = &l->id;
