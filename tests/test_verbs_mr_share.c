@@ -122,8 +122,81 @@ static void test_reg_mr_shared(void)
 	CHECK(hw_mkey_resolve(h.file_key) == NULL);
 }
 
+/* The owner of a re-registered MR: says where, moves it to new memory ('r'), then checks it ('c'). */
+static void rereg_owner(int in, int out)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = c != NULL ? ibv_alloc_pd(c) : NULL;
+	uint8_t *a = aligned_alloc(4096, LEN), *b = aligned_alloc(4096, LEN);
+	struct ibv_mr *mr;
+	struct hello h = {0};
+	char cmd;
+
+	if (pd == NULL || a == NULL || b == NULL)
+		_exit(2);
+	memset(a, 0x3c, LEN);
+	memset(b, 0x4d, LEN);
+	mr = ibv_reg_mr(pd, a, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (mr == NULL)
+		_exit(3);
+	h = (struct hello){.key = mr->rkey, .pd = pd->handle, .addr = (uintptr_t)a, .file_addr = (uintptr_t)b};
+	if (write(out, &h, sizeof(h)) != sizeof(h))
+		_exit(4);
+	while (read(in, &cmd, 1) == 1) {
+		char ok = 'n';
+
+		if (cmd == 'r')
+			ok = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, LEN / 2, 0) == 0 ? 'y' : 'n';
+		else if (cmd == 'c')
+			ok = b[100] == 0x77 && b[99] == 0x4d && a[100] == 0x3c ? 'y' : 'n';
+		if (write(out, &ok, 1) != 1)
+			_exit(5);
+	}
+	_exit(0);
+}
+
+/*
+ * ibv_rereg_mr of a shared MR is a fence in every process: a view of the
+ * old range taken here is refused once the owner moved the key, and the key
+ * resolves to the new range (and its new length) from then on.
+ */
+static void test_rereg_shared(void)
+{
+	int a[2], b[2];
+	struct hello h;
+	uint8_t *p = NULL;
+	char ok = 0;
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		close(a[1]);
+		close(b[0]);
+		rereg_owner(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	to_kid = a[1];
+	from_kid = b[0];
+	th_defer(reap_cb, NULL);
+	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
+	fab_mr_init();
+	CHECK(vms_check(h.key, h.pd, h.addr + 100, 1, HW_ACCESS_REMOTE_WRITE, &p) == HW_OK);
+	CHECK(write(to_kid, "r", 1) == 1);
+	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
+	CHECK(vms_check(h.key, h.pd, h.addr + 100, 1, HW_ACCESS_REMOTE_WRITE, &p) == HW_ERR_BOUNDS);
+	CHECK(vms_check(h.key, h.pd, h.file_addr + LEN / 2, 1, HW_ACCESS_REMOTE_WRITE, &p) == HW_ERR_BOUNDS);
+	CHECK(vms_check(h.key, h.pd, h.file_addr + 100, 1, HW_ACCESS_REMOTE_WRITE, &p) == HW_OK);
+	*p = 0x77;
+	CHECK(write(to_kid, "c", 1) == 1);
+	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
+}
+
 int main(void)
 {
 	RUN(test_reg_mr_shared);
+	RUN(test_rereg_shared);
 	return th_summary("test_verbs_mr_share");
 }

@@ -784,12 +784,57 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
  * not this domain's or may not be invalidated fails as the card's
  * memory-management (bind) error.
  */
+/*
+ * The UMR WQE mlx5 posts to bind a memory window (ibv_bind_mw,
+ * IBV_WR_BIND_MW) or, with the context's free bit, to unbind a type 1 one:
+ * the window's key (key, found by the index of the ctrl segment's immediate;
+ * a type 2 window keeps its first key in the program's hands), its new tag (and, type 2,
+ * the binding QP) in the context's qpn_mkey, its range and rights there too,
+ * and one inline KLM naming the MR.
+ */
+static struct eng_res eng_bind_mw(struct hw_qp *qp, struct eng_wqe *w, uint32_t key)
+{
+	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
+	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
+	const struct hw_wqe_data_seg *klm = (const void *)(mc + 1);
+	uint32_t hdr = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc);
+	bool unbind = mc->free == HW_MKEY_CTX_FREE;
+	uint32_t qpn_mkey = be32toh(mc->qpn_mkey);
+	struct hw_mw_bind b = { .key = key, .tag = (uint8_t)qpn_mkey, .pd_id = qp->pd_id, .qpn = qp->qpn,
+				.check_free = (uc->flags & HW_UMR_CTRL_CHECK_FREE) != 0 };
+
+	if (!(uc->flags & HW_UMR_CTRL_INLINE) || (!unbind && w->end < hdr + sizeof(*klm)))
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	if (!unbind) {
+		b.len = be64toh(mc->len);
+		b.addr = be64toh(mc->start_addr);
+		b.mr_key = hw_data_seg_lkey(klm);
+		b.mr_addr = hw_data_seg_addr(klm);
+		b.access = ((mc->access_flags & HW_MKC_ACCESS_REMOTE_READ) ? HW_ACCESS_REMOTE_READ : 0) |
+			   ((mc->access_flags & HW_MKC_ACCESS_REMOTE_WRITE) ? HW_ACCESS_REMOTE_WRITE : 0) |
+			   ((mc->access_flags & HW_MKC_ACCESS_ATOMIC) ? HW_ACCESS_REMOTE_ATOMIC : 0);
+		if (b.len == 0 || b.len != hw_data_seg_len(klm) || (qpn_mkey >> 8 != 0xffffffu && qpn_mkey >> 8 != qp->qpn))
+			return eng_fail(HW_CQE_SYNDROME_MW_BIND_ERR);
+	}
+	return eng_fail(hw_mkey_bind_window(&b));
+}
+
+
 static struct eng_res eng_umr(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_umr_ctrl_seg *uc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
 	const struct hw_wqe_mkey_ctx_seg *mc = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc));
 	uint64_t mask, want = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY;
 	uint32_t hdr = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*uc) + sizeof(*mc);
+	uint8_t mw = 0;
+	uint32_t mw_key;
+
+	if (w->end < hdr)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	/* A window: its bind, or the unbind of a type 1 (a type 2 is invalidated as below). */
+	mw_key = hw_mkey_window_key(w->imm, &mw);
+	if (mw_key != 0 && (mc->free != HW_MKEY_CTX_FREE || mw == 1))
+		return eng_bind_mw(qp, w, mw_key);
 
 	if (w->end > hdr && mc->free != HW_MKEY_CTX_FREE)
 		return eng_fail(hw_umr_register(qp->pd_id, w->imm, w->p + sizeof(struct hw_wqe_ctrl_seg),
@@ -1116,6 +1161,24 @@ static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
 	return res;
 }
 
+/*
+ * A UC WQE: an RC one without what needs an answer (READ, atomics: a local
+ * QP operation error). Nothing is acknowledged, so whatever happens at the
+ * responder — no receive, a refused key, a length error, no such QP — is
+ * the message dropped, and the requester completes as if delivered.
+ */
+static struct eng_res eng_exec_uc(struct hw_qp *qp, struct eng_wqe *w)
+{
+	struct eng_res res;
+
+	if (w->opcode == HW_WQE_RDMA_READ || w->opcode == HW_WQE_ATOMIC_CS || w->opcode == HW_WQE_ATOMIC_FA)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	res = eng_exec_rc(qp, w);
+	if (res.rnr || (res.synd >= HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR && res.synd <= HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR))
+		return (struct eng_res){ 0 };
+	return res;
+}
+
 static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 {
 	if (qp->type == HW_QPT_UD)
@@ -1125,6 +1188,8 @@ static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_exec_dc(qp, w);
 	if (qp->type == HW_QPT_DCT)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR); /* no send queue */
+	if (qp->type == HW_QPT_UC)
+		return eng_exec_uc(qp, w);
 	return eng_exec_rc(qp, w);
 }
 

@@ -176,6 +176,17 @@ enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len,
 	return reg_entry(pd, &mk, key);
 }
 
+enum hw_status hw_mkey_reg_window(struct hw_pd *pd, uint8_t type, uint32_t *key)
+{
+	/* Unbound: free until a bind; only a type 2 window may be invalidated. */
+	struct hw_mkey mk = { .mw_type = type,
+			      .state = HW_MKEY_FREE | (type == 2 ? HW_MKEY_INVALIDATABLE : 0) };
+
+	if (type != 1 && type != 2)
+		return HW_ERR_INVAL;
+	return reg_entry(pd, &mk, key);
+}
+
 /* The entry's word for hw_mkey_plain: only a plain, valid, never-invalidated key has one. */
 static void fast_set(struct hw_mkey *mk)
 {
@@ -353,6 +364,60 @@ enum hw_status hw_mkey_dereg(uint32_t key)
 		hw_id_free(HW_ID_MKEY, key >> 8);
 	else if ((key >> 8) < tbl.next_free)
 		tbl.next_free = key >> 8;
+	pthread_mutex_unlock(&tbl.lock);
+	return HW_OK;
+}
+
+/* Under tbl.lock: an own plain key c may change, and whether its domain is of the right kind. */
+static enum hw_status rereg_check(const struct hw_mkey *mk, const struct hw_mkey_change *c)
+{
+	if (mk == NULL || mk->seqp != NULL || mk->rops != NULL || mk->umr != NULL || mk->chunks != NULL ||
+	    mk->base == NULL)
+		return HW_ERR_KEY;
+	if (c->pd != NULL && hw_pd_device_wide(c->pd) != mk->device_wide)
+		return HW_ERR_INVAL;
+	return HW_OK;
+}
+
+static void rereg_apply(struct hw_mkey *mk, const struct hw_mkey_change *c)
+{
+	if (c->pd != NULL)
+		mk->pd_id = hw_pd_id(c->pd);
+	if (c->base != NULL) {
+		mk->base = c->base;
+		mk->addr = c->addr;
+		mk->len = c->len;
+	}
+	if (c->access_set)
+		mk->access = c->access;
+	fast_set(mk);
+}
+
+enum hw_status hw_mkey_rereg(uint32_t key, const struct hw_mkey_change *c)
+{
+	struct hw_ids *ids = hw_ids_device();
+	struct hw_mkey *mk;
+	enum hw_status st;
+
+	if (c == NULL || (c->base != NULL && c->len == 0))
+		return HW_ERR_INVAL;
+	pthread_mutex_lock(&tbl.lock);
+	mk = (struct hw_mkey *)hw_mkey_lookup(key);
+	st = rereg_check(mk, c);
+	if (st != HW_OK) {
+		pthread_mutex_unlock(&tbl.lock);
+		return st;
+	}
+	__atomic_store_n(&mk->key, HW_MKEY_DYING, __ATOMIC_RELEASE);
+	if (mk->device_wide && ids != NULL)
+		hw_ids_withdraw(ids, HW_ID_MKEY, key >> 8);
+	pthread_mutex_unlock(&tbl.lock);
+	hw_epoch_sync(); /* nobody uses the old values from here on */
+	pthread_mutex_lock(&tbl.lock);
+	rereg_apply(mk, c);
+	__atomic_store_n(&mk->key, key, __ATOMIC_RELEASE);
+	if (mk->device_wide && publish_key(mk, NULL, 0) != HW_OK)
+		BASE_WARN("key %#x: its record could not be published again; other processes cannot reach it", key);
 	pthread_mutex_unlock(&tbl.lock);
 	return HW_OK;
 }

@@ -30,8 +30,9 @@ enum hw_access {
 	HW_ACCESS_REMOTE_ATOMIC = 1u << 3,
 	HW_ACCESS_PEER_READ = 1u << 4,	   /* cross-side (host <-> DPU) read */
 	HW_ACCESS_PEER_WRITE = 1u << 5,	   /* cross-side (host <-> DPU) write */
+	HW_ACCESS_MW_BIND = 1u << 6,	   /* memory windows may be bound to it (verbs MRs only) */
 };
-#define HW_ACCESS_ALL_MASK ((1u << 6) - 1)
+#define HW_ACCESS_ALL_MASK ((1u << 6) - 1) /* the rights of accesses and of DOCA keys */
 
 /* Outcome of a translation; mapped to job errors by the API layers. */
 enum hw_status {
@@ -143,6 +144,16 @@ struct hw_mkey {
 	 * WQE path: pd_id << 32 | access | HW_MKEY_FAST_OK; 0 for any other key.
 	 */
 	uint64_t fast;
+	/*
+	 * A memory window (hw_mkey_reg_window): type 1 or 2, 0 for any other
+	 * key. Bound, it names [addr, addr + len) of the MR mw_parent at that
+	 * MR's address mw_paddr; a bind rewrites these under mw_gen (odd while
+	 * it writes), so an access reads one bind's values or fails.
+	 */
+	uint8_t mw_type;
+	uint32_t mw_gen;
+	uint32_t mw_parent;
+	uint64_t mw_paddr;
 };
 
 #define HW_MKEY_FAST_OK (1u << 31)
@@ -175,6 +186,66 @@ enum hw_status hw_mkey_invalidate_remote(uint32_t key, uint32_t pd_id);
 enum hw_status hw_mkey_reg(struct hw_pd *pd, void *base, uint64_t addr, uint64_t len, uint32_t access,
 			   uint32_t *key);
 enum hw_status hw_mkey_dereg(uint32_t key);
+
+/* What hw_mkey_rereg changes of a key (ibv_rereg_mr's flags). */
+struct hw_mkey_change {
+	struct hw_pd *pd;	/* NULL: the same domain */
+	void *base;		/* NULL: the same memory (base, addr, len) */
+	uint64_t addr, len;
+	bool access_set;	/* false: the same rights */
+	uint32_t access;
+};
+
+/*
+ * Changes a plain key of this process in place, keeping its number (as
+ * mlx5's re-registration does): a fence first, as hw_mkey_dereg (refused
+ * everywhere, accesses already past the check ended), then the new values.
+ * A device-wide key's record is published again without memory: the caller
+ * shares the new range (hw_mkey_share). HW_ERR_KEY for no such key, a view
+ * or a key that is not plain; HW_ERR_INVAL for a domain of the other kind
+ * (device-wide or private) than the key's.
+ */
+enum hw_status hw_mkey_rereg(uint32_t key, const struct hw_mkey_change *c);
+
+/*
+ * Memory windows (IB types 1 and 2) of domain pd: created unbound (every
+ * access fails); a type 2 window may be invalidated (LOCAL_INV, SEND with
+ * invalidate). Windows reach only this process's QPs: their keys publish
+ * no memory, so other processes cannot resolve them.
+ */
+enum hw_status hw_mkey_reg_window(struct hw_pd *pd, uint8_t type, uint32_t *key);
+
+/* A bind (or, with len 0, an unbind) as its UMR WQE asks it. */
+struct hw_mw_bind {
+	uint32_t key;	     /* the window's key now */
+	uint8_t tag;	     /* its key's tag from here on */
+	uint32_t pd_id;	     /* the posting QP's domain */
+	uint32_t qpn;	     /* the posting QP (type 2: the window's QP from here on) */
+	uint32_t mr_key;     /* the MR bound to (its lkey) */
+	uint64_t mr_addr;    /* and where in it the window starts */
+	uint64_t addr, len;  /* the window's addresses (0-based when ZERO_BASED) */
+	uint32_t access;     /* HW_ACCESS_REMOTE_* the window grants */
+	bool check_free;     /* type 2: the window must be unbound */
+};
+
+/*
+ * Binds a window: 0 or HW_CQE_SYNDROME_MW_BIND_ERR (nothing changed) when
+ * the key is no window of pd_id, a type 2 window is bound already or bound
+ * by another QP, the MR is not a plain key of the domain with MW_BIND, the
+ * range leaves it, or the window would grant remote write or atomics over
+ * an MR without local write.
+ */
+uint8_t hw_mkey_bind_window(const struct hw_mw_bind *b);
+
+/*
+ * The key a window of this process has now at key's index, whatever key's
+ * tag (a bind names its window by index: mlx5 posts a type 2 window's first
+ * key at every bind), and its type in *type; 0 when that slot holds no window.
+ */
+uint32_t hw_mkey_window_key(uint32_t key, uint8_t *type);
+
+/* Frees a window whatever its key's tag now (its owner may hold an older one): a fence as hw_mkey_dereg. */
+enum hw_status hw_mkey_dereg_window(uint32_t key);
 
 /* Registers remote memory [addr, addr+len) reached through rops. */
 enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len, uint32_t access,
@@ -322,11 +393,19 @@ static inline __attribute__((always_inline)) enum hw_status hw_mkey_check_access
 	return HW_OK;
 }
 
+/* hw_mkey_check for a memory window: through its MR, remote accesses only (out of line). */
+enum hw_status hw_mkey_check_window(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
+				    uint32_t access, uint8_t **ptr);
+
 /* hw_mkey_check_access; on success *ptr is the local address of addr. */
 static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
 					   uint32_t access, uint8_t **ptr)
 {
-	enum hw_status st = hw_mkey_check_access(mk, pd_id, addr, len, access);
+	enum hw_status st;
+
+	if (__builtin_expect(mk->mw_type != 0, 0))
+		return hw_mkey_check_window(mk, pd_id, addr, len, access, ptr);
+	st = hw_mkey_check_access(mk, pd_id, addr, len, access);
 
 	if (st != HW_OK)
 		return st;

@@ -413,6 +413,7 @@ struct hw_wqe_umr_ctrl_seg {
 #define HW_UMR_MASK_QPN (1ull << 14)
 #define HW_UMR_MASK_FREE (1ull << 29)
 #define HW_UMR_MASK_LEN (1ull << 0)
+#define HW_UMR_MASK_START_ADDR (1ull << 6)
 #define HW_UMR_MASK_ACCESS_LOCAL_WRITE (1ull << 18)
 #define HW_UMR_MASK_ACCESS_REMOTE_READ (1ull << 19)
 #define HW_UMR_MASK_ACCESS_REMOTE_WRITE (1ull << 20)

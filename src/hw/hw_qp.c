@@ -146,7 +146,8 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 {
 	if (a->pd == NULL || a->send_cq == NULL || a->recv_cq == NULL)
 		return false;
-	if (a->type != HW_QPT_RC && a->type != HW_QPT_UD && a->type != HW_QPT_DCI && a->type != HW_QPT_DCT)
+	if (a->type != HW_QPT_RC && a->type != HW_QPT_UD && a->type != HW_QPT_DCI && a->type != HW_QPT_DCT &&
+	    a->type != HW_QPT_UC)
 		return false;
 	if (a->type == HW_QPT_DCT && a->srq == NULL)
 		return false; /* a DCT receives only through an SRQ */
@@ -575,17 +576,19 @@ enum hw_status hw_qp_connect_qpn(struct hw_qp *qp, uint32_t dest_qpn)
 
 	if (qp == NULL)
 		return HW_ERR_INVAL;
-	if (qp->type != HW_QPT_RC)
+	if (qp->type != HW_QPT_RC && qp->type != HW_QPT_UC)
 		return HW_ERR_INVAL;
 	peer = hw_qp_lookup(dest_qpn);
 	if (peer == NULL) {
 		st = hw_qp_attach_num(dest_qpn, &peer);
 		if (st == HW_ERR_NOMEM)
 			return st;
-		if (st != HW_OK || peer->type != HW_QPT_RC) {
+		if (st != HW_OK || peer->type != qp->type) {
 			hw_qp_detach(peer);
 			return HW_ERR_KEY;
 		}
+	} else if (peer->type != qp->type) {
+		return HW_ERR_KEY; /* an RC QP answers RC requests only, a UC QP UC ones */
 	}
 	qp_set_peer(qp, peer, peer->view != NULL);
 	if (peer->view != NULL)

@@ -83,6 +83,7 @@ enum hw_qp_type {
 	HW_QPT_UD,
 	HW_QPT_DCI, /* DC initiator: each WQE names its DCT (hw_dct.h) */
 	HW_QPT_DCT, /* DC target: a responder only, on an SRQ, found by number */
+	HW_QPT_UC,  /* unreliable connected: no READ or atomics, nothing acknowledged */
 };
 
 #define HW_QP_RNR_RETRY_INFINITE 7

@@ -172,6 +172,7 @@ struct vb_qp {
 	uint32_t sq_max_post;	  /* work requests outstanding at most */
 	uint32_t sq_max_gs;
 	uint32_t max_inline;
+	uint32_t sq_max_wqe;	  /* bytes of the largest WQE the ring was sized for */
 	uint32_t sq_cur_post;	  /* BB producer counter */
 	uint32_t sq_head;	  /* work requests posted */
 	_Atomic uint32_t sq_tail; /* work requests completed (moved by poll) */

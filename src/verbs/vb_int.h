@@ -48,6 +48,28 @@ static inline void vb_cq_check_overrun(struct vb_cq *cq)
 }
 void vb_cq_add_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
+/*
+ * Drops qpn's completions from cq (a QP moved to RESET, as mlx5 cleans its
+ * CQs): the later ones of other QPs move up in order; a receive of srq
+ * (non-NULL) gives its WQE back.
+ */
+void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq);
+/*
+ * Memory windows (vb_mw.c): the ops slots, and the UMR segments of a bind
+ * WQE mlx5 writes (after ctrl, whose immediate is the window's key now):
+ * their size in bytes. vb_bind_mw_check: 0 or the post's errno.
+ */
+struct ibv_mw *vb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int vb_dealloc_mw(struct ibv_mw *mw);
+int vb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const struct ibv_mw_bind_info *b);
+size_t vb_bind_mw_segs(const struct vb_qp *qp, const struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *b, uint8_t *p);
+
+/* On-demand paging (vb_odp.c): the device's capabilities and the advise_mr slot. */
+void vb_odp_caps(struct ibv_device_attr_ex *a);
+int vb_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
+		 uint32_t num_sge);
 /* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */
 bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
 struct ibv_qp *vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);

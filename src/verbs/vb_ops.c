@@ -4,8 +4,8 @@
  * Binaries call much of the API through inline functions that jump through
  * ctx->ops and the verbs_context slots; rdma-core's inlines check some slots
  * for NULL but not all, so every slot points at a function here. Those of
- * the objects this device has not (WQ, flows, counters, DM, TD, memory
- * windows, XRC, ...) fail as an unsupported operation; the queries and the
+ * the objects this device has not (WQ, flows, counters, DM, TD, XRC, ...)
+ * fail as an unsupported operation; the queries and the
  * queue objects' (CQ, QP, SRQ, posting and polling) are the real ones.
  */
 #include <stddef.h>
@@ -36,12 +36,7 @@ static void *vb_op_compat(void)
 	return NULL;
 }
 
-VB_OP_PTR(alloc_mw, struct ibv_mw *, struct ibv_pd *pd, enum ibv_mw_type type)
-VB_OP_INT(bind_mw, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
-VB_OP_INT(dealloc_mw, EOPNOTSUPP, struct ibv_mw *mw)
 
-VB_OP_INT(advise_mr, EOPNOTSUPP, struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
-	  struct ibv_sge *sg_list, uint32_t num_sges)
 VB_OP_PTR(alloc_null_mr, struct ibv_mr *, struct ibv_pd *pd)
 VB_OP_INT(read_counters, EOPNOTSUPP, struct ibv_counters *counters, uint64_t *counters_value,
 	  uint32_t ncounters, uint32_t flags)
@@ -112,9 +107,9 @@ void vb_ops_fill(struct verbs_context *v)
 	o->_compat_query_device = vb_query_device;
 	o->_compat_query_port = vb_query_port_compat;
 	vb_ops_fill_compat(o);
-	o->alloc_mw = vb_op_alloc_mw;
-	o->bind_mw = vb_op_bind_mw;
-	o->dealloc_mw = vb_op_dealloc_mw;
+	o->alloc_mw = vb_alloc_mw;
+	o->bind_mw = vb_bind_mw;
+	o->dealloc_mw = vb_dealloc_mw;
 	o->poll_cq = vb_poll_cq;
 	o->req_notify_cq = vb_req_notify_cq;
 	o->post_srq_recv = vb_post_srq_recv;
@@ -122,7 +117,7 @@ void vb_ops_fill(struct verbs_context *v)
 	o->post_recv = vb_post_recv;
 
 	v->query_port = vb_query_port;
-	v->advise_mr = vb_op_advise_mr;
+	v->advise_mr = vb_advise_mr;
 	v->alloc_null_mr = vb_op_alloc_null_mr;
 	v->read_counters = vb_op_read_counters;
 	v->attach_counters_point_flow = vb_op_attach_counters_point_flow;

@@ -79,9 +79,9 @@ VB_SYMVER(vb_dealloc_pd, ibv_dealloc_pd, "IBVERBS_1.1");
 /*
  * The hw rights of verbs access flags, or an errno value: unknown flags and
  * remote write/atomic without local write are EINVAL (the kernel's rule);
- * optional-range flags are hints a device may ignore; on-demand paging is a
- * capability this device does not report; zero-based addressing is for
- * memory windows, which it does not have.
+ * optional-range flags are hints a device may ignore; on-demand paging
+ * makes an ordinary registration here (vb_odp.c); zero-based addressing is
+ * for memory windows, which it does not have.
  */
 static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 {
@@ -93,8 +93,6 @@ static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 		return EINVAL;
 	if (access & IBV_ACCESS_ZERO_BASED)
 		return EINVAL;
-	if (access & IBV_ACCESS_ON_DEMAND)
-		return EOPNOTSUPP;
 	*hw = 0;
 	if (access & IBV_ACCESS_LOCAL_WRITE)
 		*hw |= HW_ACCESS_LOCAL_WRITE;
@@ -104,6 +102,8 @@ static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 		*hw |= HW_ACCESS_REMOTE_WRITE;
 	if (access & IBV_ACCESS_REMOTE_ATOMIC)
 		*hw |= HW_ACCESS_REMOTE_ATOMIC;
+	if (access & IBV_ACCESS_MW_BIND)
+		*hw |= HW_ACCESS_MW_BIND;
 	return 0;
 }
 
@@ -231,3 +231,97 @@ VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 VB_SYMVER(vb_dereg_mr, ibv_dereg_mr, "IBVERBS_1.1");
+
+/* ibv_rereg_mr's checks of its arguments alone (rdma-core's own, before the device sees them). */
+static int vb_rereg_input_ok(const struct ibv_mr *mr, int flags, const void *addr, size_t length, int access)
+{
+	if (mr == NULL || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0)
+		return 0;
+	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0))
+		return 0;
+	return access == 0 || (flags & IBV_REREG_MR_CHANGE_ACCESS);
+}
+
+/* What the device is asked (the kernel's checks: some change, a domain of the MR's context, valid rights). */
+static int vb_rereg_change(const struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+			   int access, struct hw_mkey_change *c)
+{
+	*c = (struct hw_mkey_change){ 0 };
+	if (flags == 0)
+		return EINVAL;
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		if (pd == NULL || pd->context != mr->context)
+			return EINVAL;
+		c->pd = vb_pd_of(pd)->hw;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		int rc = vb_access_to_hw((unsigned int)access, &c->access);
+
+		if (rc != 0)
+			return rc;
+		c->access_set = true;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		c->base = addr;
+		c->addr = (uintptr_t)addr;
+		c->len = length;
+	}
+	return 0;
+}
+
+/*
+ * The new range's sharing is taken before the old one is let go, so a range
+ * registered again over the same pages keeps them where they are. When the
+ * system refuses it, the key goes back to its old range (a second fence)
+ * with its old memory published again: the MR is as it was.
+ */
+static int vb_rereg_share(struct vb_mr_priv *p, const struct hw_mkey_change *c)
+{
+	struct fab_backing old = p->backing;
+	bool was_shared = p->shared;
+	struct hw_mkey_change back = { .base = p->m.mr.addr, .addr = (uintptr_t)p->m.mr.addr,
+				       .len = p->m.mr.length };
+	int rc = vb_mr_share(p, c->base, c->len);
+
+	if (rc == 0) {
+		if (was_shared)
+			fab_mr_unshare(&old);
+		return 0;
+	}
+	(void)hw_mkey_rereg(p->m.key, &back);
+	p->shared = was_shared && fab_mr_share(p->m.key, back.base, back.len, &p->backing) == 0;
+	if (was_shared)
+		fab_mr_unshare(&old); /* the reference the line above took again, or the last one */
+	return rc;
+}
+
+VB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	struct vb_mr_priv *p = (struct vb_mr_priv *)ibmr;
+	struct hw_mkey_change c;
+	int rc;
+
+	if (!vb_rereg_input_ok(ibmr, flags, addr, length, access)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	rc = vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
+	if (rc == 0 && hw_mkey_rereg(p->m.key, &c) != HW_OK)
+		rc = EINVAL;
+	if (rc == 0 && c.base != NULL)
+		rc = vb_rereg_share(p, &c);
+	if (rc != 0) {
+		errno = rc;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (c.pd != NULL) {
+		atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+		atomic_fetch_add(&vb_pd_of(pd)->users, 1);
+		ibmr->pd = pd;
+	}
+	if (c.base != NULL) {
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	return 0;
+}

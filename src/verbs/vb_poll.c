@@ -274,6 +274,57 @@ int vb_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 }
 
 /* The extended CQ: start_poll takes the lock, end_poll releases it, as mlx5's. */
+/* Whether the slot at index i is the program's (its owner bit is i's wrap parity). */
+static bool vb_cq_owned_at(const struct vb_cq *cq, uint32_t i)
+{
+	const struct hw_cqe64 *cqe = &cq->ring[i & ((1u << cq->log_size) - 1)];
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	return (op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_INVALID &&
+	       (op_own & HW_CQE_OWNER_MASK) == ((i >> cq->log_size) & 1);
+}
+
+/*
+ * From the newest completion back to the oldest, as mlx5's __mlx5_cq_clean:
+ * each kept one moves up by the number dropped below it, keeping its new
+ * slot's owner bit; then the consumer index passes the freed slots. The
+ * device writes only beyond the newest one the program owns, so it may go
+ * on meanwhile.
+ */
+void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq)
+{
+	uint32_t mask = (1u << cq->log_size) - 1, ci, pi, nfreed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	ci = cq->cons_index;
+	for (pi = ci; pi - ci <= mask && vb_cq_owned_at(cq, pi); pi++)
+		;
+	while (pi-- != ci) {
+		struct hw_cqe64 *cqe = &cq->ring[pi & mask];
+
+		if (hw_cqe_qpn(cqe) == qpn) {
+			uint8_t op = hw_cqe_opcode(cqe);
+
+			if (srq != NULL && op != HW_CQE_REQ && op != HW_CQE_REQ_ERR)
+				vb_srq_free_wqe(srq, hw_cqe_wqe_counter(cqe));
+			nfreed++;
+		} else if (nfreed != 0) {
+			struct hw_cqe64 *dest = &cq->ring[(pi + nfreed) & mask];
+			uint8_t owner = dest->op_own & HW_CQE_OWNER_MASK;
+
+			memcpy(dest, cqe, sizeof(*dest));
+			dest->op_own = (uint8_t)((dest->op_own & ~HW_CQE_OWNER_MASK) | owner);
+		}
+	}
+	if (nfreed != 0) {
+		cq->cons_index += nfreed;
+		if (cq->last != NULL && cq->last->qpx.qp_base.qp_num == qpn)
+			cq->last = NULL;
+		vb_cq_update_ci(cq);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 static struct vb_cq *vb_cqx(struct ibv_cq_ex *c)
 {
 	return (struct vb_cq *)c;

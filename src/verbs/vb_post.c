@@ -28,7 +28,7 @@ static const uint8_t vb_wr_hw_op[] = {
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = HW_WQE_ATOMIC_CS,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = HW_WQE_ATOMIC_FA,
 	[IBV_WR_LOCAL_INV] = HW_WQE_UMR,
-	[IBV_WR_BIND_MW] = 0xff,
+	[IBV_WR_BIND_MW] = HW_WQE_UMR,
 	[IBV_WR_SEND_WITH_INV] = HW_WQE_SEND_INVAL,
 	[IBV_WR_TSO] = 0xff,
 	[IBV_WR_DRIVER1] = 0xff,
@@ -43,6 +43,7 @@ static const uint8_t vb_wr_wc_op[] = {
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
 	[IBV_WR_LOCAL_INV] = IBV_WC_LOCAL_INV,
+	[IBV_WR_BIND_MW] = IBV_WC_BIND_MW,
 	[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
 };
 
@@ -114,6 +115,8 @@ static size_t vb_mid_segs(const struct vb_qp *qp, const struct ibv_send_wr *wr, 
 		return 32;
 	case IBV_WR_LOCAL_INV:
 		return vb_local_inv_seg(p);
+	case IBV_WR_BIND_MW:
+		return vb_bind_mw_segs(qp, wr->bind_mw.mw, wr->bind_mw.rkey, &wr->bind_mw.bind_info, p);
 	default:
 		return 0;
 	}
@@ -128,6 +131,8 @@ static __be32 vb_send_imm(const struct ibv_send_wr *wr)
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
 		return htobe32(wr->invalidate_rkey);
+	case IBV_WR_BIND_MW:
+		return htobe32(wr->bind_mw.mw->rkey);
 	default:
 		return 0;
 	}
@@ -206,6 +211,8 @@ static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, u
 		return EINVAL;
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_DRIVER)
 		return EINVAL; /* an ibv_send_wr has no DC address: a DCI posts through ibv_wr_* */
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return vb_bind_mw_check(qp, wr->bind_mw.mw, &wr->bind_mw.bind_info);
 	return 0;
 }
 
@@ -244,7 +251,8 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 			err = -size;
 			break;
 		}
-		qp->fm_cache = wr->opcode == IBV_WR_LOCAL_INV ? HW_WQE_CTRL_SMALL_FENCE : 0;
+		/* What follows a LOCAL_INV or a bind waits for it (mlx5's small fence). */
+		qp->fm_cache = wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW ? HW_WQE_CTRL_SMALL_FENCE : 0;
 		if (slot == w)
 			vb_sq_place(qp, idx, w, (uint32_t)size);
 		vb_sq_commit(qp, idx, wr->wr_id, vb_wr_wc_op[wr->opcode], nreq, (uint32_t)size);

@@ -25,15 +25,26 @@
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |       \
 	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
-	 IBV_QP_EX_WITH_LOCAL_INV)
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define VB_QP_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define VB_QP_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+/* UC: what needs no answer. */
+#define VB_QP_SEND_OPS_UC                                                                          \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |       \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_LOCAL_INV)
+#define VB_QP_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_CREATE_FLAGS)
+/* Creation flags mlx5 knows but this device has not (Ethernet offloads, a UD QP's chosen source QPN). */
+#define VB_QP_CREATE_UNSUPPORTED                                                                   \
+	(IBV_QP_CREATE_SCATTER_FCS | IBV_QP_CREATE_CVLAN_STRIPPING | IBV_QP_CREATE_SOURCE_QPN |    \
+	 IBV_QP_CREATE_PCI_WRITE_END_PADDING)
 /* The send WQE overhead before data: ctrl and the largest of raddr+atomic or a LOCAL_INV UMR. */
 #define VB_SQ_OVERHEAD_RC                                                                          \
 	(sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_umr_ctrl_seg) + sizeof(struct hw_wqe_mkey_ctx_seg))
 #define VB_SQ_OVERHEAD_UD (sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_datagram_seg))
 #define VB_MAX_RD_ATOMIC 16
-#define VB_ACCESS_QP (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+/* What a QP's access flags may carry: the MR flags (only the remote rights mean anything to a QP). */
+#define VB_ACCESS_QP                                                                               \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 
 static uint32_t vb_pow2_up(uint32_t n)
 {
@@ -67,6 +78,7 @@ static int vb_qp_size_sq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 		size = inl;
 	size = (size + HW_SEND_WQE_BB - 1) & ~(uint32_t)(HW_SEND_WQE_BB - 1);
 	qp->max_inline = size - over - (uint32_t)sizeof(struct hw_wqe_inl_seg);
+	qp->sq_max_wqe = size;
 	qp->sq_max_gs = a->cap.max_send_sge;
 	if (a->cap.max_send_wr == 0) {
 		qp->sq_wqe_cnt = 1;
@@ -117,6 +129,22 @@ int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
 	return 0;
 }
 
+/*
+ * Creation flags: none, or blocking a UD QP's own multicast from looping
+ * back (it has no multicast to loop back: always so). Flags mlx5 knows but
+ * this device has not: EOPNOTSUPP; unknown ones EINVAL.
+ */
+static int vb_qp_create_flags_ok(const struct ibv_qp_init_attr_ex *a)
+{
+	uint32_t f = (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ? a->create_flags : 0;
+
+	if (a->qp_type == IBV_QPT_UD)
+		f &= ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	if (f & ~(uint32_t)(VB_QP_CREATE_UNSUPPORTED | IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
+		return EINVAL;
+	return f != 0 ? EOPNOTSUPP : 0;
+}
+
 static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
 {
 	uint64_t ops;
@@ -125,16 +153,18 @@ static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_e
 		return EOPNOTSUPP;
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return EINVAL;
-	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD)
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_UC)
 		return EOPNOTSUPP;
 	if (vb_qp_objs_ok(ctx, a) != 0)
 		return EINVAL;
 	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		ops = a->qp_type == IBV_QPT_UD ? VB_QP_SEND_OPS_UD : VB_QP_SEND_OPS_RC;
+		ops = a->qp_type == IBV_QPT_UD	 ? VB_QP_SEND_OPS_UD
+		      : a->qp_type == IBV_QPT_UC ? VB_QP_SEND_OPS_UC
+						 : VB_QP_SEND_OPS_RC;
 		if (a->send_ops_flags & ~ops)
 			return EOPNOTSUPP;
 	}
-	return 0;
+	return vb_qp_create_flags_ok(a);
 }
 
 static void vb_qp_free(struct vb_qp *qp)
@@ -248,7 +278,9 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		errno = rc;
 		return NULL;
 	}
-	k = (struct vb_qp_kind){.hw = a->qp_type == IBV_QPT_UD ? HW_QPT_UD : HW_QPT_RC};
+	k = (struct vb_qp_kind){.hw = a->qp_type == IBV_QPT_UD	 ? HW_QPT_UD
+				      : a->qp_type == IBV_QPT_UC ? HW_QPT_UC
+								 : HW_QPT_RC};
 	return vb_qp_create(ctx, a, &k);
 }
 
@@ -338,32 +370,32 @@ VB_SYMVER(vb_destroy_qp, ibv_destroy_qp, "IBVERBS_1.1");
 /* The IB transitions this device has, with their required and optional attributes per type. */
 struct vb_trans {
 	bool valid;
-	int req[2]; /* [0] RC, [1] UD */
-	int opt[2];
+	int req[3]; /* [0] RC, [1] UD, [2] UC (the kernel's qp_state_table) */
+	int opt[3];
 };
 
 #define VB_RC_PATH (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
+#define VB_UC_PATH (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE)
+#define VB_INIT_ATTRS (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+#define VB_UD_INIT_ATTRS (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)
 
 static const struct vb_trans vb_qp_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
-		[IBV_QPS_INIT] = {.valid = true,
-				  .req = {IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-					  IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY}},
+		[IBV_QPS_INIT] = {.valid = true, .req = {VB_INIT_ATTRS, VB_UD_INIT_ATTRS, VB_INIT_ATTRS}},
 	},
 	[IBV_QPS_INIT] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
-		[IBV_QPS_INIT] = {.valid = true,
-				  .opt = {IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-					  IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY}},
+		[IBV_QPS_INIT] = {.valid = true, .opt = {VB_INIT_ATTRS, VB_UD_INIT_ATTRS, VB_INIT_ATTRS}},
 		[IBV_QPS_RTR] = {.valid = true,
 				 .req = {IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 						 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-					 0},
+					 0, IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN},
 				 .opt = {IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-					 IBV_QP_PKEY_INDEX | IBV_QP_QKEY}},
+					 IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+					 IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX}},
 	},
 	[IBV_QPS_RTR] = {
 		[IBV_QPS_RESET] = {.valid = true},
@@ -371,14 +403,16 @@ static const struct vb_trans vb_qp_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 		[IBV_QPS_RTS] = {.valid = true,
 				 .req = {IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 						 IBV_QP_MAX_QP_RD_ATOMIC,
-					 IBV_QP_SQ_PSN},
-				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY}},
+					 IBV_QP_SQ_PSN, IBV_QP_SQ_PSN},
+				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY,
+					 IBV_QP_CUR_STATE | VB_UC_PATH}},
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
 		[IBV_QPS_RTS] = {.valid = true,
-				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY}},
+				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY,
+					 IBV_QP_CUR_STATE | VB_UC_PATH}},
 	},
 	[IBV_QPS_ERR] = {
 		[IBV_QPS_RESET] = {.valid = true},
@@ -422,7 +456,7 @@ static int vb_qp_modify_ok(const struct vb_qp *qp, const struct ibv_qp_attr *a, 
 {
 	enum ibv_qp_state cur = qp->qpx.qp_base.state;
 	const struct vb_trans *t;
-	int ty = qp->qpx.qp_base.qp_type == IBV_QPT_UD ? 1 : 0;
+	int ty = qp->qpx.qp_base.qp_type == IBV_QPT_UD ? 1 : qp->qpx.qp_base.qp_type == IBV_QPT_UC ? 2 : 0;
 
 	if (mask & ~VB_QP_MASK_KNOWN)
 		return EINVAL;
@@ -503,6 +537,17 @@ static void vb_qp_reset(struct vb_qp *qp)
 	qp->dbrec[HW_QP_DBR_SND] = 0;
 }
 
+/* RESET drops the QP's completions still in its CQs, as mlx5_modify_qp does (mlx5_cq_clean). */
+static void vb_qp_clean_cqs(struct vb_qp *qp)
+{
+	uint32_t qpn = qp->qpx.qp_base.qp_num;
+
+	if (qp->rcq != NULL)
+		vb_cq_clean(qp->rcq, qpn, qp->srq);
+	if (qp->scq != NULL && qp->scq != qp->rcq)
+		vb_cq_clean(qp->scq, qpn, NULL);
+}
+
 static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
 {
 	switch (s) {
@@ -545,8 +590,9 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 
 		memcpy(&machine, k->ah_attr.grh.dgid.raw + 4, sizeof(machine));
 		(void)hw_qp_connect_machine(qp->hw, be32toh(machine), k->dest_qp_num);
-	} else if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR && qp->qpx.qp_base.qp_type == IBV_QPT_RC &&
-	    hw_qp_connect_qpn(qp->hw, k->dest_qp_num) != HW_OK) {
+	} else if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR &&
+		   (qp->qpx.qp_base.qp_type == IBV_QPT_RC || qp->qpx.qp_base.qp_type == IBV_QPT_UC) &&
+		   hw_qp_connect_qpn(qp->hw, k->dest_qp_num) != HW_OK) {
 		/* As on a fabric: the modify succeeds, the sends fail (transport retries exceeded). */
 		BASE_DBG("QP %u: no QP %u to connect to", qp->qpx.qp_base.qp_num, k->dest_qp_num);
 		hw_qp_connect(qp->hw, NULL);
@@ -557,6 +603,8 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 		vb_qp_reset(qp);
 	if (hw_qp_modify(qp->hw, vb_hw_state(to)) != HW_OK)
 		return EINVAL;
+	if (to == IBV_QPS_RESET)
+		vb_qp_clean_cqs(qp);
 	return 0;
 }
 

@@ -48,12 +48,14 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	 * Not IBV_DEVICE_PORT_ACTIVE_EVENT, which mlx5 advertises: it promises IBV_EVENT_PORT_ACTIVE when a
 	 * link comes up, and the emulated port is active from the start and never goes down.
 	 */
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = VB_MAX_SGE;
 	a->max_sge_rd = VB_MAX_SGE;
 	a->max_cq = VB_MAX_CQ;
 	a->max_cqe = VB_MAX_CQE;
 	a->max_mr = VB_MAX_MR;
+	a->max_mw = VB_MAX_MR; /* windows are keys of the same table */
 	a->max_pd = VB_MAX_PD;
 	a->max_qp_rd_atom = 16;
 	a->max_res_rd_atom = VB_MAX_QP * 16;
@@ -125,6 +127,7 @@ int vb_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_i
 	/* CQEs carry the device clock when asked (hw_cq_attr.timestamp): 64-bit ns, a 1 GHz clock in kHz. */
 	full.completion_timestamp_mask = UINT64_MAX;
 	full.hca_core_clock = 1000000;
+	vb_odp_caps(&full);
 	/* A caller built against older headers has a smaller struct: write no more than it has. */
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;

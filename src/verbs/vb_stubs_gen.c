@@ -339,12 +339,6 @@ VB_EXPORT struct ibv_mr *vb_compat_1_0_ibv_reg_mr(struct ibv_pd *pd, void *addr,
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_reg_mr, ibv_reg_mr, "IBVERBS_1.0");
 
-VB_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access)
-{
-	VB_UNSUPPORTED("ibv_rereg_mr");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int vb_ibv_resize_cq(struct ibv_cq *cq, int cqe);
 VB_EXPORT int vb_ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {

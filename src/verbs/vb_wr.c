@@ -98,7 +98,7 @@ static bool vb_wr_refuse(struct vb_qp *qp, bool rc_only)
 
 	if (qp->wr_err != 0)
 		return false;
-	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER)
+	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER)
 		vb_wr_fail(qp, EINVAL);
 	else if (qp->wr_open)
 		vb_wr_fail(qp, EINVAL); /* the previous operation never got its data */
@@ -113,7 +113,8 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 	/* UD and a DCI's remote operations carry an address: a setter of its own, a segment after ctrl. */
 	bool addr = ty == IBV_QPT_UD || (ty == IBV_QPT_DRIVER && hw_op != HW_WQE_UMR);
 
-	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open || (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_DRIVER) ||
+	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open ||
+				     (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER) ||
 				     vb_sq_full(qp, qp->wr_nreq),
 			     0))
 		return vb_wr_refuse(qp, rc_only);
@@ -345,17 +346,29 @@ static void vb_wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t length
 	vb_wr_set_inline_data_list(x, 1, &b);
 }
 
-/* What this device has not: memory windows, TSO, XRC, atomic write. */
+/* What this device has not: TSO, XRC, atomic write. */
 static void vb_wr_unsupported(struct vb_qp *qp, const char *name)
 {
 	vb_log_unsupported(name);
 	vb_wr_fail(qp, EOPNOTSUPP);
 }
 
+/* A bind needs no data either: checked as ibv_post_send checks it, then closed at once. */
 static void vb_wr_bind_mw(struct ibv_qp_ex *x, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *b)
 {
-	(void)mw, (void)rkey, (void)b;
-	vb_wr_unsupported(vb_wq(x), "ibv_wr_bind_mw");
+	struct vb_qp *qp = vb_wq(x);
+	int rc = b != NULL ? vb_bind_mw_check(qp, mw, b) : EINVAL;
+
+	if (rc != 0) {
+		if (qp->wr_err == 0)
+			vb_wr_fail(qp, rc);
+		return;
+	}
+	if (!vb_wr_open(qp, HW_WQE_UMR, IBV_WC_BIND_MW, true))
+		return;
+	vb_wr_imm(qp, htobe32(mw->rkey));
+	qp->wr_off += (uint32_t)vb_bind_mw_segs(qp, mw, rkey, b, qp->wr_p + qp->wr_off);
+	vb_wr_close(qp, 0);
 }
 
 static void vb_wr_send_tso(struct ibv_qp_ex *x, void *hdr, uint16_t hdr_sz, uint16_t mss)
