@@ -146,6 +146,7 @@ static void test_dv_qp_ex(void)
 	qp = ibv_create_qp_ex(c, &ax);
 	CHECK(qp != NULL);
 	th_defer(vq_destroy_qp_cb, qp);
+	CHECK_OK(vq_up(qp, qp->qp_num, 0, 0)); /* in RESET every session fails EINVAL, as mlx5's */
 	x = ibv_qp_to_qp_ex(qp);
 	CHECK(x != NULL);
 	dx = mlx5dv_qp_ex_from_ibv_qp_ex(x);
@@ -156,9 +157,73 @@ static void test_dv_qp_ex(void)
 	CHECK(mlx5dv_qp_ex_from_ibv_qp_ex(NULL) == NULL && errno == EINVAL);
 }
 
+/* The PRM's query_hca_cap_in / _out and the device-memory capability page (mlx5_ifc). */
+#define OP_QUERY_HCA_CAP 0x100
+#define CAP_IN_SZ 0x10
+#define CAP_OUT_SZ 0x1010
+#define CAP_DEV_MEM 0xf
+#define CAP_GENERAL 0x0
+
+static void cap_in(uint8_t *in, uint16_t opcode, uint16_t op_mod)
+{
+	memset(in, 0, CAP_IN_SZ);
+	in[0] = (uint8_t)(opcode >> 8);
+	in[1] = (uint8_t)opcode;
+	in[6] = (uint8_t)(op_mod >> 8);
+	in[7] = (uint8_t)op_mod;
+}
+
+/*
+ * mlx5dv_devx_general_cmd: QUERY_HCA_CAP of the device-memory page answers
+ * (status 0) that there is no device memory — no MEMIC size, no MEMIC
+ * operations (the page all zero, maximum and current), as
+ * ibv_query_device_ex's max_dm_size 0 says. Another page or command is
+ * EOPNOTSUPP with the card's status in out (0x3 bad parameter, 0x2 bad
+ * opcode); a short buffer or no context EINVAL.
+ */
+static void test_devx_general_cmd(void)
+{
+	struct mlx5dv_context_attr da = {.flags = MLX5DV_CONTEXT_FLAGS_DEVX};
+	struct ibv_device_attr_ex ax;
+	struct ibv_device **list;
+	struct ibv_context *c;
+	static uint8_t out[CAP_OUT_SZ];
+	uint8_t in[CAP_IN_SZ];
+	int n;
+
+	list = ibv_get_device_list(&n);
+	CHECK(list != NULL && n > 0);
+	c = mlx5dv_open_device(list[0], &da);
+	ibv_free_device_list(list);
+	CHECK(c != NULL);
+	th_defer(vf_close_cb, c);
+	CHECK_OK(ibv_query_device_ex(c, NULL, &ax));
+	CHECK(ax.max_dm_size == 0);
+	for (uint16_t cur = 0; cur < 2; cur++) {
+		cap_in(in, OP_QUERY_HCA_CAP, (uint16_t)(CAP_DEV_MEM << 1 | cur));
+		memset(out, 0xee, sizeof(out));
+		CHECK_OK(mlx5dv_devx_general_cmd(c, in, sizeof(in), out, sizeof(out)));
+		for (size_t i = 0; i < sizeof(out); i++)
+			CHECK(out[i] == 0);
+	}
+	cap_in(in, OP_QUERY_HCA_CAP, CAP_GENERAL << 1 | 1);
+	memset(out, 0, sizeof(out));
+	CHECK(mlx5dv_devx_general_cmd(c, in, sizeof(in), out, sizeof(out)) == EOPNOTSUPP);
+	CHECK(out[0] == 0x3 && (out[4] | out[5] | out[6] | out[7]) != 0);
+	cap_in(in, 0x101, 0); /* QUERY_ADAPTER */
+	memset(out, 0, sizeof(out));
+	CHECK(mlx5dv_devx_general_cmd(c, in, sizeof(in), out, sizeof(out)) == EOPNOTSUPP);
+	CHECK(out[0] == 0x2);
+	cap_in(in, OP_QUERY_HCA_CAP, CAP_DEV_MEM << 1 | 1);
+	CHECK(mlx5dv_devx_general_cmd(c, in, sizeof(in), out, CAP_OUT_SZ - 1) == EINVAL);
+	CHECK(mlx5dv_devx_general_cmd(c, in, CAP_IN_SZ - 1, out, sizeof(out)) == EINVAL);
+	CHECK(mlx5dv_devx_general_cmd(NULL, in, sizeof(in), out, sizeof(out)) == EINVAL);
+}
+
 int main(void)
 {
 	RUN(test_views);
 	RUN(test_dv_qp_ex);
+	RUN(test_devx_general_cmd);
 	return th_summary("test_verbs_dv");
 }

@@ -527,6 +527,164 @@ static void test_post_before_rts(void)
 	}
 }
 
+/* An extended RC QP of p's domain on cq, with the SEND and RDMA_WRITE builders. */
+static struct ibv_qp *vp_qp_ex(struct vq_pair *p, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = p->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(p->c, &a);
+
+	if (qp != NULL)
+		th_defer(vq_destroy_qp_cb, qp);
+	return qp;
+}
+
+/* One RDMA_WRITE through ibv_wr_*: what ibv_wr_complete returns. */
+static int vp_wr_write(struct ibv_qp *qp, struct vq_pair *p)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+
+	ibv_wr_start(x);
+	x->wr_id = 7;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, p->mr[1]->rkey, (uintptr_t)p->buf[1] + 1024);
+	ibv_wr_set_sge(x, p->mr[0]->lkey, (uintptr_t)p->buf[0], 16);
+	return ibv_wr_complete(x);
+}
+
+/*
+ * A QP in RESET (made so, or moved back there from RTS) takes no work, as
+ * mlx5's provider refuses it: ibv_post_send ENOMEM, ibv_post_recv EINVAL
+ * (*bad_wr the first request), ibv_wr_complete EINVAL; nothing runs.
+ */
+static void test_post_in_reset(void)
+{
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RESET};
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_recv_wr *rbad = NULL;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	struct ibv_recv_wr rw;
+	struct vq_pair p;
+	struct ibv_wc wc;
+	struct ibv_qp *q;
+
+	vp_pair(&p, 0, 0);
+	memset(p.buf[0], 3, 64);
+	sge = (struct ibv_sge){.addr = (uintptr_t)p.buf[0], .length = 16, .lkey = p.mr[0]->lkey};
+	wr = (struct ibv_send_wr){.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED};
+	wr.wr.rdma.remote_addr = (uintptr_t)p.buf[1] + 1024;
+	wr.wr.rdma.rkey = p.mr[1]->rkey;
+	rw = (struct ibv_recv_wr){.wr_id = 2, .sg_list = &sge, .num_sge = 1};
+	q = vq_qp(p.pd, IBV_QPT_RC, p.cq[0], p.cq[0], 4);
+	CHECK(q != NULL && q->state == IBV_QPS_RESET);
+	CHECK(ibv_post_send(q, &wr, &bad) == ENOMEM && bad == &wr);
+	CHECK(ibv_post_recv(q, &rw, &rbad) == EINVAL && rbad == &rw);
+	/* From RTS back to RESET. */
+	CHECK_OK(ibv_modify_qp(p.qp[0], &qa, IBV_QP_STATE));
+	bad = NULL;
+	rbad = NULL;
+	CHECK(ibv_post_send(p.qp[0], &wr, &bad) == ENOMEM && bad == &wr);
+	CHECK(ibv_post_recv(p.qp[0], &rw, &rbad) == EINVAL && rbad == &rw);
+	/* An empty list is no request: nothing to refuse. */
+	CHECK(ibv_post_send(p.qp[0], NULL, &bad) == 0);
+	CHECK(ibv_post_recv(p.qp[0], NULL, &rbad) == 0);
+	/* ibv_wr_*: the session is rolled back; in RTS the same session runs. */
+	q = vp_qp_ex(&p, p.cq[0]);
+	CHECK(q != NULL);
+	CHECK(vp_wr_write(q, &p) == EINVAL);
+	CHECK_OK(vq_up(q, p.qp[1]->qp_num, 0, 0));
+	CHECK_OK(vp_wr_write(q, &p));
+	vp_expect(p.cq[0], 7, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	CHECK(memcmp(p.buf[1] + 1024, p.buf[0], 16) == 0);
+	memset(p.buf[1] + 1024, 0, 16);
+	CHECK_OK(ibv_modify_qp(q, &qa, IBV_QP_STATE));
+	CHECK(vp_wr_write(q, &p) == EINVAL);
+	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 0);
+	CHECK(p.buf[1][1024] == 0);
+}
+
+/* p's QPs again, each brought up with these QP access flags (the MRs keep every right). */
+static void vp_pair_access(struct vq_pair *p, unsigned int access)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access};
+
+	for (int i = 0; i < 2; i++) {
+		p->qp[i] = vq_qp(p->pd, IBV_QPT_RC, p->cq[i], p->cq[i], 16);
+		CHECK(p->qp[i] != NULL);
+		CHECK_OK(ibv_modify_qp(p->qp[i], &a,
+				       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	}
+	for (int i = 0; i < 2; i++) {
+		CHECK_OK(vq_to_rtr(p->qp[i], p->qp[1 - i]->qp_num, 0));
+		CHECK_OK(vq_to_rts(p->qp[i], 0));
+	}
+}
+
+static int vp_atomic(struct vq_pair *p, enum ibv_wr_opcode op, uint64_t id, uint64_t *target)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)p->buf[0], .length = 8, .lkey = p->mr[0]->lkey};
+	struct ibv_send_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED};
+	struct ibv_send_wr *bad = NULL;
+
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = p->mr[1]->rkey;
+	wr.wr.atomic.compare_add = 5;
+	wr.wr.atomic.swap = 6;
+	return ibv_post_send(p->qp[0], &wr, &bad);
+}
+
+/*
+ * The responder QP's access flags govern atomics (IB: a QP without remote
+ * atomic enabled answers an atomic with an invalid-request NAK): without
+ * IBV_ACCESS_REMOTE_ATOMIC, FETCH_ADD and CMP_SWP complete with
+ * IBV_WC_REM_INV_REQ_ERR though the key allows them, memory untouched, the
+ * requester in ERR; with it they succeed.
+ */
+static void test_atomic_qp_access(void)
+{
+	static const unsigned int without[] = {IBV_ACCESS_LOCAL_WRITE,
+					       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						       IBV_ACCESS_REMOTE_READ};
+	static const enum ibv_wr_opcode ops[] = {IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP};
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	uint64_t *target;
+	struct vq_pair p;
+
+	vp_pair(&p, 0, 0);
+	target = (uint64_t *)(void *)(p.buf[1] + 64);
+	for (size_t i = 0; i < 2; i++) {
+		for (size_t o = 0; o < 2; o++) {
+			vp_pair_access(&p, without[i]);
+			*target = 5;
+			memset(p.buf[0], 0xa5, 8);
+			CHECK_OK(vp_atomic(&p, ops[o], 10 + o, target));
+			vp_expect(p.cq[0], 10 + o, IBV_WC_REM_INV_REQ_ERR, 0);
+			CHECK(*target == 5 && p.buf[0][0] == 0xa5 && p.buf[0][7] == 0xa5);
+			CHECK_OK(ibv_query_qp(p.qp[0], &qa, IBV_QP_STATE, &qi));
+			CHECK(qa.qp_state == IBV_QPS_ERR);
+		}
+	}
+	vp_pair_access(&p, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	*target = 5;
+	CHECK_OK(vp_atomic(&p, IBV_WR_ATOMIC_CMP_AND_SWP, 20, target));
+	vp_expect(p.cq[0], 20, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP);
+	CHECK(*target == 6);
+	CHECK_OK(vp_atomic(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, 21, target));
+	vp_expect(p.cq[0], 21, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD);
+	CHECK(*target == 11);
+}
+
 int main(void)
 {
 	RUN(test_write_read_loop);
@@ -543,5 +701,7 @@ int main(void)
 	RUN(test_post_errors);
 	RUN(test_ud);
 	RUN(test_post_before_rts);
+	RUN(test_post_in_reset);
+	RUN(test_atomic_qp_access);
 	return th_summary("test_verbs_post");
 }

@@ -99,7 +99,7 @@ static int peer_recv(struct peer *p, bool srq, uint64_t off, uint32_t len)
 	return srq ? ibv_post_srq_recv(p->srq, &wr, &bad) : ibv_post_recv(p->qp, &wr, &bad);
 }
 
-/* One command a line: CONNECT qpn gid, RECV off len, SRQRECV off len, POLL, SUM off len, EXIT. */
+/* One command a line: CONNECT qpn gid, RECV off len, SRQRECV off len, POLL, SUM off len, ACCESS flags, EXIT. */
 static int peer_cmd(struct peer *p, const char *line)
 {
 	unsigned long long off, len;
@@ -126,6 +126,10 @@ static int peer_cmd(struct peer *p, const char *line)
 		       be32toh(wc.imm_data), wc.qp_num, (unsigned long long)wc.wr_id);
 	} else if (sscanf(line, "SUM %llu %llu", &off, &len) == 2) {
 		printf("SUM %llu\n", (unsigned long long)fnv(xm_mem + off, len));
+	} else if (sscanf(line, "ACCESS %llu", &off) == 1) {
+		struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RTS, .qp_access_flags = (unsigned int)off};
+
+		printf("OK %d\n", ibv_modify_qp(p->qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS));
 	} else if (strncmp(line, "FILL", 4) == 0) {
 		fill(xm_mem, XM_LEN, 77);
 		printf("OK 0\n");
@@ -385,6 +389,13 @@ static void test_rc_send_rnr_imm_atomic(void)
 		CHECK(wait1(NULL) == IBV_WC_SUCCESS);
 		CHECK(*old == v0 + 10);
 		*cell = 0x1122334455667788ull;
+		CHECK(peer_sum(5u << 16, 8) == fnv(xm_mem + 40000, 8));
+		/* The peer's QP without remote atomics: an invalid request, its word untouched. */
+		CHECK(ask_ok("ACCESS %llu", IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, 0));
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = 1;
+		CHECK_OK(ibv_post_send(qp, &wr, &bad));
+		CHECK(wait1(NULL) == IBV_WC_REM_INV_REQ_ERR);
 		CHECK(peer_sum(5u << 16, 8) == fnv(xm_mem + 40000, 8));
 	}
 	xm_down();

@@ -938,6 +938,9 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (hw_raddr_seg_addr(r) % ENG_ATOMIC_LEN != 0)
 		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	/* A responder QP without remote atomics NAKs it as an invalid request, before any key is looked at. */
+	if (!(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE) & HW_ACCESS_REMOTE_ATOMIC))
+		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	synd = eng_remote(peer, r, ENG_ATOMIC_LEN, HW_ACCESS_REMOTE_ATOMIC, &rp);
 	if (synd != 0)
 		return eng_fail(synd);

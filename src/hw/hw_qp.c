@@ -226,6 +226,7 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.lid = attr->lid,
 		.dc_key = attr->dc_key,
 		.life_idx = HW_LIFE_NONE,
+		.rights = HW_QP_RIGHTS_ALL,
 	};
 	if (attr->shared)
 		hw_life_self(&qp->sh->life_idx, &qp->sh->life_tid);
@@ -736,6 +737,14 @@ enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rn
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->sh->min_rnr_timer, min_rnr_timer, __ATOMIC_RELAXED);
 	qp->rnr_retry = rnr_retry;
+	return HW_OK;
+}
+
+enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights)
+{
+	if (qp == NULL || (rights & ~(uint32_t)HW_QP_RIGHTS_ALL) != 0)
+		return HW_ERR_INVAL;
+	__atomic_store_n(&qp->sh->rights, rights, __ATOMIC_RELEASE);
 	return HW_OK;
 }
 

@@ -167,6 +167,12 @@ struct hw_qp_sh {
 	uint32_t life_idx;  /* the owner's entry of the life table (hw_life.h), HW_LIFE_NONE: not watched so */
 	uint32_t life_tid;  /* its holder thread: the word reads this while the owner lives */
 	/*
+	 * The remote operations this QP takes as a responder (HW_ACCESS_REMOTE_*,
+	 * IB's QP access flags): an atomic without HW_ACCESS_REMOTE_ATOMIC here
+	 * is an invalid request, whatever the key allows.
+	 */
+	uint32_t rights;
+	/*
 	 * A requester of another process waits on RNR for a receive here: the
 	 * receive doorbell that finds rnr_wait set clears it and rings rnr_bell
 	 * (a shared futex word) for the requester's engine thread
@@ -351,6 +357,16 @@ enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi);
  * IBV_QP_RNR_RETRY does). HW_ERR_INVAL when out of range, nothing changed.
  */
 enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rnr_retry);
+
+/*
+ * Sets the remote operations the QP takes as a responder (HW_ACCESS_REMOTE_*
+ * bits; others HW_ERR_INVAL), as a modify with IBV_QP_ACCESS_FLAGS does. A
+ * new QP takes all of them: one made below verbs (FlexIO's, the fabric's)
+ * is limited by its keys alone.
+ */
+enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights);
+
+#define HW_QP_RIGHTS_ALL (HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC)
 
 /* Sets a UD QP's qkey. HW_ERR_INVAL for an RC QP. */
 enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey);

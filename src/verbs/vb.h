@@ -243,6 +243,8 @@ struct vb_dv_ops {
 	struct mlx5dv_dr_rule *(*dr_rule_create)(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 						 size_t n, struct mlx5dv_dr_action **acts);
 	int (*dr_rule_destroy)(struct mlx5dv_dr_rule *rule);
+	/* DevX general commands (vb_devx_cmd.c). */
+	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 };
 
 #define VB_MAGIC_MKEY 0x76624d4bu

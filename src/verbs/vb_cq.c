@@ -24,6 +24,11 @@
 #define VB_CQ_WC_FLAGS                                                                            \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 #define VB_CQ_COMP_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS)
+/*
+ * IGNORE_OVERRUN (a CQ that writes on over unpolled entries) is a flag mlx5
+ * knows but a card without the capability refuses with EOPNOTSUPP: this CQ
+ * always stops and latches its overrun. Bits mlx5 does not know are EINVAL.
+ */
 #define VB_CQ_FLAGS (IBV_CREATE_CQ_ATTR_SINGLE_THREADED)
 
 
@@ -78,7 +83,7 @@ static int vb_cq_attr_ok(struct vb_context *ctx, const struct ibv_cq_init_attr_e
 	if (a->comp_mask & ~(uint32_t)VB_CQ_COMP_MASK)
 		return EINVAL;
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (a->flags & ~(uint32_t)VB_CQ_FLAGS))
-		return EINVAL;
+		return (a->flags & ~(uint32_t)(VB_CQ_FLAGS | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)) ? EINVAL : EOPNOTSUPP;
 	if (a->wc_flags & ~(uint64_t)VB_CQ_WC_FLAGS)
 		return EOPNOTSUPP; /* the wall clock and the other fields mlx5 has no value for here */
 	if (a->channel != NULL && a->channel->context != &ctx->vctx.context)
@@ -93,6 +98,8 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	enum hw_status st;
 	int rc = vb_cq_attr_ok(ctx, a);
 
+	if (rc == 0)
+		rc = vb_alloc_type_errno("MLX_CQ");
 	if (rc != 0)
 		goto err;
 	rc = ENOMEM;

@@ -200,6 +200,9 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 					      size_t outlen);
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj);
 
+/* DevX general commands: QUERY_HCA_CAP of the device-memory page (vb_devx_cmd.c). */
+int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, void *out, size_t outlen);
+
 /* mlx5dv_dr steering over hw_steer (vb_dr.c). */
 struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5dv_dr_domain_type type);
 int vb_dv_dr_domain_destroy(struct mlx5dv_dr_domain *dmn);
@@ -248,6 +251,9 @@ static inline int vb_id_errno(enum hw_status st)
 {
 	return st == HW_ERR_LAYOUT ? EACCES : ENOMEM;
 }
+
+/* 0, or ENOMEM when <component>_ALLOC_TYPE asks a placement the rings cannot have (vb_alloc.c). */
+int vb_alloc_type_errno(const char *component);
 
 /* The smallest l with 2^l >= n: ring sizes are powers of two, as mlx5 rounds them. */
 static inline uint32_t vb_log2_up(uint32_t n)

@@ -1,10 +1,10 @@
 /*
- * vb_mlx5_dr — libmlx5.so.1's DevX object and mlx5dv_dr entries. Each
- * checks that the object handed in is one of ours (a NULL or foreign pointer
- * is EINVAL, where rdma-core would crash) and calls libibverbs through the
- * object's vb_dv_ops (vb_devx_obj.c, vb_dr.c). Actions are plain data
- * (vb.h) and are made and freed here: drop and default-miss have no
- * context to reach a device by.
+ * vb_mlx5_dr — libmlx5.so.1's DevX object, DevX general command and
+ * mlx5dv_dr entries. Each checks that the object handed in is one of ours (a
+ * NULL or foreign pointer is EINVAL, where rdma-core would crash) and calls
+ * libibverbs through the object's vb_dv_ops (vb_devx_obj.c, vb_devx_cmd.c,
+ * vb_dr.c). Actions are plain data (vb.h) and are made and freed here: drop
+ * and default-miss have no context to reach a device by.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -32,6 +32,14 @@ VB_EXPORT struct mlx5dv_devx_obj *mlx5dv_devx_obj_create(struct ibv_context *con
 	const struct vb_dv_ops *dv = vb_dv_of(context);
 
 	return dv != NULL ? dv->devx_obj_create(context, in, inlen, out, outlen) : NULL;
+}
+
+VB_EXPORT int mlx5dv_devx_general_cmd(struct ibv_context *context, const void *in, size_t inlen, void *out,
+				      size_t outlen)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(context);
+
+	return dv != NULL ? dv->devx_general_cmd(context, in, inlen, out, outlen) : errno;
 }
 
 VB_EXPORT int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)

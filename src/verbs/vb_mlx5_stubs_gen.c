@@ -218,12 +218,6 @@ VB_EXPORT int mlx5dv_devx_free_msi_vector(struct mlx5dv_devx_msi_vector *msi)
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_devx_general_cmd(struct ibv_context *context, const void *in, size_t inlen, void *out, size_t outlen)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_general_cmd");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_devx_get_async_cmd_comp(struct mlx5dv_devx_cmd_comp *cmd_comp, struct mlx5_ib_uapi_devx_async_cmd_hdr *cmd_resp, size_t cmd_resp_len)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_get_async_cmd_comp");

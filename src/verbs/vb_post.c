@@ -10,7 +10,9 @@
  * failing request is *bad_wr and the ones before it are posted and rung.
  * The device executes the work at the doorbell (the engine runs on the
  * caller's thread), so a QP not yet in RTS keeps its posted work until the
- * modify to RTS rings it.
+ * modify to RTS rings it. A QP in RESET has no queues to post to: mlx5
+ * refuses its sends with ENOMEM and its receives with EINVAL (the state's
+ * gather limit of -1 that every request exceeds), and so does this.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -199,9 +201,14 @@ static inline int vb_build_one(struct vb_qp *qp, const struct ibv_send_wr *wr, u
 	return (int)off;
 }
 
+static bool vb_op_known(enum ibv_wr_opcode op)
+{
+	return (unsigned int)op < sizeof(vb_wr_hw_op) && vb_wr_hw_op[op] != 0xff;
+}
+
 static int vb_send_check(const struct vb_qp *qp, const struct ibv_send_wr *wr, uint32_t nreq)
 {
-	if ((unsigned int)wr->opcode >= sizeof(vb_wr_hw_op) || vb_wr_hw_op[wr->opcode] == 0xff)
+	if (!vb_op_known(wr->opcode))
 		return EINVAL;
 	if (vb_sq_full(qp, nreq))
 		return ENOMEM;
@@ -224,6 +231,10 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	uint8_t fence;
 	int err = 0;
 
+	if (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL) {
+		*bad = wr;
+		return vb_op_known(wr->opcode) ? ENOMEM : EINVAL;
+	}
 	vb_sq_lock(qp);
 	for (; wr != NULL; wr = wr->next, nreq++) {
 		uint32_t idx = qp->sq_cur_post & (qp->sq_wqe_cnt - 1);
@@ -307,9 +318,9 @@ int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 	uint32_t nreq = 0;
 	int err = 0;
 
-	if (qp->srq != NULL) {
+	if (qp->srq != NULL || (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL)) {
 		*bad = wr;
-		return EINVAL; /* its receives go to the SRQ */
+		return EINVAL; /* its receives go to the SRQ; a QP in RESET takes none */
 	}
 	pthread_spin_lock(&qp->rq_lock);
 	if (wr != NULL && wr->next == NULL && wr->num_sge == 1 && qp->rq_max_gs != 0 && wr->sg_list[0].length != 0 &&

@@ -50,7 +50,8 @@ static int vb_srq_sizes(struct vb_srq *srq, const struct ibv_srq_attr *a)
 {
 	uint32_t stride;
 
-	if (a->max_wr == 0 || a->max_wr > VB_MAX_QP_WR - 1 || a->max_sge > VB_MAX_SGE + 1 || a->srq_limit > a->max_wr)
+	/* max_wr 0 is mlx5's too: one WQE, the tail, so every post finds the SRQ full. */
+	if (a->max_wr > VB_MAX_QP_WR - 1 || a->max_sge > VB_MAX_SGE + 1 || a->srq_limit > a->max_wr)
 		return EINVAL;
 	stride = sizeof(struct hw_wqe_srq_next_seg) + (a->max_sge > 0 ? a->max_sge : 1) * sizeof(struct hw_wqe_data_seg);
 	srq->log_stride = vb_log2_up(stride);
@@ -76,6 +77,8 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	srq->ctx = ctx;
 	srq->pd = vb_pd_of(pd);
 	rc = vb_srq_sizes(srq, &init->attr);
+	if (rc == 0)
+		rc = vb_alloc_type_errno("MLX_SRQ");
 	if (rc != 0)
 		goto err_free;
 	rc = ENOMEM;

@@ -311,12 +311,6 @@ VB_EXPORT int vb_compat_1_0_ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_query_qp, ibv_query_qp, "IBVERBS_1.0");
 
-VB_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
-{
-	VB_UNSUPPORTED("ibv_query_qp_data_in_order");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int vb_compat_1_0_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
 VB_EXPORT int vb_compat_1_0_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
 {

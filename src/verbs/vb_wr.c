@@ -10,7 +10,7 @@
  * the doorbell for all of them, or rolls everything back and returns the
  * first error (ENOMEM for a full queue or data beyond the limits, EINVAL
  * for an operation the QP's type has not, EOPNOTSUPP for one this device
- * lacks); wr_abort rolls back.
+ * lacks, EINVAL for any session of a QP in RESET); wr_abort rolls back.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -59,6 +59,8 @@ static int vb_wr_complete(struct ibv_qp_ex *x)
 
 	if (err == 0 && qp->wr_open)
 		err = EINVAL; /* an operation without its data */
+	if (qp->qpx.qp_base.state == IBV_QPS_RESET)
+		err = EINVAL; /* as mlx5's wr_complete of a QP in RESET: nothing is posted */
 	if (err != 0)
 		vb_wr_rollback(qp);
 	else if (qp->wr_nreq != 0)

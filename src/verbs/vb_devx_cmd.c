@@ -1,0 +1,67 @@
+/*
+ * vb_devx_cmd — mlx5dv_devx_general_cmd: the PRM commands a program sends
+ * the card outside any object. Known here: QUERY_HCA_CAP of the device-memory
+ * capability page, which says the device has no device memory (all zero, as
+ * ibv_query_device_ex's max_dm_size 0 says), so a program that looks for
+ * MEMIC operations there finds none. Any other command or capability page
+ * fails with EOPNOTSUPP and the card's status for it in out (0x2 bad opcode,
+ * 0x3 bad parameter): the general commands are not emulated.
+ *
+ * PRM layouts, big-endian: query_hca_cap_in is opcode (bytes 0-1) and op_mod
+ * (bytes 6-7: the page's type << 1, bit 0 current rather than maximum
+ * values) in 0x10 bytes; query_hca_cap_out a 0x10-byte header (status in
+ * byte 0, syndrome in bytes 4-7) and the 0x1000-byte page.
+ */
+#include <string.h>
+
+#include "vb_int.h"
+
+#define VB_OP_QUERY_HCA_CAP 0x100
+#define VB_CAP_IN_SZ 0x10
+#define VB_CAP_OUT_SZ 0x1010
+#define VB_CAP_DEV_MEM 0xf /* the device-memory (MEMIC, steering ICM) page */
+
+#define VB_STAT_BAD_OP 0x2
+#define VB_STAT_BAD_PARAM 0x3
+/* Syndromes of softdpu's refusals (bytes 4..7): any non-zero value tells the program "see status". */
+#define VB_SYND_GEN_BAD_OP 0x5d0c0011u
+#define VB_SYND_CAP_PAGE 0x5d0c0012u
+
+/* The command failed as the card answers it: status and syndrome in out (as much as fits), errno returned. */
+static int vb_gen_fail(uint8_t *out, size_t outlen, uint8_t status, uint32_t syndrome)
+{
+	if (outlen >= 1)
+		out[0] = status;
+	if (outlen >= 8) {
+		out[4] = (uint8_t)(syndrome >> 24);
+		out[5] = (uint8_t)(syndrome >> 16);
+		out[6] = (uint8_t)(syndrome >> 8);
+		out[7] = (uint8_t)syndrome;
+	}
+	return EOPNOTSUPP;
+}
+
+static int vb_query_hca_cap(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+{
+	uint16_t op_mod;
+
+	if (inlen < VB_CAP_IN_SZ || outlen < VB_CAP_OUT_SZ)
+		return EINVAL;
+	op_mod = (uint16_t)(in[6] << 8 | in[7]);
+	if (op_mod >> 1 != VB_CAP_DEV_MEM)
+		return vb_gen_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_CAP_PAGE);
+	/* Maximum and current values alike: no MEMIC, no steering ICM, no operations on device memory. */
+	memset(out, 0, VB_CAP_OUT_SZ);
+	return 0;
+}
+
+int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	const uint8_t *i = in;
+
+	if (vb_ctx_checked(c) == NULL || in == NULL || inlen < 2 || out == NULL)
+		return EINVAL;
+	if ((uint16_t)(i[0] << 8 | i[1]) == VB_OP_QUERY_HCA_CAP)
+		return vb_query_hca_cap(in, inlen, out, outlen);
+	return vb_gen_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_GEN_BAD_OP);
+}
