@@ -6,8 +6,9 @@
  * on, a port taken twice, an address no port has, an id destroyed with
  * events pending, a peer process that dies, a connection a forked child
  * holds no part of, a UD service lookup, the device list, IPv6 and the
- * wildcard, the synchronous endpoints of rdma_create_ep(3), and
- * rdma_init_qp_attr(3) with the options and SRQ calls.
+ * wildcard, the synchronous endpoints of rdma_create_ep(3),
+ * rdma_init_qp_attr(3) with the options and SRQ calls, and a program that
+ * only blocks in rdma_get_cm_event(3).
  *
  * Statuses are the IB CM's (rdma_get_cm_event(3): "Under InfiniBand, this is
  * the reject reason carried in the IB CM REJ message"): 8 "invalid service
@@ -873,6 +874,63 @@ static void test_qp_attr_and_options(void)
 	CHECK(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&ta, 2000) == -1 && errno == EINVAL);
 }
 
+struct blocked_get {
+	struct rdma_event_channel *ch;
+	int rc;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+};
+
+static void *blocked_get_run(void *arg)
+{
+	struct blocked_get *b = arg;
+	struct rdma_cm_event *ev;
+
+	b->rc = rdma_get_cm_event(b->ch, &ev);
+	if (b->rc == 0) {
+		b->type = ev->event;
+		b->id = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	return NULL;
+}
+
+/*
+ * A program that only blocks in rdma_get_cm_event(3), never polling the fd:
+ * the request that arrives meanwhile wakes it (the CM's own thread delivers
+ * it).
+ */
+static void test_blocking_get(void)
+{
+	static struct side srv, cli;
+	static struct blocked_get b;
+	uint16_t port = 0;
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+	struct timespec until;
+	pthread_t t;
+
+	th_defer(side_free, &srv);
+	th_defer(side_free, &cli);
+	CHECK_OK(side_open(&srv, RDMA_PS_TCP));
+	CHECK_OK(listen_on(&srv, "127.0.0.1", &port));
+	b = (struct blocked_get){ .ch = srv.ch, .rc = -2 };
+	CHECK_OK(pthread_create(&t, NULL, blocked_get_run, &b));
+	CHECK_OK(side_open(&cli, RDMA_PS_TCP));
+	CHECK(resolve(&cli, "127.0.0.1", port));
+	CHECK_OK(rdma_connect(cli.id, &p));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAIT_MS / 1000;
+	if (pthread_timedjoin_np(t, NULL, &until) != 0) {
+		pthread_cancel(t);
+		pthread_join(t, NULL);
+		CHECK(!"rdma_get_cm_event stayed blocked");
+	}
+	CHECK(b.rc == 0 && b.type == RDMA_CM_EVENT_CONNECT_REQUEST);
+	CHECK_OK(rdma_reject(b.id, NULL, 0));
+	CHECK_OK(rdma_destroy_id(b.id));
+	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_REJECTED, REJ_CONSUMER_DEFINED, NULL, NULL));
+}
+
 int main(void)
 {
 	setenv("SOFTDPU_LOG_LEVEL", "error", 0);
@@ -889,5 +947,6 @@ int main(void)
 	RUN(test_ipv6_wildcard);
 	RUN(test_sync_endpoints);
 	RUN(test_qp_attr_and_options);
+	RUN(test_blocking_get);
 	return th_summary("test_rdmacm");
 }
