@@ -328,9 +328,7 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cm_lock);
 	switch (cid->state) {
 	case CM_IDLE:
-	case CM_ADDR_QUERY:
 	case CM_ADDR_RESOLVED:
-	case CM_ROUTE_QUERY:
 	case CM_ROUTE_RESOLVED:
 	case CM_LISTEN:
 	case CM_REQ_WAIT:

@@ -85,9 +85,7 @@ struct cm_channel {
 
 enum cm_state {
 	CM_IDLE = 0,
-	CM_ADDR_QUERY,
 	CM_ADDR_RESOLVED,
-	CM_ROUTE_QUERY,
 	CM_ROUTE_RESOLVED,
 	CM_LISTEN,
 	CM_REQ_WAIT,	 /* passive: socket accepted, REQ not yet read */
