@@ -137,22 +137,29 @@ else
 	report 0 "cmtime -c 50"
 fi
 
-# UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup alone. With
-# messages, udaddy's server answers through ibv_create_ah_from_wc, which the
-# verbs library does not have.
-LD_LIBRARY_PATH=$lib timeout 60 udaddy -C 0 >"$tmp/s" 2>&1 &
-spid=$!
-wait_listen 7174 || echo "udaddy: the server did not listen"
-LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 -C 0 >"$tmp/c" 2>&1
-rc=$?
-wait "$spid"
-src=$?
-if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$tmp/c" && grep -q '^return status 0' "$tmp/s"; then
-	report 1 "udaddy -C 0" "return status 0"
-else
-	echo "udaddy client exit $rc, server exit $src"
-	report 0 "udaddy -C 0"
-fi
+# UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup, then
+# messages the server answers through ibv_create_ah_from_wc.
+udaddy_run() { # <label> <args...>
+	local label=$1
+	shift
+	LD_LIBRARY_PATH=$lib timeout 60 udaddy "$@" >"$tmp/s" 2>&1 &
+	spid=$!
+	wait_listen 7174 || echo "udaddy: the server did not listen"
+	LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 "$@" >"$tmp/c" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$tmp/c" && grep -q '^return status 0' "$tmp/s" &&
+		{ [ "$2" = 0 ] || grep -q '^data transfers complete' "$tmp/s"; }; then
+		report 1 "$label" "return status 0"
+	else
+		echo "udaddy client exit $rc, server exit $src"
+		report 0 "$label"
+	fi
+}
+udaddy_run "udaddy -C 0" -C 0
+udaddy_run "udaddy" -C 10
+udaddy_run "udaddy -C 10 -c 4" -C 10 -c 4
 
 # A port nobody listens on: rping reports the IB CM's reject (invalid service ID).
 port=$((port + 1))

@@ -42,6 +42,7 @@
 #include "hw_eng_thread.h"
 #include "hw_gid.h"
 #include "hw_grh.h"
+#include "hw_mcast.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_umr.h"
@@ -680,14 +681,25 @@ static bool eng_gid_elsewhere(const uint8_t gid[16], uint32_t *machine)
 	return d.where == HW_GID_MACHINE;
 }
 
-/* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
-static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
+/* Does a live UD QP in RTR or RTS with the datagram's Q_Key (the AV's, or the sender's own) take it? */
+static bool eng_ud_accepts(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
 {
 	uint32_t qkey = be32toh(av->qkey);
 	enum hw_qp_state st;
 
 	if (qkey & HW_QKEY_USE_QP)
 		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
+	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
+		return false;
+	st = hw_qp_state_of(dst);
+	if (st != HW_QP_RTR && st != HW_QP_RTS)
+		return false;
+	return __atomic_load_n(&dst->sh->qkey, __ATOMIC_ACQUIRE) == qkey;
+}
+
+/* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
+static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
+{
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
 		return false;
 	/* RoCE routes by GID alone: the QP of that number takes the datagram only on the port that has it (GID 0 first). */
@@ -697,10 +709,7 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 	/* An InfiniBand GRH to another machine's subnet (hw_machine.h) names a port behind a router. */
 	if (!qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && eng_gid_elsewhere(av->rgid, NULL))
 		return false;
-	st = hw_qp_state_of(dst);
-	if (st != HW_QP_RTR && st != HW_QP_RTS)
-		return false;
-	return __atomic_load_n(&dst->sh->qkey, __ATOMIC_ACQUIRE) == qkey;
+	return eng_ud_accepts(qp, dst, av);
 }
 
 /*
@@ -758,6 +767,32 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	eng_rcv_complete(peer, &r, &f);
 }
 
+/*
+ * A datagram to a multicast address (destination QPN 0xffffff): a copy to
+ * every UD QP of the machine attached to the group (hw_mcast.h), each
+ * checked as a unicast destination is; the sender's own QP too when it is
+ * attached and did not block its loopback. On InfiniBand without a GRH the
+ * multicast LID names the group.
+ */
+static void eng_ud_mcast(struct hw_qp *qp, struct eng_wqe *w, const struct hw_wqe_datagram_seg *av,
+			 const struct eng_list *src)
+{
+	bool by_lid = !qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) == 0;
+	uint32_t qpns[HW_MCAST_GROUP_MAX];
+	uint32_t n;
+
+	if (!by_lid && !hw_mcast_gid(av->rgid))
+		return;
+	n = hw_mcast_members(qp->qpn, av->rgid, be16toh(av->rlid), by_lid, qpns);
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_qp *peer = hw_qp_dest_get(qpns[i]);
+
+		if (eng_ud_accepts(qp, peer, av))
+			eng_ud_deliver(qp, w, peer, src);
+		hw_qp_dest_put(peer);
+	}
+}
+
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
@@ -773,6 +808,10 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	if (src.total > HW_UD_MTU)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if ((be32toh(av->dqp_dct) & 0xffffffu) == HW_MCAST_QPN) {
+		eng_ud_mcast(qp, w, av, &src);
+		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+	}
 	peer = hw_qp_dest_get(be32toh(av->dqp_dct) & 0xffffffu);
 	if (eng_ud_takes(qp, peer, av))
 		eng_ud_deliver(qp, w, peer, &src);

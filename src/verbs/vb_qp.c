@@ -131,8 +131,7 @@ int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
 
 /*
  * Creation flags: none, or blocking the QP's own multicast from looping
- * back (it has no multicast to loop back: always so; mlx5 takes it on any
- * type). Flags the kernel knows but this device has not (raw packet, IPoIB):
+ * back (mlx5 takes it on any type; vb_mcast.c keeps it with the QP's groups). Flags the kernel knows but this device has not (raw packet, IPoIB):
  * EOPNOTSUPP, as the kernel answers flags the card lacks; unknown ones EINVAL.
  */
 static int vb_qp_create_flags_ok(const struct ibv_qp_init_attr_ex *a)
@@ -263,6 +262,8 @@ static void vb_qp_fill(struct vb_qp *qp, struct ibv_context *c, struct ibv_qp_in
 	qp->init.cap = a->cap;
 	qp->init.qp_type = a->qp_type;
 	qp->init.sq_sig_all = a->sq_sig_all;
+	qp->block_self_mcast = (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+			       (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
 	qp->attr.cap = a->cap;
 	qp->attr.port_num = VB_PORT;
 }
@@ -361,6 +362,8 @@ VB_EXPORT int vb_destroy_qp(struct ibv_qp *ibqp)
 
 	if (ibqp == NULL)
 		return EINVAL;
+	if (vb_mcast_busy(qp))
+		return EBUSY; /* still in a multicast group, as the kernel refuses it */
 	vb_cq_del_qp(qp->scq, qp, true);
 	vb_cq_del_qp(qp->rcq, qp, false);
 	if (qp->srq != NULL)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "hw_mcast.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -62,6 +63,9 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = 16;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = INT32_MAX;
+	a->max_mcast_grp = HW_MCAST_ENTRIES; /* hw_mcast: one device-wide table of attachments */
+	a->max_mcast_qp_attach = HW_MCAST_GROUP_MAX;
+	a->max_total_mcast_qp_attach = HW_MCAST_ENTRIES;
 	a->max_srq = VB_MAX_QP;
 	a->max_srq_wr = VB_MAX_QP_WR - 1;
 	a->max_srq_sge = VB_MAX_SGE + 1;
