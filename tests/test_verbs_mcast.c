@@ -346,10 +346,73 @@ static void test_two_processes(void)
 	CHECK(th_proc_wait(p) == 0);
 }
 
+/*
+ * The role on an InfiniBand port: the LID must be a multicast LID
+ * (0xc000..0xfffe); an address without a GRH names the group by that LID.
+ * Prints the attach results and what the member's receive got.
+ */
+static int role_ib(void)
+{
+	static const union ibv_gid ib_mgid = {.raw = {0xff, 0x12, 0x40, 0x1b, [15] = 0x77}};
+	struct ibv_ah_attr aa = {.dlid = 0xc077, .port_num = 1};
+	struct ibv_port_attr pa;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	struct mc m;
+
+	mc_open(&m, 2, 0);
+	if (th_case_failed != 0 || ibv_query_port(m.c, 1, &pa) != 0)
+		return 2;
+	printf("IB %d %d %d %d\n", (int)pa.link_layer, ibv_attach_mcast(m.qp[1], &ib_mgid, 0),
+	       ibv_attach_mcast(m.qp[1], &ib_mgid, 0xffff), ibv_attach_mcast(m.qp[1], &ib_mgid, 0xc077));
+	ah = ibv_create_ah(m.pd, &aa);
+	if (ah == NULL)
+		return 3;
+	mc_post_recv(&m, 1);
+	mc_send(&m, 0, ah, MC_QKEY);
+	if (vq_poll1(m.cq[1], &wc) != 1)
+		return 4;
+	printf("GOT %d %u %u %d %d\n", (int)wc.status, wc.byte_len, wc.src_qp == m.qp[0]->qp_num,
+	       memcmp(mem[1] + 40, MC_MSG, MC_LEN), ibv_detach_mcast(m.qp[1], &ib_mgid, 0xc077));
+	fflush(stdout);
+	ibv_destroy_ah(ah);
+	th_unwind(0, 0);
+	return 0;
+}
+
+/* On an InfiniBand port (a topology's link=ib): multicast LIDs only, and groups reached by LID. */
+static void test_infiniband_port(void)
+{
+	static const char topo[] = "function name=a side=host type=pf pci=0000:0b:00.0 vuid=A ibdev=mlx5_0"
+				   " mac=02:53:44:0b:00:00 ipv4=10.0.0.1 link=ib\n";
+	char path[] = "/tmp/softdpu-mcast-topoXXXXXX";
+	int fd = mkstemp(path), ll = -1, a0 = -1, aperm = -1, a = -1, st = -1, same = -1, cmp = -1, det = -1;
+	unsigned int len = 0;
+	struct th_proc *p;
+	const char *l;
+
+	CHECK(fd >= 0 && write(fd, topo, sizeof(topo) - 1) == (ssize_t)(sizeof(topo) - 1));
+	close(fd);
+	setenv("SOFTDPU_TOPOLOGY", path, 1);
+	p = th_proc_start(NULL, "ib", NULL);
+	unsetenv("SOFTDPU_TOPOLOGY");
+	CHECK(p != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "IB %d %d %d %d", &ll, &a0, &aperm, &a) == 4);
+	CHECK(ll == IBV_LINK_LAYER_INFINIBAND && a0 == EINVAL && aperm == EINVAL && a == 0);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "GOT %d %u %d %d %d", &st, &len, &same, &cmp, &det) == 5);
+	CHECK(st == IBV_WC_SUCCESS && len == 40 + MC_LEN && same == 1 && cmp == 0 && det == 0);
+	CHECK(th_proc_wait(p) == 0);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "member") == 0)
 		return role_member();
+	if (argc == 2 && strcmp(argv[1], "ib") == 0)
+		return role_ib();
 	unsetenv("SOFTDPU_MACHINE");
 	unsetenv("SOFTDPU_TOPOLOGY");
 	unsetenv("SOFTDPU_SIDE");
@@ -359,5 +422,6 @@ int main(int argc, char **argv)
 	RUN(test_qkey_checked);
 	RUN(test_self_loopback);
 	RUN(test_two_processes);
+	RUN(test_infiniband_port);
 	return th_summary("test_verbs_mcast");
 }
