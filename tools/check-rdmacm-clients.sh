@@ -164,12 +164,12 @@ udaddy_run "udaddy -C 10 -c 4" -C 10 -c 4
 # Multicast (mckey): a receiver joins a group of its own (so that runs at the
 # same time do not share it), then a sender joins and sends to it; the
 # receiver counts every message. Neither listens: the receiver's join line
-# tells that it is in the group.
+# (line-buffered, stdbuf) tells that it is in the group.
 mckey_run() { # <label> <args...>
 	local label=$1 group i
 	shift
 	group=239.77.$((($$ >> 8) % 256)).$(($$ % 256))
-	LD_LIBRARY_PATH=$lib timeout 60 mckey -m "$group" "$@" >"$tmp/s" 2>&1 &
+	LD_LIBRARY_PATH=$lib timeout 60 stdbuf -oL mckey -m "$group" "$@" >"$tmp/s" 2>&1 &
 	spid=$!
 	for i in $(seq 400); do
 		grep -q '^mckey: joined' "$tmp/s" && break
