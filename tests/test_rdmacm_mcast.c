@@ -21,6 +21,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "harness.h"
+#include "th_proc.h"
 
 #define WAIT_MS 10000 /* hang guard only */
 #define POLL_TRIES 10000000L
@@ -330,8 +331,69 @@ static void test_refusals(void)
 	CHECK(no_event(m.ch));
 }
 
-int main(void)
+/* The role on an InfiniBand port: prints the join event's group address, then what a member received. */
+static int role_ib(void)
 {
+	static struct member a, b;
+	const struct ibv_ah_attr *ah;
+	char hex[40];
+
+	member_open(&a, "239.1.1.1", true, 0);
+	member_open(&b, "239.1.1.1", true, 1);
+	member_join(&a, "239.1.1.1", NULL);
+	member_join(&b, "239.1.1.1", NULL);
+	if (th_case_failed != 0)
+		return 2;
+	ah = &a.join.param.ud.ah_attr;
+	th_hex_encode(ah->grh.dgid.raw, 16, hex);
+	printf("JOIN %s %#x %u %u %#x\n", hex, ah->dlid, ah->grh.hop_limit, ah->is_global, a.join.param.ud.qp_num);
+	post_recv(&b, 1);
+	send_to_group(&a, 0);
+	got_msg(&b, 1, a.id->qp->qp_num);
+	printf("GOT %d\n", th_case_failed);
+	fflush(stdout);
+	/* Left, so that the QPs are free to go (a QP in a group cannot be destroyed). */
+	(void)rdma_leave_multicast(a.id, &a.id->route.addr.dst_addr);
+	(void)rdma_leave_multicast(b.id, &b.id->route.addr.dst_addr);
+	th_unwind(0, 0);
+	return 0;
+}
+
+/*
+ * On an InfiniBand port (a topology's link=ib) the group's GID is the IPoIB
+ * mapping of its address with the RDMA CM's signature (ff12:4001:ffff::
+ * and the address's low 28 bits), and the event names a multicast LID.
+ */
+static void test_infiniband_port(void)
+{
+	static const char topo[] = "function name=a side=host type=pf pci=0000:0b:00.0 vuid=A ibdev=mlx5_0"
+				   " mac=02:53:44:0b:00:00 ipv4=10.0.0.1 link=ib\n";
+	char path[] = "/tmp/softdpu-cm-mcast-topoXXXXXX", hex[40] = "";
+	int fd = mkstemp(path), got = -1;
+	unsigned int dlid = 0, hop = 0, global = 0, qpn = 0;
+	struct th_proc *p;
+	const char *l;
+
+	CHECK(fd >= 0 && write(fd, topo, sizeof(topo) - 1) == (ssize_t)(sizeof(topo) - 1));
+	close(fd);
+	setenv("SOFTDPU_TOPOLOGY", path, 1);
+	p = th_proc_start(NULL, "ib", NULL);
+	unsetenv("SOFTDPU_TOPOLOGY");
+	CHECK(p != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "JOIN %32s %x %u %u %x", hex, &dlid, &hop, &global, &qpn) == 5);
+	CHECK(strcmp(hex, "ff124001ffff000000000000" "0f010101") == 0);
+	CHECK(dlid >= 0xc000 && dlid < 0xffff && global == 1 && qpn == 0xffffff);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "GOT %d", &got) == 1 && got == 0);
+	CHECK(th_proc_wait(p) == 0);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "ib") == 0)
+		return role_ib();
 	unsetenv("SOFTDPU_MACHINE");
 	unsetenv("SOFTDPU_TOPOLOGY");
 	unsetenv("SOFTDPU_SIDE");
@@ -341,5 +403,6 @@ int main(void)
 	RUN(test_leave_drops_event);
 	RUN(test_sync_id);
 	RUN(test_refusals);
+	RUN(test_infiniband_port);
 	return th_summary("test_rdmacm_mcast");
 }

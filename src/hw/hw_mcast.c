@@ -38,7 +38,7 @@ static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 
 static void mcast_open(void)
 {
-	tbl = hw_shm_table("mcast", MCAST_VERSION, sizeof(struct mcast_tbl));
+	__atomic_store_n(&tbl, hw_shm_table("mcast", MCAST_VERSION, sizeof(struct mcast_tbl)), __ATOMIC_RELEASE);
 }
 
 static struct mcast_tbl *mcast_tbl(void)
@@ -188,7 +188,8 @@ enum hw_status hw_mcast_detach(uint32_t qpn, const uint8_t mgid[16], uint16_t li
 
 bool hw_mcast_qp_attached(uint32_t qpn)
 {
-	struct mcast_tbl *t = tbl; /* no table opened: nothing attached */
+	/* Not opened here: this process attached nothing (a QP's destroy does not create the table). */
+	struct mcast_tbl *t = __atomic_load_n(&tbl, __ATOMIC_ACQUIRE);
 	uint64_t me = hw_ids_self_word();
 	struct mcast_ent c;
 
