@@ -434,6 +434,44 @@ static void test_xrc_rdma_pd(void)
 	CHECK(e.buf[2][0] == 0x33);
 }
 
+/*
+ * The named SRQ empty: the SEND waits on RNR (rnr_retry 7: for ever) and
+ * goes once a receive is posted; with rnr_retry 0 it fails at once.
+ */
+static void test_xrc_rnr(void)
+{
+	struct xr_env e;
+	struct ibv_sge sg;
+	struct ibv_send_wr wr = {.wr_id = 5, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad = NULL;
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 0,
+				.max_rd_atomic = 1};
+	struct ibv_qp *s, *r;
+	struct ibv_wc wc;
+
+	xr_env_up(&e, 0);
+	sg = (struct ibv_sge){.addr = (uintptr_t)e.buf[0], .length = 4, .lkey = e.mr[0]->lkey};
+	wr.qp_type.xrc.remote_srqn = e.srqn;
+	CHECK_OK(ibv_post_send(e.send, &wr, &bad));
+	CHECK(ibv_poll_cq(e.scq, 1, &wc) == 0); /* no receive anywhere: it cannot have completed */
+	xr_recv_post(e.srq, e.mr[1], e.buf[1], 64, 6);
+	CHECK(vq_poll1(e.scq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 5);
+	CHECK(vq_poll1(e.rcq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6 && wc.qp_num == e.recv->qp_num && wc.byte_len == 4);
+	/* No retries: RNR_RETRY_EXC_ERR. */
+	s = xr_send_qp(e.c, e.pd, e.scq, 0);
+	r = xr_recv_qp(e.c, e.x);
+	CHECK_OK(xr_up(r, s->qp_num));
+	CHECK_OK(xr_init(s));
+	CHECK_OK(xr_rtr(s, r->qp_num));
+	CHECK_OK(ibv_modify_qp(s, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+	CHECK_OK(ibv_post_send(s, &wr, &bad));
+	CHECK(vq_poll1(e.scq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_RNR_RETRY_EXC_ERR && wc.wr_id == 5);
+}
+
 static void test_xrc_post_recv_refused(void)
 {
 	struct xr_env e;
@@ -517,9 +555,12 @@ static void test_xrc_open_qp(void)
 
 /*
  * The other process of test_xrc_two_processes: opens the domain of the
- * file named, makes an XRC SRQ with its CQ and a buffer, posts a receive,
- * prints "SRQ <srqn> <rkey> <addr>", and after "check" prints what its CQ
- * got: "GOT <status> <wr_id> <qp_num> <byte_len> <data ok> <write ok>".
+ * file named, makes an XRC SRQ with its CQ and a buffer, posts two
+ * receives and makes a receive QP of the domain; prints "SRQ <srqn> <rkey>
+ * <addr> <receive qpn>". On "peer <qpn>" it moves the receive QP up,
+ * connected to that send QP, and prints "UP <errno>"; on "check" it prints
+ * what its CQ got, one line per receive: "GOT <n> <status> <wr_id>
+ * <qp_num> <byte_len> <data ok>", then "WRITE <ok>".
  */
 static int role_srq(const char *path)
 {
@@ -533,29 +574,45 @@ static int role_srq(const char *path)
 		.attr = {.max_wr = 4, .max_sge = 1},
 		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
 		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = cq};
+	struct ibv_qp_init_attr_ex qa = {.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x};
 	struct ibv_srq *srq = x != NULL && cq != NULL ? ibv_create_srq_ex(c, &sa) : NULL;
+	struct ibv_qp *rq = srq != NULL ? ibv_create_qp_ex(c, &qa) : NULL;
 	static uint8_t buf[XR_LEN] __attribute__((aligned(4096)));
-	struct ibv_mr *mr = srq != NULL ? ibv_reg_mr(pd, buf, XR_LEN, VQ_ACCESS_ALL) : NULL;
+	struct ibv_mr *mr = rq != NULL ? ibv_reg_mr(pd, buf, XR_LEN, VQ_ACCESS_ALL) : NULL;
 	struct ibv_sge sg = {.addr = (uintptr_t)buf, .length = 64, .lkey = mr != NULL ? mr->lkey : 0};
 	struct ibv_recv_wr wr = {.wr_id = 4242, .sg_list = &sg, .num_sge = 1}, *bad;
-	struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
 	uint32_t srqn = 0;
+	unsigned int peer = 0;
 	char line[64];
-	int n = 0;
 
 	if (mr == NULL || ibv_get_srq_num(srq, &srqn) != 0 || ibv_post_srq_recv(srq, &wr, &bad) != 0)
 		return 2;
-	printf("SRQ %u %u %llu\n", srqn, mr->rkey, (unsigned long long)(uintptr_t)buf);
+	sg.addr += 64;
+	wr.wr_id = 4243;
+	if (ibv_post_srq_recv(srq, &wr, &bad) != 0)
+		return 2;
+	printf("SRQ %u %u %llu %u\n", srqn, mr->rkey, (unsigned long long)(uintptr_t)buf, rq->qp_num);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL || sscanf(line, "peer %u", &peer) != 1)
+		return 3;
+	printf("UP %d\n", xr_up(rq, peer));
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL || strncmp(line, "check", 5) != 0)
 		return 3;
-	for (long i = 0; i < VQ_POLL_TRIES && n == 0; i++)
-		n = ibv_poll_cq(cq, 1, &wc);
-	printf("GOT %d %d %llu %u %u %d %d\n", n, wc.status, (unsigned long long)wc.wr_id, wc.qp_num, wc.byte_len,
-	       memcmp(buf, "cross", 5) == 0, memcmp(buf + 1024, "written", 7) == 0);
+	for (int k = 0; k < 2; k++) {
+		struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+		int n = 0;
+
+		for (long i = 0; i < VQ_POLL_TRIES && n == 0; i++)
+			n = ibv_poll_cq(cq, 1, &wc);
+		printf("GOT %d %d %llu %u %u %d\n", n, wc.status, (unsigned long long)wc.wr_id, wc.qp_num,
+		       wc.byte_len, memcmp(buf + 64 * k, k == 0 ? "cross" : "other", 5) == 0);
+	}
+	printf("WRITE %d\n", memcmp(buf + 1024, "written", 7) == 0);
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL)
 		return 4;
+	ibv_destroy_qp(rq);
 	ibv_dereg_mr(mr);
 	ibv_destroy_srq(srq);
 	ibv_close_xrcd(x);
@@ -567,48 +624,86 @@ static int role_srq(const char *path)
 	return 0;
 }
 
+/* The role's report of one receive: it came, into its CQ, with this wr_id, receive QP and length, bytes right. */
+static bool xr_got(struct th_proc *p, uint64_t id, uint32_t qpn, uint32_t len)
+{
+	const char *l = th_proc_line(p);
+	unsigned long long wrid = 0;
+	unsigned int q = 0, n_len = 0;
+	int n = 0, st = -1, ok = 0;
+
+	return l != NULL && sscanf(l, "GOT %d %d %llu %u %u %d", &n, &st, &wrid, &q, &n_len, &ok) == 6 && n == 1 &&
+	       st == IBV_WC_SUCCESS && wrid == id && q == qpn && n_len == len && ok == 1;
+}
+
 /*
- * Two processes share a domain by its file: the receive QP here, the SRQ,
- * its CQ and memory in the other process. A SEND through the receive QP
- * takes the other process's receive and completes into its CQ; a WRITE is
- * checked against that SRQ's PD. A receive QP of a private domain is
- * refused the same SRQ.
+ * Two processes share a domain by its file, the SRQ, its CQ and memory in
+ * the other process. A SEND through a receive QP of this process takes the
+ * other process's receive and completes into its CQ; a WRITE is checked
+ * against that SRQ's PD. A send QP of this process connected to the other
+ * process's receive QP reaches the same SRQ. A receive QP of a private
+ * domain is refused the SRQ; ibv_open_qp opens the other process's receive
+ * QP here, queried but moved only by its creator.
  */
 static void test_xrc_two_processes(void)
 {
 	struct xr_env e;
 	struct xr_file *f = xr_file();
 	struct ibv_xrcd *shared;
-	struct ibv_qp *r, *s;
+	struct ibv_qp *r, *s, *s2, *h;
 	struct th_proc *p;
-	unsigned int srqn = 0, rkey = 0, qpn = 0, len = 0;
-	unsigned long long addr = 0, wrid = 0;
-	int n = 0, st = -1, data_ok = 0, write_ok = 0;
+	unsigned int srqn = 0, rkey = 0, rqpn = 0;
+	unsigned long long addr = 0;
+	int up = -1, wok = 0;
 	const char *l;
+	struct ibv_qp_open_attr oa = {.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+						   IBV_QP_OPEN_ATTR_TYPE,
+				      .qp_type = IBV_QPT_XRC_RECV};
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
 
 	xr_env_up(&e, 0);
 	shared = xr_domain(e.c, f->fd, O_CREAT);
 	p = th_proc_start(NULL, "srq", f->path, NULL);
 	CHECK(p != NULL);
 	l = th_proc_line(p);
-	CHECK(l != NULL && sscanf(l, "SRQ %u %u %llu", &srqn, &rkey, &addr) == 3);
+	CHECK(l != NULL && sscanf(l, "SRQ %u %u %llu %u", &srqn, &rkey, &addr, &rqpn) == 4);
 	/* A target of a private domain: the other process's SRQ is not in it. */
 	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_REM_INV_REQ_ERR);
 	r = xr_recv_qp(e.c, shared);
 	s = xr_send_qp(e.c, e.pd, e.scq, 0);
+	s2 = xr_send_qp(e.c, e.pd, e.scq, 0);
 	CHECK_OK(xr_up(r, s->qp_num));
 	CHECK_OK(xr_up(s, r->qp_num));
+	CHECK_OK(xr_up(s2, rqpn));
+	CHECK(th_proc_send(p, "peer %u", s2->qp_num) == 0);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "UP %d", &up) == 1 && up == 0);
 	e.send = s;
 	memcpy(e.buf[0], "cross", 5);
 	memcpy(e.buf[0] + 100, "written", 7);
+	memcpy(e.buf[0] + 200, "other", 5);
 	CHECK(xr_post(&e, IBV_WR_RDMA_WRITE, srqn, e.buf[0] + 100, 7, addr + 1024, rkey) == IBV_WC_SUCCESS);
 	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_SUCCESS);
+	e.send = s2;
+	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0] + 200, 5, 0, 0) == IBV_WC_SUCCESS);
+	/* The other process's receive QP, opened here: its state is read, not set. */
+	oa.qp_num = rqpn;
+	oa.xrcd = shared;
+	h = ibv_open_qp(e.c, &oa);
+	CHECK(h != NULL);
+	th_defer(vq_destroy_qp_cb, h);
+	CHECK_OK(ibv_query_qp(h, &qa, IBV_QP_STATE, &qi));
+	CHECK(qa.qp_state == IBV_QPS_RTS);
+	CHECK_ERR(ibv_modify_qp(h, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE), EOPNOTSUPP);
+	oa.xrcd = e.x;
+	errno = 0;
+	CHECK(ibv_open_qp(e.c, &oa) == NULL && errno == EINVAL);
 	CHECK(th_proc_send(p, "check") == 0);
+	CHECK(xr_got(p, 4242, r->qp_num, 5));
+	CHECK(xr_got(p, 4243, rqpn, 5));
 	l = th_proc_line(p);
-	CHECK(l != NULL && sscanf(l, "GOT %d %d %llu %u %u %d %d", &n, &st, &wrid, &qpn, &len, &data_ok,
-				  &write_ok) == 7);
-	CHECK(n == 1 && st == IBV_WC_SUCCESS && wrid == 4242 && qpn == r->qp_num && len == 5);
-	CHECK(data_ok == 1 && write_ok == 1);
+	CHECK(l != NULL && sscanf(l, "WRITE %d", &wok) == 1 && wok == 1);
 	CHECK(th_proc_send(p, "bye") == 0);
 	CHECK(th_proc_wait(p) == 0);
 }
@@ -623,6 +718,7 @@ int main(int argc, char **argv)
 	RUN(test_xrc_wr_builders);
 	RUN(test_xrc_wrong_srq);
 	RUN(test_xrc_rdma_pd);
+	RUN(test_xrc_rnr);
 	RUN(test_xrc_post_recv_refused);
 	RUN(test_xrc_modify_masks);
 	RUN(test_xrc_open_qp);

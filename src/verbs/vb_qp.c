@@ -612,6 +612,16 @@ static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
 	}
 }
 
+static enum ibv_qp_state vb_ibv_state(enum hw_qp_state s)
+{
+	static const enum ibv_qp_state m[] = {
+		[HW_QP_RESET] = IBV_QPS_RESET, [HW_QP_INIT] = IBV_QPS_INIT, [HW_QP_RTR] = IBV_QPS_RTR,
+		[HW_QP_RTS] = IBV_QPS_RTS, [HW_QP_ERR] = IBV_QPS_ERR,
+	};
+
+	return (unsigned int)s <= HW_QP_ERR ? m[s] : IBV_QPS_ERR;
+}
+
 /*
  * Connects an RC or UC QP moving to RTR to the port its address names: by
  * its GID (hw_gid.h) when it has a GRH (always on RoCE): a port of this
@@ -724,6 +734,8 @@ VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int att
 		return EINVAL;
 	if (qp->open_of != NULL)
 		qp = qp->open_of; /* a handle ibv_open_qp gave: the QP it opened */
+	if (qp->hw->view != NULL) /* one of another process: its state is as its owner set it */
+		qp->qpx.qp_base.state = vb_ibv_state(hw_qp_state(qp->hw));
 	if (hw_qp_state(qp->hw) == HW_QP_ERR)
 		qp->qpx.qp_base.state = IBV_QPS_ERR;
 	ibqp->state = qp->qpx.qp_base.state;
