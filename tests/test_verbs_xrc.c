@@ -302,6 +302,52 @@ static void test_xrcd_close_busy(void)
 	CHECK_OK(ibv_close_xrcd(x));
 }
 
+/* What each XRC object needs, as ibv_create_srq_ex(3) and ibv_create_qp_ex(3) describe it: EINVAL without it. */
+static void test_xrc_create_refusals(void)
+{
+	struct ibv_context *c = vf_open(), *c2 = vf_open();
+	struct ibv_pd *pd = vf_pd(c);
+	struct ibv_cq *cq = vq_cq(c, 16);
+	struct ibv_xrcd *x = xr_domain(c, -1, 0), *x2 = xr_domain(c2, -1, 0);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = {.max_wr = 4, .max_sge = 1},
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = cq};
+	struct ibv_qp_init_attr_ex ra = {.qp_type = IBV_QPT_XRC_RECV, .xrcd = x};
+	struct ibv_qp_init_attr_ex ia = {.qp_type = IBV_QPT_XRC_SEND, .comp_mask = IBV_QP_INIT_ATTR_PD,
+					 .cap = {.max_send_wr = 1, .max_send_sge = 1}};
+
+	CHECK(pd != NULL && cq != NULL);
+	errno = 0;
+	CHECK(ibv_create_srq_ex(c, &sa) == NULL && errno == EINVAL); /* no CQ */
+	sa.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	sa.xrcd = x2;
+	errno = 0;
+	CHECK(ibv_create_srq_ex(c, &sa) == NULL && errno == EINVAL); /* another context's domain */
+	errno = 0;
+	CHECK(ibv_create_qp_ex(c, &ra) == NULL && errno == EINVAL); /* no IBV_QP_INIT_ATTR_XRCD */
+	errno = 0;
+	CHECK(ibv_create_qp_ex(c, &ia) == NULL && errno == EINVAL); /* no PD nor send CQ */
+	ia.pd = pd;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(c, &ia) == NULL && errno == EINVAL); /* no send CQ */
+}
+
+/* A send QP addressed to a QP that is no XRC receive QP reaches nobody: its retries run out. */
+static void test_xrc_send_to_rc(void)
+{
+	struct xr_env e;
+	struct ibv_qp *rc, *s;
+
+	xr_env_up(&e, 0);
+	rc = vq_qp(e.pd, IBV_QPT_RC, e.rcq, e.rcq, 4); /* destroyed with the case */
+	CHECK(rc != NULL);
+	s = xr_send_qp(e.c, e.pd, e.scq, 0);
+	CHECK_OK(xr_up(s, rc->qp_num));
+	e.send = s;
+	CHECK(xr_post(&e, IBV_WR_SEND, e.srqn, e.buf[0], 4, 0, 0) == IBV_WC_RETRY_EXC_ERR);
+}
+
 static void test_xrc_send(void)
 {
 	struct xr_env e;
@@ -714,7 +760,9 @@ int main(int argc, char **argv)
 		return role_srq(argv[2]);
 	RUN(test_xrcd_open_flags);
 	RUN(test_xrcd_close_busy);
+	RUN(test_xrc_create_refusals);
 	RUN(test_xrc_send);
+	RUN(test_xrc_send_to_rc);
 	RUN(test_xrc_wr_builders);
 	RUN(test_xrc_wrong_srq);
 	RUN(test_xrc_rdma_pd);
