@@ -606,8 +606,23 @@ static void test_xrc_open_qp(void)
  * <addr> <receive qpn>". On "peer <qpn>" it moves the receive QP up,
  * connected to that send QP, and prints "UP <errno>"; on "check" it prints
  * what its CQ got, one line per receive: "GOT <n> <status> <wr_id>
- * <qp_num> <byte_len> <data ok>", then "WRITE <ok>".
+ * <qp_num> <byte_len> <data ok>", then "WRITE <ok>" and "EVENT <1: its SRQ's
+ * limit event came>" (the limit is armed at 2).
  */
+/* The next async event of c, waited for up to a hang guard: 1 when it is srq's limit event. */
+static int xr_async_srq_event(struct ibv_context *c, struct ibv_srq *srq)
+{
+	struct pollfd pf = {.fd = c->async_fd, .events = POLLIN};
+	struct ibv_async_event ev;
+	int ok;
+
+	if (poll(&pf, 1, TH_PROC_WAIT_MS) != 1 || ibv_get_async_event(c, &ev) != 0)
+		return 0;
+	ok = ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq;
+	ibv_ack_async_event(&ev);
+	return ok;
+}
+
 static int role_srq(const char *path)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
@@ -637,6 +652,9 @@ static int role_srq(const char *path)
 	wr.wr_id = 4243;
 	if (ibv_post_srq_recv(srq, &wr, &bad) != 0)
 		return 2;
+	/* Armed at 2: the first receive another process's requester takes fires it. */
+	if (ibv_modify_srq(srq, &(struct ibv_srq_attr){.srq_limit = 2}, IBV_SRQ_LIMIT) != 0)
+		return 2;
 	printf("SRQ %u %u %llu %u\n", srqn, mr->rkey, (unsigned long long)(uintptr_t)buf, rq->qp_num);
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL || sscanf(line, "peer %u", &peer) != 1)
@@ -655,6 +673,8 @@ static int role_srq(const char *path)
 		       wc.byte_len, memcmp(buf + 64 * k, k == 0 ? "cross" : "other", 5) == 0);
 	}
 	printf("WRITE %d\n", memcmp(buf + 1024, "written", 7) == 0);
+	fflush(stdout);
+	printf("EVENT %d\n", xr_async_srq_event(c, srq));
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL)
 		return 4;
@@ -689,7 +709,8 @@ static bool xr_got(struct th_proc *p, uint64_t id, uint32_t qpn, uint32_t len)
  * against that SRQ's PD. A send QP of this process connected to the other
  * process's receive QP reaches the same SRQ. A receive QP of a private
  * domain is refused the SRQ; ibv_open_qp opens the other process's receive
- * QP here, queried but moved only by its creator.
+ * QP here, queried but moved only by its creator. The SRQ's limit event
+ * reaches its owner though the receive was taken here.
  */
 static void test_xrc_two_processes(void)
 {
@@ -700,7 +721,7 @@ static void test_xrc_two_processes(void)
 	struct th_proc *p;
 	unsigned int srqn = 0, rkey = 0, rqpn = 0;
 	unsigned long long addr = 0;
-	int up = -1, wok = 0;
+	int up = -1, wok = 0, ev = 0;
 	const char *l;
 	struct ibv_qp_open_attr oa = {.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
 						   IBV_QP_OPEN_ATTR_TYPE,
@@ -750,6 +771,9 @@ static void test_xrc_two_processes(void)
 	CHECK(xr_got(p, 4243, rqpn, 5));
 	l = th_proc_line(p);
 	CHECK(l != NULL && sscanf(l, "WRITE %d", &wok) == 1 && wok == 1);
+	/* The other process's limit event, crossed by a receive taken here. */
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "EVENT %d", &ev) == 1 && ev == 1);
 	CHECK(th_proc_send(p, "bye") == 0);
 	CHECK(th_proc_wait(p) == 0);
 }

@@ -18,6 +18,7 @@
 #include "hw_epoch.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_xrc.h"
 #include "hw_xm.h"
 
 #define QP_MAGIC 0x50514851u /* "QHQP" */
@@ -1171,8 +1172,10 @@ static void pass_dests(void)
 
 void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
-	if (p->check_peers)
+	if (p->check_peers) {
 		pass_dests();
+		hw_xrc_limits_poll();
+	}
 	struct hw_qp *list[QP_REG_SLOTS]; /* on the stack: a stopping engine thread and its successor may overlap */
 	uint32_t n = 0;
 

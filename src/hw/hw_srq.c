@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_eng_thread.h"
 #include "hw_epoch.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
@@ -98,6 +99,8 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 		st = HW_ERR_NOMEM;
 		goto err_pub;
 	}
+	if (srq->xrcd != 0)
+		hw_eng_get(); /* its owed limit events are the engine thread's to report (hw_xrc_limits_poll) */
 	*out = srq;
 	return HW_OK;
 
@@ -171,6 +174,8 @@ enum hw_status hw_srq_destroy(struct hw_srq *srq)
 		hw_epoch_sync(); /* no requester of any thread or process still takes from it */
 	if (srq->view)
 		hw_cq_destroy(srq->cq); /* an XRC view's CQ view; nothing for NULL */
+	else if (srq->xrcd != 0)
+		hw_eng_put();
 	hw_qblock_free(&srq->qb);
 	free(srq);
 	return HW_OK;

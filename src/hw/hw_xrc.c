@@ -97,3 +97,12 @@ struct hw_srq *hw_xrc_srq_get(uint32_t srqn)
 	pthread_mutex_unlock(&xrc_lock);
 	return srq != NULL && srq->xrcd != 0 ? srq : NULL;
 }
+
+void hw_xrc_limits_poll(void)
+{
+	pthread_mutex_lock(&xrc_lock);
+	for (uint32_t i = 0; i < xrc_nlocal; i++)
+		if (xrc_local[i]->published)
+			(void)hw_srq_limit_poll(xrc_local[i]);
+	pthread_mutex_unlock(&xrc_lock);
+}

@@ -37,6 +37,13 @@ struct hw_srq;
  */
 struct hw_srq *hw_xrc_srq_get(uint32_t srqn);
 
+/*
+ * The engine thread's look (every ~100 ms): the limit events requesters of
+ * other processes left owed on this process's XRC SRQs are reported (an
+ * XRC SRQ has no QPs whose pass would report them, as an SRQ's have).
+ */
+void hw_xrc_limits_poll(void);
+
 /* Internal to hw_srq: this process's XRC SRQs join at creation and leave at destruction. */
 bool hw_xrc_srq_add(struct hw_srq *srq);
 void hw_xrc_srq_del(struct hw_srq *srq);
