@@ -690,6 +690,55 @@ static int role_srq(const char *path)
 	return 0;
 }
 
+/* The other process of test_xrcd_other_process: holds the domain of the file named (O_CREAT) until told. */
+static int role_hold(const char *path)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL && l[0] != NULL ? ibv_open_device(l[0]) : NULL;
+	int fd = open(path, O_RDONLY);
+	struct ibv_xrcd *x = c != NULL && fd >= 0 ? xr_open(c, fd, O_CREAT) : NULL;
+	char line[16];
+
+	if (x == NULL)
+		return 2;
+	printf("HELD\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 3;
+	ibv_close_xrcd(x);
+	ibv_close_device(c);
+	ibv_free_device_list(l);
+	close(fd);
+	return 0;
+}
+
+/*
+ * Whether a file's domain is open is answered across processes: held by
+ * another process only, O_CREAT | O_EXCL is EINVAL and an open without
+ * flags joins it; once that process has closed it, it is gone (EAGAIN).
+ */
+static void test_xrcd_other_process(void)
+{
+	struct ibv_context *c = vf_open();
+	struct xr_file *f = xr_file();
+	struct th_proc *p = th_proc_start(NULL, "hold", f->path, NULL);
+	struct ibv_xrcd *x;
+	const char *l;
+
+	CHECK(c != NULL && p != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && strcmp(l, "HELD") == 0);
+	errno = 0;
+	CHECK(xr_open(c, f->fd, O_CREAT | O_EXCL) == NULL && errno == EINVAL);
+	x = xr_open(c, f->fd, 0);
+	CHECK(x != NULL);
+	CHECK_OK(ibv_close_xrcd(x));
+	CHECK(th_proc_send(p, "bye") == 0);
+	CHECK(th_proc_wait(p) == 0);
+	errno = 0;
+	CHECK(xr_open(c, f->fd, 0) == NULL && errno == EAGAIN);
+}
+
 /* The role's report of one receive: it came, into its CQ, with this wr_id, receive QP and length, bytes right. */
 static bool xr_got(struct th_proc *p, uint64_t id, uint32_t qpn, uint32_t len)
 {
@@ -782,6 +831,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "srq") == 0)
 		return role_srq(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "hold") == 0)
+		return role_hold(argv[2]);
 	RUN(test_xrcd_open_flags);
 	RUN(test_xrcd_close_busy);
 	RUN(test_xrc_create_refusals);
@@ -794,6 +845,7 @@ int main(int argc, char **argv)
 	RUN(test_xrc_post_recv_refused);
 	RUN(test_xrc_modify_masks);
 	RUN(test_xrc_open_qp);
+	RUN(test_xrcd_other_process);
 	RUN(test_xrc_two_processes);
 	return th_summary("test_verbs_xrc");
 }

@@ -127,6 +127,7 @@ static int vb_xdom_file_open(struct vb_xdom *d, int oflags)
 		return errno;
 	there = vb_xdom_held_elsewhere(fd);
 	if (!there && !(oflags & O_CREAT)) {
+		(void)shm_unlink(d->name); /* nobody holds it, and openers wait for byte 1: the file goes as it came */
 		close(fd);
 		return EAGAIN;
 	}
