@@ -138,10 +138,10 @@ static int xr_init(struct ibv_qp *qp)
 }
 
 /* The kernel's masks: an XRC send QP's RTR is UC's, its RTS RC's; a receive QP's RTR is RC's, its RTS needs only timeout and PSN. */
-static int xr_rtr(struct ibv_qp *qp, uint32_t dest)
+static int xr_rtr_timer(struct ibv_qp *qp, uint32_t dest, uint8_t min_rnr_timer)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest,
-				.max_dest_rd_atomic = 1, .min_rnr_timer = 1, .ah_attr = {.port_num = 1}};
+				.max_dest_rd_atomic = 1, .min_rnr_timer = min_rnr_timer, .ah_attr = {.port_num = 1}};
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
 	if (vq_grh_self(qp->context, &a.ah_attr) != 0)
@@ -149,6 +149,11 @@ static int xr_rtr(struct ibv_qp *qp, uint32_t dest)
 	if (qp->qp_type == IBV_QPT_XRC_RECV)
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	return ibv_modify_qp(qp, &a, mask);
+}
+
+static int xr_rtr(struct ibv_qp *qp, uint32_t dest)
+{
+	return xr_rtr_timer(qp, dest, 1);
 }
 
 static int xr_rts(struct ibv_qp *qp)
@@ -482,7 +487,9 @@ static void test_xrc_rdma_pd(void)
 
 /*
  * The named SRQ empty: the SEND waits on RNR (rnr_retry 7: for ever) and
- * goes once a receive is posted; with rnr_retry 0 it fails at once.
+ * goes once a receive is posted, at once when the SRQ is this process's
+ * (the receive QP's RNR timer is 655 ms, and the receive is there when the
+ * post returns); with rnr_retry 0 it fails at once.
  */
 static void test_xrc_rnr(void)
 {
@@ -498,13 +505,19 @@ static void test_xrc_rnr(void)
 	xr_env_up(&e, 0);
 	sg = (struct ibv_sge){.addr = (uintptr_t)e.buf[0], .length = 4, .lkey = e.mr[0]->lkey};
 	wr.qp_type.xrc.remote_srqn = e.srqn;
-	CHECK_OK(ibv_post_send(e.send, &wr, &bad));
+	r = xr_recv_qp(e.c, e.x);
+	s = xr_send_qp(e.c, e.pd, e.scq, 0);
+	CHECK_OK(xr_init(r));
+	CHECK_OK(xr_rtr_timer(r, s->qp_num, 0));
+	CHECK_OK(xr_rts(r));
+	CHECK_OK(xr_up(s, r->qp_num));
+	CHECK_OK(ibv_post_send(s, &wr, &bad));
 	CHECK(ibv_poll_cq(e.scq, 1, &wc) == 0); /* no receive anywhere: it cannot have completed */
 	xr_recv_post(e.srq, e.mr[1], e.buf[1], 64, 6);
+	CHECK(ibv_poll_cq(e.rcq, 1, &wc) == 1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6 && wc.qp_num == r->qp_num && wc.byte_len == 4);
 	CHECK(vq_poll1(e.scq, &wc) == 1);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 5);
-	CHECK(vq_poll1(e.rcq, &wc) == 1);
-	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6 && wc.qp_num == e.recv->qp_num && wc.byte_len == 4);
 	/* No retries: RNR_RETRY_EXC_ERR. */
 	s = xr_send_qp(e.c, e.pd, e.scq, 0);
 	r = xr_recv_qp(e.c, e.x);

@@ -305,6 +305,10 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	st = HW_ERR_NOMEM;
 	if (!reg_add(qp))
 		goto err_pub;
+	if (qp->type == HW_QPT_XRC_INI && !hw_xrc_ini_add(qp)) {
+		reg_del(qp);
+		goto err_pub;
+	}
 	if (qp->srq != NULL)
 		hw_srq_attach(qp->srq, qp);
 	hw_eng_get();
@@ -331,6 +335,8 @@ void hw_qp_destroy(struct hw_qp *qp)
 		hw_qshare_withdraw(HW_ID_QPN, qp->qpn, &qp->qb);
 	if (qp->srq != NULL)
 		hw_srq_detach(qp->srq, qp);
+	if (qp->type == HW_QPT_XRC_INI)
+		hw_xrc_ini_del(qp);
 	reg_del(qp);
 	hw_qp_connect(qp, NULL);
 	hw_eng_xm_replace(qp, NULL);

@@ -279,6 +279,8 @@ enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi)
 	     qp = __atomic_load_n(&qp->srq_next, __ATOMIC_ACQUIRE))
 		hw_qp_resume_peer(qp);
 	hw_epoch_leave();
+	if (srq->xrcd != 0 && !srq->view)
+		hw_xrc_srq_posted(); /* its requesters are whichever initiators name it */
 	return HW_OK;
 }
 

@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "hw_epoch.h"
+#include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
 
@@ -20,6 +22,9 @@ static uint32_t xrc_nviews;
 /* Views found stale: kept mapped, as another thread may still run a request against one. */
 static struct hw_srq **xrc_stale;
 static uint32_t xrc_nstale;
+/* This process's XRC initiators (hw_xrc_srq_posted resumes them). */
+static struct hw_qp *xrc_ini[XRC_LOCAL_MAX];
+static uint32_t xrc_nini;
 
 bool hw_xrc_srq_add(struct hw_srq *srq)
 {
@@ -105,4 +110,49 @@ void hw_xrc_limits_poll(void)
 		if (xrc_local[i]->published)
 			(void)hw_srq_limit_poll(xrc_local[i]);
 	pthread_mutex_unlock(&xrc_lock);
+}
+
+bool hw_xrc_ini_add(struct hw_qp *qp)
+{
+	bool ok;
+
+	pthread_mutex_lock(&xrc_lock);
+	ok = xrc_nini < XRC_LOCAL_MAX;
+	if (ok)
+		xrc_ini[xrc_nini++] = qp;
+	pthread_mutex_unlock(&xrc_lock);
+	return ok;
+}
+
+void hw_xrc_ini_del(struct hw_qp *qp)
+{
+	pthread_mutex_lock(&xrc_lock);
+	for (uint32_t i = 0; i < xrc_nini; i++) {
+		if (xrc_ini[i] == qp) {
+			xrc_ini[i] = xrc_ini[--xrc_nini];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&xrc_lock);
+}
+
+void hw_xrc_srq_posted(void)
+{
+	struct hw_qp *wait[XRC_LOCAL_MAX];
+	uint32_t n = 0;
+
+	/*
+	 * Listed under the lock, driven after it (their WQEs look SRQs up
+	 * here); the epoch keeps each one until then, as a destroy leaves the
+	 * list before it waits for executions.
+	 */
+	hw_epoch_enter();
+	pthread_mutex_lock(&xrc_lock);
+	for (uint32_t i = 0; i < xrc_nini; i++)
+		if (__atomic_load_n(&xrc_ini[i]->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
+			wait[n++] = xrc_ini[i];
+	pthread_mutex_unlock(&xrc_lock);
+	for (uint32_t i = 0; i < n; i++)
+		hw_qp_drive(wait[i], 0);
+	hw_epoch_leave();
 }

@@ -44,6 +44,19 @@ struct hw_srq *hw_xrc_srq_get(uint32_t srqn);
  */
 void hw_xrc_limits_poll(void);
 
+/*
+ * A receive posted to an XRC SRQ of this process (hw_srq_ring) resumes the
+ * XRC initiators of this process waiting on RNR, as a receive posted to an
+ * RQ resumes its requester: each runs its SQ again at once (no retry is
+ * counted; one whose SRQ is still empty waits again). An initiator of
+ * another process resumes at its retry timer.
+ */
+void hw_xrc_srq_posted(void);
+
+/* Internal to hw_qp: this process's XRC initiators join at creation and leave at destruction. */
+bool hw_xrc_ini_add(struct hw_qp *qp);
+void hw_xrc_ini_del(struct hw_qp *qp);
+
 /* Internal to hw_srq: this process's XRC SRQs join at creation and leave at destruction. */
 bool hw_xrc_srq_add(struct hw_srq *srq);
 void hw_xrc_srq_del(struct hw_srq *srq);

@@ -32,7 +32,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base_log.h"
 #include "base_private.h"
 #include "hw_ids.h"
 #include "vb_int.h"
