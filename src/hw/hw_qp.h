@@ -20,6 +20,8 @@
  * their destination in each WQE's datagram segment; the device finds it by
  * number (hw_qp_dest_get), in this process or, for a shared QP, in another.
  * A DCI names a DCT in each WQE the same way (hw_dct.h).
+ * An XRC initiator is connected as RC is, to an XRC target, and each WQE
+ * names the target's SRQ (hw_xrc.h).
  *
  * Sharing: the receive ring, doorbell record and the state a requester
  * works on (struct hw_qp_sh) are one block; with attr.shared it is placed where other
