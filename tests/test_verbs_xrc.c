@@ -376,6 +376,52 @@ static void test_xrc_send(void)
 	CHECK(ibv_poll_cq(e.scq, 1, &wc) == 0 && ibv_poll_cq(e.rcq, 1, &wc) == 0);
 }
 
+/*
+ * Many SENDs through two receive QPs into two SRQs on one CQ, each receive
+ * reposted once polled: every completion names its SRQ's receive, in the
+ * order posted there, and its bytes (the SRQs' free lists go round several
+ * times).
+ */
+static void test_xrc_many(void)
+{
+	struct xr_env e;
+	struct ibv_srq *srq[2];
+	struct ibv_qp *r2, *s1, *s2;
+	uint32_t n[2];
+	uint64_t next[2] = {0, 0}, posted[2] = {0, 0};
+	struct ibv_wc wc;
+
+	xr_env_up(&e, 0);
+	srq[0] = e.srq;
+	srq[1] = xr_srq(e.c, e.pd, e.x, e.rcq);
+	n[0] = e.srqn;
+	CHECK_OK(ibv_get_srq_num(srq[1], &n[1]));
+	r2 = xr_recv_qp(e.c, e.x);
+	s1 = e.send;
+	s2 = xr_send_qp(e.c, e.pd, e.scq, 0);
+	CHECK_OK(xr_up(r2, s2->qp_num));
+	CHECK_OK(xr_up(s2, r2->qp_num));
+	for (int k = 0; k < 2; k++)
+		for (; posted[k] < 8; posted[k]++)
+			xr_recv_post(srq[k], e.mr[1], e.buf[1] + 2048 * k + 64 * (posted[k] % 16), 64,
+				     (uint64_t)k << 32 | posted[k]);
+	for (uint32_t i = 0; i < 200; i++) {
+		int k = (int)(i % 3 == 0), q = (int)(i % 2);
+
+		e.buf[0][0] = (uint8_t)i;
+		e.send = q == 0 ? s1 : s2;
+		CHECK(xr_post(&e, IBV_WR_SEND, n[k], e.buf[0], 1, 0, 0) == IBV_WC_SUCCESS);
+		CHECK(vq_poll1(e.rcq, &wc) == 1);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == ((uint64_t)k << 32 | next[k]) && wc.byte_len == 1);
+		CHECK(wc.qp_num == (q == 0 ? e.recv->qp_num : r2->qp_num));
+		CHECK(e.buf[1][2048 * k + 64 * (next[k] % 16)] == (uint8_t)i);
+		next[k]++;
+		xr_recv_post(srq[k], e.mr[1], e.buf[1] + 2048 * k + 64 * (posted[k] % 16), 64,
+			     (uint64_t)k << 32 | posted[k]);
+		posted[k]++;
+	}
+}
+
 /* The builders: ibv_wr_set_xrc_srqn names the SRQ of the open WQE. */
 static void test_xrc_wr_builders(void)
 {
@@ -851,6 +897,7 @@ int main(int argc, char **argv)
 	RUN(test_xrc_create_refusals);
 	RUN(test_xrc_send);
 	RUN(test_xrc_send_to_rc);
+	RUN(test_xrc_many);
 	RUN(test_xrc_wr_builders);
 	RUN(test_xrc_wrong_srq);
 	RUN(test_xrc_rdma_pd);
