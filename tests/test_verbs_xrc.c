@@ -818,7 +818,9 @@ static bool xr_got(struct th_proc *p, uint64_t id, uint32_t qpn, uint32_t len)
  * process's receive QP reaches the same SRQ. A receive QP of a private
  * domain is refused the SRQ; ibv_open_qp opens the other process's receive
  * QP here, queried but moved only by its creator. The SRQ's limit event
- * reaches its owner though the receive was taken here.
+ * reaches its owner though the receive was taken here. Once the other
+ * process is gone, its receive QP answers nothing (retries exceeded) and
+ * its SRQ number names no SRQ (invalid request).
  */
 static void test_xrc_two_processes(void)
 {
@@ -884,6 +886,52 @@ static void test_xrc_two_processes(void)
 	CHECK(l != NULL && sscanf(l, "EVENT %d", &ev) == 1 && ev == 1);
 	CHECK(th_proc_send(p, "bye") == 0);
 	CHECK(th_proc_wait(p) == 0);
+	/* The other process gone with its objects: its receive QP answers nothing, its SRQ is no SRQ. */
+	e.send = s2;
+	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_RETRY_EXC_ERR);
+	e.send = s;
+	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_REM_INV_REQ_ERR);
+}
+
+/*
+ * The SRQ's process killed without destroying anything: its SRQ is gone
+ * with it (an invalid request, as a card's kernel destroys a dead
+ * process's objects), and its receive QP answers nothing.
+ */
+static void test_xrc_srq_owner_killed(void)
+{
+	struct xr_env e;
+	struct xr_file *f = xr_file();
+	struct ibv_xrcd *shared;
+	struct ibv_qp *r, *s, *s2;
+	struct th_proc *p;
+	unsigned int srqn = 0, rkey = 0, rqpn = 0;
+	unsigned long long addr = 0;
+	int up = -1;
+	const char *l;
+
+	xr_env_up(&e, 0);
+	shared = xr_domain(e.c, f->fd, O_CREAT);
+	p = th_proc_start(NULL, "srq", f->path, NULL);
+	CHECK(p != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "SRQ %u %u %llu %u", &srqn, &rkey, &addr, &rqpn) == 4);
+	r = xr_recv_qp(e.c, shared);
+	s = xr_send_qp(e.c, e.pd, e.scq, 0);
+	s2 = xr_send_qp(e.c, e.pd, e.scq, 0);
+	CHECK_OK(xr_up(r, s->qp_num));
+	CHECK_OK(xr_up(s, r->qp_num));
+	CHECK_OK(xr_up(s2, rqpn));
+	CHECK(th_proc_send(p, "peer %u", s2->qp_num) == 0);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "UP %d", &up) == 1 && up == 0);
+	e.send = s;
+	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_SUCCESS);
+	th_proc_kill(p);
+	CHECK(th_proc_wait(p) != 0);
+	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_REM_INV_REQ_ERR);
+	e.send = s2;
+	CHECK(xr_post(&e, IBV_WR_SEND, srqn, e.buf[0], 5, 0, 0) == IBV_WC_RETRY_EXC_ERR);
 }
 
 int main(int argc, char **argv)
@@ -907,5 +955,6 @@ int main(int argc, char **argv)
 	RUN(test_xrc_open_qp);
 	RUN(test_xrcd_other_process);
 	RUN(test_xrc_two_processes);
+	RUN(test_xrc_srq_owner_killed);
 	return th_summary("test_verbs_xrc");
 }

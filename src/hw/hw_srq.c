@@ -9,6 +9,7 @@
 
 #include "hw_eng_thread.h"
 #include "hw_epoch.h"
+#include "hw_life.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
@@ -93,7 +94,10 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq_place(srq, srq->qb.p);
 	*srq->sh = (struct hw_srq_sh){ .srqn = srq->srqn, .pd_id = srq->pd_id, .log_size = srq->log_size,
 				       .log_stride = srq->log_stride, .xrcd = srq->xrcd,
-				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0 };
+				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0, .life_idx = HW_LIFE_NONE };
+	/* An XRC SRQ is reached by requesters of other processes alone: they must see its owner die. */
+	if (srq->xrcd != 0 && attr->shared)
+		hw_life_self(&srq->sh->life_idx, &srq->sh->life_tid);
 	/* The list a driver starts with: each WQE linked to the next, the last back to the first. */
 	for (uint32_t i = 0; i < srq_size(srq); i++)
 		srq_wqe(srq, i)->next_wqe_index = htobe16((uint16_t)((i + 1) & (srq_size(srq) - 1)));
@@ -156,6 +160,8 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 	/* An XRC SRQ's receives complete into its own CQ, which the view reaches as the QP views reach theirs. */
 	if (srq->xrcd != 0 && (st = hw_cq_attach_num(srq->sh->cqn, &srq->cq)) != HW_OK)
 		goto err_unmap;
+	srq->lifep = hw_life_at(__atomic_load_n(&srq->sh->life_idx, __ATOMIC_RELAXED));
+	srq->life_tid = __atomic_load_n(&srq->sh->life_tid, __ATOMIC_RELAXED);
 	*out = srq;
 	return HW_OK;
 

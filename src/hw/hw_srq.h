@@ -70,6 +70,8 @@ struct hw_srq_sh {
 	uint32_t limit_owed; /* a taker of another process crossed the limit: the owner reports it */
 	uint32_t cqn;	     /* XRC: the CQ its receives complete into */
 	uint64_t xrcd;	     /* XRC: its domain, 0 for an ordinary SRQ */
+	uint32_t life_idx;   /* XRC: the owner's life entry (hw_life.h), HW_LIFE_NONE: not watched so */
+	uint32_t life_tid;
 } __attribute__((aligned(64)));
 
 /* The engine's view; nothing outside src/hw touches it. */
@@ -91,6 +93,8 @@ struct hw_srq {
 	struct hw_cq *cq;  /* XRC: where its receives complete (a view's own attached CQ) */
 	const _Atomic uint32_t *seqp; /* a view: its record's sequence, which moves when the owner destroys it */
 	uint32_t seq;
+	const _Atomic int *lifep;     /* an XRC view: its owner's life word (NULL: not watched so), and holder */
+	uint32_t life_tid;
 };
 
 /* HW_ERR_INVAL on a missing PD or a size out of range, HW_ERR_NOMEM. WQE i starts linked to i + 1. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "hw_epoch.h"
+#include "hw_life.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
@@ -50,9 +51,11 @@ void hw_xrc_srq_del(struct hw_srq *srq)
 	pthread_mutex_unlock(&xrc_lock);
 }
 
+/* A view is used while its record is unchanged and its owner lives (a dead owner's SRQ is gone, as on a card). */
 static bool xrc_view_live(const struct hw_srq *v)
 {
-	return v->seqp == NULL || __atomic_load_n(v->seqp, __ATOMIC_ACQUIRE) == v->seq;
+	return (v->seqp == NULL || __atomic_load_n(v->seqp, __ATOMIC_ACQUIRE) == v->seq) &&
+	       (v->lifep == NULL || hw_life_alive(v->lifep, v->life_tid));
 }
 
 /* Keeps a stale view mapped; false when there is no room to (then it is dropped from the cache only). */
@@ -91,8 +94,8 @@ struct hw_srq *hw_xrc_srq_get(uint32_t srqn)
 	pthread_mutex_lock(&xrc_lock);
 	srq = xrc_find(srqn);
 	if (srq == NULL && hw_srq_attach_num(srqn, &srq) == HW_OK) {
-		if (srq->xrcd == 0 || xrc_nviews == XRC_VIEW_MAX) {
-			/* Not XRC (or no room to keep it): nobody else has seen this view. */
+		if (srq->xrcd == 0 || !xrc_view_live(srq) || xrc_nviews == XRC_VIEW_MAX) {
+			/* Not XRC, its owner dead (its record outlives it), or no room: nobody else has seen this view. */
 			(void)hw_srq_destroy(srq);
 			srq = NULL;
 		} else {
