@@ -50,7 +50,7 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	 * link comes up, and the emulated port is active from the start and never goes down.
 	 */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
 	a->max_sge = VB_MAX_SGE;
 	a->max_sge_rd = VB_MAX_SGE;
 	a->max_cq = VB_MAX_CQ;
