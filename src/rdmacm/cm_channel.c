@@ -63,17 +63,22 @@ static void cm_channel_drop_all(struct cm_channel *ch)
 	}
 }
 
+/* Channels destroyed while threads still wait on them (cm_lock): kept, and reachable, until those leave. */
+static struct cm_list cm_dead_channels = { &cm_dead_channels, &cm_dead_channels };
+
 /*
  * cm_lock held. A thread may still wait in rdma_get_cm_event (rping's CM
  * thread does while its main thread tears down): then the channel is only
- * marked dead and its fd signalled, and the last waiter to leave frees it.
+ * marked dead, its fd kept open under the waiter, and the last waiter to
+ * leave frees it. Nothing wakes the waiter, as closing the kernel CM's fd
+ * does not wake a read blocked on it.
  */
 void cm_channel_free(struct cm_channel *ch)
 {
 	cm_channel_drop_all(ch);
 	if (ch->waiters != 0) {
 		ch->dead = true;
-		cm_fd_signal(ch->ch.fd);
+		cm_list_add_tail(&cm_dead_channels, &ch->dead_link);
 		return;
 	}
 	close(ch->ch.fd);
@@ -192,6 +197,7 @@ static int cm_wait_once(struct cm_channel *ch)
 	err = errno;
 	pthread_mutex_lock(&cm_lock);
 	if (--ch->waiters == 0 && ch->dead) {
+		cm_list_del(&ch->dead_link);
 		close(ch->ch.fd);
 		free(ch);
 		errno = EBADF;

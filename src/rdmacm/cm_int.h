@@ -83,6 +83,7 @@ struct cm_channel {
 	bool sync;		      /* the private channel of a synchronous id */
 	uint32_t waiters;	      /* threads waiting in rdma_get_cm_event (cm_lock) */
 	bool dead;		      /* destroyed while some waited: the last of them frees it */
+	struct cm_list dead_link;     /* while dead: on the list of such channels */
 };
 
 enum cm_state {
