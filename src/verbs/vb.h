@@ -69,6 +69,11 @@ struct vb_pd {
 	struct hw_pd *hw;
 	_Atomic uint32_t users;	  /* MRs, QPs, SRQs on it: dealloc is EBUSY while non-zero */
 	bool doca_owned;	  /* a DOCA device's domain (doca_dev_get_pd): that device frees it */
+	struct vb_pd *parent_of;  /* a parent domain (vb_parent.c): the PD it wraps (hw is that PD's) */
+	struct ibv_td *td;	  /* a parent domain's thread domain, or NULL */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;	  /* the parent domain's, passed to its allocators */
 };
 
 struct vb_mr {
@@ -112,6 +117,7 @@ struct vb_xrcd;
 struct vb_cq {
 	struct ibv_cq_ex cqx;
 	struct vb_context *ctx;
+	struct vb_pd *parent;	  /* the parent domain it was created on (IBV_CQ_INIT_ATTR_MASK_PD), held */
 	struct hw_cq *hw;
 	struct hw_cqe64 *ring;
 	uint32_t *dbrec;

@@ -69,6 +69,13 @@ int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const stru
 size_t vb_bind_mw_segs(const struct vb_qp *qp, const struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *b, uint8_t *p);
 
+/* Thread and parent domains (vb_parent.c); vb_parent_free: a parent domain's dealloc (EBUSY while used). */
+struct ibv_td *vb_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int vb_dealloc_td(struct ibv_td *td);
+struct ibv_pd *vb_alloc_parent_domain(struct ibv_context *context, struct ibv_parent_domain_init_attr *a);
+int vb_parent_free(struct vb_pd *pd);
+int vb_parent_alloc_check(struct ibv_pd *pd, size_t size, uint64_t type);
+
 /* The device's clocks (vb_clock.c): its free-running ns, their wall-clock value, ibv_query_rt_values_ex. */
 uint64_t vb_clock_device_ns(void);
 uint64_t vb_clock_wall_of(uint64_t device_ns);

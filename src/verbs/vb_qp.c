@@ -206,6 +206,10 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 	uint32_t qpn;
 	int rc = vb_alloc_type_errno("MLX_QP");
 
+	if (rc == 0)
+		rc = vb_parent_alloc_check(a->pd, ((size_t)qp->sq_wqe_cnt * HW_SEND_WQE_BB) +
+							  ((size_t)qp->rq_wqe_cnt << qp->rq_shift),
+					   MLX5DV_RES_TYPE_QP);
 	if (rc != 0)
 		return rc;
 	if (hw_gid_get(&ctx->dev->fn, 0, &g0))

@@ -80,6 +80,8 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	rc = vb_srq_sizes(srq, &init->attr);
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_SRQ");
+	if (rc == 0)
+		rc = vb_parent_alloc_check(pd, (size_t)srq->wqe_cnt << srq->log_stride, MLX5DV_RES_TYPE_SRQ);
 	if (rc != 0)
 		goto err_free;
 	rc = ENOMEM;
