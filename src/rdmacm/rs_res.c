@@ -1,0 +1,155 @@
+/*
+ * rs_res — a connection's verbs resources: the CQ and its channel, the RC
+ * QP on the CM id, the receive ring (remotely writable) and the send copy
+ * buffer; and the hello that tells the peer about the ring.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base_log.h"
+#include "rs_int.h"
+
+static int rs_post_recvs(struct rs *rs)
+{
+	struct ibv_recv_wr wr = { .wr_id = RS_WR_RECV, .num_sge = 0 }, *bad;
+
+	for (uint32_t i = 0; i < rs->rq_size; i++)
+		if (ibv_post_recv(rs->id->qp, &wr, &bad) != 0)
+			return -1;
+	return 0;
+}
+
+static int rs_qp_create(struct rs *rs)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = rs->cq,
+		.recv_cq = rs->cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = {
+			.max_send_wr = rs->sq_size,
+			.max_recv_wr = rs->rq_size,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.max_inline_data = rs->inline_size,
+		},
+	};
+
+	if (rdma_create_qp(rs->id, NULL, &a) != 0)
+		return -1;
+	rs->inline_size = a.cap.max_inline_data < rs->inline_size ? a.cap.max_inline_data : rs->inline_size;
+	rs->sq_free = rs->sq_size;
+	return 0;
+}
+
+static int rs_page_alloc(uint8_t **p, uint32_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *m = NULL;
+
+	if (posix_memalign(&m, page, (size + page - 1) / page * page) != 0)
+		return -1;
+	memset(m, 0, size);
+	*p = m;
+	return 0;
+}
+
+static int rs_bufs_create(struct rs *rs)
+{
+	struct ibv_pd *pd = rs->id->pd;
+
+	/* Whole pages of their own: a registration another process reaches shares no page. */
+	if (rs_page_alloc(&rs->rbuf, rs->rbuf_size) != 0 || rs_page_alloc(&rs->sbuf, rs->sbuf_size) != 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	rs->rmr = ibv_reg_mr(pd, rs->rbuf, rs->rbuf_size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (rs->rmr == NULL)
+		return -1;
+	rs->smr = ibv_reg_mr(pd, rs->sbuf, rs->sbuf_size, 0);
+	return rs->smr == NULL ? -1 : 0;
+}
+
+/* On the id once its device is known (address resolved, or a request's child). */
+int rs_res_create(struct rs *rs)
+{
+	struct ibv_context *verbs = rs->id->verbs;
+	int fl;
+
+	rs->cc = ibv_create_comp_channel(verbs);
+	if (rs->cc == NULL)
+		goto fail;
+	fl = fcntl(rs->cc->fd, F_GETFL);
+	if (fl < 0 || fcntl(rs->cc->fd, F_SETFL, fl | O_NONBLOCK) != 0)
+		goto fail;
+	rs->cq = ibv_create_cq(verbs, (int)(rs->sq_size + rs->rq_size), rs, rs->cc, 0);
+	if (rs->cq == NULL)
+		goto fail;
+	if (rs_qp_create(rs) != 0 || rs_bufs_create(rs) != 0 || rs_post_recvs(rs) != 0)
+		goto fail;
+	return 0;
+fail:
+	if (errno == 0)
+		errno = ENOMEM;
+	BASE_ERR("rsocket %d: cannot make its queues and buffers: errno %d", rs->fd, errno);
+	return -1;
+}
+
+void rs_res_destroy(struct rs *rs)
+{
+	if (rs->id != NULL && rs->id->qp != NULL)
+		rdma_destroy_qp(rs->id);
+	if (rs->rmr != NULL)
+		ibv_dereg_mr(rs->rmr);
+	if (rs->smr != NULL)
+		ibv_dereg_mr(rs->smr);
+	free(rs->rbuf);
+	free(rs->sbuf);
+	if (rs->cq != NULL)
+		ibv_destroy_cq(rs->cq);
+	if (rs->cc != NULL)
+		ibv_destroy_comp_channel(rs->cc);
+	rs->rmr = rs->smr = NULL;
+	rs->rbuf = rs->sbuf = NULL;
+	rs->cq = NULL;
+	rs->cc = NULL;
+}
+
+void rs_hello_fill(const struct rs *rs, struct rs_hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = RS_VERSION;
+	h->rq_size = htobe32(rs->rq_size);
+	h->addr = htobe64((uint64_t)(uintptr_t)rs->rbuf);
+	h->rkey = htobe32(rs->rmr->rkey);
+	h->size = htobe32(rs->rbuf_size);
+}
+
+/* The peer's hello: checked, since the peer wrote it. */
+int rs_hello_take(struct rs *rs, const void *pdata, uint8_t len)
+{
+	struct rs_hello h;
+	uint32_t rq, size;
+
+	if (pdata == NULL || len < sizeof(h))
+		goto bad;
+	memcpy(&h, pdata, sizeof(h));
+	rq = be32toh(h.rq_size);
+	size = be32toh(h.size);
+	if (h.version != RS_VERSION || rq < 2 || rq > RS_MAX_QSIZE || size < RS_MIN_BUF || size > RS_MAX_BUF)
+		goto bad;
+	rs->credits = rq;
+	rs->peer_addr = be64toh(h.addr);
+	rs->peer_rkey = be32toh(h.rkey);
+	rs->peer_size = rs->peer_avail = size;
+	rs->peer_tail = 0;
+	return 0;
+bad:
+	BASE_WARN("rsocket %d: the peer's connection data is no rsocket's (version, queue or ring size)", rs->fd);
+	errno = EPROTO;
+	return -1;
+}
