@@ -2,8 +2,8 @@
  * rsockets (rdma/rsocket.h) of softdpu's librdmacm.so.1, as a program uses
  * them: connect and accept, bytes through in both directions at sizes below
  * and above the receive buffer, non-blocking calls and rpoll/rselect
- * readiness, half close and EOF, a closed or killed peer, and what is
- * refused (SOCK_DGRAM, riomap).
+ * readiness, half close and EOF, a closed or killed peer, I/O mapping
+ * (riomap, riowrite), and what is refused (SOCK_DGRAM).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -346,6 +346,71 @@ static void test_close_unread(void)
 	CHECK_ERR(errno, ECONNRESET);
 }
 
+/*
+ * Between processes: a child connects and sends, the parent echoes back,
+ * through rings of two sizes one after the other (the second connection's
+ * buffers come after the first one's are gone).
+ */
+static void test_processes(void)
+{
+	static const int bufs[] = { 16384, 65536 };
+	static int l, s;
+	size_t len = (1u << 20) + 3;
+	uint8_t *in = malloc(len);
+	pid_t kid;
+	int st = -1;
+
+	th_defer(free, in);
+	for (int k = 0; k < 2; k++) {
+		uint16_t port = port_new();
+		int fds[2];
+		char go;
+
+		l = s = -1;
+		th_defer(rs_close_fd, &l);
+		th_defer(rs_close_fd, &s);
+		CHECK_OK(listener(&l, port, bufs[k]));
+		CHECK_OK(pipe(fds));
+		kid = fork();
+		CHECK(kid >= 0);
+		if (kid == 0) {
+			struct sockaddr_in a = addr_of(port);
+			uint8_t *out = malloc(len), *back = malloc(len);
+			struct sender snd;
+			pthread_t t;
+			int c;
+
+			close(fds[1]);
+			if (read(fds[0], &go, 1) != 1)
+				_exit(2);
+			c = rsocket(AF_INET, SOCK_STREAM, 0);
+			if (c < 0 || rsetsockopt(c, SOL_SOCKET, SO_RCVBUF, &bufs[k], sizeof(int)) != 0 ||
+			    rconnect(c, (struct sockaddr *)&a, sizeof(a)) != 0)
+				_exit(3);
+			fill(out, len, (unsigned)k + 40);
+			snd = (struct sender){ .fd = c, .buf = out, .len = len };
+			pthread_create(&t, NULL, sender_run, &snd);
+			if (recv_all(c, back, len) != (ssize_t)len)
+				_exit(4);
+			pthread_join(t, NULL);
+			_exit(snd.ret == (ssize_t)len && memcmp(out, back, len) == 0 ? 0 : 5);
+		}
+		close(fds[0]);
+		CHECK_ERR(write(fds[1], "g", 1), 1);
+		close(fds[1]);
+		s = raccept(l, NULL, NULL);
+		CHECK(s >= 0);
+		CHECK_ERR(recv_all(s, in, len), (ssize_t)len);
+		CHECK_ERR(rsend(s, in, len, 0), (ssize_t)len);
+		CHECK_ERR(waitpid(kid, &st, 0), kid);
+		CHECK(WIFEXITED(st));
+		CHECK_ERR(WEXITSTATUS(st), 0);
+		rclose(s);
+		rclose(l);
+		s = l = -1;
+	}
+}
+
 /* A peer killed mid-connection: the blocked reader gets ECONNRESET (not EOF, not a hang). */
 static void test_peer_killed(void)
 {
@@ -424,26 +489,57 @@ static void test_refused(void)
 	CHECK_ERR(err, ECONNREFUSED);
 }
 
-/* What is not there: rsockets over UD and I/O mapping are refused with EOPNOTSUPP. */
+/* What is not there: rsockets over UD (SOCK_DGRAM) is refused with EOPNOTSUPP. */
 static void test_refusals(void)
 {
-	static int l, c, s;
-	int v = 4096;
-	char b[8];
-
 	CHECK_ERR(rsocket(AF_INET, SOCK_DGRAM, 0), -1);
 	CHECK_ERR(errno, EOPNOTSUPP);
 	CHECK_ERR(rsocket(AF_UNIX, SOCK_STREAM, 0), -1);
 	CHECK_ERR(errno, EAFNOSUPPORT);
-	make_pair(&l, &c, &s, 0);
-	CHECK_ERR(rsetsockopt(c, SOL_RDMA, RDMA_IOMAPSIZE, &v, sizeof(v)), -1);
-	CHECK_ERR(errno, EOPNOTSUPP);
-	CHECK_ERR(riomap(s, b, sizeof(b), PROT_WRITE, 0, -1), -1);
-	CHECK_ERR(errno, EOPNOTSUPP);
-	CHECK_ERR((ssize_t)riowrite(c, b, sizeof(b), 0, 0), -1);
-	CHECK_ERR(errno, EOPNOTSUPP);
-	CHECK_ERR(riounmap(s, b, sizeof(b)), -1);
-	CHECK_ERR(errno, EOPNOTSUPP);
+}
+
+/*
+ * I/O mapping: the peer's riowrite lands in the riomap'ed buffer without a
+ * call on this side; the mapping is known to the writer once a message
+ * sent after it has arrived.
+ */
+static void test_iomap(void)
+{
+	static int l, c, s;
+	size_t len = 100000;
+	uint8_t *map = calloc(1, len), *data = malloc(len);
+	char m;
+	int v = 1;
+	socklen_t vl = sizeof(v);
+
+	th_defer(free, map);
+	th_defer(free, data);
+	make_pair(&l, &c, &s, 16384);
+	CHECK_OK(rsetsockopt(s, SOL_RDMA, RDMA_IOMAPSIZE, &v, sizeof(v)));
+	v = 0;
+	CHECK_OK(rgetsockopt(s, SOL_RDMA, RDMA_IOMAPSIZE, &v, &vl));
+	CHECK_ERR(v, 1);
+	CHECK_ERR(riomap(s, map, len, PROT_READ, 0, 0), -1);
+	CHECK_ERR(errno, EINVAL);
+	CHECK_ERR(riomap(s, map, len, PROT_WRITE, 0, 4096), 4096);
+	CHECK_ERR(rsend(s, "m", 1, 0), 1);
+	CHECK_ERR(rrecv(c, &m, 1, 0), 1);
+	fill(data, len, 9);
+	/* Past the mapping's end: refused; inside it: every byte lands, at its offset. */
+	CHECK_ERR((ssize_t)riowrite(c, data, len, 4097, 0), -1);
+	CHECK_ERR(errno, EINVAL);
+	CHECK_ERR((ssize_t)riowrite(c, data, len - 1000, 4096 + 1000, 0), (ssize_t)(len - 1000));
+	CHECK_ERR(rsend(c, "d", 1, 0), 1);
+	CHECK_ERR(rrecv(s, &m, 1, 0), 1);
+	CHECK(memcmp(map + 1000, data, len - 1000) == 0);
+	/* An offset nobody mapped: a non-blocking write waits for a mapping (EAGAIN). */
+	CHECK_ERR((ssize_t)riowrite(c, data, 10, 1 << 30, MSG_DONTWAIT), -1);
+	CHECK_ERR(errno, EAGAIN);
+	CHECK_ERR(riounmap(s, map, len - 1), -1);
+	CHECK_ERR(errno, EINVAL);
+	CHECK_OK(riounmap(s, map, len));
+	CHECK_ERR(riounmap(s, map, len), -1);
+	CHECK_ERR(errno, EINVAL);
 }
 
 int main(void)
@@ -457,8 +553,10 @@ int main(void)
 	RUN(test_half_close);
 	RUN(test_close_pending_writes);
 	RUN(test_close_unread);
+	RUN(test_processes);
 	RUN(test_peer_killed);
 	RUN(test_refused);
 	RUN(test_refusals);
+	RUN(test_iomap);
 	return th_summary("test_rsocket");
 }

@@ -28,6 +28,7 @@ static struct rs *rs_new(int domain, bool with_id)
 	if (rs == NULL)
 		return NULL;
 	pthread_mutex_init(&rs->lock, NULL);
+	pthread_cond_init(&rs->progress, NULL);
 	rs->domain = domain;
 	rs->fd = -1;
 	rs->reqs_tail = &rs->reqs;
@@ -65,12 +66,14 @@ void rs_free(struct rs *rs)
 		(void)rdma_destroy_id(id);
 		free(r);
 	}
+	rs_iomap_free(rs);
 	rs_res_destroy(rs);
 	if (rs->id != NULL)
 		(void)rdma_destroy_id(rs->id);
 	if (rs->ch != NULL)
 		rdma_destroy_event_channel(rs->ch);
 	pthread_mutex_destroy(&rs->lock);
+	pthread_cond_destroy(&rs->progress);
 	free(rs);
 	errno = err;
 }
@@ -166,6 +169,7 @@ static void rs_inherit(struct rs *c, const struct rs *l)
 	c->nodelay = l->nodelay;
 	c->keepalive = l->keepalive;
 	c->keepidle = l->keepidle;
+	c->iomap_size = l->iomap_size;
 }
 
 /* Answers one request of the listener: a new socket, REP sent. */

@@ -34,7 +34,7 @@ static void rs_on_imm(struct rs *rs, uint32_t imm)
 		rs->fin_rcvd = true;
 		break;
 	default:
-		rs->err = EPROTO;
+		rs_iomap_recv(rs, imm & 0xffu);
 		break;
 	}
 }
@@ -79,6 +79,8 @@ int rs_poll_cq(struct rs *rs)
 		}
 		total += n;
 	}
+	if (total > 0)
+		pthread_cond_broadcast(&rs->progress);
 	return total;
 }
 
@@ -127,7 +129,7 @@ void rs_give_credits(struct rs *rs, bool force)
 	}
 }
 
-static uint32_t rs_sbuf_contig(const struct rs *rs)
+uint32_t rs_sbuf_contig(const struct rs *rs)
 {
 	uint32_t tail = (rs->shead + rs->sused) % rs->sbuf_size;
 	uint32_t free_ = rs->sbuf_size - rs->sused;
@@ -138,30 +140,30 @@ static uint32_t rs_sbuf_contig(const struct rs *rs)
 /* Whether a data write could go now (one credit stays back for credits and FIN). */
 bool rs_can_send(const struct rs *rs)
 {
-	return rs->credits >= 2 && rs->sq_free >= 2 && rs->peer_avail > 0 &&
-	       (rs->inline_size > 0 || rs_sbuf_contig(rs) > 0);
+	return rs->credits >= 2 && rs->sq_free >= 2 && rs->peer_avail > 0 && rs_sbuf_contig(rs) > 0;
 }
 
-/* Posts one write of up to len bytes from buf; returns the bytes taken. */
-static uint32_t rs_post_data(struct rs *rs, const uint8_t *buf, size_t len)
+/*
+ * Posts one RDMA WRITE of up to len bytes (all of them, or nothing, when
+ * whole) from buf to raddr: inline from buf when small, else through the
+ * send buffer. With an immediate (imm_type >= 0) it takes a receive credit
+ * and carries the type with the bytes written (data) or imm_bits. Returns
+ * the bytes taken.
+ */
+uint32_t rs_post_write(struct rs *rs, const uint8_t *buf, uint32_t len, uint64_t raddr, uint32_t rkey, int imm_type,
+		       uint32_t imm_bits, bool whole)
 {
-	uint32_t n = rs->peer_avail, room = rs->peer_size - rs->peer_tail;
 	struct ibv_sge sge;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge, .num_sge = 1 }, *bad;
+	uint32_t n = len;
 
-	if (room < n)
-		n = room;
-	if (len < n)
-		n = (uint32_t)len;
-	if (n > RS_MAX_XFER)
-		n = RS_MAX_XFER;
 	if (n <= rs->inline_size) {
 		wr.send_flags = IBV_SEND_INLINE;
 		sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = n };
 	} else {
 		uint32_t tail = (rs->shead + rs->sused) % rs->sbuf_size, c = rs_sbuf_contig(rs);
 
-		if (c == 0)
+		if (c == 0 || (whole && c < n))
 			return 0;
 		if (n > c)
 			n = c;
@@ -169,16 +171,35 @@ static uint32_t rs_post_data(struct rs *rs, const uint8_t *buf, size_t len)
 		sge = (struct ibv_sge){ .addr = (uintptr_t)(rs->sbuf + tail), .length = n, .lkey = rs->smr->lkey };
 		wr.wr_id = n;
 	}
-	wr.imm_data = htobe32((RS_IMM_DATA << 30) | n);
-	wr.wr.rdma.remote_addr = rs->peer_addr + rs->peer_tail;
-	wr.wr.rdma.rkey = rs->peer_rkey;
+	if (imm_type >= 0) {
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = htobe32(((uint32_t)imm_type << 30) | (imm_type == RS_IMM_DATA ? n : imm_bits));
+	}
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
 	if (ibv_post_send(rs->id->qp, &wr, &bad) != 0) {
 		rs->err = rs->err ? rs->err : ECONNRESET;
 		return 0;
 	}
 	rs->sused += (uint32_t)wr.wr_id;
-	rs->credits--;
 	rs->sq_free--;
+	if (imm_type >= 0)
+		rs->credits--;
+	return n;
+}
+
+/* One data write at the tail of the peer's ring; returns the bytes taken. */
+static uint32_t rs_post_data(struct rs *rs, const uint8_t *buf, size_t len)
+{
+	uint32_t n = rs->peer_avail, room = rs->peer_size - rs->peer_tail;
+
+	if (room < n)
+		n = room;
+	if (len < n)
+		n = (uint32_t)len;
+	if (n > RS_MAX_XFER)
+		n = RS_MAX_XFER;
+	n = rs_post_write(rs, buf, n, rs->peer_addr + rs->peer_tail, rs->peer_rkey, RS_IMM_DATA, 0, false);
 	rs->peer_avail -= n;
 	rs->peer_tail = (rs->peer_tail + n) % rs->peer_size;
 	return n;
@@ -221,7 +242,8 @@ ssize_t rs_send_locked(struct rs *rs, const struct iovec *iov, int iovcnt, int f
 			uint32_t n = rs_post_data(rs, (const uint8_t *)iov[i].iov_base + off, iov[i].iov_len - off);
 
 			done += n, off += n;
-			continue;
+			if (n > 0)
+				continue;
 		}
 		if (!block) {
 			if (done > 0)

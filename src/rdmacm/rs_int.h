@@ -41,6 +41,7 @@
 #define RS_IMM_DATA 0u	 /* bits 0..29: bytes written at the ring's tail */
 #define RS_IMM_CREDIT 1u /* bits 22..29: receives reposted; bits 0..21: ring bytes freed */
 #define RS_IMM_FIN 2u	 /* the writer shut down writing: EOF after what came before */
+#define RS_IMM_CTRL 3u	 /* bits 0..7: the slot of the control area that holds a struct rs_ctrl */
 #define RS_IMM_BYTES_MAX ((1u << 22) - 1)
 
 #define RS_WR_RECV (1ull << 63) /* wr_id of a receive; a send's is its bytes of the send buffer */
@@ -53,6 +54,31 @@ struct rs_hello {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t size;
+};
+
+/*
+ * A control message, written into a slot of the control area that follows
+ * the receive ring (one slot per receive the reader has posted, so a slot
+ * is never reused before the reader took it): an I/O mapping (riomap).
+ */
+#define RS_CTRL_IOMAP 1
+#define RS_CTRL_SLOT 32
+#define RS_MAX_IOMAPS 64 /* mappings of the peer kept; the oldest goes */
+
+struct rs_ctrl {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t rkey; /* big-endian, as the rest */
+	uint64_t offset;
+	uint64_t addr;
+	uint64_t len;
+};
+
+struct rs_iomap {
+	struct rs_iomap *next;
+	uint64_t offset, len, addr;
+	uint32_t rkey;
+	struct ibv_mr *mr; /* own mappings: the registration */
 };
 
 enum rs_state {
@@ -72,6 +98,8 @@ struct rs_req {
 struct rs {
 	int fd;
 	pthread_mutex_t lock;
+	pthread_cond_t progress; /* a thread took completions or events: waiters look again */
+	bool polling;		 /* one thread sleeps in poll(2) for the socket; others on progress */
 	enum rs_state state;
 	int domain;
 	bool nonblock;
@@ -104,6 +132,11 @@ struct rs {
 	uint32_t credits;	     /* receives the peer has posted for us */
 	uint64_t peer_addr;
 	uint32_t peer_rkey, peer_size, peer_tail, peer_avail;
+	uint32_t peer_rq, ctrl_seq;
+
+	/* I/O mapping: own buffers the peer may write into, and the peer's. */
+	int iomap_size;
+	struct rs_iomap *iomaps, *peer_iomaps;
 };
 
 /* rs_index.c */
@@ -133,10 +166,17 @@ int rs_hello_take(struct rs *rs, const void *pdata, uint8_t len);
 int rs_poll_cq(struct rs *rs);
 void rs_give_credits(struct rs *rs, bool force);
 int rs_post_ctrl(struct rs *rs, uint32_t imm);
+uint32_t rs_post_write(struct rs *rs, const uint8_t *buf, uint32_t len, uint64_t raddr, uint32_t rkey, int imm_type,
+		       uint32_t imm_bits, bool whole);
+uint32_t rs_sbuf_contig(const struct rs *rs);
 ssize_t rs_send_locked(struct rs *rs, const struct iovec *iov, int iovcnt, int flags);
 ssize_t rs_recv_locked(struct rs *rs, const struct iovec *iov, int iovcnt, int flags);
 bool rs_can_send(const struct rs *rs);
 int rs_drain(struct rs *rs);
+
+/* rs_iomap.c */
+void rs_iomap_recv(struct rs *rs, uint32_t slot);
+void rs_iomap_free(struct rs *rs);
 
 /* rs_poll.c */
 short rs_revents(struct rs *rs, short events);

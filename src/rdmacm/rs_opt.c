@@ -1,8 +1,6 @@
 /*
  * rs_opt — rsockets' options, flags and names: rsetsockopt, rgetsockopt,
- * rfcntl, rgetsockname, rgetpeername; and the refusal of riomap, riounmap
- * and riowrite (direct placement into a peer's mapped memory is not
- * implemented: EOPNOTSUPP, logged once).
+ * rfcntl, rgetsockname, rgetpeername.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +9,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "base_log.h"
 #include "rs_int.h"
 
 static uint32_t rs_clamp(int v, uint32_t lo, uint32_t hi)
@@ -19,12 +16,6 @@ static uint32_t rs_clamp(int v, uint32_t lo, uint32_t hi)
 	if (v < (int)lo)
 		return lo;
 	return (uint32_t)v > hi ? hi : (uint32_t)v;
-}
-
-static void rs_log_once(int *once, const char *what)
-{
-	if (!__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
-		BASE_WARN("%s: not supported by softdpu's librdmacm (rsockets without I/O mapping)", what);
 }
 
 /* Sizes take effect on a socket without queues yet (before rconnect, or a listener's for its accepts). */
@@ -51,8 +42,6 @@ static int rs_set_size(struct rs *rs, int optname, int v)
 
 static int rs_set_rdma(struct rs *rs, int optname, int v)
 {
-	static int iomap_once;
-
 	switch (optname) {
 	case RDMA_SQSIZE:
 	case RDMA_RQSIZE:
@@ -61,9 +50,9 @@ static int rs_set_rdma(struct rs *rs, int optname, int v)
 	case RDMA_ROUTE:
 		return 0; /* routes come from the topology */
 	case RDMA_IOMAPSIZE:
-		rs_log_once(&iomap_once, "rsetsockopt RDMA_IOMAPSIZE");
-		errno = EOPNOTSUPP;
-		return -1;
+		/* Kept for rgetsockopt: the peer's mappings are bounded by RS_MAX_IOMAPS. */
+		rs->iomap_size = (int)rs_clamp(v, 0, RS_MAX_IOMAPS);
+		return 0;
 	default:
 		errno = ENOPROTOOPT;
 		return -1;
@@ -171,6 +160,7 @@ static int rs_get_int(const struct rs *rs, int level, int optname, int *v)
 		case RDMA_SQSIZE: *v = (int)rs->sq_size; return 0;
 		case RDMA_RQSIZE: *v = (int)rs->rq_size; return 0;
 		case RDMA_INLINE: *v = (int)rs->inline_size; return 0;
+		case RDMA_IOMAPSIZE: *v = rs->iomap_size; return 0;
 		default: break;
 		}
 		break;
@@ -274,34 +264,4 @@ CM_EXPORT int rgetpeername(int socket, struct sockaddr *addr, socklen_t *addrlen
 CM_EXPORT int rgetsockname(int socket, struct sockaddr *addr, socklen_t *addrlen)
 {
 	return rs_name(socket, addr, addrlen, false);
-}
-
-CM_EXPORT off_t riomap(int socket, void *buf, size_t len, int prot, int flags, off_t offset)
-{
-	static int once;
-
-	(void)socket, (void)buf, (void)len, (void)prot, (void)flags, (void)offset;
-	rs_log_once(&once, "riomap");
-	errno = EOPNOTSUPP;
-	return (off_t)-1;
-}
-
-CM_EXPORT int riounmap(int socket, void *buf, size_t len)
-{
-	static int once;
-
-	(void)socket, (void)buf, (void)len;
-	rs_log_once(&once, "riounmap");
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-CM_EXPORT size_t riowrite(int socket, const void *buf, size_t count, off_t offset, int flags)
-{
-	static int once;
-
-	(void)socket, (void)buf, (void)count, (void)offset, (void)flags;
-	rs_log_once(&once, "riowrite");
-	errno = EOPNOTSUPP;
-	return (size_t)-1;
 }

@@ -1,14 +1,14 @@
 /*
  * rs_res — a connection's verbs resources: the CQ and its channel, the RC
- * QP on the CM id, the receive ring (remotely writable) and the send copy
- * buffer; and the hello that tells the peer about the ring.
+ * QP on the CM id, the receive ring and its control area (remotely
+ * writable) and the send copy buffer; and the hello that tells the peer about the ring.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/mman.h>
 
 #include "base_log.h"
 #include "rs_int.h"
@@ -46,28 +46,41 @@ static int rs_qp_create(struct rs *rs)
 	return 0;
 }
 
-static int rs_page_alloc(uint8_t **p, uint32_t size)
+/*
+ * Mappings of their own, unmapped at close: a registration other processes
+ * reach moves its pages onto shared memory, and heap memory reused later
+ * for a buffer of another size would then overlap it only in part.
+ */
+static size_t rs_rbuf_len(const struct rs *rs)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *m = NULL;
+	return rs->rbuf_size + RS_MAX_QSIZE * RS_CTRL_SLOT;
+}
 
-	if (posix_memalign(&m, page, (size + page - 1) / page * page) != 0)
+static int rs_page_alloc(uint8_t **p, size_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
 		return -1;
-	memset(m, 0, size);
 	*p = m;
 	return 0;
+}
+
+static void rs_page_free(uint8_t *p, size_t size)
+{
+	if (p != NULL)
+		munmap(p, size);
 }
 
 static int rs_bufs_create(struct rs *rs)
 {
 	struct ibv_pd *pd = rs->id->pd;
 
-	/* Whole pages of their own: a registration another process reaches shares no page. */
-	if (rs_page_alloc(&rs->rbuf, rs->rbuf_size) != 0 || rs_page_alloc(&rs->sbuf, rs->sbuf_size) != 0) {
+	if (rs_page_alloc(&rs->rbuf, rs_rbuf_len(rs)) != 0 || rs_page_alloc(&rs->sbuf, rs->sbuf_size) != 0) {
 		errno = ENOMEM;
 		return -1;
 	}
-	rs->rmr = ibv_reg_mr(pd, rs->rbuf, rs->rbuf_size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	rs->rmr = ibv_reg_mr(pd, rs->rbuf, rs_rbuf_len(rs), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (rs->rmr == NULL)
 		return -1;
 	rs->smr = ibv_reg_mr(pd, rs->sbuf, rs->sbuf_size, 0);
@@ -107,8 +120,8 @@ void rs_res_destroy(struct rs *rs)
 		ibv_dereg_mr(rs->rmr);
 	if (rs->smr != NULL)
 		ibv_dereg_mr(rs->smr);
-	free(rs->rbuf);
-	free(rs->sbuf);
+	rs_page_free(rs->rbuf, rs_rbuf_len(rs));
+	rs_page_free(rs->sbuf, rs->sbuf_size);
 	if (rs->cq != NULL)
 		ibv_destroy_cq(rs->cq);
 	if (rs->cc != NULL)
@@ -142,7 +155,7 @@ int rs_hello_take(struct rs *rs, const void *pdata, uint8_t len)
 	size = be32toh(h.size);
 	if (h.version != RS_VERSION || rq < 2 || rq > RS_MAX_QSIZE || size < RS_MIN_BUF || size > RS_MAX_BUF)
 		goto bad;
-	rs->credits = rq;
+	rs->credits = rs->peer_rq = rq;
 	rs->peer_addr = be64toh(h.addr);
 	rs->peer_rkey = be32toh(h.rkey);
 	rs->peer_size = rs->peer_avail = size;

@@ -128,11 +128,22 @@ int rs_wait(struct rs *rs, short events)
 	rs_give_credits(rs, false);
 	if (rs_arm(rs))
 		return 0;
+	if (rs->polling) {
+		/*
+		 * Another thread (a reader while this one writes) sleeps on the
+		 * channels: it would take the wake-up meant for this one too.
+		 */
+		pthread_cond_wait(&rs->progress, &rs->lock);
+		return 0;
+	}
 	if (rs->cc != NULL)
 		p[1].fd = rs->cc->fd;
+	rs->polling = true;
 	rs_unlock(rs);
 	ret = poll(p, 2, -1);
 	pthread_mutex_lock(&rs->lock);
+	rs->polling = false;
+	pthread_cond_broadcast(&rs->progress);
 	if (ret < 0)
 		return -1;
 	rs_cq_events(rs);
