@@ -16,6 +16,7 @@
 #include <sys/select.h>
 #include <sys/wait.h>
 
+#include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
 
 #include "harness.h"
@@ -489,6 +490,76 @@ static void test_refused(void)
 	CHECK_ERR(err, ECONNREFUSED);
 }
 
+/* Waits for the next CM event of ch and gives its type (-1 after WAIT_MS). */
+static int next_event(struct rdma_event_channel *ch, int *status)
+{
+	struct pollfd pf = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int type;
+
+	if (poll(&pf, 1, WAIT_MS) != 1 || rdma_get_cm_event(ch, &ev) != 0)
+		return -1;
+	type = ev->event;
+	*status = ev->status;
+	rdma_ack_cm_event(ev);
+	return type;
+}
+
+static void cm_side_free(void *arg)
+{
+	struct rdma_cm_id **id = arg;
+
+	if (*id != NULL) {
+		struct rdma_event_channel *ch = (*id)->channel;
+
+		rdma_destroy_id(*id);
+		rdma_destroy_event_channel(ch);
+		*id = NULL;
+	}
+}
+
+/*
+ * A requester that is no rsocket (its private data is not an rsocket's
+ * hello): raccept refuses it with ECONNABORTED, and the requester sees its
+ * connection rejected (status 28, consumer defined); the listener goes on.
+ */
+static void test_foreign_request(void)
+{
+	static struct rdma_cm_id *id;
+	static int l;
+	uint16_t port = port_new();
+	struct sockaddr_in a = addr_of(port);
+	struct rdma_event_channel *ch;
+	uint8_t junk[40];
+	struct rdma_conn_param p = { .private_data = junk, .private_data_len = sizeof(junk) };
+	int st = 0;
+
+	l = -1;
+	id = NULL;
+	th_defer(rs_close_fd, &l);
+	th_defer(cm_side_free, &id);
+	CHECK_OK(listener(&l, port, 0));
+	ch = rdma_create_event_channel();
+	CHECK(ch != NULL);
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) {
+		rdma_destroy_event_channel(ch);
+		CHECK(0);
+	}
+	memset(junk, 0xa5, sizeof(junk));
+	CHECK_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&a, 2000));
+	CHECK_ERR(next_event(ch, &st), RDMA_CM_EVENT_ADDR_RESOLVED);
+	CHECK_OK(rdma_resolve_route(id, 2000));
+	CHECK_ERR(next_event(ch, &st), RDMA_CM_EVENT_ROUTE_RESOLVED);
+	CHECK_OK(rdma_connect(id, &p));
+	CHECK_ERR(raccept(l, NULL, NULL), -1);
+	CHECK_ERR(errno, ECONNABORTED);
+	CHECK_ERR(next_event(ch, &st), RDMA_CM_EVENT_REJECTED);
+	CHECK_ERR(st, 28);
+	CHECK_OK(rfcntl(l, F_SETFL, O_NONBLOCK));
+	CHECK_ERR(raccept(l, NULL, NULL), -1);
+	CHECK_ERR(errno, EAGAIN);
+}
+
 /* What is not there: rsockets over UD (SOCK_DGRAM) is refused with EOPNOTSUPP. */
 static void test_refusals(void)
 {
@@ -556,6 +627,7 @@ int main(void)
 	RUN(test_processes);
 	RUN(test_peer_killed);
 	RUN(test_refused);
+	RUN(test_foreign_request);
 	RUN(test_refusals);
 	RUN(test_iomap);
 	return th_summary("test_rsocket");
