@@ -35,15 +35,21 @@ static size_t srq_ring_bytes(uint32_t log_size, uint32_t log_stride)
 	return (size_t)1 << (log_size + log_stride);
 }
 
+/* The ring's room in the block: whole cache lines, so the record and the state after it stay aligned. */
+static size_t srq_ring_room(uint32_t log_size, uint32_t log_stride)
+{
+	return (srq_ring_bytes(log_size, log_stride) + SRQ_DBREC_BYTES - 1) & ~(size_t)(SRQ_DBREC_BYTES - 1);
+}
+
 /* [ring][record][state]: one block, shareable. */
 static size_t srq_mem_size(uint32_t log_size, uint32_t log_stride)
 {
-	return srq_ring_bytes(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh);
+	return srq_ring_room(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh);
 }
 
 static void srq_place(struct hw_srq *srq, void *mem)
 {
-	size_t ring = srq_ring_bytes(srq->log_size, srq->log_stride);
+	size_t ring = srq_ring_room(srq->log_size, srq->log_stride);
 
 	srq->buf = mem;
 	srq->dbrec = (uint32_t *)(void *)((uint8_t *)mem + ring);
