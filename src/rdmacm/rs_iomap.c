@@ -4,7 +4,8 @@
  * writes into a mapping the peer announced (a plain RDMA WRITE: the peer's
  * CPU takes no part, and no receive credit is used), riounmap withdraws the
  * registration (the peer is not told: a later write there fails the
- * connection, as the mapping is the application's contract).
+ * connection, as the mapping is the application's contract). A riowrite's
+ * last byte lands after all the others.
  */
 #include <endian.h>
 #include <errno.h>
@@ -208,6 +209,14 @@ static size_t rs_iowrite_locked(struct rs *rs, const uint8_t *buf, size_t count,
 		if (m != NULL && rs->sq_free >= 2 && rs_sbuf_contig(rs) > 0) {
 			size_t n = count - done > RS_MAX_XFER ? RS_MAX_XFER : count - done;
 
+			/*
+			 * The last byte goes in a write of its own, after the rest: a
+			 * peer watching it in memory (riostream) then sees the whole
+			 * buffer, as an adapter placing a message's bytes in order
+			 * gives, whatever order a copy of one write takes.
+			 */
+			if (done + n == count && n > 1)
+				n--;
 			n = rs_post_write(rs, buf + done, (uint32_t)n, m->addr + (offset + done - m->offset), m->rkey, -1,
 					  0, false);
 			done += n;
