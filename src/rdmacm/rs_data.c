@@ -10,35 +10,6 @@
 #include "base_log.h"
 #include "rs_int.h"
 
-static void rs_on_imm(struct rs *rs, uint32_t imm)
-{
-	switch (RS_IMM_TYPE(imm)) {
-	case RS_IMM_DATA:
-		/* The writer never passes the credits it had, so this stays within the ring. */
-		if ((imm & 0x3fffffffu) > rs->rbuf_size - rs->rbytes) {
-			BASE_WARN("rsocket %d: the peer wrote past its credits", rs->fd);
-			rs->err = EPROTO;
-			return;
-		}
-		rs->rbytes += imm & 0x3fffffffu;
-		break;
-	case RS_IMM_CREDIT:
-		rs->credits += (imm >> 22) & 0xffu;
-		rs->peer_avail += imm & RS_IMM_BYTES_MAX;
-		if (rs->peer_avail > rs->peer_size || rs->credits > RS_MAX_QSIZE) {
-			BASE_WARN("rsocket %d: the peer returned more credits than it had", rs->fd);
-			rs->err = EPROTO;
-		}
-		break;
-	case RS_IMM_FIN:
-		rs->fin_rcvd = true;
-		break;
-	default:
-		rs_iomap_recv(rs, imm & 0xffu);
-		break;
-	}
-}
-
 static void rs_on_recv(struct rs *rs, const struct ibv_wc *wc)
 {
 	struct ibv_recv_wr wr = { .wr_id = RS_WR_RECV, .num_sge = 0 }, *bad;
@@ -48,7 +19,7 @@ static void rs_on_recv(struct rs *rs, const struct ibv_wc *wc)
 	if (ibv_post_recv(rs->id->qp, &wr, &bad) == 0)
 		rs->rreposted++;
 	if (wc->wc_flags & IBV_WC_WITH_IMM)
-		rs_on_imm(rs, be32toh(wc->imm_data));
+		rs_proto_imm(rs, be32toh(wc->imm_data));
 }
 
 static void rs_on_send(struct rs *rs, const struct ibv_wc *wc)

@@ -160,7 +160,10 @@ void rs_woken(struct rs *rs);
 int rs_res_create(struct rs *rs);
 void rs_res_destroy(struct rs *rs);
 void rs_hello_fill(const struct rs *rs, struct rs_hello *h);
+
+/* rs_proto.c */
 int rs_hello_take(struct rs *rs, const void *pdata, uint8_t len);
+void rs_proto_imm(struct rs *rs, uint32_t imm);
 
 /* rs_data.c */
 int rs_poll_cq(struct rs *rs);
@@ -175,7 +178,6 @@ bool rs_can_send(const struct rs *rs);
 int rs_drain(struct rs *rs);
 
 /* rs_iomap.c */
-void rs_iomap_recv(struct rs *rs, uint32_t slot);
 void rs_iomap_free(struct rs *rs);
 
 /* rs_poll.c */

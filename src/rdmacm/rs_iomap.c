@@ -34,38 +34,6 @@ void rs_iomap_free(struct rs *rs)
 	rs_iomap_list_free(&rs->peer_iomaps);
 }
 
-/* A control message from the peer, in the given slot of the area after the ring (checked: the peer wrote it). */
-void rs_iomap_recv(struct rs *rs, uint32_t slot)
-{
-	struct rs_ctrl c;
-	struct rs_iomap *m, **pp;
-	int n = 0;
-
-	if (slot >= rs->rq_size)
-		goto bad;
-	memcpy(&c, rs->rbuf + rs->rbuf_size + (size_t)slot * RS_CTRL_SLOT, sizeof(c));
-	if (c.op != RS_CTRL_IOMAP || be64toh(c.len) == 0 || be64toh(c.offset) + be64toh(c.len) < be64toh(c.offset))
-		goto bad;
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return; /* the mapping is unknown here: writes to it wait */
-	m->offset = be64toh(c.offset);
-	m->len = be64toh(c.len);
-	m->addr = be64toh(c.addr);
-	m->rkey = be32toh(c.rkey);
-	/* Newest first, so a remapped offset finds the new one; the oldest beyond the limit go. */
-	m->next = rs->peer_iomaps;
-	rs->peer_iomaps = m;
-	for (pp = &rs->peer_iomaps; *pp != NULL && ++n < RS_MAX_IOMAPS; pp = &(*pp)->next)
-		;
-	if (*pp != NULL)
-		rs_iomap_list_free(&(*pp)->next);
-	return;
-bad:
-	BASE_WARN("rsocket %d: the peer's control message is malformed", rs->fd);
-	rs->err = EPROTO;
-}
-
 static int rs_iomap_announce(struct rs *rs, const struct rs_iomap *m, bool block)
 {
 	struct rs_ctrl c = {

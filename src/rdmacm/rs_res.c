@@ -141,28 +141,3 @@ void rs_hello_fill(const struct rs *rs, struct rs_hello *h)
 	h->rkey = htobe32(rs->rmr->rkey);
 	h->size = htobe32(rs->rbuf_size);
 }
-
-/* The peer's hello: checked, since the peer wrote it. */
-int rs_hello_take(struct rs *rs, const void *pdata, uint8_t len)
-{
-	struct rs_hello h;
-	uint32_t rq, size;
-
-	if (pdata == NULL || len < sizeof(h))
-		goto bad;
-	memcpy(&h, pdata, sizeof(h));
-	rq = be32toh(h.rq_size);
-	size = be32toh(h.size);
-	if (h.version != RS_VERSION || rq < 2 || rq > RS_MAX_QSIZE || size < RS_MIN_BUF || size > RS_MAX_BUF)
-		goto bad;
-	rs->credits = rs->peer_rq = rq;
-	rs->peer_addr = be64toh(h.addr);
-	rs->peer_rkey = be32toh(h.rkey);
-	rs->peer_size = rs->peer_avail = size;
-	rs->peer_tail = 0;
-	return 0;
-bad:
-	BASE_WARN("rsocket %d: the peer's connection data is no rsocket's (version, queue or ring size)", rs->fd);
-	errno = EPROTO;
-	return -1;
-}
