@@ -50,6 +50,11 @@ int rs_poll_cq(struct rs *rs)
 		}
 		total += n;
 	}
+	if (rs->err == EPROTO && !rs->disconnected) {
+		/* The peer broke the protocol: nothing more from it is taken. */
+		(void)rdma_disconnect(rs->id);
+		rs->disconnected = true;
+	}
 	if (total > 0)
 		pthread_cond_broadcast(&rs->progress);
 	return total;
