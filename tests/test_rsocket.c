@@ -23,15 +23,6 @@
 
 #define WAIT_MS 10000
 
-static uint16_t next_port;
-
-static uint16_t port_new(void)
-{
-	if (next_port == 0)
-		next_port = (uint16_t)(21000 + getpid() % 9000);
-	return next_port++;
-}
-
 static struct sockaddr_in addr_of(uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -49,10 +40,11 @@ static void rs_close_fd(void *arg)
 	*fd = -1;
 }
 
-/* A listener on 127.0.0.1 with the given buffer sizes (0: the defaults). */
-static int listener(int *l, uint16_t port, int bufsize)
+/* A listener on 127.0.0.1, on a port the CM picks (*port), with the given buffer sizes (0: the defaults). */
+static int listener(int *l, uint16_t *port, int bufsize)
 {
-	struct sockaddr_in a = addr_of(port);
+	struct sockaddr_in a = addr_of(0);
+	socklen_t len = sizeof(a);
 
 	*l = rsocket(AF_INET, SOCK_STREAM, 0);
 	if (*l < 0)
@@ -60,8 +52,10 @@ static int listener(int *l, uint16_t port, int bufsize)
 	if (bufsize > 0 && (rsetsockopt(*l, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize)) != 0 ||
 			    rsetsockopt(*l, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize)) != 0))
 		return -1;
-	if (rbind(*l, (struct sockaddr *)&a, sizeof(a)) != 0)
+	if (rbind(*l, (struct sockaddr *)&a, sizeof(a)) != 0 || rgetsockname(*l, (struct sockaddr *)&a, &len) != 0 ||
+	    a.sin_port == 0)
 		return -1;
+	*port = ntohs(a.sin_port);
 	return rlisten(*l, 4);
 }
 
@@ -71,8 +65,8 @@ static int listener(int *l, uint16_t port, int bufsize)
  */
 static void make_pair(int *l, int *c, int *s, int bufsize)
 {
-	uint16_t port = port_new();
-	struct sockaddr_in a = addr_of(port);
+	uint16_t port = 0;
+	struct sockaddr_in a;
 	struct pollfd pf;
 	int err = -1;
 	socklen_t len = sizeof(err);
@@ -81,7 +75,8 @@ static void make_pair(int *l, int *c, int *s, int bufsize)
 	th_defer(rs_close_fd, l);
 	th_defer(rs_close_fd, c);
 	th_defer(rs_close_fd, s);
-	CHECK_OK(listener(l, port, bufsize));
+	CHECK_OK(listener(l, &port, bufsize));
+	a = addr_of(port);
 	*c = rsocket(AF_INET, SOCK_STREAM, 0);
 	CHECK(*c >= 0);
 	if (bufsize > 0) {
@@ -363,14 +358,14 @@ static void test_processes(void)
 
 	th_defer(free, in);
 	for (int k = 0; k < 2; k++) {
-		uint16_t port = port_new();
+		uint16_t port = 0;
 		int fds[2];
 		char go;
 
 		l = s = -1;
 		th_defer(rs_close_fd, &l);
 		th_defer(rs_close_fd, &s);
-		CHECK_OK(listener(&l, port, bufs[k]));
+		CHECK_OK(listener(&l, &port, bufs[k]));
 		CHECK_OK(pipe(fds));
 		kid = fork();
 		CHECK(kid >= 0);
@@ -417,13 +412,14 @@ static void test_peer_killed(void)
 {
 	static int l, s;
 	int fds[2];
-	uint16_t port = port_new();
+	uint16_t port = 0;
 	char in[8] = { 0 };
 	pid_t kid;
 
 	l = s = -1;
 	th_defer(rs_close_fd, &l);
 	th_defer(rs_close_fd, &s);
+	CHECK_OK(listener(&l, &port, 0));
 	CHECK_OK(pipe(fds));
 	kid = fork();
 	CHECK(kid >= 0);
@@ -442,7 +438,6 @@ static void test_peer_killed(void)
 		_exit(0);
 	}
 	close(fds[0]);
-	CHECK_OK(listener(&l, port, 0));
 	CHECK_ERR(write(fds[1], "g", 1), 1);
 	close(fds[1]);
 	s = raccept(l, NULL, NULL);
@@ -465,14 +460,19 @@ static void test_peer_killed(void)
 /* A connect to a port nobody listens on: ECONNREFUSED, blocking or through SO_ERROR. */
 static void test_refused(void)
 {
-	struct sockaddr_in a = addr_of(port_new());
+	struct sockaddr_in a;
 	static int c;
 	int err = 0;
+	uint16_t port = 0;
 	socklen_t len = sizeof(err);
 	struct pollfd pf;
 
 	c = -1;
 	th_defer(rs_close_fd, &c);
+	/* A port the CM gave a listener that is gone: nobody listens there. */
+	CHECK_OK(listener(&c, &port, 0));
+	rclose(c);
+	a = addr_of(port);
 	c = rsocket(AF_INET, SOCK_STREAM, 0);
 	CHECK(c >= 0);
 	CHECK_ERR(rconnect(c, (struct sockaddr *)&a, sizeof(a)), -1);
@@ -527,8 +527,8 @@ static void test_foreign_request(void)
 {
 	static struct rdma_cm_id *id;
 	static int l;
-	uint16_t port = port_new();
-	struct sockaddr_in a = addr_of(port);
+	uint16_t port = 0;
+	struct sockaddr_in a;
 	struct rdma_event_channel *ch;
 	uint8_t junk[40];
 	struct rdma_conn_param p = { .private_data = junk, .private_data_len = sizeof(junk) };
@@ -538,7 +538,8 @@ static void test_foreign_request(void)
 	id = NULL;
 	th_defer(rs_close_fd, &l);
 	th_defer(cm_side_free, &id);
-	CHECK_OK(listener(&l, port, 0));
+	CHECK_OK(listener(&l, &port, 0));
+	a = addr_of(port);
 	ch = rdma_create_event_channel();
 	CHECK(ch != NULL);
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) {
