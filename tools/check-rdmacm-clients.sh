@@ -12,7 +12,7 @@
 set -u
 lib=${1:?usage: check-rdmacm-clients.sh <lib-dir>}
 name=rdmacm_clients
-for p in rping ucmatose rdma_server rdma_client cmtime udaddy rstream riostream ib_write_bw ib_send_bw; do
+for p in rping ucmatose rdma_server rdma_client cmtime udaddy mckey rstream riostream ib_write_bw ib_send_bw; do
 	if [ ! -x "/usr/bin/$p" ]; then
 		echo "$name: /usr/bin/$p not installed (rdmacm-utils, perftest), skipped"
 		echo "$name: 0 passed, 0 failed"
@@ -159,22 +159,58 @@ else
 	report 0 "cmtime -c 50"
 fi
 
-# UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup alone. With
-# messages, udaddy's server answers through ibv_create_ah_from_wc, which the
-# verbs library does not have.
-LD_LIBRARY_PATH=$lib timeout 60 udaddy -C 0 >"$tmp/s" 2>&1 &
-spid=$!
-wait_listen 7174 || echo "udaddy: the server did not listen"
-LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 -C 0 >"$tmp/c" 2>&1
-rc=$?
-wait "$spid"
-src=$?
-if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$tmp/c" && grep -q '^return status 0' "$tmp/s"; then
-	report 1 "udaddy -C 0" "return status 0"
-else
-	echo "udaddy client exit $rc, server exit $src"
-	report 0 "udaddy -C 0"
-fi
+# UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup, then
+# messages the server answers through ibv_create_ah_from_wc.
+udaddy_run() { # <label> <args...>
+	local label=$1
+	shift
+	LD_LIBRARY_PATH=$lib timeout 60 udaddy "$@" >"$tmp/s" 2>&1 &
+	spid=$!
+	wait_listen 7174 || echo "udaddy: the server did not listen"
+	LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 "$@" >"$tmp/c" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$tmp/c" && grep -q '^return status 0' "$tmp/s" &&
+		{ [ "$2" = 0 ] || grep -q '^data transfers complete' "$tmp/s"; }; then
+		report 1 "$label" "return status 0"
+	else
+		echo "udaddy client exit $rc, server exit $src"
+		report 0 "$label"
+	fi
+}
+udaddy_run "udaddy -C 0" -C 0
+udaddy_run "udaddy" -C 10
+udaddy_run "udaddy -C 10 -c 4" -C 10 -c 4
+
+# Multicast (mckey): a receiver joins a group of its own (so that runs at the
+# same time do not share it), then a sender joins and sends to it; the
+# receiver counts every message. Neither listens: the receiver's join line
+# (line-buffered, stdbuf) tells that it is in the group.
+mckey_run() { # <label> <args...>
+	local label=$1 group i
+	shift
+	group=239.77.$((($$ >> 8) % 256)).$(($$ % 256))
+	LD_LIBRARY_PATH=$lib timeout 60 stdbuf -oL mckey -m "$group" "$@" >"$tmp/s" 2>&1 &
+	spid=$!
+	for i in $(seq 400); do
+		grep -q '^mckey: joined' "$tmp/s" && break
+		sleep 0.05
+	done
+	LD_LIBRARY_PATH=$lib timeout 60 mckey -m "$group" -s "$@" >"$tmp/c" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^data transfers complete' "$tmp/s" &&
+		grep -q '^return status 0' "$tmp/s" && grep -q '^return status 0' "$tmp/c"; then
+		report 1 "$label" "$(grep '^mckey: joined' "$tmp/s" | head -1)"
+	else
+		echo "mckey sender exit $rc, receiver exit $src"
+		report 0 "$label"
+	fi
+}
+mckey_run "mckey -C 10" -C 10
+mckey_run "mckey -c 2 -C 10 -l" -c 2 -C 10 -l
 
 # A port nobody listens on: rping reports the IB CM's reject (invalid service ID).
 port=$((port + 1))

@@ -147,6 +147,24 @@ void cm_channel_drop_events(struct cm_channel *ch, struct cm_id *id)
 	}
 }
 
+void cm_channel_drop_matching(struct cm_channel *ch, bool (*match)(const struct cm_event *, const void *),
+			      const void *arg)
+{
+	struct cm_list *l, *next;
+
+	for (l = ch->events.next; l != &ch->events; l = next) {
+		struct cm_event *e = cm_container_of(l, struct cm_event, link);
+
+		next = l->next;
+		if (!match(e, arg))
+			continue;
+		cm_list_del(&e->link);
+		free(e);
+		if (cm_list_empty(&ch->events))
+			cm_fd_drain(ch->ch.fd);
+	}
+}
+
 /* Waits until the channel has an event (cm_lock held, released while waiting). */
 static int cm_wait_event(struct cm_channel *ch)
 {
@@ -188,6 +206,7 @@ CM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_
 	if (cm_list_empty(&ch->events))
 		cm_fd_drain(ch->ch.fd);
 	e->owner->unacked++;
+	cm_mcast_taken(e);
 	pthread_mutex_unlock(&cm_lock);
 	*event = &e->ev;
 	return 0;

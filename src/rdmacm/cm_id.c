@@ -133,6 +133,7 @@ void cm_id_free_locked(struct cm_id *id)
 	if (id->psock >= 0)
 		close(id->psock);
 	cm_channel_drop_events(id->ch, id);
+	cm_mcast_free_locked(id);
 	cm_list_del(&id->link);
 	/* The requests that came in on a listener outlive it, but not those nobody saw. */
 	for (l = cm_ids.next; l != &cm_ids; l = next) {
@@ -319,12 +320,14 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 	}
 	if (id->state != CM_IDLE)
 		return EINVAL;
-	if (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src))
+	if (cm_mcast_group(dst) && (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src)))
+		cm_mcast_pick_src(id, dst); /* a group: the port's own address, as routing picks it */
+	else if (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src))
 		cm_pick_src(id, dst);
 	memcpy(&id->dst, dst, cm_addr_len(dst));
 	memcpy(&id->id.route.addr.src_addr, &id->src, cm_addr_len((struct sockaddr *)&id->src));
 	memcpy(&id->id.route.addr.dst_addr, dst, cm_addr_len(dst));
-	if (!cm_addr_reachable(dst)) {
+	if (!cm_addr_reachable(dst) && !cm_mcast_group(dst)) {
 		/* No port of this machine has the address: no neighbour will answer. */
 		e = cm_event_new(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
 		cm_event_queue(id->ch, e);

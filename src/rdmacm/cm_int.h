@@ -116,6 +116,7 @@ struct cm_remote {
 };
 
 struct cm_msg;
+struct cm_mc;
 
 struct cm_id {
 	struct rdma_cm_id id;		/* first: the public handle */
@@ -141,6 +142,7 @@ struct cm_id {
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep's QP attributes, for rdma_get_request */
 	struct cm_msg *req;		/* a REQ waiting for its listener to appear */
 	uint64_t req_until;		/* until then (monotonic ns) */
+	struct cm_mc *mc;		/* the multicast groups joined (cm_mcast.c) */
 };
 
 struct cm_event {
@@ -176,6 +178,9 @@ void cm_channel_drop_events(struct cm_channel *ch, struct cm_id *id);
 struct cm_channel *cm_channel_alloc(bool sync);
 void cm_event_requeue(struct cm_channel *from, struct cm_channel *to, struct cm_event *e);
 void cm_channel_free(struct cm_channel *ch);
+/* Drops the queued events match picks (cm_lock held). */
+void cm_channel_drop_matching(struct cm_channel *ch, bool (*match)(const struct cm_event *, const void *),
+			      const void *arg);
 int cm_complete(struct cm_id *id);
 
 /* cm_id.c */
@@ -251,6 +256,12 @@ void cm_proto_recv(struct cm_id *id, const struct cm_msg *m);
 void cm_proto_eof(struct cm_id *id);
 void cm_proto_accept_sock(struct cm_id *listener, int fd);
 void cm_proto_refuse(struct cm_id *c);
+
+/* cm_mcast.c: multicast groups of UD ids (cm_lock held but for cm_mcast_group). */
+bool cm_mcast_group(const struct sockaddr *addr);
+void cm_mcast_pick_src(struct cm_id *id, const struct sockaddr *group);
+void cm_mcast_taken(struct cm_event *e);
+void cm_mcast_free_locked(struct cm_id *id);
 
 /* cm_log.c */
 void cm_log_unsupported(const char *name);

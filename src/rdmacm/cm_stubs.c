@@ -1,7 +1,7 @@
 /*
  * cm_stubs — the exports of rdma-core v44's librdmacm that are not
- * implemented here: multicast, ECE and the extended SRQ (rsockets are in
- * rs_*.c). Each is
+ * implemented here: ECE and the extended SRQ (rsockets are in rs_*.c).
+ * Each is
  * present in the ABI, logs one line on its first call and fails with ENOSYS
  * (docs/STATUS.md lists them).
  */
@@ -23,24 +23,6 @@ void cm_log_unsupported(const char *name)
 		errno = ENOSYS;                                                                  \
 		return ret;                                                                      \
 	} while (0)
-
-CM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	(void)id, (void)addr, (void)context;
-	CM_NOSYS(__func__, -1);
-}
-
-CM_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr, void *context)
-{
-	(void)id, (void)attr, (void)context;
-	CM_NOSYS(__func__, -1);
-}
-
-CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	(void)id, (void)addr;
-	CM_NOSYS(__func__, -1);
-}
 
 CM_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {

@@ -101,6 +101,7 @@ struct vb_umem {
 
 struct vb_qp;
 struct vb_srq;
+struct vb_xrcd;
 
 /*
  * A CQ: the public ibv_cq_ex (also a plain ibv_cq: its first members are
@@ -122,7 +123,8 @@ struct vb_cq {
 	struct vb_qp *sqps;	  /* QPs whose send queue completes here */
 	struct vb_qp *rqps;	  /* QPs whose receives complete here */
 	struct vb_qp *last;	  /* the QP of the previous CQE (lookup cache) */
-	_Atomic uint32_t users;	  /* QPs on it: destroy is EBUSY while non-zero */
+	struct vb_srq *xsrqs;	  /* XRC SRQs whose receives complete here, whichever QP took them (vb_xrc.c) */
+	_Atomic uint32_t users;	  /* QPs (and XRC SRQs) on it: destroy is EBUSY while non-zero */
 	_Atomic int overrun_told; /* IBV_EVENT_CQ_ERR posted (once) */
 	const _Atomic uint32_t *overrun; /* the device's overrun flag (hw_cq_overrun_flag) */
 	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell; signals the channel's fd */
@@ -152,6 +154,9 @@ struct vb_srq {
 	pthread_spinlock_t lock;
 	uint64_t *wrid;
 	_Atomic uint32_t users;	  /* QPs on it */
+	struct vb_xrcd *xrcd;	  /* an XRC SRQ: its domain (vb_xrc.c), and the CQ its receives complete into */
+	struct vb_cq *xcq;
+	struct vb_srq *x_next;	  /* xcq's list */
 };
 
 struct vb_ah {
@@ -202,6 +207,10 @@ struct vb_qp {
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
+	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
+	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
+	struct vb_qp *open_of;	  /* a handle ibv_open_qp gave: the QP it opened (NULL: this one is the QP) */
+	_Atomic uint32_t opens;	  /* handles open on this QP: destroy is EBUSY while non-zero */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;
 	uint8_t wr_fm_rb;
