@@ -5,6 +5,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "base_log.h"
@@ -31,6 +32,16 @@ static void rs_on_send(struct rs *rs, const struct ibv_wc *wc)
 	rs->sused -= len;
 	if (wc->status != IBV_WC_SUCCESS && rs->err == 0)
 		rs->err = ECONNRESET;
+}
+
+/*
+ * A non-blocking call that could not move: the device's engine threads run
+ * on the same CPUs as the program, and one that spins on EAGAIN would hold
+ * off the very work (its writes, the peer's credits) it waits for.
+ */
+void rs_would_block(void)
+{
+	sched_yield();
 }
 
 /* Takes every completion there is; returns how many. */
@@ -224,6 +235,7 @@ ssize_t rs_send_locked(struct rs *rs, const struct iovec *iov, int iovcnt, int f
 		if (!block) {
 			if (done > 0)
 				break;
+			rs_would_block();
 			errno = EAGAIN;
 			return -1;
 		}
@@ -296,6 +308,8 @@ ssize_t rs_recv_locked(struct rs *rs, const struct iovec *iov, int iovcnt, int f
 				pk += n;
 			} else {
 				rs_copy_out(rs, (uint8_t *)iov[i].iov_base + off, n, false);
+				/* A long read hands room back as it goes, so the writer need not stall. */
+				rs_give_credits(rs, false);
 			}
 			done += n, off += n;
 			continue;
@@ -311,6 +325,7 @@ ssize_t rs_recv_locked(struct rs *rs, const struct iovec *iov, int iovcnt, int f
 		if (!block) {
 			if (done > 0)
 				break;
+			rs_would_block();
 			errno = EAGAIN;
 			return -1;
 		}

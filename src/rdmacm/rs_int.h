@@ -166,6 +166,7 @@ int rs_hello_take(struct rs *rs, const void *pdata, uint8_t len);
 void rs_proto_imm(struct rs *rs, uint32_t imm);
 
 /* rs_data.c */
+void rs_would_block(void);
 int rs_poll_cq(struct rs *rs);
 void rs_give_credits(struct rs *rs, bool force);
 int rs_post_ctrl(struct rs *rs, uint32_t imm);
