@@ -164,6 +164,8 @@ CM_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 		/* Woken by an rsocket's channel, or completions came while arming: look again. */
 	}
 	ret = n;
+	if (n == 0 && timeout == 0)
+		rs_would_block(); /* a program polling in a loop: let the engine threads run */
 out:
 	free(sys);
 	return ret;
