@@ -142,6 +142,8 @@ run "ib_read_bw -R" "$bw" ib_read_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -
 	ib_read_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.1
 run "ib_send_lat -R" '^ *64 +[0-9]+ +[0-9.]+' ib_send_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} -- \
 	ib_send_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} 127.0.0.1
+run "ib_read_lat -R" '^ *64 +[0-9]+ +[0-9.]+' ib_read_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} -- \
+	ib_read_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} 127.0.0.1
 
 # cmtime's server serves until it is stopped: the client's table is the result.
 port=$((port + 1))

@@ -81,6 +81,9 @@ struct cm_channel {
 	struct rdma_event_channel ch; /* first: the public handle */
 	struct cm_list events;	      /* struct cm_event, queued, not yet retrieved */
 	bool sync;		      /* the private channel of a synchronous id */
+	uint32_t waiters;	      /* threads waiting in rdma_get_cm_event (cm_lock) */
+	bool dead;		      /* destroyed while some waited: the last of them frees it */
+	struct cm_list dead_link;     /* while dead: on the list of such channels */
 };
 
 enum cm_state {
