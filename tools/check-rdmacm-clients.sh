@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs Debian's own librdmacm clients (rdma-core v44's rdmacm-utils, perftest
-# with -R) unchanged against softdpu's librdmacm.so.1 and libibverbs.so.1,
+# Runs Debian's own librdmacm clients (rdma-core v44's rdmacm-utils with
+# rstream and riostream over rsockets, perftest with -R) unchanged against softdpu's librdmacm.so.1 and libibverbs.so.1,
 # each as a server process and a client process of this machine connecting
 # through 127.0.0.1, then a few as two machines (SOFTDPU_MACHINE, over UCX's
 # TCP transport on loopback) when UCX is installed; and compares the library's exports, with their version
@@ -12,7 +12,7 @@
 set -u
 lib=${1:?usage: check-rdmacm-clients.sh <lib-dir>}
 name=rdmacm_clients
-for p in rping ucmatose rdma_server rdma_client cmtime udaddy mckey ib_write_bw ib_send_bw; do
+for p in rping ucmatose rdma_server rdma_client cmtime udaddy mckey rstream riostream ib_write_bw ib_send_bw; do
 	if [ ! -x "/usr/bin/$p" ]; then
 		echo "$name: /usr/bin/$p not installed (rdmacm-utils, perftest), skipped"
 		echo "$name: 0 passed, 0 failed"
@@ -111,6 +111,28 @@ run "ucmatose -m (migrate)" '^return status 0' \
 	ucmatose -p {port} -c 2 -C 10 -m -- ucmatose -s 127.0.0.1 -p {port} -c 2 -C 10 -m
 run "rdma_server / rdma_client" '^rdma_client: end 0' \
 	rdma_server -p {port} -- rdma_client -s 127.0.0.1 -p {port}
+# rsockets: rstream's own tests (latency and bandwidth, 64 B to 1 MiB, non-blocking
+# calls), then custom sizes with -T v (the receiver checks every byte): blocking,
+# async (rpoll), and messages larger than a small ring (-B).
+run "rstream (lat, bw)" '^1m_bw +1m ' rstream -p {port} -- rstream -s 127.0.0.1 -p {port}
+run "rstream -S 64 -C 1000 -T v" '^custom +64 +1k ' \
+	rstream -p {port} -S 64 -C 1000 -T v -- rstream -s 127.0.0.1 -p {port} -S 64 -C 1000 -T v
+run "rstream -S 1000000 -C 20 -T b -T v" '^custom +976k +20 ' \
+	rstream -p {port} -S 1000000 -C 20 -T b -T v -- rstream -s 127.0.0.1 -p {port} -S 1000000 -C 20 -T b -T v
+run "rstream -S 65536 -C 200 -T a -T v" '^custom +64k +200 ' \
+	rstream -p {port} -S 65536 -C 200 -T a -T v -- rstream -s 127.0.0.1 -p {port} -S 65536 -C 200 -T a -T v
+run "rstream -S 100000 -B 16384 -T v" '^custom +97k +50 ' \
+	rstream -p {port} -S 100000 -C 50 -B 16384 -T v -- rstream -s 127.0.0.1 -p {port} -S 100000 -C 50 -B 16384 -T v
+# riostream: riowrite into the peer's riomap'ed buffer, which the receiver
+# watches in memory without a call. Custom sizes only: its own tests map
+# growing prefixes of one buffer, and an MR over part of an earlier MR's
+# shared pages is not reachable by other processes (docs/STATUS.md, RDMA CM).
+run "riostream -S 4096 -C 100 -T v" '^custom +4k +100 ' \
+	riostream -p {port} -S 4096 -C 100 -T v -- riostream -s 127.0.0.1 -p {port} -S 4096 -C 100 -T v
+run "riostream -S 1000000 -C 20 -T b -T v" '^custom +976k +20 ' \
+	riostream -p {port} -S 1000000 -C 20 -T b -T v -- riostream -s 127.0.0.1 -p {port} -S 1000000 -C 20 -T b -T v
+run "riostream -S 65536 -C 100 -T a -T v" '^custom +64k +100 ' \
+	riostream -p {port} -S 65536 -C 100 -T a -T v -- riostream -s 127.0.0.1 -p {port} -S 65536 -C 100 -T a -T v
 bw='^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+'
 run "ib_write_bw -R" "$bw" ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -- \
 	ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.1
@@ -210,6 +232,10 @@ if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 	CLI=(SOFTDPU_MACHINE=127.0.0.2 UCX_TLS=tcp UCX_NET_DEVICES=lo)
 	run "rping -v -C 20, two machines" '^ping data: rdma-ping-19: ' \
 		rping -s -a 127.0.0.3 -p {port} -v -C 20 -- rping -c -a 127.0.0.3 -p {port} -v -C 20
+	run "rstream -S 200000 -C 10 -T v, two machines" '^custom +195k +10 ' \
+		rstream -b 127.0.0.3 -p {port} -S 200000 -C 10 -T v -- rstream -s 127.0.0.3 -p {port} -S 200000 -C 10 -T v
+	run "riostream -S 65536 -C 20 -T v, two machines" '^custom +64k +20 ' \
+		riostream -b 127.0.0.3 -p {port} -S 65536 -C 20 -T v -- riostream -s 127.0.0.3 -p {port} -S 65536 -C 20 -T v
 	# Not in a sanitized build: there the verbs' UCX path is slow enough for
 	# UCX's endpoint timeout to end a run now and then (the CM is done by then).
 	if [ -z "$asan" ]; then
