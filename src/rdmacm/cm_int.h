@@ -75,6 +75,8 @@ struct cm_dev {
 	uint16_t lid;
 	enum ibv_mtu mtu;
 	union ibv_gid gid;	/* GID index 0 */
+	uint8_t max_resp_res;	/* max_qp_rd_atom: what RDMA_MAX_RESP_RES stands for */
+	uint8_t max_init_depth;	/* max_qp_init_rd_atom: what RDMA_MAX_INIT_DEPTH stands for */
 };
 
 struct cm_channel {
