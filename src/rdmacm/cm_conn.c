@@ -146,6 +146,7 @@ static int cm_send_req(struct cm_id *id)
 	}
 	free(id->req);
 	id->req = NULL;
+	cm_timer_arm_response(id);
 	return 0;
 }
 
@@ -270,6 +271,7 @@ static int cm_accept_locked(struct cm_id *id, struct rdma_conn_param *p)
 		id->state = CM_CONNECTED;
 	} else {
 		id->state = CM_ACCEPT;
+		cm_timer_arm_response(id); /* for the RTU */
 	}
 	return 0;
 }
@@ -358,6 +360,7 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cm_lock);
 	switch (cid->state) {
 	case CM_IDLE:
+	case CM_ADDR_QUERY:
 	case CM_ADDR_RESOLVED:
 	case CM_ROUTE_RESOLVED:
 	case CM_LISTEN:
@@ -371,8 +374,10 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	(void)cm_qp_err(cid);
 	if (cid->state == CM_CONNECTED || cid->state == CM_ACCEPT || cid->state == CM_REP_RCVD) {
 		cm_wire_fill(cid, &m, CM_MSG_DREQ);
-		if (cm_wire_send(cid, &m) == 0)
+		if (cm_wire_send(cid, &m) == 0) {
 			cid->state = CM_DREQ_SENT;
+			cm_timer_arm_response(cid); /* for the DREP */
+		}
 	} else if (cid->state == CM_DREQ_RCVD) {
 		cm_wire_fill(cid, &m, CM_MSG_DREP);
 		(void)cm_wire_send(cid, &m);
