@@ -101,14 +101,18 @@ void cm_ids_forget_sockets(void)
 	}
 }
 
-/* Retries the REQs waiting for their listeners (cm_lock held); how many still wait. */
+/* Retries the REQs waiting for their listeners or their listener's room (cm_lock held); how many still wait. */
 int cm_ids_retry(void)
 {
-	struct cm_list *l;
+	struct cm_list *l, *next;
 	int n = 0;
 
-	for (l = cm_ids.next; l != &cm_ids; l = l->next)
-		n += cm_conn_retry(cm_container_of(l, struct cm_id, link));
+	for (l = cm_ids.next; l != &cm_ids; l = next) {
+		struct cm_id *id = cm_container_of(l, struct cm_id, link);
+
+		next = l->next; /* a held REQ delivered or dropped may free its id */
+		n += cm_conn_retry(id) || cm_backlog_retry(id);
+	}
 	return n;
 }
 

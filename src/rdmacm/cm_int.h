@@ -142,7 +142,7 @@ struct cm_id {
 	bool own_qp_cqs;		/* rdma_create_qp made the CQs */
 	bool peer_gone;
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep's QP attributes, for rdma_get_request */
-	struct cm_msg *req;		/* a REQ waiting for its listener to appear */
+	struct cm_msg *req;		/* active: a REQ waiting for its listener to appear; passive: one held by the backlog */
 	uint64_t req_until;		/* until then (monotonic ns) */
 	struct cm_list timer_link;	/* on cm_timer.c's list while timer_at != 0 */
 	uint64_t timer_at;		/* monotonic ns; 0: no timer */
@@ -246,6 +246,11 @@ void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type);
 
 /* cm_conn.c */
 bool cm_conn_retry(struct cm_id *id);
+
+/* cm_backlog.c: rdma_listen's backlog (cm_lock held). */
+bool cm_backlog_full(const struct cm_id *l);
+bool cm_backlog_hold(struct cm_id *c, const struct cm_msg *m);
+bool cm_backlog_retry(struct cm_id *c);
 
 /* cm_loop.c: the CM thread. */
 void cm_loop_atfork(void);
