@@ -375,6 +375,78 @@ static void test_backlog(void)
 	unsetenv("SOFTDPU_CM_TIMEOUT_MS");
 }
 
+static int bind_listen(struct cmf_side *s, const char *ip, uint16_t port)
+{
+	struct sockaddr_in a = cmf_addr4(ip, port);
+
+	if (cmf_open(s) != 0 || rdma_bind_addr(s->id, (struct sockaddr *)&a) != 0)
+		return -1;
+	return rdma_listen(s->id, 4);
+}
+
+static bool bind_refused(struct cmf_side *s, const char *ip, uint16_t port)
+{
+	struct sockaddr_in a = cmf_addr4(ip, port);
+
+	errno = 0;
+	return cmf_open(s) == 0 && rdma_bind_addr(s->id, (struct sockaddr *)&a) == -1 && errno == EADDRINUSE;
+}
+
+/*
+ * One port, two IPs: as the kernel binds (rdma_bind_addr(3) over its port
+ * check), ids may share a port on different specific IPs, each taking the
+ * requests for its own IP; the same IP twice, or the wildcard beside a
+ * specific IP, is EADDRINUSE. A request for a third IP of the port is
+ * refused (28: the port has listeners, none for that IP).
+ */
+static void test_bind_two_ips(void)
+{
+	static struct cmf_side one, two, again, any, c1, c2, c3;
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+	struct rdma_cm_event ev;
+	uint16_t port = 0;
+
+	th_defer(cmf_side_free, &one);
+	th_defer(cmf_side_free, &two);
+	th_defer(cmf_side_free, &again);
+	th_defer(cmf_side_free, &any);
+	th_defer(cmf_side_free, &c1);
+	th_defer(cmf_side_free, &c2);
+	th_defer(cmf_side_free, &c3);
+	CHECK_OK(cmf_open(&one));
+	CHECK_OK(cmf_listen(&one, "127.0.0.1", &port, 4));
+	CHECK_OK(bind_listen(&two, "127.0.0.2", port));
+	CHECK(ntohs(rdma_get_src_port(two.id)) == port);
+	CHECK(bind_refused(&again, "127.0.0.1", port));
+	CHECK(bind_refused(&any, "0.0.0.0", port));
+	CHECK_OK(cmf_open(&c2));
+	CHECK(cmf_resolve(&c2, "127.0.0.2", port));
+	CHECK_OK(rdma_connect(c2.id, &p));
+	CHECK(cmf_expect(two.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev));
+	CHECK(ev.listen_id == two.id);
+	CHECK_OK(rdma_reject(ev.id, NULL, 0));
+	CHECK_OK(rdma_destroy_id(ev.id));
+	CHECK_OK(cmf_open(&c1));
+	CHECK(cmf_resolve(&c1, "127.0.0.1", port));
+	CHECK_OK(rdma_connect(c1.id, &p));
+	CHECK(cmf_expect(one.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &ev));
+	CHECK(ev.listen_id == one.id);
+	CHECK_OK(rdma_reject(ev.id, NULL, 0));
+	CHECK_OK(rdma_destroy_id(ev.id));
+	CHECK_OK(cmf_open(&c3));
+	CHECK(cmf_resolve(&c3, "127.0.0.3", port));
+	CHECK_OK(rdma_connect(c3.id, &p));
+	CHECK(cmf_expect(c3.ch, RDMA_CM_EVENT_REJECTED, 28, NULL));
+	CHECK(cmf_quiet(one.ch) && cmf_quiet(two.ch));
+	/* With both gone the wildcard takes the port, and then no specific IP does. */
+	cmf_side_free(&one);
+	cmf_side_free(&two);
+	cmf_side_free(&again);
+	cmf_side_free(&any);
+	CHECK_OK(bind_listen(&any, "0.0.0.0", port));
+	CHECK(bind_refused(&again, "127.0.0.1", port));
+}
+
 int main(void)
 {
 	RUN(test_getaddrinfo_hints_only);
@@ -382,5 +454,6 @@ int main(void)
 	RUN(test_private_data_limits);
 	RUN(test_peer_dies_before_rtu);
 	RUN(test_backlog);
+	RUN(test_bind_two_ips);
 	return th_summary("test_rdmacm_inputs");
 }
