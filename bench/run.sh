@@ -84,3 +84,8 @@ bash "$(dirname "$0")/rdma.sh" "$build" $quick
 # RDMA between two machines (SOFTDPU_MACHINE) over UCX's TCP transport, beside ucx_perftest on it.
 echo
 bash "$(dirname "$0")/xmachine.sh" "$build" $quick
+# The RDMA connection manager against plain TCP: setup rate, rping's exchange, perftest with and without -R.
+if [ -e "$build/src/librdmacm.so.1" ]; then
+	echo
+	bash "$(dirname "$0")/cm.sh" "$build" $quick
+fi

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -877,6 +878,8 @@ static void test_qp_attr_and_options(void)
 struct blocked_get {
 	struct rdma_event_channel *ch;
 	int rc;
+	int err;
+	_Atomic pid_t tid;
 	enum rdma_cm_event_type type;
 	struct rdma_cm_id *id;
 };
@@ -886,7 +889,9 @@ static void *blocked_get_run(void *arg)
 	struct blocked_get *b = arg;
 	struct rdma_cm_event *ev;
 
+	b->tid = (pid_t)syscall(SYS_gettid);
 	b->rc = rdma_get_cm_event(b->ch, &ev);
+	b->err = errno;
 	if (b->rc == 0) {
 		b->type = ev->event;
 		b->id = ev->id;
@@ -931,6 +936,51 @@ static void test_blocking_get(void)
 	CHECK(expect_event(cli.ch, RDMA_CM_EVENT_REJECTED, REJ_CONSUMER_DEFINED, NULL, NULL));
 }
 
+/* Whether the thread *tid (once known) sleeps in poll(2), as /proc says: bounded. */
+static bool in_poll(_Atomic pid_t *tid)
+{
+	for (int i = 0; i < 2000; i++) {
+		char path[64];
+		long nr = -1;
+		FILE *f;
+
+		if (*tid != 0) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)*tid);
+			f = fopen(path, "r");
+			if (f != NULL) {
+				if (fscanf(f, "%ld", &nr) != 1)
+					nr = -1;
+				fclose(f);
+			}
+			if (nr == SYS_poll || nr == SYS_ppoll)
+				return true;
+		}
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * A channel destroyed while another thread waits in rdma_get_cm_event on it
+ * (rping's teardown does this): the waiter stays blocked, as a read of the
+ * kernel CM's closed fd does, and nothing it holds is freed under it (ASan).
+ */
+static void test_destroy_channel_while_waiting(void)
+{
+	static struct blocked_get b;
+	pthread_t t;
+
+	b = (struct blocked_get){ .ch = rdma_create_event_channel(), .rc = -2 };
+	CHECK(b.ch != NULL);
+	CHECK_OK(pthread_create(&t, NULL, blocked_get_run, &b));
+	CHECK(in_poll(&b.tid)); /* destroying before it waits would be the test's own use after free */
+	rdma_destroy_event_channel(b.ch);
+	usleep(100000);
+	CHECK(b.rc == -2 && in_poll(&b.tid));
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+}
+
 int main(void)
 {
 	setenv("SOFTDPU_LOG_LEVEL", "error", 0);
@@ -948,5 +998,6 @@ int main(void)
 	RUN(test_sync_endpoints);
 	RUN(test_qp_attr_and_options);
 	RUN(test_blocking_get);
+	RUN(test_destroy_channel_while_waiting);
 	return th_summary("test_rdmacm");
 }

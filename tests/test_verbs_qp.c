@@ -52,7 +52,7 @@ static void test_create_caps(void)
 	a.send_cq = NULL;
 	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL);
 	a.send_cq = cq;
-	a.qp_type = IBV_QPT_XRC_SEND; /* a type the device has not (UC: test_verbs_uc) */
+	a.qp_type = IBV_QPT_RAW_PACKET; /* a type the device has not (UC: test_verbs_uc, XRC: test_verbs_xrc) */
 	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EOPNOTSUPP);
 	CHECK(ibv_create_qp(NULL, &a) == NULL && errno == EINVAL);
 	CHECK(ibv_destroy_qp(NULL) == EINVAL);

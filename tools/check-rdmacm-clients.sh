@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs Debian's own librdmacm clients (rdma-core v44's rdmacm-utils, perftest
-# with -R) unchanged against softdpu's librdmacm.so.1 and libibverbs.so.1,
+# Runs Debian's own librdmacm clients (rdma-core v44's rdmacm-utils with
+# rstream and riostream over rsockets, perftest with -R) unchanged against softdpu's librdmacm.so.1 and libibverbs.so.1,
 # each as a server process and a client process of this machine connecting
 # through 127.0.0.1, then a few as two machines (SOFTDPU_MACHINE, over UCX's
 # TCP transport on loopback) when UCX is installed; and compares the library's exports, with their version
@@ -12,7 +12,7 @@
 set -u
 lib=${1:?usage: check-rdmacm-clients.sh <lib-dir>}
 name=rdmacm_clients
-for p in rping ucmatose rdma_server rdma_client cmtime udaddy ib_write_bw ib_send_bw; do
+for p in rping ucmatose rdma_server rdma_client cmtime udaddy mckey rstream riostream ib_write_bw ib_send_bw; do
 	if [ ! -x "/usr/bin/$p" ]; then
 		echo "$name: /usr/bin/$p not installed (rdmacm-utils, perftest), skipped"
 		echo "$name: 0 passed, 0 failed"
@@ -112,6 +112,28 @@ run "ucmatose -m (migrate)" '^return status 0' \
 	ucmatose -p {port} -c 2 -C 10 -m -- ucmatose -s 127.0.0.1 -p {port} -c 2 -C 10 -m
 run "rdma_server / rdma_client" '^rdma_client: end 0' \
 	rdma_server -p {port} -- rdma_client -s 127.0.0.1 -p {port}
+# rsockets: rstream's own tests (latency and bandwidth, 64 B to 1 MiB, non-blocking
+# calls), then custom sizes with -T v (the receiver checks every byte): blocking,
+# async (rpoll), and messages larger than a small ring (-B).
+run "rstream (lat, bw)" '^1m_bw +1m ' rstream -p {port} -- rstream -s 127.0.0.1 -p {port}
+run "rstream -S 64 -C 1000 -T v" '^custom +64 +1k ' \
+	rstream -p {port} -S 64 -C 1000 -T v -- rstream -s 127.0.0.1 -p {port} -S 64 -C 1000 -T v
+run "rstream -S 1000000 -C 20 -T b -T v" '^custom +976k +20 ' \
+	rstream -p {port} -S 1000000 -C 20 -T b -T v -- rstream -s 127.0.0.1 -p {port} -S 1000000 -C 20 -T b -T v
+run "rstream -S 65536 -C 200 -T a -T v" '^custom +64k +200 ' \
+	rstream -p {port} -S 65536 -C 200 -T a -T v -- rstream -s 127.0.0.1 -p {port} -S 65536 -C 200 -T a -T v
+run "rstream -S 100000 -B 16384 -T v" '^custom +97k +50 ' \
+	rstream -p {port} -S 100000 -C 50 -B 16384 -T v -- rstream -s 127.0.0.1 -p {port} -S 100000 -C 50 -B 16384 -T v
+# riostream: riowrite into the peer's riomap'ed buffer, which the receiver
+# watches in memory without a call. Custom sizes only: its own tests map
+# growing prefixes of one buffer, and an MR over part of an earlier MR's
+# shared pages is not reachable by other processes (docs/STATUS.md, RDMA CM).
+run "riostream -S 4096 -C 100 -T v" '^custom +4k +100 ' \
+	riostream -p {port} -S 4096 -C 100 -T v -- riostream -s 127.0.0.1 -p {port} -S 4096 -C 100 -T v
+run "riostream -S 1000000 -C 20 -T b -T v" '^custom +976k +20 ' \
+	riostream -p {port} -S 1000000 -C 20 -T b -T v -- riostream -s 127.0.0.1 -p {port} -S 1000000 -C 20 -T b -T v
+run "riostream -S 65536 -C 100 -T a -T v" '^custom +64k +100 ' \
+	riostream -p {port} -S 65536 -C 100 -T a -T v -- riostream -s 127.0.0.1 -p {port} -S 65536 -C 100 -T a -T v
 bw='^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+'
 run "ib_write_bw -R" "$bw" ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -- \
 	ib_write_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.1
@@ -121,6 +143,8 @@ run "ib_read_bw -R" "$bw" ib_read_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} -
 	ib_read_bw -R -d mlx5_0 -F -s 65536 -n 200 -p {port} 127.0.0.1
 run "ib_send_lat -R" '^ *64 +[0-9]+ +[0-9.]+' ib_send_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} -- \
 	ib_send_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} 127.0.0.1
+run "ib_read_lat -R" '^ *64 +[0-9]+ +[0-9.]+' ib_read_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} -- \
+	ib_read_lat -R -d mlx5_0 -F -s 64 -n 200 -p {port} 127.0.0.1
 
 # cmtime's server serves until it is stopped: the client's table is the result.
 port=$((port + 1))
@@ -138,22 +162,58 @@ else
 	report 0 "cmtime -c 50"
 fi
 
-# UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup alone. With
-# messages, udaddy's server answers through ibv_create_ah_from_wc, which the
-# verbs library does not have.
-LD_LIBRARY_PATH=$lib timeout 60 udaddy -C 0 >"$tmp/s" 2>&1 &
-spid=$!
-wait_listen 7174 || echo "udaddy: the server did not listen"
-LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 -C 0 >"$tmp/c" 2>&1
-rc=$?
-wait "$spid"
-src=$?
-if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$tmp/c" && grep -q '^return status 0' "$tmp/s"; then
-	report 1 "udaddy -C 0" "return status 0"
-else
-	echo "udaddy client exit $rc, server exit $src"
-	report 0 "udaddy -C 0"
-fi
+# UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup, then
+# messages the server answers through ibv_create_ah_from_wc.
+udaddy_run() { # <label> <args...>
+	local label=$1
+	shift
+	LD_LIBRARY_PATH=$lib timeout 60 udaddy "$@" >"$tmp/s" 2>&1 &
+	spid=$!
+	wait_listen 7174 || echo "udaddy: the server did not listen"
+	LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 "$@" >"$tmp/c" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^return status 0' "$tmp/c" && grep -q '^return status 0' "$tmp/s" &&
+		{ [ "$2" = 0 ] || grep -q '^data transfers complete' "$tmp/s"; }; then
+		report 1 "$label" "return status 0"
+	else
+		echo "udaddy client exit $rc, server exit $src"
+		report 0 "$label"
+	fi
+}
+udaddy_run "udaddy -C 0" -C 0
+udaddy_run "udaddy" -C 10
+udaddy_run "udaddy -C 10 -c 4" -C 10 -c 4
+
+# Multicast (mckey): a receiver joins a group of its own (so that runs at the
+# same time do not share it), then a sender joins and sends to it; the
+# receiver counts every message. Neither listens: the receiver's join line
+# (line-buffered, stdbuf) tells that it is in the group.
+mckey_run() { # <label> <args...>
+	local label=$1 group i
+	shift
+	group=239.77.$((($$ >> 8) % 256)).$(($$ % 256))
+	LD_LIBRARY_PATH=$lib timeout 60 stdbuf -oL mckey -m "$group" "$@" >"$tmp/s" 2>&1 &
+	spid=$!
+	for i in $(seq 400); do
+		grep -q '^mckey: joined' "$tmp/s" && break
+		sleep 0.05
+	done
+	LD_LIBRARY_PATH=$lib timeout 60 mckey -m "$group" -s "$@" >"$tmp/c" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q '^data transfers complete' "$tmp/s" &&
+		grep -q '^return status 0' "$tmp/s" && grep -q '^return status 0' "$tmp/c"; then
+		report 1 "$label" "$(grep '^mckey: joined' "$tmp/s" | head -1)"
+	else
+		echo "mckey sender exit $rc, receiver exit $src"
+		report 0 "$label"
+	fi
+}
+mckey_run "mckey -C 10" -C 10
+mckey_run "mckey -c 2 -C 10 -l" -c 2 -C 10 -l
 
 # A port nobody listens on: rping reports the IB CM's reject (invalid service ID).
 port=$((port + 1))
@@ -173,6 +233,10 @@ if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 	CLI=(SOFTDPU_MACHINE=127.0.0.2 UCX_TLS=tcp UCX_NET_DEVICES=lo)
 	run "rping -v -C 20, two machines" '^ping data: rdma-ping-19: ' \
 		rping -s -a 127.0.0.3 -p {port} -v -C 20 -- rping -c -a 127.0.0.3 -p {port} -v -C 20
+	run "rstream -S 200000 -C 10 -T v, two machines" '^custom +195k +10 ' \
+		rstream -b 127.0.0.3 -p {port} -S 200000 -C 10 -T v -- rstream -s 127.0.0.3 -p {port} -S 200000 -C 10 -T v
+	run "riostream -S 65536 -C 20 -T v, two machines" '^custom +64k +20 ' \
+		riostream -b 127.0.0.3 -p {port} -S 65536 -C 20 -T v -- riostream -s 127.0.0.3 -p {port} -S 65536 -C 20 -T v
 	# Not in a sanitized build: there the verbs' UCX path is slow enough for
 	# UCX's endpoint timeout to end a run now and then (the CM is done by then).
 	if [ -z "$asan" ]; then

@@ -2,7 +2,8 @@
 # The README's demo: the single-process DMA demo, then the host and the DPU as
 # two processes — a DMA copy through exported memory and a sync event
 # ping-pong, both set up over the comm channel — a DOCA graph, a verbs
-# program writing through a DC queue pair, and a FlexIO program.
+# program writing through a DC queue pair, Debian's rping over the RDMA CM,
+# and a FlexIO program.
 set -uo pipefail
 build=${1:-build}
 export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
@@ -31,6 +32,18 @@ echo "== graph: a SHA job and a DMA copy in parallel, then a checking node =="
 echo
 echo "== verbs: an RDMA WRITE from a DC initiator to a DC target (libibverbs, libmlx5) =="
 "$build/samples/dc_sample" || rc=1
+
+# Debian's own rping (rdmacm-utils), unchanged, on softdpu's librdmacm and libibverbs.
+if [ -x /usr/bin/rping ] && [ -e "$build/src/librdmacm.so.1" ]; then
+	echo
+	echo "== RDMA CM: Debian's rping between two processes, each ping's data read and written back over RC =="
+	port=$((20000 + $$ % 10000))
+	LD_LIBRARY_PATH="$build/src" timeout 60 rping -s -a 127.0.0.1 -p "$port" -C 5 >/dev/null 2>&1 &
+	srv=$!
+	sleep 0.5
+	LD_LIBRARY_PATH="$build/src" timeout 60 rping -c -a 127.0.0.1 -p "$port" -C 5 -v -S 40 2>/dev/null || rc=1
+	wait "$srv" || rc=1
+fi
 
 echo
 echo "== FlexIO: device code on emulated DPA harts — an RPC printing from the DPA, 1000 command-queue tasks on 8 threads =="

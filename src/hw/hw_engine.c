@@ -42,8 +42,10 @@
 #include "hw_eng_thread.h"
 #include "hw_gid.h"
 #include "hw_grh.h"
+#include "hw_mcast.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_xrc.h"
 #include "hw_umr.h"
 #include "hw_xm.h"
 
@@ -79,6 +81,7 @@ struct eng_wqe {
 	struct hw_qp *dest; /* a DCI's WQE: the DCT it runs against (its address taken out); else NULL */
 	uint32_t rqpn;	    /* with dest: the requester, as the DCT's receive CQE reports it */
 	uint16_t slid;
+	struct hw_srq *xsrq; /* an XRC initiator's WQE: the SRQ its XRC segment names (eng_exec_xrc); else NULL */
 };
 
 /* What one WQE did: syndrome 0 on success; rnr when the responder had no receive (nothing done). */
@@ -116,6 +119,7 @@ static uint32_t eng_load_at(const struct hw_qp *qp, uint32_t ci, uint32_t avail,
 	w->end = ds * HW_WQE_DS_BYTES;
 	w->p = w->b;
 	w->dest = NULL;
+	w->xsrq = NULL;
 	w->rqpn = 0;
 	if (ds == 0 || nbb > avail)
 		return 0;
@@ -453,27 +457,33 @@ static struct hw_qp *eng_peer(const struct hw_qp *qp, const struct eng_wqe *w)
 	return st == HW_QP_RTR || st == HW_QP_RTS ? peer : NULL;
 }
 
-/* The remote range checked against the peer's domain and right: 0 or the remote access syndrome. */
-static uint8_t eng_remote(const struct hw_qp *peer, const struct hw_wqe_raddr_seg *r, uint64_t len, uint32_t access,
+/* The responder's domain for the request's keys: an XRC request's is its SRQ's (IB: the XRC SRQ's PD governs). */
+static uint32_t eng_resp_pd(const struct hw_qp *peer, const struct eng_wqe *w)
+{
+	return w->xsrq != NULL ? w->xsrq->pd_id : peer->pd_id;
+}
+
+/* The remote range checked against the responder's domain and right: 0 or the remote access syndrome. */
+static uint8_t eng_remote(uint32_t pd_id, const struct hw_wqe_raddr_seg *r, uint64_t len, uint32_t access,
 			  uint8_t **p)
 {
 	*p = NULL;
 	if (len == 0)
 		return 0; /* a zero-length request names no memory: its rkey is not checked */
-	if (eng_translate(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, access, p) != HW_OK ||
+	if (eng_translate(hw_raddr_seg_rkey(r), pd_id, hw_raddr_seg_addr(r), len, access, p) != HW_OK ||
 	    *p == NULL)
 		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	return 0;
 }
 
 /* eng_remote for WRITE and READ: the range as a span list, which a UMR key's pattern may be. */
-static uint8_t eng_remote_list(const struct hw_qp *peer, const struct hw_wqe_raddr_seg *r, uint64_t len,
+static uint8_t eng_remote_list(uint32_t pd_id, const struct hw_wqe_raddr_seg *r, uint64_t len,
 			       uint32_t access, struct eng_list *l)
 {
 	eng_list_init(l);
 	if (len == 0)
 		return 0;
-	if (eng_translate_into(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, access, l) != HW_OK)
+	if (eng_translate_into(hw_raddr_seg_rkey(r), pd_id, hw_raddr_seg_addr(r), len, access, l) != HW_OK)
 		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	return 0;
 }
@@ -485,6 +495,7 @@ struct eng_rcv {
 	uint32_t pd_id;	     /* the domain its keys belong to */
 	uint16_t idx;	     /* wqe_counter of its CQE */
 	uint32_t srqn;
+	struct hw_cq *cq;    /* where it completes (its lock held from the take to the CQE) */
 };
 
 /* The receive WQE at an RQ's consumer counter, or NULL when none is posted. */
@@ -498,14 +509,15 @@ static const uint8_t *eng_rq_head(const struct hw_qp *peer, uint32_t rq_ci)
 	return hw_qp_rq_buf(peer) + ((size_t)(rq_ci & ((1u << peer->log_rq_size) - 1)) << peer->log_rq_stride);
 }
 
-static bool eng_srq_take(struct hw_qp *peer, struct hw_srq *srq, struct eng_rcv *r)
+static bool eng_srq_take(struct hw_qp *peer, struct hw_srq *srq, struct hw_cq *cq, struct eng_rcv *r)
 {
 	const uint8_t *wqe = hw_srq_take(srq, &r->idx);
 
 	if (wqe == NULL)
 		return false;
+	r->cq = cq;
 	/* Other QPs take from the SRQ under other locks: announced once its index is known. */
-	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = r->idx, .srqn = srq->srqn,
+	hw_cq_claim_set(cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = r->idx, .srqn = srq->srqn,
 							     .srq = true });
 	r->segs = wqe + sizeof(struct hw_wqe_srq_next_seg);
 	r->nseg = ((1u << srq->log_stride) - sizeof(struct hw_wqe_srq_next_seg)) / sizeof(struct hw_wqe_data_seg);
@@ -537,6 +549,7 @@ static void eng_rq_take(struct hw_qp *peer, uint32_t rq_ci, const uint8_t *wqe, 
 {
 	hw_cq_claim_set(peer->recv_cq, &(struct hw_cq_claim){ .qpn = peer->qpn, .idx = rq_ci });
 	__atomic_store_n(&peer->sh->rq_ci, (rq_ci + 1) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
+	r->cq = peer->recv_cq;
 	r->segs = wqe;
 	r->nseg = (1u << peer->log_rq_stride) / sizeof(struct hw_wqe_data_seg);
 	r->pd_id = peer->pd_id;
@@ -554,9 +567,11 @@ static void eng_rq_take(struct hw_qp *peer, uint32_t rq_ci, const uint8_t *wqe, 
  * program's ring relies on. Requesters of several processes (UD), or a
  * flush, may take from one RQ: all under this lock.
  */
-static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
+static bool eng_rcv_take(struct hw_qp *peer, const struct eng_wqe *w, struct eng_rcv *r)
 {
-	struct hw_srq *srq = peer->srq;
+	struct hw_srq *srq = w != NULL && w->xsrq != NULL ? w->xsrq : peer->srq;
+	/* An XRC SRQ's receives complete into its own CQ, whichever target took them. */
+	struct hw_cq *cq = srq != NULL && srq->xrcd != 0 ? srq->cq : peer->recv_cq;
 	const uint8_t *wqe;
 	uint32_t rq_ci;
 
@@ -566,11 +581,11 @@ static bool eng_rcv_take(struct hw_qp *peer, struct eng_rcv *r)
 			eng_rq_take(peer, rq_ci, wqe, r);
 		return wqe != NULL;
 	}
-	hw_cq_lock(peer->recv_cq);
-	hw_qp_claim_recover(peer->recv_cq);
-	if (eng_srq_take(peer, srq, r))
+	hw_cq_lock(cq);
+	hw_qp_claim_recover(cq);
+	if (eng_srq_take(peer, srq, cq, r))
 		return true;
-	hw_cq_unlock(peer->recv_cq);
+	hw_cq_unlock(cq);
 	return false;
 }
 
@@ -606,9 +621,9 @@ static void eng_rcv_complete(struct hw_qp *peer, const struct eng_rcv *r, struct
 	f->qpn = peer->qpn;
 	f->wqe_counter = r->idx;
 	f->srqn = r->srqn;
-	(void)hw_cq_push_locked(peer->recv_cq, f); /* a full CQ latches its overrun flag */
-	hw_cq_claim_clear(peer->recv_cq);
-	hw_cq_unlock(peer->recv_cq);
+	(void)hw_cq_push_locked(r->cq, f); /* a full CQ latches its overrun flag */
+	hw_cq_claim_clear(r->cq);
+	hw_cq_unlock(r->cq);
 }
 
 /* A responder-side failure: its receive completes in error, it goes to ERR; the requester's syndrome returned. */
@@ -648,13 +663,13 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	if (!eng_rcv_take(peer, &r))
+	if (!eng_rcv_take(peer, w, &r))
 		return eng_rnr();
 	if (eng_rcv_list(&r, &dst) != 0)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_PROT_ERR, HW_CQE_SYNDROME_REMOTE_OP_ERR);
 	if (dst.total < src.total)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_LOCAL_LENGTH_ERR, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-	if (w->opcode == HW_WQE_SEND_INVAL && hw_mkey_invalidate_remote(w->imm, peer->pd_id) != HW_OK)
+	if (w->opcode == HW_WQE_SEND_INVAL && hw_mkey_invalidate_remote(w->imm, eng_resp_pd(peer, w)) != HW_OK)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR,
 				     HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	eng_copy(&dst, &src);
@@ -680,14 +695,25 @@ static bool eng_gid_elsewhere(const uint8_t gid[16], uint32_t *machine)
 	return d.where == HW_GID_MACHINE;
 }
 
-/* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
-static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
+/* Does a live UD QP in RTR or RTS with the datagram's Q_Key (the AV's, or the sender's own) take it? */
+static bool eng_ud_accepts(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
 {
 	uint32_t qkey = be32toh(av->qkey);
 	enum hw_qp_state st;
 
 	if (qkey & HW_QKEY_USE_QP)
 		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
+	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
+		return false;
+	st = hw_qp_state_of(dst);
+	if (st != HW_QP_RTR && st != HW_QP_RTS)
+		return false;
+	return __atomic_load_n(&dst->sh->qkey, __ATOMIC_ACQUIRE) == qkey;
+}
+
+/* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
+static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
+{
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
 		return false;
 	/* RoCE routes by GID alone: the QP of that number takes the datagram only on the port that has it (GID 0 first). */
@@ -697,10 +723,7 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 	/* An InfiniBand GRH to another machine's subnet (hw_machine.h) names a port behind a router. */
 	if (!qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && eng_gid_elsewhere(av->rgid, NULL))
 		return false;
-	st = hw_qp_state_of(dst);
-	if (st != HW_QP_RTR && st != HW_QP_RTS)
-		return false;
-	return __atomic_load_n(&dst->sh->qkey, __ATOMIC_ACQUIRE) == qkey;
+	return eng_ud_accepts(qp, dst, av);
 }
 
 /*
@@ -725,7 +748,7 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	struct eng_rcv r;
 	uint8_t synd = 0;
 
-	if (!eng_rcv_take(peer, &r))
+	if (!eng_rcv_take(peer, NULL, &r))
 		return;
 	if (eng_rcv_list(&r, &dst) != 0)
 		synd = HW_CQE_SYNDROME_LOCAL_PROT_ERR;
@@ -758,6 +781,32 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	eng_rcv_complete(peer, &r, &f);
 }
 
+/*
+ * A datagram to a multicast address (destination QPN 0xffffff): a copy to
+ * every UD QP of the machine attached to the group (hw_mcast.h), each
+ * checked as a unicast destination is; the sender's own QP too when it is
+ * attached and did not block its loopback. On InfiniBand without a GRH the
+ * multicast LID names the group.
+ */
+static void eng_ud_mcast(struct hw_qp *qp, struct eng_wqe *w, const struct hw_wqe_datagram_seg *av,
+			 const struct eng_list *src)
+{
+	bool by_lid = !qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) == 0;
+	uint32_t qpns[HW_MCAST_GROUP_MAX];
+	uint32_t n;
+
+	if (!by_lid && !hw_mcast_gid(av->rgid))
+		return;
+	n = hw_mcast_members(qp->qpn, av->rgid, be16toh(av->rlid), by_lid, qpns);
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_qp *peer = hw_qp_dest_get(qpns[i]);
+
+		if (eng_ud_accepts(qp, peer, av))
+			eng_ud_deliver(qp, w, peer, src);
+		hw_qp_dest_put(peer);
+	}
+}
+
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 {
 	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
@@ -773,6 +822,10 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	if (src.total > HW_UD_MTU)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if ((be32toh(av->dqp_dct) & 0xffffffu) == HW_MCAST_QPN) {
+		eng_ud_mcast(qp, w, av, &src);
+		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+	}
 	peer = hw_qp_dest_get(be32toh(av->dqp_dct) & 0xffffffu);
 	if (eng_ud_takes(qp, peer, av))
 		eng_ud_deliver(qp, w, peer, &src);
@@ -874,10 +927,10 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	synd = eng_remote_list(peer, r, src.total, HW_ACCESS_REMOTE_WRITE, &dst);
+	synd = eng_remote_list(eng_resp_pd(peer, w), r, src.total, HW_ACCESS_REMOTE_WRITE, &dst);
 	if (synd != 0)
 		return eng_fail(synd);
-	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && !eng_rcv_take(peer, &rcv))
+	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && !eng_rcv_take(peer, w, &rcv))
 		return eng_rnr();
 	if (src.n == 1 && !src.patterned && !dst.patterned)
 		eng_move(dst.s[0].p, src.s[0].p, src.s[0].len);
@@ -909,7 +962,7 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	synd = eng_remote_list(peer, r, dst.total, HW_ACCESS_REMOTE_READ, &src);
+	synd = eng_remote_list(eng_resp_pd(peer, w), r, dst.total, HW_ACCESS_REMOTE_READ, &src);
 	if (synd != 0)
 		return eng_fail(synd);
 	if (dst.n == 1 && !src.patterned && !dst.patterned)
@@ -945,7 +998,7 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 	/* A responder QP without remote atomics NAKs it as an invalid request, before any key is looked at. */
 	if (!(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE) & HW_ACCESS_REMOTE_ATOMIC))
 		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-	synd = eng_remote(peer, r, ENG_ATOMIC_LEN, HW_ACCESS_REMOTE_ATOMIC, &rp);
+	synd = eng_remote(eng_resp_pd(peer, w), r, ENG_ATOMIC_LEN, HW_ACCESS_REMOTE_ATOMIC, &rp);
 	if (synd != 0)
 		return eng_fail(synd);
 	target = (uint64_t *)(void *)rp;
@@ -1187,8 +1240,47 @@ static struct eng_res eng_exec_uc(struct hw_qp *qp, struct eng_wqe *w)
 	return res;
 }
 
+/*
+ * An XRC initiator's WQE: the XRC segment after ctrl names the SRQ at the
+ * target; the rest is an RC WQE's, run with that SRQ in place of the
+ * target's receive queue and domain (hw_xrc.h). An SRQ that is none of the
+ * target's domain's XRC SRQs NAKs the request as invalid before any of it
+ * runs. NOP and the UMR of LOCAL_INV or a bind are local and carry no
+ * segment, as mlx5 writes them.
+ */
+static struct eng_res eng_exec_xrc(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const uint32_t at = sizeof(struct hw_wqe_ctrl_seg), xl = sizeof(struct hw_wqe_xrc_seg);
+	const struct hw_wqe_xrc_seg *xs = (const void *)(w->b + at);
+	struct eng_res res;
+	struct hw_qp *peer;
+	struct hw_srq *srq;
+
+	if (w->opcode == HW_WQE_NOP || w->opcode == HW_WQE_UMR)
+		return eng_exec_rc(qp, w);
+	if (w->end < at + xl)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	peer = eng_peer(qp, w);
+	if (peer == NULL)
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR); /* a target gone or not ready answers nothing */
+	srq = hw_xrc_srq_get(be32toh(xs->xrc_srqn));
+	if (srq == NULL || srq->xrcd != __atomic_load_n(&peer->sh->xrcd, __ATOMIC_ACQUIRE))
+		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	memcpy(w->b + xl, w->b, at);
+	w->p = w->b + xl;
+	w->end -= xl;
+	w->xsrq = srq;
+	res = eng_exec_rc(qp, w);
+	w->xsrq = NULL;
+	return res;
+}
+
 static struct eng_res eng_exec(struct hw_qp *qp, struct eng_wqe *w)
 {
+	if (qp->type == HW_QPT_XRC_INI)
+		return eng_exec_xrc(qp, w);
+	if (qp->type == HW_QPT_XRC_TGT)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR); /* no send queue */
 	if (qp->type == HW_QPT_UD)
 		return eng_exec_ud(qp, w);
 	/* NOP and the UMR of LOCAL_INV are local: no address. */
@@ -1235,6 +1327,7 @@ enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, u
 	w->fm_ce_se = ctrl->fm_ce_se;
 	w->imm = be32toh(ctrl->imm);
 	w->dest = NULL;
+	w->xsrq = NULL;
 	w->rqpn = rqpn;
 	w->slid = slid;
 	hw_epoch_enter();

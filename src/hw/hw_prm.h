@@ -386,6 +386,12 @@ struct hw_wqe_datagram_seg {
 	uint8_t rgid[16];
 };
 
+/* An XRC send WQE's segment after ctrl (mlx5_wqe_xrc_seg): the SRQ at the target, big-endian. */
+struct hw_wqe_xrc_seg {
+	uint32_t xrc_srqn;
+	uint8_t rsvd[12];
+};
+
 #define HW_AV_GRH (1u << 30)
 #define HW_AV_FLOW_LABEL_MASK 0xfffffu
 #define HW_QKEY_USE_QP 0x80000000u /* a send qkey with this bit takes the QP's qkey */

@@ -18,6 +18,7 @@
 #include "hw_epoch.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_xrc.h"
 #include "hw_xm.h"
 
 #define QP_MAGIC 0x50514851u /* "QHQP" */
@@ -142,12 +143,24 @@ uint64_t hw_rnr_timer_ns(uint8_t code)
 	return (uint64_t)rnr_timer_10us[code & HW_QP_RNR_TIMER_MAX] * 10000u;
 }
 
+/* An XRC target has no PD, CQs or SRQ (its requests name an SRQ); an initiator no receive side. */
+static bool qp_xrc_attr_ok(const struct hw_qp_attr *a)
+{
+	if (a->type == HW_QPT_XRC_TGT)
+		return a->xrcd != 0 && a->pd == NULL && a->send_cq == NULL && a->recv_cq == NULL && a->srq == NULL;
+	return a->xrcd == 0 && a->pd != NULL && a->send_cq != NULL && a->recv_cq == NULL && a->srq == NULL;
+}
+
 static bool qp_attr_ok(const struct hw_qp_attr *a)
 {
-	if (a->pd == NULL || a->send_cq == NULL || a->recv_cq == NULL)
+	if (a->type == HW_QPT_XRC_INI || a->type == HW_QPT_XRC_TGT) {
+		if (!qp_xrc_attr_ok(a) || a->ring != NULL || a->dbrec != NULL)
+			return false;
+	} else if (a->pd == NULL || a->send_cq == NULL || a->recv_cq == NULL || a->xrcd != 0) {
 		return false;
+	}
 	if (a->type != HW_QPT_RC && a->type != HW_QPT_UD && a->type != HW_QPT_DCI && a->type != HW_QPT_DCT &&
-	    a->type != HW_QPT_UC)
+	    a->type != HW_QPT_UC && a->type != HW_QPT_XRC_INI && a->type != HW_QPT_XRC_TGT)
 		return false;
 	if (a->type == HW_QPT_DCT && a->srq == NULL)
 		return false; /* a DCT receives only through an SRQ */
@@ -214,7 +227,7 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.qpn = qp->qpn,
 		.type = attr->type,
 		.pd_id = qp->pd_id,
-		.recv_cqn = hw_cq_cqn(attr->recv_cq),
+		.recv_cqn = attr->recv_cq != NULL ? hw_cq_cqn(attr->recv_cq) : 0,
 		.srqn = attr->srq != NULL ? hw_srq_srqn(attr->srq) : 0,
 		.has_srq = attr->srq != NULL,
 		.log_sq_size = qp->log_sq_size,
@@ -228,6 +241,7 @@ static void qp_sh_init(struct hw_qp *qp, const struct hw_qp_attr *attr)
 		.dc_key = attr->dc_key,
 		.life_idx = HW_LIFE_NONE,
 		.rights = HW_QP_RIGHTS_ALL,
+		.xrcd = attr->xrcd,
 	};
 	if (attr->shared)
 		hw_life_self(&qp->sh->life_idx, &qp->sh->life_tid);
@@ -255,7 +269,7 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	if (qp == NULL)
 		return HW_ERR_NOMEM;
 	qp->qpn = attr->qpn & 0xffffffu;
-	qp->pd_id = hw_pd_id(attr->pd);
+	qp->pd_id = attr->pd != NULL ? hw_pd_id(attr->pd) : 0;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
 	qp->type = attr->type;
@@ -291,6 +305,10 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	st = HW_ERR_NOMEM;
 	if (!reg_add(qp))
 		goto err_pub;
+	if (qp->type == HW_QPT_XRC_INI && !hw_xrc_ini_add(qp)) {
+		reg_del(qp);
+		goto err_pub;
+	}
 	if (qp->srq != NULL)
 		hw_srq_attach(qp->srq, qp);
 	hw_eng_get();
@@ -317,6 +335,8 @@ void hw_qp_destroy(struct hw_qp *qp)
 		hw_qshare_withdraw(HW_ID_QPN, qp->qpn, &qp->qb);
 	if (qp->srq != NULL)
 		hw_srq_detach(qp->srq, qp);
+	if (qp->type == HW_QPT_XRC_INI)
+		hw_xrc_ini_del(qp);
 	reg_del(qp);
 	hw_qp_connect(qp, NULL);
 	hw_eng_xm_replace(qp, NULL);
@@ -335,8 +355,11 @@ void hw_qp_destroy(struct hw_qp *qp)
 
 static enum hw_status view_queues(struct hw_qp *v)
 {
-	enum hw_status st = hw_cq_attach_num(v->sh->recv_cqn, &v->recv_cq);
+	enum hw_status st;
 
+	if (v->type == HW_QPT_XRC_TGT)
+		return HW_OK; /* its receives come from the SRQ each request names (hw_xrc.h) */
+	st = hw_cq_attach_num(v->sh->recv_cqn, &v->recv_cq);
 	if (st != HW_OK)
 		return st;
 	if (v->sh->has_srq)
@@ -350,7 +373,7 @@ static bool view_sh_ok(const struct hw_qp *v, uint32_t qpn)
 
 	return __atomic_load_n(&sh->magic, __ATOMIC_ACQUIRE) == QP_MAGIC && sh->qpn == qpn &&
 	       sh->log_sq_size == v->log_sq_size && sh->log_rq_size == v->log_rq_size &&
-	       sh->log_rq_stride == v->log_rq_stride && sh->type <= HW_QPT_DCT;
+	       sh->log_rq_stride == v->log_rq_stride && sh->type <= HW_QPT_XRC_TGT;
 }
 
 enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
@@ -578,6 +601,12 @@ static bool qp_on_port(const struct hw_qp *peer, uint16_t lid)
 	return lid == 0 || peer->sh->lid == 0 || peer->sh->lid == lid;
 }
 
+/* The type of QP a connected QP's requests go to: its own, or an XRC target for an initiator. */
+static uint32_t qp_peer_type(const struct hw_qp *qp)
+{
+	return qp->type == HW_QPT_XRC_INI ? HW_QPT_XRC_TGT : qp->type;
+}
+
 enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t lid)
 {
 	struct hw_qp *peer;
@@ -585,18 +614,18 @@ enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t 
 
 	if (qp == NULL)
 		return HW_ERR_INVAL;
-	if (qp->type != HW_QPT_RC && qp->type != HW_QPT_UC)
+	if (qp->type != HW_QPT_RC && qp->type != HW_QPT_UC && qp->type != HW_QPT_XRC_INI)
 		return HW_ERR_INVAL;
 	peer = hw_qp_lookup(dest_qpn);
 	if (peer == NULL) {
 		st = hw_qp_attach_num(dest_qpn, &peer);
 		if (st == HW_ERR_NOMEM)
 			return st;
-		if (st != HW_OK || peer->type != qp->type || !qp_on_port(peer, lid)) {
+		if (st != HW_OK || peer->type != qp_peer_type(qp) || !qp_on_port(peer, lid)) {
 			hw_qp_detach(peer);
 			return HW_ERR_KEY;
 		}
-	} else if (peer->type != qp->type || !qp_on_port(peer, lid)) {
+	} else if (peer->type != qp_peer_type(qp) || !qp_on_port(peer, lid)) {
 		return HW_ERR_KEY; /* an RC QP answers RC requests only, a UC QP UC ones; a port its own QPs */
 	}
 	qp_set_peer(qp, peer, peer->view != NULL);
@@ -669,8 +698,8 @@ static void qp_flush_rq(struct hw_qp *qp)
 		.syndrome = HW_CQE_SYNDROME_WR_FLUSH_ERR,
 	};
 
-	if (qp->srq != NULL)
-		return; /* the SRQ's WQEs stay for the other QPs */
+	if (qp->srq != NULL || qp->recv_cq == NULL)
+		return; /* the SRQ's WQEs stay for the other QPs; an XRC QP has no receive ring */
 	/* At most a ring's worth: counters in shared memory rewritten meanwhile cannot keep it going. */
 	for (uint32_t n = 0; n < (1u << qp->log_rq_size); n++) {
 		uint32_t pi = be32toh(__atomic_load_n(&qp->dbrec[HW_QP_DBR_RCV], __ATOMIC_ACQUIRE)), ci, posted;
@@ -1149,8 +1178,10 @@ static void pass_dests(void)
 
 void hw_qp_engine_pass(struct hw_eng_pass *p)
 {
-	if (p->check_peers)
+	if (p->check_peers) {
 		pass_dests();
+		hw_xrc_limits_poll();
+	}
 	struct hw_qp *list[QP_REG_SLOTS]; /* on the stack: a stopping engine thread and its successor may overlap */
 	uint32_t n = 0;
 

@@ -20,6 +20,8 @@
  * their destination in each WQE's datagram segment; the device finds it by
  * number (hw_qp_dest_get), in this process or, for a shared QP, in another.
  * A DCI names a DCT in each WQE the same way (hw_dct.h).
+ * An XRC initiator is connected as RC is, to an XRC target, and each WQE
+ * names the target's SRQ (hw_xrc.h).
  *
  * Sharing: the receive ring, doorbell record and the state a requester
  * works on (struct hw_qp_sh) are one block; with attr.shared it is placed where other
@@ -84,6 +86,8 @@ enum hw_qp_type {
 	HW_QPT_DCI, /* DC initiator: each WQE names its DCT (hw_dct.h) */
 	HW_QPT_DCT, /* DC target: a responder only, on an SRQ, found by number */
 	HW_QPT_UC,  /* unreliable connected: no READ or atomics, nothing acknowledged */
+	HW_QPT_XRC_INI, /* XRC initiator: an RC requester whose WQEs name the target's SRQ (hw_xrc.h) */
+	HW_QPT_XRC_TGT, /* XRC target: a responder of an XRC domain, with no queues of its own */
 };
 
 #define HW_QP_RNR_RETRY_INFINITE 7
@@ -120,6 +124,11 @@ struct hw_qp_attr {
 	uint8_t gid[16];	/* the port's GID 0: the source GID of the GRHs it sends */
 	bool roce;		/* an Ethernet port: every address carries a GRH, the AV's GRH bit clear (hw_gid.h) */
 	uint64_t dc_key;	/* DCT: the access key a DCI's WQE must carry */
+	/*
+	 * XRC_TGT: its domain (non-zero), and it has no PD, CQs or receive
+	 * ring; XRC_INI: no receive CQ or ring (hw_xrc.h).
+	 */
+	uint64_t xrcd;
 	/*
 	 * Reachable from the other processes of the device: the QP's block is
 	 * placed in shared memory and published under qpn, so a QP elsewhere
@@ -182,6 +191,7 @@ struct hw_qp_sh {
 	 */
 	uint32_t rnr_wait;
 	uint32_t rnr_bell;
+	uint64_t xrcd;	    /* XRC_TGT: its domain (hw_xrc.h) */
 	/*
 	 * Next receive WQE a responder consumes (16-bit counter), moved by CAS.
 	 * A requester of another process moves it at every SEND: on a line of

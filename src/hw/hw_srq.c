@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_eng_thread.h"
 #include "hw_epoch.h"
+#include "hw_life.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_xrc.h"
 
 #define SRQ_COUNTER_MASK 0xffffu
 #define SRQ_TAKE_TRIES 4096 /* compare-and-swaps lost in a row before the head word is called unusable */
@@ -35,15 +38,21 @@ static size_t srq_ring_bytes(uint32_t log_size, uint32_t log_stride)
 	return (size_t)1 << (log_size + log_stride);
 }
 
+/* The ring's room in the block: whole cache lines, so the record and the state after it stay aligned. */
+static size_t srq_ring_room(uint32_t log_size, uint32_t log_stride)
+{
+	return (srq_ring_bytes(log_size, log_stride) + SRQ_DBREC_BYTES - 1) & ~(size_t)(SRQ_DBREC_BYTES - 1);
+}
+
 /* [ring][record][state]: one block, shareable. */
 static size_t srq_mem_size(uint32_t log_size, uint32_t log_stride)
 {
-	return srq_ring_bytes(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh);
+	return srq_ring_room(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh);
 }
 
 static void srq_place(struct hw_srq *srq, void *mem)
 {
-	size_t ring = srq_ring_bytes(srq->log_size, srq->log_stride);
+	size_t ring = srq_ring_room(srq->log_size, srq->log_stride);
 
 	srq->buf = mem;
 	srq->dbrec = (uint32_t *)(void *)((uint8_t *)mem + ring);
@@ -65,7 +74,8 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	enum hw_status st;
 
 	if (attr == NULL || out == NULL || attr->pd == NULL || attr->log_size > HW_SRQ_LOG_MAX ||
-	    attr->log_stride < HW_SRQ_LOG_STRIDE_MIN || attr->log_stride > HW_SRQ_LOG_STRIDE_MAX)
+	    attr->log_stride < HW_SRQ_LOG_STRIDE_MIN || attr->log_stride > HW_SRQ_LOG_STRIDE_MAX ||
+	    (attr->xrcd != 0) != (attr->cq != NULL))
 		return HW_ERR_INVAL;
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
@@ -76,12 +86,18 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq->log_stride = attr->log_stride;
 	srq->limit_cb = attr->limit_cb;
 	srq->limit_arg = attr->limit_arg;
+	srq->xrcd = attr->xrcd;
+	srq->cq = attr->cq;
 	st = hw_qblock_alloc(&srq->qb, srq_mem_size(attr->log_size, attr->log_stride), attr->shared);
 	if (st != HW_OK)
 		goto err_free;
 	srq_place(srq, srq->qb.p);
 	*srq->sh = (struct hw_srq_sh){ .srqn = srq->srqn, .pd_id = srq->pd_id, .log_size = srq->log_size,
-				       .log_stride = srq->log_stride };
+				       .log_stride = srq->log_stride, .xrcd = srq->xrcd,
+				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0, .life_idx = HW_LIFE_NONE };
+	/* An XRC SRQ is reached by requesters of other processes alone: they must see its owner die. */
+	if (srq->xrcd != 0 && attr->shared)
+		hw_life_self(&srq->sh->life_idx, &srq->sh->life_tid);
 	/* The list a driver starts with: each WQE linked to the next, the last back to the first. */
 	for (uint32_t i = 0; i < srq_size(srq); i++)
 		srq_wqe(srq, i)->next_wqe_index = htobe16((uint16_t)((i + 1) & (srq_size(srq) - 1)));
@@ -89,9 +105,18 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	st = srq_publish(srq);
 	if (st != HW_OK)
 		goto err_block;
+	if (srq->xrcd != 0 && !hw_xrc_srq_add(srq)) {
+		st = HW_ERR_NOMEM;
+		goto err_pub;
+	}
+	if (srq->xrcd != 0)
+		hw_eng_get(); /* its owed limit events are the engine thread's to report (hw_xrc_limits_poll) */
 	*out = srq;
 	return HW_OK;
 
+err_pub:
+	if (srq->published)
+		hw_qshare_withdraw(HW_ID_SRQN, srq->srqn, &srq->qb);
 err_block:
 	hw_qblock_free(&srq->qb);
 err_free:
@@ -113,6 +138,8 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 	if (srq == NULL)
 		return HW_ERR_NOMEM;
 	st = hw_qshare_map(HW_ID_SRQN, srqn & 0xffffffu, HW_QREC_SRQ, &srq->qb, &r, &seqp, &seq);
+	srq->seqp = seqp;
+	srq->seq = seq;
 	if (st != HW_OK)
 		goto err_free;
 	st = HW_ERR_LAYOUT;
@@ -129,6 +156,12 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 	srq->srqn = srq->sh->srqn;
 	srq->pd_id = srq->sh->pd_id;
 	srq->view = true;
+	srq->xrcd = __atomic_load_n(&srq->sh->xrcd, __ATOMIC_RELAXED);
+	/* An XRC SRQ's receives complete into its own CQ, which the view reaches as the QP views reach theirs. */
+	if (srq->xrcd != 0 && (st = hw_cq_attach_num(srq->sh->cqn, &srq->cq)) != HW_OK)
+		goto err_unmap;
+	srq->lifep = hw_life_at(__atomic_load_n(&srq->sh->life_idx, __ATOMIC_RELAXED));
+	srq->life_tid = __atomic_load_n(&srq->sh->life_tid, __ATOMIC_RELAXED);
 	*out = srq;
 	return HW_OK;
 
@@ -145,10 +178,16 @@ enum hw_status hw_srq_destroy(struct hw_srq *srq)
 		return HW_OK;
 	if (__atomic_load_n(&srq->qps, __ATOMIC_ACQUIRE) != NULL)
 		return HW_ERR_INVAL;
+	if (srq->xrcd != 0 && !srq->view)
+		hw_xrc_srq_del(srq);
 	if (srq->published)
 		hw_qshare_withdraw(HW_ID_SRQN, srq->srqn, &srq->qb);
 	if (!srq->view)
 		hw_epoch_sync(); /* no requester of any thread or process still takes from it */
+	if (srq->view)
+		hw_cq_destroy(srq->cq); /* an XRC view's CQ view; nothing for NULL */
+	else if (srq->xrcd != 0)
+		hw_eng_put();
 	hw_qblock_free(&srq->qb);
 	free(srq);
 	return HW_OK;
@@ -252,6 +291,8 @@ enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi)
 	     qp = __atomic_load_n(&qp->srq_next, __ATOMIC_ACQUIRE))
 		hw_qp_resume_peer(qp);
 	hw_epoch_leave();
+	if (srq->xrcd != 0 && !srq->view)
+		hw_xrc_srq_posted(); /* its requesters are whichever initiators name it */
 	return HW_OK;
 }
 

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hw_cq.h"
 #include "hw_mem.h"
 #include "hw_prm.h"
 #include "hw_qshare.h"
@@ -45,6 +46,13 @@ struct hw_srq_attr {
 	hw_srq_limit_cb limit_cb; /* may be NULL: the limit then reports nothing */
 	void *limit_arg;
 	bool shared; /* block in shared memory, published under srqn (as hw_cq_attr.shared) */
+	/*
+	 * An XRC SRQ (hw_xrc.h): xrcd non-zero names its domain, and its
+	 * receives complete into cq (shared, so views attach it by number),
+	 * whichever XRC target QP took them.
+	 */
+	uint64_t xrcd;
+	struct hw_cq *cq;
 };
 
 /*
@@ -60,6 +68,10 @@ struct hw_srq_sh {
 	uint32_t hc;	/* device head << 16 | consumed counter; one CAS per take */
 	uint32_t limit; /* armed limit, 0 when disarmed */
 	uint32_t limit_owed; /* a taker of another process crossed the limit: the owner reports it */
+	uint32_t cqn;	     /* XRC: the CQ its receives complete into */
+	uint64_t xrcd;	     /* XRC: its domain, 0 for an ordinary SRQ */
+	uint32_t life_idx;   /* XRC: the owner's life entry (hw_life.h), HW_LIFE_NONE: not watched so */
+	uint32_t life_tid;
 } __attribute__((aligned(64)));
 
 /* The engine's view; nothing outside src/hw touches it. */
@@ -77,6 +89,12 @@ struct hw_srq {
 	struct hw_qblock qb;
 	bool published;
 	bool view;	   /* another process's SRQ mapped here */
+	uint64_t xrcd;	   /* XRC: its domain (0: none) */
+	struct hw_cq *cq;  /* XRC: where its receives complete (a view's own attached CQ) */
+	const _Atomic uint32_t *seqp; /* a view: its record's sequence, which moves when the owner destroys it */
+	uint32_t seq;
+	const _Atomic int *lifep;     /* an XRC view: its owner's life word (NULL: not watched so), and holder */
+	uint32_t life_tid;
 };
 
 /* HW_ERR_INVAL on a missing PD or a size out of range, HW_ERR_NOMEM. WQE i starts linked to i + 1. */

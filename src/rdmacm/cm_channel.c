@@ -53,13 +53,33 @@ struct cm_channel *cm_channel_alloc(bool sync)
 	return ch;
 }
 
-void cm_channel_free(struct cm_channel *ch)
+static void cm_channel_drop_all(struct cm_channel *ch)
 {
 	while (!cm_list_empty(&ch->events)) {
 		struct cm_event *e = cm_container_of(ch->events.next, struct cm_event, link);
 
 		cm_list_del(&e->link);
 		free(e);
+	}
+}
+
+/* Channels destroyed while threads still wait on them (cm_lock): kept, and reachable, until those leave. */
+static struct cm_list cm_dead_channels = { &cm_dead_channels, &cm_dead_channels };
+
+/*
+ * cm_lock held. A thread may still wait in rdma_get_cm_event (rping's CM
+ * thread does while its main thread tears down): then the channel is only
+ * marked dead, its fd kept open under the waiter, and the last waiter to
+ * leave frees it. Nothing wakes the waiter, as closing the kernel CM's fd
+ * does not wake a read blocked on it.
+ */
+void cm_channel_free(struct cm_channel *ch)
+{
+	cm_channel_drop_all(ch);
+	if (ch->waiters != 0) {
+		ch->dead = true;
+		cm_list_add_tail(&cm_dead_channels, &ch->dead_link);
+		return;
 	}
 	close(ch->ch.fd);
 	free(ch);
@@ -147,11 +167,53 @@ void cm_channel_drop_events(struct cm_channel *ch, struct cm_id *id)
 	}
 }
 
+void cm_channel_drop_matching(struct cm_channel *ch, bool (*match)(const struct cm_event *, const void *),
+			      const void *arg)
+{
+	struct cm_list *l, *next;
+
+	for (l = ch->events.next; l != &ch->events; l = next) {
+		struct cm_event *e = cm_container_of(l, struct cm_event, link);
+
+		next = l->next;
+		if (!match(e, arg))
+			continue;
+		cm_list_del(&e->link);
+		free(e);
+		if (cm_list_empty(&ch->events))
+			cm_fd_drain(ch->ch.fd);
+	}
+}
+
+/* Waits for the fd to be readable (cm_lock held, released meanwhile); -1 when the channel went. */
+static int cm_wait_once(struct cm_channel *ch)
+{
+	struct pollfd p = { .fd = ch->ch.fd, .events = POLLIN };
+	int rc, err;
+
+	ch->waiters++;
+	pthread_mutex_unlock(&cm_lock);
+	rc = poll(&p, 1, -1);
+	err = errno;
+	pthread_mutex_lock(&cm_lock);
+	if (--ch->waiters == 0 && ch->dead) {
+		cm_list_del(&ch->dead_link);
+		close(ch->ch.fd);
+		free(ch);
+		errno = EBADF;
+		return -1;
+	}
+	if (ch->dead) {
+		errno = EBADF;
+		return -1;
+	}
+	errno = err;
+	return rc < 0 && err != EINTR ? -1 : 0;
+}
+
 /* Waits until the channel has an event (cm_lock held, released while waiting). */
 static int cm_wait_event(struct cm_channel *ch)
 {
-	struct pollfd p = { .fd = ch->ch.fd, .events = POLLIN };
-
 	while (cm_list_empty(&ch->events)) {
 		int fl = fcntl(ch->ch.fd, F_GETFL);
 
@@ -159,12 +221,8 @@ static int cm_wait_event(struct cm_channel *ch)
 			errno = EAGAIN;
 			return -1;
 		}
-		pthread_mutex_unlock(&cm_lock);
-		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
-			pthread_mutex_lock(&cm_lock);
+		if (cm_wait_once(ch) != 0)
 			return -1;
-		}
-		pthread_mutex_lock(&cm_lock);
 	}
 	return 0;
 }
@@ -188,6 +246,7 @@ CM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_
 	if (cm_list_empty(&ch->events))
 		cm_fd_drain(ch->ch.fd);
 	e->owner->unacked++;
+	cm_mcast_taken(e);
 	pthread_mutex_unlock(&cm_lock);
 	*event = &e->ev;
 	return 0;

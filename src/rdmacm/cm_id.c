@@ -138,6 +138,7 @@ void cm_id_free_locked(struct cm_id *id)
 	if (id->psock >= 0)
 		close(id->psock);
 	cm_channel_drop_events(id->ch, id);
+	cm_mcast_free_locked(id);
 	cm_list_del(&id->link);
 	/* The requests that came in on a listener outlive it, but not those nobody saw. */
 	for (l = cm_ids.next; l != &cm_ids; l = next) {
@@ -324,18 +325,20 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 	}
 	if (id->state != CM_IDLE)
 		return EINVAL;
-	if (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src))
+	if (cm_mcast_group(dst) && (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src)))
+		cm_mcast_pick_src(id, dst); /* a group: the port's own address, as routing picks it */
+	else if (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src))
 		cm_pick_src(id, dst);
 	memcpy(&id->dst, dst, cm_addr_len(dst));
 	memcpy(&id->id.route.addr.src_addr, &id->src, cm_addr_len((struct sockaddr *)&id->src));
 	memcpy(&id->id.route.addr.dst_addr, dst, cm_addr_len(dst));
-	if (!cm_addr_reachable(dst) && cm_addr_on_link(dst)) {
+	if (!cm_addr_reachable(dst) && !cm_mcast_group(dst) && cm_addr_on_link(dst)) {
 		/* On a port's link, but no port has it: the neighbour query goes unanswered until timeout_ms. */
 		id->state = CM_ADDR_QUERY;
 		cm_timer_arm(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0);
 		return 0;
 	}
-	if (!cm_addr_reachable(dst)) {
+	if (!cm_addr_reachable(dst) && !cm_mcast_group(dst)) {
 		/* Off every port's link: there is no route, so no neighbour to ask. */
 		e = cm_event_new(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
 		cm_event_queue(id->ch, e);

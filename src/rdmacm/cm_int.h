@@ -83,6 +83,9 @@ struct cm_channel {
 	struct rdma_event_channel ch; /* first: the public handle */
 	struct cm_list events;	      /* struct cm_event, queued, not yet retrieved */
 	bool sync;		      /* the private channel of a synchronous id */
+	uint32_t waiters;	      /* threads waiting in rdma_get_cm_event (cm_lock) */
+	bool dead;		      /* destroyed while some waited: the last of them frees it */
+	struct cm_list dead_link;     /* while dead: on the list of such channels */
 };
 
 enum cm_state {
@@ -119,6 +122,7 @@ struct cm_remote {
 };
 
 struct cm_msg;
+struct cm_mc;
 
 struct cm_id {
 	struct rdma_cm_id id;		/* first: the public handle */
@@ -147,6 +151,7 @@ struct cm_id {
 	struct cm_list timer_link;	/* on cm_timer.c's list while timer_at != 0 */
 	uint64_t timer_at;		/* monotonic ns; 0: no timer */
 	enum cm_state timer_state;	/* the state the timer was armed in */
+	struct cm_mc *mc;		/* the multicast groups joined (cm_mcast.c) */
 };
 
 struct cm_event {
@@ -183,6 +188,9 @@ void cm_channel_drop_events(struct cm_channel *ch, struct cm_id *id);
 struct cm_channel *cm_channel_alloc(bool sync);
 void cm_event_requeue(struct cm_channel *from, struct cm_channel *to, struct cm_event *e);
 void cm_channel_free(struct cm_channel *ch);
+/* Drops the queued events match picks (cm_lock held). */
+void cm_channel_drop_matching(struct cm_channel *ch, bool (*match)(const struct cm_event *, const void *),
+			      const void *arg);
 int cm_complete(struct cm_id *id);
 
 /* cm_id.c */
@@ -272,6 +280,12 @@ void cm_proto_recv(struct cm_id *id, const struct cm_msg *m);
 void cm_proto_eof(struct cm_id *id);
 void cm_proto_accept_sock(struct cm_id *listener, int fd);
 void cm_proto_refuse(struct cm_id *c);
+
+/* cm_mcast.c: multicast groups of UD ids (cm_lock held but for cm_mcast_group). */
+bool cm_mcast_group(const struct sockaddr *addr);
+void cm_mcast_pick_src(struct cm_id *id, const struct sockaddr *group);
+void cm_mcast_taken(struct cm_event *e);
+void cm_mcast_free_locked(struct cm_id *id);
 
 /* cm_log.c */
 void cm_log_unsupported(const char *name);

@@ -69,6 +69,11 @@ struct vb_pd {
 	struct hw_pd *hw;
 	_Atomic uint32_t users;	  /* MRs, QPs, SRQs on it: dealloc is EBUSY while non-zero */
 	bool doca_owned;	  /* a DOCA device's domain (doca_dev_get_pd): that device frees it */
+	struct vb_pd *parent_of;  /* a parent domain (vb_parent.c): the PD it wraps (hw is that PD's) */
+	struct ibv_td *td;	  /* a parent domain's thread domain, or NULL */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;	  /* the parent domain's, passed to its allocators */
 };
 
 struct vb_mr {
@@ -101,6 +106,7 @@ struct vb_umem {
 
 struct vb_qp;
 struct vb_srq;
+struct vb_xrcd;
 
 /*
  * A CQ: the public ibv_cq_ex (also a plain ibv_cq: its first members are
@@ -111,6 +117,7 @@ struct vb_srq;
 struct vb_cq {
 	struct ibv_cq_ex cqx;
 	struct vb_context *ctx;
+	struct vb_pd *parent;	  /* the parent domain it was created on (IBV_CQ_INIT_ATTR_MASK_PD), held */
 	struct hw_cq *hw;
 	struct hw_cqe64 *ring;
 	uint32_t *dbrec;
@@ -122,7 +129,8 @@ struct vb_cq {
 	struct vb_qp *sqps;	  /* QPs whose send queue completes here */
 	struct vb_qp *rqps;	  /* QPs whose receives complete here */
 	struct vb_qp *last;	  /* the QP of the previous CQE (lookup cache) */
-	_Atomic uint32_t users;	  /* QPs on it: destroy is EBUSY while non-zero */
+	struct vb_srq *xsrqs;	  /* XRC SRQs whose receives complete here, whichever QP took them (vb_xrc.c) */
+	_Atomic uint32_t users;	  /* QPs (and XRC SRQs) on it: destroy is EBUSY while non-zero */
 	_Atomic int overrun_told; /* IBV_EVENT_CQ_ERR posted (once) */
 	const _Atomic uint32_t *overrun; /* the device's overrun flag (hw_cq_overrun_flag) */
 	struct hw_waiter waiter;  /* the armed watch of the CQ's event bell; signals the channel's fd */
@@ -152,6 +160,9 @@ struct vb_srq {
 	pthread_spinlock_t lock;
 	uint64_t *wrid;
 	_Atomic uint32_t users;	  /* QPs on it */
+	struct vb_xrcd *xrcd;	  /* an XRC SRQ: its domain (vb_xrc.c), and the CQ its receives complete into */
+	struct vb_cq *xcq;
+	struct vb_srq *x_next;	  /* xcq's list */
 };
 
 struct vb_ah {
@@ -202,6 +213,10 @@ struct vb_qp {
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
+	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
+	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
+	struct vb_qp *open_of;	  /* a handle ibv_open_qp gave: the QP it opened (NULL: this one is the QP) */
+	_Atomic uint32_t opens;	  /* handles open on this QP: destroy is EBUSY while non-zero */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;
 	uint8_t wr_fm_rb;

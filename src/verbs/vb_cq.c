@@ -24,7 +24,7 @@
 #define VB_CQ_WC_FLAGS                                                                            \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
 	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
-#define VB_CQ_COMP_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS)
+#define VB_CQ_COMP_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)
 /*
  * IGNORE_OVERRUN (a CQ that writes on over unpolled entries) is a flag mlx5
  * knows but a card without the capability refuses with EOPNOTSUPP: this CQ
@@ -89,6 +89,11 @@ static int vb_cq_attr_ok(struct vb_context *ctx, const struct ibv_cq_init_attr_e
 		return EOPNOTSUPP; /* fields mlx5 has no value for here (tag matching, ...) */
 	if (a->channel != NULL && a->channel->context != &ctx->vctx.context)
 		return EINVAL;
+	/* As mlx5: the PD a CQ may name is a parent domain of this context. */
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (a->parent_domain == NULL || a->parent_domain->context != &ctx->vctx.context ||
+	     vb_pd_of(a->parent_domain)->parent_of == NULL))
+		return EINVAL;
 	return 0;
 }
 
@@ -102,6 +107,8 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_CQ");
+	if (rc == 0 && (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD))
+		rc = vb_parent_alloc_check(a->parent_domain, (size_t)64 << vb_log2_up(a->cqe + 1), MLX5DV_RES_TYPE_CQ);
 	if (rc != 0)
 		goto err;
 	rc = ENOMEM;
@@ -139,6 +146,10 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	cq->cqx.cqe = (int)((1u << cq->log_size) - 1);
 	cq->cqx.comp_mask = 0;
 	cq->wc_flags = a->wc_flags;
+	if (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		cq->parent = vb_pd_of(a->parent_domain);
+		atomic_fetch_add(&cq->parent->users, 1);
+	}
 	vb_cq_ex_fill(cq);
 	return cq;
 
@@ -201,6 +212,8 @@ VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 	/* An event it fired and nobody took stays counted on the channel: get_cq_event passes over it. */
 	if (ch != NULL)
 		vb_cq_channel_del(cq, ch);
+	if (cq->parent != NULL)
+		atomic_fetch_sub(&cq->parent->users, 1);
 	vb_cq_free(cq);
 	return 0;
 }

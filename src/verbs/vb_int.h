@@ -32,6 +32,9 @@ void vb_ops_fill(struct verbs_context *vctx);
 int vb_async_init(struct vb_context *ctx);
 void vb_async_fini(struct vb_context *ctx);
 
+/* A QP still attached to a multicast group (vb_mcast.c): destroying it is refused. */
+bool vb_mcast_busy(const struct vb_qp *qp);
+
 /* The queue objects' slots of ctx->ops and verbs_context (vb_cq.c, vb_poll.c, vb_qp.c, vb_post.c, vb_srq.c). */
 int vb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int vb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
@@ -65,6 +68,13 @@ int vb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind
 int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const struct ibv_mw_bind_info *b);
 size_t vb_bind_mw_segs(const struct vb_qp *qp, const struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *b, uint8_t *p);
+
+/* Thread and parent domains (vb_parent.c); vb_parent_free: a parent domain's dealloc (EBUSY while used). */
+struct ibv_td *vb_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int vb_dealloc_td(struct ibv_td *td);
+struct ibv_pd *vb_alloc_parent_domain(struct ibv_context *context, struct ibv_parent_domain_init_attr *a);
+int vb_parent_free(struct vb_pd *pd);
+int vb_parent_alloc_check(struct ibv_pd *pd, size_t size, uint64_t type);
 
 /* The device's clocks (vb_clock.c): its free-running ns, their wall-clock value, ibv_query_rt_values_ex. */
 uint64_t vb_clock_device_ns(void);
@@ -171,6 +181,24 @@ int vb_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_rec
 int vb_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 /* Returns an SRQ WQE to the free list (poll, the CQ's lock held). */
 void vb_srq_free_wqe(struct vb_srq *srq, uint16_t idx);
+
+/*
+ * XRC (vb_xrc.c): domains, the XRC SRQs on their CQ's list (the poll finds
+ * a receive's SRQ by the CQE's srqn), XRC receive QPs and ibv_open_qp.
+ */
+struct ibv_xrcd *vb_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
+int vb_close_xrcd(struct ibv_xrcd *xrcd);
+/* The handle belongs to ctx: 0 and *out, or EINVAL. */
+int vb_xrcd_checked(struct vb_context *ctx, struct ibv_xrcd *xrcd, struct vb_xrcd **out);
+uint64_t vb_xrcd_id(const struct vb_xrcd *x);
+void vb_xrcd_use(struct vb_xrcd *x, int delta);
+void vb_xrc_srq_attach(struct vb_srq *srq);
+void vb_xrc_srq_detach(struct vb_srq *srq);
+/* The XRC SRQ numbered srqn completing into cq (the CQ's lock held), or NULL. */
+struct vb_srq *vb_xrc_cq_srq(struct vb_cq *cq, uint32_t srqn);
+struct ibv_qp *vb_xrc_create_recv_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a);
+struct ibv_qp *vb_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
+int vb_xrc_destroy_qp(struct vb_qp *qp);
 
 /* mlx5's sizes of descriptors (the card's max_wqe_sz_sq / _rq). */
 #define VB_MAX_SQ_DESC 960	  /* 15 basic blocks: the ctrl segment's 6-bit ds */

@@ -25,7 +25,7 @@ void vb_odp_caps(struct ibv_device_attr_ex *a)
 	a->odp_caps.per_transport_caps.rc_odp_caps = VB_ODP_RC;
 	a->odp_caps.per_transport_caps.uc_odp_caps = 0; /* no UC QPs */
 	a->odp_caps.per_transport_caps.ud_odp_caps = VB_ODP_UD;
-	a->xrc_odp_caps = 0; /* no XRC */
+	a->xrc_odp_caps = VB_ODP_RC; /* XRC takes the RC paths: an ODP MR is an ordinary one */
 }
 
 /* An entry of the list: an lkey of pd over [addr, addr + length), writable when the advice is to write. */

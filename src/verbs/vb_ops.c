@@ -4,7 +4,7 @@
  * Binaries call much of the API through inline functions that jump through
  * ctx->ops and the verbs_context slots; rdma-core's inlines check some slots
  * for NULL but not all, so every slot points at a function here. Those of
- * the objects this device has not (WQ, flows, counters, DM, TD, XRC, ...)
+ * the objects this device has not (WQ, flows, counters, DM, ...)
  * fail as an unsupported operation; the queries and the
  * queue objects' (CQ, QP, SRQ, posting and polling) are the real ones.
  */
@@ -55,10 +55,6 @@ VB_OP_INT(destroy_flow_action, EOPNOTSUPP, struct ibv_flow_action *action)
 VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
 VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
-VB_OP_PTR(alloc_parent_domain, struct ibv_pd *, struct ibv_context *context,
-	  struct ibv_parent_domain_init_attr *attr)
-VB_OP_INT(dealloc_td, EOPNOTSUPP, struct ibv_td *td)
-VB_OP_PTR(alloc_td, struct ibv_td *, struct ibv_context *context, struct ibv_td_init_attr *init_attr)
 VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
 VB_OP_INT(post_srq_ops, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 VB_OP_INT(destroy_rwq_ind_table, EOPNOTSUPP, struct ibv_rwq_ind_table *rwq_ind_table)
@@ -69,9 +65,6 @@ VB_OP_INT(modify_wq, EOPNOTSUPP, struct ibv_wq *wq, struct ibv_wq_attr *wq_attr)
 VB_OP_PTR(create_wq, struct ibv_wq *, struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr)
 VB_OP_INT(destroy_flow, EOPNOTSUPP, struct ibv_flow *flow)
 VB_OP_PTR(create_flow, struct ibv_flow *, struct ibv_qp *qp, struct ibv_flow_attr *flow_attr)
-VB_OP_PTR(open_qp, struct ibv_qp *, struct ibv_context *context, struct ibv_qp_open_attr *attr)
-VB_OP_PTR(open_xrcd, struct ibv_xrcd *, struct ibv_context *context, struct ibv_xrcd_init_attr *xrcd_init_attr)
-VB_OP_INT(close_xrcd, EOPNOTSUPP, struct ibv_xrcd *xrcd)
 
 static void vb_ops_fill_compat(struct ibv_context_ops *o)
 {
@@ -129,9 +122,9 @@ void vb_ops_fill(struct verbs_context *v)
 	v->destroy_flow_action = vb_op_destroy_flow_action;
 	v->create_flow_action_esp = vb_op_create_flow_action_esp;
 	v->modify_qp_rate_limit = vb_op_modify_qp_rate_limit;
-	v->alloc_parent_domain = vb_op_alloc_parent_domain;
-	v->dealloc_td = vb_op_dealloc_td;
-	v->alloc_td = vb_op_alloc_td;
+	v->alloc_parent_domain = vb_alloc_parent_domain;
+	v->dealloc_td = vb_dealloc_td;
+	v->alloc_td = vb_alloc_td;
 	v->modify_cq = vb_op_modify_cq;
 	v->post_srq_ops = vb_op_post_srq_ops;
 	v->destroy_rwq_ind_table = vb_op_destroy_rwq_ind_table;
@@ -147,10 +140,10 @@ void vb_ops_fill(struct verbs_context *v)
 	/* Programs built against libibverbs 1.1.8 find the flow entries here (rdma-core does the same). */
 	v->ABI_placeholder1 = (void (*)(void))vb_op_create_flow;
 	v->ABI_placeholder2 = (void (*)(void))vb_op_destroy_flow;
-	v->open_qp = vb_op_open_qp;
+	v->open_qp = vb_open_qp;
 	v->create_qp_ex = vb_create_qp_ex;
 	v->get_srq_num = vb_get_srq_num;
 	v->create_srq_ex = vb_create_srq_ex;
-	v->open_xrcd = vb_op_open_xrcd;
-	v->close_xrcd = vb_op_close_xrcd;
+	v->open_xrcd = vb_open_xrcd;
+	v->close_xrcd = vb_close_xrcd;
 }

@@ -62,6 +62,8 @@ VB_EXPORT int vb_dealloc_pd(struct ibv_pd *ibpd)
 		BASE_ERR("the domain belongs to a DOCA device (doca_dev_get_pd): doca_dev_close frees it");
 		return EBUSY;
 	}
+	if (pd->parent_of != NULL)
+		return vb_parent_free(pd);
 	/* As the kernel: a domain with registrations or queues on it stays (a DOCA device's among them). */
 	if (atomic_load(&pd->users) != 0 || hw_pd_shared(pd->hw))
 		return EBUSY;

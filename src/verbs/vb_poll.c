@@ -129,12 +129,34 @@ static void vb_wc_recv(const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc
 	wc->pkey_index = 0;
 }
 
+/*
+ * A receive of an XRC SRQ: its QP (a target of the domain, maybe another
+ * process's) is none of the CQ's; the CQE's srqn names the SRQ, whose wr_id
+ * it is. False when no XRC SRQ of the CQ has that number (destroyed).
+ */
+static bool vb_cqe_xrc_recv(struct vb_cq *cq, const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc)
+{
+	struct vb_srq *srq = cq->xsrqs != NULL ? vb_xrc_cq_srq(cq, be32toh(cqe->srqn_uidx) & 0xffffffu) : NULL;
+	uint16_t idx = hw_cqe_wqe_counter(cqe);
+
+	if (srq == NULL)
+		return false;
+	*wc = (struct ibv_wc){ .qp_num = hw_cqe_qpn(cqe), .status = IBV_WC_SUCCESS };
+	wc->wr_id = srq->wrid[idx & (srq->wqe_cnt - 1)];
+	vb_srq_free_wqe(srq, idx);
+	if (op != HW_CQE_RESP_ERR)
+		vb_wc_recv(cqe, op, wc);
+	return true;
+}
+
 bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *wc)
 {
 	uint8_t op = hw_cqe_opcode(cqe);
 	bool send = op == HW_CQE_REQ || op == HW_CQE_REQ_ERR;
 	struct vb_qp *qp = vb_cq_find_qp(cq, hw_cqe_qpn(cqe), send);
 
+	if (qp == NULL && !send && cq->xsrqs != NULL && vb_cqe_xrc_recv(cq, cqe, op, wc))
+		goto status;
 	if (qp == NULL)
 		return false; /* its QP was destroyed: the completion goes with it */
 	wc->qp_num = hw_cqe_qpn(cqe);
@@ -155,6 +177,7 @@ bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *w
 		if (op != HW_CQE_RESP_ERR)
 			vb_wc_recv(cqe, op, wc);
 	}
+status:
 	if (op == HW_CQE_REQ_ERR || op == HW_CQE_RESP_ERR) {
 		wc->status = vb_syndrome_status(hw_err_cqe_syndrome(cqe));
 		wc->vendor_err = hw_err_cqe_vendor_synd(cqe);

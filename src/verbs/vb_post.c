@@ -148,6 +148,12 @@ static int vb_build(struct vb_qp *qp, const struct ibv_send_wr *wr, uint8_t *w, 
 	uint8_t op = vb_wr_hw_op[wr->opcode];
 	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 
+	/* An XRC request names the target's SRQ first (mlx5_wqe_xrc_seg); local UMR work names none. */
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND && op != HW_WQE_UMR) {
+		memset(w + off, 0, sizeof(struct hw_wqe_xrc_seg));
+		((struct hw_wqe_xrc_seg *)(void *)(w + off))->xrc_srqn = htobe32(wr->qp_type.xrc.remote_srqn);
+		off += sizeof(struct hw_wqe_xrc_seg);
+	}
 	off += vb_mid_segs(qp, wr, w + off);
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge > 0 && !atomic) {
 		int n = vb_inline(qp, wr->sg_list, wr->num_sge, w + off);
@@ -318,9 +324,9 @@ int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 	uint32_t nreq = 0;
 	int err = 0;
 
-	if (qp->srq != NULL || (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL)) {
+	if (qp->srq != NULL || qp->rq_wqe_cnt == 0 || (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL)) {
 		*bad = wr;
-		return EINVAL; /* its receives go to the SRQ; a QP in RESET takes none */
+		return EINVAL; /* its receives go to an SRQ (XRC: the one each request names); a QP in RESET takes none */
 	}
 	pthread_spin_lock(&qp->rq_lock);
 	if (wr != NULL && wr->next == NULL && wr->num_sge == 1 && qp->rq_max_gs != 0 && wr->sg_list[0].length != 0 &&

@@ -64,6 +64,8 @@ static int vb_qp_size_sq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 
 	if (a->qp_type == IBV_QPT_DRIVER)
 		over += sizeof(struct hw_wqe_datagram_seg); /* a DCI's WQE carries the DC address */
+	if (a->qp_type == IBV_QPT_XRC_SEND)
+		over += sizeof(struct hw_wqe_xrc_seg); /* an XRC WQE names the target's SRQ */
 
 	if (a->cap.max_send_sge > (VB_MAX_SQ_DESC - over) / sizeof(struct hw_wqe_data_seg))
 		return EINVAL;
@@ -100,8 +102,8 @@ static int vb_qp_size_rq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 	uint32_t stride = vb_pow2_up(sge * (uint32_t)sizeof(struct hw_wqe_data_seg));
 	uint32_t wq;
 
-	if (a->srq != NULL || a->qp_type == IBV_QPT_DRIVER) {
-		qp->rq_wqe_cnt = 0; /* a DCI receives nothing, a DCT through its SRQ */
+	if (a->srq != NULL || a->qp_type == IBV_QPT_DRIVER || a->qp_type == IBV_QPT_XRC_SEND) {
+		qp->rq_wqe_cnt = 0; /* a DCI and an XRC send QP receive nothing, a DCT through its SRQ */
 		return 0;
 	}
 	if (a->cap.max_recv_sge > VB_MAX_SGE || stride > VB_MAX_RQ_DESC || a->cap.max_recv_wr > VB_MAX_QP_WR)
@@ -122,7 +124,7 @@ int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
 {
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return EINVAL;
-	if (a->send_cq == NULL || a->recv_cq == NULL)
+	if (a->send_cq == NULL || (a->recv_cq == NULL && a->qp_type != IBV_QPT_XRC_SEND))
 		return EINVAL;
 	if (a->srq != NULL && a->srq->context != &ctx->vctx.context)
 		return EINVAL;
@@ -131,8 +133,7 @@ int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a)
 
 /*
  * Creation flags: none, or blocking the QP's own multicast from looping
- * back (it has no multicast to loop back: always so; mlx5 takes it on any
- * type). Flags the kernel knows but this device has not (raw packet, IPoIB):
+ * back (mlx5 takes it on any type; vb_mcast.c keeps it with the QP's groups). Flags the kernel knows but this device has not (raw packet, IPoIB):
  * EOPNOTSUPP, as the kernel answers flags the card lacks; unknown ones EINVAL.
  */
 static int vb_qp_create_flags_ok(const struct ibv_qp_init_attr_ex *a)
@@ -153,7 +154,8 @@ static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_e
 		return EOPNOTSUPP;
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return EINVAL;
-	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_UC)
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_UC &&
+	    a->qp_type != IBV_QPT_XRC_SEND)
 		return EOPNOTSUPP;
 	if (vb_qp_objs_ok(ctx, a) != 0)
 		return EINVAL;
@@ -191,7 +193,7 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 		.dc_key = k->dc_key,
 		.pd = vb_pd_of(a->pd)->hw,
 		.send_cq = vb_cq_of(a->send_cq)->hw,
-		.recv_cq = vb_cq_of(a->recv_cq)->hw,
+		.recv_cq = a->recv_cq != NULL ? vb_cq_of(a->recv_cq)->hw : NULL,
 		.log_sq_size = vb_log2_up(qp->sq_wqe_cnt),
 		.log_rq_size = vb_log2_up(qp->rq_wqe_cnt > 0 ? qp->rq_wqe_cnt : 1),
 		.log_rq_stride = qp->rq_wqe_cnt > 0 ? qp->rq_shift : HW_QP_LOG_RQ_STRIDE_MIN,
@@ -204,6 +206,10 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 	uint32_t qpn;
 	int rc = vb_alloc_type_errno("MLX_QP");
 
+	if (rc == 0)
+		rc = vb_parent_alloc_check(a->pd, ((size_t)qp->sq_wqe_cnt * HW_SEND_WQE_BB) +
+							  ((size_t)qp->rq_wqe_cnt << qp->rq_shift),
+					   MLX5DV_RES_TYPE_QP);
 	if (rc != 0)
 		return rc;
 	if (hw_gid_get(&ctx->dev->fn, 0, &g0))
@@ -263,8 +269,37 @@ static void vb_qp_fill(struct vb_qp *qp, struct ibv_context *c, struct ibv_qp_in
 	qp->init.cap = a->cap;
 	qp->init.qp_type = a->qp_type;
 	qp->init.sq_sig_all = a->sq_sig_all;
+	qp->block_self_mcast = (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+			       (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
 	qp->attr.cap = a->cap;
 	qp->attr.port_num = VB_PORT;
+}
+
+/*
+ * An XRC send QP: an RC requester (PD, send CQ) whose requests name the
+ * target's SRQ; as the kernel, it has no receive side, so a receive CQ or
+ * SRQ given is not used.
+ */
+static struct ibv_qp *vb_qp_create_xrc_send(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	struct ibv_qp_init_attr_ex b = *a;
+	struct vb_qp_kind k = {.hw = HW_QPT_XRC_INI};
+	struct ibv_qp *qp;
+	int rc;
+
+	b.recv_cq = NULL;
+	b.srq = NULL;
+	b.cap.max_recv_wr = 0;
+	b.cap.max_recv_sge = 0;
+	rc = vb_qp_attr_ok(ctx, &b);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	qp = vb_qp_create(ctx, &b, &k);
+	if (qp != NULL)
+		a->cap = b.cap;
+	return qp;
 }
 
 struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
@@ -277,6 +312,10 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 		errno = EINVAL;
 		return NULL;
 	}
+	if (a->qp_type == IBV_QPT_XRC_RECV)
+		return vb_xrc_create_recv_qp(ctx, a);
+	if (a->qp_type == IBV_QPT_XRC_SEND)
+		return vb_qp_create_xrc_send(ctx, a);
 	rc = vb_qp_attr_ok(ctx, a);
 	if (rc != 0) {
 		errno = rc;
@@ -314,13 +353,14 @@ struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *
 	vb_qp_fill(qp, context, a);
 	qp->pd = vb_pd_of(a->pd);
 	qp->scq = vb_cq_of(a->send_cq);
-	qp->rcq = vb_cq_of(a->recv_cq);
+	qp->rcq = a->recv_cq != NULL ? vb_cq_of(a->recv_cq) : NULL;
 	qp->srq = a->srq != NULL ? vb_srq_of(a->srq) : NULL;
 	atomic_fetch_add(&qp->pd->users, 1);
 	if (qp->srq != NULL)
 		atomic_fetch_add(&qp->srq->users, 1);
 	vb_cq_add_qp(qp->scq, qp, true);
-	vb_cq_add_qp(qp->rcq, qp, false);
+	if (qp->rcq != NULL)
+		vb_cq_add_qp(qp->rcq, qp, false);
 	vb_qp_wr_fill(qp);
 	qp->ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
 	qp->dc_type = k->dc_type;
@@ -361,8 +401,13 @@ VB_EXPORT int vb_destroy_qp(struct ibv_qp *ibqp)
 
 	if (ibqp == NULL)
 		return EINVAL;
+	if (vb_mcast_busy(qp))
+		return EBUSY; /* still in a multicast group, as the kernel refuses it */
+	if (qp->xrcd != NULL)
+		return vb_xrc_destroy_qp(qp);
 	vb_cq_del_qp(qp->scq, qp, true);
-	vb_cq_del_qp(qp->rcq, qp, false);
+	if (qp->rcq != NULL)
+		vb_cq_del_qp(qp->rcq, qp, false);
 	if (qp->srq != NULL)
 		atomic_fetch_sub(&qp->srq->users, 1);
 	atomic_fetch_sub(&qp->pd->users, 1);
@@ -374,49 +419,55 @@ VB_SYMVER(vb_destroy_qp, ibv_destroy_qp, "IBVERBS_1.1");
 /* The IB transitions this device has, with their required and optional attributes per type. */
 struct vb_trans {
 	bool valid;
-	int req[3]; /* [0] RC, [1] UD, [2] UC (the kernel's qp_state_table) */
-	int opt[3];
+	int req[5]; /* [0] RC, [1] UD, [2] UC, [3] XRC send, [4] XRC receive (the kernel's qp_state_table) */
+	int opt[5];
 };
 
 #define VB_RC_PATH (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
 #define VB_UC_PATH (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE)
 #define VB_INIT_ATTRS (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
 #define VB_UD_INIT_ATTRS (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)
+#define VB_RTR_REQ_RC                                                                              \
+	(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |  \
+	 IBV_QP_MIN_RNR_TIMER)
+#define VB_RTR_REQ_UC (IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)
+#define VB_RTR_OPT_RC (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX)
+#define VB_RTS_REQ_RC (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
 
 static const struct vb_trans vb_qp_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
-		[IBV_QPS_INIT] = {.valid = true, .req = {VB_INIT_ATTRS, VB_UD_INIT_ATTRS, VB_INIT_ATTRS}},
+		[IBV_QPS_INIT] = {.valid = true,
+				  .req = {VB_INIT_ATTRS, VB_UD_INIT_ATTRS, VB_INIT_ATTRS, VB_INIT_ATTRS, VB_INIT_ATTRS}},
 	},
 	[IBV_QPS_INIT] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
-		[IBV_QPS_INIT] = {.valid = true, .opt = {VB_INIT_ATTRS, VB_UD_INIT_ATTRS, VB_INIT_ATTRS}},
+		[IBV_QPS_INIT] = {.valid = true,
+				  .opt = {VB_INIT_ATTRS, VB_UD_INIT_ATTRS, VB_INIT_ATTRS, VB_INIT_ATTRS, VB_INIT_ATTRS}},
 		[IBV_QPS_RTR] = {.valid = true,
-				 .req = {IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-					 0, IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN},
-				 .opt = {IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-					 IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
-					 IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX}},
+				 .req = {VB_RTR_REQ_RC, 0, VB_RTR_REQ_UC, VB_RTR_REQ_UC, VB_RTR_REQ_RC},
+				 .opt = {VB_RTR_OPT_RC, IBV_QP_PKEY_INDEX | IBV_QP_QKEY, VB_RTR_OPT_RC, VB_RTR_OPT_RC,
+					 VB_RTR_OPT_RC}},
 	},
 	[IBV_QPS_RTR] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
 		[IBV_QPS_RTS] = {.valid = true,
-				 .req = {IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-						 IBV_QP_MAX_QP_RD_ATOMIC,
-					 IBV_QP_SQ_PSN, IBV_QP_SQ_PSN},
+				 .req = {VB_RTS_REQ_RC, IBV_QP_SQ_PSN, IBV_QP_SQ_PSN, VB_RTS_REQ_RC,
+					 IBV_QP_TIMEOUT | IBV_QP_SQ_PSN},
 				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY,
-					 IBV_QP_CUR_STATE | VB_UC_PATH}},
+					 IBV_QP_CUR_STATE | VB_UC_PATH, IBV_QP_CUR_STATE | VB_UC_PATH,
+					 IBV_QP_CUR_STATE | VB_RC_PATH}},
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = {.valid = true},
 		[IBV_QPS_ERR] = {.valid = true},
 		[IBV_QPS_RTS] = {.valid = true,
 				 .opt = {IBV_QP_CUR_STATE | VB_RC_PATH, IBV_QP_CUR_STATE | IBV_QP_QKEY,
-					 IBV_QP_CUR_STATE | VB_UC_PATH}},
+					 IBV_QP_CUR_STATE | VB_UC_PATH, IBV_QP_CUR_STATE | VB_UC_PATH,
+					 IBV_QP_CUR_STATE | VB_RC_PATH}},
 	},
 	[IBV_QPS_ERR] = {
 		[IBV_QPS_RESET] = {.valid = true},
@@ -459,7 +510,8 @@ static int vb_qp_modify_ok(const struct vb_qp *qp, const struct ibv_qp_attr *a, 
 {
 	enum ibv_qp_state cur = qp->qpx.qp_base.state;
 	const struct vb_trans *t;
-	int ty = qp->qpx.qp_base.qp_type == IBV_QPT_UD ? 1 : qp->qpx.qp_base.qp_type == IBV_QPT_UC ? 2 : 0;
+	enum ibv_qp_type qt = qp->qpx.qp_base.qp_type;
+	int ty = qt == IBV_QPT_UD ? 1 : qt == IBV_QPT_UC ? 2 : qt == IBV_QPT_XRC_SEND ? 3 : qt == IBV_QPT_XRC_RECV ? 4 : 0;
 
 	if (mask & ~VB_QP_MASK_KNOWN)
 		return EINVAL;
@@ -567,6 +619,16 @@ static enum hw_qp_state vb_hw_state(enum ibv_qp_state s)
 	}
 }
 
+static enum ibv_qp_state vb_ibv_state(enum hw_qp_state s)
+{
+	static const enum ibv_qp_state m[] = {
+		[HW_QP_RESET] = IBV_QPS_RESET, [HW_QP_INIT] = IBV_QPS_INIT, [HW_QP_RTR] = IBV_QPS_RTR,
+		[HW_QP_RTS] = IBV_QPS_RTS, [HW_QP_ERR] = IBV_QPS_ERR,
+	};
+
+	return (unsigned int)s <= HW_QP_ERR ? m[s] : IBV_QPS_ERR;
+}
+
 /*
  * Connects an RC or UC QP moving to RTR to the port its address names: by
  * its GID (hw_gid.h) when it has a GRH (always on RoCE): a port of this
@@ -618,7 +680,8 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 	if (mask & (IBV_QP_MIN_RNR_TIMER | IBV_QP_RNR_RETRY))
 		(void)hw_qp_set_rnr(qp->hw, k->min_rnr_timer, k->rnr_retry);
 	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR &&
-	    (qp->qpx.qp_base.qp_type == IBV_QPT_RC || qp->qpx.qp_base.qp_type == IBV_QPT_UC))
+	    (qp->qpx.qp_base.qp_type == IBV_QPT_RC || qp->qpx.qp_base.qp_type == IBV_QPT_UC ||
+	     qp->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND))
 		vb_qp_route(qp, k);
 	if (cur == to)
 		return 0;
@@ -640,6 +703,13 @@ VB_EXPORT int vb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 
 	if (ibqp == NULL || attr == NULL)
 		return EINVAL;
+	if (qp->open_of != NULL) { /* a handle ibv_open_qp gave: the QP it opened moves */
+		rc = vb_modify_qp(&qp->open_of->qpx.qp_base, attr, mask);
+		ibqp->state = qp->open_of->qpx.qp_base.state;
+		return rc;
+	}
+	if (qp->hw->view != NULL)
+		return EOPNOTSUPP; /* opened in another process than its creator's: only the creator moves it */
 	/* A QP the device moved to ERR (a failed work request) is in ERR for the table too. */
 	if (hw_qp_state(qp->hw) == HW_QP_ERR)
 		ibqp->state = IBV_QPS_ERR;
@@ -653,7 +723,7 @@ VB_EXPORT int vb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 		return rc;
 	ibqp->state = to;
 	qp->attr.qp_state = to;
-	if (to == IBV_QPS_RTS && cur != IBV_QPS_RTS)
+	if (to == IBV_QPS_RTS && cur != IBV_QPS_RTS && qp->scq != NULL)
 		vb_qp_ring(qp); /* work posted before RTS runs now */
 	return 0;
 }
@@ -669,8 +739,13 @@ VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int att
 	(void)attr_mask; /* as the kernel: every attribute is returned */
 	if (ibqp == NULL || attr == NULL || init_attr == NULL)
 		return EINVAL;
+	if (qp->open_of != NULL)
+		qp = qp->open_of; /* a handle ibv_open_qp gave: the QP it opened */
+	if (qp->hw->view != NULL) /* one of another process: its state is as its owner set it */
+		qp->qpx.qp_base.state = vb_ibv_state(hw_qp_state(qp->hw));
 	if (hw_qp_state(qp->hw) == HW_QP_ERR)
-		ibqp->state = IBV_QPS_ERR;
+		qp->qpx.qp_base.state = IBV_QPS_ERR;
+	ibqp->state = qp->qpx.qp_base.state;
 	*attr = qp->attr;
 	attr->qp_state = ibqp->state;
 	attr->cur_qp_state = ibqp->state;

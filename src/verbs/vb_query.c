@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "hw_mcast.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -49,7 +50,7 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	 * link comes up, and the emulated port is active from the start and never goes down.
 	 */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
 	a->max_sge = VB_MAX_SGE;
 	a->max_sge_rd = VB_MAX_SGE;
 	a->max_cq = VB_MAX_CQ;
@@ -62,6 +63,9 @@ void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = 16;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = INT32_MAX;
+	a->max_mcast_grp = HW_MCAST_ENTRIES; /* hw_mcast: one device-wide table of attachments */
+	a->max_mcast_qp_attach = HW_MCAST_GROUP_MAX;
+	a->max_total_mcast_qp_attach = HW_MCAST_ENTRIES;
 	a->max_srq = VB_MAX_QP;
 	a->max_srq_wr = VB_MAX_QP_WR - 1;
 	a->max_srq_sge = VB_MAX_SGE + 1;

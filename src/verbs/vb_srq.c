@@ -63,7 +63,8 @@ static int vb_srq_sizes(struct vb_srq *srq, const struct ibv_srq_attr *a)
 	return srq->wqe_cnt > (1u << HW_SRQ_LOG_MAX) ? EINVAL : 0;
 }
 
-static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, struct ibv_srq_init_attr *init)
+static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, struct ibv_srq_init_attr *init,
+				    struct vb_xrcd *xrcd, struct vb_cq *xcq)
 {
 	struct hw_srq_attr ha = {.limit_cb = vb_srq_limit_cb, .shared = true};
 	struct vb_srq *srq;
@@ -79,6 +80,8 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	rc = vb_srq_sizes(srq, &init->attr);
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_SRQ");
+	if (rc == 0)
+		rc = vb_parent_alloc_check(pd, (size_t)srq->wqe_cnt << srq->log_stride, MLX5DV_RES_TYPE_SRQ);
 	if (rc != 0)
 		goto err_free;
 	rc = ENOMEM;
@@ -95,6 +98,10 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	ha.log_size = vb_log2_up(srq->wqe_cnt);
 	ha.log_stride = srq->log_stride;
 	ha.limit_arg = srq;
+	if (xrcd != NULL) {
+		ha.xrcd = vb_xrcd_id(xrcd);
+		ha.cq = xcq->hw;
+	}
 	if (hw_srq_create(&ha, &srq->hw) != HW_OK) {
 		srq->hw = NULL;
 		goto err_free;
@@ -112,6 +119,11 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	init->attr.max_wr = srq->max_wr;
 	init->attr.max_sge = srq->max_gs;
 	atomic_fetch_add(&srq->pd->users, 1);
+	if (xrcd != NULL) {
+		srq->xrcd = xrcd;
+		srq->xcq = xcq;
+		vb_xrc_srq_attach(srq);
+	}
 	return srq;
 
 err_free:
@@ -131,10 +143,37 @@ VB_EXPORT struct ibv_srq *vb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_a
 		errno = EINVAL;
 		return NULL;
 	}
-	srq = vb_srq_create(ctx, pd, init);
+	srq = vb_srq_create(ctx, pd, init, NULL, NULL);
 	return srq != NULL ? &srq->srq : NULL;
 }
 VB_SYMVER(vb_create_srq, ibv_create_srq, "IBVERBS_1.1");
+
+/*
+ * An XRC SRQ (ibv_create_srq_ex(3)): a PD, an XRC domain and the CQ its
+ * receives complete into, whichever XRC receive QP of the domain takes them.
+ */
+static struct ibv_srq *vb_create_xrc_srq(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
+{
+	const uint32_t need = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+			      IBV_SRQ_INIT_ATTR_CQ;
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct ibv_srq_init_attr init;
+	struct vb_xrcd *x;
+	struct vb_srq *srq;
+
+	if (ctx == NULL || (a->comp_mask & need) != need || a->pd == NULL || a->pd->context != c || a->cq == NULL ||
+	    a->cq->context != c || vb_xrcd_checked(ctx, a->xrcd, &x) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	init.srq_context = a->srq_context;
+	init.attr = a->attr;
+	srq = vb_srq_create(ctx, a->pd, &init, x, vb_cq_of(a->cq));
+	if (srq == NULL)
+		return NULL;
+	a->attr = init.attr;
+	return &srq->srq;
+}
 
 struct ibv_srq *vb_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 {
@@ -145,8 +184,11 @@ struct ibv_srq *vb_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr
 		errno = EINVAL;
 		return NULL;
 	}
+	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_XRC &&
+	    !(a->comp_mask & IBV_SRQ_INIT_ATTR_TM))
+		return vb_create_xrc_srq(c, a);
 	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC) {
-		errno = EOPNOTSUPP; /* XRC and tag matching SRQs */
+		errno = EOPNOTSUPP; /* tag matching SRQs */
 		return NULL;
 	}
 	if (a->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE)) {
@@ -218,6 +260,8 @@ VB_EXPORT int vb_destroy_srq(struct ibv_srq *ibsrq)
 		return EINVAL;
 	if (atomic_load(&srq->users) != 0)
 		return EBUSY;
+	if (srq->xrcd != NULL)
+		vb_xrc_srq_detach(srq);
 	atomic_fetch_sub(&srq->pd->users, 1);
 	pthread_mutex_destroy(&srq->srq.mutex);
 	pthread_cond_destroy(&srq->srq.cond);

@@ -38,14 +38,6 @@ VB_EXPORT struct ibv_pd *vb_compat_1_0_ibv_alloc_pd(struct ibv_context *context)
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_alloc_pd, ibv_alloc_pd, "IBVERBS_1.0");
 
-VB_EXPORT int vb_ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
-VB_EXPORT int vb_ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	VB_UNSUPPORTED("ibv_attach_mcast");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_attach_mcast, ibv_attach_mcast, "IBVERBS_1.1");
-
 VB_EXPORT int vb_compat_1_0_ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 VB_EXPORT int vb_compat_1_0_ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
@@ -69,12 +61,6 @@ VB_EXPORT struct ibv_ah *vb_compat_1_0_ibv_create_ah(struct ibv_pd *pd, struct i
 	return NULL;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_create_ah, ibv_create_ah, "IBVERBS_1.0");
-
-VB_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port_num)
-{
-	VB_UNSUPPORTED("ibv_create_ah_from_wc");
-	return NULL;
-}
 
 VB_EXPORT struct ibv_cq *vb_compat_1_0_ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector);
 VB_EXPORT struct ibv_cq *vb_compat_1_0_ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel, int comp_vector)
@@ -147,14 +133,6 @@ VB_EXPORT int vb_compat_1_0_ibv_destroy_srq(struct ibv_srq *srq)
 	return EOPNOTSUPP;
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_destroy_srq, ibv_destroy_srq, "IBVERBS_1.0");
-
-VB_EXPORT int vb_ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
-VB_EXPORT int vb_ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	VB_UNSUPPORTED("ibv_detach_mcast");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_detach_mcast, ibv_detach_mcast, "IBVERBS_1.1");
 
 VB_EXPORT int vb_compat_1_0_ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 VB_EXPORT int vb_compat_1_0_ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
@@ -233,12 +211,6 @@ VB_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_
 {
 	VB_UNSUPPORTED("ibv_import_pd");
 	return NULL;
-}
-
-VB_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
-{
-	VB_UNSUPPORTED("ibv_init_ah_from_wc");
-	return EOPNOTSUPP;
 }
 
 VB_EXPORT int vb_compat_1_0_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);

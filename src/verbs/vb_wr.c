@@ -100,7 +100,7 @@ static bool vb_wr_refuse(struct vb_qp *qp, bool rc_only)
 
 	if (qp->wr_err != 0)
 		return false;
-	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER)
+	if (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER && ty != IBV_QPT_XRC_SEND)
 		vb_wr_fail(qp, EINVAL);
 	else if (qp->wr_open)
 		vb_wr_fail(qp, EINVAL); /* the previous operation never got its data */
@@ -112,11 +112,16 @@ static bool vb_wr_refuse(struct vb_qp *qp, bool rc_only)
 bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 {
 	enum ibv_qp_type ty = qp->qpx.qp_base.qp_type;
-	/* UD and a DCI's remote operations carry an address: a setter of its own, a segment after ctrl. */
+	/*
+	 * UD and a DCI's remote operations carry an address, XRC's the target's
+	 * SRQ: a setter of its own (ibv_wr_set_xrc_srqn), a segment after ctrl.
+	 */
+	bool xrc = ty == IBV_QPT_XRC_SEND && hw_op != HW_WQE_UMR;
 	bool addr = ty == IBV_QPT_UD || (ty == IBV_QPT_DRIVER && hw_op != HW_WQE_UMR);
 
 	if (__builtin_expect(qp->wr_err != 0 || qp->wr_open ||
-				     (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER) ||
+				     (rc_only && ty != IBV_QPT_RC && ty != IBV_QPT_UC && ty != IBV_QPT_DRIVER &&
+				      ty != IBV_QPT_XRC_SEND) ||
 				     vb_sq_full(qp, qp->wr_nreq),
 			     0))
 		return vb_wr_refuse(qp, rc_only);
@@ -125,9 +130,12 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 	qp->wr_hw_op = hw_op;
 	qp->wr_wc_op = wc_op;
 	qp->wr_wrid = qp->qpx.wr_id;
-	qp->wr_off = sizeof(struct hw_wqe_ctrl_seg) + (addr ? sizeof(struct hw_wqe_datagram_seg) : 0);
+	qp->wr_off = sizeof(struct hw_wqe_ctrl_seg) + (addr ? sizeof(struct hw_wqe_datagram_seg) : 0) +
+		     (xrc ? sizeof(struct hw_wqe_xrc_seg) : 0);
 	qp->wr_open = true;
-	qp->wr_setters = addr ? 2 : 1;
+	qp->wr_setters = addr || xrc ? 2 : 1;
+	if (xrc)
+		memset(qp->wr_p + sizeof(struct hw_wqe_ctrl_seg), 0, sizeof(struct hw_wqe_xrc_seg));
 	return true;
 }
 
@@ -348,7 +356,7 @@ static void vb_wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t length
 	vb_wr_set_inline_data_list(x, 1, &b);
 }
 
-/* What this device has not: TSO, XRC, atomic write. */
+/* What this device has not: TSO, atomic write. */
 static void vb_wr_unsupported(struct vb_qp *qp, const char *name)
 {
 	vb_log_unsupported(name);
@@ -379,10 +387,19 @@ static void vb_wr_send_tso(struct ibv_qp_ex *x, void *hdr, uint16_t hdr_sz, uint
 	vb_wr_unsupported(vb_wq(x), "ibv_wr_send_tso");
 }
 
+/* The XRC segment of the open WQE: the target's SRQ (a setter: the WQE closes once its data is set too). */
 static void vb_wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
 {
-	(void)srqn;
-	vb_wr_unsupported(vb_wq(x), "ibv_wr_set_xrc_srqn");
+	struct vb_qp *qp = vb_wq(x);
+	struct hw_wqe_xrc_seg *xs = (void *)(qp->wr_p + sizeof(struct hw_wqe_ctrl_seg));
+
+	if (!qp->wr_open || qp->qpx.qp_base.qp_type != IBV_QPT_XRC_SEND || qp->wr_hw_op == HW_WQE_UMR) {
+		if (qp->wr_err == 0)
+			vb_wr_fail(qp, EINVAL);
+		return;
+	}
+	xs->xrc_srqn = htobe32(srqn);
+	vb_wr_close(qp, 0);
 }
 
 static void vb_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, const void *data)
