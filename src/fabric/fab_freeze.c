@@ -17,7 +17,7 @@
 #define FRZ_DELIVER_WAIT_NS (1000ull * 1000 * 1000) /* longest wait for a faulting writer's signal */
 
 static struct {
-	uint64_t start, end; /* the frozen range, while active */
+	uint64_t start, end; /* atomic: the range of the move in progress, or of the last one */
 	int active;	     /* atomic: a move is in progress */
 } frz;
 
@@ -35,19 +35,33 @@ static void frz_chain(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-static bool frz_holds(uintptr_t a)
+/* Whether a lies in the range of the move in progress or of the last one. */
+static bool frz_in_range(uintptr_t a)
 {
-	return __atomic_load_n(&frz.active, __ATOMIC_ACQUIRE) && a >= frz.start && a < frz.end;
+	return a >= __atomic_load_n(&frz.start, __ATOMIC_ACQUIRE) && a < __atomic_load_n(&frz.end, __ATOMIC_ACQUIRE);
 }
 
+static bool frz_holds(uintptr_t a)
+{
+	return __atomic_load_n(&frz.active, __ATOMIC_ACQUIRE) && frz_in_range(a);
+}
+
+/*
+ * A write fault in the moving range waits for the move, then returns: the
+ * write is retried on the page's new mapping. A fault of the range that the
+ * handler only sees after the move ended (its thread was preempted between
+ * the fault and the check) is ours as well: the range was the program's
+ * writable memory before the move and is again after it, so it is retried,
+ * not passed on as the program's own fault.
+ */
 static void frz_on_segv(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
 
-	if (si->si_code == SEGV_ACCERR && frz_holds(a)) {
+	if (si->si_code == SEGV_ACCERR && frz_in_range(a)) {
 		while (frz_holds(a))
 			sched_yield();
-		return; /* the write is retried on the page's new mapping */
+		return;
 	}
 	frz_chain(sig, si, uc);
 }
@@ -118,8 +132,8 @@ int fab_freeze_begin(uint64_t start, uint64_t len)
 {
 	if (frz_install() != 0)
 		return -1;
-	frz.start = start;
-	frz.end = start + len;
+	__atomic_store_n(&frz.start, start, __ATOMIC_RELEASE);
+	__atomic_store_n(&frz.end, start + len, __ATOMIC_RELEASE);
 	__atomic_store_n(&frz.active, 1, __ATOMIC_RELEASE);
 	if (mprotect((void *)(uintptr_t)start, len, PROT_READ) != 0) {
 		__atomic_store_n(&frz.active, 0, __ATOMIC_RELEASE);
