@@ -249,6 +249,30 @@ static void test_config_fabric_timeout(void)
 	base_log_set_sink(NULL);
 }
 
+/* SOFTDPU_CM_TIMEOUT_MS: the RDMA CM's response timeout, 1..3600000 ms, else the default with an error. */
+static void test_config_cm_timeout(void)
+{
+	static const char *const bad[] = { "0", "-1", "abc", "10ms", "3600001", "99999999999999999999" };
+
+	base_log_set_sink(record_sink);
+	set("SOFTDPU_CM_TIMEOUT_MS", NULL);
+	CHECK(base_config_cm_timeout_ms() == 73728);
+	set("SOFTDPU_CM_TIMEOUT_MS", "");
+	CHECK(base_config_cm_timeout_ms() == 73728);
+	set("SOFTDPU_CM_TIMEOUT_MS", "1");
+	CHECK(base_config_cm_timeout_ms() == 1);
+	set("SOFTDPU_CM_TIMEOUT_MS", "3600000");
+	CHECK(base_config_cm_timeout_ms() == 3600000);
+	for (size_t i = 0; i < BASE_ARRAY_SIZE(bad); i++) {
+		seen.calls = 0;
+		set("SOFTDPU_CM_TIMEOUT_MS", bad[i]);
+		CHECK(base_config_cm_timeout_ms() == 73728);
+		CHECK(seen.calls == 1 && seen.level == BASE_LOG_ERROR);
+	}
+	set("SOFTDPU_CM_TIMEOUT_MS", NULL);
+	base_log_set_sink(NULL);
+}
+
 static void test_config_machine(void)
 {
 	static const char *const bad[] = { "256.0.0.1", "1.2.3", "1.2.3.4.5", "a.b.c.d", "10.0.0.1x", "-1.0.0.1" };
@@ -428,6 +452,7 @@ int main(void)
 	RUN(test_config_topology);
 	RUN(test_config_fabric);
 	RUN(test_config_fabric_timeout);
+	RUN(test_config_cm_timeout);
 	RUN(test_config_machine);
 	RUN(test_config_ucx_err_mode);
 	RUN(test_config_log_levels);

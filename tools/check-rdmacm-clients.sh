@@ -37,10 +37,11 @@ pass=0
 fail=0
 
 # A listener of softdpu's librdmacm is an abstract unix socket named after its
-# port (src/rdmacm/cm_wire.c): wait until one listens on the port.
+# port, and the IP it is bound to if any (src/rdmacm/cm_wire.c): wait until
+# one listens on the port.
 wait_listen() {
 	for _ in $(seq 400); do
-		grep -Eq " 00010000 0005 .*@softdpu-rdmacm[^ ]*-ps[0-9a-f]+-$1\$" /proc/net/unix && return 0
+		grep -Eq " 00010000 0005 .*@softdpu-rdmacm[^ ]*-ps[0-9a-f]+-$1(@[^ ]*)?\$" /proc/net/unix && return 0
 		sleep 0.05
 	done
 	return 1

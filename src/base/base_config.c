@@ -84,6 +84,24 @@ unsigned base_config_fabric_timeout_ms(void)
 	return (unsigned)v;
 }
 
+unsigned base_config_cm_timeout_ms(void)
+{
+	const char *s = env("SOFTDPU_CM_TIMEOUT_MS");
+	unsigned long v;
+	char *end;
+
+	if (s == NULL)
+		return BASE_CM_TIMEOUT_DEFAULT_MS;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v == 0 || v > BASE_CM_TIMEOUT_MAX_MS) {
+		BASE_ERR("SOFTDPU_CM_TIMEOUT_MS=%s ignored (1..%u), using %u ms", s, BASE_CM_TIMEOUT_MAX_MS,
+			 BASE_CM_TIMEOUT_DEFAULT_MS);
+		return BASE_CM_TIMEOUT_DEFAULT_MS;
+	}
+	return (unsigned)v;
+}
+
 bool base_config_ucx_peer_errors(void)
 {
 	const char *m = env("SOFTDPU_UCX_ERR_MODE");

@@ -36,6 +36,15 @@ enum base_fabric_mode base_config_fabric(void);
 unsigned base_config_fabric_timeout_ms(void);
 
 /*
+ * SOFTDPU_CM_TIMEOUT_MS: how long the RDMA CM waits for the answer to a REQ,
+ * REP or DREQ before it gives up, 1..BASE_CM_TIMEOUT_MAX_MS (default: the
+ * kernel CM's 15 retries of its response timeout on a RoCE port).
+ */
+#define BASE_CM_TIMEOUT_DEFAULT_MS 73728u
+#define BASE_CM_TIMEOUT_MAX_MS 3600000u
+unsigned base_config_cm_timeout_ms(void);
+
+/*
  * SOFTDPU_MACHINE: the IPv4 address (dotted quad) of the machine this process
  * stands for, so processes of one host can behave as several machines. True
  * and *ipv4 (host byte order) when set and valid; unset, empty or malformed

@@ -65,14 +65,44 @@ static uint32_t cm_random_psn(void)
 	return r & 0xffffff;
 }
 
-/* Keeps the caller's connection parameters (NULL: the kernel's defaults). */
+/* Depths beyond the device's are refused, but for the RDMA_MAX_* values that ask for its most (rdma_connect(3)). */
+static bool cm_param_ok(const struct cm_id *id, const struct rdma_conn_param *p)
+{
+	if (p == NULL || id->dev == NULL)
+		return true;
+	if (p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > id->dev->max_resp_res)
+		return false;
+	return p->initiator_depth == RDMA_MAX_INIT_DEPTH || p->initiator_depth <= id->dev->max_init_depth;
+}
+
+static uint8_t cm_min8(uint8_t a, uint8_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Keeps the caller's connection parameters (NULL: the kernel's defaults).
+ * RDMA_MAX_* stand for the device's most, and on the passive side for no
+ * more than the requester offered.
+ */
 static void cm_keep_param(struct cm_id *id, const struct rdma_conn_param *p)
 {
+	bool passive = id->state == CM_REQ_RCVD;
+
 	/* Without parameters librdmacm offers the device's depths; one read in flight here. */
 	id->responder_resources = p != NULL ? p->responder_resources : 1;
 	id->initiator_depth = p != NULL ? p->initiator_depth : 1;
-	id->retry_count = p != NULL ? p->retry_count : 7;
-	id->rnr_retry_count = p != NULL ? p->rnr_retry_count : 7;
+	/* The IB CM carries 3-bit counts: the kernel caps them at 7. */
+	id->retry_count = p != NULL ? cm_min8(p->retry_count, 7) : 7;
+	id->rnr_retry_count = p != NULL ? cm_min8(p->rnr_retry_count, 7) : 7;
+	if (p == NULL || id->dev == NULL)
+		return;
+	if (p->responder_resources == RDMA_MAX_RESP_RES)
+		id->responder_resources = passive ? cm_min8(id->remote.initiator_depth, id->dev->max_resp_res)
+						  : id->dev->max_resp_res;
+	if (p->initiator_depth == RDMA_MAX_INIT_DEPTH)
+		id->initiator_depth = passive ? cm_min8(id->remote.responder_resources, id->dev->max_init_depth)
+					      : id->dev->max_init_depth;
 }
 
 static void cm_msg_param(struct cm_msg *m, const struct rdma_conn_param *p, struct cm_id *id)
@@ -116,6 +146,7 @@ static int cm_send_req(struct cm_id *id)
 	}
 	free(id->req);
 	id->req = NULL;
+	cm_timer_arm_response(id);
 	return 0;
 }
 
@@ -159,7 +190,7 @@ static int cm_connect_locked(struct cm_id *id, struct rdma_conn_param *p)
 	if (id->state != CM_ROUTE_RESOLVED)
 		return EINVAL;
 	if (p != NULL && (p->private_data_len > (ud ? CM_SIDR_REQ_PDATA : CM_REQ_PDATA) ||
-			  (p->private_data_len > 0 && p->private_data == NULL)))
+			  (p->private_data_len > 0 && p->private_data == NULL) || !cm_param_ok(id, p)))
 		return EINVAL;
 	id->req = malloc(sizeof(*id->req));
 	if (id->req == NULL)
@@ -213,7 +244,7 @@ static int cm_accept_locked(struct cm_id *id, struct rdma_conn_param *p)
 	if (id->state != CM_REQ_RCVD)
 		return EINVAL;
 	if (p != NULL && (p->private_data_len > (ud ? CM_SIDR_REP_PDATA : CM_REP_PDATA) ||
-			  (p->private_data_len > 0 && p->private_data == NULL)))
+			  (p->private_data_len > 0 && p->private_data == NULL) || !cm_param_ok(id, p)))
 		return EINVAL;
 	cm_keep_param(id, p);
 	if (p == NULL) {
@@ -240,6 +271,7 @@ static int cm_accept_locked(struct cm_id *id, struct rdma_conn_param *p)
 		id->state = CM_CONNECTED;
 	} else {
 		id->state = CM_ACCEPT;
+		cm_timer_arm_response(id); /* for the RTU */
 	}
 	return 0;
 }
@@ -328,6 +360,7 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cm_lock);
 	switch (cid->state) {
 	case CM_IDLE:
+	case CM_ADDR_QUERY:
 	case CM_ADDR_RESOLVED:
 	case CM_ROUTE_RESOLVED:
 	case CM_LISTEN:
@@ -341,8 +374,10 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	(void)cm_qp_err(cid);
 	if (cid->state == CM_CONNECTED || cid->state == CM_ACCEPT || cid->state == CM_REP_RCVD) {
 		cm_wire_fill(cid, &m, CM_MSG_DREQ);
-		if (cm_wire_send(cid, &m) == 0)
+		if (cm_wire_send(cid, &m) == 0) {
 			cid->state = CM_DREQ_SENT;
+			cm_timer_arm_response(cid); /* for the DREP */
+		}
 	} else if (cid->state == CM_DREQ_RCVD) {
 		cm_wire_fill(cid, &m, CM_MSG_DREP);
 		(void)cm_wire_send(cid, &m);

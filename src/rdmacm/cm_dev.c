@@ -36,6 +36,7 @@ static void cm_dev_list(void)
 static struct cm_dev *cm_dev_open(struct cm_dev *dev)
 {
 	struct ibv_port_attr pa;
+	struct ibv_device_attr da;
 
 	if (dev->verbs != NULL)
 		return dev;
@@ -44,8 +45,10 @@ static struct cm_dev *cm_dev_open(struct cm_dev *dev)
 		goto fail;
 	dev->port_num = 1;
 	if (ibv_query_port(dev->verbs, dev->port_num, &pa) != 0 ||
-	    ibv_query_gid(dev->verbs, dev->port_num, 0, &dev->gid) != 0)
+	    ibv_query_gid(dev->verbs, dev->port_num, 0, &dev->gid) != 0 || ibv_query_device(dev->verbs, &da) != 0)
 		goto fail_close;
+	dev->max_resp_res = (uint8_t)(da.max_qp_rd_atom < 0xff ? da.max_qp_rd_atom : 0xfe);
+	dev->max_init_depth = (uint8_t)(da.max_qp_init_rd_atom < 0xff ? da.max_qp_init_rd_atom : 0xfe);
 	dev->lid = pa.lid;
 	dev->mtu = pa.active_mtu;
 	/* The PD an id gets with its device, as librdmacm's (rdma_reg_msgs() uses id->pd). */

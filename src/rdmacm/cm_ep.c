@@ -47,26 +47,31 @@ static int cm_ai_fill(struct rdma_addrinfo *r, const struct addrinfo *ai, const 
 	if (*slot == NULL)
 		return ENOMEM;
 	*len = ai->ai_addrlen;
-	if (!(r->ai_flags & RAI_PASSIVE) && hints != NULL && hints->ai_src_addr != NULL && hints->ai_src_len) {
-		r->ai_src_addr = cm_dup_addr(hints->ai_src_addr, hints->ai_src_len);
-		if (r->ai_src_addr == NULL)
+	return 0;
+}
+
+/* Neither node nor service: the hints alone say what the result is (rdma_getaddrinfo(3)). */
+static int cm_ai_from_hints(struct rdma_addrinfo *r, const struct rdma_addrinfo *hints)
+{
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	r->ai_qp_type = hints->ai_qp_type;
+	r->ai_port_space = hints->ai_port_space;
+	if (hints->ai_dst_addr != NULL && hints->ai_dst_len) {
+		r->ai_dst_addr = cm_dup_addr(hints->ai_dst_addr, hints->ai_dst_len);
+		if (r->ai_dst_addr == NULL)
 			return ENOMEM;
-		r->ai_src_len = hints->ai_src_len;
+		r->ai_dst_len = hints->ai_dst_len;
 	}
 	return 0;
 }
 
-CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-			       struct rdma_addrinfo **res)
+static int cm_ai_resolve(struct rdma_addrinfo *r, const char *node, const char *service,
+			 const struct rdma_addrinfo *hints)
 {
 	struct addrinfo h, *ai = NULL;
-	struct rdma_addrinfo *r;
 	int rc;
 
-	if (res == NULL || (node == NULL && service == NULL)) {
-		errno = EINVAL;
-		return -1;
-	}
 	memset(&h, 0, sizeof(h));
 	h.ai_family = hints != NULL && hints->ai_family ? hints->ai_family : AF_INET;
 	h.ai_socktype = SOCK_STREAM;
@@ -75,13 +80,38 @@ CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service, const stru
 	if (hints != NULL && (hints->ai_flags & RAI_NUMERICHOST))
 		h.ai_flags |= AI_NUMERICHOST;
 	rc = getaddrinfo(node, service, &h, &ai);
-	if (rc != 0) {
-		errno = cm_gai_errno(rc);
-		return rc;
+	if (rc != 0)
+		return cm_gai_errno(rc);
+	rc = cm_ai_fill(r, ai, hints);
+	freeaddrinfo(ai);
+	return rc;
+}
+
+CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
+			       struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r;
+	int rc;
+
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL)) {
+		errno = EINVAL;
+		return -1;
 	}
 	r = calloc(1, sizeof(*r));
-	rc = r == NULL ? ENOMEM : cm_ai_fill(r, ai, hints);
-	freeaddrinfo(ai);
+	if (r == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (node != NULL || service != NULL)
+		rc = cm_ai_resolve(r, node, service, hints);
+	else
+		rc = cm_ai_from_hints(r, hints);
+	/* The caller's source address stands when the lookup gave none. */
+	if (rc == 0 && r->ai_src_addr == NULL && hints != NULL && hints->ai_src_addr != NULL && hints->ai_src_len) {
+		r->ai_src_addr = cm_dup_addr(hints->ai_src_addr, hints->ai_src_len);
+		r->ai_src_len = hints->ai_src_len;
+		rc = r->ai_src_addr == NULL ? ENOMEM : 0;
+	}
 	if (rc != 0) {
 		rdma_freeaddrinfo(r);
 		errno = rc;

@@ -101,14 +101,18 @@ void cm_ids_forget_sockets(void)
 	}
 }
 
-/* Retries the REQs waiting for their listeners (cm_lock held); how many still wait. */
+/* Retries the REQs waiting for their listeners or their listener's room (cm_lock held); how many still wait. */
 int cm_ids_retry(void)
 {
-	struct cm_list *l;
+	struct cm_list *l, *next;
 	int n = 0;
 
-	for (l = cm_ids.next; l != &cm_ids; l = l->next)
-		n += cm_conn_retry(cm_container_of(l, struct cm_id, link));
+	for (l = cm_ids.next; l != &cm_ids; l = next) {
+		struct cm_id *id = cm_container_of(l, struct cm_id, link);
+
+		next = l->next; /* a held REQ delivered or dropped may free its id */
+		n += cm_conn_retry(id) || cm_backlog_retry(id);
+	}
 	return n;
 }
 
@@ -130,6 +134,7 @@ void cm_id_free_locked(struct cm_id *id)
 	struct cm_list *l, *next;
 
 	cm_loop_unwatch(id);
+	cm_timer_disarm(id);
 	if (id->psock >= 0)
 		close(id->psock);
 	cm_channel_drop_events(id->ch, id);
@@ -305,7 +310,7 @@ static void cm_fill_path(struct cm_id *id)
 	id->id.route.num_paths = 1;
 }
 
-static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct sockaddr *dst)
+static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct sockaddr *dst, int timeout_ms)
 {
 	struct cm_event *e;
 	struct cm_dev *dev;
@@ -327,8 +332,14 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 	memcpy(&id->dst, dst, cm_addr_len(dst));
 	memcpy(&id->id.route.addr.src_addr, &id->src, cm_addr_len((struct sockaddr *)&id->src));
 	memcpy(&id->id.route.addr.dst_addr, dst, cm_addr_len(dst));
+	if (!cm_addr_reachable(dst) && !cm_mcast_group(dst) && cm_addr_on_link(dst)) {
+		/* On a port's link, but no port has it: the neighbour query goes unanswered until timeout_ms. */
+		id->state = CM_ADDR_QUERY;
+		cm_timer_arm(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0);
+		return 0;
+	}
 	if (!cm_addr_reachable(dst) && !cm_mcast_group(dst)) {
-		/* No port of this machine has the address: no neighbour will answer. */
+		/* Off every port's link: there is no route, so no neighbour to ask. */
 		e = cm_event_new(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
 		cm_event_queue(id->ch, e);
 		return 0;
@@ -354,13 +365,12 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 {
 	int rc;
 
-	(void)timeout_ms; /* answered at once: every address is this machine's */
 	if (id == NULL || dst_addr == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
 	pthread_mutex_lock(&cm_lock);
-	rc = cm_resolve_addr_locked((struct cm_id *)id, src_addr, dst_addr);
+	rc = cm_resolve_addr_locked((struct cm_id *)id, src_addr, dst_addr, timeout_ms);
 	pthread_mutex_unlock(&cm_lock);
 	if (rc != 0) {
 		errno = rc;
@@ -373,7 +383,7 @@ CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 {
 	struct cm_id *cid = (struct cm_id *)id;
 
-	(void)timeout_ms;
+	(void)timeout_ms; /* a RoCE route asks no one (no SA): nothing to wait for */
 	if (id == NULL) {
 		errno = EINVAL;
 		return -1;

@@ -75,6 +75,8 @@ struct cm_dev {
 	uint16_t lid;
 	enum ibv_mtu mtu;
 	union ibv_gid gid;	/* GID index 0 */
+	uint8_t max_resp_res;	/* max_qp_rd_atom: what RDMA_MAX_RESP_RES stands for */
+	uint8_t max_init_depth;	/* max_qp_init_rd_atom: what RDMA_MAX_INIT_DEPTH stands for */
 };
 
 struct cm_channel {
@@ -88,6 +90,7 @@ struct cm_channel {
 
 enum cm_state {
 	CM_IDLE = 0,
+	CM_ADDR_QUERY,	 /* a destination on a port's link that no port has: nobody answers */
 	CM_ADDR_RESOLVED,
 	CM_ROUTE_RESOLVED,
 	CM_LISTEN,
@@ -143,8 +146,11 @@ struct cm_id {
 	bool own_qp_cqs;		/* rdma_create_qp made the CQs */
 	bool peer_gone;
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep's QP attributes, for rdma_get_request */
-	struct cm_msg *req;		/* a REQ waiting for its listener to appear */
+	struct cm_msg *req;		/* active: a REQ waiting for its listener to appear; passive: one held by the backlog */
 	uint64_t req_until;		/* until then (monotonic ns) */
+	struct cm_list timer_link;	/* on cm_timer.c's list while timer_at != 0 */
+	uint64_t timer_at;		/* monotonic ns; 0: no timer */
+	enum cm_state timer_state;	/* the state the timer was armed in */
 	struct cm_mc *mc;		/* the multicast groups joined (cm_mcast.c) */
 };
 
@@ -166,6 +172,7 @@ struct cm_dev *cm_dev_of_verbs(struct ibv_context *verbs);
 struct cm_dev *cm_resolve_local(const struct sockaddr *addr);
 bool cm_addr_is_any(const struct sockaddr *addr);
 bool cm_addr_reachable(const struct sockaddr *addr);
+bool cm_addr_on_link(const struct sockaddr *addr);
 
 /* cm_addr.c */
 socklen_t cm_addr_len(const struct sockaddr *addr);
@@ -248,11 +255,25 @@ void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type);
 /* cm_conn.c */
 bool cm_conn_retry(struct cm_id *id);
 
+/* cm_backlog.c: rdma_listen's backlog (cm_lock held). */
+bool cm_backlog_full(const struct cm_id *l);
+bool cm_backlog_hold(struct cm_id *c, const struct cm_msg *m);
+bool cm_backlog_retry(struct cm_id *c);
+
 /* cm_loop.c: the CM thread. */
 void cm_loop_atfork(void);
 int cm_loop_retry_start(void);
 int cm_loop_watch(struct cm_id *id, int fd);
 void cm_loop_unwatch(struct cm_id *id);
+void cm_loop_kick(void);
+
+/* cm_timer.c: the CM's response timeouts and address queries (cm_lock held). */
+void cm_timer_arm(struct cm_id *id, unsigned ms);
+void cm_timer_arm_response(struct cm_id *id);
+void cm_timer_disarm(struct cm_id *id);
+int cm_timer_next_ms(void);
+void cm_timer_expire(void);
+void cm_timer_forget_all(void);
 
 /* cm_proto.c: what a received message does to an id (cm_lock held). */
 void cm_proto_recv(struct cm_id *id, const struct cm_msg *m);

@@ -6,7 +6,8 @@
  * blocks in rdma_get_cm_event() or polls the channel's fd sees its peer's
  * REQ, REP, RTU, DREQ or death. Started on the first socket; a forked child
  * starts its own, and the parent's ids are not the child's: it closes its
- * copies of their sockets.
+ * copies of their sockets. It sleeps until the earliest CM timer
+ * (cm_timer.c) or the next retry tick.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -85,14 +86,28 @@ static void cm_loop_events(const struct epoll_event *evs, int n)
 	}
 }
 
+/* How long the thread may sleep: until the next retry tick or timer, -1 for ever (cm_lock held). */
+static int cm_loop_timeout(void)
+{
+	int t = cm_timer_next_ms();
+
+	if (cm_retrying > 0 && (t < 0 || t > CM_RETRY_TICK_MS))
+		t = CM_RETRY_TICK_MS;
+	return t;
+}
+
 static void *cm_loop_run(void *arg)
 {
 	int ep = (int)(intptr_t)arg;
 	struct epoll_event evs[16];
+	int timeout;
 
+	pthread_mutex_lock(&cm_lock);
+	timeout = cm_loop_timeout();
+	pthread_mutex_unlock(&cm_lock);
 	for (;;) {
-		/* Read without the lock: a stale value costs one tick or one kick. */
-		int n = epoll_wait(ep, evs, 16, __atomic_load_n(&cm_retrying, __ATOMIC_RELAXED) ? CM_RETRY_TICK_MS : -1);
+		/* Whatever changes the timeout meanwhile kicks the eventfd. */
+		int n = epoll_wait(ep, evs, 16, timeout);
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -101,6 +116,8 @@ static void *cm_loop_run(void *arg)
 			cm_loop_events(evs, n);
 		if (cm_retrying > 0)
 			cm_retrying = cm_ids_retry();
+		cm_timer_expire();
+		timeout = cm_loop_timeout();
 		pthread_mutex_unlock(&cm_lock);
 	}
 	return NULL;
@@ -128,6 +145,7 @@ static void cm_atfork_child(void)
 		close(cm_kick);
 	cm_ep = cm_kick = -1;
 	cm_retrying = 0;
+	cm_timer_forget_all();
 	cm_ids_forget_sockets();
 	pthread_mutex_unlock(&cm_lock);
 }
@@ -177,17 +195,28 @@ fail:
 	return rc;
 }
 
+/* Wakes the thread (starting it first) to look at its retries and timers again (cm_lock held). */
+void cm_loop_kick(void)
+{
+	uint64_t one = 1;
+
+	if (cm_loop_start() != 0) {
+		BASE_ERR("the CM thread cannot start: timers will not fire");
+		return;
+	}
+	if (write(cm_kick, &one, sizeof(one)) < 0)
+		BASE_DBG("kick: %d", errno);
+}
+
 /* A REQ waits for its listener: the thread retries it every tick (cm_lock held). */
 int cm_loop_retry_start(void)
 {
-	uint64_t one = 1;
 	int rc = cm_loop_start();
 
 	if (rc != 0)
 		return rc;
 	cm_retrying++;
-	if (write(cm_kick, &one, sizeof(one)) < 0)
-		BASE_DBG("kick: %d", errno);
+	cm_loop_kick();
 	return 0;
 }
 

@@ -110,6 +110,12 @@ static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 		cm_refuse(c, ud, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
+	/* Beyond the backlog the kernel drops the REQ for the requester to retry: held here. */
+	if (cm_backlog_full(l)) {
+		if (!cm_backlog_hold(c, m))
+			cm_refuse(c, ud, CM_REJ_CONSUMER_DEFINED);
+		return;
+	}
 	dev = l->dev != NULL ? l->dev : cm_resolve_local((const struct sockaddr *)&m->dst);
 	if (dev == NULL)
 		dev = cm_dev_first();

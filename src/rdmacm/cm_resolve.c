@@ -69,6 +69,31 @@ struct cm_dev *cm_resolve_local(const struct sockaddr *addr)
 	return cm_dev_by_name(f->ibdev);
 }
 
+/* Whether addr shares a function's link (IPv4 /24, IPv6 /64), where a neighbour query would go. */
+bool cm_addr_on_link(const struct sockaddr *addr)
+{
+	const struct hw_topology *topo = hw_topo_get();
+	const struct sockaddr_in6 *s6 = (const void *)addr;
+	const struct sockaddr_in *s4 = (const void *)addr;
+	static const uint8_t none[4];
+	uint32_t i;
+
+	if (topo == NULL)
+		return false;
+	for (i = 0; i < hw_topo_count(topo); i++) {
+		const struct hw_function *f = hw_topo_func(topo, (int)i);
+
+		if (f->is_rep || f->ibdev[0] == '\0')
+			continue;
+		if (addr->sa_family == AF_INET && memcmp(f->ipv4, none, 4) != 0 &&
+		    memcmp(f->ipv4, &s4->sin_addr, 3) == 0)
+			return true;
+		if (addr->sa_family == AF_INET6 && memcmp(f->ipv6, &s6->sin6_addr, 8) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* A destination this machine's CM reaches: its own addresses, either side of the card. */
 bool cm_addr_reachable(const struct sockaddr *addr)
 {
