@@ -240,6 +240,11 @@ static void eng_init(void)
 	pthread_atfork(eng_prepare, eng_parent, eng_child);
 }
 
+void hw_eng_fork_ready(void)
+{
+	pthread_once(&eng_once, eng_init);
+}
+
 void hw_eng_get(void)
 {
 	pthread_once(&eng_once, eng_init);

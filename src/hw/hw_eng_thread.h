@@ -35,6 +35,14 @@
 #define HW_ENG_PEER_CHECK_NS 100000000ull /* between looks at remote peers */
 
 /* A QP exists: the thread runs (started if needed). */
+/*
+ * Registers the engine's fork handlers now (they take the QP registry's and
+ * the engine's locks before a fork). A library that takes its own lock
+ * around calls that reach those locks registers its handlers after this, so
+ * its prepare handler, run first, takes its lock first, in the same order.
+ */
+void hw_eng_fork_ready(void);
+
 void hw_eng_get(void);
 /* A QP went: the last one stops the thread. */
 void hw_eng_put(void);

@@ -61,12 +61,13 @@ static bool mcast_read(const struct mcast_ent *e, struct mcast_ent *out)
 
 	if (s == 0 || (s & 1) != 0)
 		return false;
-	out->qpn = e->qpn;
-	out->lid = e->lid;
-	out->no_self = e->no_self;
-	out->live = e->live;
-	memcpy(out->mgid, e->mgid, sizeof(out->mgid));
-	atomic_thread_fence(memory_order_acquire);
+	/* Acquire loads, not a fence, keep the re-check after the copy (TSan refuses fences). */
+	out->qpn = __atomic_load_n(&e->qpn, __ATOMIC_ACQUIRE);
+	out->lid = __atomic_load_n(&e->lid, __ATOMIC_ACQUIRE);
+	out->no_self = __atomic_load_n(&e->no_self, __ATOMIC_ACQUIRE);
+	out->live = __atomic_load_n(&e->live, __ATOMIC_ACQUIRE);
+	for (size_t i = 0; i < sizeof(out->mgid); i++)
+		out->mgid[i] = __atomic_load_n(&e->mgid[i], __ATOMIC_ACQUIRE);
 	if (atomic_load_explicit(&e->seq, memory_order_relaxed) != s)
 		return false;
 	out->owner = atomic_load_explicit(&e->owner, memory_order_relaxed);
@@ -88,13 +89,13 @@ static void mcast_write(struct mcast_ent *e, uint32_t qpn, const uint8_t mgid[16
 
 	s += s & 1; /* a writer that died half way left it odd */
 	atomic_store_explicit(&e->seq, s + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	e->qpn = qpn;
-	e->lid = lid;
-	e->no_self = no_self;
-	e->live = live;
-	if (mgid != NULL)
-		memcpy(e->mgid, mgid, sizeof(e->mgid));
+	/* Release stores: a reader that sees one of them sees the odd sequence before it. */
+	__atomic_store_n(&e->qpn, qpn, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->lid, lid, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->no_self, no_self, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->live, live, __ATOMIC_RELEASE);
+	for (size_t i = 0; mgid != NULL && i < sizeof(e->mgid); i++)
+		__atomic_store_n(&e->mgid[i], mgid[i], __ATOMIC_RELEASE);
 	atomic_store_explicit(&e->seq, s + 2, memory_order_release);
 }
 

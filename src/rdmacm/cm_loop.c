@@ -18,6 +18,7 @@
 
 #include "base_log.h"
 #include "cm_int.h"
+#include "hw_eng_thread.h"
 
 static int cm_ep = -1;
 static int cm_kick = -1;	/* an eventfd in the epoll set (serial 0): wakes the thread */
@@ -150,8 +151,14 @@ static void cm_atfork_child(void)
 	pthread_mutex_unlock(&cm_lock);
 }
 
+/*
+ * After the engine's own: fork handlers prepare in the reverse order of
+ * their registration, so cm_lock is taken before the QP registry's lock, as
+ * a modify under cm_lock takes them (accept, connect).
+ */
 static void cm_atfork_register(void)
 {
+	hw_eng_fork_ready();
 	pthread_atfork(cm_atfork_prepare, cm_atfork_parent, cm_atfork_child);
 }
 

@@ -24,7 +24,7 @@ static void vb_srq_limit_event(struct vb_srq *srq)
 	struct ibv_async_event ev = {.event_type = IBV_EVENT_SRQ_LIMIT_REACHED};
 
 	ev.element.srq = &srq->srq;
-	srq->limit = 0;
+	__atomic_store_n(&srq->limit, 0, __ATOMIC_RELAXED); /* also from the engine thread (a limit crossed elsewhere) */
 	if (vb_async_post(srq->ctx, &ev) != 0)
 		BASE_ERR("SRQ %u: the limit event could not be queued", srq->srqn);
 }
@@ -221,14 +221,14 @@ VB_EXPORT int vb_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, in
 	if (attr->srq_limit > srq->max_wr)
 		return EINVAL;
 	pthread_spin_lock(&srq->lock);
-	srq->limit = attr->srq_limit;
+	__atomic_store_n(&srq->limit, attr->srq_limit, __ATOMIC_RELAXED);
 	if (attr->srq_limit != 0 && attr->srq_limit > hw_srq_posted(srq->hw)) {
 		pthread_spin_unlock(&srq->lock);
 		vb_srq_limit_event(srq);
 		return 0;
 	}
 	if (hw_srq_arm(srq->hw, attr->srq_limit) != HW_OK) {
-		srq->limit = 0;
+		__atomic_store_n(&srq->limit, 0, __ATOMIC_RELAXED);
 		pthread_spin_unlock(&srq->lock);
 		return EINVAL;
 	}
@@ -246,7 +246,7 @@ VB_EXPORT int vb_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 		return EINVAL;
 	attr->max_wr = srq->max_wr;
 	attr->max_sge = srq->max_gs;
-	attr->srq_limit = srq->limit;
+	attr->srq_limit = __atomic_load_n(&srq->limit, __ATOMIC_RELAXED);
 	return 0;
 }
 VB_SYMVER(vb_query_srq, ibv_query_srq, "IBVERBS_1.1");
