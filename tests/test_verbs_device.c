@@ -434,7 +434,7 @@ static void test_fork_and_sysfs(void)
 static void test_unsupported(void)
 {
 	struct ibv_context *c = vf_open();
-	struct ibv_qp_init_attr qia = {.qp_type = IBV_QPT_RAW_PACKET};
+	struct ibv_qp_init_attr_ex qiax;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 
@@ -443,11 +443,13 @@ static void test_unsupported(void)
 	CHECK(pd != NULL);
 	cq = ibv_create_cq(c, 16, NULL, NULL, 0);
 	CHECK(cq != NULL);
-	qia.send_cq = cq;
-	qia.recv_cq = cq;
 	CHECK(ibv_resize_cq(cq, 64) == EOPNOTSUPP);
+	/* Ethernet offloads of a raw packet QP the device has not. */
+	qiax = (struct ibv_qp_init_attr_ex){.qp_type = IBV_QPT_RAW_PACKET, .send_cq = cq, .recv_cq = cq, .pd = pd,
+					    .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+					    .create_flags = IBV_QP_CREATE_SCATTER_FCS};
 	errno = 0;
-	CHECK(ibv_create_qp(pd, &qia) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_create_qp_ex(c, &qiax) == NULL && errno == EOPNOTSUPP);
 	CHECK_OK(ibv_destroy_cq(cq));
 	errno = 0;
 	CHECK(ibv_alloc_null_mr(pd) == NULL && errno == EOPNOTSUPP);

@@ -500,10 +500,9 @@ static void test_matcher(void)
 	errno = 0;
 	CHECK(mlx5dv_dr_matcher_create(t, 1, CRIT_OUTER | 0x4, mp(&m, MATCH_SZ)) == NULL);
 	CHECK(errno == EOPNOTSUPP);
+	/* A mask shorter than the outer part: what it leaves out is zero (pyverbs passes 8 bytes of smac). */
+	CHECK(matcher(t, 1, CRIT_OUTER, mp(&m, 32)) != NULL);
 	/* Sizes and criteria out of range. */
-	errno = 0;
-	CHECK(mlx5dv_dr_matcher_create(t, 1, CRIT_OUTER, mp(&m, 32)) == NULL);
-	CHECK(errno == EINVAL);
 	errno = 0;
 	CHECK(mlx5dv_dr_matcher_create(t, 1, CRIT_OUTER, mp(&m, MATCH_SZ + 8)) == NULL);
 	CHECK(errno == EINVAL);

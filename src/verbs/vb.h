@@ -105,6 +105,7 @@ struct vb_umem {
 };
 
 struct vb_qp;
+struct vb_raw;
 struct vb_srq;
 struct vb_xrcd;
 
@@ -216,6 +217,7 @@ struct vb_qp {
 	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
 	struct vb_qp *open_of;	  /* a handle ibv_open_qp gave: the QP it opened (NULL: this one is the QP) */
+	struct vb_raw *raw;	  /* a raw packet QP: its Ethernet queues (vb_raw.c); NULL otherwise */
 	_Atomic uint32_t opens;	  /* handles open on this QP: destroy is EBUSY while non-zero */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;

@@ -106,9 +106,10 @@ int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *t)
 }
 
 /*
- * The outer part of a mask (zeros when criteria leave it out), or an errno:
- * EINVAL for bad sizes and criteria, EOPNOTSUPP for a mask over a part
- * hw_steer does not match on (as rdma-core says for fields it cannot use).
+ * The outer part of a mask (zeros when criteria leave it out or the buffer
+ * ends before them), or an errno: EINVAL for bad sizes and criteria,
+ * EOPNOTSUPP for a mask over a part hw_steer does not match on (as
+ * rdma-core says for fields it cannot use).
  */
 static int vb_dr_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask,
 		      uint8_t outer[VB_DR_MATCH_PART])
@@ -121,8 +122,6 @@ static int vb_dr_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameter
 	memset(outer, 0, VB_DR_MATCH_PART);
 	if ((criteria & ~VB_DR_CRITERIA_ALL) != 0 || sz > VB_DR_MATCH_SZ)
 		return EINVAL;
-	if ((criteria & VB_DR_CRITERIA_OUTER) && mask != NULL && sz < VB_DR_MATCH_PART)
-		return EINVAL;
 	for (part = 1; part < VB_DR_MATCH_PARTS; part++) {
 		if (!(criteria & (1u << part)))
 			continue;	/* a part the criteria leave out is not read */
@@ -130,8 +129,9 @@ static int vb_dr_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameter
 			if (buf[i] != 0)
 				return EOPNOTSUPP;
 	}
+	/* A buffer shorter than the outer part: the rest is zero (rdma-core's dr_ste_copy_param). */
 	if ((criteria & VB_DR_CRITERIA_OUTER) && buf != NULL)
-		memcpy(outer, buf, VB_DR_MATCH_PART);
+		memcpy(outer, buf, sz < VB_DR_MATCH_PART ? sz : VB_DR_MATCH_PART);
 	return 0;
 }
 

@@ -93,6 +93,7 @@ struct vb_qp_kind {
 	enum hw_qp_type hw;
 	uint8_t dc_type;	  /* 0 or enum mlx5dv_dc_type */
 	uint64_t dc_key;	  /* DCT */
+	bool raw;		  /* IBV_QPT_RAW_PACKET: queues of the Ethernet port (vb_raw.c), not an hw QP */
 };
 /* The objects a QP is made of (PD, CQs, SRQ) belong to ctx: 0 or EINVAL. */
 int vb_qp_objs_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *attr);
@@ -103,6 +104,27 @@ struct ibv_qp *vb_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex
 			       struct mlx5dv_qp_init_attr *dv_attr);
 /* A DCI's or DCT's modify: the kernel's masks for the transition (vb_dc.c); 0 or EINVAL. */
 int vb_dc_mask_ok(uint8_t dc_type, enum ibv_qp_state cur, enum ibv_qp_state to, int mask);
+/*
+ * Raw packet QPs (vb_raw.c): the Ethernet port's SQ and RQ behind an
+ * ibv_qp, and the flows that steer frames to them (vb_flow.c).
+ */
+int vb_raw_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *attr);
+int vb_raw_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struct ibv_qp_init_attr_ex *attr);
+void vb_raw_free(struct vb_qp *qp);
+bool vb_raw_busy(struct vb_qp *qp);
+int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *attr, int mask);
+int vb_raw_post_send(struct vb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int vb_raw_post_recv(struct vb_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+uint32_t vb_raw_tirn(const struct vb_qp *qp);
+void vb_raw_flow_hold(struct vb_qp *qp, bool hold);
+struct ibv_flow *vb_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+/* Receive WQs over raw packet QPs' receive sides, and their indirection tables (vb_wq.c). */
+struct ibv_wq *vb_create_wq(struct ibv_context *c, struct ibv_wq_init_attr *attr);
+int vb_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int vb_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *vb_create_rwq_ind_table(struct ibv_context *c, struct ibv_rwq_ind_table_init_attr *attr);
+int vb_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
+int vb_destroy_flow(struct ibv_flow *flow);
 int vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Rings the SQ doorbell up to the producer counter when the QP runs (vb_post.c). */

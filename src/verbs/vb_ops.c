@@ -57,14 +57,6 @@ VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *
 VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
 VB_OP_INT(post_srq_ops, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
-VB_OP_INT(destroy_rwq_ind_table, EOPNOTSUPP, struct ibv_rwq_ind_table *rwq_ind_table)
-VB_OP_PTR(create_rwq_ind_table, struct ibv_rwq_ind_table *, struct ibv_context *context,
-	  struct ibv_rwq_ind_table_init_attr *init_attr)
-VB_OP_INT(destroy_wq, EOPNOTSUPP, struct ibv_wq *wq)
-VB_OP_INT(modify_wq, EOPNOTSUPP, struct ibv_wq *wq, struct ibv_wq_attr *wq_attr)
-VB_OP_PTR(create_wq, struct ibv_wq *, struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr)
-VB_OP_INT(destroy_flow, EOPNOTSUPP, struct ibv_flow *flow)
-VB_OP_PTR(create_flow, struct ibv_flow *, struct ibv_qp *qp, struct ibv_flow_attr *flow_attr)
 
 static void vb_ops_fill_compat(struct ibv_context_ops *o)
 {
@@ -127,19 +119,19 @@ void vb_ops_fill(struct verbs_context *v)
 	v->alloc_td = vb_alloc_td;
 	v->modify_cq = vb_op_modify_cq;
 	v->post_srq_ops = vb_op_post_srq_ops;
-	v->destroy_rwq_ind_table = vb_op_destroy_rwq_ind_table;
-	v->create_rwq_ind_table = vb_op_create_rwq_ind_table;
-	v->destroy_wq = vb_op_destroy_wq;
-	v->modify_wq = vb_op_modify_wq;
-	v->create_wq = vb_op_create_wq;
+	v->destroy_rwq_ind_table = vb_destroy_rwq_ind_table;
+	v->create_rwq_ind_table = vb_create_rwq_ind_table;
+	v->destroy_wq = vb_destroy_wq;
+	v->modify_wq = vb_modify_wq;
+	v->create_wq = vb_create_wq;
 	v->query_rt_values = vb_query_rt_values;
 	v->create_cq_ex = vb_create_cq_ex;
 	v->query_device_ex = vb_query_device_ex;
-	v->ibv_destroy_flow = vb_op_destroy_flow;
-	v->ibv_create_flow = vb_op_create_flow;
+	v->ibv_destroy_flow = vb_destroy_flow;
+	v->ibv_create_flow = vb_create_flow;
 	/* Programs built against libibverbs 1.1.8 find the flow entries here (rdma-core does the same). */
-	v->ABI_placeholder1 = (void (*)(void))vb_op_create_flow;
-	v->ABI_placeholder2 = (void (*)(void))vb_op_destroy_flow;
+	v->ABI_placeholder1 = (void (*)(void))vb_create_flow;
+	v->ABI_placeholder2 = (void (*)(void))vb_destroy_flow;
 	v->open_qp = vb_open_qp;
 	v->create_qp_ex = vb_create_qp_ex;
 	v->get_srq_num = vb_get_srq_num;

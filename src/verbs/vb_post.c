@@ -237,6 +237,8 @@ int vb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	uint8_t fence;
 	int err = 0;
 
+	if (__builtin_expect(qp->raw != NULL, 0))
+		return vb_raw_post_send(qp, wr, bad);
 	if (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL) {
 		*bad = wr;
 		return vb_op_known(wr->opcode) ? ENOMEM : EINVAL;
@@ -324,6 +326,8 @@ int vb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 	uint32_t nreq = 0;
 	int err = 0;
 
+	if (__builtin_expect(qp->raw != NULL, 0))
+		return vb_raw_post_recv(qp, wr, bad);
 	if (qp->srq != NULL || qp->rq_wqe_cnt == 0 || (qp->qpx.qp_base.state == IBV_QPS_RESET && wr != NULL)) {
 		*bad = wr;
 		return EINVAL; /* its receives go to an SRQ (XRC: the one each request names); a QP in RESET takes none */

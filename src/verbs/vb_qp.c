@@ -40,6 +40,8 @@
 #define VB_SQ_OVERHEAD_RC                                                                          \
 	(sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_umr_ctrl_seg) + sizeof(struct hw_wqe_mkey_ctx_seg))
 #define VB_SQ_OVERHEAD_UD (sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_wqe_datagram_seg))
+/* A raw packet WQE: ctrl, the Ethernet segment and the rest of its 18-byte inline L2 header. */
+#define VB_SQ_OVERHEAD_RAW (sizeof(struct hw_wqe_ctrl_seg) + sizeof(struct hw_eth_seg) + HW_WQE_DS_BYTES)
 #define VB_MAX_RD_ATOMIC 16
 /* What a QP's access flags may carry: the MR flags (only the remote rights mean anything to a QP). */
 #define VB_ACCESS_QP                                                                               \
@@ -61,6 +63,9 @@ static int vb_qp_size_sq(struct vb_qp *qp, struct ibv_qp_init_attr_ex *a)
 {
 	uint32_t over = a->qp_type == IBV_QPT_UD ? VB_SQ_OVERHEAD_UD : VB_SQ_OVERHEAD_RC;
 	uint32_t size, inl = 0, wq;
+
+	if (a->qp_type == IBV_QPT_RAW_PACKET)
+		over = VB_SQ_OVERHEAD_RAW;
 
 	if (a->qp_type == IBV_QPT_DRIVER)
 		over += sizeof(struct hw_wqe_datagram_seg); /* a DCI's WQE carries the DC address */
@@ -155,10 +160,12 @@ static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_e
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return EINVAL;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_UC &&
-	    a->qp_type != IBV_QPT_XRC_SEND)
+	    a->qp_type != IBV_QPT_XRC_SEND && a->qp_type != IBV_QPT_RAW_PACKET)
 		return EOPNOTSUPP;
 	if (vb_qp_objs_ok(ctx, a) != 0)
 		return EINVAL;
+	if (a->qp_type == IBV_QPT_RAW_PACKET)
+		return vb_raw_attr_ok(ctx, a);
 	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = a->qp_type == IBV_QPT_UD	 ? VB_QP_SEND_OPS_UD
 		      : a->qp_type == IBV_QPT_UC ? VB_QP_SEND_OPS_UC
@@ -173,6 +180,8 @@ static void vb_qp_free(struct vb_qp *qp)
 {
 	if (qp->hw != NULL)
 		hw_qp_destroy(qp->hw);
+	if (qp->raw != NULL)
+		vb_raw_free(qp);
 	if (qp->qpx.qp_base.qp_num != 0)
 		(void)hw_id_free(HW_ID_QPN, qp->qpx.qp_base.qp_num);
 	free(qp->sq_wrid);
@@ -323,7 +332,8 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	}
 	k = (struct vb_qp_kind){.hw = a->qp_type == IBV_QPT_UD	 ? HW_QPT_UD
 				      : a->qp_type == IBV_QPT_UC ? HW_QPT_UC
-								 : HW_QPT_RC};
+								 : HW_QPT_RC,
+				.raw = a->qp_type == IBV_QPT_RAW_PACKET};
 	return vb_qp_create(ctx, a, &k);
 }
 
@@ -347,7 +357,7 @@ struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *
 	if (rc == 0)
 		rc = vb_qp_alloc_ids(qp);
 	if (rc == 0)
-		rc = vb_qp_hw_create(ctx, qp, a, k);
+		rc = k->raw ? vb_raw_hw_create(ctx, qp, a) : vb_qp_hw_create(ctx, qp, a, k);
 	if (rc != 0)
 		goto err_free;
 	vb_qp_fill(qp, context, a);
@@ -405,6 +415,8 @@ VB_EXPORT int vb_destroy_qp(struct ibv_qp *ibqp)
 		return EBUSY; /* still in a multicast group, as the kernel refuses it */
 	if (qp->xrcd != NULL)
 		return vb_xrc_destroy_qp(qp);
+	if (qp->raw != NULL && vb_raw_busy(qp))
+		return EBUSY; /* flows still steer to it, as the kernel refuses it */
 	vb_cq_del_qp(qp->scq, qp, true);
 	if (qp->rcq != NULL)
 		vb_cq_del_qp(qp->rcq, qp, false);
@@ -708,6 +720,8 @@ VB_EXPORT int vb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 		ibqp->state = qp->open_of->qpx.qp_base.state;
 		return rc;
 	}
+	if (qp->raw != NULL)
+		return vb_raw_modify(qp, attr, mask);
 	if (qp->hw->view != NULL)
 		return EOPNOTSUPP; /* opened in another process than its creator's: only the creator moves it */
 	/* A QP the device moved to ERR (a failed work request) is in ERR for the table too. */
@@ -741,9 +755,9 @@ VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int att
 		return EINVAL;
 	if (qp->open_of != NULL)
 		qp = qp->open_of; /* a handle ibv_open_qp gave: the QP it opened */
-	if (qp->hw->view != NULL) /* one of another process: its state is as its owner set it */
+	if (qp->hw != NULL && qp->hw->view != NULL) /* one of another process: its state is as its owner set it */
 		qp->qpx.qp_base.state = vb_ibv_state(hw_qp_state(qp->hw));
-	if (hw_qp_state(qp->hw) == HW_QP_ERR)
+	if (qp->hw != NULL && hw_qp_state(qp->hw) == HW_QP_ERR)
 		qp->qpx.qp_base.state = IBV_QPS_ERR;
 	ibqp->state = qp->qpx.qp_base.state;
 	*attr = qp->attr;
