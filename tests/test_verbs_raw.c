@@ -496,6 +496,46 @@ static void test_posted_before_rts(void)
 	CHECK(memcmp(env.buf[1], env.buf[0], len) == 0);
 }
 
+/* A send through a key the QP's PD cannot read completes in error; RESET gives the QP fresh queues. */
+static void test_send_error_then_reset(void)
+{
+	struct ibv_qp_attr m = {.qp_state = IBV_QPS_RESET};
+	struct ibv_sge sg = {.length = 64, .lkey = 0x00abcdef};
+	struct ibv_send_wr wr = {.wr_id = 0xa1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad = NULL;
+	struct ibv_qp *qa, *qb;
+	struct ibv_flow *fl;
+	struct ibv_wc wc[4];
+	uint32_t len;
+
+	CHECK(env_open() == 0);
+	qa = raw_qp();
+	qb = raw_qp();
+	CHECK(qa != NULL && qb != NULL);
+	fl = flow_to(qb, mac_b, 0, 0);
+	CHECK(fl != NULL);
+	th_defer(destroy_flow_cb, fl);
+	CHECK_OK(post_recv(qb, 1, 0xb1));
+	len = make_frame(env.buf[0], mac_b, 7, 64, 6);
+	sg.addr = (uintptr_t)env.buf[0];
+	CHECK_OK(ibv_post_send(qa, &wr, &bad));
+	CHECK(poll_all(wc, 4) == 1);
+	CHECK(wc[0].wr_id == 0xa1 && wc[0].status == IBV_WC_LOC_PROT_ERR && wc[0].qp_num == qa->qp_num);
+	CHECK(env.buf[1][0] == 0);
+	/* A frame shorter than the inline L2 header is refused at post. */
+	sg.lkey = env.mr->lkey;
+	sg.length = 17;
+	CHECK_ERR(ibv_post_send(qa, &wr, &bad), EINVAL);
+	CHECK(bad == &wr);
+	CHECK_OK(ibv_modify_qp(qa, &m, IBV_QP_STATE));
+	CHECK(to_rts(qa) == 0);
+	CHECK_OK(post_frame(qa, 0, len, 0xa2));
+	CHECK(poll_all(wc, 4) == 2);
+	CHECK(wc[0].wr_id == 0xa2 && wc[0].status == IBV_WC_SUCCESS);
+	CHECK(wc[1].wr_id == 0xb1 && wc[1].status == IBV_WC_SUCCESS && wc[1].byte_len == len);
+	CHECK(memcmp(env.buf[1], env.buf[0], len) == 0);
+}
+
 /* Receive WQs and an indirection table over them; a QP hashing over it (RSS) is refused. */
 static void test_wq_and_ind_table(void)
 {
@@ -554,6 +594,7 @@ int main(int argc, char **argv)
 	RUN(test_flow_udp_priority);
 	RUN(test_flow_refusals);
 	RUN(test_posted_before_rts);
+	RUN(test_send_error_then_reset);
 	RUN(test_wq_and_ind_table);
 	return th_summary("test_verbs_raw");
 }
