@@ -35,7 +35,7 @@ fail=0
 # A listener of softdpu's librdmacm is an abstract unix socket named after its port (src/rdmacm).
 cm_wait() {
 	for _ in $(seq 400); do
-		grep -Eq "@softdpu-rdmacm[^ ]*-ps[0-9a-f]+-$1\$" /proc/net/unix && return 0
+		grep -Eq "@softdpu-rdmacm[^ ]*-ps[0-9a-f]+-$1(@[^ ]*)?\$" /proc/net/unix && return 0
 		sleep 0.05
 	done
 	return 1

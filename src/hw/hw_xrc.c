@@ -54,7 +54,7 @@ void hw_xrc_srq_del(struct hw_srq *srq)
 /* A view is used while its record is unchanged and its owner lives (a dead owner's SRQ is gone, as on a card). */
 static bool xrc_view_live(const struct hw_srq *v)
 {
-	return (v->seqp == NULL || __atomic_load_n(v->seqp, __ATOMIC_ACQUIRE) == v->seq) &&
+	return (v->seqp == NULL || atomic_load_explicit(v->seqp, memory_order_acquire) == v->seq) &&
 	       (v->lifep == NULL || hw_life_alive(v->lifep, v->life_tid));
 }
 
