@@ -65,9 +65,12 @@ echo
 
 echo "== rping's exchange, $iters iterations (us per iteration; ratio: rping over TCP) =="
 printf "%8s %12s %12s %8s\n" size rping tcp ratio
-# rping's largest buffer is 64 KiB less one byte. The time per iteration
-# includes the connection's setup and teardown, spread over the iterations.
-for s in 64 32768; do
+# The time per iteration includes the connection's setup and teardown,
+# spread over the iterations. Not above 1 KiB: rping's two buffers then
+# share a page, and a registration overlapping part of an earlier one's
+# moved pages cannot be reached by the other process (docs/STATUS.md), so
+# the server's READ fails there.
+for s in 64 1024; do
 	port=$((port + 1))
 	LD_LIBRARY_PATH=$lib timeout 120 rping -s -a 127.0.0.1 -p "$port" -C "$iters" -S "$s" >/dev/null 2>&1 &
 	spid=$!
