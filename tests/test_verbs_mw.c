@@ -30,23 +30,11 @@ static void mw_dealloc_cb(void *arg)
 /* Two RC QPs; buffer 1 an MR windows may be bound to (local write, MW_BIND, no remote rights of its own). */
 static void mw_pair(struct vq_pair *p, int mr1_access)
 {
-	memset(p, 0, sizeof(*p));
-	p->c = vf_open();
-	CHECK(p->c != NULL);
-	p->pd = vf_pd(p->c);
-	CHECK(p->pd != NULL);
-	for (int i = 0; i < 2; i++) {
-		p->cq[i] = vq_cq(p->c, 64);
-		CHECK(p->cq[i] != NULL);
-		p->buf[i] = mw_mem[i];
-		memset(p->buf[i], i == 0 ? 0x5c : 0xe1, MW_LEN);
-		p->mr[i] = vq_mr(p->pd, p->buf[i], MW_LEN, i == 0 ? VQ_ACCESS_ALL : mr1_access);
-		CHECK(p->mr[i] != NULL);
-		p->qp[i] = vq_qp(p->pd, IBV_QPT_RC, p->cq[i], p->cq[i], 16);
-		CHECK(p->qp[i] != NULL);
-	}
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(vq_up(p->qp[i], p->qp[1 - i]->qp_num, 0, 0));
+	const struct vq_pair_spec s = { .buf = { mw_mem[0], mw_mem[1] }, .len = MW_LEN, .fill = { 0x5c, 0xe1 },
+					.access = { VQ_ACCESS_ALL, mr1_access }, .type = IBV_QPT_RC };
+
+	vq_pair_open(p, &s);
+	vq_pair_up(p);
 }
 
 static struct ibv_mw *mw_new(struct ibv_pd *pd, enum ibv_mw_type type)
@@ -98,17 +86,6 @@ static int mw_bind2(struct vq_pair *p, struct ibv_mw *mw, struct ibv_mr *mr, uin
 	return mw_wait(p->cq[1], 100);
 }
 
-/* Both QPs back to RTS after an error. */
-static void mw_restate(struct vq_pair *p)
-{
-	struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
-
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(ibv_modify_qp(p->qp[i], &r, IBV_QP_STATE));
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(vq_up(p->qp[i], p->qp[1 - i]->qp_num, 0, 0));
-}
-
 static bool mw_all(const uint8_t *b, size_t n, uint8_t v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -150,7 +127,7 @@ static void test_mw_type1(void)
 	CHECK(mw != NULL);
 	/* Unbound: nothing reaches the MR through the window; the MR's own key grants no remote right. */
 	CHECK(mw_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)p.buf[1], mw->rkey) == IBV_WC_REM_ACCESS_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	old = mw->rkey;
 	bind.bind_info = (struct ibv_mw_bind_info){ .mr = p.mr[1], .addr = (uintptr_t)p.buf[1] + 1024, .length = 512,
 						    .mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
@@ -161,11 +138,11 @@ static void test_mw_type1(void)
 	CHECK(mw_all(p.buf[1] + 1024 + 448, 64, 0x5c) && p.buf[1][1024 + 447] == 0xe1 && p.buf[1][1536] == 0xe1);
 	/* The old key is gone; so is the range's outside. */
 	CHECK(mw_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)p.buf[1] + 1024, old) == IBV_WC_REM_ACCESS_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	CHECK(mw_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)p.buf[1] + 1024 + 480, mw->rkey) == IBV_WC_REM_ACCESS_ERR);
 	CHECK(mw_all(p.buf[1] + 1536, 64, 0xe1));
 	/* A zero-length bind unbinds it. */
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	bind.bind_info.length = 0;
 	CHECK_OK(ibv_bind_mw(p.qp[1], mw, &bind));
 	CHECK(mw_wait(p.cq[1], 101) == IBV_WC_SUCCESS);
@@ -205,11 +182,11 @@ static void test_mw_bind_refused(void)
 	CHECK(mw != NULL && nobind != NULL && ro != NULL);
 	rkey = mw->rkey;
 	CHECK(mw_bind2(&p, mw, nobind, (uintptr_t)p.buf[1], 64, IBV_ACCESS_REMOTE_READ, &rkey) == IBV_WC_MW_BIND_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	rkey = mw->rkey;
 	/* Remote write over an MR without local write. */
 	CHECK(mw_bind2(&p, mw, ro, (uintptr_t)p.buf[1], 64, IBV_ACCESS_REMOTE_WRITE, &rkey) == IBV_WC_MW_BIND_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	/* A range leaving the MR. */
 	rkey = mw->rkey;
 	CHECK(mw_bind2(&p, mw, p.mr[1], (uintptr_t)p.buf[1] + MW_LEN - 32, 64, IBV_ACCESS_REMOTE_READ, &rkey) ==
@@ -236,16 +213,16 @@ static void test_mw_type2(void)
 	CHECK(mw_all(p.buf[0], 64, 0x42));
 	/* Read only: a WRITE through it is refused. */
 	CHECK(mw_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)p.buf[1] + 4096, bound) == IBV_WC_REM_ACCESS_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	/* A bound type 2 window is invalidated before it is bound again. */
 	CHECK(mw_bind2(&p, mw, p.mr[1], (uintptr_t)p.buf[1], 64, IBV_ACCESS_REMOTE_READ, &rkey) == IBV_WC_MW_BIND_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	CHECK(mw_rdma(&p, IBV_WR_RDMA_READ, (uintptr_t)p.buf[1] + 4096, bound) == IBV_WC_SUCCESS);
 	inv.invalidate_rkey = bound;
 	CHECK_OK(ibv_post_send(p.qp[1], &inv, &bad));
 	CHECK(mw_wait(p.cq[1], 102) == IBV_WC_SUCCESS);
 	CHECK(mw_rdma(&p, IBV_WR_RDMA_READ, (uintptr_t)p.buf[1] + 4096, bound) == IBV_WC_REM_ACCESS_ERR);
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	/* Zero-based: the window's addresses count from 0. */
 	rkey = bound;
 	CHECK(mw_bind2(&p, mw, p.mr[1], (uintptr_t)p.buf[1] + 2048, 128,
@@ -299,7 +276,7 @@ static void test_mw_lifetime(void)
 		CHECK_OK(ibv_post_send(p.qp[1], &wr, &bad));
 		CHECK(vq_poll1(p.cq[1], &wc) == 1 && wc.wr_id == 9 && wc.status == IBV_WC_LOC_PROT_ERR);
 	}
-	mw_restate(&p);
+	vq_pair_restate(&p);
 	/* The MR goes: the window reaches nothing. */
 	CHECK_OK(ibv_dereg_mr(mr));
 	memset(p.buf[1], 0xe1, 64);

@@ -39,25 +39,11 @@ static void test_odp_caps(void)
 
 static void od_pair(struct vq_pair *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->c = vf_open();
-	CHECK(p->c != NULL);
-	p->pd = vf_pd(p->c);
-	CHECK(p->pd != NULL);
-	for (int i = 0; i < 2; i++) {
-		p->cq[i] = vq_cq(p->c, 64);
-		CHECK(p->cq[i] != NULL);
-		p->buf[i] = od_mem[i];
-		memset(p->buf[i], i == 0 ? 0x21 : 0x43, OD_LEN);
-		p->mr[i] = vq_mr(p->pd, p->buf[i], OD_LEN, OD_ACCESS);
-		CHECK(p->mr[i] != NULL);
-	}
-	for (int i = 0; i < 2; i++) {
-		p->qp[i] = vq_qp(p->pd, IBV_QPT_RC, p->cq[i], p->cq[i], 16);
-		CHECK(p->qp[i] != NULL);
-	}
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(vq_up(p->qp[i], p->qp[1 - i]->qp_num, 0, 0));
+	const struct vq_pair_spec s = { .buf = { od_mem[0], od_mem[1] }, .len = OD_LEN, .fill = { 0x21, 0x43 },
+					.access = { OD_ACCESS, OD_ACCESS }, .type = IBV_QPT_RC };
+
+	vq_pair_open(p, &s);
+	vq_pair_up(p);
 }
 
 /* One signalled WR of qp 0 (its local side in buffer 0); the status of its completion. */

@@ -19,37 +19,12 @@ static uint8_t rr_mem[3][RR_LEN] __attribute__((aligned(4096)));
 /* Two connected RC QPs; buffer 0 the source, buffer 1 the target the tests re-register. */
 static void rr_pair(struct vq_pair *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->c = vf_open();
-	CHECK(p->c != NULL);
-	p->pd = vf_pd(p->c);
-	CHECK(p->pd != NULL);
-	for (int i = 0; i < 2; i++) {
-		p->cq[i] = vq_cq(p->c, 64);
-		CHECK(p->cq[i] != NULL);
-		p->buf[i] = rr_mem[i];
-		memset(p->buf[i], i == 0 ? 0x11 : 0xee, RR_LEN);
-		p->mr[i] = vq_mr(p->pd, p->buf[i], RR_LEN, VQ_ACCESS_ALL);
-		CHECK(p->mr[i] != NULL);
-	}
+	const struct vq_pair_spec s = { .buf = { rr_mem[0], rr_mem[1] }, .len = RR_LEN, .fill = { 0x11, 0xee },
+					.access = { VQ_ACCESS_ALL, VQ_ACCESS_ALL }, .type = IBV_QPT_RC };
+
+	vq_pair_open(p, &s);
 	memset(rr_mem[2], 0xdd, RR_LEN);
-	for (int i = 0; i < 2; i++) {
-		p->qp[i] = vq_qp(p->pd, IBV_QPT_RC, p->cq[i], p->cq[i], 16);
-		CHECK(p->qp[i] != NULL);
-	}
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(vq_up(p->qp[i], p->qp[1 - i]->qp_num, 0, 0));
-}
-
-/* Brings both QPs back to RTS after an error (RESET, then up again). */
-static void rr_restate(struct vq_pair *p)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(ibv_modify_qp(p->qp[i], &a, IBV_QP_STATE));
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(vq_up(p->qp[i], p->qp[1 - i]->qp_num, 0, 0));
+	vq_pair_up(p);
 }
 
 #define RR_NO_COMPLETION (-1) /* the WRITE could not be posted, or nothing completed */
@@ -132,7 +107,7 @@ static void test_rereg_access(void)
 	CHECK(p.mr[1]->rkey == rkey && p.mr[1]->lkey == rkey);
 	CHECK(rr_write(&p, (uintptr_t)p.buf[1], rkey) == IBV_WC_REM_ACCESS_ERR);
 	CHECK(rr_all(p.buf[1], RR_LEN, 0xee));
-	rr_restate(&p);
+	vq_pair_restate(&p);
 	CHECK(ibv_rereg_mr(p.mr[1], IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) == 0);
 	CHECK(rr_write(&p, (uintptr_t)p.buf[1], rkey) == IBV_WC_SUCCESS);
@@ -155,7 +130,7 @@ static void test_rereg_pd(void)
 	CHECK(ibv_dealloc_pd(other) == EBUSY);
 	CHECK(rr_write(&p, (uintptr_t)p.buf[1], rkey) == IBV_WC_REM_ACCESS_ERR);
 	CHECK(rr_all(p.buf[1], RR_LEN, 0xee));
-	rr_restate(&p);
+	vq_pair_restate(&p);
 	CHECK(ibv_rereg_mr(p.mr[1], IBV_REREG_MR_CHANGE_PD, p.pd, NULL, 0, 0) == 0);
 	CHECK(rr_write(&p, (uintptr_t)p.buf[1], rkey) == IBV_WC_SUCCESS);
 	CHECK(rr_all(p.buf[1], 64, 0x11));
@@ -176,7 +151,7 @@ static void test_rereg_translation(void)
 	CHECK(rr_all(rr_mem[2] + 64, 64, 0x11) && rr_all(rr_mem[2], 64, 0xdd) &&
 	      rr_all(rr_mem[2] + 128, RR_LEN - 128, 0xdd));
 	CHECK(rr_write(&p, (uintptr_t)rr_mem[2] + RR_LEN / 2 - 32, rkey) == IBV_WC_REM_ACCESS_ERR);
-	rr_restate(&p);
+	vq_pair_restate(&p);
 	CHECK(rr_write(&p, (uintptr_t)p.buf[1], rkey) == IBV_WC_REM_ACCESS_ERR);
 	CHECK(rr_all(p.buf[1], RR_LEN, 0xee));
 	CHECK(rr_all(rr_mem[2] + RR_LEN / 2 - 32, 32, 0xdd));

@@ -49,21 +49,10 @@ static int uc_up(struct ibv_qp *qp, uint32_t dest)
 
 static void uc_pair(struct vq_pair *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->c = vf_open();
-	CHECK(p->c != NULL);
-	p->pd = vf_pd(p->c);
-	CHECK(p->pd != NULL);
-	for (int i = 0; i < 2; i++) {
-		p->cq[i] = vq_cq(p->c, 64);
-		CHECK(p->cq[i] != NULL);
-		p->buf[i] = uc_mem[i];
-		memset(p->buf[i], i == 0 ? 0x5a : 0xc3, UC_LEN);
-		p->mr[i] = vq_mr(p->pd, p->buf[i], UC_LEN, VQ_ACCESS_ALL);
-		CHECK(p->mr[i] != NULL);
-		p->qp[i] = vq_qp(p->pd, IBV_QPT_UC, p->cq[i], p->cq[i], 16);
-		CHECK(p->qp[i] != NULL);
-	}
+	const struct vq_pair_spec s = { .buf = { uc_mem[0], uc_mem[1] }, .len = UC_LEN, .fill = { 0x5a, 0xc3 },
+					.access = { VQ_ACCESS_ALL, VQ_ACCESS_ALL }, .type = IBV_QPT_UC };
+
+	vq_pair_open(p, &s);
 	for (int i = 0; i < 2; i++)
 		CHECK_OK(uc_up(p->qp[i], p->qp[1 - i]->qp_num));
 }

@@ -188,4 +188,50 @@ struct vq_pair {
 	uint8_t *buf[2];
 };
 
+/* What vq_pair_open makes: two buffers of len bytes filled with fill[i], registered with access[i]. */
+struct vq_pair_spec {
+	uint8_t *buf[2];
+	size_t len;
+	uint8_t fill[2];
+	int access[2];
+	enum ibv_qp_type type;
+};
+
+/* A vq_pair as s says, with CQs of 64 and QPs of type s->type, not yet connected. */
+static inline void vq_pair_open(struct vq_pair *p, const struct vq_pair_spec *s)
+{
+	memset(p, 0, sizeof(*p));
+	p->c = vf_open();
+	CHECK(p->c != NULL);
+	p->pd = vf_pd(p->c);
+	CHECK(p->pd != NULL);
+	for (int i = 0; i < 2; i++) {
+		p->cq[i] = vq_cq(p->c, 64);
+		CHECK(p->cq[i] != NULL);
+		p->buf[i] = s->buf[i];
+		memset(p->buf[i], s->fill[i], s->len);
+		p->mr[i] = vq_mr(p->pd, p->buf[i], s->len, s->access[i]);
+		CHECK(p->mr[i] != NULL);
+		p->qp[i] = vq_qp(p->pd, s->type, p->cq[i], p->cq[i], 16);
+		CHECK(p->qp[i] != NULL);
+	}
+}
+
+/* Both RC QPs of p connected to each other (RESET -> RTS). */
+static inline void vq_pair_up(struct vq_pair *p)
+{
+	for (int i = 0; i < 2; i++)
+		CHECK_OK(vq_up(p->qp[i], p->qp[1 - i]->qp_num, 0, 0));
+}
+
+/* Both RC QPs of p back to RTS after an error: RESET, then up again. */
+static inline void vq_pair_restate(struct vq_pair *p)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	for (int i = 0; i < 2; i++)
+		CHECK_OK(ibv_modify_qp(p->qp[i], &a, IBV_QP_STATE));
+	vq_pair_up(p);
+}
+
 #endif /* SOFTDPU_TEST_VERBS_QP_FIXTURE_H_ */
