@@ -66,11 +66,8 @@ echo
 echo "== rping's exchange, $iters iterations (us per iteration; ratio: rping over TCP) =="
 printf "%8s %12s %12s %8s\n" size rping tcp ratio
 # The time per iteration includes the connection's setup and teardown,
-# spread over the iterations. Not above 1 KiB: rping's two buffers then
-# share a page, and a registration overlapping part of an earlier one's
-# moved pages cannot be reached by the other process (docs/STATUS.md), so
-# the server's READ fails there.
-for s in 64 1024; do
+# spread over the iterations. From 2 KiB rping's two buffers share pages.
+for s in 64 1024 4096 65535; do
 	port=$((port + 1))
 	LD_LIBRARY_PATH=$lib timeout 120 rping -s -a 127.0.0.1 -p "$port" -C "$iters" -S "$s" >/dev/null 2>&1 &
 	spid=$!

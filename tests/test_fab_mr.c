@@ -5,6 +5,7 @@
  * dies, and a forged number reaches nothing.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static void owner(int in, int out)
 	uint8_t *buf = aligned_alloc(4096, LEN);
 	struct hw_pd *pd = hw_pd_alloc(1);
 	struct hello h = { 0 };
-	struct fab_backing b, b2;
+	struct fab_shared b, b2;
 	uint32_t rw = HW_ACCESS_LOCAL_WRITE | HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE;
 	char cmd;
 
@@ -174,9 +175,138 @@ static void test_dead_owner_reaches_nothing(void)
 	CHECK(hw_mkey_resolve(h.ro_key) == NULL);
 }
 
+/*
+ * Keys on buffers that share pages, as an allocator's neighbouring blocks
+ * do: the middle key begins in the first key's last page and ends in the
+ * third's first, so its memory lies in three memfds (the one moved for the
+ * first key, a new one for the page between, the third key's).
+ */
+#define PG 4096
+#define SPAN (5 * PG)
+#define MID_AT (PG + PG / 2 + 8)
+#define MID_LEN (2 * PG)
+
+static void span_owner(int in, int out)
+{
+	uint8_t *buf = aligned_alloc(PG, SPAN);
+	struct hw_pd *pd = hw_pd_alloc(1);
+	uint32_t rw = HW_ACCESS_LOCAL_WRITE | HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE;
+	struct fab_shared s[4];
+	uint32_t keys[5];
+	char cmd;
+
+	if (buf == NULL || pd == NULL)
+		_exit(2);
+	memset(buf, 0x11, SPAN);
+	if (hw_mkey_reg(pd, buf, (uint64_t)(uintptr_t)buf, PG + PG / 2, rw, &keys[0]) != HW_OK ||
+	    hw_mkey_reg(pd, buf + 3 * PG + PG / 2, (uint64_t)(uintptr_t)buf + 3 * PG + PG / 2, PG + PG / 2, rw,
+			&keys[2]) != HW_OK ||
+	    hw_mkey_reg(pd, buf + MID_AT, (uint64_t)(uintptr_t)buf + MID_AT, MID_LEN, rw, &keys[1]) != HW_OK ||
+	    hw_mkey_reg(pd, buf, (uint64_t)(uintptr_t)buf, SPAN, rw, &keys[3]) != HW_OK)
+		_exit(3);
+	/* Shared in that order: the first and third move alone, the middle then spans them. */
+	if (fab_mr_share(keys[0], buf, PG + PG / 2, &s[0]) != 0 ||
+	    fab_mr_share(keys[2], buf + 3 * PG + PG / 2, PG + PG / 2, &s[2]) != 0 ||
+	    fab_mr_share(keys[1], buf + MID_AT, MID_LEN, &s[1]) != 0 || s[1].n != 3 ||
+	    fab_mr_share(keys[3], buf, SPAN, &s[3]) != 0 || s[3].n != 3)
+		_exit(4);
+	keys[4] = hw_pd_id(pd);
+	if (xwrite(out, keys, sizeof(keys)) != 0)
+		_exit(5);
+	while (xread(in, &cmd, 1) == 0 && cmd == 'c') {
+		char ok = 1;
+
+		/* The other process wrote 0xa5 over the middle key's range: here, nothing else moved. */
+		for (int i = 0; i < SPAN; i++)
+			if (buf[i] != (i >= MID_AT && i < MID_AT + MID_LEN ? 0xa5 : 0x11))
+				ok = 0;
+		if (xwrite(out, &ok, 1) != 0)
+			_exit(6);
+	}
+	_exit(0);
+}
+
+static void test_keys_sharing_pages(void)
+{
+	const struct hw_mkey *mid, *all;
+	uint32_t keys[5];
+	uint8_t *p = NULL, *q = NULL;
+	int a[2], b[2];
+
+	fab_mr_init();
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		close(a[1]);
+		close(b[0]);
+		span_owner(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	to_kid = a[1];
+	from_kid = b[0];
+	th_defer(reap_cb, NULL);
+	CHECK(xread(from_kid, keys, sizeof(keys)) == 0);
+	mid = hw_mkey_resolve(keys[1]);
+	all = hw_mkey_resolve(keys[3]);
+	CHECK(mid != NULL && all != NULL && hw_mkey_resolve(keys[0]) != NULL && hw_mkey_resolve(keys[2]) != NULL);
+	CHECK_ERR(hw_mkey_check(mid, keys[4], mid->addr, MID_LEN, HW_ACCESS_REMOTE_WRITE, &p), HW_OK);
+	memset(p, 0xa5, MID_LEN);
+	CHECK(ask('c') == 1);
+	/* The whole block's key, mapped apart, sees the same pages. */
+	CHECK_ERR(hw_mkey_check(all, keys[4], all->addr, SPAN, HW_ACCESS_REMOTE_READ, &q), HW_OK);
+	for (int i = 0; i < SPAN; i++)
+		if (q[i] != (i >= MID_AT && i < MID_AT + MID_LEN ? 0xa5 : 0x11)) {
+			CHECK(!"byte seen through the whole block's key");
+			break;
+		}
+}
+
+/*
+ * Memory moved for a registration that is gone moves again with the next
+ * range holding it, so a heap registered and freed over and over does not
+ * split into ever more pieces; memory a live registration holds stays put.
+ */
+static void test_released_ranges_absorbed(void)
+{
+	uint8_t *buf = aligned_alloc(PG, 6 * PG);
+	struct hw_pd *pd = hw_pd_alloc(1);
+	uint32_t rw = HW_ACCESS_LOCAL_WRITE | HW_ACCESS_REMOTE_READ, held, gone, all;
+	struct fab_shared sh, sg, sa;
+	bool intact = true;
+
+	fab_mr_init();
+	CHECK(buf != NULL && pd != NULL);
+	for (int i = 0; i < 6 * PG; i++)
+		buf[i] = (uint8_t)(i * 7);
+	CHECK_ERR(hw_mkey_reg(pd, buf + PG, (uint64_t)(uintptr_t)buf + PG, PG, rw, &held), HW_OK);
+	CHECK_ERR(hw_mkey_reg(pd, buf + 3 * PG, (uint64_t)(uintptr_t)buf + 3 * PG, PG, rw, &gone), HW_OK);
+	CHECK(fab_mr_share(held, buf + PG, PG, &sh) == 0 && sh.n == 1);
+	CHECK(fab_mr_share(gone, buf + 3 * PG, PG, &sg) == 0 && sg.n == 1);
+	CHECK_ERR(hw_mkey_dereg(gone), HW_OK);
+	fab_mr_unshare(&sg);
+	CHECK_ERR(hw_mkey_reg(pd, buf, (uint64_t)(uintptr_t)buf, 6 * PG, rw, &all), HW_OK);
+	/* The page before, the held range, the rest with the released range in it. */
+	CHECK(fab_mr_share(all, buf, 6 * PG, &sa) == 0 && sa.n == 3);
+	CHECK(sa.seg[1].memfd == sh.seg[0].memfd && sa.seg[2].base == (uint64_t)(uintptr_t)buf + 2 * PG &&
+	      sa.seg[2].len == 4 * PG);
+	for (int i = 0; i < 6 * PG; i++)
+		intact = intact && buf[i] == (uint8_t)(i * 7);
+	CHECK(intact);
+	CHECK_ERR(hw_mkey_dereg(all), HW_OK);
+	CHECK_ERR(hw_mkey_dereg(held), HW_OK);
+	fab_mr_unshare(&sa);
+	fab_mr_unshare(&sh);
+	hw_pd_free(pd);
+	free(buf);
+}
+
 int main(void)
 {
 	RUN(test_key_reached_from_another_process);
+	RUN(test_keys_sharing_pages);
+	RUN(test_released_ranges_absorbed);
 	RUN(test_dead_owner_reaches_nothing);
 	return th_summary("test_fab_mr");
 }

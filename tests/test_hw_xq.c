@@ -60,7 +60,7 @@ struct side {
 	struct hw_qp *qp;
 	uint8_t *mem;
 	uint32_t key, ro_key;
-	struct fab_backing mb, rob;
+	struct fab_shared mb, rob;
 	struct poller sc, rc;
 	uint32_t sq_pi, rq_pi;
 	uint32_t srqn;	   /* with_srq: the QP receives from this shared SRQ */

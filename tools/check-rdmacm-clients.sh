@@ -76,7 +76,7 @@ run() {
 	wait "$spid"
 	src=$?
 	if [ $rc -eq 0 ] && [ $src -eq 0 ] && grep -Eq -- "$expect" "$tmp/c"; then
-		report 1 "$label ($((SECONDS - t0)) s)" "$(grep -E -- "$expect" "$tmp/c" | tail -1 | tr -s ' ')"
+		report 1 "$label ($((SECONDS - t0)) s)" "$(grep -E -- "$expect" "$tmp/c" | tail -1 | tr -s ' ' | cut -c1-100)"
 	else
 		echo "client exit $rc, server exit $src (124: timed out)"
 		report 0 "$label"
@@ -104,8 +104,14 @@ else
 	report 0 "SONAME librdmacm.so.1"
 fi
 
-run "rping -v -C 100" '^ping data: rdma-ping-99: ' \
-	rping -s -a 127.0.0.1 -p {port} -v -C 100 -- rping -c -a 127.0.0.1 -p {port} -v -C 100
+# -V: the client compares what came back with what it sent, every ping.
+run "rping -v -V -C 1000" '^ping data: rdma-ping-999: ' \
+	rping -s -a 127.0.0.1 -p {port} -v -V -C 1000 -- rping -c -a 127.0.0.1 -p {port} -v -V -C 1000
+# From 2 KiB the two buffers rping registers share pages (malloc'd side by side).
+for size in 4096 65535; do
+	run "rping -V -S $size -C 200" "^ping data: rdma-ping-199: " \
+		rping -s -a 127.0.0.1 -p {port} -v -V -S $size -C 200 -- rping -c -a 127.0.0.1 -p {port} -v -V -S $size -C 200
+done
 run "ucmatose -c 4 -C 20" '^return status 0' \
 	ucmatose -p {port} -c 4 -C 20 -- ucmatose -s 127.0.0.1 -p {port} -c 4 -C 20
 run "ucmatose -m (migrate)" '^return status 0' \
@@ -125,9 +131,9 @@ run "rstream -S 65536 -C 200 -T a -T v" '^custom +64k +200 ' \
 run "rstream -S 100000 -B 16384 -T v" '^custom +97k +50 ' \
 	rstream -p {port} -S 100000 -C 50 -B 16384 -T v -- rstream -s 127.0.0.1 -p {port} -S 100000 -C 50 -B 16384 -T v
 # riostream: riowrite into the peer's riomap'ed buffer, which the receiver
-# watches in memory without a call. Custom sizes only: its own tests map
-# growing prefixes of one buffer, and an MR over part of an earlier MR's
-# shared pages is not reachable by other processes (docs/STATUS.md, RDMA CM).
+# watches in memory without a call. Its own tests map buffers of growing
+# sizes over a heap where earlier ones were registered and freed.
+run "riostream (lat, bw)" '^1m_bw +1m ' riostream -p {port} -- riostream -s 127.0.0.1 -p {port}
 run "riostream -S 4096 -C 100 -T v" '^custom +4k +100 ' \
 	riostream -p {port} -S 4096 -C 100 -T v -- riostream -s 127.0.0.1 -p {port} -S 4096 -C 100 -T v
 run "riostream -S 1000000 -C 20 -T b -T v" '^custom +976k +20 ' \

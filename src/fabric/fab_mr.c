@@ -17,15 +17,23 @@
 #include "fab_table.h"
 #include "hw_mem.h"
 
-/* What a key's record says about its memory (little-endian host: same machine). */
+/*
+ * What a key's record says about its memory (little-endian host: same
+ * machine): the memfds holding it, whole and adjacent from base on.
+ */
+struct mr_seg {
+	uint64_t ino;	  /* the memfd's inode: a reused fd number is another file */
+	int32_t fd;	  /* the memfd's number in the owner */
+	uint32_t pages;	  /* its size */
+};
+
 struct mr_backing {
 	uint32_t pid;
-	int32_t fd;	  /* the memfd's number in the owner */
+	uint32_t nseg;
 	uint64_t start;	  /* the owner's start time: a reused pid is another process */
-	uint64_t ino;	  /* the memfd's inode: a reused fd number is another file */
-	uint64_t base;	  /* owner address of the memfd's first byte */
-	uint64_t len;	  /* bytes of the memfd */
+	uint64_t base;	  /* owner address of the first memfd's first byte */
 	uint64_t key_va;  /* owner address of the key's first byte (its iova may differ) */
+	struct mr_seg seg[FAB_SHARE_SEGS_MAX];
 };
 _Static_assert(sizeof(struct mr_backing) <= HW_MKEY_BACKING_MAX, "fits the key's record");
 
@@ -37,11 +45,8 @@ _Static_assert(sizeof(struct mr_backing) <= HW_MKEY_BACKING_MAX, "fits the key's
  * live key view uses is unmapped for the new one.
  */
 struct mr_map {
-	uint32_t pid;
-	uint64_t start;
-	uint64_t ino;
-	uint64_t base;
-	uint64_t len;
+	struct mr_backing r; /* key_va not compared */
+	uint64_t len;	     /* bytes of all its memfds */
 	uint8_t *p;
 };
 
@@ -51,73 +56,96 @@ static struct {
 	uint32_t n;
 } maps = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_backing *b)
+static uint64_t page_size(void)
 {
-	struct mr_backing r = { .pid = (uint32_t)getpid(), .key_va = (uint64_t)(uintptr_t)addr };
-	struct stat st;
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
 
+/* The record of s's memfds; false when one cannot be described (logged). */
+static bool describe(const struct fab_shared *s, void *addr, struct mr_backing *r)
+{
+	*r = (struct mr_backing){ .pid = (uint32_t)getpid(), .nseg = s->n, .base = s->seg[0].base,
+				  .key_va = (uint64_t)(uintptr_t)addr };
+	r->start = fab_proc_start_time(r->pid);
+	if (r->start == 0) {
+		/* Reading it takes a descriptor; a record without it could never be opened. */
+		BASE_WARN("cannot read this process's start time to share memory: %s", strerror(errno));
+		return false;
+	}
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct stat st;
+
+		if (fstat(s->seg[i].memfd, &st) != 0 || s->seg[i].len / page_size() > UINT32_MAX)
+			return false;
+		r->seg[i] = (struct mr_seg){ .ino = (uint64_t)st.st_ino, .fd = s->seg[i].memfd,
+					     .pages = (uint32_t)(s->seg[i].len / page_size()) };
+	}
+	return true;
+}
+
+int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_shared *s)
+{
+	struct mr_backing r;
 	int rc;
 
 	fab_mr_init();
-	rc = fab_share_get(addr, len, b);
+	rc = fab_share_get_range(addr, len, s);
 	if (rc != 0)
 		return rc;
-	if (fstat(b->memfd, &st) != 0)
+	if (!describe(s, addr, &r)) {
+		rc = r.start == 0 ? FAB_SHARE_NO_RESOURCES : FAB_SHARE_CANNOT;
 		goto err_put;
-	r.fd = b->memfd;
-	r.start = fab_proc_start_time(r.pid);
-	if (r.start == 0) {
-		/* Reading it takes a descriptor; a record without it could never be opened. */
-		BASE_WARN("cannot read this process's start time to share memory: %s", strerror(errno));
-		fab_share_put(b);
-		return FAB_SHARE_NO_RESOURCES;
 	}
-	r.ino = (uint64_t)st.st_ino;
-	r.base = b->base;
-	r.len = b->len;
-	if (hw_mkey_share(key, &r, sizeof(r)) != HW_OK)
+	if (hw_mkey_share(key, &r, sizeof(r)) != HW_OK) {
+		rc = FAB_SHARE_CANNOT;
 		goto err_put;
+	}
 	return 0;
 
 err_put:
-	fab_share_put(b);
-	return FAB_SHARE_CANNOT;
+	fab_share_put_range(s);
+	return rc;
 }
 
-void fab_mr_unshare(const struct fab_backing *b)
+void fab_mr_unshare(const struct fab_shared *s)
 {
-	fab_share_put(b);
+	fab_share_put_range(s);
+}
+
+static bool same_memory(const struct mr_backing *a, const struct mr_backing *b)
+{
+	if (a->pid != b->pid || a->start != b->start || a->base != b->base || a->nseg != b->nseg)
+		return false;
+	for (uint32_t i = 0; i < a->nseg; i++)
+		if (a->seg[i].ino != b->seg[i].ino || a->seg[i].fd != b->seg[i].fd || a->seg[i].pages != b->seg[i].pages)
+			return false;
+	return true;
 }
 
 static struct mr_map *map_find(const struct mr_backing *r)
 {
-	for (uint32_t i = 0; i < maps.n; i++) {
-		struct mr_map *m = &maps.map[i];
-
-		if (m->pid == r->pid && m->start == r->start && m->ino == r->ino && m->base == r->base &&
-		    m->len >= r->len)
-			return m;
-	}
+	for (uint32_t i = 0; i < maps.n; i++)
+		if (same_memory(&maps.map[i].r, r))
+			return &maps.map[i];
 	return NULL;
 }
 
-/* Opens the owner's memfd through /proc and checks it is the file the record names. */
-static int open_backing(const struct mr_backing *r)
+/* Opens one of the owner's memfds through /proc and checks it is the file the record names. */
+static int open_backing(const struct mr_backing *r, const struct mr_seg *g)
 {
 	char path[64];
 	struct stat st;
 	int fd;
 
-	if (fab_proc_start_time(r->pid) != r->start)
-		return -1; /* the owner is gone (or its pid is another process now) */
-	snprintf(path, sizeof(path), "/proc/%u/fd/%d", r->pid, r->fd);
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", r->pid, g->fd);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		BASE_DBG("cannot open the memory of process %u: %s", r->pid, strerror(errno));
 		return -1;
 	}
 	/* The record is shared memory: what it names must be this user's sealed file holding the range. */
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != r->ino || fab_share_check_fd(fd, r->len, "of a shared key") != 0) {
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != g->ino ||
+	    fab_share_check_fd(fd, (uint64_t)g->pages * page_size(), "of a shared key") != 0) {
 		close(fd);
 		return -1;
 	}
@@ -139,27 +167,64 @@ static bool map_evict(void)
 	return false;
 }
 
-static struct mr_map *map_add(const struct mr_backing *r)
+/* Maps the record's memfds side by side at p, as they lie in the owner; false when one cannot be. */
+static bool map_segs(const struct mr_backing *r, uint8_t *p)
+{
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		uint64_t len = (uint64_t)r->seg[i].pages * page_size();
+		int fd = open_backing(r, &r->seg[i]);
+		void *at;
+
+		if (fd < 0)
+			return false;
+		at = mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+		close(fd);
+		if (at == MAP_FAILED)
+			return false;
+		p += len;
+	}
+	return true;
+}
+
+static struct mr_map *map_add(const struct mr_backing *r, uint64_t total)
 {
 	struct mr_map *m;
 	void *p;
-	int fd;
 
 	if (maps.n == MR_MAPS_MAX && !map_evict()) {
 		BASE_WARN("memory of %u ranges of other processes mapped, each with live keys: no room for more",
 			  MR_MAPS_MAX);
 		return NULL;
 	}
-	fd = open_backing(r);
-	if (fd < 0)
-		return NULL;
-	p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	if (fab_proc_start_time(r->pid) != r->start)
+		return NULL; /* the owner is gone (or its pid is another process now) */
+	/* One reservation for all of them, so they lie side by side here too. */
+	p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+	if (!map_segs(r, p)) {
+		munmap(p, total);
+		return NULL;
+	}
 	m = &maps.map[maps.n++];
-	*m = (struct mr_map){ .pid = r->pid, .start = r->start, .ino = r->ino, .base = r->base, .len = r->len, .p = p };
+	*m = (struct mr_map){ .r = *r, .len = total, .p = p };
+	m->r.key_va = 0;
 	return m;
+}
+
+/* The bytes the record's memfds hold; 0 when the record is malformed (forged or torn). */
+static uint64_t record_len(const struct mr_backing *r)
+{
+	uint64_t total = 0;
+
+	if (r->nseg == 0 || r->nseg > FAB_SHARE_SEGS_MAX)
+		return 0;
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		if (r->seg[i].pages == 0)
+			return 0;
+		total += (uint64_t)r->seg[i].pages * page_size();
+	}
+	return total;
 }
 
 static uint8_t *mr_attach(const void *backing, uint32_t blen, uint64_t len)
@@ -167,19 +232,23 @@ static uint8_t *mr_attach(const void *backing, uint32_t blen, uint64_t len)
 	struct mr_backing r;
 	struct mr_map *m;
 	uint8_t *p = NULL;
+	uint64_t total, key_va;
 
 	if (blen != sizeof(r))
 		return NULL;
 	memcpy(&r, backing, sizeof(r));
+	total = record_len(&r);
 	/* The key's range must lie in the memory the record names (a forged record maps nothing wrong). */
-	if (r.key_va < r.base || len > r.len || r.key_va - r.base > r.len - len)
+	if (total == 0 || r.key_va < r.base || len > total || r.key_va - r.base > total - len)
 		return NULL;
+	key_va = r.key_va;
+	r.key_va = 0;
 	pthread_mutex_lock(&maps.lock);
 	m = map_find(&r);
 	if (m == NULL)
-		m = map_add(&r);
+		m = map_add(&r, total);
 	if (m != NULL)
-		p = m->p + (r.key_va - m->base);
+		p = m->p + (key_va - r.base);
 	pthread_mutex_unlock(&maps.lock);
 	return p;
 }

@@ -23,6 +23,7 @@
 struct backing {
 	struct backing *next;
 	struct fab_backing b;
+	unsigned long ino; /* the memfd's: its mappings in /proc/self/maps */
 	uint32_t refs;
 };
 
@@ -34,13 +35,32 @@ static uint64_t page_size(void)
 	return (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* True when k is one of the list's backings' memfds (ino, as /proc/self/maps shows it). */
+static bool listed(const struct backing *list, unsigned long ino)
+{
+	for (; list != NULL; list = list->next)
+		if (list->ino == ino)
+			return true;
+	return false;
+}
+
+/* A line of /proc/self/maps that may be moved: anonymous private read-write memory, or a listed backing. */
+static bool movable_line(const char *perms, unsigned long ino, const char *name, const struct backing *absorbed)
+{
+	if (strcmp(perms, "rw-s") == 0)
+		return ino != 0 && strstr(name, FAB_SHARE_MEMFD_NAME) != NULL && listed(absorbed, ino);
+	/* anonymous: no inode; [heap] and nameless mappings only (not [stack], files, ...) */
+	return strcmp(perms, "rw-p") == 0 && ino == 0 &&
+	       (name[0] == '\n' || name[0] == '\0' || strncmp(name, "[heap]", 6) == 0);
+}
+
 /*
- * 1 when every byte of [start, end) lies in mappings of the wanted kind:
- * inode 0 -> anonymous private read-write memory (what may be moved);
- * another inode -> shared read-write mappings of that file (a backing still in place).
- * 0 when not; -1 when the map cannot be read (no descriptor: errno).
+ * 1 when every byte of [start, end) may be moved: anonymous private
+ * read-write memory, or pages of the backings in absorbed (moved before for
+ * ranges no registration holds any more). 0 when not; -1 when the map cannot
+ * be read (no descriptor: errno).
  */
-static int mapped_as(uint64_t start, uint64_t end, unsigned long want_ino)
+static int mapped_as(uint64_t start, uint64_t end, const struct backing *absorbed)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -58,15 +78,8 @@ static int mapped_as(uint64_t start, uint64_t end, unsigned long want_ino)
 			break;
 		if (hi <= covered || lo > covered)
 			continue;
-		if (want_ino != 0) {
-			if (strcmp(perms, "rw-s") != 0 || ino != want_ino)
-				break;
-		} else if (strcmp(perms, "rw-p") != 0 || ino != 0 ||
-			   (line[name_at] != '\n' && line[name_at] != '\0' &&
-			    strncmp(line + name_at, "[heap]", 6) != 0)) {
-			/* anonymous: no inode; [heap] and nameless mappings only (not [stack], files, ...) */
+		if (!movable_line(perms, ino, line + name_at, absorbed))
 			break;
-		}
 		covered = hi;
 	}
 	fclose(f);
@@ -218,44 +231,182 @@ static struct backing *find(uint64_t start, uint64_t end, bool *partial)
 	return NULL;
 }
 
+/* Moves [start, end) onto a new backing of its own (no reference taken), or NULL with the status. */
+static struct backing *add_backing(uint64_t start, uint64_t end, const struct backing *absorbed, int *status)
+{
+	int movable = mapped_as(start, end, absorbed);
+	struct stat st;
+	struct backing *k;
+	int fd;
+
+	if (movable < 0) {
+		BASE_WARN("cannot read this process's memory map to share memory: %s", strerror(errno));
+		*status = FAB_SHARE_NO_RESOURCES;
+		return NULL;
+	}
+	*status = movable == 0 ? FAB_SHARE_CANNOT : FAB_SHARE_NO_RESOURCES;
+	if (movable == 0)
+		return NULL;
+	k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		return NULL;
+	fd = move_pages(start, end - start);
+	if (fd < 0) {
+		int err = errno;
+
+		BASE_WARN("cannot move %llu bytes of memory onto a memfd to share them: %s",
+			  (unsigned long long)(end - start), strerror(err));
+		free(k);
+		errno = err;
+		return NULL;
+	}
+	k->b = (struct fab_backing){ .memfd = fd, .base = start, .len = end - start };
+	k->ino = fstat(fd, &st) == 0 ? (unsigned long)st.st_ino : 0;
+	k->next = backings;
+	backings = k;
+	return k;
+}
+
 static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
 {
 	struct backing *k;
 	bool partial;
-	int fd;
+	int status;
 
 	k = find(start, end, &partial);
-	if (k == NULL) {
-		int movable;
-
-		if (partial)
-			return FAB_SHARE_OVERLAP;
-		movable = mapped_as(start, end, 0);
-		if (movable < 0) {
-			BASE_WARN("cannot read this process's memory map to share memory: %s", strerror(errno));
-			return FAB_SHARE_NO_RESOURCES;
-		}
-		if (movable == 0)
-			return FAB_SHARE_CANNOT;
-		k = calloc(1, sizeof(*k));
-		if (k == NULL)
-			return FAB_SHARE_NO_RESOURCES;
-		fd = move_pages(start, end - start);
-		if (fd < 0) {
-			int err = errno;
-
-			BASE_WARN("cannot move %llu bytes of memory onto a memfd to share them: %s",
-				 (unsigned long long)(end - start), strerror(err));
-			free(k);
-			errno = err;
-			return FAB_SHARE_NO_RESOURCES;
-		}
-		k->b = (struct fab_backing){ .memfd = fd, .base = start, .len = end - start };
-		k->next = backings;
-		backings = k;
-	}
+	if (k == NULL && partial)
+		return FAB_SHARE_OVERLAP;
+	if (k == NULL && (k = add_backing(start, end, NULL, &status)) == NULL)
+		return status;
 	k->refs++;
 	*out = k->b;
+	return 0;
+}
+
+/* The backing holding the page at addr, or NULL. */
+static struct backing *holding(uint64_t addr)
+{
+	for (struct backing *k = backings; k != NULL; k = k->next)
+		if (addr >= k->b.base && addr - k->b.base < k->b.len)
+			return k;
+	return NULL;
+}
+
+/* Where the first backing above addr begins, or end when none does before it. */
+static uint64_t next_base(uint64_t addr, uint64_t end)
+{
+	for (struct backing *k = backings; k != NULL; k = k->next)
+		if (k->b.base > addr && k->b.base < end)
+			end = k->b.base;
+	return end;
+}
+
+/*
+ * Takes out of the list the backings wholly inside [start, end) that no
+ * registration holds: their pages move again with the range, onto its
+ * memfd, rather than splitting it (a program's heap, registered and freed
+ * over and over, would otherwise become a patchwork of small memfds).
+ * Importers may still map their memfds, but no live key names them.
+ */
+static struct backing *absorb(uint64_t start, uint64_t end)
+{
+	struct backing **pp = &backings, *taken = NULL;
+
+	while (*pp != NULL) {
+		struct backing *k = *pp;
+
+		if (k->refs == 0 && k->b.base >= start && k->b.base + k->b.len <= end) {
+			*pp = k->next;
+			k->next = taken;
+			taken = k;
+		} else {
+			pp = &k->next;
+		}
+	}
+	return taken;
+}
+
+/* Puts absorbed backings back at the end of the list. */
+static void settle_behind(struct backing *absorbed)
+{
+	struct backing **pp = &backings;
+
+	while (*pp != NULL)
+		pp = &(*pp)->next;
+	*pp = absorbed;
+}
+
+/* Puts absorbed backings back (nothing moved: their pages are still theirs), or frees them (moved). */
+static void settle(struct backing *absorbed, bool moved)
+{
+	while (absorbed != NULL) {
+		struct backing *k = absorbed;
+
+		absorbed = k->next;
+		if (moved) {
+			close(k->b.memfd);
+			free(k);
+		} else {
+			k->next = backings;
+			backings = k;
+		}
+	}
+}
+
+/*
+ * The backings [start, end) touches, in order, into k; a part no backing
+ * holds (gap) is to be moved onto one of its own (k NULL). Each part's kind
+ * is checked before anything moves, so a range that cannot be shared
+ * leaves the memory as it was. The number of parts, or a status.
+ */
+static int plan_range(uint64_t start, uint64_t end, const struct backing *absorbed,
+		      struct backing *k[FAB_SHARE_SEGS_MAX], uint64_t gap[FAB_SHARE_SEGS_MAX][2])
+{
+	int n = 0;
+
+	for (uint64_t pos = start; pos < end; n++) {
+		if (n == FAB_SHARE_SEGS_MAX)
+			return FAB_SHARE_OVERLAP;
+		k[n] = holding(pos);
+		gap[n][0] = pos;
+		gap[n][1] = k[n] != NULL ? pos : next_base(pos, end);
+		if (k[n] == NULL && mapped_as(gap[n][0], gap[n][1], absorbed) == 0)
+			return FAB_SHARE_CANNOT;
+		pos = k[n] != NULL ? k[n]->b.base + k[n]->b.len : gap[n][1];
+	}
+	return n;
+}
+
+static int share_range_locked(uint64_t start, uint64_t end, struct fab_shared *s)
+{
+	struct backing *k[FAB_SHARE_SEGS_MAX] = { 0 }, *absorbed;
+	uint64_t gap[FAB_SHARE_SEGS_MAX][2];
+	int n, status;
+
+	drop_stale();
+	absorbed = absorb(start, end);
+	n = plan_range(start, end, absorbed, k, gap);
+	if (n < 0) {
+		settle(absorbed, false);
+		return n;
+	}
+	for (int i = 0; i < n; i++)
+		if (k[i] == NULL && (k[i] = add_backing(gap[i][0], gap[i][1], absorbed, &status)) == NULL) {
+			/*
+			 * Rare (no descriptor or memory for a memfd). What moved stays
+			 * moved; the absorbed backings go back behind the new ones, so
+			 * lookups find the new first, and each is tracked for what it
+			 * still maps (fork, drop_stale).
+			 */
+			settle_behind(absorbed);
+			return status;
+		}
+	settle(absorbed, true);
+	s->n = (uint32_t)n;
+	for (int i = 0; i < n; i++) {
+		k[i]->refs++;
+		s->seg[i] = k[i]->b;
+	}
 	return 0;
 }
 
@@ -347,31 +498,67 @@ static void fork_hooks(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+static void put_locked(const struct fab_backing *b)
+{
+	for (struct backing *k = backings; k != NULL; k = k->next)
+		if (k->b.memfd == b->memfd && k->refs > 0) {
+			k->refs--;
+			break;
+		}
+}
+
+void fab_share_put(const struct fab_backing *b)
+{
+	pthread_mutex_lock(&lock);
+	put_locked(b);
+	pthread_mutex_unlock(&lock);
+}
+
+/* The page-aligned span of [addr, addr+len); false when there is none. */
+static bool page_span(const void *addr, uint64_t len, uint64_t *start, uint64_t *end)
+{
+	uint64_t pg = page_size();
+
+	*start = (uint64_t)(uintptr_t)addr & ~(pg - 1);
+	*end = ((uint64_t)(uintptr_t)addr + len + pg - 1) & ~(pg - 1);
+	return len != 0 && *end > *start;
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
 int fab_share_get(void *addr, uint64_t len, struct fab_backing *b)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	uint64_t pg = page_size();
-	uint64_t start = (uint64_t)(uintptr_t)addr & ~(pg - 1);
-	uint64_t end = ((uint64_t)(uintptr_t)addr + len + pg - 1) & ~(pg - 1);
+	uint64_t start, end;
 	int ret;
 
-	if (len == 0 || end < start)
+	if (!page_span(addr, len, &start, &end))
 		return FAB_SHARE_CANNOT;
-	pthread_once(&once, fork_hooks);
+	pthread_once(&hooks_once, fork_hooks);
 	pthread_mutex_lock(&lock);
 	ret = share_locked(start, end, b);
 	pthread_mutex_unlock(&lock);
 	return ret;
 }
 
-void fab_share_put(const struct fab_backing *b)
+int fab_share_get_range(void *addr, uint64_t len, struct fab_shared *s)
+{
+	uint64_t start, end;
+	int ret;
+
+	if (!page_span(addr, len, &start, &end))
+		return FAB_SHARE_CANNOT;
+	pthread_once(&hooks_once, fork_hooks);
+	pthread_mutex_lock(&lock);
+	ret = share_range_locked(start, end, s);
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+void fab_share_put_range(const struct fab_shared *s)
 {
 	pthread_mutex_lock(&lock);
-	for (struct backing *k = backings; k != NULL; k = k->next)
-		if (k->b.memfd == b->memfd && k->refs > 0) {
-			k->refs--;
-			break;
-		}
+	for (uint32_t i = 0; i < s->n; i++)
+		put_locked(&s->seg[i]);
 	pthread_mutex_unlock(&lock);
 }
 

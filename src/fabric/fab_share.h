@@ -43,6 +43,26 @@ int fab_share_get(void *addr, uint64_t len, struct fab_backing *b);
 void fab_share_put(const struct fab_backing *b);
 
 /*
+ * A range held by several backings, whole and adjacent in address order:
+ * buffers of one allocator share pages, so a registration may begin in the
+ * last page an earlier one moved, and end in the first page of another.
+ */
+#define FAB_SHARE_SEGS_MAX 8
+struct fab_shared {
+	uint32_t n;
+	struct fab_backing seg[FAB_SHARE_SEGS_MAX];
+};
+
+/*
+ * As fab_share_get, for a range that may begin or end inside memory moved
+ * for other ranges: the parts not moved yet move onto memfds of their own,
+ * and s holds every backing the range touches (a reference on each).
+ * FAB_SHARE_OVERLAP only when more than FAB_SHARE_SEGS_MAX would be needed.
+ */
+int fab_share_get_range(void *addr, uint64_t len, struct fab_shared *s);
+void fab_share_put_range(const struct fab_shared *s);
+
+/*
  * Checks a memory file taken from another process (whose record or table
  * slot that process, or a scribbler, may have rewritten) before it is
  * mapped: this user's, mode 0600, sealed against shrinking, at least len

@@ -21,7 +21,7 @@
 #include "base_private.h"
 
 #define IDS_MAGIC 0x53445049u /* "SDPI" */
-#define IDS_VERSION 2u /* 2: a record per slot */
+#define IDS_VERSION 3u /* 2: a record per slot; 3: records of 256 bytes */
 #define IDS_IDENT (((uint64_t)IDS_MAGIC << 32) | IDS_VERSION)
 
 /* Linux pids stay below PID_MAX_LIMIT (2^22); start times in clock ticks fit the rest. */
@@ -50,7 +50,7 @@ struct ids_rec {
 	_Atomic uint32_t len;
 	_Atomic uint64_t data[HW_ID_REC_MAX / 8];
 };
-_Static_assert(sizeof(struct ids_rec) == 128, "the shared record layout is part of the version");
+_Static_assert(sizeof(struct ids_rec) == 256, "the shared record layout is part of the version");
 
 struct hw_ids {
 	struct ids_hdr *hdr;

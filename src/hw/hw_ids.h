@@ -45,7 +45,7 @@ enum hw_id_kind {
 
 #define HW_ID_MAX 0xffffffu		/* numbers are 24 bits on the wire */
 #define HW_IDS_DEFAULT_SLOTS 16384u /* per kind, in the device's table */
-#define HW_ID_REC_MAX 120u	    /* bytes a holder may publish about its number */
+#define HW_ID_REC_MAX 248u	    /* bytes a holder may publish about its number */
 
 struct hw_ids;
 

@@ -339,7 +339,7 @@ static inline __attribute__((always_inline)) uint8_t *hw_mkey_plain(uint32_t key
 }
 
 /* Bytes of the "how to reach it" description hw_mkey_share publishes (the fabric's format). */
-#define HW_MKEY_BACKING_MAX 80
+#define HW_MKEY_BACKING_MAX 216
 
 /*
  * Maps memory another process shared: backing is what its owner published

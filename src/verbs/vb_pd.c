@@ -112,7 +112,7 @@ static int vb_access_to_hw(unsigned int access, uint32_t *hw)
 /* The MR with what its sharing holds (fab_mr.h keeps out of vb.h, which libmlx5 sees). */
 struct vb_mr_priv {
 	struct vb_mr m;
-	struct fab_backing backing;
+	struct fab_shared backing;
 	bool shared;
 };
 
@@ -135,8 +135,8 @@ static int vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
 		return ENOMEM;
 	}
 	if (rc == FAB_SHARE_OVERLAP)
-		BASE_WARN("MR %#x overlaps only part of an earlier registration's range: other processes cannot reach it",
-			  p->m.key);
+		BASE_WARN("MR %#x spans more than %u ranges moved for other registrations: other processes cannot reach it",
+			  p->m.key, FAB_SHARE_SEGS_MAX);
 	else if (!p->shared)
 		BASE_DBG("MR %#x: memory that cannot be moved stays local to this process", p->m.key);
 	return 0;
@@ -279,7 +279,7 @@ static int vb_rereg_change(const struct ibv_mr *mr, int flags, struct ibv_pd *pd
  */
 static int vb_rereg_share(struct vb_mr_priv *p, const struct hw_mkey_change *c)
 {
-	struct fab_backing old = p->backing;
+	struct fab_shared old = p->backing;
 	bool was_shared = p->shared;
 	struct hw_mkey_change back = { .base = p->m.mr.addr, .addr = (uintptr_t)p->m.mr.addr,
 				       .len = p->m.mr.length };

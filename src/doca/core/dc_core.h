@@ -46,7 +46,7 @@ struct dc_mmap_dev {
 	uint8_t vouch;
 	uint32_t rkey;		   /* from an RDMA export: the exporter's key, which its peers name */
 	bool shared;		   /* exported over RDMA: the key reaches other processes (share) */
-	struct fab_backing share;
+	struct fab_shared share;
 };
 
 /* Free callback of one populated chunk (DOCA 1.x), in the order of the chunk list. */
