@@ -284,4 +284,5 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.dr_rule_create = vb_dv_dr_rule_create,
 	.dr_rule_destroy = vb_dv_dr_rule_destroy,
 	.devx_general_cmd = vb_dv_devx_general_cmd,
+	.misc = &vb_dv_misc_ops_impl,
 };
