@@ -108,8 +108,8 @@ void vb_rqpn_fini(struct vb_context *ctx)
 
 /*
  * mlx5's RTS2RTS with the UDP source port: an RC or UC QP in RTS only, else
- * EOPNOTSUPP (the provider's own check, v44). The port is kept with the QP
- * (mlx5dv_query_qp_udp_sport-less rdma-core has no read-back; the device's
+ * EOPNOTSUPP (the provider's own check, v44). The port is kept with the QP;
+ * nothing reads it back (rdma-core has no query for it, and the device's
  * transport between processes and machines carries no UDP header).
  */
 static int vb_dv_modify_qp_udp_sport(struct ibv_qp *ibqp, uint16_t udp_sport)
