@@ -532,6 +532,56 @@ static void test_resize_cq_other_process(void)
 	close(from_kid[0]);
 }
 
+/*
+ * Packet pacing: the device reports none (packet_pacing_caps all zero), so
+ * a raw packet QP's rate is refused as mlx5 refuses it without a rate table
+ * (EOPNOTSUPP) and rate 0, no limit, is accepted; IBV_QP_RATE_LIMIT on an
+ * RC QP is no attribute of any transition (EINVAL).
+ */
+static void test_rate_limit(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_device_attr_ex ax;
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp *raw, *rc;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	CHECK(c != NULL);
+	memset(&ax, 0xa5, sizeof(ax));
+	CHECK_OK(ibv_query_device_ex(c, NULL, &ax));
+	CHECK(ax.packet_pacing_caps.qp_rate_limit_min == 0 && ax.packet_pacing_caps.qp_rate_limit_max == 0 &&
+	      ax.packet_pacing_caps.supported_qpts == 0);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	{
+		struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+					      .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+						       .max_recv_sge = 1 } };
+
+		raw = ibv_create_qp(pd, &a);
+		CHECK(raw != NULL);
+		th_defer(vq_destroy_qp_cb, raw);
+	}
+	CHECK_OK(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_PORT));
+	m.qp_state = IBV_QPS_RTR;
+	CHECK_OK(ibv_modify_qp(raw, &m, IBV_QP_STATE));
+	m.qp_state = IBV_QPS_RTS;
+	m.rate_limit = 1000;
+	CHECK_ERR(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_RATE_LIMIT), EOPNOTSUPP);
+	CHECK(raw->state == IBV_QPS_RTR);
+	m.rate_limit = 0;
+	CHECK_OK(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_RATE_LIMIT));
+	CHECK(raw->state == IBV_QPS_RTS);
+	m.rate_limit = 100000;
+	CHECK_ERR(ibv_modify_qp(raw, &m, IBV_QP_RATE_LIMIT), EOPNOTSUPP);
+	rc = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
+	CHECK(rc != NULL);
+	CHECK_OK(vq_up(rc, rc->qp_num, 0, 0));
+	CHECK_ERR(ibv_modify_qp(rc, &m, IBV_QP_RATE_LIMIT), EINVAL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "query-port-dpu") == 0)
@@ -547,5 +597,6 @@ int main(int argc, char **argv)
 	RUN(test_resize_cq_limits);
 	RUN(test_resize_cq_event);
 	RUN(test_resize_cq_other_process);
+	RUN(test_rate_limit);
 	return th_summary("test_verbs_dvmisc");
 }
