@@ -397,7 +397,9 @@ static void test_allocator_unsharable_memory(void)
  * Two processes: the child's requesters SEND to a QP with its own receive
  * ring and to one on an SRQ, both of the parent, whose rings, records and
  * CQ are the parent's allocator's memory. The child consumes those receives
- * and completes into that CQ, as it would on the card.
+ * and completes into that CQ, as it would on the card; once the parent
+ * destroyed the QP, the child's request is not answered
+ * (IBV_WC_RETRY_EXC_ERR).
  */
 static pid_t kid = -1;
 static int to_kid = -1, from_kid = -1;
@@ -447,6 +449,12 @@ static int kid_run(int in, int out)
 			return 5;
 	if (write(out, "y", 1) != 1 || read(in, &cmd, 1) != 1)
 		return 6;
+	/* The parent destroyed its first QP and freed its memory: nothing reaches it any more. */
+	if (cmd != 'd' || post_send1(qp[0], mr, msg[0], 32, 2) != 0 || vq_poll1(cq, &wc) != 1 ||
+	    wc.status != IBV_WC_RETRY_EXC_ERR)
+		return 7;
+	if (write(out, "y", 1) != 1 || read(in, &cmd, 1) != 1)
+		return 8;
 	return 0;
 }
 
@@ -514,6 +522,16 @@ static void test_allocator_queues_between_processes(void)
 		/* The child wrote the CQE into the allocator's ring. */
 		CHECK(pr_cqe(pr.call[0].p, 16, mine[i], MLX5_CQE_RESP_SEND) != NULL);
 	}
+	/*
+	 * A destroy is a fence for the other processes too: once it returned
+	 * (the memory given back), the child's next request to the QP finds
+	 * it gone and is not answered.
+	 */
+	CHECK(th_undefer(vq_destroy_qp_cb, qp[0]));
+	CHECK_OK(ibv_destroy_qp(qp[0]));
+	CHECK(pr.call[4].freed == 1 && pr.call[5].freed == 1 && pr_live() == 6 && pr.bad_free == 0);
+	CHECK(write(to_kid, "d", 1) == 1);
+	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
 	CHECK(write(to_kid, "q", 1) == 1);
 	CHECK(waitpid(kid, &status, 0) == kid);
 	kid = -1;
