@@ -115,7 +115,8 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	if (cq == NULL)
 		goto err;
 	if (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
-		rc = vb_qmem_get(&cq->qmem, a->parent_domain, (size_t)64 << vb_log2_up(a->cqe + 1), MLX5DV_RES_TYPE_CQ);
+		rc = vb_qmem_get(&cq->qmem, a->parent_domain, (size_t)64 << vb_log2_up(a->cqe + 1), VB_QMEM_ALIGN,
+				 MLX5DV_RES_TYPE_CQ);
 		if (rc != 0) {
 			free(cq);
 			goto err;

@@ -138,7 +138,7 @@ static int vb_qmem_fill(struct vb_qmem *m, size_t len)
 	return m->buf != NULL && m->dbrec != NULL ? 0 : ENOMEM;
 }
 
-int vb_qmem_get(struct vb_qmem *m, struct ibv_pd *ibpd, size_t len, uint64_t type)
+int vb_qmem_get(struct vb_qmem *m, struct ibv_pd *ibpd, size_t len, size_t align, uint64_t type)
 {
 	struct vb_pd *pd = ibpd != NULL ? vb_pd_of(ibpd) : NULL;
 
@@ -147,8 +147,8 @@ int vb_qmem_get(struct vb_qmem *m, struct ibv_pd *ibpd, size_t len, uint64_t typ
 		return 0;
 	m->pd = pd;
 	m->type = type;
-	/* As mlx5: the buffer page aligned, then the doorbell record, 8 bytes aligned to 8. */
-	m->buf = vb_qmem_ask(pd, len, VB_QMEM_ALIGN, type);
+	/* As mlx5: the buffer, then the doorbell record, 8 bytes aligned to 8. */
+	m->buf = vb_qmem_ask(pd, len, align, type);
 	if (m->buf == NULL)
 		goto err;
 	m->dbrec = vb_qmem_ask(pd, VB_QMEM_DBREC_BYTES, VB_QMEM_DBREC_BYTES, MLX5DV_RES_TYPE_DBR);

@@ -196,17 +196,38 @@ static void vb_qp_free(struct vb_qp *qp)
 }
 
 /*
+ * The alignment mlx5 asks for a QP's buffer from a parent domain's
+ * allocators: the larger WQE stride, or the buffer's size rounded up to a
+ * page and then to a power of two, over 64 (the QP context's page offset
+ * quanta), whichever is larger.
+ */
+static size_t vb_qp_qmem_align(size_t bytes, uint32_t log_rq_stride)
+{
+	size_t buf_page = 1, stride = HW_SEND_WQE_BB;
+
+	bytes = (bytes + VB_QMEM_ALIGN - 1) & ~(size_t)(VB_QMEM_ALIGN - 1);
+	while (buf_page < bytes)
+		buf_page <<= 1;
+	if (((size_t)1 << log_rq_stride) > stride)
+		stride = (size_t)1 << log_rq_stride;
+	return buf_page / 64 > stride ? buf_page / 64 : stride;
+}
+
+/*
  * The rings in a parent domain's allocators' memory, when they give it: RQ
- * first, then the SQ on pages of its own, so that the receive ring peers
- * map holds no byte of the send ring (hw_qp_attr.sq). An XRC send QP has no
+ * first, then the SQ from the next page boundary, so that the pages of the
+ * receive ring peers map hold no byte of the send ring (hw_qp_attr.sq). So
+ * a QP with an RQ asks a page more than mlx5's size. An XRC send QP has no
  * receive side to give peers: its memory is refused (EOPNOTSUPP).
  */
 static int vb_qp_qmem(struct vb_qp *qp, struct ibv_pd *pd, struct hw_qp_attr *ha, bool srq)
 {
 	size_t rq = srq ? 0 : (size_t)1 << (ha->log_rq_size + ha->log_rq_stride);
-	size_t rq_room = (rq + VB_QMEM_ALIGN - 1) & ~(size_t)(VB_QMEM_ALIGN - 1);
-	int rc = vb_qmem_get(&qp->qmem, pd, rq_room + ((size_t)HW_SEND_WQE_BB << ha->log_sq_size),
-			     MLX5DV_RES_TYPE_QP);
+	size_t sq = (size_t)HW_SEND_WQE_BB << ha->log_sq_size;
+	size_t align = vb_qp_qmem_align(rq + sq, srq ? 0 : ha->log_rq_stride);
+	size_t len = (rq + (rq != 0 ? VB_QMEM_ALIGN : 0) + sq + align - 1) & ~(align - 1);
+	uintptr_t b;
+	int rc = vb_qmem_get(&qp->qmem, pd, len, align, MLX5DV_RES_TYPE_QP);
 
 	if (rc != 0 || qp->qmem.buf == NULL)
 		return rc;
@@ -214,8 +235,9 @@ static int vb_qp_qmem(struct vb_qp *qp, struct ibv_pd *pd, struct hw_qp_attr *ha
 		vb_qmem_put(&qp->qmem);
 		return EOPNOTSUPP;
 	}
+	b = (uintptr_t)qp->qmem.buf;
 	ha->ring = qp->qmem.buf;
-	ha->sq = (uint8_t *)qp->qmem.buf + rq_room;
+	ha->sq = (void *)(rq != 0 ? (b + rq + VB_QMEM_ALIGN - 1) & ~(uintptr_t)(VB_QMEM_ALIGN - 1) : b);
 	ha->dbrec = qp->qmem.dbrec;
 	return 0;
 }

@@ -82,7 +82,8 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_SRQ");
 	if (rc == 0)
-		rc = vb_qmem_get(&srq->qmem, pd, (size_t)srq->wqe_cnt << srq->log_stride, MLX5DV_RES_TYPE_SRQ);
+		rc = vb_qmem_get(&srq->qmem, pd, (size_t)srq->wqe_cnt << srq->log_stride, VB_QMEM_ALIGN,
+				 MLX5DV_RES_TYPE_SRQ);
 	if (rc != 0)
 		goto err_free;
 	rc = ENOMEM;
