@@ -400,6 +400,26 @@ static void test_allocator_unsharable_memory(void)
 	fclose(f);
 }
 
+/* An XRC send QP has no receive side for other processes to reach; in an allocator's memory it is refused. */
+static void test_allocator_xrc_send_refused(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_pd *pd = vf_pd(c), *par = pr_parent(c, pd);
+	struct ibv_cq *cq = vq_cq(c, 8);
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.send_cq = cq,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = par,
+	};
+
+	CHECK(par != NULL && cq != NULL);
+	errno = 0;
+	CHECK(ibv_create_qp_ex(c, &a) == NULL && errno == EOPNOTSUPP);
+	CHECK(pr.n == 2 && pr_was(0, MLX5DV_RES_TYPE_QP, 4 * 64, 64) && pr_live() == 0 && pr.bad_free == 0);
+}
+
 /*
  * Two processes: the child's requesters SEND to a QP with its own receive
  * ring and to one on an SRQ, both of the parent, whose rings, records and
@@ -703,6 +723,7 @@ int main(void)
 	RUN(test_allocator_gives_buffer_only);
 	RUN(test_allocator_null);
 	RUN(test_allocator_unsharable_memory);
+	RUN(test_allocator_xrc_send_refused);
 	RUN(test_allocator_queues_between_processes);
 	return th_summary("test_verbs_parent");
 }
