@@ -3,12 +3,15 @@
  * on a RoCE port: the route, the path record and the QP's address use the
  * RoCE v2 GID entry of the id's source address (docs/TOPOLOGY.md: pf0's
  * 192.168.100.1 is mlx5_0's GID 3; 127.0.0.1 the first port's link-local
- * v2 entry, GID 1); an id that resolves without binding holds an ephemeral
+ * v2 entry, GID 1; on machine 127.0.0.2, resolving machine 127.0.0.3, its
+ * own address's entry ::ffff:127.0.0.2, GID 3, as routing picks that source);
+ * an id that resolves without binding holds an ephemeral
  * port of its own, which a listener cannot take (EADDRINUSE) until the id
  * is gone.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -96,6 +99,44 @@ static void test_sgid_of_loopback(void)
 	connect_on("127.0.0.1", LOOPBACK_GID);
 }
 
+#define MACHINE_SELF "127.0.0.2"
+#define MACHINE_PEER "127.0.0.3"
+
+/* In a process standing for machine 127.0.0.2: the route to machine 127.0.0.3 starts at GID 3. */
+static int machine_child(void)
+{
+	struct cmf_side c = { 0 };
+	struct sockaddr_in a = cmf_addr4(MACHINE_PEER, 7471);
+	union ibv_gid want;
+	int ok;
+
+	ok = cmf_open(&c) == 0 && rdma_resolve_addr(c.id, NULL, (struct sockaddr *)&a, 2000) == 0 &&
+	     cmf_expect(c.ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL) && rdma_resolve_route(c.id, 2000) == 0 &&
+	     cmf_expect(c.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
+	ok = ok && ibv_query_gid(c.id->verbs, c.id->port_num, PF0_V4_GID, &want) == 0;
+	ok = ok && want.raw[10] == 0xff && want.raw[11] == 0xff && want.raw[12] == 127 && want.raw[15] == 2;
+	ok = ok && memcmp(c.id->route.path_rec->sgid.raw, want.raw, 16) == 0 &&
+	     memcmp(c.id->route.addr.addr.ibaddr.sgid.raw, want.raw, 16) == 0;
+	cmf_side_free(&c);
+	return ok ? 0 : 1;
+}
+
+static void test_sgid_to_other_machine(void)
+{
+	char *args[] = { "test_rdmacm_route", "machine", NULL };
+	int status = -1;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		setenv("SOFTDPU_MACHINE", MACHINE_SELF, 1);
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static bool listen_refused(const char *ip, uint16_t port)
 {
 	struct cmf_side s = { 0 };
@@ -136,10 +177,13 @@ static void test_active_ports_reserved(void)
 	CHECK_OK(cmf_listen(&later, "127.0.0.1", &pa, 4));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "machine") == 0)
+		return machine_child();
 	RUN(test_sgid_of_ipv4);
 	RUN(test_sgid_of_loopback);
+	RUN(test_sgid_to_other_machine);
 	RUN(test_active_ports_reserved);
 	return th_summary("test_rdmacm_route");
 }
