@@ -205,6 +205,26 @@ static void test_reject_ece(void)
 	CHECK(memcmp(ev->param.conn.private_data, why, sizeof(why)) == 0);
 }
 
+/* The requester, having read the responder's ECE in CONNECT_RESPONSE, rejects it: the responder sees 35. */
+static void test_reject_ece_response(void)
+{
+	static struct cmf_side srv, cli;
+	struct rdma_conn_param p = ece_param(0x456);
+	struct rdma_cm_id *child = NULL;
+	uint16_t port = 0;
+
+	th_defer(cmf_side_free, &srv);
+	th_defer(cmf_side_free, &cli);
+	CHECK_OK(cmf_open(&srv));
+	CHECK_OK(cmf_listen(&srv, "127.0.0.1", &port, 4));
+	CHECK(ece_request(&srv, &cli, port, 0x3, &child));
+	th_defer(id_drop, child);
+	CHECK_OK(rdma_accept(child, &p));
+	CHECK(cmf_expect(cli.ch, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, NULL));
+	CHECK_OK(rdma_reject_ece(cli.id, NULL, 0));
+	CHECK(cmf_expect(srv.ch, RDMA_CM_EVENT_REJECTED, CM_REJ_VENDOR_OPTION_NOT_SUPPORTED, NULL));
+}
+
 static void srq_attr(struct ibv_srq_init_attr_ex *a, enum ibv_srq_type type)
 {
 	memset(a, 0, sizeof(*a));
@@ -292,6 +312,7 @@ int main(void)
 	RUN(test_ece_exchange);
 	RUN(test_ece_none);
 	RUN(test_reject_ece);
+	RUN(test_reject_ece_response);
 	RUN(test_create_srq_ex);
 	RUN(test_create_srq_ex_xrc);
 	return th_summary("test_rdmacm_ece");
