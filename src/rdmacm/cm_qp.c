@@ -326,7 +326,7 @@ static int cm_srq_xrc(struct cm_id *id, struct ibv_srq_init_attr_ex *a)
 		if (a->xrcd == NULL)
 			return -1;
 	}
-	if ((!(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || a->cq == NULL)) {
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || a->cq == NULL) {
 		if (id->id.recv_cq == NULL) {
 			if (cm_make_cq(id, a->attr.max_wr, &id->id.recv_cq, &id->id.recv_cq_channel) != 0)
 				return -1;
