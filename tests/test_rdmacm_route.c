@@ -68,6 +68,9 @@ static void connect_on(const char *ip, int index)
 	CHECK_OK(cmf_open(&cli));
 	CHECK(cmf_resolve(&cli, ip, port));
 	CHECK(cli.id->route.num_paths == 1);
+	/* rdma_get_local_addr names the address whose entry the path starts at. */
+	CHECK(rdma_get_local_addr(cli.id)->sa_family == AF_INET);
+	CHECK(((struct sockaddr_in *)rdma_get_local_addr(cli.id))->sin_addr.s_addr == inet_addr(ip));
 	CHECK(gid_at(cli.id, index, &cli.id->route.path_rec->sgid));
 	CHECK(gid_at(cli.id, index, &cli.id->route.addr.addr.ibaddr.sgid));
 	own = cli.id->route.addr.addr.ibaddr.sgid;
