@@ -532,6 +532,44 @@ static void test_resize_cq_other_process(void)
 	close(from_kid[0]);
 }
 
+static void *pd_alloc(struct ibv_pd *pd, void *ctx, size_t size, size_t align, uint64_t type)
+{
+	(void)pd, (void)ctx, (void)align, (void)type;
+	return aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+}
+
+static void pd_free(struct ibv_pd *pd, void *ctx, void *ptr, uint64_t type)
+{
+	(void)pd, (void)ctx, (void)type;
+	free(ptr);
+}
+
+/* A CQ whose ring a parent domain's allocators gave: EOPNOTSUPP, the CQ as it was and working. */
+static void test_resize_cq_parent_domain(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_parent_domain_init_attr pda = { .comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS,
+						   .alloc = pd_alloc, .free = pd_free };
+	struct ibv_cq_init_attr_ex ca = { .cqe = 15, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD };
+	struct ibv_cq_ex *cqx;
+	struct ibv_pd *par;
+	struct ibv_wc wc;
+
+	CHECK(c != NULL);
+	pda.pd = vf_pd(c);
+	CHECK(pda.pd != NULL);
+	par = ibv_alloc_parent_domain(c, &pda);
+	CHECK(par != NULL);
+	th_defer(vf_dealloc_pd_cb, par);
+	ca.parent_domain = par;
+	cqx = ibv_create_cq_ex(c, &ca);
+	CHECK(cqx != NULL);
+	th_defer(vq_destroy_cq_cb, ibv_cq_ex_to_cq(cqx));
+	CHECK_ERR(ibv_resize_cq(ibv_cq_ex_to_cq(cqx), 63), EOPNOTSUPP);
+	CHECK(ibv_cq_ex_to_cq(cqx)->cqe == 15);
+	CHECK(ibv_poll_cq(ibv_cq_ex_to_cq(cqx), 1, &wc) == 0);
+}
+
 /*
  * Packet pacing: the device reports none (packet_pacing_caps all zero), so
  * a raw packet QP's rate is refused as mlx5 refuses it without a rate table
@@ -597,6 +635,7 @@ int main(int argc, char **argv)
 	RUN(test_resize_cq_limits);
 	RUN(test_resize_cq_event);
 	RUN(test_resize_cq_other_process);
+	RUN(test_resize_cq_parent_domain);
 	RUN(test_rate_limit);
 	return th_summary("test_verbs_dvmisc");
 }

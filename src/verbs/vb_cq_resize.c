@@ -6,7 +6,8 @@
  * (hw_cq_resize); the consumer's view (ring, record, overrun flag) is read
  * again under the CQ's lock, and an armed watch of its event moves to the
  * new bell. Errors: cqe below 1 or above the device's max_cqe, or fewer than
- * the CQEs not yet polled, EINVAL (as the kernel and firmware answer).
+ * the CQEs not yet polled, EINVAL (as the kernel and firmware answer); a CQ
+ * whose ring a parent domain's allocators gave, EOPNOTSUPP.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -62,6 +63,9 @@ VB_EXPORT int vb_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 	if (ibcq == NULL || vb_ctx_checked(ibcq->context) == NULL || cqe < 1 || cqe > VB_MAX_CQE)
 		return EINVAL;
+	/* A ring in a parent domain's allocators' memory would need a new one from them: not done. */
+	if (cq->qmem.buf != NULL)
+		return EOPNOTSUPP;
 	log_size = vb_log2_up((uint32_t)cqe + 1);
 	pthread_spin_lock(&cq->lock);
 	if (log_size == cq->log_size) {

@@ -78,7 +78,22 @@ struct ibv_td *vb_alloc_td(struct ibv_context *context, struct ibv_td_init_attr 
 int vb_dealloc_td(struct ibv_td *td);
 struct ibv_pd *vb_alloc_parent_domain(struct ibv_context *context, struct ibv_parent_domain_init_attr *a);
 int vb_parent_free(struct vb_pd *pd);
-int vb_parent_alloc_check(struct ibv_pd *pd, size_t size, uint64_t type);
+
+/*
+ * A queue's buffer and doorbell record from a parent domain's allocators,
+ * asked as mlx5 asks them (vb_parent.c): len bytes aligned to align (a
+ * power of two), then 8 bytes at 8. buf NULL: there are none, or both
+ * were left to the provider (the device's own blocks). Otherwise both are
+ * set and zeroed: the allocator's, or ours where it left one of them. 0 or
+ * ENOMEM (an allocator's NULL; nothing kept). vb_qmem_put gives them back
+ * (through the allocator's free for its own), once the queue is destroyed.
+ */
+#define VB_QMEM_ALIGN 4096	 /* a CQ's and an SRQ's buffer, as mlx5 asks: a page */
+#define VB_QMEM_DBREC_BYTES 8	 /* and the record's size and alignment */
+int vb_qmem_get(struct vb_qmem *m, struct ibv_pd *pd, size_t len, size_t align, uint64_t type);
+void vb_qmem_put(struct vb_qmem *m);
+/* What a queue's creation in given memory failing with st is to the program: EOPNOTSUPP when it cannot be shared. */
+int vb_qmem_errno(enum hw_status st);
 
 /* The device's clocks (vb_clock.c): its free-running ns, their wall-clock value, ibv_query_rt_values_ex. */
 uint64_t vb_clock_device_ns(void);
@@ -87,6 +102,7 @@ int vb_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values);
 
 /* On-demand paging (vb_odp.c): the device's capabilities and the advise_mr slot. */
 void vb_odp_caps(struct ibv_device_attr_ex *a);
+uint32_t vb_odp_dc_caps(void);
 int vb_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
 		 uint32_t num_sge);
 /* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */
