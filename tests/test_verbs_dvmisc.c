@@ -354,6 +354,7 @@ static void test_resize_cq_event(void)
 
 #define PEER_SENDS_EARLY 2
 #define PEER_SENDS 10
+#define PEER_STRESS 200 /* SENDs while the parent resizes again and again */
 
 /* The length of the peer's i-th SEND, so each receive is told from the others. */
 static uint32_t peer_len(int i)
@@ -392,7 +393,7 @@ static int peer_send(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, ui
  * receives complete into the CQ the parent resizes; this process's engine
  * writes those CQEs. It sends some, waits for the resize, sends the rest.
  */
-static int resize_peer_child(uint32_t dest, int in, int out)
+static int resize_peer_child(uint32_t dest, int in, int out, int early, int total)
 {
 	static uint8_t buf[4096] __attribute__((aligned(4096)));
 	struct ibv_device **l;
@@ -421,9 +422,9 @@ static int resize_peer_child(uint32_t dest, int in, int out)
 	if (qp == NULL || mr == NULL || write(out, &qp->qp_num, sizeof(qp->qp_num)) != sizeof(qp->qp_num) ||
 	    vq_up(qp, dest, 0, 0) != 0 || read(in, &go, 1) != 1)
 		goto out;
-	if (peer_send(qp, cq, mr, buf, 0, PEER_SENDS_EARLY) != 0 || write(out, "1", 1) != 1 || read(in, &go, 1) != 1)
+	if (peer_send(qp, cq, mr, buf, 0, early) != 0 || write(out, "1", 1) != 1 || read(in, &go, 1) != 1)
 		goto out;
-	if (peer_send(qp, cq, mr, buf, PEER_SENDS_EARLY, PEER_SENDS) != 0 || write(out, "2", 1) != 1)
+	if (peer_send(qp, cq, mr, buf, early, total) != 0 || write(out, "2", 1) != 1)
 		goto out;
 	rc = 0;
 out:
@@ -453,6 +454,28 @@ static void peer_reap_cb(void *arg)
 	}
 }
 
+/* Starts the peer process (re-executed) for the parent's QP qpn, with its pipes: early SENDs, then the rest of total. */
+static void peer_start(uint32_t qpn, int to_kid[2], int from_kid[2], int early, int total)
+{
+	char num[4][16];
+
+	snprintf(num[0], sizeof(num[0]), "%u", qpn);
+	snprintf(num[1], sizeof(num[1]), "%d", to_kid[0]);
+	snprintf(num[2], sizeof(num[2]), "%d", from_kid[1]);
+	snprintf(num[3], sizeof(num[3]), "%d", early);
+	fflush(NULL);
+	peer_pid = fork();
+	CHECK(peer_pid >= 0);
+	if (peer_pid == 0) {
+		char tot[16];
+		char *argv[] = { self_path, "resize-peer", num[0], num[1], num[2], num[3], tot, NULL };
+
+		snprintf(tot, sizeof(tot), "%d", total);
+		execv(self_path, argv);
+		_exit(3);
+	}
+}
+
 /*
  * A CQ another process's queue completes into: that process's producer
  * follows the resize (its view moves to the new block at its next CQE), the
@@ -469,7 +492,7 @@ static void test_resize_cq_other_process(void)
 	struct ibv_mr *mr;
 	struct ibv_pd *pd;
 	struct ibv_wc wc;
-	char buf[16], ack;
+	char ack;
 
 	c = vf_open();
 	CHECK(c != NULL);
@@ -481,24 +504,7 @@ static void test_resize_cq_other_process(void)
 	mr = vq_mr(pd, rbuf, sizeof(rbuf), VQ_ACCESS_ALL);
 	CHECK(qp != NULL && mr != NULL);
 	CHECK(pipe(to_kid) == 0 && pipe(from_kid) == 0);
-	fflush(NULL);
-	peer_pid = fork();
-	CHECK(peer_pid >= 0);
-	if (peer_pid == 0) {
-		char *argv[6];
-
-		snprintf(buf, sizeof(buf), "%u", qp->qp_num);
-		argv[0] = self_path;
-		argv[1] = "resize-peer";
-		argv[2] = buf;
-		argv[3] = (char[12]){ 0 };
-		argv[4] = (char[12]){ 0 };
-		argv[5] = NULL;
-		snprintf(argv[3], 12, "%d", to_kid[0]);
-		snprintf(argv[4], 12, "%d", from_kid[1]);
-		execv(self_path, argv);
-		_exit(3);
-	}
+	peer_start(qp->qp_num, to_kid, from_kid, PEER_SENDS_EARLY, PEER_SENDS);
 	th_defer(peer_reap_cb, NULL);
 	close(to_kid[0]);
 	close(from_kid[1]);
@@ -524,6 +530,71 @@ static void test_resize_cq_other_process(void)
 		for (uint32_t k = 0; k < peer_len(i); k++)
 			CHECK(rbuf[i][k] == 0x40 + i);
 	}
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
+	CHECK(waitpid(peer_pid, &ws, 0) == peer_pid);
+	peer_pid = -1;
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	close(to_kid[1]);
+	close(from_kid[0]);
+}
+
+/*
+ * The fence under load: the other process SENDs without pause while this
+ * one resizes the CQ back and forth (always room for them all); every
+ * receive completes once, in order, with its length and bytes.
+ */
+static void test_resize_cq_while_other_process_sends(void)
+{
+	static uint8_t rbuf[PEER_STRESS][256];
+	int to_kid[2], from_kid[2], ws = 0, got = 0, resizes = 0;
+	struct ibv_cq *cq, *other;
+	uint32_t kid_qpn = 0;
+	struct ibv_context *c;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	char ack;
+
+	c = vf_open();
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 255);
+	other = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL && other != NULL);
+	qp = vq_qp(pd, IBV_QPT_RC, other, cq, 256);
+	mr = vq_mr(pd, rbuf, sizeof(rbuf), VQ_ACCESS_ALL);
+	CHECK(qp != NULL && mr != NULL);
+	CHECK(pipe(to_kid) == 0 && pipe(from_kid) == 0);
+	peer_start(qp->qp_num, to_kid, from_kid, 0, PEER_STRESS);
+	th_defer(peer_reap_cb, NULL);
+	close(to_kid[0]);
+	close(from_kid[1]);
+	CHECK(read(from_kid[0], &kid_qpn, sizeof(kid_qpn)) == sizeof(kid_qpn));
+	CHECK_OK(vq_up(qp, kid_qpn, 0, 0));
+	for (int i = 0; i < PEER_STRESS; i++) {
+		struct ibv_sge sg = { .addr = (uintptr_t)rbuf[i], .length = sizeof(rbuf[i]), .lkey = mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+		CHECK_OK(ibv_post_recv(qp, &wr, &bad));
+	}
+	CHECK(write(to_kid[1], "g", 1) == 1);
+	CHECK(read(from_kid[0], &ack, 1) == 1 && ack == '1');
+	CHECK(write(to_kid[1], "g", 1) == 1);
+	for (long tries = 0; got < PEER_STRESS && tries < VQ_POLL_TRIES; tries++) {
+		/* Between the two sizes that hold every SEND: the CQ never overruns. */
+		CHECK_OK(ibv_resize_cq(cq, (resizes++ & 1) ? 255 : 511));
+		/* One CQE per resize: the moves interleave with the other process's CQEs. */
+		if (ibv_poll_cq(cq, 1, &wc) == 1) {
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == (uint64_t)got);
+			CHECK(wc.byte_len == peer_len(got));
+			for (uint32_t k = 0; k < peer_len(got); k++)
+				CHECK(rbuf[got][k] == (uint8_t)(0x40 + got));
+			got++;
+		}
+	}
+	CHECK(got == PEER_STRESS);
+	CHECK(read(from_kid[0], &ack, 1) == 1 && ack == '2');
 	CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
 	CHECK(waitpid(peer_pid, &ws, 0) == peer_pid);
 	peer_pid = -1;
@@ -624,8 +695,9 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "query-port-dpu") == 0)
 		return query_port_dpu_child();
-	if (argc == 5 && strcmp(argv[1], "resize-peer") == 0)
-		return resize_peer_child((uint32_t)strtoul(argv[2], NULL, 0), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 7 && strcmp(argv[1], "resize-peer") == 0)
+		return resize_peer_child((uint32_t)strtoul(argv[2], NULL, 0), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+					 atoi(argv[6]));
 	self_path = argv[0];
 	RUN(test_query_port_host);
 	RUN(test_query_port_dpu);
@@ -635,6 +707,7 @@ int main(int argc, char **argv)
 	RUN(test_resize_cq_limits);
 	RUN(test_resize_cq_event);
 	RUN(test_resize_cq_other_process);
+	RUN(test_resize_cq_while_other_process_sends);
 	RUN(test_resize_cq_parent_domain);
 	RUN(test_rate_limit);
 	return th_summary("test_verbs_dvmisc");
