@@ -66,6 +66,7 @@ struct hw_cq_state {
 	_Atomic uint32_t claim_pi;   /* pi when the claim below was made */
 	_Atomic uint64_t claim;	     /* a receive the lock holder takes and owes a CQE for (hw_cq_claim_set) */
 	_Atomic uint32_t claim_srqn;
+	uint64_t gen;		     /* this CQ among all the number named: its creator's pid, start time and count; kept by a resize */
 	struct hw_bell event;
 	/* Read by the consumer at every poll and post: a line of its own, away from the producers' writes. */
 	_Atomic uint32_t overrun __attribute__((aligned(64)));
@@ -164,11 +165,15 @@ static void cq_place(struct hw_cq *cq, void *mem)
 	cq->st = (struct hw_cq_state *)(void *)((uint8_t *)mem + ring_bytes + CQ_DBREC_BYTES);
 }
 
+static _Atomic uint32_t cq_created;
+
 static void cq_state_init(struct hw_cq *cq)
 {
 	memset(cq->st, 0, sizeof(*cq->st));
 	cq->st->log_size = cq->log_size;
 	cq->st->cqn = cq->cqn;
+	cq->st->gen = hw_ids_self_word() ^ (uint64_t)atomic_fetch_add_explicit(&cq_created, 1, memory_order_relaxed)
+							  << 40;
 	atomic_store_explicit((_Atomic uint32_t *)&cq->st->magic, CQ_MAGIC, memory_order_release);
 }
 
@@ -647,9 +652,14 @@ static void cq_switch(struct hw_cq *cq, const struct hw_qblock *b, uint32_t log_
 			 __ATOMIC_RELEASE);
 }
 
-/* A view mapped by number moves to the block the CQ's record names now. False when there is none. */
+/*
+ * A view mapped by number moves to the block the CQ's record names now.
+ * False when there is none, or the number names another CQ (this one was
+ * destroyed and its number taken again).
+ */
 static bool cq_remap(struct hw_cq *cq)
 {
+	uint64_t gen = cq->st->gen;
 	const _Atomic uint32_t *seqp;
 	const struct hw_cq_state *nst;
 	struct cq_retired *r;
@@ -669,7 +679,7 @@ static bool cq_remap(struct hw_cq *cq)
 		goto err_map;
 	nst = (const struct hw_cq_state *)(const void *)((const uint8_t *)b.p + rec.len - sizeof(*nst));
 	if (atomic_load_explicit((const _Atomic uint32_t *)&nst->magic, memory_order_acquire) != CQ_MAGIC ||
-	    nst->log_size != log_size)
+	    nst->log_size != log_size || nst->gen != gen)
 		goto err_map;
 	cq_switch(cq, &b, log_size, r);
 	return true;
@@ -737,6 +747,7 @@ enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
 static void cq_state_copy(struct hw_cq_state *to, struct hw_cq_state *from, uint32_t pi)
 {
 	to->flags = from->flags;
+	to->gen = from->gen;
 	atomic_store_explicit(&to->pi, pi, memory_order_relaxed);
 	atomic_store_explicit(&to->sol_end, atomic_load_explicit(&from->sol_end, memory_order_relaxed),
 			      memory_order_relaxed);
