@@ -868,14 +868,15 @@ static struct eng_res eng_ud_xm(struct hw_qp *qp, struct eng_wqe *w, const struc
 
 void hw_xm_ud_deliver(const struct hw_xm_ud *d)
 {
-	const struct hw_wqe_datagram_seg *av = (const void *)d->av;
 	struct hw_qp *peer = hw_qp_dest_get(d->dest);
+	struct hw_wqe_datagram_seg av;
 	struct hw_cqe_fields f;
 	struct eng_list src;
 
+	memcpy(&av, d->av, sizeof(av)); /* where it lies in a call, unaligned */
 	hw_epoch_enter();
-	if (peer != NULL && eng_ud_accepts_key(peer, be32toh(av->qkey)) && eng_ud_port_has(peer, av->rgid)) {
-		f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, true, av->stat_rate_sl, d->src_qpn, 0);
+	if (peer != NULL && eng_ud_accepts_key(peer, be32toh(av.qkey)) && eng_ud_port_has(peer, av.rgid)) {
+		f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, true, av.stat_rate_sl, d->src_qpn, 0);
 		eng_list_init(&src);
 		eng_add(&src, (uint8_t *)(uintptr_t)d->data, d->len);
 		eng_ud_put(peer, (uint8_t *)(uintptr_t)d->grh, &src, &f);
