@@ -876,7 +876,8 @@ void hw_xm_ud_deliver(const struct hw_xm_ud *d)
 	memcpy(&av, d->av, sizeof(av)); /* where it lies in a call, unaligned */
 	hw_epoch_enter();
 	if (peer != NULL && eng_ud_accepts_key(peer, be32toh(av.qkey)) && eng_ud_port_has(peer, av.rgid)) {
-		f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, true, av.stat_rate_sl, d->src_qpn, 0);
+		/* The sender's number is another machine's word: 24 bits, as a DETH carries it. */
+		f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, true, av.stat_rate_sl, d->src_qpn & 0xffffffu, 0);
 		eng_list_init(&src);
 		eng_add(&src, (uint8_t *)(uintptr_t)d->data, d->len);
 		eng_ud_put(peer, (uint8_t *)(uintptr_t)d->grh, &src, &f);
