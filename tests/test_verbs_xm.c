@@ -4,9 +4,12 @@
  * TCP transport on loopback, as two hosts would. RC WRITE, READ (also
  * longer than one transfer), SEND and WRITE with immediate into posted
  * receives, RNR waits ended by a receive posted later, atomics, a bad rkey;
- * DC from a DCI here to a DCT there, and a wrong DC key; and the peer
- * machine gone: the request ends in retries exceeded within the fabric
- * timeout and the work behind it is flushed. Every byte compared.
+ * DC from a DCI here to a DCT there, and a wrong DC key; UD datagrams both
+ * ways (the GRH area byte for byte) and those the other machine drops; a
+ * request by the GID of the other machine's second port, or of none of its
+ * ports; and the peer machine gone: the request ends in retries exceeded
+ * within the fabric timeout and the work behind it is flushed. Every byte
+ * compared.
  */
 #include <endian.h>
 #include <stdio.h>
