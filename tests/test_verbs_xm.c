@@ -432,6 +432,35 @@ static void xm_up(void)
 	CHECK(X.gid.raw[9] == 127 && X.gid.raw[14] == 2);
 }
 
+/*
+ * xm_up with the peer's leak check off (ASan's): a peer that sends to this
+ * machine itself holds UCX connections of its own at exit, where
+ * LeakSanitizer's tracer crashed now and then under load ("Tracer caught
+ * signal 11", no check run), failing the case; tools/run-lsan-retry.sh
+ * covers that in this process only. What the peer runs there is checked in
+ * this process's cases.
+ */
+static void asan_options_restore_cb(void *arg)
+{
+	if (arg != NULL)
+		setenv("ASAN_OPTIONS", arg, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(arg);
+}
+
+static void xm_up_sending_peer(void)
+{
+	const char *o = getenv("ASAN_OPTIONS");
+	char opts[1024];
+
+	/* Restored when the case ends, however it ends: the later cases' peers check for leaks again. */
+	th_defer(asan_options_restore_cb, o != NULL ? strdup(o) : NULL);
+	snprintf(opts, sizeof(opts), "%s%sdetect_leaks=0", o != NULL ? o : "", o != NULL && *o != 0 ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	xm_up();
+}
+
 static void xm_down(void)
 {
 	CHECK(th_proc_send(X.p, "EXIT") == 0);
@@ -972,7 +1001,7 @@ static void test_ud_between_machines(void)
 	unsigned int pud;
 	char dg[40];
 
-	xm_up();
+	xm_up_sending_peer();
 	CHECK((ud = ud_qp_here()) != NULL);
 	CHECK((pud = ud_qp_there()) != 0);
 	CHECK_OK(ibv_query_gid(X.c, 1, 3, &v4_here));
