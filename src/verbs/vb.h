@@ -264,6 +264,8 @@ struct vb_dv_ops {
 	struct mlx5dv_dr_rule *(*dr_rule_create)(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 						 size_t n, struct mlx5dv_dr_action **acts);
 	int (*dr_rule_destroy)(struct mlx5dv_dr_rule *rule);
+	/* A raw packet QP as a rule's destination: its TIR, held (destroy EBUSY) until released. */
+	int (*dr_qp_dest)(struct ibv_qp *qp, bool hold, uint32_t *tirn);
 	/* DevX general commands (vb_devx_cmd.c). */
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 };
@@ -351,22 +353,31 @@ enum vb_dr_action_type {
 	VB_DR_ACT_TIR,
 	VB_DR_ACT_TABLE,
 	VB_DR_ACT_WIRE,		  /* an FDB's uplink vport */
+	VB_DR_ACT_QP,		  /* a raw packet QP's receive queue, through its TIR */
+	VB_DR_ACT_PUSH_VLAN,
+	VB_DR_ACT_POP_VLAN,
 };
 
 struct mlx5dv_dr_action {
 	uint32_t magic;
 	enum vb_dr_action_type type;
-	uint32_t tirn;		  /* TIR */
+	uint32_t tirn;		  /* TIR, QP */
 	struct mlx5dv_dr_table *tbl; /* TABLE: counted in its users */
-	const struct mlx5dv_dr_domain *dmn; /* WIRE: compared only, never read */
+	const struct mlx5dv_dr_domain *dmn; /* WIRE, PUSH_VLAN: compared only, never read */
+	struct ibv_qp *qp;	  /* QP: held until the action goes */
+	const struct vb_dv_ops *dv; /* QP: the ops that release it */
+	uint8_t vlan[4];	  /* PUSH_VLAN: TPID and TCI as the frame has them */
 	_Atomic uint32_t users;	  /* rules: destroy is EBUSY while non-zero */
 };
+
+#define VB_DR_MAX_ACTS 8 /* hw_steer's limit per rule */
 
 struct mlx5dv_dr_rule {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
 	struct mlx5dv_dr_matcher *matcher;
-	struct mlx5dv_dr_action *act; /* the one terminal action */
+	size_t n_acts;
+	struct mlx5dv_dr_action *acts[VB_DR_MAX_ACTS]; /* each counts the rule in its users */
 	struct hw_steer_rule *hw;
 };
 

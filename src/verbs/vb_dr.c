@@ -5,9 +5,11 @@
  * program may put rules in level 0 or jump from it to higher levels.
  *
  * Masks and values are the PRM's fte_match_param (vb.h); hw_steer matches
- * the outer headers only, so a mask over any other part is refused. Every
- * action is terminal (drop, TIR, table, the uplink), so a rule has exactly
- * one. Objects count their users (tables of a domain, matchers and jumping
+ * the outer headers only, so a mask over any other part is refused. A rule
+ * has up to 8 actions: VLAN push (NIC transmit, FDB) and pop (NIC receive,
+ * FDB), applied in the order given, and at most one terminal action (drop,
+ * TIR, raw packet QP, table, the uplink, default miss); without one it takes
+ * the default miss. Objects count their users (tables of a domain, matchers and jumping
  * actions of a table, rules of a matcher and of an action) and refuse to go
  * while used, as rdma-core's reference counts do.
  *
@@ -82,7 +84,7 @@ struct mlx5dv_dr_table *vb_dv_dr_table_create(struct mlx5dv_dr_domain *d, uint32
 		return NULL;
 	}
 	st = hw_steer_table_create(d->hw, level, &t->hw);
-	if (st != HW_OK) {	/* HW_ERR_INVAL: a level over HW_STEER_LEVEL_MAX */
+	if (st != HW_OK) {
 		free(t);
 		errno = vb_dr_errno(st);
 		return NULL;
@@ -206,7 +208,12 @@ static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_fl
 	return 0;
 }
 
-/* The one terminal action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
+static bool vb_dr_terminal(enum vb_dr_action_type t)
+{
+	return t != VB_DR_ACT_PUSH_VLAN && t != VB_DR_ACT_POP_VLAN;
+}
+
+/* An action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
 static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr_action *a,
 			struct hw_steer_action *hw)
 {
@@ -217,7 +224,11 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 	case VB_DR_ACT_DROP:
 		hw->type = HW_STEER_ACT_DROP;
 		return 0;
+	case VB_DR_ACT_MISS:
+		hw->type = HW_STEER_ACT_MISS;
+		return 0;
 	case VB_DR_ACT_TIR:
+	case VB_DR_ACT_QP:
 		if (d->type != MLX5DV_DR_DOMAIN_TYPE_NIC_RX)
 			return EOPNOTSUPP;	/* the man page: NIC_RX only */
 		hw->type = HW_STEER_ACT_TIR;
@@ -234,39 +245,53 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 			return EINVAL;
 		hw->type = HW_STEER_ACT_WIRE;
 		return 0;
+	case VB_DR_ACT_PUSH_VLAN:
+		if (a->dmn != d)
+			return EINVAL;
+		hw->type = HW_STEER_ACT_PUSH_VLAN;
+		memcpy(hw->vlan, a->vlan, sizeof(hw->vlan));
+		return d->type == MLX5DV_DR_DOMAIN_TYPE_NIC_RX ? EOPNOTSUPP : 0; /* pushed on the way out */
+	case VB_DR_ACT_POP_VLAN:
+		hw->type = HW_STEER_ACT_POP_VLAN;
+		return d->type == MLX5DV_DR_DOMAIN_TYPE_NIC_TX ? EOPNOTSUPP : 0; /* popped on the way in */
 	default:
-		/* default miss: hw_steer has no "end this domain's lookup here" action */
-		return EOPNOTSUPP;
+		return EINVAL;
 	}
 }
 
-/* Every action is terminal here: two are refused as rdma-core's action state machine refuses them. */
-static int vb_dr_actions_ok(struct mlx5dv_dr_action **acts, size_t n)
+/* The actions as hw_steer's: at most one terminal (a second is refused as rdma-core's action state machine does). */
+static int vb_dr_actions(const struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_action **acts, size_t n,
+			 struct hw_steer_action *hw)
 {
-	size_t i;
+	size_t i, terminal = 0;
+	int err;
 
-	if (n == 0 || acts == NULL)
+	if (n == 0 || n > VB_DR_MAX_ACTS || acts == NULL)
 		return EINVAL;
 	for (i = 0; i < n; i++)
 		if (acts[i] == NULL || acts[i]->magic != VB_MAGIC_DR_ACTION)
 			return EINVAL;
-	return n > 1 ? EOPNOTSUPP : 0;
+	for (i = 0; i < n; i++) {
+		terminal += vb_dr_terminal(acts[i]->type);
+		err = vb_dr_action(m, acts[i], &hw[i]);
+		if (err != 0)
+			return err;
+	}
+	return terminal > 1 ? EOPNOTSUPP : 0;
 }
 
 struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 					    size_t n, struct mlx5dv_dr_action **acts)
 {
 	uint8_t outer[VB_DR_MATCH_PART];
-	struct hw_steer_action hw_act;
+	struct hw_steer_action hw_acts[VB_DR_MAX_ACTS];
 	struct mlx5dv_dr_rule *r;
 	enum hw_status st;
 	int err;
 
-	err = vb_dr_actions_ok(acts, n);
+	err = vb_dr_actions(m, acts, n, hw_acts);
 	if (err == 0)
 		err = vb_dr_value(m, value, outer);
-	if (err == 0)
-		err = vb_dr_action(m, acts[0], &hw_act);
 	if (err != 0) {
 		errno = err;
 		return NULL;
@@ -276,7 +301,7 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 		errno = ENOMEM;
 		return NULL;
 	}
-	st = hw_steer_rule_create(m->hw, outer, &hw_act, 1, &r->hw);
+	st = hw_steer_rule_create(m->hw, outer, hw_acts, (uint32_t)n, &r->hw);
 	if (st != HW_OK) {	/* HW_ERR_KEY: the TIR is gone */
 		free(r);
 		errno = vb_dr_errno(st);
@@ -285,18 +310,38 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 	r->dv = m->dv;
 	r->magic = VB_MAGIC_DR_RULE;
 	r->matcher = m;
-	r->act = acts[0];
+	r->n_acts = n;
 	atomic_fetch_add(&m->users, 1);
-	atomic_fetch_add(&acts[0]->users, 1);
+	for (size_t i = 0; i < n; i++) {
+		r->acts[i] = acts[i];
+		atomic_fetch_add(&acts[i]->users, 1);
+	}
 	return r;
 }
 
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *r)
 {
 	hw_steer_rule_destroy(r->hw);
-	atomic_fetch_sub(&r->act->users, 1);
+	for (size_t i = 0; i < r->n_acts; i++)
+		atomic_fetch_sub(&r->acts[i]->users, 1);
 	atomic_fetch_sub(&r->matcher->users, 1);
 	r->magic = 0;
 	free(r);
+	return 0;
+}
+
+/* Only a raw packet QP receives frames: any other QP is EOPNOTSUPP. */
+int vb_dv_dr_qp_dest(struct ibv_qp *ibqp, bool hold, uint32_t *tirn)
+{
+	struct vb_qp *qp;
+
+	if (ibqp == NULL || vb_ctx_checked(ibqp->context) == NULL)
+		return EINVAL;
+	qp = vb_qp_of(ibqp);
+	if (qp->raw == NULL)
+		return EOPNOTSUPP;
+	if (hold)
+		*tirn = vb_raw_tirn(qp);
+	vb_raw_flow_hold(qp, hold);
 	return 0;
 }

@@ -283,5 +283,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.dr_matcher_destroy = vb_dv_dr_matcher_destroy,
 	.dr_rule_create = vb_dv_dr_rule_create,
 	.dr_rule_destroy = vb_dv_dr_rule_destroy,
+	.dr_qp_dest = vb_dv_dr_qp_dest,
 	.devx_general_cmd = vb_dv_devx_general_cmd,
 };

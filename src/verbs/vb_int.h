@@ -269,6 +269,7 @@ int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m);
 struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 					    size_t n, struct mlx5dv_dr_action **acts);
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
+int vb_dv_dr_qp_dest(struct ibv_qp *qp, bool hold, uint32_t *tirn);
 
 /* A completion channel: one eventfd for all its CQs, which get_cq_event scans for the one that fired. */
 struct vb_channel {

@@ -8,6 +8,7 @@
  */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vb_export.h"
 #include "vb.h"
@@ -150,7 +151,7 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_drop(void)
 	return vb_action_new(VB_DR_ACT_DROP);
 }
 
-/* Made as rdma-core makes it; a rule naming it is refused (vb_dr.c: hw_steer has no such action). */
+/* The domain's default path: ends the lookup as a miss (hw_steer.h). */
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_default_miss(void)
 {
 	return vb_action_new(VB_DR_ACT_MISS);
@@ -207,6 +208,54 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_vport(struct mlx
 	return a;
 }
 
+/* A raw packet QP's receive queue (NIC_RX rules): the QP cannot be destroyed while the action lives. */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ibv_qp(struct ibv_qp *ibqp)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(ibqp != NULL ? ibqp->context : NULL);
+	struct mlx5dv_dr_action *a;
+	uint32_t tirn = 0;
+	int err;
+
+	if (dv == NULL)
+		return NULL;
+	err = dv->dr_qp_dest(ibqp, true, &tirn);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_QP);
+	if (a == NULL) {
+		(void)dv->dr_qp_dest(ibqp, false, NULL);
+		return NULL;
+	}
+	a->qp = ibqp;
+	a->dv = dv;
+	a->tirn = tirn;
+	return a;
+}
+
+/* vlan_hdr: the 802.1Q TPID and TCI, network order, as mlx5dv_dr_flow(3) has it. */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_push_vlan(struct mlx5dv_dr_domain *domain, __be32 vlan_hdr)
+{
+	struct mlx5dv_dr_action *a;
+
+	if (!vb_domain_ok(domain)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_PUSH_VLAN);
+	if (a == NULL)
+		return NULL;
+	a->dmn = domain;
+	memcpy(a->vlan, &vlan_hdr, sizeof(a->vlan));
+	return a;
+}
+
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_pop_vlan(void)
+{
+	return vb_action_new(VB_DR_ACT_POP_VLAN);
+}
+
 VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 {
 	if (action == NULL || action->magic != VB_MAGIC_DR_ACTION)
@@ -215,6 +264,8 @@ VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 		return EBUSY;
 	if (action->type == VB_DR_ACT_TABLE)
 		atomic_fetch_sub(&action->tbl->users, 1);
+	if (action->type == VB_DR_ACT_QP)
+		(void)action->dv->dr_qp_dest(action->qp, false, NULL);
 	action->magic = 0;
 	free(action);
 	return 0;

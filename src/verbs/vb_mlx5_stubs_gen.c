@@ -338,12 +338,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ib_port(struct m
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ibv_qp(struct ibv_qp *ibqp)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_ibv_qp");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_root_table(struct mlx5dv_dr_table *table, uint16_t priority)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_root_table");
@@ -377,18 +371,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_modify_header(struct 
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_packet_reformat(struct mlx5dv_dr_domain *domain, uint32_t flags, enum mlx5_ib_uapi_flow_action_packet_reformat_type reformat_type, size_t data_sz, void *data)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_packet_reformat");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_pop_vlan(void)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_pop_vlan");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_push_vlan(struct mlx5dv_dr_domain *domain, __be32 vlan_hdr)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_push_vlan");
 	return NULL;
 }
 
