@@ -13,6 +13,7 @@
 #define VB_H_
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -236,6 +237,13 @@ struct vb_qp {
 };
 
 /* What libmlx5.so.1 needs from libibverbs.so.1; filled by libibverbs. */
+enum vb_dr_dump_kind {
+	VB_DR_DUMP_DOMAIN,
+	VB_DR_DUMP_TABLE,
+	VB_DR_DUMP_MATCHER,
+	VB_DR_DUMP_RULE,
+};
+
 struct vb_dv_ops {
 	int (*query_device)(struct ibv_context *ctx, struct mlx5dv_context *attrs);
 	int (*init_obj)(struct mlx5dv_obj *obj, uint64_t obj_type);
@@ -266,6 +274,8 @@ struct vb_dv_ops {
 	int (*dr_rule_destroy)(struct mlx5dv_dr_rule *rule);
 	/* A raw packet QP as a rule's destination: its TIR, held (destroy EBUSY) until released. */
 	int (*dr_qp_dest)(struct ibv_qp *qp, bool hold, uint32_t *tirn);
+	/* mlx5dv_dump_dr_*: obj is a domain, table, matcher or rule as kind says (vb_dr_dump.c). */
+	int (*dr_dump)(FILE *f, enum vb_dr_dump_kind kind, void *obj);
 	/* DevX general commands (vb_devx_cmd.c). */
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 };
@@ -322,6 +332,9 @@ struct mlx5dv_dr_domain {
 	struct ibv_context *ctx;
 	struct hw_steer_domain *hw;
 	_Atomic uint32_t users;	  /* tables: destroy is EBUSY while non-zero */
+	/* The objects under it, in creation order, for the dump (vb_dr_dump.c); lock guards every list below. */
+	pthread_mutex_t lock;
+	struct mlx5dv_dr_table *tables;
 };
 
 struct mlx5dv_dr_table {
@@ -331,13 +344,18 @@ struct mlx5dv_dr_table {
 	struct mlx5dv_dr_domain *dmn;
 	struct hw_steer_table *hw;
 	_Atomic uint32_t users;	  /* matchers and dest_table actions */
+	struct mlx5dv_dr_table *next;
+	struct mlx5dv_dr_matcher *matchers;
 };
 
 struct mlx5dv_dr_matcher {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
 	uint8_t criteria;	  /* match_criteria_enable */
+	uint16_t priority;
 	struct mlx5dv_dr_table *tbl;
+	struct mlx5dv_dr_matcher *next;
+	struct mlx5dv_dr_rule *rules;
 	struct hw_steer_matcher *hw;
 	_Atomic uint32_t users;	  /* rules */
 	uint8_t mask[VB_DR_MATCH_PART]; /* the outer mask a rule's value must stay within */
@@ -375,6 +393,7 @@ struct mlx5dv_dr_action {
 struct mlx5dv_dr_rule {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
+	struct mlx5dv_dr_rule *next;
 	struct mlx5dv_dr_matcher *matcher;
 	size_t n_acts;
 	struct mlx5dv_dr_action *acts[VB_DR_MAX_ACTS]; /* each counts the rule in its users */

@@ -26,6 +26,22 @@
 #define VB_DR_CRITERIA_OUTER 0x1
 #define VB_DR_CRITERIA_ALL 0x7f	  /* outer, misc, inner, misc2 .. misc5 */
 
+/* Appends e to the list at *headp; unlinks it (it is there). The domain's lock held. */
+#define VB_DR_APPEND(headp, type, e)                                                                                   \
+	do {                                                                                                           \
+		type **l_ = (headp);                                                                                   \
+		while (*l_ != NULL)                                                                                    \
+			l_ = &(*l_)->next;                                                                             \
+		*l_ = (e);                                                                                             \
+	} while (0)
+#define VB_DR_UNLINK(headp, type, e)                                                                                   \
+	do {                                                                                                           \
+		type **l_ = (headp);                                                                                   \
+		while (*l_ != (e))                                                                                     \
+			l_ = &(*l_)->next;                                                                             \
+		*l_ = (e)->next;                                                                                       \
+	} while (0)
+
 static int vb_dr_errno(enum hw_status st)
 {
 	return st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
@@ -57,6 +73,7 @@ struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5
 		errno = vb_dr_errno(st);
 		return NULL;
 	}
+	pthread_mutex_init(&d->lock, NULL);
 	d->dv = ctx->dev->dv;
 	d->magic = VB_MAGIC_DR_DOMAIN;
 	d->type = type;
@@ -69,6 +86,7 @@ int vb_dv_dr_domain_destroy(struct mlx5dv_dr_domain *d)
 	if (atomic_load(&d->users) != 0 || hw_steer_domain_destroy(d->hw) != HW_OK)
 		return EBUSY;
 	d->magic = 0;
+	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
 }
@@ -94,6 +112,9 @@ struct mlx5dv_dr_table *vb_dv_dr_table_create(struct mlx5dv_dr_domain *d, uint32
 	t->level = level;
 	t->dmn = d;
 	atomic_fetch_add(&d->users, 1);
+	pthread_mutex_lock(&d->lock);
+	VB_DR_APPEND(&d->tables, struct mlx5dv_dr_table, t);
+	pthread_mutex_unlock(&d->lock);
 	return t;
 }
 
@@ -101,6 +122,9 @@ int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *t)
 {
 	if (atomic_load(&t->users) != 0 || hw_steer_table_destroy(t->hw) != HW_OK)
 		return EBUSY;
+	pthread_mutex_lock(&t->dmn->lock);
+	VB_DR_UNLINK(&t->dmn->tables, struct mlx5dv_dr_table, t);
+	pthread_mutex_unlock(&t->dmn->lock);
 	atomic_fetch_sub(&t->dmn->users, 1);
 	t->magic = 0;
 	free(t);
@@ -160,8 +184,12 @@ struct mlx5dv_dr_matcher *vb_dv_dr_matcher_create(struct mlx5dv_dr_table *t, uin
 	m->dv = t->dv;
 	m->magic = VB_MAGIC_DR_MATCHER;
 	m->criteria = criteria;
+	m->priority = priority;
 	m->tbl = t;
 	atomic_fetch_add(&t->users, 1);
+	pthread_mutex_lock(&t->dmn->lock);
+	VB_DR_APPEND(&t->matchers, struct mlx5dv_dr_matcher, m);
+	pthread_mutex_unlock(&t->dmn->lock);
 	return m;
 fail:
 	free(m);
@@ -173,6 +201,9 @@ int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m)
 {
 	if (atomic_load(&m->users) != 0 || hw_steer_matcher_destroy(m->hw) != HW_OK)
 		return EBUSY;
+	pthread_mutex_lock(&m->tbl->dmn->lock);
+	VB_DR_UNLINK(&m->tbl->matchers, struct mlx5dv_dr_matcher, m);
+	pthread_mutex_unlock(&m->tbl->dmn->lock);
 	atomic_fetch_sub(&m->tbl->users, 1);
 	m->magic = 0;
 	free(m);
@@ -316,11 +347,19 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 		r->acts[i] = acts[i];
 		atomic_fetch_add(&acts[i]->users, 1);
 	}
+	pthread_mutex_lock(&m->tbl->dmn->lock);
+	VB_DR_APPEND(&m->rules, struct mlx5dv_dr_rule, r);
+	pthread_mutex_unlock(&m->tbl->dmn->lock);
 	return r;
 }
 
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *r)
 {
+	struct mlx5dv_dr_domain *d = r->matcher->tbl->dmn;
+
+	pthread_mutex_lock(&d->lock);
+	VB_DR_UNLINK(&r->matcher->rules, struct mlx5dv_dr_rule, r);
+	pthread_mutex_unlock(&d->lock);
 	hw_steer_rule_destroy(r->hw);
 	for (size_t i = 0; i < r->n_acts; i++)
 		atomic_fetch_sub(&r->acts[i]->users, 1);

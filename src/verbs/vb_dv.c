@@ -284,5 +284,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.dr_rule_create = vb_dv_dr_rule_create,
 	.dr_rule_destroy = vb_dv_dr_rule_destroy,
 	.dr_qp_dest = vb_dv_dr_qp_dest,
+	.dr_dump = vb_dv_dr_dump,
 	.devx_general_cmd = vb_dv_devx_general_cmd,
 };

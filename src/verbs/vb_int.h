@@ -270,6 +270,8 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 					    size_t n, struct mlx5dv_dr_action **acts);
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
 int vb_dv_dr_qp_dest(struct ibv_qp *qp, bool hold, uint32_t *tirn);
+/* The dump in rdma-core's dr_dbg.c text format (vb_dr_dump.c). */
+int vb_dv_dr_dump(FILE *f, enum vb_dr_dump_kind kind, void *obj);
 
 /* A completion channel: one eventfd for all its CQs, which get_cq_event scans for the one that fired. */
 struct vb_channel {

@@ -256,6 +256,35 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_pop_vlan(void)
 	return vb_action_new(VB_DR_ACT_POP_VLAN);
 }
 
+/* The dumps (vb_dr_dump.c): 0, EINVAL for a NULL file or an object not ours, or the write's errno. */
+VB_EXPORT int mlx5dv_dump_dr_domain(FILE *fout, struct mlx5dv_dr_domain *domain)
+{
+	if (fout == NULL || !vb_domain_ok(domain))
+		return EINVAL;
+	return domain->dv->dr_dump(fout, VB_DR_DUMP_DOMAIN, domain);
+}
+
+VB_EXPORT int mlx5dv_dump_dr_table(FILE *fout, struct mlx5dv_dr_table *table)
+{
+	if (fout == NULL || !vb_table_ok(table))
+		return EINVAL;
+	return table->dv->dr_dump(fout, VB_DR_DUMP_TABLE, table);
+}
+
+VB_EXPORT int mlx5dv_dump_dr_matcher(FILE *fout, struct mlx5dv_dr_matcher *matcher)
+{
+	if (fout == NULL || !vb_matcher_ok(matcher))
+		return EINVAL;
+	return matcher->dv->dr_dump(fout, VB_DR_DUMP_MATCHER, matcher);
+}
+
+VB_EXPORT int mlx5dv_dump_dr_rule(FILE *fout, struct mlx5dv_dr_rule *rule)
+{
+	if (fout == NULL || rule == NULL || rule->magic != VB_MAGIC_DR_RULE)
+		return EINVAL;
+	return rule->dv->dr_dump(fout, VB_DR_DUMP_RULE, rule);
+}
+
 VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 {
 	if (action == NULL || action->magic != VB_MAGIC_DR_ACTION)

@@ -420,30 +420,6 @@ VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, st
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_dump_dr_domain(FILE *fout, struct mlx5dv_dr_domain *domain)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_domain");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_matcher(FILE *fout, struct mlx5dv_dr_matcher *matcher)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_matcher");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_rule(FILE *fout, struct mlx5dv_dr_rule *rule)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_rule");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_table(FILE *fout, struct mlx5dv_dr_table *table)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_table");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT void mlx5dv_free_var(struct mlx5dv_var *dv_var)
 {
 	VB_UNSUPPORTED("mlx5dv_free_var");
