@@ -276,6 +276,11 @@ struct vb_dv_ops {
 	int (*dr_qp_dest)(struct ibv_qp *qp, bool hold, uint32_t *tirn);
 	/* mlx5dv_dump_dr_*: obj is a domain, table, matcher or rule as kind says (vb_dr_dump.c). */
 	int (*dr_dump)(FILE *f, enum vb_dr_dump_kind kind, void *obj);
+	/* mlx5dv flow matchers and flows (vb_dv_flow.c). */
+	struct mlx5dv_flow_matcher *(*flow_matcher_create)(struct ibv_context *ctx, struct mlx5dv_flow_matcher_attr *attr);
+	int (*flow_matcher_destroy)(struct mlx5dv_flow_matcher *m);
+	struct ibv_flow *(*flow_create)(struct mlx5dv_flow_matcher *m, struct mlx5dv_flow_match_parameters *value,
+					size_t n, struct mlx5dv_flow_action_attr *acts);
 	/* DevX general commands (vb_devx_cmd.c). */
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 };
@@ -298,6 +303,19 @@ struct vb_mkey {
 #define VB_MAGIC_DR_MATCHER 0x7662444du
 #define VB_MAGIC_DR_RULE 0x76624452u
 #define VB_MAGIC_DR_ACTION 0x76624441u
+#define VB_MAGIC_FLOW_MATCHER 0x7662464du
+
+/* An mlx5dv flow matcher: a matcher of the kernel's root table of its direction (vb_flow.c). */
+struct mlx5dv_flow_matcher {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	struct ibv_context *ctx;
+	bool egress;
+	uint8_t criteria;
+	uint8_t mask[64];	  /* the outer part */
+	struct hw_steer_matcher *hw;
+	_Atomic uint32_t users;	  /* flows: destroy is EBUSY while non-zero */
+};
 
 /*
  * rdma-core keeps the DevX object and the mlx5dv_dr objects private to

@@ -137,8 +137,7 @@ int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *t)
  * EOPNOTSUPP for a mask over a part hw_steer does not match on (as
  * rdma-core says for fields it cannot use).
  */
-static int vb_dr_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask,
-		      uint8_t outer[VB_DR_MATCH_PART])
+int vb_dr_match_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask, uint8_t *outer)
 {
 	const uint8_t *buf = mask != NULL ? (const uint8_t *)mask->match_buf : NULL;
 	size_t sz = mask != NULL ? mask->match_sz : 0;
@@ -173,7 +172,7 @@ struct mlx5dv_dr_matcher *vb_dv_dr_matcher_create(struct mlx5dv_dr_table *t, uin
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = vb_dr_mask(criteria, mask, m->mask);
+	err = vb_dr_match_mask(criteria, mask, m->mask);
 	if (err != 0)
 		goto fail;
 	st = hw_steer_matcher_create(t->hw, priority, m->mask, &m->hw);

@@ -46,12 +46,6 @@ VB_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context, struct
 	return NULL;
 }
 
-VB_EXPORT struct ibv_flow *mlx5dv_create_flow(struct mlx5dv_flow_matcher *matcher, struct mlx5dv_flow_match_parameters *match_value, size_t num_actions, struct mlx5dv_flow_action_attr *actions_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow");
-	return NULL;
-}
-
 VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_context *ctx, struct ibv_flow_action_esp_attr *esp, struct mlx5dv_flow_action_esp *mlx5_attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_esp");
@@ -67,12 +61,6 @@ VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct
 VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_packet_reformat(struct ibv_context *ctx, size_t data_sz, void *data, enum mlx5_ib_uapi_flow_action_packet_reformat_type reformat_type, enum mlx5_ib_uapi_flow_table_type ft_type)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_packet_reformat");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_flow_matcher *mlx5dv_create_flow_matcher(struct ibv_context *context, struct mlx5dv_flow_matcher_attr *matcher_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow_matcher");
 	return NULL;
 }
 
@@ -145,12 +133,6 @@ VB_EXPORT int mlx5dv_dek_destroy(struct mlx5dv_dek *dek)
 VB_EXPORT int mlx5dv_dek_query(struct mlx5dv_dek *dek, struct mlx5dv_dek_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_dek_query");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_destroy_flow_matcher(struct mlx5dv_flow_matcher *matcher)
-{
-	VB_UNSUPPORTED("mlx5dv_destroy_flow_matcher");
 	return EOPNOTSUPP;
 }
 
