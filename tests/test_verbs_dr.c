@@ -783,6 +783,41 @@ static void test_frames_through_tables(void)
 	check_delivered(0, tx, len);
 }
 
+/* mlx5dv_dr_domain_allow_duplicate_rules: a second rule of the same value in a matcher above level 0 is EEXIST when refused. */
+static void test_duplicates(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_dr_domain *d;
+	struct mlx5dv_dr_table *t0, *t1;
+	struct mlx5dv_dr_matcher *m0, *m1;
+	struct mlx5dv_dr_action *drop;
+	struct match v;
+
+	CHECK(c != NULL);
+	d = domain(c, MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+	CHECK(d != NULL);
+	t0 = table(d, 0);
+	t1 = table(d, 1);
+	CHECK(t0 != NULL && t1 != NULL);
+	m0 = dmac_matcher(t0, 0);
+	m1 = dmac_matcher(t1, 0);
+	drop = action(mlx5dv_dr_action_create_drop());
+	CHECK(m0 != NULL && m1 != NULL && drop != NULL);
+	/* Allowed by default. */
+	CHECK(dmac_rule(m1, mac_a, drop) != NULL);
+	CHECK(dmac_rule(m1, mac_a, drop) != NULL);
+	mlx5dv_dr_domain_allow_duplicate_rules(d, false);
+	errno = 0;
+	CHECK(mlx5dv_dr_rule_create(m1, dmac_param(&v, mac_a), 1, &drop) == NULL);
+	CHECK(errno == EEXIST);
+	CHECK(dmac_rule(m1, mac_b, drop) != NULL);	/* another value */
+	CHECK(dmac_rule(m0, mac_a, drop) != NULL);	/* the root table: not checked */
+	CHECK(dmac_rule(m0, mac_a, drop) != NULL);
+	mlx5dv_dr_domain_allow_duplicate_rules(d, true);
+	CHECK(dmac_rule(m1, mac_b, drop) != NULL);
+	mlx5dv_dr_domain_allow_duplicate_rules(NULL, false); /* not a domain: nothing happens */
+}
+
 /* ---- Dump (mlx5dv_dump(3); records as rdma-core's dr_dbg.c writes them) ---- */
 
 /* The dump of obj by fn into a string (freed when the case ends). */
@@ -879,6 +914,7 @@ int main(void)
 	RUN(test_tir_action);
 	RUN(test_frames_to_tir);
 	RUN(test_frames_through_tables);
+	RUN(test_duplicates);
 	RUN(test_dump);
 	return th_summary("test_verbs_dr");
 }

@@ -274,6 +274,7 @@ struct vb_dv_ops {
 	int (*dr_rule_destroy)(struct mlx5dv_dr_rule *rule);
 	/* A raw packet QP as a rule's destination: its TIR, held (destroy EBUSY) until released. */
 	int (*dr_qp_dest)(struct ibv_qp *qp, bool hold, uint32_t *tirn);
+	void (*dr_allow_duplicates)(struct mlx5dv_dr_domain *d, bool allow);
 	/* mlx5dv_dump_dr_*: obj is a domain, table, matcher or rule as kind says (vb_dr_dump.c). */
 	int (*dr_dump)(FILE *f, enum vb_dr_dump_kind kind, void *obj);
 	/* mlx5dv flow matchers and flows (vb_dv_flow.c). */
@@ -353,6 +354,7 @@ struct mlx5dv_dr_domain {
 	/* The objects under it, in creation order, for the dump (vb_dr_dump.c); lock guards every list below. */
 	pthread_mutex_t lock;
 	struct mlx5dv_dr_table *tables;
+	bool no_duplicates;	  /* mlx5dv_dr_domain_allow_duplicate_rules(false) */
 };
 
 struct mlx5dv_dr_table {
@@ -412,6 +414,7 @@ struct mlx5dv_dr_rule {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
 	struct mlx5dv_dr_rule *next;
+	uint8_t value[VB_DR_MATCH_PART]; /* the outer value, as matched (under the mask) */
 	struct mlx5dv_dr_matcher *matcher;
 	size_t n_acts;
 	struct mlx5dv_dr_action *acts[VB_DR_MAX_ACTS]; /* each counts the rule in its users */

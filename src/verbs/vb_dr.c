@@ -310,6 +310,30 @@ static int vb_dr_actions(const struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_act
 	return terminal > 1 ? EOPNOTSUPP : 0;
 }
 
+/* Whether m (a table above level 0) holds a rule of this value already; the domain's lock held. */
+static bool vb_dr_duplicate(const struct mlx5dv_dr_matcher *m, const uint8_t value[VB_DR_MATCH_PART])
+{
+	for (const struct mlx5dv_dr_rule *r = m->rules; r != NULL; r = r->next)
+		if (memcmp(r->value, value, VB_DR_MATCH_PART) == 0)
+			return true;
+	return false;
+}
+
+/* Links r into its matcher: EEXIST for a duplicate the domain refuses (the man page: non-root tables only). */
+static int vb_dr_rule_link(struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_rule *r)
+{
+	struct mlx5dv_dr_domain *d = m->tbl->dmn;
+	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->no_duplicates && m->tbl->level > 0 && vb_dr_duplicate(m, r->value))
+		err = EEXIST;
+	else
+		VB_DR_APPEND(&m->rules, struct mlx5dv_dr_rule, r);
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
 struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 					    size_t n, struct mlx5dv_dr_action **acts)
 {
@@ -331,8 +355,19 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 		errno = ENOMEM;
 		return NULL;
 	}
+	for (size_t i = 0; i < VB_DR_MATCH_PART; i++)
+		r->value[i] = outer[i] & m->mask[i];
+	err = vb_dr_rule_link(m, r);
+	if (err != 0) {
+		free(r);
+		errno = err;
+		return NULL;
+	}
 	st = hw_steer_rule_create(m->hw, outer, hw_acts, (uint32_t)n, &r->hw);
 	if (st != HW_OK) {	/* HW_ERR_KEY: the TIR is gone */
+		pthread_mutex_lock(&m->tbl->dmn->lock);
+		VB_DR_UNLINK(&m->rules, struct mlx5dv_dr_rule, r);
+		pthread_mutex_unlock(&m->tbl->dmn->lock);
 		free(r);
 		errno = vb_dr_errno(st);
 		return NULL;
@@ -346,9 +381,6 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 		r->acts[i] = acts[i];
 		atomic_fetch_add(&acts[i]->users, 1);
 	}
-	pthread_mutex_lock(&m->tbl->dmn->lock);
-	VB_DR_APPEND(&m->rules, struct mlx5dv_dr_rule, r);
-	pthread_mutex_unlock(&m->tbl->dmn->lock);
 	return r;
 }
 
@@ -382,4 +414,11 @@ int vb_dv_dr_qp_dest(struct ibv_qp *ibqp, bool hold, uint32_t *tirn)
 		*tirn = vb_raw_tirn(qp);
 	vb_raw_flow_hold(qp, hold);
 	return 0;
+}
+
+void vb_dv_dr_allow_duplicates(struct mlx5dv_dr_domain *d, bool allow)
+{
+	pthread_mutex_lock(&d->lock);
+	d->no_duplicates = !allow;
+	pthread_mutex_unlock(&d->lock);
 }

@@ -290,6 +290,7 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 					    size_t n, struct mlx5dv_dr_action **acts);
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
 int vb_dv_dr_qp_dest(struct ibv_qp *qp, bool hold, uint32_t *tirn);
+void vb_dv_dr_allow_duplicates(struct mlx5dv_dr_domain *d, bool allow);
 /* QUERY_HCA_CAP page type into page (0x1000 bytes, zeroed): 0, EOPNOTSUPP for a page not answered (vb_devx_caps.c). */
 int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page);
 /* The dump in rdma-core's dr_dbg.c text format (vb_dr_dump.c). */

@@ -77,6 +77,13 @@ VB_EXPORT int mlx5dv_dr_domain_destroy(struct mlx5dv_dr_domain *domain)
 	return vb_domain_ok(domain) ? domain->dv->dr_domain_destroy(domain) : EINVAL;
 }
 
+/* Duplicates (same matcher, same value) in tables above level 0: allowed by default; refused with EEXIST when not. */
+VB_EXPORT void mlx5dv_dr_domain_allow_duplicate_rules(struct mlx5dv_dr_domain *domain, bool allow)
+{
+	if (vb_domain_ok(domain))
+		domain->dv->dr_allow_duplicates(domain, allow);
+}
+
 /* hw_steer applies every change before returning: there is no queue to drain or cache to clear. */
 VB_EXPORT int mlx5dv_dr_domain_sync(struct mlx5dv_dr_domain *domain, uint32_t flags)
 {

@@ -386,11 +386,6 @@ VB_EXPORT int mlx5dv_dr_aso_other_domain_unlink(struct mlx5dv_devx_obj *devx_obj
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT void mlx5dv_dr_domain_allow_duplicate_rules(struct mlx5dv_dr_domain *domain, _Bool allow)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_domain_allow_duplicate_rules");
-}
-
 VB_EXPORT void mlx5dv_dr_domain_set_reclaim_device_memory(struct mlx5dv_dr_domain *dmn, _Bool enable)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_domain_set_reclaim_device_memory");
