@@ -516,6 +516,34 @@ static void test_matcher(void)
 	CHECK_ERR(mlx5dv_dr_matcher_destroy(NULL), EINVAL);
 }
 
+/* mlx5dv_dr_matcher_set_layout: resizable and a rule-count hint above the root; refused at the root and for unknown flags. */
+static void test_matcher_layout(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_dr_matcher_layout l = {.flags = MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE, .log_num_of_rules_hint = 5};
+	struct mlx5dv_dr_domain *d;
+	struct mlx5dv_dr_matcher *m0, *m1;
+
+	CHECK(c != NULL);
+	d = domain(c, MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+	CHECK(d != NULL);
+	m0 = dmac_matcher(table(d, 0), 0);
+	m1 = dmac_matcher(table(d, 1), 0);
+	CHECK(m0 != NULL && m1 != NULL);
+	CHECK_OK(mlx5dv_dr_matcher_set_layout(m1, &l));
+	l.log_num_of_rules_hint = 6;
+	CHECK_OK(mlx5dv_dr_matcher_set_layout(m1, &l));
+	l.flags = MLX5DV_DR_MATCHER_LAYOUT_RESIZABLE;
+	CHECK_OK(mlx5dv_dr_matcher_set_layout(m1, &l));
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(m0, &l), EOPNOTSUPP);
+	l.flags = 0x4;
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(m1, &l), EOPNOTSUPP);
+	l.flags = MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE;
+	l.log_num_of_rules_hint = 25; /* beyond log_max_ft_size */
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(m1, &l), EOPNOTSUPP);
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(NULL, &l), EINVAL);
+}
+
 /* ---- Rules and actions ---- */
 
 static void test_rule(void)
@@ -909,6 +937,7 @@ int main(void)
 	RUN(test_domain);
 	RUN(test_table);
 	RUN(test_matcher);
+	RUN(test_matcher_layout);
 	RUN(test_rule);
 	RUN(test_vport);
 	RUN(test_tir_action);

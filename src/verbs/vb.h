@@ -409,6 +409,7 @@ struct mlx5dv_dr_action {
 };
 
 #define VB_DR_MAX_ACTS 8 /* hw_steer's limit per rule */
+#define VB_DR_LOG_RULES_MAX 24 /* log_max_ft_size of the flow-table caps page */
 
 struct mlx5dv_dr_rule {
 	const struct vb_dv_ops *dv;

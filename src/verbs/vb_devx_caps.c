@@ -90,7 +90,7 @@ static const unsigned steer_fields[] = {
 	22, /* outer_tcp_flags */
 };
 
-#define LOG_FT_SIZE 24	    /* a table's rules: a list, limited by memory only */
+#define LOG_FT_SIZE VB_DR_LOG_RULES_MAX /* a table's rules: a list, limited by memory only */
 #define MAX_FT_LEVEL 0xff   /* the field's largest value: levels are unbounded here */
 #define LOG_FT_NUM 24
 #define LOG_DESTINATION 0   /* one destination a rule */

@@ -117,6 +117,24 @@ VB_EXPORT struct mlx5dv_dr_matcher *mlx5dv_dr_matcher_create(struct mlx5dv_dr_ta
 	return table->dv->dr_matcher_create(table, priority, match_criteria_enable, mask);
 }
 
+/*
+ * A matcher's rules are a list that grows and shrinks with them: every
+ * layout is already the resizable one and a size hint has nothing to
+ * preallocate. Refused as rdma-core refuses: the root table, unknown flags
+ * and a hint beyond the flow-table caps' log_max_ft_size (vb_devx_caps.c).
+ */
+VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_dr_matcher_layout *layout)
+{
+	uint32_t known = MLX5DV_DR_MATCHER_LAYOUT_RESIZABLE | MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE;
+
+	if (!vb_matcher_ok(matcher) || layout == NULL)
+		return errno = EINVAL;
+	if (matcher->tbl->level == 0 || (layout->flags & ~known) != 0 ||
+	    ((layout->flags & MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE) && layout->log_num_of_rules_hint > VB_DR_LOG_RULES_MAX))
+		return errno = EOPNOTSUPP;
+	return 0;
+}
+
 VB_EXPORT int mlx5dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *matcher)
 {
 	return vb_matcher_ok(matcher) ? matcher->dv->dr_matcher_destroy(matcher) : EINVAL;

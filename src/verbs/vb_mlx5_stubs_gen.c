@@ -391,12 +391,6 @@ VB_EXPORT void mlx5dv_dr_domain_set_reclaim_device_memory(struct mlx5dv_dr_domai
 	VB_UNSUPPORTED("mlx5dv_dr_domain_set_reclaim_device_memory");
 }
 
-VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_dr_matcher_layout *layout)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_matcher_set_layout");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT void mlx5dv_free_var(struct mlx5dv_var *dv_var)
 {
 	VB_UNSUPPORTED("mlx5dv_free_var");
