@@ -180,6 +180,11 @@ static void dc_unmap_cb(void *p)
 	munmap(p, DC_BUF);
 }
 
+static void dc_dereg_cb(void *mr)
+{
+	CHECK_OK(ibv_dereg_mr(mr));
+}
+
 static void *dc_buf(void)
 {
 	void *p = mmap(NULL, DC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -658,7 +663,7 @@ static int role_dct(void)
 	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
 	struct ibv_srq *srq = pd != NULL ? ibv_create_srq(pd, &sa) : NULL;
 	uint8_t *buf = mmap(NULL, DC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct ibv_mr *mr;
+	struct ibv_mr *mr, *imr;
 	struct ibv_qp_init_attr_ex a;
 	struct mlx5dv_qp_init_attr dv;
 	struct ibv_qp *dct;
@@ -671,14 +676,16 @@ static int role_dct(void)
 	if (srq == NULL || cq == NULL || buf == MAP_FAILED)
 		return 2;
 	mr = ibv_reg_mr(pd, buf, DC_BUF, VQ_ACCESS_ALL);
+	imr = ibv_reg_mr(pd, NULL, SIZE_MAX, VQ_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
 	dct_attrs(&a, &dv, pd, cq, srq, DC_KEY);
 	dct = mlx5dv_create_qp(c, &a, &dv);
-	if (mr == NULL || dct == NULL || dct_up(dct) != 0)
+	if (mr == NULL || imr == NULL || dct == NULL || dct_up(dct) != 0)
 		return 3;
 	sge = (struct ibv_sge){.addr = (uint64_t)(uintptr_t)(buf + 2048), .length = 64, .lkey = mr->lkey};
 	if (ibv_post_srq_recv(srq, &rw, &bad) != 0)
 		return 4;
-	printf("DCT %u %u %llu\n", dct->qp_num, mr->rkey, (unsigned long long)(uintptr_t)buf);
+	/* Then this process's implicit key, which the device's other processes cannot use. */
+	printf("DCT %u %u %llu %u\n", dct->qp_num, mr->rkey, (unsigned long long)(uintptr_t)buf, imr->rkey);
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL || strncmp(line, "check", 5) != 0)
 		return 5;
@@ -695,6 +702,7 @@ static int role_dct(void)
 	if (fgets(line, sizeof(line), stdin) == NULL)
 		return 6;
 	ibv_destroy_qp(dct);
+	ibv_dereg_mr(imr);
 	ibv_dereg_mr(mr);
 	ibv_destroy_srq(srq);
 	ibv_destroy_cq(cq);
@@ -869,6 +877,124 @@ static void test_dct_destroyed_while_in_use(void)
 	}
 }
 
+/* mlx5dv_query_device(3): a ConnectX-6 Dx's DC on-demand paging (a DCI's requests, a DCT's SRQ receives). */
+static void test_dc_odp_caps(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_context a = {.comp_mask = MLX5DV_CONTEXT_MASK_DC_ODP_CAPS};
+
+	CHECK(c != NULL);
+	CHECK_OK(mlx5dv_query_device(c, &a));
+	CHECK(a.comp_mask == MLX5DV_CONTEXT_MASK_DC_ODP_CAPS);
+	CHECK(a.dc_odp_caps == (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+				IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV));
+}
+
+/* One signalled DC request already built on e->x, sent to DCT 0; the status of its completion. */
+static int dc_odp_post(struct dc_env *e, uint32_t lkey, void *laddr, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	mlx5dv_wr_set_dc_addr(e->mx, e->ah, e->dct[0]->qp_num, DC_KEY);
+	ibv_wr_set_sge(e->x, lkey, (uint64_t)(uintptr_t)laddr, len);
+	if (ibv_wr_complete(e->x) != 0 || vq_poll1(e->scq, &wc) != 1)
+		return -1;
+	return (int)wc.status;
+}
+
+/*
+ * ODP MRs over DC as over RC: an explicit ODP MR and the implicit one take
+ * SEND into the DCT's SRQ, WRITE, READ and atomics; through the implicit
+ * key, a page mapped without the right asked fails the request with
+ * IBV_WC_REM_ACCESS_ERR and the DCI goes to ERR.
+ */
+static void test_dc_odp_traffic(void)
+{
+	struct dc_env e;
+	struct ibv_mr *odp, *im;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rw = {.wr_id = 31, .sg_list = &sge, .num_sge = 1}, *bad;
+	uint8_t *ob, *heap = calloc(1, 512);
+	struct ibv_wc wc;
+	uint64_t v;
+
+	CHECK(heap != NULL);
+	th_defer(free, heap);
+	dc_env_up(&e);
+	ob = dc_buf();
+	CHECK(ob != NULL);
+	odp = vq_mr(e.pd, ob, DC_BUF, VQ_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	im = ibv_reg_mr(e.pd, NULL, SIZE_MAX, VQ_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	CHECK(odp != NULL && im != NULL);
+	th_defer(dc_dereg_cb, im);
+	/* SEND from the explicit ODP MR into an SRQ receive on the heap through the implicit key. */
+	memcpy(ob, "on demand", 9);
+	sge = (struct ibv_sge){.addr = (uint64_t)(uintptr_t)heap, .length = 64, .lkey = im->lkey};
+	CHECK_OK(ibv_post_srq_recv(e.srq, &rw, &bad));
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(e.x);
+	CHECK(dc_odp_post(&e, odp->lkey, ob, 9) == IBV_WC_SUCCESS);
+	CHECK(vq_poll1(e.rcq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 31 && wc.byte_len == 9);
+	CHECK(memcmp(heap, "on demand", 9) == 0 && heap[9] == 0);
+	/* WRITE from the heap to the explicit ODP MR by the implicit rkey, READ back into the heap. */
+	for (int i = 0; i < 128; i++)
+		heap[64 + i] = (uint8_t)(i ^ 0x5c);
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e.x, im->rkey, (uint64_t)(uintptr_t)(ob + 1024));
+	CHECK(dc_odp_post(&e, im->lkey, heap + 64, 128) == IBV_WC_SUCCESS);
+	CHECK(memcmp(ob + 1024, heap + 64, 128) == 0 && ob[1024 + 128] == 0);
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(e.x, odp->rkey, (uint64_t)(uintptr_t)(ob + 1024));
+	CHECK(dc_odp_post(&e, im->lkey, heap + 256, 128) == IBV_WC_SUCCESS);
+	CHECK(memcmp(heap + 256, heap + 64, 128) == 0);
+	/* A fetch-and-add on the heap by the implicit rkey. */
+	v = 100;
+	memcpy(heap + 448, &v, 8);
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_fetch_add(e.x, im->rkey, (uint64_t)(uintptr_t)(heap + 448), 5);
+	CHECK(dc_odp_post(&e, odp->lkey, ob + 2048, 8) == IBV_WC_SUCCESS);
+	memcpy(&v, ob + 2048, 8);
+	CHECK(v == 100);
+	memcpy(&v, heap + 448, 8);
+	CHECK(v == 105);
+	/* A WRITE into a read-only page by the implicit rkey. */
+	CHECK_OK(mprotect(ob, DC_BUF, PROT_READ));
+	ibv_wr_start(e.x);
+	e.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e.x, im->rkey, (uint64_t)(uintptr_t)(ob + 3072));
+	CHECK(dc_odp_post(&e, im->lkey, heap, 8) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(qp_state(e.dci) == IBV_QPS_ERR);
+	CHECK(ob[3072] == 0);
+	CHECK_OK(mprotect(ob, DC_BUF, PROT_READ | PROT_WRITE));
+}
+
+/*
+ * An implicit key is its process's only: another process's DCI writing
+ * through it fails as through a key it does not know (IBV_WC_REM_ACCESS_ERR,
+ * the DCI to ERR), while the same process's ordinary key works.
+ */
+static void test_dc_implicit_other_process(void)
+{
+	struct th_proc *p = th_proc_start(NULL, "dct", NULL);
+	unsigned int dctn = 0, rkey = 0, irkey = 0;
+	unsigned long long addr = 0;
+	const char *l;
+	struct dc_env e;
+
+	CHECK(p != NULL);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "DCT %u %u %llu %u", &dctn, &rkey, &addr, &irkey) == 4);
+	dc_env_up(&e);
+	CHECK(dc_write8(&e, dctn, irkey, addr) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(qp_state(e.dci) == IBV_QPS_ERR);
+	dc_new_dci(&e);
+	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "dct") == 0)
@@ -885,5 +1011,8 @@ int main(int argc, char **argv)
 	RUN(test_dct_other_process);
 	RUN(test_dct_owner_killed);
 	RUN(test_dct_destroyed_while_in_use);
+	RUN(test_dc_odp_caps);
+	RUN(test_dc_odp_traffic);
+	RUN(test_dc_implicit_other_process);
 	return th_summary("test_verbs_dc");
 }

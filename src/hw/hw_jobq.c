@@ -123,7 +123,8 @@ const struct hw_mkey *hw_jobq_key_miss(struct hw_jobq_kc *kc, uint32_t key)
 {
 	const struct hw_mkey *mk = hw_mkey_lookup(key);
 
-	if (mk == NULL)
+	/* An implicit key has no base for the local path's pointer: DMA jobs do not take it. */
+	if (mk == NULL || mk->implicit)
 		mk = &hw_jobq_nokey;
 	kc->key = key;
 	kc->mk = mk;

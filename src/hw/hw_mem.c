@@ -176,6 +176,14 @@ enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len,
 	return reg_entry(pd, &mk, key);
 }
 
+enum hw_status hw_mkey_reg_implicit(struct hw_pd *pd, uint32_t access, uint32_t *key)
+{
+	/* No base: not a plain key, so the WQE path's fast check sends every access to hw_mkey_check. */
+	struct hw_mkey mk = { .addr = 0, .len = UINT64_MAX, .access = access, .implicit = true };
+
+	return reg_entry(pd, &mk, key);
+}
+
 enum hw_status hw_mkey_reg_window(struct hw_pd *pd, uint8_t type, uint32_t *key)
 {
 	/* Unbound: free until a bind; only a type 2 window may be invalidated. */

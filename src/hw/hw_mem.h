@@ -151,6 +151,8 @@ struct hw_mkey {
 	 * it writes), so an access reads one bind's values or fails.
 	 */
 	uint8_t mw_type;
+	/* Implicit on-demand paging (hw_mkey_reg_implicit): the whole address space, checked page by page. */
+	bool implicit;
 	uint32_t mw_gen;
 	uint32_t mw_parent;
 	uint64_t mw_paddr;
@@ -246,6 +248,22 @@ uint32_t hw_mkey_window_key(uint32_t key, uint8_t *type);
 
 /* Frees a window whatever its key's tag now (its owner may hold an older one): a fence as hw_mkey_dereg. */
 enum hw_status hw_mkey_dereg_window(uint32_t key);
+
+/*
+ * Implicit on-demand paging (hw_odp.c): one key of pd over this process's
+ * whole address space, as an mlx5 implicit ODP MR (addr 0, length
+ * UINT64_MAX). Nothing is pinned or moved: every access through it faults
+ * its pages in first (hw_mkey_check_implicit), and one that names memory
+ * not mapped with the rights it needs fails as an access outside a
+ * registration (HW_ERR_BOUNDS) instead of faulting the process. Its record
+ * publishes no memory, so other processes cannot resolve it (HW_ERR_KEY
+ * there: the whole address space cannot move onto shareable memory).
+ */
+enum hw_status hw_mkey_reg_implicit(struct hw_pd *pd, uint32_t access, uint32_t *key);
+
+/* hw_mkey_check for an implicit key: the usual checks, then the pages faulted in with the rights asked. */
+enum hw_status hw_mkey_check_implicit(const struct hw_mkey *mk, uint32_t pd_id, uint64_t addr, uint64_t len,
+				      uint32_t access, uint8_t **ptr);
 
 /* Registers remote memory [addr, addr+len) reached through rops. */
 enum hw_status hw_mkey_reg_remote(struct hw_pd *pd, uint64_t addr, uint64_t len, uint32_t access,
@@ -403,8 +421,9 @@ static inline __attribute__((always_inline)) enum hw_status hw_mkey_check(const 
 {
 	enum hw_status st;
 
-	if (__builtin_expect(mk->mw_type != 0, 0))
-		return hw_mkey_check_window(mk, pd_id, addr, len, access, ptr);
+	if (__builtin_expect((mk->mw_type | mk->implicit) != 0, 0))
+		return mk->implicit ? hw_mkey_check_implicit(mk, pd_id, addr, len, access, ptr)
+				    : hw_mkey_check_window(mk, pd_id, addr, len, access, ptr);
 	st = hw_mkey_check_access(mk, pd_id, addr, len, access);
 
 	if (st != HW_OK)

@@ -57,8 +57,8 @@ static uint8_t *umr_entry(uint32_t pd_id, uint32_t lkey, uint64_t va, uint64_t s
 	const struct hw_mkey *mk = hw_mkey_lookup(lkey);
 	uint8_t *p = NULL;
 
-	if (mk == NULL || mk->umr != NULL || mk->chunks != NULL || mk->rops != NULL)
-		return NULL; /* entries name plain registrations: no nesting */
+	if (mk == NULL || mk->umr != NULL || mk->chunks != NULL || mk->rops != NULL || mk->implicit)
+		return NULL; /* entries name plain registrations: no nesting, no implicit key (checked per access) */
 	if (hw_mkey_check(mk, pd_id, va, span, access, &p) != HW_OK)
 		return NULL;
 	return p != NULL ? p : (uint8_t *)mk->base; /* an empty span still names its key */

@@ -83,6 +83,7 @@ int vb_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values);
 
 /* On-demand paging (vb_odp.c): the device's capabilities and the advise_mr slot. */
 void vb_odp_caps(struct ibv_device_attr_ex *a);
+uint32_t vb_odp_dc_caps(void);
 int vb_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
 		 uint32_t num_sge);
 /* Parses one CQE into wc (the CQ's lock held); false when the CQE belongs to no QP (skipped). */

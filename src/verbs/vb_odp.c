@@ -6,9 +6,13 @@
  * an MR registered with IBV_ACCESS_ON_DEMAND is an ordinary one and every
  * page is "present" for it: a prefetch has nothing to fault in, and its
  * only work is the checks the kernel makes. Implicit ODP (one key over the
- * whole address space) is not offered: such a key could not be shared with
- * the device's other processes, and a WQE naming an unmapped address
- * through it would fault in the engine.
+ * whole address space, ibv_reg_mr(pd, NULL, SIZE_MAX, ON_DEMAND | ...)) is
+ * a key whose every access faults its pages in first (hw_odp.c): memory
+ * not mapped with the rights asked fails the access as the card's failed
+ * page fault does, and a prefetch through it faults the range in (EFAULT
+ * when it cannot). Such a key reaches this process's memory only: its
+ * pages cannot move onto shareable memory, so another process's access
+ * through it fails as through a key it does not know.
  */
 #include <errno.h>
 
@@ -21,11 +25,18 @@
 
 void vb_odp_caps(struct ibv_device_attr_ex *a)
 {
-	a->odp_caps.general_caps = IBV_ODP_SUPPORT;
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
 	a->odp_caps.per_transport_caps.rc_odp_caps = VB_ODP_RC;
 	a->odp_caps.per_transport_caps.uc_odp_caps = 0; /* no UC QPs */
 	a->odp_caps.per_transport_caps.ud_odp_caps = VB_ODP_UD;
 	a->xrc_odp_caps = VB_ODP_RC; /* XRC takes the RC paths: an ODP MR is an ordinary one */
+}
+
+/* DC (mlx5dv_query_device's dc_odp_caps): a DCI's requests take RC's paths, a DCT receives into its SRQ. */
+uint32_t vb_odp_dc_caps(void)
+{
+	return IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+	       IBV_ODP_SUPPORT_SRQ_RECV;
 }
 
 /* An entry of the list: an lkey of pd over [addr, addr + length), writable when the advice is to write. */

@@ -152,7 +152,10 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	uint32_t hw_access;
 	int rc;
 
-	if (ibpd == NULL || addr == NULL || length == 0) {
+	/* Implicit ODP, as mlx5: a NULL address over SIZE_MAX with ON_DEMAND, at iova 0 (vb_odp.c). */
+	bool implicit = addr == NULL && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND) != 0;
+
+	if (ibpd == NULL || (addr == NULL && !implicit) || length == 0 || (implicit && iova != 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -167,14 +170,16 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		return NULL;
 	}
 	mr = &p->m;
-	st = hw_mkey_reg(pd->hw, addr, iova, length, hw_access, &mr->key);
+	st = implicit ? hw_mkey_reg_implicit(pd->hw, hw_access, &mr->key)
+		      : hw_mkey_reg(pd->hw, addr, iova, length, hw_access, &mr->key);
 	if (st != HW_OK) {
 		BASE_DBG("hw_mkey_reg: %s", hw_status_str(st));
 		free(p);
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	rc = vb_mr_share(p, addr, length);
+	/* The whole address space cannot move onto shareable memory: an implicit key stays this process's. */
+	rc = implicit ? 0 : vb_mr_share(p, addr, length);
 	if (rc != 0) {
 		(void)hw_mkey_dereg(mr->key);
 		free(p);
