@@ -15,6 +15,7 @@
 
 #include "base_log.h"
 #include "base_private.h"
+#include "fab_qext.h"
 #include "fab_share.h"
 #include "fab_mr.h"
 #include "fab_table.h"
@@ -187,6 +188,10 @@ static const struct hw_qmem_ops qmem_ops = {
 	.free = qmem_free,
 	.attach = qmem_attach,
 	.detach = qmem_detach,
+	.adopt = fab_qext_adopt,
+	.unadopt = fab_qext_unadopt,
+	.attach_ext = fab_qext_attach,
+	.detach_ext = fab_qext_detach,
 };
 
 /* Fork: the lock is held across it; the child makes its own arena (the parent's offsets are the parent's). */

@@ -187,12 +187,41 @@ static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *
 	return HW_OK;
 }
 
+/*
+ * Shared, in the ring and record the creator gave: the block holds the
+ * state alone and the given memory is published with it (hw_qblock_adopt).
+ */
+static enum hw_status cq_alloc_given_shared(struct hw_cq *cq, const struct hw_cq_attr *attr)
+{
+	size_t ring_bytes = (size_t)sizeof(struct hw_cqe64) << cq->log_size;
+	uint32_t geo[3] = { cq->log_size };
+	enum hw_status st;
+
+	if (hw_qblock_alloc(&cq->qb, sizeof(struct hw_cq_state), true) != HW_OK)
+		return HW_ERR_NOMEM;
+	cq->st = cq->qb.p;
+	cq->ring = attr->ring;
+	cq->dbrec = attr->dbrec;
+	cq_ring_init(cq);
+	cq->dbrec[HW_CQ_DBR_SET_CI] = 0;
+	cq->dbrec[HW_CQ_DBR_ARM] = 0;
+	cq_state_init(cq);
+	st = hw_qblock_adopt(&cq->qb, cq->ring, ring_bytes, cq->dbrec, HW_CQ_DBREC_BYTES);
+	if (st != HW_OK)
+		return st;
+	st = hw_qshare_publish(HW_ID_CQN, cq->cqn, HW_QREC_CQ, geo, &cq->qb);
+	cq->published = st == HW_OK && cq->qb.ops != NULL;
+	return st;
+}
+
 static enum hw_status cq_alloc_mem(struct hw_cq *cq, const struct hw_cq_attr *attr)
 {
 	void *p;
 
 	if (attr->mem != NULL || (attr->ring == NULL && attr->dbrec == NULL))
 		return cq_alloc_block(cq, attr);
+	if (attr->shared)
+		return cq_alloc_given_shared(cq, attr);
 	if (posix_memalign(&p, 64, sizeof(*cq->st)) != 0)
 		return HW_ERR_NOMEM;
 	cq->st = p;
@@ -230,6 +259,8 @@ enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
 	if ((uintptr_t)attr->ring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % HW_CQ_DBREC_ALIGN != 0 ||
 	    (uintptr_t)attr->mem % CQ_RING_PAGE != 0 || (attr->mem != NULL && (attr->ring != NULL || attr->dbrec != NULL)))
 		return HW_ERR_INVAL;
+	if (attr->shared && (attr->ring == NULL) != (attr->dbrec == NULL))
+		return HW_ERR_INVAL; /* shared in given memory: both */
 	if (attr->on_event != NULL && (attr->shared || attr->mem != NULL))
 		return HW_ERR_INVAL; /* a function of this process means nothing to another's producers */
 	cq = calloc(1, sizeof(*cq));
@@ -274,6 +305,19 @@ void hw_cq_destroy(struct hw_cq *cq)
 	free(cq);
 }
 
+static struct hw_cq *cq_view_new(const struct hw_cq_state *st, uint32_t log_size)
+{
+	struct hw_cq *cq = calloc(1, sizeof(*cq));
+
+	if (cq == NULL)
+		return NULL;
+	cq->log_size = log_size;
+	cq->mask = (1u << log_size) - 1;
+	cq->cqn = st->cqn;
+	cq->attached = true;
+	return cq;
+}
+
 enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 {
 	const struct hw_cq_state *st;
@@ -290,14 +334,34 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 	if (atomic_load_explicit((const _Atomic uint32_t *)&st->magic, memory_order_acquire) != CQ_MAGIC ||
 	    log_size > HW_CQ_LOG_SIZE_MAX || hw_cq_mem_size(log_size) != len)
 		return HW_ERR_LAYOUT;
-	cq = calloc(1, sizeof(*cq));
+	cq = cq_view_new(st, log_size);
 	if (cq == NULL)
 		return HW_ERR_NOMEM;
-	cq->log_size = log_size;
-	cq->mask = (1u << log_size) - 1;
-	cq->cqn = st->cqn;
-	cq->attached = true;
 	cq_place(cq, mem);
+	*out = cq;
+	return HW_OK;
+}
+
+/* A view of another's CQ whose ring and record are its creator's memory, mapped here beside its state. */
+static enum hw_status cq_attach_split(const struct hw_qblock *b, const struct hw_qrec *r, struct hw_cq **out)
+{
+	struct hw_cq_state *st = b->p;
+	uint32_t log_size = r->geo[0];
+	struct hw_cq *cq;
+
+	if (log_size > HW_CQ_LOG_SIZE_MAX || r->len != sizeof(*st) || b->xring == NULL ||
+	    r->xring_len != (uint64_t)sizeof(struct hw_cqe64) << log_size || r->xdbrec_len < HW_CQ_DBREC_BYTES ||
+	    (uintptr_t)b->xring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)b->xdbrec % HW_CQ_DBREC_ALIGN != 0)
+		return HW_ERR_LAYOUT;
+	if (atomic_load_explicit((const _Atomic uint32_t *)&st->magic, memory_order_acquire) != CQ_MAGIC ||
+	    st->log_size != log_size)
+		return HW_ERR_LAYOUT;
+	cq = cq_view_new(st, log_size);
+	if (cq == NULL)
+		return HW_ERR_NOMEM;
+	cq->st = st;
+	cq->ring = b->xring;
+	cq->dbrec = b->xdbrec;
 	*out = cq;
 	return HW_OK;
 }
@@ -315,8 +379,11 @@ enum hw_status hw_cq_attach_num(uint32_t cqn, struct hw_cq **out)
 	st = hw_qshare_map(HW_ID_CQN, cqn, HW_QREC_CQ, &b, &r, &seqp, &seq);
 	if (st != HW_OK)
 		return st;
-	st = r.geo[0] <= HW_CQ_LOG_SIZE_MAX && hw_cq_mem_size(r.geo[0]) == r.len ? hw_cq_attach(b.p, b.len, out)
-									       : HW_ERR_LAYOUT;
+	if (b.xhandle != NULL)
+		st = cq_attach_split(&b, &r, out);
+	else
+		st = r.geo[0] <= HW_CQ_LOG_SIZE_MAX && hw_cq_mem_size(r.geo[0]) == r.len ? hw_cq_attach(b.p, b.len, out)
+										       : HW_ERR_LAYOUT;
 	if (st != HW_OK) {
 		hw_qblock_free(&b);
 		return st;

@@ -47,6 +47,7 @@
 #define HW_CQ_LOG_SIZE_MAX 22 /* 4 Mi CQEs, as the card */
 #define HW_CQ_RING_ALIGN 64   /* a given ring: each CQE in one cache line */
 #define HW_CQ_DBREC_ALIGN 8
+#define HW_CQ_DBREC_BYTES 8 /* a given record: its two words */
 
 struct hw_cq;
 
@@ -69,7 +70,10 @@ struct hw_cq_attr {
 	/*
 	 * Or neither: the CQ places its block in the device's shared memory and
 	 * publishes it under cqn (one this process holds), so the queues of
-	 * other processes complete into it.
+	 * other processes complete into it. With ring and dbrec (both), the
+	 * block holds its state alone, and the given ring and record, which
+	 * create initialises, are published with it (hw_qblock_adopt):
+	 * HW_ERR_NOTSUP when they are memory other processes cannot map.
 	 */
 	bool shared;
 	/*

@@ -582,8 +582,9 @@ static const char *const hw_status_names[] = {
 	[HW_ERR_REMOTE_IO] = "the path to remote memory failed",
 	[HW_ERR_FULL] = "queue full: the consumer has not released a slot",
 	[HW_ERR_LAYOUT] = "shared table has another layout, version or owner",
+	[HW_ERR_NOTSUP] = "memory the device cannot share with other processes",
 };
-BASE_STATUS_TABLE_COVERS(hw_status_names, HW_ERR_LAYOUT);
+BASE_STATUS_TABLE_COVERS(hw_status_names, HW_ERR_NOTSUP);
 
 const char *hw_status_str(enum hw_status st)
 {

@@ -51,6 +51,7 @@ enum hw_status {
 	HW_ERR_REMOTE_IO, /* the path to remote memory failed */
 	HW_ERR_FULL,	  /* a queue has no free slot (the consumer is behind) */
 	HW_ERR_LAYOUT,	  /* a shared table of another layout, version or owner */
+	HW_ERR_NOTSUP,	  /* memory of a kind the device cannot share with other processes */
 };
 
 /*

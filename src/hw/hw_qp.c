@@ -166,9 +166,10 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 		return false; /* a DCT receives only through an SRQ */
 	if (a->min_rnr_timer > HW_QP_RNR_TIMER_MAX || a->rnr_retry > HW_QP_RNR_RETRY_INFINITE)
 		return false;
-	if ((a->ring == NULL) != (a->dbrec == NULL) || (a->ring != NULL && a->shared) ||
-	    ((uintptr_t)a->ring % HW_QP_RING_ALIGN) != 0 || ((uintptr_t)a->dbrec % 8) != 0)
-		return false; /* given rings: both, aligned, and private */
+	if ((a->ring == NULL) != (a->dbrec == NULL) || (a->sq != NULL && a->ring == NULL) ||
+	    ((uintptr_t)a->ring % HW_QP_RING_ALIGN) != 0 || ((uintptr_t)a->sq % HW_QP_RING_ALIGN) != 0 ||
+	    ((uintptr_t)a->dbrec % 8) != 0)
+		return false; /* given rings: both, aligned */
 	if (a->srq != NULL)
 		return a->log_sq_size <= HW_QP_LOG_SQ_MAX;
 	if (a->log_sq_size > HW_QP_LOG_SQ_MAX || a->log_rq_size > HW_QP_LOG_RQ_MAX)
@@ -289,9 +290,13 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 		goto err_free;
 	if (attr->ring != NULL) {
 		qp->buf = attr->ring;
-		qp->sq = qp->buf + qp->sq_off;
+		qp->sq = attr->sq != NULL ? (uint8_t *)attr->sq : qp->buf + qp->sq_off;
 		qp->dbrec = attr->dbrec;
 		qp->sh = qp->qb.p;
+		/* Peers need the receive ring alone (see qp_rings_bytes): the send ring is not shared. */
+		st = attr->shared ? hw_qblock_adopt(&qp->qb, qp->buf, qp->sq_off, qp->dbrec, HW_QP_DBREC_BYTES) : HW_OK;
+		if (st != HW_OK)
+			goto err_block;
 	} else {
 		qp_place(qp, qp->qb.p);
 		st = HW_ERR_NOMEM;
@@ -376,6 +381,28 @@ static bool view_sh_ok(const struct hw_qp *v, uint32_t qpn)
 	       sh->log_rq_stride == v->log_rq_stride && sh->type <= HW_QPT_XRC_TGT;
 }
 
+/*
+ * Places a view in what hw_qshare_map mapped: one block, or (a QP in
+ * memory its creator gave) the state there and the receive ring and
+ * record in the creator's memory. False when the record does not agree.
+ */
+static bool view_place(struct hw_qp *v, const struct hw_qrec *r)
+{
+	if (v->qb.xhandle == NULL) {
+		if (qp_mem_size(v) != r->len)
+			return false;
+		qp_place(v, v->qb.p);
+		return true;
+	}
+	if (r->len != sizeof(struct hw_qp_sh) || r->xring_len != v->sq_off || r->xdbrec_len < HW_QP_DBREC_BYTES ||
+	    (v->sq_off != 0 && v->qb.xring == NULL) || (uintptr_t)v->qb.xdbrec % 8 != 0)
+		return false;
+	v->buf = v->qb.xring;
+	v->dbrec = v->qb.xdbrec;
+	v->sh = v->qb.p;
+	return true;
+}
+
 enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
 {
 	struct hw_qp *v;
@@ -397,9 +424,8 @@ enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
 	    (r.geo[2] != 0 && (r.geo[2] < HW_QP_LOG_RQ_STRIDE_MIN || r.geo[2] > HW_QP_LOG_RQ_STRIDE_MAX)))
 		goto err;
 	qp_geometry(v, r.geo[0], r.geo[1], r.geo[2]);
-	if (qp_mem_size(v) != r.len)
+	if (!view_place(v, &r))
 		goto err;
-	qp_place(v, v->qb.p);
 	if (!view_sh_ok(v, qpn))
 		goto err;
 	v->qpn = qpn;

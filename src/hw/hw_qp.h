@@ -142,12 +142,19 @@ struct hw_qp_attr {
 	 * SQ after it (at 1 << (log_rq_size + log_rq_stride), as mlx5 lays them
 	 * out), HW_QP_RING_ALIGN aligned; dbrec the two big-endian words of the
 	 * doorbell record (HW_QP_DBR_RCV, HW_QP_DBR_SND), 8-byte aligned. Both or
-	 * neither; not with shared. They stay the creator's, to initialise and
-	 * to keep until the QP is destroyed.
+	 * neither. They stay the creator's, to initialise and to keep until the
+	 * QP is destroyed. With shared, the receive ring and the record are
+	 * published with the QP's state (hw_qblock_adopt), so peers reach the
+	 * creator's memory (HW_ERR_NOTSUP when they could not); the send ring
+	 * is never shared, so a creator that keeps it on pages of its own (sq)
+	 * keeps it from other processes.
 	 */
 	void *ring;
 	uint32_t *dbrec;
+	void *sq; /* with ring: the send ring elsewhere than at its offset in ring (NULL: there) */
 };
+
+#define HW_QP_DBREC_BYTES 8 /* a given record: its two words */
 
 #define HW_QP_RING_ALIGN 64 /* a given ring: each send WQE basic block in one cache line */
 

@@ -27,7 +27,8 @@
 #include "hw_ids.h"
 #include "hw_mem.h"
 
-#define HW_QMEM_BACKING_MAX 80 /* bytes of the hook's "how to map it" */
+#define HW_QMEM_BACKING_MAX 40  /* bytes of the hook's "how to map it" */
+#define HW_QEXT_BACKING_MAX 160 /* the same for memory the creator gave (hw_qblock_adopt) */
 
 /* The hooks of the layer that places memory where other processes can map it. */
 struct hw_qmem_ops {
@@ -37,6 +38,22 @@ struct hw_qmem_ops {
 	/* Maps a block another process allocated; NULL when it cannot be reached (owner gone, forged record). */
 	void *(*attach)(const void *backing, uint32_t blen, size_t len);
 	void (*detach)(void *p, size_t len);
+	/*
+	 * Memory the queue's creator gave (a parent domain's allocator's): makes
+	 * the ring [ring, ring + ring_len) (ring_len may be 0) and the doorbell
+	 * record [dbrec, dbrec + dbrec_len) reachable where they are; *blen bytes
+	 * of backing say how, *handle is what unadopt releases. HW_OK;
+	 * HW_ERR_NOTSUP when the memory is of a kind other processes cannot map
+	 * (file mappings, huge pages); HW_ERR_NOMEM when the system refused what
+	 * it takes (logged).
+	 */
+	enum hw_status (*adopt)(void *ring, size_t ring_len, void *dbrec, size_t dbrec_len, void *backing,
+				uint32_t *blen, void **handle);
+	void (*unadopt)(void *handle);
+	/* Maps them in another process (*ring, *dbrec); the handle detach_ext takes, NULL when they cannot be. */
+	void *(*attach_ext)(const void *backing, uint32_t blen, size_t ring_len, size_t dbrec_len, void **ring,
+			    void **dbrec);
+	void (*detach_ext)(void *handle);
 };
 
 /* Installs the hooks (NULL removes them; blocks placed before keep their own). */
@@ -50,6 +67,18 @@ struct hw_qblock {
 	bool mapped;		       /* another process's block, mapped here */
 	uint32_t blen;
 	uint8_t backing[HW_QMEM_BACKING_MAX];
+	/*
+	 * The ring and record the creator gave, when they are shared with the
+	 * block (hw_qblock_adopt), or mapped from another process's: the block
+	 * then holds the device's state of the queue alone.
+	 */
+	void *xring;
+	void *xdbrec;
+	size_t xring_len;
+	size_t xdbrec_len;
+	void *xhandle; /* the hooks' adopt or attach_ext handle; NULL when there are none */
+	uint32_t xlen;
+	uint8_t xbacking[HW_QEXT_BACKING_MAX];
 };
 
 /*
@@ -58,7 +87,16 @@ struct hw_qblock {
  * memory was asked for and the hooks have none: never a private block then.
  */
 enum hw_status hw_qblock_alloc(struct hw_qblock *b, size_t len, bool shared);
-/* Frees (or unmaps) the block; a zeroed hw_qblock is fine. */
+/*
+ * Ring and record the creator gave, beside a block of its state: with the
+ * hooks and a shareable block, made reachable where they are and published
+ * with it, so other processes map the creator's memory itself (the card
+ * reaches a queue in whatever host memory its driver gave). HW_ERR_NOTSUP
+ * when that memory cannot be shared: refused rather than a queue peers
+ * could not reach; HW_ERR_NOMEM. Nothing for a private block.
+ */
+enum hw_status hw_qblock_adopt(struct hw_qblock *b, void *ring, size_t ring_len, void *dbrec, size_t dbrec_len);
+/* Frees (or unmaps) the block, and releases (never frees) what it adopted; a zeroed hw_qblock is fine. */
 void hw_qblock_free(struct hw_qblock *b);
 
 /* What a queue publishes under its number. */
@@ -73,6 +111,10 @@ struct hw_qrec {
 	uint32_t blen;
 	uint32_t pad;
 	uint8_t backing[HW_QMEM_BACKING_MAX];
+	uint64_t xring_len; /* adopted ring and record (xlen non-zero): their bytes and how to map them */
+	uint32_t xdbrec_len;
+	uint32_t xlen;
+	uint8_t xbacking[HW_QEXT_BACKING_MAX];
 };
 
 /*

@@ -68,6 +68,46 @@ static enum hw_status srq_publish(struct hw_srq *srq)
 	return st;
 }
 
+/* The block; with a ring and record given, the state alone, and the given memory shared beside it. */
+static enum hw_status srq_alloc_mem(struct hw_srq *srq, const struct hw_srq_attr *attr)
+{
+	enum hw_status st;
+
+	if (attr->ring == NULL) {
+		st = hw_qblock_alloc(&srq->qb, srq_mem_size(attr->log_size, attr->log_stride), attr->shared);
+		if (st == HW_OK)
+			srq_place(srq, srq->qb.p);
+		return st;
+	}
+	st = hw_qblock_alloc(&srq->qb, sizeof(struct hw_srq_sh), attr->shared);
+	if (st != HW_OK)
+		return st;
+	srq->buf = attr->ring;
+	srq->dbrec = attr->dbrec;
+	srq->sh = srq->qb.p;
+	*srq->dbrec = 0;
+	return hw_qblock_adopt(&srq->qb, srq->buf, srq_ring_bytes(srq->log_size, srq->log_stride), srq->dbrec,
+			       HW_SRQ_DBREC_BYTES);
+}
+
+/* A view's places in what hw_qshare_map mapped (see srq_alloc_mem); false when the record does not agree. */
+static bool srq_view_place(struct hw_srq *srq, const struct hw_qrec *r)
+{
+	if (srq->qb.xhandle == NULL) {
+		if (srq_mem_size(srq->log_size, srq->log_stride) != r->len)
+			return false;
+		srq_place(srq, srq->qb.p);
+		return true;
+	}
+	if (r->len != sizeof(struct hw_srq_sh) || r->xring_len != srq_ring_bytes(srq->log_size, srq->log_stride) ||
+	    r->xdbrec_len < HW_SRQ_DBREC_BYTES || srq->qb.xring == NULL || (uintptr_t)srq->qb.xdbrec % 4 != 0)
+		return false;
+	srq->buf = srq->qb.xring;
+	srq->dbrec = srq->qb.xdbrec;
+	srq->sh = srq->qb.p;
+	return true;
+}
+
 enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out)
 {
 	struct hw_srq *srq;
@@ -75,7 +115,8 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 
 	if (attr == NULL || out == NULL || attr->pd == NULL || attr->log_size > HW_SRQ_LOG_MAX ||
 	    attr->log_stride < HW_SRQ_LOG_STRIDE_MIN || attr->log_stride > HW_SRQ_LOG_STRIDE_MAX ||
-	    (attr->xrcd != 0) != (attr->cq != NULL))
+	    (attr->xrcd != 0) != (attr->cq != NULL) || (attr->ring == NULL) != (attr->dbrec == NULL) ||
+	    (uintptr_t)attr->ring % HW_SRQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % 8 != 0)
 		return HW_ERR_INVAL;
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
@@ -88,10 +129,9 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq->limit_arg = attr->limit_arg;
 	srq->xrcd = attr->xrcd;
 	srq->cq = attr->cq;
-	st = hw_qblock_alloc(&srq->qb, srq_mem_size(attr->log_size, attr->log_stride), attr->shared);
+	st = srq_alloc_mem(srq, attr);
 	if (st != HW_OK)
-		goto err_free;
-	srq_place(srq, srq->qb.p);
+		goto err_block;
 	*srq->sh = (struct hw_srq_sh){ .srqn = srq->srqn, .pd_id = srq->pd_id, .log_size = srq->log_size,
 				       .log_stride = srq->log_stride, .xrcd = srq->xrcd,
 				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0, .life_idx = HW_LIFE_NONE };
@@ -119,7 +159,6 @@ err_pub:
 		hw_qshare_withdraw(HW_ID_SRQN, srq->srqn, &srq->qb);
 err_block:
 	hw_qblock_free(&srq->qb);
-err_free:
 	free(srq);
 	return st;
 }
@@ -143,12 +182,12 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 	if (st != HW_OK)
 		goto err_free;
 	st = HW_ERR_LAYOUT;
-	if (r.geo[0] > HW_SRQ_LOG_MAX || r.geo[1] < HW_SRQ_LOG_STRIDE_MIN || r.geo[1] > HW_SRQ_LOG_STRIDE_MAX ||
-	    srq_mem_size(r.geo[0], r.geo[1]) != r.len)
+	if (r.geo[0] > HW_SRQ_LOG_MAX || r.geo[1] < HW_SRQ_LOG_STRIDE_MIN || r.geo[1] > HW_SRQ_LOG_STRIDE_MAX)
 		goto err_unmap;
 	srq->log_size = r.geo[0];
 	srq->log_stride = r.geo[1];
-	srq_place(srq, srq->qb.p);
+	if (!srq_view_place(srq, &r))
+		goto err_unmap;
 	/* The block must say the same as the record: a stale or forged one is refused. */
 	if (__atomic_load_n(&srq->sh->magic, __ATOMIC_ACQUIRE) != SRQ_MAGIC || srq->sh->log_size != srq->log_size ||
 	    srq->sh->log_stride != srq->log_stride || srq->sh->srqn != (srqn & 0xffffffu))

@@ -53,7 +53,19 @@ struct hw_srq_attr {
 	 */
 	uint64_t xrcd;
 	struct hw_cq *cq;
+	/*
+	 * The ring and record the creator gives (both or neither; the ring
+	 * HW_SRQ_RING_ALIGN aligned, the record one 32-bit word, 8-byte
+	 * aligned); create links the ring's WQEs. They stay the creator's until
+	 * the SRQ is destroyed; a shared SRQ publishes them with its state
+	 * (hw_qblock_adopt: HW_ERR_NOTSUP when other processes could not map them).
+	 */
+	void *ring;
+	uint32_t *dbrec;
 };
+
+#define HW_SRQ_RING_ALIGN 64
+#define HW_SRQ_DBREC_BYTES 4
 
 /*
  * The device's state of an SRQ, in its block after the ring and the record,

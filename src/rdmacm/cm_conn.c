@@ -199,6 +199,8 @@ static int cm_connect_locked(struct cm_id *id, struct rdma_conn_param *p)
 	id->psn = cm_random_psn();
 	cm_wire_fill(id, id->req, ud ? CM_MSG_SIDR_REQ : CM_MSG_REQ);
 	cm_msg_param(id->req, p, id);
+	if (!ud)
+		cm_ece_req(id, id->req);
 	id->state = CM_CONNECT;
 	rc = cm_send_req(id);
 	if (rc == ECONNREFUSED) {
@@ -258,6 +260,8 @@ static int cm_accept_locked(struct cm_id *id, struct rdma_conn_param *p)
 		return EINVAL;
 	cm_wire_fill(id, &m, ud ? CM_MSG_SIDR_REP : CM_MSG_REP);
 	cm_msg_param(&m, p, id);
+	if (!ud)
+		cm_ece_rep(id, &m);
 	rc = id->peer_gone ? ECONNRESET : cm_wire_send(id, &m);
 	if (rc != 0) {
 		/* The requester is gone: its REP would time out. */
@@ -294,17 +298,20 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_pa
 	return id->qp_type == IBV_QPT_UD ? 0 : cm_complete(cid);
 }
 
-CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+/*
+ * Rejects a request (or a REP of an id without a QP of the CM's) with the IB
+ * CM's reason; SIDR has one reject status whatever the reason (as the kernel).
+ */
+int cm_reject(struct cm_id *cid, const void *private_data, uint8_t private_data_len, uint32_t reason)
 {
-	struct cm_id *cid = (struct cm_id *)id;
 	bool ud;
 	struct cm_msg m;
 
-	if (id == NULL || (private_data == NULL && private_data_len > 0)) {
+	if (cid == NULL || (private_data == NULL && private_data_len > 0)) {
 		errno = EINVAL;
 		return -1;
 	}
-	ud = id->qp_type == IBV_QPT_UD;
+	ud = cid->id.qp_type == IBV_QPT_UD;
 	if (private_data_len > (ud ? CM_SIDR_REP_PDATA : CM_REJ_PDATA)) {
 		errno = EINVAL;
 		return -1;
@@ -313,7 +320,7 @@ CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8
 	if (cid->state != CM_REQ_RCVD && cid->state != CM_REP_RCVD)
 		return cm_fail(EINVAL);
 	cm_wire_fill(cid, &m, ud ? CM_MSG_SIDR_REP : CM_MSG_REJ);
-	m.status = ud ? CM_SIDR_REJECT : CM_REJ_CONSUMER_DEFINED;
+	m.status = ud ? CM_SIDR_REJECT : reason;
 	m.pdata_len = private_data_len;
 	if (private_data_len > 0)
 		memcpy(m.pdata, private_data, private_data_len);
@@ -322,6 +329,11 @@ CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8
 	cid->state = CM_REJECTED;
 	pthread_mutex_unlock(&cm_lock);
 	return 0;
+}
+
+CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+{
+	return cm_reject((struct cm_id *)id, private_data, private_data_len, CM_REJ_CONSUMER_DEFINED);
 }
 
 CM_EXPORT int rdma_establish(struct rdma_cm_id *id)

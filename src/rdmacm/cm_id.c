@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cm_int.h"
+#include "hw_gid.h"
 
 pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cm_list cm_ids = { &cm_ids, &cm_ids };
@@ -123,7 +124,7 @@ void cm_id_bind_dev(struct cm_id *id, struct cm_dev *dev)
 	id->id.port_num = dev != NULL ? dev->port_num : 0;
 	if (dev == NULL)
 		return;
-	id->id.route.addr.addr.ibaddr.sgid = dev->gid;
+	cm_sgid_pick(id);
 	if (id->id.pd == NULL)
 		id->id.pd = dev->pd;
 }
@@ -273,19 +274,43 @@ CM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
  * The source of an id that is unbound, or bound to the wildcard: the
  * destination's IP (a local address is its own port; another side's or the
  * loopback range reaches the first port, whose IP the kernel would pick is
- * not one the topology's devices route by), with the bound port or a random one.
+ * not one the topology's devices route by), with the bound port; an unbound
+ * id binds an ephemeral port of its own there, as the kernel reserves one,
+ * so no other id takes it (cm_wire_bind).
  */
-static void cm_pick_src(struct cm_id *id, const struct sockaddr *dst)
+static int cm_pick_src(struct cm_id *id, const struct sockaddr *dst)
 {
 	uint16_t port = cm_addr_port((struct sockaddr *)&id->src);
+	int rc;
 
 	memcpy(&id->src, dst, cm_addr_len(dst));
-	if (port == 0) {
-		if (getrandom(&port, sizeof(port), 0) != sizeof(port))
-			port = (uint16_t)getpid();
-		port = (uint16_t)(32768 + port % 28000);
+	cm_addr_set_port((struct sockaddr *)&id->src, port);
+	if (id->psock >= 0)
+		return 0;
+	port = 0;
+	rc = cm_wire_bind(id, &port);
+	if (rc != 0) {
+		memset(&id->src, 0, sizeof(id->src));
+		return rc;
 	}
 	cm_addr_set_port((struct sockaddr *)&id->src, port);
+	return 0;
+}
+
+/* The GID an IP address stands for as a destination (rdma_ip2gid): its local entry, else its IP form. */
+static void cm_ip_gid(const struct sockaddr *ip, union ibv_gid *gid)
+{
+	struct hw_addr_port ap;
+
+	memset(gid, 0, sizeof(*gid));
+	if (hw_addr_port(ip, &ap) == 0) {
+		memcpy(gid->raw, ap.gid, sizeof(gid->raw));
+	} else if (ip->sa_family == AF_INET) {
+		gid->raw[10] = gid->raw[11] = 0xff;
+		memcpy(gid->raw + 12, &((const struct sockaddr_in *)ip)->sin_addr, 4);
+	} else if (ip->sa_family == AF_INET6) {
+		memcpy(gid->raw, &((const struct sockaddr_in6 *)ip)->sin6_addr, 16);
+	}
 }
 
 static void cm_fill_path(struct cm_id *id)
@@ -293,7 +318,7 @@ static void cm_fill_path(struct cm_id *id)
 	struct ibv_sa_path_rec *p = &id->path;
 
 	memset(p, 0, sizeof(*p));
-	p->sgid = id->dev->gid;
+	p->sgid = id->sgid;
 	p->dgid = id->id.route.addr.addr.ibaddr.dgid;
 	p->slid = htobe16(id->dev->lid);
 	p->dlid = p->slid;
@@ -314,7 +339,7 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 {
 	struct cm_event *e;
 	struct cm_dev *dev;
-	int rc;
+	int rc = 0;
 
 	if (cm_addr_len(dst) == 0)
 		return EAFNOSUPPORT;
@@ -328,7 +353,9 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 	if (cm_mcast_group(dst) && (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src)))
 		cm_mcast_pick_src(id, dst); /* a group: the port's own address, as routing picks it */
 	else if (id->psock < 0 || cm_addr_is_any((struct sockaddr *)&id->src))
-		cm_pick_src(id, dst);
+		rc = cm_pick_src(id, dst);
+	if (rc != 0)
+		return rc;
 	memcpy(&id->dst, dst, cm_addr_len(dst));
 	memcpy(&id->id.route.addr.src_addr, &id->src, cm_addr_len((struct sockaddr *)&id->src));
 	memcpy(&id->id.route.addr.dst_addr, dst, cm_addr_len(dst));
@@ -352,8 +379,8 @@ static int cm_resolve_addr_locked(struct cm_id *id, struct sockaddr *src, struct
 	if (dev == NULL)
 		return ENODEV;
 	cm_id_bind_dev(id, dev);
-	/* The peer's port GID is learnt from its REQ/REP; a local destination is this port. */
-	id->id.route.addr.addr.ibaddr.dgid = dev->gid;
+	/* The destination's GID until its REQ/REP names the peer's entry (a local destination: that entry). */
+	cm_ip_gid(dst, &id->id.route.addr.addr.ibaddr.dgid);
 	id->id.route.addr.addr.ibaddr.pkey = htobe16(0xffff);
 	id->state = CM_ADDR_RESOLVED;
 	cm_event_queue(id->ch, cm_event_new(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));

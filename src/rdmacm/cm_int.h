@@ -31,6 +31,7 @@
 /* IB CM reject reasons carried as the REJECTED event's status. */
 #define CM_REJ_INVALID_SERVICE_ID 8
 #define CM_REJ_CONSUMER_DEFINED 28
+#define CM_REJ_VENDOR_OPTION_NOT_SUPPORTED 35 /* rdma_reject_ece(3) */
 /* SIDR REP status: no QP (no listener) on the service ID. */
 #define CM_SIDR_UNSUPPORTED 1
 #define CM_SIDR_REJECT 2
@@ -71,10 +72,11 @@ struct cm_dev {
 	struct ibv_device *ibdev;
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;	/* the default PD of rdma_create_ep/rdma_create_qp without one */
+	struct ibv_xrcd *xrcd;	/* the XRC domain of XRC SRQs made without one (opened on first use) */
 	uint8_t port_num;
 	uint16_t lid;
 	enum ibv_mtu mtu;
-	union ibv_gid gid;	/* GID index 0 */
+	union ibv_gid gid;	/* GID index 0 (an InfiniBand port's address) */
 	uint8_t max_resp_res;	/* max_qp_rd_atom: what RDMA_MAX_RESP_RES stands for */
 	uint8_t max_init_depth;	/* max_qp_init_rd_atom: what RDMA_MAX_INIT_DEPTH stands for */
 };
@@ -121,6 +123,12 @@ struct cm_remote {
 	uint8_t srq;
 };
 
+/* An id's ECE (rdma_set_local_ece(3)): vendor and options; comp_mask is always 0. */
+struct cm_ece {
+	uint32_t vendor_id;
+	uint32_t options;
+};
+
 struct cm_msg;
 struct cm_mc;
 
@@ -143,7 +151,10 @@ struct cm_id {
 	int unacked;			/* events retrieved and not acked */
 	pthread_cond_t acked;
 	bool sync;			/* owns a private channel: calls wait for their outcome */
-	bool own_qp_cqs;		/* rdma_create_qp made the CQs */
+	bool own_send_cq, own_recv_cq;	/* the CM made them (rdma_create_qp, rdma_create_srq_ex) */
+	uint8_t sgid_index;		/* the RoCE v2 entry of the source address (cm_sgid.c) */
+	union ibv_gid sgid;
+	struct cm_ece local_ece, remote_ece; /* sent in the REQ/REP; what the peer's said */
 	bool peer_gone;
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep's QP attributes, for rdma_get_request */
 	struct cm_msg *req;		/* active: a REQ waiting for its listener to appear; passive: one held by the backlog */
@@ -242,6 +253,8 @@ struct cm_msg {
 	uint16_t lid;
 	uint16_t pad;
 	uint8_t gid[16];
+	uint32_t ece_vendor;	/* REQ: the requester's ECE; REP: the vendor offered, the responder's options */
+	uint32_t ece_options;
 	struct sockaddr_storage src, dst;
 	uint8_t pdata[CM_PDATA_MAX];
 };
@@ -254,6 +267,15 @@ void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type);
 
 /* cm_conn.c */
 bool cm_conn_retry(struct cm_id *id);
+int cm_reject(struct cm_id *id, const void *pdata, uint8_t len, uint32_t reason);
+
+/* cm_sgid.c: the source GID entry of an id's address (cm_lock held). */
+void cm_sgid_pick(struct cm_id *id);
+
+/* cm_ece.c: ECE in the REQ and REP (cm_lock held). */
+void cm_ece_req(const struct cm_id *id, struct cm_msg *m);
+void cm_ece_rep(const struct cm_id *id, struct cm_msg *m);
+void cm_ece_recv(struct cm_id *id, const struct cm_msg *m);
 
 /* cm_backlog.c: rdma_listen's backlog (cm_lock held). */
 bool cm_backlog_full(const struct cm_id *l);
@@ -286,8 +308,5 @@ bool cm_mcast_group(const struct sockaddr *addr);
 void cm_mcast_pick_src(struct cm_id *id, const struct sockaddr *group);
 void cm_mcast_taken(struct cm_event *e);
 void cm_mcast_free_locked(struct cm_id *id);
-
-/* cm_log.c */
-void cm_log_unsupported(const char *name);
 
 #endif /* CM_INT_H_ */

@@ -123,14 +123,15 @@ static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 		cm_refuse(c, ud, CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
-	cm_id_bind_dev(c, dev);
 	memcpy(&c->src, &m->dst, sizeof(c->src));
 	memcpy(&c->dst, &m->src, sizeof(c->dst));
+	cm_id_bind_dev(c, dev); /* after src: the source GID is its address's entry */
 	memcpy(&c->id.route.addr.src_addr, &c->src, cm_addr_len((struct sockaddr *)&c->src));
 	memcpy(&c->id.route.addr.dst_addr, &c->dst, cm_addr_len((struct sockaddr *)&c->dst));
 	memcpy(c->id.route.addr.addr.ibaddr.dgid.raw, m->gid, 16);
 	c->id.route.addr.addr.ibaddr.pkey = htobe16(0xffff);
 	cm_remote_from(&c->remote, m);
+	cm_ece_recv(c, m);
 	c->state = CM_REQ_RCVD;
 	e = cm_event_new(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 	if (e == NULL) {
@@ -157,6 +158,7 @@ static void cm_on_rep(struct cm_id *id, const struct cm_msg *m)
 	struct cm_msg rtu;
 
 	cm_remote_from(&id->remote, m);
+	cm_ece_recv(id, m);
 	memcpy(id->id.route.addr.addr.ibaddr.dgid.raw, m->gid, 16);
 	if (id->id.qp == NULL) {
 		/* The application owns the QP: it moves it and calls rdma_establish(). */

@@ -5,6 +5,7 @@
  * global (GRH with the peer's GID), which holds on IB and RoCE alike.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,7 @@ void cm_ud_ah_attr(struct cm_id *id, struct ibv_ah_attr *ah)
 	ah->port_num = id->dev != NULL ? id->dev->port_num : 1;
 	ah->is_global = 1;
 	ah->grh.dgid = id->remote.gid;
-	ah->grh.sgid_index = 0;
+	ah->grh.sgid_index = id->sgid_index;
 	ah->grh.hop_limit = CM_HOP_LIMIT;
 }
 
@@ -153,40 +154,41 @@ CM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_at
 	return 0;
 }
 
-/* CQs of their own for a QP created without them (rdma_create_ep's QPs). */
-static int cm_make_cqs(struct cm_id *id, struct ibv_qp_init_attr *a)
+/* A CQ of the id's own, with its completion channel (librdmacm's ucma_create_cqs). */
+static int cm_make_cq(struct cm_id *id, uint32_t size, struct ibv_cq **cq, struct ibv_comp_channel **ch)
 {
-	struct ibv_context *v = id->id.verbs;
-
-	id->id.recv_cq_channel = ibv_create_comp_channel(v);
-	id->id.send_cq_channel = ibv_create_comp_channel(v);
-	if (id->id.recv_cq_channel == NULL || id->id.send_cq_channel == NULL)
+	*ch = ibv_create_comp_channel(id->id.verbs);
+	if (*ch == NULL)
 		return -1;
-	id->id.recv_cq = ibv_create_cq(v, (int)(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1), &id->id,
-				       id->id.recv_cq_channel, 0);
-	id->id.send_cq = ibv_create_cq(v, (int)(a->cap.max_send_wr ? a->cap.max_send_wr : 1), &id->id,
-				       id->id.send_cq_channel, 0);
-	if (id->id.recv_cq == NULL || id->id.send_cq == NULL)
+	*cq = ibv_create_cq(id->id.verbs, size != 0 ? (int)size : 1, &id->id, *ch, 0);
+	if (*cq == NULL) {
+		ibv_destroy_comp_channel(*ch);
+		*ch = NULL;
 		return -1;
-	id->own_qp_cqs = true;
+	}
 	return 0;
 }
 
+static void cm_drop_cq(struct ibv_cq **cq, struct ibv_comp_channel **ch)
+{
+	if (*cq != NULL)
+		ibv_destroy_cq(*cq);
+	if (*ch != NULL)
+		ibv_destroy_comp_channel(*ch);
+	*cq = NULL;
+	*ch = NULL;
+}
+
+/* The CQs the CM made go with the last of the id's QP and SRQ that use them. */
 static void cm_free_cqs(struct cm_id *id)
 {
-	if (!id->own_qp_cqs)
+	if (id->id.qp != NULL || id->id.srq != NULL)
 		return;
-	if (id->id.send_cq != NULL)
-		ibv_destroy_cq(id->id.send_cq);
-	if (id->id.recv_cq != NULL)
-		ibv_destroy_cq(id->id.recv_cq);
-	if (id->id.send_cq_channel != NULL)
-		ibv_destroy_comp_channel(id->id.send_cq_channel);
-	if (id->id.recv_cq_channel != NULL)
-		ibv_destroy_comp_channel(id->id.recv_cq_channel);
-	id->id.send_cq = id->id.recv_cq = NULL;
-	id->id.send_cq_channel = id->id.recv_cq_channel = NULL;
-	id->own_qp_cqs = false;
+	if (id->own_send_cq)
+		cm_drop_cq(&id->id.send_cq, &id->id.send_cq_channel);
+	if (id->own_recv_cq)
+		cm_drop_cq(&id->id.recv_cq, &id->id.recv_cq_channel);
+	id->own_send_cq = id->own_recv_cq = false;
 }
 
 /* The PD of a QP or SRQ made without one: the id's (rdma_create_ep), else the device's default. */
@@ -195,16 +197,19 @@ static struct ibv_pd *cm_default_pd(struct cm_id *id)
 	return id->id.pd != NULL ? id->id.pd : id->dev->pd;
 }
 
+/* The QP's missing CQs: the id's (an XRC SRQ's receive CQ), else new ones of the id's own. */
 static int cm_qp_cqs(struct cm_id *id, struct ibv_qp_init_attr_ex *a)
 {
-	struct ibv_qp_init_attr cq_attr;
-
-	if (a->send_cq != NULL && a->recv_cq != NULL)
-		return 0;
-	memset(&cq_attr, 0, sizeof(cq_attr));
-	cq_attr.cap = a->cap;
-	if (cm_make_cqs(id, &cq_attr) != 0)
-		return -1;
+	if (a->send_cq == NULL && id->id.send_cq == NULL) {
+		if (cm_make_cq(id, a->cap.max_send_wr, &id->id.send_cq, &id->id.send_cq_channel) != 0)
+			return -1;
+		id->own_send_cq = true;
+	}
+	if (a->recv_cq == NULL && id->id.recv_cq == NULL) {
+		if (cm_make_cq(id, a->cap.max_recv_wr, &id->id.recv_cq, &id->id.recv_cq_channel) != 0)
+			return -1;
+		id->own_recv_cq = true;
+	}
 	if (a->send_cq == NULL)
 		a->send_cq = id->id.send_cq;
 	if (a->recv_cq == NULL)
@@ -245,6 +250,8 @@ CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_e
 	id->qp = qp;
 	id->pd = qp->pd;
 	pthread_mutex_lock(&cm_lock);
+	/* librdmacm takes the QP's ECE (ibv_query_ece): this device's QPs have none. */
+	memset(&cid->local_ece, 0, sizeof(cid->local_ece));
 	rc = cm_qp_init(cid);
 	pthread_mutex_unlock(&cm_lock);
 	if (rc != 0) {
@@ -295,18 +302,93 @@ CM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 	cm_free_cqs((struct cm_id *)id);
 }
 
-CM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+/* The device's XRC domain for XRC SRQs made without one (librdmacm's ucma_get_xrcd). */
+static struct ibv_xrcd *cm_dev_xrcd(struct cm_dev *dev)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+
+	pthread_mutex_lock(&cm_lock);
+	if (dev->xrcd == NULL)
+		dev->xrcd = ibv_open_xrcd(dev->verbs, &a);
+	pthread_mutex_unlock(&cm_lock);
+	return dev->xrcd;
+}
+
+/* An XRC SRQ's domain and CQ: the attributes', else the device's domain and a receive CQ of the id's. */
+static int cm_srq_xrc(struct cm_id *id, struct ibv_srq_init_attr_ex *a)
+{
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || a->xrcd == NULL) {
+		a->xrcd = cm_dev_xrcd(id->dev);
+		if (a->xrcd == NULL)
+			return -1;
+	}
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || a->cq == NULL) {
+		if (id->id.recv_cq == NULL) {
+			if (cm_make_cq(id, a->attr.max_wr, &id->id.recv_cq, &id->id.recv_cq_channel) != 0)
+				return -1;
+			id->own_recv_cq = true;
+		}
+		a->cq = id->id.recv_cq;
+	}
+	a->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	return 0;
+}
+
+CM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 {
 	struct cm_id *cid = (struct cm_id *)id;
+	struct ibv_srq *srq;
+	int rc;
 
-	if (id == NULL || attr == NULL || cid->dev == NULL) {
+	if (id == NULL || attr == NULL || cid->dev == NULL || id->srq != NULL ||
+	    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (pd == NULL)
-		pd = cm_default_pd(cid);
-	id->srq = pd != NULL ? ibv_create_srq(pd, attr) : NULL;
-	return id->srq != NULL ? 0 : -1;
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || attr->pd == NULL) {
+		attr->pd = cm_default_pd(cid);
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
+	}
+	errno = 0;
+	if (attr->srq_type == IBV_SRQT_XRC && cm_srq_xrc(cid, attr) != 0)
+		goto fail;
+	srq = ibv_create_srq_ex(id->verbs, attr);
+	if (srq == NULL)
+		goto fail;
+	if (id->pd == NULL)
+		id->pd = attr->pd;
+	id->srq = srq;
+	return 0;
+fail:
+	rc = errno != 0 ? errno : ENOMEM;
+	cm_free_cqs(cid);
+	errno = rc;
+	return -1;
+}
+
+/* As librdmacm: rdma_create_srq_ex with the PD given, an XRC SRQ on an XRC receive id. */
+CM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex a;
+
+	if (id == NULL || attr == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.srq_context = attr->srq_context;
+	a.attr = attr->attr;
+	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	a.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
+	a.pd = pd;
+	if (rdma_create_srq_ex(id, &a) != 0)
+		return -1;
+	attr->attr = a.attr;
+	return 0;
 }
 
 CM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
@@ -315,4 +397,5 @@ CM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 		return;
 	ibv_destroy_srq(id->srq);
 	id->srq = NULL;
+	cm_free_cqs((struct cm_id *)id);
 }

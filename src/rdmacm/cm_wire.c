@@ -289,7 +289,7 @@ void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type)
 		m->qpn = id->id.qp->qp_num;
 	if (id->dev != NULL) {
 		m->lid = id->dev->lid;
-		memcpy(m->gid, id->dev->gid.raw, sizeof(m->gid));
+		memcpy(m->gid, id->sgid.raw, sizeof(m->gid));
 	}
 	memcpy(&m->src, &id->src, sizeof(m->src));
 	memcpy(&m->dst, &id->dst, sizeof(m->dst));

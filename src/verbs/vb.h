@@ -77,6 +77,17 @@ struct vb_pd {
 	void *pd_context;	  /* the parent domain's, passed to its allocators */
 };
 
+/* A queue's buffer and doorbell record from a parent domain's allocators (vb_qmem_get, vb_int.h). */
+struct vb_qmem {
+	struct vb_pd *pd;
+	void *buf;
+	uint32_t *dbrec;
+	size_t len;
+	uint64_t type; /* MLX5DV_RES_TYPE_* of the buffer */
+	bool buf_ours;
+	bool dbrec_ours;
+};
+
 struct vb_mr {
 	struct ibv_mr mr;
 	uint32_t key;
@@ -121,6 +132,7 @@ struct vb_cq {
 	struct vb_context *ctx;
 	struct vb_pd *parent;	  /* the parent domain it was created on (IBV_CQ_INIT_ATTR_MASK_PD), held */
 	struct hw_cq *hw;
+	struct vb_qmem qmem;	  /* a parent domain's allocators' memory it lives in (buf NULL: none) */
 	struct hw_cqe64 *ring;
 	uint32_t *dbrec;
 	uint32_t cqn;
@@ -148,6 +160,7 @@ struct vb_srq {
 	struct ibv_srq srq;
 	struct vb_context *ctx;
 	struct hw_srq *hw;
+	struct vb_qmem qmem;	  /* a parent domain's allocators' memory it lives in (buf NULL: none) */
 	struct vb_pd *pd;
 	uint32_t srqn;
 	uint8_t *buf;
@@ -177,6 +190,7 @@ struct vb_qp {
 	struct mlx5dv_qp_ex dv;
 	struct vb_context *ctx;
 	struct hw_qp *hw;
+	struct vb_qmem qmem;	  /* a parent domain's allocators' memory it lives in (buf NULL: none) */
 	struct vb_cq *scq, *rcq;
 	struct vb_srq *srq;
 	struct vb_pd *pd;

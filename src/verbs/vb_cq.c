@@ -66,6 +66,7 @@ static void vb_cq_free(struct vb_cq *cq)
 {
 	if (cq->hw != NULL)
 		hw_cq_destroy(cq->hw);
+	vb_qmem_put(&cq->qmem); /* the device is done with it: hw_cq_destroy was its fence */
 	if (cq->cqn != 0)
 		(void)hw_id_free(HW_ID_CQN, cq->cqn);
 	pthread_spin_destroy(&cq->lock);
@@ -107,14 +108,22 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_CQ");
-	if (rc == 0 && (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD))
-		rc = vb_parent_alloc_check(a->parent_domain, (size_t)64 << vb_log2_up(a->cqe + 1), MLX5DV_RES_TYPE_CQ);
 	if (rc != 0)
 		goto err;
 	rc = ENOMEM;
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		goto err;
+	if (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		rc = vb_qmem_get(&cq->qmem, a->parent_domain, (size_t)64 << vb_log2_up(a->cqe + 1), VB_QMEM_ALIGN,
+				 MLX5DV_RES_TYPE_CQ);
+		if (rc != 0) {
+			free(cq);
+			goto err;
+		}
+		ha.ring = cq->qmem.buf;
+		ha.dbrec = cq->qmem.dbrec;
+	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&cq->cqx.mutex, NULL);
 	pthread_cond_init(&cq->cqx.cond, NULL);
@@ -128,8 +137,10 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	}
 	ha.cqn = cq->cqn;
 	ha.log_size = cq->log_size;
-	if (hw_cq_create(&ha, &cq->hw) != HW_OK) {
+	st = hw_cq_create(&ha, &cq->hw);
+	if (st != HW_OK) {
 		cq->hw = NULL;
+		rc = vb_qmem_errno(st);
 		goto err_free;
 	}
 	cq->ring = hw_cq_ring(cq->hw);

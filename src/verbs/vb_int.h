@@ -74,7 +74,22 @@ struct ibv_td *vb_alloc_td(struct ibv_context *context, struct ibv_td_init_attr 
 int vb_dealloc_td(struct ibv_td *td);
 struct ibv_pd *vb_alloc_parent_domain(struct ibv_context *context, struct ibv_parent_domain_init_attr *a);
 int vb_parent_free(struct vb_pd *pd);
-int vb_parent_alloc_check(struct ibv_pd *pd, size_t size, uint64_t type);
+
+/*
+ * A queue's buffer and doorbell record from a parent domain's allocators,
+ * asked as mlx5 asks them (vb_parent.c): len bytes aligned to align (a
+ * power of two), then 8 bytes at 8. buf NULL: there are none, or both
+ * were left to the provider (the device's own blocks). Otherwise both are
+ * set and zeroed: the allocator's, or ours where it left one of them. 0 or
+ * ENOMEM (an allocator's NULL; nothing kept). vb_qmem_put gives them back
+ * (through the allocator's free for its own), once the queue is destroyed.
+ */
+#define VB_QMEM_ALIGN 4096	 /* a CQ's and an SRQ's buffer, as mlx5 asks: a page */
+#define VB_QMEM_DBREC_BYTES 8	 /* and the record's size and alignment */
+int vb_qmem_get(struct vb_qmem *m, struct ibv_pd *pd, size_t len, size_t align, uint64_t type);
+void vb_qmem_put(struct vb_qmem *m);
+/* What a queue's creation in given memory failing with st is to the program: EOPNOTSUPP when it cannot be shared. */
+int vb_qmem_errno(enum hw_status st);
 
 /* The device's clocks (vb_clock.c): its free-running ns, their wall-clock value, ibv_query_rt_values_ex. */
 uint64_t vb_clock_device_ns(void);

@@ -8,13 +8,17 @@
  * only when none is left and holds its PD meanwhile. A thread domain is the
  * program's promise that one thread uses the objects; this device's queues
  * take their locks uncontended anyway, so it changes nothing but lifetimes.
- * Custom allocators are asked, as mlx5 asks them, and may leave the memory
- * to the provider (IBV_ALLOCATOR_USE_DEFAULT); memory they hand over is
- * given back and the creation refused (EOPNOTSUPP): a queue's rings are the
- * device's shareable blocks, which the requesters of other processes map.
+ * Custom allocators are asked, as mlx5 asks them, for each queue's buffer
+ * and doorbell record, and may leave them to the provider
+ * (IBV_ALLOCATOR_USE_DEFAULT). Memory they hand over is where the queue
+ * lives, as on the card: the device keeps its state of the queue apart and
+ * shares the program's ring and record with its other processes in place
+ * (hw_qblock_adopt). Their free gets it back when the queue is destroyed,
+ * after the device's last access.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base_log.h"
 #include <infiniband/mlx5dv.h>
@@ -101,34 +105,87 @@ struct ibv_pd *vb_alloc_parent_domain(struct ibv_context *context, struct ibv_pa
 	return &pd->pd;
 }
 
+/* The allocator's memory for one resource, as mlx5 asks it; USE_DEFAULT passed on. */
+static void *vb_qmem_ask(struct vb_pd *pd, size_t size, size_t align, uint64_t type)
+{
+	return pd->alloc(&pd->pd, pd->pd_context, size, align, type);
+}
+
+static void vb_qmem_give_back(struct vb_pd *pd, void *p, bool ours, uint64_t type)
+{
+	if (ours)
+		free(p);
+	else
+		pd->free(&pd->pd, pd->pd_context, p, type);
+}
+
 /*
- * What mlx5 asks a parent domain's allocators before it makes a queue's
- * buffer and its doorbell record: 0 when there are none or they leave the
- * memory to the provider (IBV_ALLOCATOR_USE_DEFAULT); EOPNOTSUPP, the memory
- * given back through their free, when they hand over memory of their own,
- * which a queue here cannot live in (its rings are the device's shareable
- * blocks, mapped by other processes' requesters).
+ * Where the allocator left one of the two to the provider and gave the
+ * other: ours, from the heap, shared with the device's other processes as
+ * the allocator's is (a queue is one kind of memory or the other, never a
+ * block of the device's and a ring of the program's).
  */
-int vb_parent_alloc_check(struct ibv_pd *ibpd, size_t size, uint64_t type)
+static int vb_qmem_fill(struct vb_qmem *m, size_t len)
+{
+	if (m->buf == IBV_ALLOCATOR_USE_DEFAULT) {
+		m->buf = aligned_alloc(VB_QMEM_ALIGN, (len + VB_QMEM_ALIGN - 1) & ~(size_t)(VB_QMEM_ALIGN - 1));
+		m->buf_ours = true;
+	}
+	if (m->dbrec == IBV_ALLOCATOR_USE_DEFAULT) {
+		m->dbrec = aligned_alloc(VB_QMEM_ALIGN, VB_QMEM_ALIGN); /* a page: other processes map what holds it */
+		m->dbrec_ours = true;
+	}
+	return m->buf != NULL && m->dbrec != NULL ? 0 : ENOMEM;
+}
+
+int vb_qmem_get(struct vb_qmem *m, struct ibv_pd *ibpd, size_t len, size_t align, uint64_t type)
 {
 	struct vb_pd *pd = ibpd != NULL ? vb_pd_of(ibpd) : NULL;
-	const uint64_t types[2] = { type, MLX5DV_RES_TYPE_DBR };
-	const size_t sizes[2] = { size, 8 };
 
+	memset(m, 0, sizeof(*m));
 	if (pd == NULL || pd->parent_of == NULL || pd->alloc == NULL)
 		return 0;
-	for (int i = 0; i < 2; i++) {
-		void *p = pd->alloc(ibpd, pd->pd_context, sizes[i], i == 0 ? 4096 : 8, types[i]);
-
-		if (p == IBV_ALLOCATOR_USE_DEFAULT)
-			continue;
-		if (p != NULL && pd->free != NULL)
-			pd->free(ibpd, pd->pd_context, p, types[i]);
-		BASE_WARN("a parent domain's allocator gave memory of its own: queue rings here are the device's "
-			  "shareable memory (EOPNOTSUPP)");
-		return p == NULL ? ENOMEM : EOPNOTSUPP;
+	m->pd = pd;
+	m->type = type;
+	/* As mlx5: the buffer, then the doorbell record, 8 bytes aligned to 8. */
+	m->buf = vb_qmem_ask(pd, len, align, type);
+	if (m->buf == NULL)
+		goto err;
+	m->dbrec = vb_qmem_ask(pd, VB_QMEM_DBREC_BYTES, VB_QMEM_DBREC_BYTES, MLX5DV_RES_TYPE_DBR);
+	if (m->dbrec == NULL)
+		goto err;
+	if (m->buf == IBV_ALLOCATOR_USE_DEFAULT && m->dbrec == IBV_ALLOCATOR_USE_DEFAULT) {
+		memset(m, 0, sizeof(*m)); /* the device's own blocks */
+		return 0;
 	}
+	if (vb_qmem_fill(m, len) != 0)
+		goto err;
+	memset(m->buf, 0, len);
+	memset(m->dbrec, 0, VB_QMEM_DBREC_BYTES);
+	m->len = len;
 	return 0;
+
+err:
+	vb_qmem_put(m);
+	return ENOMEM;
+}
+
+void vb_qmem_put(struct vb_qmem *m)
+{
+	if (m->pd == NULL)
+		return;
+	if (m->buf != NULL && m->buf != IBV_ALLOCATOR_USE_DEFAULT)
+		vb_qmem_give_back(m->pd, m->buf, m->buf_ours, m->type);
+	if (m->dbrec != NULL && m->dbrec != IBV_ALLOCATOR_USE_DEFAULT)
+		vb_qmem_give_back(m->pd, m->dbrec, m->dbrec_ours, MLX5DV_RES_TYPE_DBR);
+	memset(m, 0, sizeof(*m));
+}
+
+int vb_qmem_errno(enum hw_status st)
+{
+	if (st == HW_ERR_NOTSUP)
+		return EOPNOTSUPP;
+	return st == HW_ERR_INVAL ? EINVAL : ENOMEM;
 }
 
 int vb_parent_free(struct vb_pd *pd)

@@ -180,6 +180,7 @@ static void vb_qp_free(struct vb_qp *qp)
 {
 	if (qp->hw != NULL)
 		hw_qp_destroy(qp->hw);
+	vb_qmem_put(&qp->qmem); /* after the device's fence (hw_qp_destroy) */
 	if (qp->raw != NULL)
 		vb_raw_free(qp);
 	if (qp->qpx.qp_base.qp_num != 0)
@@ -192,6 +193,53 @@ static void vb_qp_free(struct vb_qp *qp)
 	pthread_mutex_destroy(&qp->qpx.qp_base.mutex);
 	pthread_cond_destroy(&qp->qpx.qp_base.cond);
 	free(qp);
+}
+
+/*
+ * The alignment mlx5 asks for a QP's buffer from a parent domain's
+ * allocators: the larger WQE stride, or the buffer's size rounded up to a
+ * page and then to a power of two, over 64 (the QP context's page offset
+ * quanta), whichever is larger.
+ */
+static size_t vb_qp_qmem_align(size_t bytes, uint32_t log_rq_stride)
+{
+	size_t buf_page = 1, stride = HW_SEND_WQE_BB;
+
+	bytes = (bytes + VB_QMEM_ALIGN - 1) & ~(size_t)(VB_QMEM_ALIGN - 1);
+	while (buf_page < bytes)
+		buf_page <<= 1;
+	if (((size_t)1 << log_rq_stride) > stride)
+		stride = (size_t)1 << log_rq_stride;
+	return buf_page / 64 > stride ? buf_page / 64 : stride;
+}
+
+/*
+ * The rings in a parent domain's allocators' memory, when they give it: RQ
+ * first, then the SQ from the next page boundary, so that the pages of the
+ * receive ring peers map hold no byte of the send ring (hw_qp_attr.sq). So
+ * a QP with an RQ asks a page more than mlx5's size. An XRC send QP has no
+ * receive side to give peers: its memory is refused (EOPNOTSUPP).
+ */
+static int vb_qp_qmem(struct vb_qp *qp, struct ibv_pd *pd, struct hw_qp_attr *ha, bool srq)
+{
+	size_t rq = srq ? 0 : (size_t)1 << (ha->log_rq_size + ha->log_rq_stride);
+	size_t sq = (size_t)HW_SEND_WQE_BB << ha->log_sq_size;
+	size_t align = vb_qp_qmem_align(rq + sq, srq ? 0 : ha->log_rq_stride);
+	size_t len = (rq + (rq != 0 ? VB_QMEM_ALIGN : 0) + sq + align - 1) & ~(align - 1);
+	uintptr_t b;
+	int rc = vb_qmem_get(&qp->qmem, pd, len, align, MLX5DV_RES_TYPE_QP);
+
+	if (rc != 0 || qp->qmem.buf == NULL)
+		return rc;
+	if (ha->type == HW_QPT_XRC_INI) {
+		vb_qmem_put(&qp->qmem);
+		return EOPNOTSUPP;
+	}
+	b = (uintptr_t)qp->qmem.buf;
+	ha->ring = qp->qmem.buf;
+	ha->sq = (void *)(rq != 0 ? (b + rq + VB_QMEM_ALIGN - 1) & ~(uintptr_t)(VB_QMEM_ALIGN - 1) : b);
+	ha->dbrec = qp->qmem.dbrec;
+	return 0;
 }
 
 static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struct ibv_qp_init_attr_ex *a,
@@ -216,9 +264,7 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 	int rc = vb_alloc_type_errno("MLX_QP");
 
 	if (rc == 0)
-		rc = vb_parent_alloc_check(a->pd, ((size_t)qp->sq_wqe_cnt * HW_SEND_WQE_BB) +
-							  ((size_t)qp->rq_wqe_cnt << qp->rq_shift),
-					   MLX5DV_RES_TYPE_QP);
+		rc = vb_qp_qmem(qp, a->pd, &ha, a->srq != NULL);
 	if (rc != 0)
 		return rc;
 	if (hw_gid_get(&ctx->dev->fn, 0, &g0))
@@ -232,9 +278,10 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 	/* A named machine takes requests of other machines once it has queues to take them on. */
 	if (hw_machine_ipv4(NULL))
 		(void)fab_xm_serve();
-	if (hw_qp_create(&ha, &qp->hw) != HW_OK) {
+	st = hw_qp_create(&ha, &qp->hw);
+	if (st != HW_OK) {
 		qp->hw = NULL;
-		return ENOMEM;
+		return vb_qmem_errno(st);
 	}
 	qp->dbrec = hw_qp_dbrec(qp->hw);
 	qp->sq_buf = hw_qp_sq_buf(qp->hw);

@@ -39,6 +39,7 @@ static void vb_srq_free(struct vb_srq *srq)
 {
 	if (srq->hw != NULL)
 		(void)hw_srq_destroy(srq->hw);
+	vb_qmem_put(&srq->qmem); /* after the device's fence (hw_srq_destroy) */
 	if (srq->srqn != 0)
 		(void)hw_id_free(HW_ID_SRQN, srq->srqn);
 	free(srq->wrid);
@@ -81,7 +82,8 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_SRQ");
 	if (rc == 0)
-		rc = vb_parent_alloc_check(pd, (size_t)srq->wqe_cnt << srq->log_stride, MLX5DV_RES_TYPE_SRQ);
+		rc = vb_qmem_get(&srq->qmem, pd, (size_t)srq->wqe_cnt << srq->log_stride, VB_QMEM_ALIGN,
+				 MLX5DV_RES_TYPE_SRQ);
 	if (rc != 0)
 		goto err_free;
 	rc = ENOMEM;
@@ -98,12 +100,16 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	ha.log_size = vb_log2_up(srq->wqe_cnt);
 	ha.log_stride = srq->log_stride;
 	ha.limit_arg = srq;
+	ha.ring = srq->qmem.buf;
+	ha.dbrec = srq->qmem.dbrec;
 	if (xrcd != NULL) {
 		ha.xrcd = vb_xrcd_id(xrcd);
 		ha.cq = xcq->hw;
 	}
-	if (hw_srq_create(&ha, &srq->hw) != HW_OK) {
+	st = hw_srq_create(&ha, &srq->hw);
+	if (st != HW_OK) {
 		srq->hw = NULL;
+		rc = vb_qmem_errno(st);
 		goto err_free;
 	}
 	srq->buf = hw_srq_buf(srq->hw);
