@@ -927,7 +927,8 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 	synd = eng_seg_list(qp, w, off, HW_ACCESS_LOCAL_READ, true, &src);
 	if (synd != 0)
 		return eng_fail(synd);
-	if (src.total > HW_UD_MTU)
+	/* The port's active MTU: a RoCE port's is 1024 (a 1500-byte netdev), an InfiniBand port's 4096. */
+	if (src.total > (qp->roce ? HW_UD_MTU_ROCE : HW_UD_MTU))
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if ((be32toh(av->dqp_dct) & 0xffffffu) == HW_MCAST_QPN) {
 		eng_ud_mcast(qp, w, av, &src);
