@@ -10,8 +10,10 @@
 #include <stddef.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
 
@@ -444,9 +446,8 @@ static void test_table(void)
 	t1 = table(d, 1);
 	t63 = table(d, 63);
 	CHECK(t0 != NULL && t1 != NULL && t63 != NULL);
-	errno = 0;
-	CHECK(mlx5dv_dr_table_create(d, 64) == NULL);
-	CHECK(errno == EINVAL);
+	/* Software steering levels have no limit (the suite's dest-array case uses 0xff). */
+	CHECK(table(d, 0xff) != NULL && table(d, UINT32_MAX) != NULL);
 	errno = 0;
 	CHECK(mlx5dv_dr_table_create(NULL, 1) == NULL);
 	CHECK(errno == EINVAL);
@@ -515,6 +516,34 @@ static void test_matcher(void)
 	CHECK_ERR(mlx5dv_dr_matcher_destroy(NULL), EINVAL);
 }
 
+/* mlx5dv_dr_matcher_set_layout: resizable and a rule-count hint above the root; refused at the root and for unknown flags. */
+static void test_matcher_layout(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_dr_matcher_layout l = {.flags = MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE, .log_num_of_rules_hint = 5};
+	struct mlx5dv_dr_domain *d;
+	struct mlx5dv_dr_matcher *m0, *m1;
+
+	CHECK(c != NULL);
+	d = domain(c, MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+	CHECK(d != NULL);
+	m0 = dmac_matcher(table(d, 0), 0);
+	m1 = dmac_matcher(table(d, 1), 0);
+	CHECK(m0 != NULL && m1 != NULL);
+	CHECK_OK(mlx5dv_dr_matcher_set_layout(m1, &l));
+	l.log_num_of_rules_hint = 6;
+	CHECK_OK(mlx5dv_dr_matcher_set_layout(m1, &l));
+	l.flags = MLX5DV_DR_MATCHER_LAYOUT_RESIZABLE;
+	CHECK_OK(mlx5dv_dr_matcher_set_layout(m1, &l));
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(m0, &l), EOPNOTSUPP);
+	l.flags = 0x4;
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(m1, &l), EOPNOTSUPP);
+	l.flags = MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE;
+	l.log_num_of_rules_hint = 25; /* beyond log_max_ft_size */
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(m1, &l), EOPNOTSUPP);
+	CHECK_ERR(mlx5dv_dr_matcher_set_layout(NULL, &l), EINVAL);
+}
+
 /* ---- Rules and actions ---- */
 
 static void test_rule(void)
@@ -567,7 +596,7 @@ static void test_rule(void)
 	errno = 0;
 	CHECK(mlx5dv_dr_rule_create(m0, NULL, 1, &drop) == NULL);
 	CHECK(errno == EINVAL);
-	/* Actions: none, two terminal ones, default miss, a table not deeper or of another domain. */
+	/* Actions: none, two terminal ones, a table not deeper or of another domain. */
 	errno = 0;
 	CHECK(mlx5dv_dr_rule_create(m0, mp(&v, 64), 0, &drop) == NULL);
 	CHECK(errno == EINVAL);
@@ -575,9 +604,6 @@ static void test_rule(void)
 	two[1] = to1;
 	errno = 0;
 	CHECK(mlx5dv_dr_rule_create(m0, mp(&v, 64), 2, two) == NULL);
-	CHECK(errno == EOPNOTSUPP);
-	errno = 0;
-	CHECK(mlx5dv_dr_rule_create(m0, mp(&v, 64), 1, &miss) == NULL);
 	CHECK(errno == EOPNOTSUPP);
 	errno = 0;
 	CHECK(mlx5dv_dr_rule_create(m1, mp(&v, 64), 1, &to1) == NULL); /* level 2 to level 1 */
@@ -785,6 +811,124 @@ static void test_frames_through_tables(void)
 	check_delivered(0, tx, len);
 }
 
+/* mlx5dv_dr_domain_allow_duplicate_rules: a second rule of the same value in a matcher above level 0 is EEXIST when refused. */
+static void test_duplicates(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_dr_domain *d;
+	struct mlx5dv_dr_table *t0, *t1;
+	struct mlx5dv_dr_matcher *m0, *m1;
+	struct mlx5dv_dr_action *drop;
+	struct match v;
+
+	CHECK(c != NULL);
+	d = domain(c, MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+	CHECK(d != NULL);
+	t0 = table(d, 0);
+	t1 = table(d, 1);
+	CHECK(t0 != NULL && t1 != NULL);
+	m0 = dmac_matcher(t0, 0);
+	m1 = dmac_matcher(t1, 0);
+	drop = action(mlx5dv_dr_action_create_drop());
+	CHECK(m0 != NULL && m1 != NULL && drop != NULL);
+	/* Allowed by default. */
+	CHECK(dmac_rule(m1, mac_a, drop) != NULL);
+	CHECK(dmac_rule(m1, mac_a, drop) != NULL);
+	mlx5dv_dr_domain_allow_duplicate_rules(d, false);
+	errno = 0;
+	CHECK(mlx5dv_dr_rule_create(m1, dmac_param(&v, mac_a), 1, &drop) == NULL);
+	CHECK(errno == EEXIST);
+	CHECK(dmac_rule(m1, mac_b, drop) != NULL);	/* another value */
+	CHECK(dmac_rule(m0, mac_a, drop) != NULL);	/* the root table: not checked */
+	CHECK(dmac_rule(m0, mac_a, drop) != NULL);
+	mlx5dv_dr_domain_allow_duplicate_rules(d, true);
+	CHECK(dmac_rule(m1, mac_b, drop) != NULL);
+	mlx5dv_dr_domain_allow_duplicate_rules(NULL, false); /* not a domain: nothing happens */
+}
+
+/* ---- Dump (mlx5dv_dump(3); records as rdma-core's dr_dbg.c writes them) ---- */
+
+/* The dump of obj by fn into a string (freed when the case ends). */
+#define DUMP(fn, obj, out)                                                                                             \
+	do {                                                                                                           \
+		size_t n_;                                                                                             \
+		FILE *f_ = open_memstream(&(out), &n_);                                                                \
+		CHECK(f_ != NULL);                                                                                     \
+		CHECK_OK(fn(f_, obj));                                                                                 \
+		CHECK(fclose(f_) == 0);                                                                                \
+		th_defer(free, (out));                                                                                 \
+	} while (0)
+
+static void test_dump(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_dr_domain *d;
+	struct mlx5dv_dr_table *t;
+	struct mlx5dv_dr_matcher *m;
+	struct mlx5dv_dr_action *drop, *push;
+	struct mlx5dv_dr_rule *r;
+	struct mlx5dv_dr_action *acts[2];
+	struct match v;
+	char *out = NULL, dom[160], tbl[96], mat[96], mask[256], rul[96], act[128];
+	char hex[129] = {0};
+	unsigned long long did;
+	uint32_t hdr = htobe32(0x8100a123);
+
+	CHECK(c != NULL);
+	d = domain(c, MLX5DV_DR_DOMAIN_TYPE_NIC_TX);
+	t = d != NULL ? table(d, 1) : NULL;
+	CHECK(t != NULL);
+	m = dmac_matcher(t, 2);
+	drop = action(mlx5dv_dr_action_create_drop());
+	push = action(mlx5dv_dr_action_create_push_vlan(d, hdr));
+	CHECK(m != NULL && drop != NULL && push != NULL);
+	acts[0] = push;
+	acts[1] = drop;
+	r = kept(mlx5dv_dr_rule_create(m, dmac_param(&v, mac_a), 2, acts), rule_cb);
+	CHECK(r != NULL);
+	did = ((unsigned long long)getpid() << 8) | MLX5DV_DR_DOMAIN_TYPE_NIC_TX;
+	snprintf(dom, sizeof(dom), "3000,0x%llx,1,00,1,44.0,%s,0,0,0,0\n", did, c->device->dev_name);
+	snprintf(tbl, sizeof(tbl), "3100,0x%llx,0x%llx,1,1\n", (unsigned long long)(uintptr_t)t, did);
+	snprintf(mat, sizeof(mat), "3200,0x%llx,0x%llx,2\n", (unsigned long long)(uintptr_t)m,
+		 (unsigned long long)(uintptr_t)t);
+	for (int i = 0; i < 64; i++)
+		sprintf(hex + 2 * i, "%02x", i >= DMAC_OFF && i < DMAC_OFF + 6 ? 0xff : 0);
+	snprintf(mask, sizeof(mask), "3205,0x%llx,%s,,,,,,\n", (unsigned long long)(uintptr_t)m, hex);
+	snprintf(rul, sizeof(rul), "3300,0x%llx,0x%llx\n", (unsigned long long)(uintptr_t)r,
+		 (unsigned long long)(uintptr_t)m);
+	snprintf(act, sizeof(act), "3412,0x%llx,0x%llx,0x%x\n3403,0x%llx,0x%llx\n", (unsigned long long)(uintptr_t)push,
+		 (unsigned long long)(uintptr_t)r, hdr, (unsigned long long)(uintptr_t)drop,
+		 (unsigned long long)(uintptr_t)r);
+	{
+		char want[1024];
+
+		snprintf(want, sizeof(want), "%s%s%s%s%s%s", dom, tbl, mat, mask, rul, act);
+		DUMP(mlx5dv_dump_dr_domain, d, out);
+		CHECK(strcmp(out, want) == 0);
+		DUMP(mlx5dv_dump_dr_table, t, out);
+		CHECK(strcmp(out, want) == 0);
+		DUMP(mlx5dv_dump_dr_matcher, m, out);
+		CHECK(strcmp(out, want) == 0);
+		DUMP(mlx5dv_dump_dr_rule, r, out);
+		CHECK(strcmp(out, want) == 0);
+	}
+	/* An empty domain: its record alone. */
+	{
+		struct mlx5dv_dr_domain *rx = domain(c, MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+
+		CHECK(rx != NULL);
+		snprintf(dom, sizeof(dom), "3000,0x%llx,0,00,1,44.0,%s,0,0,0,0\n",
+			 ((unsigned long long)getpid() << 8) | MLX5DV_DR_DOMAIN_TYPE_NIC_RX, c->device->dev_name);
+		DUMP(mlx5dv_dump_dr_domain, rx, out);
+		CHECK(strcmp(out, dom) == 0);
+	}
+	CHECK_ERR(mlx5dv_dump_dr_domain(NULL, d), EINVAL);
+	CHECK_ERR(mlx5dv_dump_dr_domain(stdout, NULL), EINVAL);
+	CHECK_ERR(mlx5dv_dump_dr_table(stdout, NULL), EINVAL);
+	CHECK_ERR(mlx5dv_dump_dr_matcher(stdout, NULL), EINVAL);
+	CHECK_ERR(mlx5dv_dump_dr_rule(stdout, NULL), EINVAL);
+}
+
 int main(void)
 {
 	RUN(test_devx_unknown_opcode);
@@ -793,10 +937,13 @@ int main(void)
 	RUN(test_domain);
 	RUN(test_table);
 	RUN(test_matcher);
+	RUN(test_matcher_layout);
 	RUN(test_rule);
 	RUN(test_vport);
 	RUN(test_tir_action);
 	RUN(test_frames_to_tir);
 	RUN(test_frames_through_tables);
+	RUN(test_duplicates);
+	RUN(test_dump);
 	return th_summary("test_verbs_dr");
 }

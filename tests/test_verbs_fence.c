@@ -324,7 +324,7 @@ static int ud_round(struct ibv_context *c, struct ibv_pd *pd, uint8_t *src, uint
 	if (a == NULL || b == NULL || ah == NULL || vq_up(a, 0, 0, 0) != 0 || vq_up(b, 0, 0, 0) != 0 ||
 	    post_recvs(b, NULL, md, 1024, 4096) != 0)
 		return __LINE__;
-	*s = (struct sender){ .qp = a, .cq = cqa, .op = IBV_WR_SEND, .mr = ms, .len = 64 + rnd() % 1024, .ah = ah,
+	*s = (struct sender){ .qp = a, .cq = cqa, .op = IBV_WR_SEND, .mr = ms, .len = 64 + rnd() % (1024 - 64 + 1), .ah = ah,
 			      .remote_qpn = b->qp_num };
 	if (pthread_create(&t, NULL, sender_main, s) != 0)
 		return __LINE__;

@@ -326,6 +326,64 @@ static void test_ud_network_header(void)
 	ud_grh_lost(pd, a, b, cq, mr, g);
 }
 
+/* A SEND of len bytes from a to b: the sender's completion status into st, the receiver's byte_len (0: none). */
+static void ud_len(struct ibv_pd *pd, struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq *cq, struct ibv_mr *mr,
+		   uint32_t len, enum ibv_wc_status *st, uint32_t *got_len)
+{
+	struct ibv_ah_attr aa = {.port_num = 1, .is_global = 1, .grh = {.sgid_index = 3, .hop_limit = 64}};
+	struct ibv_sge rs = {.addr = (uintptr_t)rc_mem[1], .length = RC_LEN, .lkey = mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *rbad;
+	struct ibv_sge ss = {.addr = (uintptr_t)rc_mem[0], .length = len, .lkey = mr->lkey};
+	struct ibv_send_wr sw = {.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *sbad;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+
+	*st = IBV_WC_GENERAL_ERR;
+	*got_len = 0;
+	memcpy(aa.grh.dgid.raw, gid_v4, 16);
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL);
+	th_defer(vq_destroy_ah_cb, ah);
+	CHECK_OK(ibv_post_recv(b, &rw, &rbad));
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = b->qp_num;
+	sw.wr.ud.remote_qkey = 0x11111111;
+	CHECK_OK(ibv_post_send(a, &sw, &sbad));
+	for (int n = 0; n < 2 && vq_poll1(cq, &wc) == 1; n++) {
+		if (wc.wr_id == 2)
+			*st = wc.status;
+		else
+			*got_len = wc.byte_len;
+		if (wc.wr_id == 2 && *st != IBV_WC_SUCCESS)
+			break;
+	}
+}
+
+/* A RoCE port's active MTU is 1024 (a 1500-byte netdev): the largest UD payload, as on the card. */
+static void test_ud_mtu(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_pd *pd = c != NULL ? vf_pd(c) : NULL;
+	struct ibv_cq *cq = c != NULL ? vq_cq(c, 8) : NULL;
+	struct ibv_mr *mr = pd != NULL ? vq_mr(pd, rc_mem, sizeof(rc_mem), VQ_ACCESS_ALL) : NULL;
+	struct ibv_qp *a = mr != NULL ? vq_qp(pd, IBV_QPT_UD, cq, cq, 4) : NULL;
+	struct ibv_qp *b = mr != NULL ? vq_qp(pd, IBV_QPT_UD, cq, cq, 4) : NULL;
+	struct ibv_port_attr pa;
+	enum ibv_wc_status st;
+	uint32_t got = 0;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK_OK(ibv_query_port(c, 1, &pa));
+	CHECK(pa.active_mtu == IBV_MTU_1024);
+	CHECK_OK(vq_up(a, 0, 0, 0));
+	CHECK_OK(vq_up(b, 0, 0, 0));
+	ud_len(pd, a, b, cq, mr, 1024, &st, &got);
+	CHECK(st == IBV_WC_SUCCESS && got == 40 + 1024);
+	ud_len(pd, a, b, cq, mr, 1025, &st, &got);
+	CHECK(st == IBV_WC_LOC_LEN_ERR && got == 0);
+}
+
 /*
  * The role: an RC QP on device dev (mlx5_2 unless told), connected to the
  * parent's QP by the GID the parent gives; prints its QP number, its buffer and key.
@@ -484,6 +542,7 @@ int main(int argc, char **argv)
 	RUN(test_ah_needs_grh);
 	RUN(test_ah_init_obj);
 	RUN(test_ud_network_header);
+	RUN(test_ud_mtu);
 	RUN(test_two_processes_by_ipv4_gid);
 	RUN(test_link_ib_by_topology);
 	return th_summary("test_verbs_roce");

@@ -169,14 +169,15 @@ else
 fi
 
 # UD (RDMA_PS_UDP, udaddy's fixed port 7174): the service lookup, then
-# messages the server answers through ibv_create_ah_from_wc.
+# messages the server answers through ibv_create_ah_from_wc. The server binds
+# ud_bind when set, the client sends to ud_dst (127.0.0.1); SRV and CLI as run's.
 udaddy_run() { # <label> <args...>
 	local label=$1
 	shift
-	LD_LIBRARY_PATH=$lib timeout 60 udaddy "$@" >"$tmp/s" 2>&1 &
+	env "${SRV[@]}" LD_LIBRARY_PATH="$lib" timeout 60 udaddy ${ud_bind:+-b "$ud_bind"} "$@" >"$tmp/s" 2>&1 &
 	spid=$!
 	wait_listen 7174 || echo "udaddy: the server did not listen"
-	LD_LIBRARY_PATH=$lib timeout 60 udaddy -s 127.0.0.1 "$@" >"$tmp/c" 2>&1
+	env "${CLI[@]}" LD_LIBRARY_PATH="$lib" timeout 60 udaddy -s "${ud_dst:-127.0.0.1}" "$@" >"$tmp/c" 2>&1
 	rc=$?
 	wait "$spid"
 	src=$?
@@ -243,6 +244,7 @@ if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 		rstream -b 127.0.0.3 -p {port} -S 200000 -C 10 -T v -- rstream -s 127.0.0.3 -p {port} -S 200000 -C 10 -T v
 	run "riostream -S 65536 -C 20 -T v, two machines" '^custom +64k +20 ' \
 		riostream -b 127.0.0.3 -p {port} -S 65536 -C 20 -T v -- riostream -s 127.0.0.3 -p {port} -S 65536 -C 20 -T v
+	ud_bind=127.0.0.3 ud_dst=127.0.0.3 udaddy_run "udaddy -C 10, two machines" -C 10
 	# Not in a sanitized build: there the verbs' UCX path is slow enough for
 	# UCX's endpoint timeout to end a run now and then (the CM is done by then).
 	if [ -z "$asan" ]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Debian's own RDMA clients (rdma-core v44's ibv_rc_pingpong, perftest)
+# Runs Debian's own RDMA clients (rdma-core v44's ibv_rc_pingpong and
+# ibv_ud_pingpong, perftest)
 # unchanged against softdpu's libibverbs.so.1, each as a server process and a
 # client process of this machine talking through the emulated device; then a
 # few as two machines (SOFTDPU_MACHINE 127.0.0.3 and 127.0.0.2, addressed by
@@ -10,7 +11,7 @@
 set -u
 lib=${1:?usage: check-verbs-clients.sh <lib-dir>}
 name=verbs_clients
-for p in ibv_rc_pingpong ib_write_bw ib_write_lat ib_read_bw ib_send_lat; do
+for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat ib_read_bw ib_send_lat; do
 	if [ ! -x "/usr/bin/$p" ]; then
 		echo "$name: /usr/bin/$p not installed (ibverbs-utils, perftest), skipped"
 		echo "$name: 0 passed, 0 failed"
@@ -86,6 +87,8 @@ run "ibv_rc_pingpong -g 3 -e" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 3 -e
 run "ibv_rc_pingpong -g 0 -t" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 0 -t
 run "ibv_rc_pingpong -g 0 -N" "$pp" ibv_rc_pingpong -d mlx5_0 -n 200 -c -g 0 -N
 run "ibv_rc_pingpong -g 0 -s 64 -r 16 -m 4096" "$pp" ibv_rc_pingpong -d mlx5_0 -n 500 -c -g 0 -s 64 -r 16 -m 4096
+# UD: the message is the port's active MTU (1024; ibv_ud_pingpong lowers its 2048 to it).
+run "ibv_ud_pingpong -g 0" "$pp" ibv_ud_pingpong -d mlx5_0 -n 200 -g 0
 # perftest: the result row starts with the message size.
 run "ib_write_bw -x 3" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
 run "ib_write_bw -x 3 -a" '^ *8388608 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 3 -a -n 20
@@ -100,6 +103,8 @@ if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 	# GID 3: ::ffff:<the machine's address>, RoCE v2 (docs/TOPOLOGY.md).
 	run "ibv_rc_pingpong -g 0, two machines" "$pp" ibv_rc_pingpong -d mlx5_0 -n 100 -c -g 0
 	run "ibv_rc_pingpong -g 3, two machines" "$pp" ibv_rc_pingpong -d mlx5_0 -n 100 -c -g 3
+	run "ibv_ud_pingpong -g 0, two machines" "$pp" ibv_ud_pingpong -d mlx5_0 -n 100 -g 0
+	run "ibv_ud_pingpong -g 3, two machines" "$pp" ibv_ud_pingpong -d mlx5_0 -n 100 -g 3
 	run "ib_write_bw -x 3, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_write_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
 	run "ib_read_bw -x 3, two machines" '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_read_bw -d mlx5_0 -F -x 3 -s 65536 -n 200
 	run "ib_send_lat -x 0, two machines" '^ *64 +[0-9]+ +[0-9.]+ +[0-9.]+' ib_send_lat -d mlx5_0 -F -x 0 -s 64 -n 200

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_clock.h"
 #include "base_config.h"
 #include "base_log.h"
 #include "fab_ucx.h"
@@ -45,6 +46,12 @@ struct xm_link {
 struct xm_conn {
 	uint32_t machine;
 	struct xm_link *l;
+	/*
+	 * Its rendezvous did not answer: until then datagrams for it are lost
+	 * at once, as a card's leave without waiting (an unreachable address
+	 * holds a lookup for the fabric timeout).
+	 */
+	uint64_t down_until;
 };
 
 static struct {
@@ -88,16 +95,18 @@ static struct xm_link *xm_conn_locked(uint32_t machine)
 		xm_conn_retire_locked(c);
 	if (c == NULL && xm.n == XM_MACHINES)
 		return NULL;
-	alen = fab_xm_rdv_lookup(machine, addr, sizeof(addr), base_config_fabric_timeout_ms());
-	if (alen <= 0) {
-		BASE_DBG("machine %u.%u.%u.%u does not answer at its rendezvous", machine >> 24, (machine >> 16) & 0xff,
-			 (machine >> 8) & 0xff, machine & 0xff);
-		return NULL;
-	}
 	if (c == NULL) {
 		c = &xm.conn[xm.n++];
 		c->machine = machine;
 	}
+	alen = fab_xm_rdv_lookup(machine, addr, sizeof(addr), base_config_fabric_timeout_ms());
+	if (alen <= 0) {
+		BASE_DBG("machine %u.%u.%u.%u does not answer at its rendezvous", machine >> 24, (machine >> 16) & 0xff,
+			 (machine >> 8) & 0xff, machine & 0xff);
+		c->down_until = base_deadline_ns((uint64_t)base_config_fabric_timeout_ms() * 1000000u);
+		return NULL;
+	}
+	c->down_until = 0;
 	l = calloc(1, sizeof(*l));
 	if (l == NULL || fab_ucx_connect(addr, (size_t)alen, &l->r) != FAB_OK) {
 		free(l);
@@ -105,6 +114,16 @@ static struct xm_link *xm_conn_locked(uint32_t machine)
 	}
 	c->l = l;
 	return l;
+}
+
+/* Under xm.lock: whether machine's rendezvous failed to answer lately and no connection to it was made since. */
+static bool xm_down_locked(uint32_t machine)
+{
+	for (uint32_t i = 0; i < xm.n; i++)
+		if (xm.conn[i].machine == machine)
+			return xm.conn[i].l == NULL && xm.conn[i].down_until != 0 &&
+			       !base_deadline_passed(xm.conn[i].down_until);
+	return false;
 }
 
 /* Under xm.lock: the connection to machine failed; the next request asks the rendezvous again. */
@@ -161,7 +180,7 @@ static bool xm_call(const struct hw_xm_req *q, const uint8_t *msg, size_t mlen, 
 	 * request never reached anyone, so it goes once more to whichever
 	 * process the machine's rendezvous names now (a restarted server).
 	 */
-	for (int attempt = 0; attempt < 2; attempt++) {
+	for (int attempt = 0; attempt < 2 && !(q->qp_type == HW_QPT_UD && xm_down_locked(q->machine)); attempt++) {
 		l = xm_conn_locked(q->machine);
 		st = l != NULL ? fab_ucx_call(l->r, FAB_UCX_SERVICE_VERBS, msg, mlen, rep, cap, &rlen) : FAB_ERR_NO_PATH;
 		if (st != FAB_ERR_PEER_GONE && st != FAB_ERR_TIMEOUT)
@@ -188,7 +207,7 @@ static void xm_exec(const struct hw_xm_req *q, uint8_t *buf, uint8_t *rdata, str
 {
 	bool read = q->opcode == HW_WQE_RDMA_READ || q->opcode == HW_WQE_ATOMIC_CS || q->opcode == HW_WQE_ATOMIC_FA;
 	bool split = q->opcode == HW_WQE_RDMA_READ || q->opcode == HW_WQE_RDMA_WRITE || q->opcode == HW_WQE_RDMA_WRITE_IMM;
-	uint8_t rhead[FAB_XM_REP_SIZE], saved[FAB_XM_REP_SIZE];
+	uint8_t rhead[FAB_XM_REP_SIZE], saved[FAB_XM_REP_SIZE] = { 0 };
 	uint64_t off = 0;
 
 	if (!split && q->len > XM_CHUNK) {

@@ -21,13 +21,21 @@
 
 /*
  * Request (little-endian), FAB_XM_REQ_SIZE bytes, then `len` payload bytes
- * (SEND, WRITE):
+ * (SEND, WRITE; a UD datagram's are its 40-byte network header, the GRH
+ * area its receive gets, then its payload):
  *   0 magic u32 · 4 version u16 · 6 qp type u8 · 7 opcode u8 · 8 source machine u32 · 12 source QPN u32
  *   16 destination QPN u32 · 20 immediate u32 · 24 remote address u64 · 32 rkey u32 · 36 fm_ce_se u8
  *   37 reserved u8 · 38 source LID u16 · 40 swap/add u64 · 48 compare u64 · 56 len u64 · 64 DC address [48]
  *   112 sequence u32 · 116 connection epoch u32 · 120 reserved [8]
  * Reply, FAB_XM_REP_SIZE bytes, then the data of a READ or an atomic (len):
  *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 discarded u8 · 8 byte count u32 · 12 reserved u32
+ * QP type RC, DCI or UD (hw_qp.h). The address is a DC request's DC
+ * address and a UD datagram's (its Q_Key resolved by the sender: never the
+ * "the QP's own" high bit); an RC request carries there, at the address's
+ * GID (FAB_XM_AV_GID), the GID its QP addressed, so the target reaches the
+ * QP of that number on the port that has the GID only. A UD datagram
+ * (SEND, SEND with immediate) is delivered or dropped and its reply is
+ * success either way.
  * A call carries 1..FAB_XM_BATCH such requests back to back (a probe only
  * alone), run in order; its answer is their replies back to back, each
  * followed by its data when it has some (fab_xm_rep_has_data).
@@ -38,10 +46,11 @@
  */
 #define FAB_XM_REQ_MAGIC 0x51524d58u /* "XMRQ" */
 #define FAB_XM_REP_MAGIC 0x50524d58u /* "XMRP" */
-#define FAB_XM_VERSION 1
+#define FAB_XM_VERSION 2 /* 2: UD datagrams; an RC request names its port by GID */
 #define FAB_XM_REQ_SIZE 128
 #define FAB_XM_REP_SIZE 16
 #define FAB_XM_BATCH 16
+#define FAB_XM_AV_GID (64 + 32) /* where in a request its address's destination GID is */
 
 /* Whether the reply rep to a request that does (out) or does not carry data is followed by data. */
 static inline bool fab_xm_rep_has_data(bool out, const uint8_t *rep)

@@ -22,6 +22,7 @@
 #include "fab_xm.h"
 #include "fab_xm_rdv.h"
 #include "hw_cq.h"
+#include "hw_gid.h"
 #include "hw_ids.h"
 #include "hw_machine.h"
 #include "hw_mem.h"
@@ -43,6 +44,7 @@
 
 struct sv_shadow {
 	uint32_t machine, src_qpn, dest, epoch;
+	uint8_t gid[16]; /* RC: the port the requester addressed */
 	uint8_t type;
 	uint32_t qpn;
 	struct hw_qp *qp;
@@ -84,7 +86,16 @@ static void sv_shadow_free(struct sv_shadow *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static struct hw_qp *sv_shadow_new(uint8_t type, uint32_t dest, uint32_t *qpn_out)
+/* RC: connects qp to QP dest on the port of this machine that gid names; false when none has it. */
+static bool sv_shadow_connect(struct hw_qp *qp, uint32_t dest, const uint8_t gid[16])
+{
+	struct hw_gid_dest d;
+
+	hw_gid_route(gid, &d);
+	return d.where == HW_GID_HERE && hw_qp_connect_port(qp, dest, d.lid) == HW_OK;
+}
+
+static struct hw_qp *sv_shadow_new(uint8_t type, uint32_t dest, const uint8_t gid[16], uint32_t *qpn_out)
 {
 	uint64_t prefix = htobe64(hw_machine_subnet_prefix());
 	struct hw_qp_attr a = { .type = type, .pd = sv.pd, .send_cq = sv.cq, .recv_cq = sv.cq,
@@ -101,8 +112,8 @@ static struct hw_qp *sv_shadow_new(uint8_t type, uint32_t dest, uint32_t *qpn_ou
 	if (hw_qp_modify(qp, HW_QP_INIT) != HW_OK || hw_qp_modify(qp, HW_QP_RTR) != HW_OK ||
 	    hw_qp_modify(qp, HW_QP_RTS) != HW_OK)
 		goto err_qp;
-	if (type == HW_QPT_RC && hw_qp_connect_qpn(qp, dest) != HW_OK)
-		goto err_qp; /* no such QP here: as a request nobody answers */
+	if (type == HW_QPT_RC && !sv_shadow_connect(qp, dest, gid))
+		goto err_qp; /* no such port or QP here: as a request nobody answers */
 	*qpn_out = qpn;
 	return qp;
 
@@ -142,9 +153,12 @@ static void sv_order_take(struct sv_shadow *s)
 	}
 }
 
-/* The shadow of requester (machine, src_qpn, epoch) towards dest; NULL when the destination cannot be reached. */
-static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint32_t dest, uint32_t epoch,
-				       uint8_t type)
+/*
+ * The shadow of requester (machine, src_qpn, epoch) towards dest at the port
+ * gid names; NULL when the destination cannot be reached.
+ */
+static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint32_t dest, const uint8_t gid[16],
+				       uint32_t epoch, uint8_t type)
 {
 	struct sv_shadow *s = NULL, *oldest = NULL;
 
@@ -152,7 +166,7 @@ static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint3
 		struct sv_shadow *c = &sv.sh[i];
 
 		if (c->machine == machine && c->src_qpn == src_qpn && c->dest == dest && c->type == type &&
-		    c->epoch == epoch)
+		    c->epoch == epoch && memcmp(c->gid, gid, sizeof(c->gid)) == 0)
 			s = c;
 		else if (oldest == NULL || c->used < oldest->used)
 			oldest = c;
@@ -163,9 +177,10 @@ static struct sv_shadow *sv_shadow_get(uint32_t machine, uint32_t src_qpn, uint3
 			sv_order_keep(s);
 			sv_shadow_free(s);
 		}
-		s->qp = sv_shadow_new(type, dest, &s->qpn);
+		s->qp = sv_shadow_new(type, dest, gid, &s->qpn);
 		if (s->qp == NULL)
 			return NULL;
+		memcpy(s->gid, gid, sizeof(s->gid));
 		s->machine = machine;
 		s->src_qpn = src_qpn;
 		s->dest = dest;
@@ -260,9 +275,17 @@ static bool sv_rec_shape(const uint8_t *req, uint64_t left, uint64_t *rec, uint6
 	bool atomic;
 
 	if (left < FAB_XM_REQ_SIZE || fab_get_le(req, 4) != FAB_XM_REQ_MAGIC ||
-	    fab_get_le(req + 4, 2) != FAB_XM_VERSION || (req[6] != HW_QPT_RC && req[6] != HW_QPT_DCI))
+	    fab_get_le(req + 4, 2) != FAB_XM_VERSION ||
+	    (req[6] != HW_QPT_RC && req[6] != HW_QPT_DCI && req[6] != HW_QPT_UD))
 		return false;
 	plen = fab_get_le(req + 56, 8);
+	if (req[6] == HW_QPT_UD) { /* a datagram: its network header, then at most a port MTU of payload */
+		*out = true;
+		*rec = FAB_XM_REQ_SIZE + plen;
+		*repmax = FAB_XM_REP_SIZE;
+		return (req[7] == HW_WQE_SEND || req[7] == HW_WQE_SEND_IMM) && plen >= HW_UD_GRH_BYTES &&
+		       plen <= HW_UD_GRH_BYTES + HW_UD_MTU && left - FAB_XM_REQ_SIZE >= plen;
+	}
 	if (req[7] == HW_WQE_NOP) { /* a probe */
 		*out = false;
 		*rec = FAB_XM_REQ_SIZE;
@@ -295,7 +318,7 @@ static bool sv_call_shape(const uint8_t *req, uint64_t len, uint64_t cap, bool *
 			return false;
 		if (req[at + 7] == HW_WQE_NOP && (n != 0 || rec != len))
 			return false;
-		*has_out |= out && rec > FAB_XM_REQ_SIZE;
+		*has_out |= out && rec > FAB_XM_REQ_SIZE && req[at + 6] != HW_QPT_UD; /* a datagram needs no key */
 		*has_in |= !out && repmax > FAB_XM_REP_SIZE;
 		at += rec;
 		need += repmax;
@@ -318,11 +341,30 @@ static void sv_rep(uint8_t *rep, const struct hw_xm_res *res)
 /* The shadow a request runs on (NULL: none can be made, or the service is down). */
 static struct sv_shadow *sv_shadow_of(const uint8_t *req)
 {
+	static const uint8_t none[16];
+	bool rc = req[6] == HW_QPT_RC;
+
 	if (!sv.up)
 		return NULL;
+	/* RC: the GID in the address's place names the port; a DC address goes with each request. */
 	return sv_shadow_get((uint32_t)fab_get_le(req + 8, 4), (uint32_t)fab_get_le(req + 12, 4),
-			     req[6] == HW_QPT_RC ? (uint32_t)fab_get_le(req + 16, 4) : 0, (uint32_t)fab_get_le(req + 116, 4),
-			     req[6]);
+			     rc ? (uint32_t)fab_get_le(req + 16, 4) : 0, rc ? req + FAB_XM_AV_GID : none,
+			     (uint32_t)fab_get_le(req + 116, 4), req[6]);
+}
+
+/* A datagram (the record req, its network header and payload at data): delivered here, or dropped. */
+static uint64_t sv_run_ud(const uint8_t *req, const uint8_t *data, uint8_t *rep)
+{
+	uint64_t plen = fab_get_le(req + 56, 8);
+	struct hw_xm_ud d = { .dest = (uint32_t)fab_get_le(req + 16, 4), .src_qpn = (uint32_t)fab_get_le(req + 12, 4),
+			      .opcode = req[7], .fm_ce_se = req[36], .imm = (uint32_t)fab_get_le(req + 20, 4),
+			      .av = req + 64, .grh = data, .data = data + HW_UD_GRH_BYTES,
+			      .len = (uint32_t)(plen - HW_UD_GRH_BYTES) };
+
+	if (sv.up)
+		hw_xm_ud_deliver(&d);
+	sv_rep(rep, &(struct hw_xm_res){ .byte_cnt = d.len }); /* sent: the sender learns nothing more */
+	return FAB_XM_REP_SIZE;
 }
 
 /*
@@ -339,6 +381,8 @@ static uint64_t sv_run(const uint8_t *req, uint8_t *data, uint32_t key, uint8_t 
 	struct sv_shadow *sh;
 	bool out, atomic;
 
+	if (req[6] == HW_QPT_UD)
+		return sv_run_ud(req, data, rep);
 	(void)sv_op_known(req[7], &out, &atomic);
 	if (req[7] == HW_WQE_NOP) {
 		if (sv.up && req[6] == HW_QPT_RC && sv_probe((uint32_t)fab_get_le(req + 16, 4)))

@@ -684,6 +684,9 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
 
+/* The transport to other machines (hw_xm.h); NULL until the fabric plugs it in. */
+static const struct hw_xm_ops *_Atomic xm_ops;
+
 /* Whether a destination GID is another machine's port (hw_gid.h): true and *machine. */
 static bool eng_gid_elsewhere(const uint8_t gid[16], uint32_t *machine)
 {
@@ -695,14 +698,19 @@ static bool eng_gid_elsewhere(const uint8_t gid[16], uint32_t *machine)
 	return d.where == HW_GID_MACHINE;
 }
 
-/* Does a live UD QP in RTR or RTS with the datagram's Q_Key (the AV's, or the sender's own) take it? */
-static bool eng_ud_accepts(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
+/* The Q_Key a datagram carries: the AV's, or with its high bit set the sender's own. */
+static uint32_t eng_ud_qkey(const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av)
 {
 	uint32_t qkey = be32toh(av->qkey);
+
+	return (qkey & HW_QKEY_USE_QP) ? __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE) : qkey;
+}
+
+/* Does a live UD QP in RTR or RTS with the datagram's Q_Key take it? */
+static bool eng_ud_accepts_key(const struct hw_qp *dst, uint32_t qkey)
+{
 	enum hw_qp_state st;
 
-	if (qkey & HW_QKEY_USE_QP)
-		qkey = __atomic_load_n(&qp->sh->qkey, __ATOMIC_ACQUIRE);
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
 		return false;
 	st = hw_qp_state_of(dst);
@@ -711,14 +719,23 @@ static bool eng_ud_accepts(const struct hw_qp *qp, const struct hw_qp *dst, cons
 	return __atomic_load_n(&dst->sh->qkey, __ATOMIC_ACQUIRE) == qkey;
 }
 
+static bool eng_ud_accepts(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
+{
+	return eng_ud_accepts_key(dst, eng_ud_qkey(qp, av));
+}
+
+/* RoCE routes by GID alone: the QP of that number takes a datagram only on the port that has it (GID 0 first). */
+static bool eng_ud_port_has(const struct hw_qp *dst, const uint8_t gid[16])
+{
+	return memcmp(gid, dst->sh->gid, 16) == 0 || hw_gid_port_has((uint16_t)dst->sh->lid, gid);
+}
+
 /* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
 static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
 {
 	if (dst == NULL || dst->type != HW_QPT_UD || !hw_qp_view_live(dst))
 		return false;
-	/* RoCE routes by GID alone: the QP of that number takes the datagram only on the port that has it (GID 0 first). */
-	if (qp->roce && memcmp(av->rgid, dst->sh->gid, sizeof(av->rgid)) != 0 &&
-	    !hw_gid_port_has((uint16_t)dst->sh->lid, av->rgid))
+	if (qp->roce && !eng_ud_port_has(dst, av->rgid))
 		return false;
 	/* An InfiniBand GRH to another machine's subnet (hw_machine.h) names a port behind a router. */
 	if (!qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && eng_gid_elsewhere(av->rgid, NULL))
@@ -736,15 +753,14 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
  * Senders of several processes may deliver into one RQ at once: the take,
  * the copy and the CQE happen under the receive CQ's producer lock, so the
  * CQEs come in the order of the receives, as the program's ring expects.
+ *
+ * eng_ud_put puts a datagram into peer's next receive: the GRH area (g;
+ * NULL: none came, the area is left as it was) then src; f holds the CQE's
+ * fields but the byte count.
  */
-static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *peer, const struct eng_list *src)
+static void eng_ud_put(struct hw_qp *peer, uint8_t *g, const struct eng_list *src, struct hw_cqe_fields *f)
 {
-	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
-	/* RoCE packets always carry a GRH; the address's bit is reserved there (mlx5_create_ah). */
-	bool grh = qp->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0, imm = w->opcode == HW_WQE_SEND_IMM;
 	struct eng_list dst, hdr;
-	struct hw_cqe_fields f = { 0 };
-	uint8_t g[HW_UD_GRH_BYTES];
 	struct eng_rcv r;
 	uint8_t synd = 0;
 
@@ -755,30 +771,119 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 	else if (dst.total < src->total + HW_UD_GRH_BYTES)
 		synd = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	if (synd != 0) {
-		f = (struct hw_cqe_fields){ .opcode = HW_CQE_RESP_ERR, .syndrome = synd };
-		eng_rcv_complete(peer, &r, &f);
+		struct hw_cqe_fields e = { .opcode = HW_CQE_RESP_ERR, .syndrome = synd };
+
+		eng_rcv_complete(peer, &r, &e);
 		hw_qp_set_err(peer);
 		return;
 	}
-	if (grh) {
-		uint8_t sgid[16];
-		enum hw_gid_type type;
-
+	if (g != NULL) {
 		eng_list_init(&hdr);
-		hw_grh_source(qp->lid, qp->gid, qp->roce, av, sgid, &type);
-		hw_grh_write(g, sgid, type, av, (uint32_t)src->total, imm);
-		eng_add(&hdr, g, sizeof(g));
+		eng_add(&hdr, g, HW_UD_GRH_BYTES);
 		eng_copy(&dst, &hdr);
 	}
 	eng_copy_at(&dst, HW_UD_GRH_BYTES, src);
-	f.opcode = imm ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND;
-	f.solicited = (w->fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0;
-	f.byte_cnt = (uint32_t)src->total + HW_UD_GRH_BYTES;
-	f.imm = imm ? w->imm : 0;
-	f.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(av->stat_rate_sl & 0xf) << HW_CQE_RQPN_SL_SHIFT |
-		       qp->qpn;
-	f.slid = qp->roce ? 0 : qp->lid; /* RoCE has no LIDs */
-	eng_rcv_complete(peer, &r, &f);
+	f->byte_cnt = (uint32_t)src->total + HW_UD_GRH_BYTES;
+	eng_rcv_complete(peer, &r, f);
+}
+
+/* The network header the sender's port puts on a datagram of len bytes (g, HW_UD_GRH_BYTES). */
+static void eng_ud_grh(const struct hw_qp *qp, const struct hw_wqe_datagram_seg *av, uint32_t len, bool imm,
+		       uint8_t *g)
+{
+	uint8_t sgid[16];
+	enum hw_gid_type type;
+
+	hw_grh_source(qp->lid, qp->gid, qp->roce, av, sgid, &type);
+	hw_grh_write(g, sgid, type, av, len, imm);
+}
+
+/* A UD receive's CQE fields (but the byte count) for a datagram of opcode op from QP src_qpn. */
+static struct hw_cqe_fields eng_ud_cqe(uint8_t op, uint8_t fm_ce_se, uint32_t imm, bool grh, uint8_t sl,
+				       uint32_t src_qpn, uint16_t slid)
+{
+	bool with_imm = op == HW_WQE_SEND_IMM;
+
+	return (struct hw_cqe_fields){
+		.opcode = with_imm ? HW_CQE_RESP_SEND_IMM : HW_CQE_RESP_SEND,
+		.solicited = (fm_ce_se & HW_WQE_CTRL_SOLICITED) != 0,
+		.imm = with_imm ? imm : 0,
+		.flags_rqpn = (grh ? 1u : 0u) << HW_CQE_RQPN_GRH_SHIFT | (uint32_t)(sl & 0xf) << HW_CQE_RQPN_SL_SHIFT | src_qpn,
+		.slid = slid,
+	};
+}
+
+static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *peer, const struct eng_list *src)
+{
+	const struct hw_wqe_datagram_seg *av = (const void *)(w->p + sizeof(struct hw_wqe_ctrl_seg));
+	/* RoCE packets always carry a GRH; the address's bit is reserved there (mlx5_create_ah). */
+	bool grh = qp->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0;
+	/* RoCE has no LIDs */
+	struct hw_cqe_fields f = eng_ud_cqe(w->opcode, w->fm_ce_se, w->imm, grh, av->stat_rate_sl, qp->qpn,
+					    qp->roce ? 0 : qp->lid);
+	uint8_t g[HW_UD_GRH_BYTES];
+
+	if (grh)
+		eng_ud_grh(qp, av, (uint32_t)src->total, w->opcode == HW_WQE_SEND_IMM, g);
+	eng_ud_put(peer, grh ? g : NULL, src, &f);
+}
+
+/*
+ * A RoCE datagram to another machine: its network header (the GRH area the
+ * receiver gets) and payload go to that machine, which delivers it there
+ * (hw_xm_ud_deliver), with the Q_Key it carries. The sender completes as on
+ * the wire, whatever became of it; a payload longer than the port's MTU
+ * (RoCE: HW_UD_MTU_ROCE) does not leave.
+ */
+static struct eng_res eng_ud_xm(struct hw_qp *qp, struct eng_wqe *w, const struct hw_wqe_datagram_seg *av,
+				const struct eng_list *src, uint32_t machine)
+{
+	const struct hw_xm_ops *ops = xm_ops;
+	struct hw_xm_req q = { .machine = machine, .dest = be32toh(av->dqp_dct) & 0xffffffu, .src_qpn = qp->qpn,
+			       .qp_type = HW_QPT_UD, .opcode = w->opcode, .fm_ce_se = w->fm_ce_se, .imm = w->imm,
+			       .len = HW_UD_GRH_BYTES + src->total };
+	struct hw_wqe_datagram_seg *qav = (void *)q.av;
+	struct hw_xm_res res;
+	struct eng_list body;
+	uint8_t *buf;
+
+	if (src->total > HW_UD_MTU_ROCE)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if (ops == NULL)
+		return (struct eng_res){ .byte_cnt = (uint32_t)src->total }; /* no path between machines: lost */
+	buf = malloc(ops->headroom + q.len);
+	if (buf == NULL)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	memcpy(q.av, av, sizeof(*av));
+	qav->qkey = htobe32(eng_ud_qkey(qp, av));
+	eng_ud_grh(qp, av, (uint32_t)src->total, w->opcode == HW_WQE_SEND_IMM, buf + ops->headroom);
+	eng_list_init(&body);
+	eng_add(&body, buf + ops->headroom + HW_UD_GRH_BYTES, (uint32_t)src->total);
+	if (src->total != 0)
+		eng_copy(&body, src);
+	ops->exec(&q, buf, NULL, &res);
+	free(buf);
+	return (struct eng_res){ .byte_cnt = (uint32_t)src->total };
+}
+
+void hw_xm_ud_deliver(const struct hw_xm_ud *d)
+{
+	struct hw_qp *peer = hw_qp_dest_get(d->dest);
+	struct hw_wqe_datagram_seg av;
+	struct hw_cqe_fields f;
+	struct eng_list src;
+
+	memcpy(&av, d->av, sizeof(av)); /* where it lies in a call, unaligned */
+	hw_epoch_enter();
+	if (peer != NULL && eng_ud_accepts_key(peer, be32toh(av.qkey)) && eng_ud_port_has(peer, av.rgid)) {
+		/* The sender's number is another machine's word: 24 bits, as a DETH carries it. */
+		f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, true, av.stat_rate_sl, d->src_qpn & 0xffffffu, 0);
+		eng_list_init(&src);
+		eng_add(&src, (uint8_t *)(uintptr_t)d->data, d->len);
+		eng_ud_put(peer, (uint8_t *)(uintptr_t)d->grh, &src, &f);
+	}
+	hw_qp_dest_put(peer);
+	hw_epoch_leave();
 }
 
 /*
@@ -813,23 +918,30 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 	uint32_t off = sizeof(struct hw_wqe_ctrl_seg) + sizeof(*av);
 	struct eng_list src;
 	struct hw_qp *peer;
+	uint32_t machine;
 	uint8_t synd;
+	bool taken;
 
 	if (w->end < off)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	synd = eng_seg_list(qp, w, off, HW_ACCESS_LOCAL_READ, true, &src);
 	if (synd != 0)
 		return eng_fail(synd);
-	if (src.total > HW_UD_MTU)
+	/* The port's active MTU: a RoCE port's is 1024 (a 1500-byte netdev), an InfiniBand port's 4096. */
+	if (src.total > (qp->roce ? HW_UD_MTU_ROCE : HW_UD_MTU))
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if ((be32toh(av->dqp_dct) & 0xffffffu) == HW_MCAST_QPN) {
 		eng_ud_mcast(qp, w, av, &src);
 		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 	}
 	peer = hw_qp_dest_get(be32toh(av->dqp_dct) & 0xffffffu);
-	if (eng_ud_takes(qp, peer, av))
+	taken = eng_ud_takes(qp, peer, av);
+	if (taken)
 		eng_ud_deliver(qp, w, peer, &src);
 	hw_qp_dest_put(peer);
+	/* Not for a QP here: another machine's GID (looked up only now, off the path of datagrams taken here). */
+	if (!taken && qp->roce && eng_gid_elsewhere(av->rgid, &machine))
+		return eng_ud_xm(qp, w, av, &src, machine);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
 
@@ -1015,8 +1127,6 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 
 /* ---- requests another machine runs (hw_xm.h) ---- */
 
-static const struct hw_xm_ops *_Atomic xm_ops;
-
 void hw_xm_set_ops(const struct hw_xm_ops *ops)
 {
 	xm_ops = ops;
@@ -1101,6 +1211,12 @@ static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, 
 	return (struct eng_res){ .synd = res.synd, .byte_cnt = res.synd == 0 ? (uint32_t)loc->total : 0 };
 }
 
+/* An RC request names its target port as a DC one does: by the GID, in the address's place (fab_xm.h). */
+static void eng_xm_rc_gid(const struct hw_qp *qp, struct hw_xm_req *q)
+{
+	memcpy(q->av + offsetof(struct hw_wqe_datagram_seg, rgid), qp->xm_gid, sizeof(qp->xm_gid));
+}
+
 /*
  * A WQE whose peer is on another machine: av is a DCI's address (NULL for
  * RC). NOP and UMR stay local; the rest is gathered here and sent.
@@ -1130,6 +1246,7 @@ static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 	} else {
 		q.qp_type = HW_QPT_RC;
 		q.dest = qp->xm_dest;
+		eng_xm_rc_gid(qp, &q);
 	}
 	return eng_xm_run(qp, ops, &q, &loc, out);
 }
@@ -1610,6 +1727,7 @@ static bool eng_xm_req_at(struct hw_qp *qp, const struct hw_xm_flight *f, const 
 
 	*q = (struct hw_xm_req){ .machine = qp->xm_machine, .dest = qp->xm_dest, .src_qpn = qp->qpn,
 				 .src_lid = qp->lid, .qp_type = HW_QPT_RC, .epoch = f->epoch };
+	eng_xm_rc_gid(qp, q);
 	*nbb = eng_load_at(qp, ci, avail, &w);
 	if (*nbb == 0 || !eng_xm_shape(&w, q, &off, &access, &out))
 		return false;
@@ -1765,6 +1883,7 @@ bool hw_eng_xm_probe(struct hw_qp *qp)
 
 	if (ops == NULL || q.machine == 0)
 		return true;
+	eng_xm_rc_gid(qp, &q);
 	buf = malloc(ops->headroom + 1);
 	if (buf == NULL)
 		return true;

@@ -389,23 +389,24 @@ static void eth_deliver(uint32_t tirn, const uint8_t *frame, uint32_t len)
 		stat_inc(&st_rx_dropped);
 }
 
-/* A frame an SQ sent: the transmit steering, the wire, the receive steering. */
-static void eth_transmit(const uint8_t *frame, uint32_t len)
+/* A frame an SQ sent (in a buffer of cap bytes, which steering may edit): the transmit steering, the wire, the receive steering. */
+static void eth_transmit(uint8_t *frame, uint32_t len, uint32_t cap)
 {
-	struct hw_steer_verdict v = hw_steer_tx(frame, len);
+	struct hw_steer_frame f = { .buf = frame, .len = len, .cap = cap };
+	struct hw_steer_verdict v = hw_steer_tx(&f);
 
 	if (v.type == HW_STEER_ACT_DROP) {
 		stat_inc(&st_tx_dropped);
 		return;
 	}
 	if (v.type == HW_STEER_ACT_TIR) {
-		eth_deliver(v.tirn, frame, len);
+		eth_deliver(v.tirn, f.buf, f.len);
 		return;
 	}
 	stat_inc(&st_tx_frames);
-	v = hw_steer_rx(frame, len);
+	v = hw_steer_rx(&f);
 	if (v.type == HW_STEER_ACT_TIR)
-		eth_deliver(v.tirn, frame, len);
+		eth_deliver(v.tirn, f.buf, f.len);
 	else
 		stat_inc(&st_rx_dropped);
 }
@@ -562,7 +563,7 @@ static uint32_t sq_exec_one(struct hw_eth_sq *sq, uint32_t avail, uint8_t *synd)
 		*synd = sq_frame(sq, &w, &len);
 	}
 	if (*synd == 0)
-		eth_transmit(sq->frame, len);
+		eth_transmit(sq->frame, len, sizeof(sq->frame));
 	if (*synd != 0 || (w.fm_ce_se & ETH_CE_SIGNALED))
 		sq_cqe(sq, &w, *synd, len);
 	return nbb;

@@ -600,11 +600,11 @@ void hw_qp_connect(struct hw_qp *qp, struct hw_qp *peer)
 	qp_set_peer(qp, peer, false);
 }
 
-enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn)
+enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn, const uint8_t gid[16])
 {
 	struct hw_xm_flight *f;
 
-	if (qp == NULL || qp->type != HW_QPT_RC || machine == 0)
+	if (qp == NULL || qp->type != HW_QPT_RC || machine == 0 || gid == NULL)
 		return HW_ERR_INVAL;
 	f = hw_eng_xm_new(); /* a new connection: a new order of requests */
 	if (f == NULL)
@@ -612,6 +612,7 @@ enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_
 	qp_set_peer(qp, NULL, false);
 	hw_eng_xm_replace(qp, f);
 	qp->xm_dest = dest_qpn;
+	memcpy(qp->xm_gid, gid, sizeof(qp->xm_gid));
 	__atomic_store_n(&qp->xm_machine, machine, __ATOMIC_RELEASE);
 	return HW_OK;
 }

@@ -94,6 +94,7 @@ enum hw_qp_type {
 #define HW_QP_RNR_TIMER_MAX 31
 #define HW_QP_NO_DEADLINE UINT64_MAX
 #define HW_UD_MTU 4096 /* the port MTU: the largest UD message */
+#define HW_UD_MTU_ROCE 1024 /* a RoCE port's active MTU (1500-byte Ethernet frames): the largest datagram to another machine */
 /*
  * The port's max_msg_sz, as mlx5 reports it: a longer message fails on the
  * requester with LOCAL_LENGTH_ERR before a byte moves.
@@ -250,6 +251,7 @@ struct hw_qp {
 	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
 	uint32_t xm_machine;	 /* non-zero: the RC peer is QP xm_dest of that machine (hw_xm.h) */
 	uint32_t xm_dest;
+	uint8_t xm_gid[16];	 /* with xm_machine: the GID the peer was addressed by (its port there) */
 	struct hw_xm_flight *xf; /* with xm_machine: the requests in flight (hw_engine.c) */
 	uint64_t xm_probed_ns;	 /* the engine thread's last look at that peer */
 	uint32_t xm_inflight;	 /* requests of xf in flight, as the last drive left them */

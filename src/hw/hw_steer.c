@@ -10,7 +10,9 @@
  *
  * A path is a sequence of stages (receive: FDB, NIC receive; transmit: NIC
  * transmit, FDB), each stage the domains of one type in creation order. The
- * first domain of a stage with a verdict ends the stage. DROP and TIR end the
+ * first domain of a stage with a verdict ends the stage. Edits change the
+ * frame in place as each matching rule is taken, and the fields are parsed
+ * again from the edited frame. DROP and TIR end the
  * path; WIRE passes the frame on to the next stage (a NIC transmit's wire is
  * reached through the FDB; a receive FDB's uplink leads to the NIC). At the
  * end a transmit goes to the wire and a receive is dropped.
@@ -24,14 +26,15 @@
 #include "hw_steer.h"
 
 #define STEER_MAX_ACTS 8
-#define STEER_MAX_HOPS (HW_STEER_LEVEL_MAX + 1) /* jumps only go up a level: loops cannot happen */
 #define STEER_WORDS (HW_STEER_MATCH_BYTES / sizeof(uint64_t))
 
 struct hw_steer_rule {
 	struct hw_steer_rule *next;
 	struct hw_steer_matcher *m;
 	uint64_t value[STEER_WORDS]; /* already under the matcher's mask */
-	struct hw_steer_action act;  /* the terminal one */
+	struct hw_steer_action act;  /* the terminal one (MISS when none was given) */
+	uint32_t n_edits;
+	struct hw_steer_action edits[STEER_MAX_ACTS];
 };
 
 struct hw_steer_matcher {
@@ -133,7 +136,7 @@ enum hw_status hw_steer_table_create(struct hw_steer_domain *d, uint32_t level, 
 {
 	struct hw_steer_table *t;
 
-	if (d == NULL || out == NULL || level > HW_STEER_LEVEL_MAX)
+	if (d == NULL || out == NULL)
 		return HW_ERR_INVAL;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
@@ -209,26 +212,36 @@ enum hw_status hw_steer_matcher_destroy(struct hw_steer_matcher *m)
 	return HW_OK;
 }
 
-/* The one terminal action of acts, or NULL when there is none or several (every known action is terminal). */
-static const struct hw_steer_action *steer_terminal(const struct hw_steer_action *acts, uint32_t n)
+/*
+ * The terminal action of acts into *term (MISS when there is none) and the
+ * edits into r; HW_ERR_INVAL for an unknown type or several terminal ones.
+ */
+static enum hw_status steer_split(const struct hw_steer_action *acts, uint32_t n, struct hw_steer_rule *r)
 {
-	const struct hw_steer_action *term = NULL;
+	bool term = false;
 
+	r->act = (struct hw_steer_action){ .type = HW_STEER_ACT_MISS };
 	for (uint32_t i = 0; i < n; i++) {
 		switch (acts[i].type) {
 		case HW_STEER_ACT_DROP:
 		case HW_STEER_ACT_TIR:
 		case HW_STEER_ACT_TABLE:
 		case HW_STEER_ACT_WIRE:
-			if (term != NULL)
-				return NULL;
-			term = &acts[i];
+		case HW_STEER_ACT_MISS:
+			if (term)
+				return HW_ERR_INVAL;
+			term = true;
+			r->act = acts[i];
+			break;
+		case HW_STEER_ACT_PUSH_VLAN:
+		case HW_STEER_ACT_POP_VLAN:
+			r->edits[r->n_edits++] = acts[i];
 			break;
 		default:
-			return NULL;
+			return HW_ERR_INVAL;
 		}
 	}
-	return term;
+	return HW_OK;
 }
 
 /* Whether a rule of table t may take action a; under the write lock (the TIR check must not race a destroy). */
@@ -242,38 +255,50 @@ static enum hw_status steer_action_ok(const struct hw_steer_table *t, const stru
 			return HW_ERR_INVAL;
 		return HW_OK;
 	case HW_STEER_ACT_WIRE:
+	case HW_STEER_ACT_PUSH_VLAN: /* tags are pushed on the way out */
 		return t->d->type == HW_STEER_NIC_RX ? HW_ERR_INVAL : HW_OK;
+	case HW_STEER_ACT_POP_VLAN: /* and popped on the way in */
+		return t->d->type == HW_STEER_NIC_TX ? HW_ERR_INVAL : HW_OK;
 	default:
 		return HW_OK;
 	}
 }
 
+static enum hw_status steer_rule_ok(const struct hw_steer_table *t, const struct hw_steer_rule *r)
+{
+	enum hw_status st = steer_action_ok(t, &r->act);
+
+	for (uint32_t i = 0; st == HW_OK && i < r->n_edits; i++)
+		st = steer_action_ok(t, &r->edits[i]);
+	return st;
+}
+
 enum hw_status hw_steer_rule_create(struct hw_steer_matcher *m, const uint8_t value[HW_STEER_MATCH_BYTES],
 				    const struct hw_steer_action *acts, uint32_t n, struct hw_steer_rule **out)
 {
-	const struct hw_steer_action *term;
 	struct hw_steer_rule *r;
 	enum hw_status st;
 
 	if (m == NULL || value == NULL || acts == NULL || out == NULL || n == 0 || n > STEER_MAX_ACTS)
 		return HW_ERR_INVAL;
-	term = steer_terminal(acts, n);
-	if (term == NULL)
-		return HW_ERR_INVAL;
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return HW_ERR_NOMEM;
+	st = steer_split(acts, n, r);
+	if (st != HW_OK) {
+		free(r);
+		return st;
+	}
 	r->m = m;
-	r->act = *term;
 	steer_load(r->value, value);
 	for (size_t i = 0; i < STEER_WORDS; i++)
 		r->value[i] &= m->mask[i];
 	steer_wlock();
-	st = steer_action_ok(m->t, term);
+	st = steer_rule_ok(m->t, r);
 	if (st != HW_OK)
 		goto fail;
-	if (term->type == HW_STEER_ACT_TABLE)
-		term->table->jumpers++;
+	if (r->act.type == HW_STEER_ACT_TABLE)
+		r->act.table->jumpers++;
 	STEER_APPEND(&m->rules, struct hw_steer_rule, r);
 	steer_unlock();
 	*out = r;
@@ -348,16 +373,62 @@ static const struct hw_steer_table *steer_root(const struct hw_steer_domain *d)
 	return root;
 }
 
-/* One domain's verdict; false on a miss. */
-static bool steer_domain_lookup(const struct hw_steer_domain *d, const uint64_t f[STEER_WORDS],
+#define STEER_MACS 12
+#define STEER_TAG 4
+#define STEER_TPID_8021Q 0x8100
+
+/* A rule's edits on the frame; false when a push would pass its room (the frame is dropped). */
+static bool steer_edit(const struct hw_steer_rule *r, struct hw_steer_frame *f)
+{
+	for (uint32_t i = 0; i < r->n_edits; i++) {
+		const struct hw_steer_action *a = &r->edits[i];
+		uint8_t *tag = f->buf + STEER_MACS;
+
+		if (a->type == HW_STEER_ACT_PUSH_VLAN) {
+			if (f->len < STEER_MACS || f->cap - f->len < STEER_TAG)
+				return false;
+			memmove(tag + STEER_TAG, tag, f->len - STEER_MACS);
+			memcpy(tag, a->vlan, STEER_TAG);
+			f->len += STEER_TAG;
+		} else if (f->len >= STEER_MACS + STEER_TAG && (tag[0] << 8 | tag[1]) == STEER_TPID_8021Q) {
+			memmove(tag, tag + STEER_TAG, f->len - STEER_MACS - STEER_TAG);
+			f->len -= STEER_TAG;
+		}
+	}
+	return true;
+}
+
+/* Applies a matching rule's edits and parses the frame again when there were any; false to drop it. */
+static bool steer_apply(const struct hw_steer_rule *r, struct hw_steer_frame *f, uint64_t w[STEER_WORDS])
+{
+	uint8_t fields[HW_STEER_MATCH_BYTES];
+
+	if (r->n_edits == 0)
+		return true;
+	if (!steer_edit(r, f))
+		return false;
+	hw_steer_parse(f->buf, f->len, fields);
+	steer_load(w, fields);
+	return true;
+}
+
+/* One domain's verdict; false on a miss (none matched, or the default miss). */
+static bool steer_domain_lookup(const struct hw_steer_domain *d, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
 				struct hw_steer_verdict *v)
 {
 	const struct hw_steer_table *t = steer_root(d);
 
-	for (uint32_t hop = 0; t != NULL && hop < STEER_MAX_HOPS; hop++) {
+	/* Jumps only go to higher levels: the walk cannot loop. */
+	while (t != NULL) {
 		const struct hw_steer_rule *r = steer_table_lookup(t, f);
 
 		if (r == NULL)
+			return false;
+		if (!steer_apply(r, fr, f)) {
+			*v = (struct hw_steer_verdict){ .type = HW_STEER_ACT_DROP };
+			return true;
+		}
+		if (r->act.type == HW_STEER_ACT_MISS)
 			return false;
 		if (r->act.type != HW_STEER_ACT_TABLE) {
 			*v = (struct hw_steer_verdict){ .type = r->act.type, .tirn = r->act.tirn };
@@ -369,16 +440,17 @@ static bool steer_domain_lookup(const struct hw_steer_domain *d, const uint64_t 
 }
 
 /* One stage: the first domain of that type with a verdict; false when all miss. */
-static bool steer_stage(enum hw_steer_domain_type type, const uint64_t f[STEER_WORDS], struct hw_steer_verdict *v)
+static bool steer_stage(enum hw_steer_domain_type type, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
+			struct hw_steer_verdict *v)
 {
 	for (const struct hw_steer_domain *d = steer_domains; d != NULL; d = d->next)
-		if (d->type == type && steer_domain_lookup(d, f, v))
+		if (d->type == type && steer_domain_lookup(d, fr, f, v))
 			return true;
 	return false;
 }
 
 /* Runs the two stages; a DROP or TIR ends the path, WIRE or a miss goes on; fallback when nothing ended it. */
-static struct hw_steer_verdict steer_path(const uint8_t *frame, uint32_t len, enum hw_steer_domain_type first,
+static struct hw_steer_verdict steer_path(struct hw_steer_frame *fr, enum hw_steer_domain_type first,
 					  enum hw_steer_domain_type second, enum hw_steer_action_type fallback)
 {
 	uint8_t fields[HW_STEER_MATCH_BYTES];
@@ -386,13 +458,13 @@ static struct hw_steer_verdict steer_path(const uint8_t *frame, uint32_t len, en
 	struct hw_steer_verdict v = { .type = fallback };
 	const enum hw_steer_domain_type stages[2] = { first, second };
 
-	hw_steer_parse(frame, len, fields);
+	hw_steer_parse(fr->buf, fr->len, fields);
 	steer_load(f, fields);
 	steer_rlock();
 	for (int i = 0; i < 2; i++) {
 		struct hw_steer_verdict sv;
 
-		if (steer_stage(stages[i], f, &sv) && sv.type != HW_STEER_ACT_WIRE) {
+		if (steer_stage(stages[i], fr, f, &sv) && sv.type != HW_STEER_ACT_WIRE) {
 			v = sv;
 			break;
 		}
@@ -401,14 +473,14 @@ static struct hw_steer_verdict steer_path(const uint8_t *frame, uint32_t len, en
 	return v;
 }
 
-struct hw_steer_verdict hw_steer_rx(const uint8_t *frame, uint32_t len)
+struct hw_steer_verdict hw_steer_rx(struct hw_steer_frame *f)
 {
-	return steer_path(frame, len, HW_STEER_FDB, HW_STEER_NIC_RX, HW_STEER_ACT_DROP);
+	return steer_path(f, HW_STEER_FDB, HW_STEER_NIC_RX, HW_STEER_ACT_DROP);
 }
 
-struct hw_steer_verdict hw_steer_tx(const uint8_t *frame, uint32_t len)
+struct hw_steer_verdict hw_steer_tx(struct hw_steer_frame *f)
 {
-	return steer_path(frame, len, HW_STEER_NIC_TX, HW_STEER_FDB, HW_STEER_ACT_WIRE);
+	return steer_path(f, HW_STEER_NIC_TX, HW_STEER_FDB, HW_STEER_ACT_WIRE);
 }
 
 /* ---- Parsing: byte offsets in fte_match_set_lyr_2_4 (mlx5_ifc dr_match_spec, bit offset / 8) ---- */

@@ -12,9 +12,15 @@
  *
  * Lookup, in a table: matchers by priority (lower first, then creation
  * order), in each its rules in creation order; the first matching rule's
- * terminal action decides: a TIR (deliver), another table of the same
- * domain at a higher level (look there), drop, or the wire (FDB and NIC
- * transmit only). A miss in a table ends the lookup of that domain.
+ * edits (push or pop an 802.1Q tag) change the frame, and its terminal
+ * action decides: a TIR (deliver), another table of the same domain at a
+ * higher level (look there, at the edited frame), drop, the wire (FDB and
+ * NIC transmit only), or the default miss. A rule without a terminal action
+ * takes the default miss. A miss in a table, or the default miss, ends the
+ * lookup of that domain as if no rule had matched: the frame goes on along
+ * its path (below), which is what mlx5's default miss does (a NIC receive
+ * domain's miss goes to the kernel's tables, here the domains after it and
+ * the verbs flows; a NIC transmit's to the wire).
  *
  * Paths: a frame from the wire (receive) goes through the FDB domains, then
  * the NIC receive domains, each from its lowest-level table; a miss
@@ -32,7 +38,6 @@
 #include "hw_mem.h"
 
 #define HW_STEER_MATCH_BYTES 64 /* fte_match_set_lyr_2_4 */
-#define HW_STEER_LEVEL_MAX 63
 
 enum hw_steer_domain_type {
 	HW_STEER_NIC_RX,
@@ -45,6 +50,10 @@ enum hw_steer_action_type {
 	HW_STEER_ACT_TIR,   /* tirn */
 	HW_STEER_ACT_TABLE, /* table */
 	HW_STEER_ACT_WIRE,  /* to the port's wire (an FDB's uplink vport, a NIC transmit's default) */
+	HW_STEER_ACT_MISS,  /* the default miss: the domain's lookup ends as a miss */
+	/* Edits, not terminal: */
+	HW_STEER_ACT_PUSH_VLAN, /* vlan: the 4 bytes (TPID, TCI, network order) inserted after the MACs */
+	HW_STEER_ACT_POP_VLAN,	/* the outer 802.1Q tag removed (an untagged frame is left as it is) */
 };
 
 struct hw_steer_domain;
@@ -56,6 +65,14 @@ struct hw_steer_action {
 	enum hw_steer_action_type type;
 	uint32_t tirn;
 	struct hw_steer_table *table;
+	uint8_t vlan[4];
+};
+
+/* A frame the lookup may edit in place: len bytes in buf, which holds cap. */
+struct hw_steer_frame {
+	uint8_t *buf;
+	uint32_t len;
+	uint32_t cap;
 };
 
 /* HW_ERR_INVAL for an unknown type; HW_ERR_NOMEM. */
@@ -63,7 +80,7 @@ enum hw_status hw_steer_domain_create(enum hw_steer_domain_type type, struct hw_
 /* HW_ERR_INVAL while it has tables. */
 enum hw_status hw_steer_domain_destroy(struct hw_steer_domain *d);
 
-/* HW_ERR_INVAL for a level over HW_STEER_LEVEL_MAX. */
+/* Any level, as rdma-core's software steering takes any (0 .. UINT32_MAX). */
 enum hw_status hw_steer_table_create(struct hw_steer_domain *d, uint32_t level, struct hw_steer_table **out);
 /* HW_ERR_INVAL while it has matchers or a rule of another table jumps to it. */
 enum hw_status hw_steer_table_destroy(struct hw_steer_table *t);
@@ -74,10 +91,11 @@ enum hw_status hw_steer_matcher_create(struct hw_steer_table *t, uint16_t priori
 enum hw_status hw_steer_matcher_destroy(struct hw_steer_matcher *m);
 
 /*
- * n actions (1 .. 8), exactly one of them terminal (all are: DROP, TIR,
- * TABLE, WIRE). HW_ERR_KEY for a TIR that does not exist; HW_ERR_INVAL for
- * a table of another domain or not of a higher level, WIRE in a NIC
- * receive domain, no or several terminal actions.
+ * n actions (1 .. 8): edits, applied in the order given, and at most one
+ * terminal action (DROP, TIR, TABLE, WIRE, MISS; none is MISS). HW_ERR_KEY
+ * for a TIR that does not exist; HW_ERR_INVAL for a table of another domain
+ * or not of a higher level, WIRE or PUSH_VLAN in a NIC receive domain,
+ * POP_VLAN in a NIC transmit domain, several terminal actions.
  */
 enum hw_status hw_steer_rule_create(struct hw_steer_matcher *m, const uint8_t value[HW_STEER_MATCH_BYTES],
 				    const struct hw_steer_action *acts, uint32_t n, struct hw_steer_rule **out);
@@ -95,9 +113,12 @@ struct hw_steer_verdict {
 	uint32_t tirn;
 };
 
-/* A frame from the wire: FDB, then NIC receive. */
-struct hw_steer_verdict hw_steer_rx(const uint8_t *frame, uint32_t len);
-/* A frame from an SQ: NIC transmit, then FDB; WIRE unless a rule says otherwise. */
-struct hw_steer_verdict hw_steer_tx(const uint8_t *frame, uint32_t len);
+/*
+ * A frame from the wire: FDB, then NIC receive. The rules' edits change f
+ * (a push that would pass cap drops the frame).
+ */
+struct hw_steer_verdict hw_steer_rx(struct hw_steer_frame *f);
+/* A frame from an SQ: NIC transmit, then FDB; WIRE unless a rule says otherwise. Edits as hw_steer_rx. */
+struct hw_steer_verdict hw_steer_tx(struct hw_steer_frame *f);
 
 #endif /* HW_STEER_H_ */

@@ -94,10 +94,32 @@ void hw_xm_set_ops(const struct hw_xm_ops *ops);
 const struct hw_xm_ops *hw_xm_get_ops(void);
 
 /*
- * Connects an RC qp to QP dest_qpn of another machine: its WQEs go through
- * the transport (hw_xm_ops). HW_ERR_INVAL for a QP that is not RC.
+ * Connects an RC qp to QP dest_qpn of another machine, addressed by gid (a
+ * port of that machine, which checks it): its WQEs go through the
+ * transport (hw_xm_ops). HW_ERR_INVAL for a QP that is not RC.
  */
-enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn);
+enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_t dest_qpn, const uint8_t gid[16]);
+
+/* A RoCE datagram of another machine, as its sender's port put it on the wire. */
+struct hw_xm_ud {
+	uint32_t dest;	  /* the destination QPN */
+	uint32_t src_qpn; /* the sender */
+	uint8_t opcode;	  /* HW_WQE_SEND or HW_WQE_SEND_IMM */
+	uint8_t fm_ce_se;
+	uint32_t imm;	  /* as sent (big-endian bits) */
+	const uint8_t *av;  /* the sender's address (HW_XM_AV_BYTES): destination GID, SL, the Q_Key it carries */
+	const uint8_t *grh; /* HW_UD_GRH_BYTES: the network header, as the receive's GRH area gets it */
+	const uint8_t *data;
+	uint32_t len;
+};
+
+/*
+ * Delivers d to the UD QP of its number on this machine as a datagram from
+ * the wire: taken only by a UD QP in RTR or RTS of that Q_Key, on the port
+ * whose table has the destination GID, into its next receive; anything
+ * else drops it silently (UD is unreliable).
+ */
+void hw_xm_ud_deliver(const struct hw_xm_ud *d);
 
 /* Requests of qp still in flight to another machine (the engine thread and empty polls drive it then). */
 bool hw_qp_xm_busy(const struct hw_qp *qp);

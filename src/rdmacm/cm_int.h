@@ -265,6 +265,13 @@ int cm_wire_connect(struct cm_id *id);
 int cm_wire_send(struct cm_id *id, struct cm_msg *m);
 void cm_wire_fill(struct cm_id *id, struct cm_msg *m, uint8_t type);
 
+/*
+ * cm_check.c: whether n received bytes are a message of a known type whose
+ * private data fits it; whether a REQ's addresses are of one IP family.
+ */
+bool cm_msg_check(const struct cm_msg *m, size_t n);
+bool cm_msg_req_addrs(const struct cm_msg *m);
+
 /* cm_conn.c */
 bool cm_conn_retry(struct cm_id *id);
 int cm_reject(struct cm_id *id, const void *pdata, uint8_t len, uint32_t reason);

@@ -50,14 +50,15 @@ static void cm_loop_conn(uint64_t serial)
 		id = cm_id_by_serial(serial);
 		if (id == NULL || id->sock < 0)
 			return;
-		n = recv(id->sock, &m, sizeof(m), MSG_DONTWAIT);
+		/* MSG_TRUNC: the message's own length, so a longer one is not read as its first bytes. */
+		n = recv(id->sock, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n <= 0) {
 			cm_proto_eof(id);
 			return;
 		}
-		if ((size_t)n == sizeof(m) && m.pdata_len <= CM_PDATA_MAX)
+		if (cm_msg_check(&m, (size_t)n))
 			cm_proto_recv(id, &m);
 		else
 			BASE_WARN("a malformed CM message (%zd bytes) dropped", n);

@@ -62,8 +62,12 @@ void cm_proto_accept_sock(struct cm_id *listener, int fd)
 	c->sync = false; /* on the listener's channel, not owning it (rdma_get_request moves it) */
 	c->listener = listener;
 	c->state = CM_REQ_WAIT;
-	if (cm_loop_watch(c, fd) != 0)
+	if (cm_loop_watch(c, fd) != 0) {
 		cm_id_free_locked(c);
+		return;
+	}
+	/* A connection that sends no REQ is closed when the CM's response timeout passes (cm_timer.c). */
+	cm_timer_arm_response(c);
 }
 
 /* Whether the listener takes a request for dst: its own IP, or any when bound to the wildcard. */
@@ -91,12 +95,32 @@ static void cm_refuse(struct cm_id *c, bool ud, uint32_t reason)
 	cm_id_free_locked(c);
 }
 
+/*
+ * A REQ the kernel's RDMA CM would not take (its addresses not of one IP
+ * family, a SIDR REQ for a connected id or a REQ for a UD one): the
+ * consumer's handler fails, and the IB CM rejects as the consumer did (a
+ * SIDR REQ: its REP's REJECT status). The application sees nothing.
+ */
+static void cm_refuse_malformed(struct cm_id *c, bool ud)
+{
+	struct cm_msg r;
+
+	cm_wire_fill(c, &r, ud ? CM_MSG_SIDR_REP : CM_MSG_REJ);
+	r.status = ud ? CM_SIDR_REJECT : CM_REJ_CONSUMER_DEFINED;
+	(void)cm_wire_send(c, &r);
+	cm_id_free_locked(c);
+}
+
 static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 {
 	struct cm_id *l = c->listener;
 	struct cm_event *e;
 	struct cm_dev *dev;
 
+	if (!cm_msg_req_addrs(m) || ud != (c->id.qp_type == IBV_QPT_UD)) {
+		cm_refuse_malformed(c, ud);
+		return;
+	}
 	if (l == NULL || l->state != CM_LISTEN) {
 		cm_refuse(c, ud, CM_REJ_INVALID_SERVICE_ID);
 		return;
@@ -125,6 +149,8 @@ static void cm_on_req(struct cm_id *c, const struct cm_msg *m, bool ud)
 	}
 	memcpy(&c->src, &m->dst, sizeof(c->src));
 	memcpy(&c->dst, &m->src, sizeof(c->dst));
+	/* The kernel takes the port from the service ID the REQ reached, not from its header. */
+	cm_addr_set_port((struct sockaddr *)&c->src, cm_addr_port((const struct sockaddr *)&l->src));
 	cm_id_bind_dev(c, dev); /* after src: the source GID is its address's entry */
 	memcpy(&c->id.route.addr.src_addr, &c->src, cm_addr_len((struct sockaddr *)&c->src));
 	memcpy(&c->id.route.addr.dst_addr, &c->dst, cm_addr_len((struct sockaddr *)&c->dst));
@@ -245,12 +271,12 @@ void cm_proto_recv(struct cm_id *id, const struct cm_msg *m)
 		if (id->state == CM_REQ_WAIT)
 			cm_on_req(id, m, m->type == CM_MSG_SIDR_REQ);
 		return;
-	case CM_MSG_REP:
-		if (id->state == CM_CONNECT)
+	case CM_MSG_REP: /* the answer of a connection, not of a UD lookup: and the other way */
+		if (id->state == CM_CONNECT && id->id.qp_type != IBV_QPT_UD)
 			cm_on_rep(id, m);
 		return;
 	case CM_MSG_SIDR_REP:
-		if (id->state == CM_CONNECT)
+		if (id->state == CM_CONNECT && id->id.qp_type == IBV_QPT_UD)
 			cm_on_sidr_rep(id, m);
 		return;
 	case CM_MSG_REJ:

@@ -69,6 +69,9 @@ static void cm_timer_queue(struct cm_id *id, enum rdma_cm_event_type type)
 static void cm_timer_fire(struct cm_id *id)
 {
 	switch (id->state) {
+	case CM_REQ_WAIT: /* a connection that sent no REQ, or one held past the backlog whose requester gave up */
+		cm_id_free_locked(id);
+		return;
 	case CM_ADDR_QUERY:
 		id->state = CM_IDLE;
 		cm_timer_queue(id, RDMA_CM_EVENT_ADDR_ERROR);

@@ -13,6 +13,7 @@
 #define VB_H_
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -253,6 +254,13 @@ struct vb_qp {
 };
 
 /* What libmlx5.so.1 needs from libibverbs.so.1; filled by libibverbs. */
+enum vb_dr_dump_kind {
+	VB_DR_DUMP_DOMAIN,
+	VB_DR_DUMP_TABLE,
+	VB_DR_DUMP_MATCHER,
+	VB_DR_DUMP_RULE,
+};
+
 struct vb_dv_ops {
 	int (*query_device)(struct ibv_context *ctx, struct mlx5dv_context *attrs);
 	int (*init_obj)(struct mlx5dv_obj *obj, uint64_t obj_type);
@@ -281,6 +289,16 @@ struct vb_dv_ops {
 	struct mlx5dv_dr_rule *(*dr_rule_create)(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 						 size_t n, struct mlx5dv_dr_action **acts);
 	int (*dr_rule_destroy)(struct mlx5dv_dr_rule *rule);
+	/* A raw packet QP as a rule's destination: its TIR, held (destroy EBUSY) until released. */
+	int (*dr_qp_dest)(struct ibv_qp *qp, bool hold, uint32_t *tirn);
+	void (*dr_allow_duplicates)(struct mlx5dv_dr_domain *d, bool allow);
+	/* mlx5dv_dump_dr_*: obj is a domain, table, matcher or rule as kind says (vb_dr_dump.c). */
+	int (*dr_dump)(FILE *f, enum vb_dr_dump_kind kind, void *obj);
+	/* mlx5dv flow matchers and flows (vb_dv_flow.c). */
+	struct mlx5dv_flow_matcher *(*flow_matcher_create)(struct ibv_context *ctx, struct mlx5dv_flow_matcher_attr *attr);
+	int (*flow_matcher_destroy)(struct mlx5dv_flow_matcher *m);
+	struct ibv_flow *(*flow_create)(struct mlx5dv_flow_matcher *m, struct mlx5dv_flow_match_parameters *value,
+					size_t n, struct mlx5dv_flow_action_attr *acts);
 	/* DevX general commands (vb_devx_cmd.c). */
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 	/* Port query, reserved QPNs, UDP source port (vb_dvmisc.c). */
@@ -312,6 +330,19 @@ struct vb_mkey {
 #define VB_MAGIC_DR_MATCHER 0x7662444du
 #define VB_MAGIC_DR_RULE 0x76624452u
 #define VB_MAGIC_DR_ACTION 0x76624441u
+#define VB_MAGIC_FLOW_MATCHER 0x7662464du
+
+/* An mlx5dv flow matcher: a matcher of the kernel's root table of its direction (vb_flow.c). */
+struct mlx5dv_flow_matcher {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	struct ibv_context *ctx;
+	bool egress;
+	uint8_t criteria;
+	uint8_t mask[64];	  /* the outer part */
+	struct hw_steer_matcher *hw;
+	_Atomic uint32_t users;	  /* flows: destroy is EBUSY while non-zero */
+};
 
 /*
  * rdma-core keeps the DevX object and the mlx5dv_dr objects private to
@@ -346,6 +377,10 @@ struct mlx5dv_dr_domain {
 	struct ibv_context *ctx;
 	struct hw_steer_domain *hw;
 	_Atomic uint32_t users;	  /* tables: destroy is EBUSY while non-zero */
+	/* The objects under it, in creation order, for the dump (vb_dr_dump.c); lock guards every list below. */
+	pthread_mutex_t lock;
+	struct mlx5dv_dr_table *tables;
+	bool no_duplicates;	  /* mlx5dv_dr_domain_allow_duplicate_rules(false) */
 };
 
 struct mlx5dv_dr_table {
@@ -355,13 +390,18 @@ struct mlx5dv_dr_table {
 	struct mlx5dv_dr_domain *dmn;
 	struct hw_steer_table *hw;
 	_Atomic uint32_t users;	  /* matchers and dest_table actions */
+	struct mlx5dv_dr_table *next;
+	struct mlx5dv_dr_matcher *matchers;
 };
 
 struct mlx5dv_dr_matcher {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
 	uint8_t criteria;	  /* match_criteria_enable */
+	uint16_t priority;
 	struct mlx5dv_dr_table *tbl;
+	struct mlx5dv_dr_matcher *next;
+	struct mlx5dv_dr_rule *rules;
 	struct hw_steer_matcher *hw;
 	_Atomic uint32_t users;	  /* rules */
 	uint8_t mask[VB_DR_MATCH_PART]; /* the outer mask a rule's value must stay within */
@@ -377,22 +417,34 @@ enum vb_dr_action_type {
 	VB_DR_ACT_TIR,
 	VB_DR_ACT_TABLE,
 	VB_DR_ACT_WIRE,		  /* an FDB's uplink vport */
+	VB_DR_ACT_QP,		  /* a raw packet QP's receive queue, through its TIR */
+	VB_DR_ACT_PUSH_VLAN,
+	VB_DR_ACT_POP_VLAN,
 };
 
 struct mlx5dv_dr_action {
 	uint32_t magic;
 	enum vb_dr_action_type type;
-	uint32_t tirn;		  /* TIR */
+	uint32_t tirn;		  /* TIR, QP */
 	struct mlx5dv_dr_table *tbl; /* TABLE: counted in its users */
-	const struct mlx5dv_dr_domain *dmn; /* WIRE: compared only, never read */
+	const struct mlx5dv_dr_domain *dmn; /* WIRE, PUSH_VLAN: compared only, never read */
+	struct ibv_qp *qp;	  /* QP: held until the action goes */
+	const struct vb_dv_ops *dv; /* QP: the ops that release it */
+	uint8_t vlan[4];	  /* PUSH_VLAN: TPID and TCI as the frame has them */
 	_Atomic uint32_t users;	  /* rules: destroy is EBUSY while non-zero */
 };
+
+#define VB_DR_MAX_ACTS 8 /* hw_steer's limit per rule */
+#define VB_DR_LOG_RULES_MAX 24 /* log_max_ft_size of the flow-table caps page */
 
 struct mlx5dv_dr_rule {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
+	struct mlx5dv_dr_rule *next;
+	uint8_t value[VB_DR_MATCH_PART]; /* the outer value, as matched (under the mask) */
 	struct mlx5dv_dr_matcher *matcher;
-	struct mlx5dv_dr_action *act; /* the one terminal action */
+	size_t n_acts;
+	struct mlx5dv_dr_action *acts[VB_DR_MAX_ACTS]; /* each counts the rule in its users */
 	struct hw_steer_rule *hw;
 };
 

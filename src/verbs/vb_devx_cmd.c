@@ -3,9 +3,10 @@
  * the card outside any object. Known here: QUERY_HCA_CAP of the device-memory
  * capability page, which says the device has no device memory (all zero, as
  * ibv_query_device_ex's max_dm_size 0 says), so a program that looks for
- * MEMIC operations there finds none. Any other command or capability page
- * fails with EOPNOTSUPP and the card's status for it in out (0x2 bad opcode,
- * 0x3 bad parameter): the general commands are not emulated.
+ * MEMIC operations there finds none; and of the general and NIC flow-table
+ * pages (vb_devx_caps.c). Any other command or capability page fails with
+ * EOPNOTSUPP and the card's status for it in out (0x2 bad opcode, 0x3 bad
+ * parameter): the other general commands are not emulated.
  *
  * PRM layouts, big-endian: query_hca_cap_in is opcode (bytes 0-1) and op_mod
  * (bytes 6-7: the page's type << 1, bit 0 current rather than maximum
@@ -19,6 +20,7 @@
 #define VB_OP_QUERY_HCA_CAP 0x100
 #define VB_CAP_IN_SZ 0x10
 #define VB_CAP_OUT_SZ 0x1010
+#define VB_CAP_HDR_SZ 0x10
 #define VB_CAP_DEV_MEM 0xf /* the device-memory (MEMIC, steering ICM) page */
 
 #define VB_STAT_BAD_OP 0x2
@@ -41,17 +43,25 @@ static int vb_gen_fail(uint8_t *out, size_t outlen, uint8_t status, uint32_t syn
 	return EOPNOTSUPP;
 }
 
-static int vb_query_hca_cap(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+static int vb_query_hca_cap(struct ibv_context *c, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
 {
+	uint8_t page[VB_CAP_OUT_SZ - VB_CAP_HDR_SZ] = {0};
 	uint16_t op_mod;
+	int err = 0;
 
-	if (inlen < VB_CAP_IN_SZ || outlen < VB_CAP_OUT_SZ)
+	/* An output shorter than the page gets what fits, as the card's mailbox (rdma-core's suite reads 0x810 bytes). */
+	if (inlen < VB_CAP_IN_SZ || outlen < VB_CAP_HDR_SZ)
 		return EINVAL;
 	op_mod = (uint16_t)(in[6] << 8 | in[7]);
+	/* Maximum and current values alike. Device memory: no MEMIC, no steering ICM, no operations on it. */
 	if (op_mod >> 1 != VB_CAP_DEV_MEM)
+		err = vb_devx_cap_page(c, op_mod >> 1, page);
+	if (err == EOPNOTSUPP)
 		return vb_gen_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_CAP_PAGE);
-	/* Maximum and current values alike: no MEMIC, no steering ICM, no operations on device memory. */
-	memset(out, 0, VB_CAP_OUT_SZ);
+	if (err != 0)
+		return err;
+	memset(out, 0, VB_CAP_HDR_SZ);
+	memcpy(out + VB_CAP_HDR_SZ, page, (outlen < VB_CAP_OUT_SZ ? outlen : VB_CAP_OUT_SZ) - VB_CAP_HDR_SZ);
 	return 0;
 }
 
@@ -62,6 +72,6 @@ int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, 
 	if (vb_ctx_checked(c) == NULL || in == NULL || inlen < 2 || out == NULL)
 		return EINVAL;
 	if ((uint16_t)(i[0] << 8 | i[1]) == VB_OP_QUERY_HCA_CAP)
-		return vb_query_hca_cap(in, inlen, out, outlen);
+		return vb_query_hca_cap(c, in, inlen, out, outlen);
 	return vb_gen_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_GEN_BAD_OP);
 }

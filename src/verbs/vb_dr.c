@@ -5,9 +5,11 @@
  * program may put rules in level 0 or jump from it to higher levels.
  *
  * Masks and values are the PRM's fte_match_param (vb.h); hw_steer matches
- * the outer headers only, so a mask over any other part is refused. Every
- * action is terminal (drop, TIR, table, the uplink), so a rule has exactly
- * one. Objects count their users (tables of a domain, matchers and jumping
+ * the outer headers only, so a mask over any other part is refused. A rule
+ * has up to 8 actions: VLAN push (NIC transmit, FDB) and pop (NIC receive,
+ * FDB), applied in the order given, and at most one terminal action (drop,
+ * TIR, raw packet QP, table, the uplink, default miss); without one it takes
+ * the default miss. Objects count their users (tables of a domain, matchers and jumping
  * actions of a table, rules of a matcher and of an action) and refuse to go
  * while used, as rdma-core's reference counts do.
  *
@@ -23,6 +25,22 @@
 
 #define VB_DR_CRITERIA_OUTER 0x1
 #define VB_DR_CRITERIA_ALL 0x7f	  /* outer, misc, inner, misc2 .. misc5 */
+
+/* Appends e to the list at *headp; unlinks it (it is there). The domain's lock held. */
+#define VB_DR_APPEND(headp, type, e)                                                                                   \
+	do {                                                                                                           \
+		type **l_ = (headp);                                                                                   \
+		while (*l_ != NULL)                                                                                    \
+			l_ = &(*l_)->next;                                                                             \
+		*l_ = (e);                                                                                             \
+	} while (0)
+#define VB_DR_UNLINK(headp, type, e)                                                                                   \
+	do {                                                                                                           \
+		type **l_ = (headp);                                                                                   \
+		while (*l_ != (e))                                                                                     \
+			l_ = &(*l_)->next;                                                                             \
+		*l_ = (e)->next;                                                                                       \
+	} while (0)
 
 static int vb_dr_errno(enum hw_status st)
 {
@@ -55,6 +73,7 @@ struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5
 		errno = vb_dr_errno(st);
 		return NULL;
 	}
+	pthread_mutex_init(&d->lock, NULL);
 	d->dv = ctx->dev->dv;
 	d->magic = VB_MAGIC_DR_DOMAIN;
 	d->type = type;
@@ -67,6 +86,7 @@ int vb_dv_dr_domain_destroy(struct mlx5dv_dr_domain *d)
 	if (atomic_load(&d->users) != 0 || hw_steer_domain_destroy(d->hw) != HW_OK)
 		return EBUSY;
 	d->magic = 0;
+	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
 }
@@ -82,7 +102,7 @@ struct mlx5dv_dr_table *vb_dv_dr_table_create(struct mlx5dv_dr_domain *d, uint32
 		return NULL;
 	}
 	st = hw_steer_table_create(d->hw, level, &t->hw);
-	if (st != HW_OK) {	/* HW_ERR_INVAL: a level over HW_STEER_LEVEL_MAX */
+	if (st != HW_OK) {
 		free(t);
 		errno = vb_dr_errno(st);
 		return NULL;
@@ -92,6 +112,9 @@ struct mlx5dv_dr_table *vb_dv_dr_table_create(struct mlx5dv_dr_domain *d, uint32
 	t->level = level;
 	t->dmn = d;
 	atomic_fetch_add(&d->users, 1);
+	pthread_mutex_lock(&d->lock);
+	VB_DR_APPEND(&d->tables, struct mlx5dv_dr_table, t);
+	pthread_mutex_unlock(&d->lock);
 	return t;
 }
 
@@ -99,6 +122,9 @@ int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *t)
 {
 	if (atomic_load(&t->users) != 0 || hw_steer_table_destroy(t->hw) != HW_OK)
 		return EBUSY;
+	pthread_mutex_lock(&t->dmn->lock);
+	VB_DR_UNLINK(&t->dmn->tables, struct mlx5dv_dr_table, t);
+	pthread_mutex_unlock(&t->dmn->lock);
 	atomic_fetch_sub(&t->dmn->users, 1);
 	t->magic = 0;
 	free(t);
@@ -111,8 +137,7 @@ int vb_dv_dr_table_destroy(struct mlx5dv_dr_table *t)
  * EOPNOTSUPP for a mask over a part hw_steer does not match on (as
  * rdma-core says for fields it cannot use).
  */
-static int vb_dr_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask,
-		      uint8_t outer[VB_DR_MATCH_PART])
+int vb_dr_match_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask, uint8_t *outer)
 {
 	const uint8_t *buf = mask != NULL ? (const uint8_t *)mask->match_buf : NULL;
 	size_t sz = mask != NULL ? mask->match_sz : 0;
@@ -147,7 +172,7 @@ struct mlx5dv_dr_matcher *vb_dv_dr_matcher_create(struct mlx5dv_dr_table *t, uin
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = vb_dr_mask(criteria, mask, m->mask);
+	err = vb_dr_match_mask(criteria, mask, m->mask);
 	if (err != 0)
 		goto fail;
 	st = hw_steer_matcher_create(t->hw, priority, m->mask, &m->hw);
@@ -158,8 +183,12 @@ struct mlx5dv_dr_matcher *vb_dv_dr_matcher_create(struct mlx5dv_dr_table *t, uin
 	m->dv = t->dv;
 	m->magic = VB_MAGIC_DR_MATCHER;
 	m->criteria = criteria;
+	m->priority = priority;
 	m->tbl = t;
 	atomic_fetch_add(&t->users, 1);
+	pthread_mutex_lock(&t->dmn->lock);
+	VB_DR_APPEND(&t->matchers, struct mlx5dv_dr_matcher, m);
+	pthread_mutex_unlock(&t->dmn->lock);
 	return m;
 fail:
 	free(m);
@@ -171,6 +200,9 @@ int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m)
 {
 	if (atomic_load(&m->users) != 0 || hw_steer_matcher_destroy(m->hw) != HW_OK)
 		return EBUSY;
+	pthread_mutex_lock(&m->tbl->dmn->lock);
+	VB_DR_UNLINK(&m->tbl->matchers, struct mlx5dv_dr_matcher, m);
+	pthread_mutex_unlock(&m->tbl->dmn->lock);
 	atomic_fetch_sub(&m->tbl->users, 1);
 	m->magic = 0;
 	free(m);
@@ -206,7 +238,12 @@ static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_fl
 	return 0;
 }
 
-/* The one terminal action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
+static bool vb_dr_terminal(enum vb_dr_action_type t)
+{
+	return t != VB_DR_ACT_PUSH_VLAN && t != VB_DR_ACT_POP_VLAN;
+}
+
+/* An action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
 static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr_action *a,
 			struct hw_steer_action *hw)
 {
@@ -217,7 +254,11 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 	case VB_DR_ACT_DROP:
 		hw->type = HW_STEER_ACT_DROP;
 		return 0;
+	case VB_DR_ACT_MISS:
+		hw->type = HW_STEER_ACT_MISS;
+		return 0;
 	case VB_DR_ACT_TIR:
+	case VB_DR_ACT_QP:
 		if (d->type != MLX5DV_DR_DOMAIN_TYPE_NIC_RX)
 			return EOPNOTSUPP;	/* the man page: NIC_RX only */
 		hw->type = HW_STEER_ACT_TIR;
@@ -234,39 +275,77 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 			return EINVAL;
 		hw->type = HW_STEER_ACT_WIRE;
 		return 0;
+	case VB_DR_ACT_PUSH_VLAN:
+		if (a->dmn != d)
+			return EINVAL;
+		hw->type = HW_STEER_ACT_PUSH_VLAN;
+		memcpy(hw->vlan, a->vlan, sizeof(hw->vlan));
+		return d->type == MLX5DV_DR_DOMAIN_TYPE_NIC_RX ? EOPNOTSUPP : 0; /* pushed on the way out */
+	case VB_DR_ACT_POP_VLAN:
+		hw->type = HW_STEER_ACT_POP_VLAN;
+		return d->type == MLX5DV_DR_DOMAIN_TYPE_NIC_TX ? EOPNOTSUPP : 0; /* popped on the way in */
 	default:
-		/* default miss: hw_steer has no "end this domain's lookup here" action */
-		return EOPNOTSUPP;
+		return EINVAL;
 	}
 }
 
-/* Every action is terminal here: two are refused as rdma-core's action state machine refuses them. */
-static int vb_dr_actions_ok(struct mlx5dv_dr_action **acts, size_t n)
+/* The actions as hw_steer's: at most one terminal (a second is refused as rdma-core's action state machine does). */
+static int vb_dr_actions(const struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_action **acts, size_t n,
+			 struct hw_steer_action *hw)
 {
-	size_t i;
+	size_t i, terminal = 0;
+	int err;
 
-	if (n == 0 || acts == NULL)
+	if (n == 0 || n > VB_DR_MAX_ACTS || acts == NULL)
 		return EINVAL;
 	for (i = 0; i < n; i++)
 		if (acts[i] == NULL || acts[i]->magic != VB_MAGIC_DR_ACTION)
 			return EINVAL;
-	return n > 1 ? EOPNOTSUPP : 0;
+	for (i = 0; i < n; i++) {
+		terminal += vb_dr_terminal(acts[i]->type);
+		err = vb_dr_action(m, acts[i], &hw[i]);
+		if (err != 0)
+			return err;
+	}
+	return terminal > 1 ? EOPNOTSUPP : 0;
+}
+
+/* Whether m (a table above level 0) holds a rule of this value already; the domain's lock held. */
+static bool vb_dr_duplicate(const struct mlx5dv_dr_matcher *m, const uint8_t value[VB_DR_MATCH_PART])
+{
+	for (const struct mlx5dv_dr_rule *r = m->rules; r != NULL; r = r->next)
+		if (memcmp(r->value, value, VB_DR_MATCH_PART) == 0)
+			return true;
+	return false;
+}
+
+/* Links r into its matcher: EEXIST for a duplicate the domain refuses (the man page: non-root tables only). */
+static int vb_dr_rule_link(struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_rule *r)
+{
+	struct mlx5dv_dr_domain *d = m->tbl->dmn;
+	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->no_duplicates && m->tbl->level > 0 && vb_dr_duplicate(m, r->value))
+		err = EEXIST;
+	else
+		VB_DR_APPEND(&m->rules, struct mlx5dv_dr_rule, r);
+	pthread_mutex_unlock(&d->lock);
+	return err;
 }
 
 struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 					    size_t n, struct mlx5dv_dr_action **acts)
 {
 	uint8_t outer[VB_DR_MATCH_PART];
-	struct hw_steer_action hw_act;
+	struct hw_steer_action hw_acts[VB_DR_MAX_ACTS];
 	struct mlx5dv_dr_rule *r;
 	enum hw_status st;
 	int err;
 
-	err = vb_dr_actions_ok(acts, n);
+	err = vb_dr_actions(m, acts, n, hw_acts);
 	if (err == 0)
 		err = vb_dr_value(m, value, outer);
-	if (err == 0)
-		err = vb_dr_action(m, acts[0], &hw_act);
 	if (err != 0) {
 		errno = err;
 		return NULL;
@@ -276,8 +355,19 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 		errno = ENOMEM;
 		return NULL;
 	}
-	st = hw_steer_rule_create(m->hw, outer, &hw_act, 1, &r->hw);
+	for (size_t i = 0; i < VB_DR_MATCH_PART; i++)
+		r->value[i] = outer[i] & m->mask[i];
+	err = vb_dr_rule_link(m, r);
+	if (err != 0) {
+		free(r);
+		errno = err;
+		return NULL;
+	}
+	st = hw_steer_rule_create(m->hw, outer, hw_acts, (uint32_t)n, &r->hw);
 	if (st != HW_OK) {	/* HW_ERR_KEY: the TIR is gone */
+		pthread_mutex_lock(&m->tbl->dmn->lock);
+		VB_DR_UNLINK(&m->rules, struct mlx5dv_dr_rule, r);
+		pthread_mutex_unlock(&m->tbl->dmn->lock);
 		free(r);
 		errno = vb_dr_errno(st);
 		return NULL;
@@ -285,18 +375,50 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 	r->dv = m->dv;
 	r->magic = VB_MAGIC_DR_RULE;
 	r->matcher = m;
-	r->act = acts[0];
+	r->n_acts = n;
 	atomic_fetch_add(&m->users, 1);
-	atomic_fetch_add(&acts[0]->users, 1);
+	for (size_t i = 0; i < n; i++) {
+		r->acts[i] = acts[i];
+		atomic_fetch_add(&acts[i]->users, 1);
+	}
 	return r;
 }
 
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *r)
 {
+	struct mlx5dv_dr_domain *d = r->matcher->tbl->dmn;
+
+	pthread_mutex_lock(&d->lock);
+	VB_DR_UNLINK(&r->matcher->rules, struct mlx5dv_dr_rule, r);
+	pthread_mutex_unlock(&d->lock);
 	hw_steer_rule_destroy(r->hw);
-	atomic_fetch_sub(&r->act->users, 1);
+	for (size_t i = 0; i < r->n_acts; i++)
+		atomic_fetch_sub(&r->acts[i]->users, 1);
 	atomic_fetch_sub(&r->matcher->users, 1);
 	r->magic = 0;
 	free(r);
 	return 0;
+}
+
+/* Only a raw packet QP receives frames: any other QP is EOPNOTSUPP. */
+int vb_dv_dr_qp_dest(struct ibv_qp *ibqp, bool hold, uint32_t *tirn)
+{
+	struct vb_qp *qp;
+
+	if (ibqp == NULL || vb_ctx_checked(ibqp->context) == NULL)
+		return EINVAL;
+	qp = vb_qp_of(ibqp);
+	if (qp->raw == NULL)
+		return EOPNOTSUPP;
+	if (hold)
+		*tirn = vb_raw_tirn(qp);
+	vb_raw_flow_hold(qp, hold);
+	return 0;
+}
+
+void vb_dv_dr_allow_duplicates(struct mlx5dv_dr_domain *d, bool allow)
+{
+	pthread_mutex_lock(&d->lock);
+	d->no_duplicates = !allow;
+	pthread_mutex_unlock(&d->lock);
 }

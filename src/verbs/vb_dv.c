@@ -286,6 +286,12 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.dr_matcher_destroy = vb_dv_dr_matcher_destroy,
 	.dr_rule_create = vb_dv_dr_rule_create,
 	.dr_rule_destroy = vb_dv_dr_rule_destroy,
+	.dr_qp_dest = vb_dv_dr_qp_dest,
+	.dr_allow_duplicates = vb_dv_dr_allow_duplicates,
+	.dr_dump = vb_dv_dr_dump,
+	.flow_matcher_create = vb_dv_flow_matcher_create,
+	.flow_matcher_destroy = vb_dv_flow_matcher_destroy,
+	.flow_create = vb_dv_flow_create,
 	.devx_general_cmd = vb_dv_devx_general_cmd,
 	.misc = &vb_dv_misc_ops_impl,
 };

@@ -3,9 +3,11 @@
  * is a rule of the Ethernet port's receive steering (hw_steer.h) whose
  * action is the QP's TIR, so a frame from the wire that matches it lands in
  * the QP's RQ. The verbs flows share one NIC receive domain with one table
- * (level 0), created with the first flow and freed with the last; each flow
- * is a matcher of its priority (lower first, as mlx5) and mask, with one
- * rule. mlx5dv_dr programs' domains are looked at beside it (creation order).
+ * (level 0), the kernel's root table, created with its first user and freed
+ * with the last; each flow is a matcher of its priority (lower first, as
+ * mlx5) and mask, with one rule. mlx5dv flow matchers (vb_dv_flow.c) put
+ * their rules in the same root table, or in the NIC transmit one beside it.
+ * mlx5dv_dr programs' domains are looked at beside them (creation order).
  *
  * Specs (rdma-core's ibv_flow_spec_*): ETH (destination and source MAC,
  * ethertype, VLAN tag), IPV4 and IPV4_EXT (addresses, protocol, TOS, TTL),
@@ -16,6 +18,7 @@
  */
 #include <endian.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +49,10 @@
 
 struct vb_flow {
 	struct ibv_flow flow;
-	struct vb_qp *qp;
-	struct hw_steer_matcher *m;
+	struct vb_qp *qp;	     /* held while the flow lives; NULL for a dv flow to a TIR or drop */
+	struct hw_steer_matcher *m;  /* the flow's own; NULL for a dv flow (its matcher's) */
 	struct hw_steer_rule *r;
+	_Atomic uint32_t *m_users;   /* a dv flow's matcher's count of flows */
 };
 
 /* A flow's match being built: value and mask. */
@@ -58,10 +62,11 @@ struct flow_match {
 	int ip_version; /* 0, 4 or 6: what an L3 spec said */
 };
 
+/* The root tables: [0] NIC receive, [1] NIC transmit (egress). */
 static pthread_mutex_t flow_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct hw_steer_domain *flow_dmn;
-static struct hw_steer_table *flow_tbl;
-static uint32_t flow_count; /* flows in flow_tbl */
+static struct hw_steer_domain *flow_dmn[2];
+static struct hw_steer_table *flow_tbl[2];
+static uint32_t flow_count[2]; /* users of flow_tbl: flows and dv matchers */
 
 /* n bytes of value under mask at off (both as the spec has them: network order). */
 static void flow_put(struct flow_match *f, uint32_t off, const void *val, const void *mask, uint32_t n)
@@ -213,30 +218,62 @@ static int flow_parse(const struct ibv_flow_attr *a, struct flow_match *f)
 	return 0;
 }
 
-/* The shared table, made with the first flow (flow_lock held). */
-static int flow_table_get(void)
+/* The shared table of a direction, made with its first user (flow_lock held). */
+static int flow_table_get(int dir)
 {
-	if (flow_tbl != NULL)
+	static const enum hw_steer_domain_type type[2] = {HW_STEER_NIC_RX, HW_STEER_NIC_TX};
+
+	if (flow_tbl[dir] != NULL)
 		return 0;
-	if (hw_steer_domain_create(HW_STEER_NIC_RX, &flow_dmn) != HW_OK)
+	if (hw_steer_domain_create(type[dir], &flow_dmn[dir]) != HW_OK)
 		return ENOMEM;
-	if (hw_steer_table_create(flow_dmn, 0, &flow_tbl) != HW_OK) {
-		(void)hw_steer_domain_destroy(flow_dmn);
-		flow_dmn = NULL;
+	if (hw_steer_table_create(flow_dmn[dir], 0, &flow_tbl[dir]) != HW_OK) {
+		(void)hw_steer_domain_destroy(flow_dmn[dir]);
+		flow_dmn[dir] = NULL;
 		return ENOMEM;
 	}
 	return 0;
 }
 
-/* With the last flow, the table and domain go (flow_lock held). */
-static void flow_table_put(void)
+/* With the last user, the table and domain go (flow_lock held). */
+static void flow_table_put(int dir)
 {
-	if (flow_count != 0 || flow_tbl == NULL)
+	if (flow_count[dir] != 0 || flow_tbl[dir] == NULL)
 		return;
-	(void)hw_steer_table_destroy(flow_tbl);
-	(void)hw_steer_domain_destroy(flow_dmn);
-	flow_tbl = NULL;
-	flow_dmn = NULL;
+	(void)hw_steer_table_destroy(flow_tbl[dir]);
+	(void)hw_steer_domain_destroy(flow_dmn[dir]);
+	flow_tbl[dir] = NULL;
+	flow_dmn[dir] = NULL;
+}
+
+int vb_flow_root_matcher(bool egress, uint16_t priority, const uint8_t *mask, struct hw_steer_matcher **m)
+{
+	int dir = egress ? 1 : 0, rc;
+
+	pthread_mutex_lock(&flow_lock);
+	rc = flow_table_get(dir);
+	if (rc == 0 && hw_steer_matcher_create(flow_tbl[dir], priority, mask, m) != HW_OK)
+		rc = ENOMEM;
+	if (rc == 0)
+		flow_count[dir]++;
+	flow_table_put(dir);
+	pthread_mutex_unlock(&flow_lock);
+	return rc;
+}
+
+int vb_flow_root_matcher_destroy(bool egress, struct hw_steer_matcher *m)
+{
+	int dir = egress ? 1 : 0;
+
+	pthread_mutex_lock(&flow_lock);
+	if (hw_steer_matcher_destroy(m) != HW_OK) {
+		pthread_mutex_unlock(&flow_lock);
+		return EBUSY;
+	}
+	flow_count[dir]--;
+	flow_table_put(dir);
+	pthread_mutex_unlock(&flow_lock);
+	return 0;
 }
 
 static int flow_install(struct vb_flow *fl, const struct flow_match *f, uint16_t priority)
@@ -244,24 +281,30 @@ static int flow_install(struct vb_flow *fl, const struct flow_match *f, uint16_t
 	struct hw_steer_action act = {.type = HW_STEER_ACT_TIR, .tirn = vb_raw_tirn(fl->qp)};
 	int rc;
 
-	pthread_mutex_lock(&flow_lock);
-	rc = flow_table_get();
+	rc = vb_flow_root_matcher(false, priority, f->m, &fl->m);
 	if (rc != 0)
-		goto out;
-	rc = ENOMEM;
-	if (hw_steer_matcher_create(flow_tbl, priority, f->m, &fl->m) != HW_OK)
-		goto out_table;
+		return rc;
 	if (hw_steer_rule_create(fl->m, f->v, &act, 1, &fl->r) != HW_OK) {
-		(void)hw_steer_matcher_destroy(fl->m);
-		goto out_table;
+		(void)vb_flow_root_matcher_destroy(false, fl->m);
+		return ENOMEM;
 	}
-	flow_count++;
-	rc = 0;
-out_table:
-	flow_table_put();
-out:
-	pthread_mutex_unlock(&flow_lock);
-	return rc;
+	return 0;
+}
+
+struct ibv_flow *vb_flow_wrap(struct ibv_context *c, struct vb_qp *qp, struct hw_steer_rule *r,
+			      _Atomic uint32_t *m_users)
+{
+	struct vb_flow *fl = calloc(1, sizeof(*fl));
+
+	if (fl == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fl->flow.context = c;
+	fl->qp = qp;
+	fl->r = r;
+	fl->m_users = m_users;
+	return &fl->flow;
 }
 
 struct ibv_flow *vb_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *a)
@@ -302,13 +345,13 @@ int vb_destroy_flow(struct ibv_flow *flow)
 
 	if (flow == NULL)
 		return EINVAL;
-	pthread_mutex_lock(&flow_lock);
 	hw_steer_rule_destroy(fl->r);
-	(void)hw_steer_matcher_destroy(fl->m);
-	flow_count--;
-	flow_table_put();
-	pthread_mutex_unlock(&flow_lock);
-	vb_raw_flow_hold(fl->qp, false);
+	if (fl->m != NULL)
+		(void)vb_flow_root_matcher_destroy(false, fl->m);
+	if (fl->m_users != NULL)
+		atomic_fetch_sub(fl->m_users, 1);
+	if (fl->qp != NULL)
+		vb_raw_flow_hold(fl->qp, false);
 	free(fl);
 	return 0;
 }

@@ -138,6 +138,26 @@ int vb_raw_post_recv(struct vb_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 uint32_t vb_raw_tirn(const struct vb_qp *qp);
 void vb_raw_flow_hold(struct vb_qp *qp, bool hold);
 struct ibv_flow *vb_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+/*
+ * The kernel's root tables (receive, or transmit when egress), which the
+ * verbs flows and the mlx5dv flow matchers share: a matcher there (0 or
+ * ENOMEM), destroyed (EBUSY while it has rules); a dv flow's rule as an
+ * ibv_flow, which ibv_destroy_flow removes (releasing qp when not NULL and
+ * counting the flow out of *m_users).
+ */
+struct hw_steer_matcher;
+struct hw_steer_rule;
+int vb_flow_root_matcher(bool egress, uint16_t priority, const uint8_t *mask, struct hw_steer_matcher **m);
+int vb_flow_root_matcher_destroy(bool egress, struct hw_steer_matcher *m);
+struct ibv_flow *vb_flow_wrap(struct ibv_context *c, struct vb_qp *qp, struct hw_steer_rule *r,
+			      _Atomic uint32_t *m_users);
+/* mlx5dv_create_flow_matcher, mlx5dv_destroy_flow_matcher, mlx5dv_create_flow (vb_dv_flow.c). */
+struct mlx5dv_flow_matcher *vb_dv_flow_matcher_create(struct ibv_context *c, struct mlx5dv_flow_matcher_attr *attr);
+int vb_dv_flow_matcher_destroy(struct mlx5dv_flow_matcher *m);
+struct ibv_flow *vb_dv_flow_create(struct mlx5dv_flow_matcher *m, struct mlx5dv_flow_match_parameters *value,
+				   size_t n, struct mlx5dv_flow_action_attr *acts);
+/* The outer part of a mask of match criteria (vb_dr.c): 0, EINVAL or EOPNOTSUPP (a mask beyond the outer headers). */
+int vb_dr_match_mask(uint8_t criteria, const struct mlx5dv_flow_match_parameters *mask, uint8_t *outer);
 /* Receive WQs over raw packet QPs' receive sides, and their indirection tables (vb_wq.c). */
 struct ibv_wq *vb_create_wq(struct ibv_context *c, struct ibv_wq_init_attr *attr);
 int vb_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
@@ -289,6 +309,12 @@ int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m);
 struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct mlx5dv_flow_match_parameters *value,
 					    size_t n, struct mlx5dv_dr_action **acts);
 int vb_dv_dr_rule_destroy(struct mlx5dv_dr_rule *rule);
+int vb_dv_dr_qp_dest(struct ibv_qp *qp, bool hold, uint32_t *tirn);
+void vb_dv_dr_allow_duplicates(struct mlx5dv_dr_domain *d, bool allow);
+/* QUERY_HCA_CAP page type into page (0x1000 bytes, zeroed): 0, EOPNOTSUPP for a page not answered (vb_devx_caps.c). */
+int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page);
+/* The dump in rdma-core's dr_dbg.c text format (vb_dr_dump.c). */
+int vb_dv_dr_dump(FILE *f, enum vb_dr_dump_kind kind, void *obj);
 
 /* A completion channel: one eventfd for all its CQs, which get_cq_event scans for the one that fired. */
 struct vb_channel {

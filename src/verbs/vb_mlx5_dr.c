@@ -8,6 +8,7 @@
  */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vb_export.h"
 #include "vb.h"
@@ -76,6 +77,13 @@ VB_EXPORT int mlx5dv_dr_domain_destroy(struct mlx5dv_dr_domain *domain)
 	return vb_domain_ok(domain) ? domain->dv->dr_domain_destroy(domain) : EINVAL;
 }
 
+/* Duplicates (same matcher, same value) in tables above level 0: allowed by default; refused with EEXIST when not. */
+VB_EXPORT void mlx5dv_dr_domain_allow_duplicate_rules(struct mlx5dv_dr_domain *domain, bool allow)
+{
+	if (vb_domain_ok(domain))
+		domain->dv->dr_allow_duplicates(domain, allow);
+}
+
 /* hw_steer applies every change before returning: there is no queue to drain or cache to clear. */
 VB_EXPORT int mlx5dv_dr_domain_sync(struct mlx5dv_dr_domain *domain, uint32_t flags)
 {
@@ -107,6 +115,24 @@ VB_EXPORT struct mlx5dv_dr_matcher *mlx5dv_dr_matcher_create(struct mlx5dv_dr_ta
 		return NULL;
 	}
 	return table->dv->dr_matcher_create(table, priority, match_criteria_enable, mask);
+}
+
+/*
+ * A matcher's rules are a list that grows and shrinks with them: every
+ * layout is already the resizable one and a size hint has nothing to
+ * preallocate. Refused as rdma-core refuses: the root table, unknown flags
+ * and a hint beyond the flow-table caps' log_max_ft_size (vb_devx_caps.c).
+ */
+VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_dr_matcher_layout *layout)
+{
+	uint32_t known = MLX5DV_DR_MATCHER_LAYOUT_RESIZABLE | MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE;
+
+	if (!vb_matcher_ok(matcher) || layout == NULL)
+		return errno = EINVAL;
+	if (matcher->tbl->level == 0 || (layout->flags & ~known) != 0 ||
+	    ((layout->flags & MLX5DV_DR_MATCHER_LAYOUT_NUM_RULE) && layout->log_num_of_rules_hint > VB_DR_LOG_RULES_MAX))
+		return errno = EOPNOTSUPP;
+	return 0;
 }
 
 VB_EXPORT int mlx5dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *matcher)
@@ -150,7 +176,7 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_drop(void)
 	return vb_action_new(VB_DR_ACT_DROP);
 }
 
-/* Made as rdma-core makes it; a rule naming it is refused (vb_dr.c: hw_steer has no such action). */
+/* The domain's default path: ends the lookup as a miss (hw_steer.h). */
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_default_miss(void)
 {
 	return vb_action_new(VB_DR_ACT_MISS);
@@ -207,6 +233,83 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_vport(struct mlx
 	return a;
 }
 
+/* A raw packet QP's receive queue (NIC_RX rules): the QP cannot be destroyed while the action lives. */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ibv_qp(struct ibv_qp *ibqp)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(ibqp != NULL ? ibqp->context : NULL);
+	struct mlx5dv_dr_action *a;
+	uint32_t tirn = 0;
+	int err;
+
+	if (dv == NULL)
+		return NULL;
+	err = dv->dr_qp_dest(ibqp, true, &tirn);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_QP);
+	if (a == NULL) {
+		(void)dv->dr_qp_dest(ibqp, false, NULL);
+		return NULL;
+	}
+	a->qp = ibqp;
+	a->dv = dv;
+	a->tirn = tirn;
+	return a;
+}
+
+/* vlan_hdr: the 802.1Q TPID and TCI, network order, as mlx5dv_dr_flow(3) has it. */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_push_vlan(struct mlx5dv_dr_domain *domain, __be32 vlan_hdr)
+{
+	struct mlx5dv_dr_action *a;
+
+	if (!vb_domain_ok(domain)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_PUSH_VLAN);
+	if (a == NULL)
+		return NULL;
+	a->dmn = domain;
+	memcpy(a->vlan, &vlan_hdr, sizeof(a->vlan));
+	return a;
+}
+
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_pop_vlan(void)
+{
+	return vb_action_new(VB_DR_ACT_POP_VLAN);
+}
+
+/* The dumps (vb_dr_dump.c): 0, EINVAL for a NULL file or an object not ours, or the write's errno. */
+VB_EXPORT int mlx5dv_dump_dr_domain(FILE *fout, struct mlx5dv_dr_domain *domain)
+{
+	if (fout == NULL || !vb_domain_ok(domain))
+		return EINVAL;
+	return domain->dv->dr_dump(fout, VB_DR_DUMP_DOMAIN, domain);
+}
+
+VB_EXPORT int mlx5dv_dump_dr_table(FILE *fout, struct mlx5dv_dr_table *table)
+{
+	if (fout == NULL || !vb_table_ok(table))
+		return EINVAL;
+	return table->dv->dr_dump(fout, VB_DR_DUMP_TABLE, table);
+}
+
+VB_EXPORT int mlx5dv_dump_dr_matcher(FILE *fout, struct mlx5dv_dr_matcher *matcher)
+{
+	if (fout == NULL || !vb_matcher_ok(matcher))
+		return EINVAL;
+	return matcher->dv->dr_dump(fout, VB_DR_DUMP_MATCHER, matcher);
+}
+
+VB_EXPORT int mlx5dv_dump_dr_rule(FILE *fout, struct mlx5dv_dr_rule *rule)
+{
+	if (fout == NULL || rule == NULL || rule->magic != VB_MAGIC_DR_RULE)
+		return EINVAL;
+	return rule->dv->dr_dump(fout, VB_DR_DUMP_RULE, rule);
+}
+
 VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 {
 	if (action == NULL || action->magic != VB_MAGIC_DR_ACTION)
@@ -215,6 +318,8 @@ VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 		return EBUSY;
 	if (action->type == VB_DR_ACT_TABLE)
 		atomic_fetch_sub(&action->tbl->users, 1);
+	if (action->type == VB_DR_ACT_QP)
+		(void)action->dv->dr_qp_dest(action->qp, false, NULL);
 	action->magic = 0;
 	free(action);
 	return 0;

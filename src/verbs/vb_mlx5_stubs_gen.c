@@ -40,12 +40,6 @@ VB_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context, struct
 	return NULL;
 }
 
-VB_EXPORT struct ibv_flow *mlx5dv_create_flow(struct mlx5dv_flow_matcher *matcher, struct mlx5dv_flow_match_parameters *match_value, size_t num_actions, struct mlx5dv_flow_action_attr *actions_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow");
-	return NULL;
-}
-
 VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_context *ctx, struct ibv_flow_action_esp_attr *esp, struct mlx5dv_flow_action_esp *mlx5_attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_esp");
@@ -61,12 +55,6 @@ VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct
 VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_packet_reformat(struct ibv_context *ctx, size_t data_sz, void *data, enum mlx5_ib_uapi_flow_action_packet_reformat_type reformat_type, enum mlx5_ib_uapi_flow_table_type ft_type)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_packet_reformat");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_flow_matcher *mlx5dv_create_flow_matcher(struct ibv_context *context, struct mlx5dv_flow_matcher_attr *matcher_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow_matcher");
 	return NULL;
 }
 
@@ -139,12 +127,6 @@ VB_EXPORT int mlx5dv_dek_destroy(struct mlx5dv_dek *dek)
 VB_EXPORT int mlx5dv_dek_query(struct mlx5dv_dek *dek, struct mlx5dv_dek_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_dek_query");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_destroy_flow_matcher(struct mlx5dv_flow_matcher *matcher)
-{
-	VB_UNSUPPORTED("mlx5dv_destroy_flow_matcher");
 	return EOPNOTSUPP;
 }
 
@@ -332,12 +314,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ib_port(struct m
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ibv_qp(struct ibv_qp *ibqp)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_ibv_qp");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_root_table(struct mlx5dv_dr_table *table, uint16_t priority)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_root_table");
@@ -374,18 +350,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_packet_reformat(struc
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_pop_vlan(void)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_pop_vlan");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_push_vlan(struct mlx5dv_dr_domain *domain, __be32 vlan_hdr)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_push_vlan");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_tag(uint32_t tag_value)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_tag");
@@ -416,44 +380,9 @@ VB_EXPORT int mlx5dv_dr_aso_other_domain_unlink(struct mlx5dv_devx_obj *devx_obj
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT void mlx5dv_dr_domain_allow_duplicate_rules(struct mlx5dv_dr_domain *domain, _Bool allow)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_domain_allow_duplicate_rules");
-}
-
 VB_EXPORT void mlx5dv_dr_domain_set_reclaim_device_memory(struct mlx5dv_dr_domain *dmn, _Bool enable)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_domain_set_reclaim_device_memory");
-}
-
-VB_EXPORT int mlx5dv_dr_matcher_set_layout(struct mlx5dv_dr_matcher *matcher, struct mlx5dv_dr_matcher_layout *layout)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_matcher_set_layout");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_domain(FILE *fout, struct mlx5dv_dr_domain *domain)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_domain");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_matcher(FILE *fout, struct mlx5dv_dr_matcher *matcher)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_matcher");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_rule(FILE *fout, struct mlx5dv_dr_rule *rule)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_rule");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_dump_dr_table(FILE *fout, struct mlx5dv_dr_table *table)
-{
-	VB_UNSUPPORTED("mlx5dv_dump_dr_table");
-	return EOPNOTSUPP;
 }
 
 VB_EXPORT void mlx5dv_free_var(struct mlx5dv_var *dv_var)

@@ -710,7 +710,7 @@ static void vb_qp_route(struct vb_qp *qp, const struct ibv_qp_attr *k)
 	if (!roce && d.where == HW_GID_NOWHERE)
 		d.where = HW_GID_HERE, d.lid = 0;
 	if (d.where == HW_GID_MACHINE && qp->qpx.qp_base.qp_type == IBV_QPT_RC) {
-		(void)hw_qp_connect_machine(qp->hw, d.machine, k->dest_qp_num);
+		(void)hw_qp_connect_machine(qp->hw, d.machine, k->dest_qp_num, k->ah_attr.grh.dgid.raw);
 		return;
 	}
 	if (d.where == HW_GID_HERE && hw_qp_connect_port(qp->hw, k->dest_qp_num, roce ? d.lid : 0) == HW_OK)

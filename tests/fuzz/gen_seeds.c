@@ -53,6 +53,10 @@ static void xm_seeds(const char *dir)
 	n += xm_record(call + n, HW_WQE_RDMA_READ, 64, 2);
 	n += xm_record(call + n, HW_WQE_SEND, 16, 3);
 	write_seed(dir, "xm_call_of_three", call, n);
+	/* A UD datagram: its 40-byte network header, then 24 bytes of payload. */
+	n = xm_record(call, HW_WQE_SEND_IMM, HW_UD_GRH_BYTES + 24, 0);
+	call[6] = HW_QPT_UD;
+	write_seed(dir, "xm_ud_datagram", call, n);
 }
 
 int main(int argc, char **argv)

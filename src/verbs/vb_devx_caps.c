@@ -1,0 +1,213 @@
+/*
+ * vb_devx_caps — the QUERY_HCA_CAP pages mlx5dv_devx_general_cmd answers
+ * beside the device-memory page: the general device capabilities (type 0)
+ * and the NIC flow-table capabilities (type 7), laid out as the PRM's
+ * cmd_hca_cap and flow_table_nic_cap (mlx5_ifc.h), big-endian, each field
+ * at its bit offset. The values say what this device does, so a program
+ * that reads them finds what it can use: the sizes ibv_query_device and
+ * ibv_query_port report, as logarithms; the port's type (Ethernet or
+ * InfiniBand); NIC receive and transmit steering with the fields hw_steer
+ * matches (vb_dr.c), drop and VLAN pop (receive) and push (transmit). What
+ * the steering does not do stays 0: packet reformat, header modify, flow
+ * counters and tags, software-owned ICM. Maximum and current values are the
+ * same (nothing here is set by a program).
+ */
+#include <string.h>
+
+#include "vb_int.h"
+
+#define CAP_TYPE_GENERAL 0x0
+#define CAP_TYPE_NIC_FLOW_TABLE 0x7
+
+/* cmd_hca_cap: bit offsets and widths (mlx5_ifc_cmd_hca_cap_bits). */
+#define G_LOG_MAX_SRQ_SZ 128, 8
+#define G_LOG_MAX_QP_SZ 136, 8
+#define G_LOG_MAX_QP 155, 5
+#define G_LOG_MAX_SRQ 171, 5
+#define G_LOG_MAX_CQ_SZ 200, 8
+#define G_LOG_MAX_CQ 219, 5
+#define G_LOG_MAX_MKEY 234, 6
+#define G_LOG_MAX_RA_REQ_QP 330, 6
+#define G_LOG_MAX_RA_RES_QP 346, 6
+#define G_GID_TABLE_SIZE 368, 16
+#define G_PKEY_TABLE_SIZE 400, 16
+#define G_NIC_FLOW_TABLE 422, 1
+#define G_PORT_TYPE 438, 2
+#define G_NUM_PORTS 440, 8
+#define G_LOG_MAX_MSG 451, 5
+#define G_CQE_VERSION 508, 4
+#define G_ROCE 541, 1
+#define G_LOG_PG_SZ 600, 8
+#define G_LOG_MAX_PD 811, 5
+#define G_LOG_MAX_XRCD 827, 5
+#define G_LOG_MAX_RQ 867, 5
+#define G_LOG_MAX_SQ 875, 5
+#define G_LOG_MAX_TIR 883, 5
+#define G_LOG_MAX_WQ_SZ 987, 5
+
+#define PORT_TYPE_IB 0
+#define PORT_TYPE_ETH 1
+#define CQE_VERSION_1 1
+#define LOG_PAGE 12
+#define LOG_ETH_WQ_MAX 15 /* the Ethernet port's largest WQ (hw_eth.h) */
+#define LOG_TIR_MAX 24	  /* TIR numbers are 24 bits */
+
+/* flow_table_nic_cap: the receive and transmit flow_table_prop_layout, and fields in each. */
+#define FT_NIC_RECEIVE 512
+#define FT_NIC_TRANSMIT 2048
+#define P_FT_SUPPORT 0, 1
+#define P_FLOW_MODIFY_EN 3, 1
+#define P_MODIFY_ROOT 4, 1
+#define P_POP_VLAN 10, 1
+#define P_PUSH_VLAN 11, 1
+#define P_LOG_MAX_FT_SIZE 34, 6
+#define P_MAX_FT_LEVEL 56, 8
+#define P_LOG_MAX_FT_NUM 120, 8
+#define P_LOG_MAX_DESTINATION 152, 8
+#define P_LOG_MAX_FLOW 184, 8
+#define P_FIELD_SUPPORT 256 /* flow_table_fields_supported: one bit a field, from bit 0 */
+
+/* The outer fields hw_steer matches, as flow_table_fields_supported numbers them. */
+static const unsigned steer_fields[] = {
+	0,  /* outer_dmac */
+	1,  /* outer_smac */
+	2,  /* outer_ether_type */
+	3,  /* outer_ip_version */
+	4,  /* outer_first_prio */
+	5,  /* outer_first_cfi */
+	6,  /* outer_first_vid */
+	7,  /* outer_ipv4_ttl */
+	12, /* outer_sip */
+	13, /* outer_dip */
+	14, /* outer_frag */
+	15, /* outer_ip_protocol */
+	16, /* outer_ip_ecn */
+	17, /* outer_ip_dscp */
+	18, /* outer_udp_sport */
+	19, /* outer_udp_dport */
+	20, /* outer_tcp_sport */
+	21, /* outer_tcp_dport */
+	22, /* outer_tcp_flags */
+};
+
+#define LOG_FT_SIZE VB_DR_LOG_RULES_MAX /* a table's rules: a list, limited by memory only */
+#define MAX_FT_LEVEL 0xff   /* the field's largest value: levels are unbounded here */
+#define LOG_FT_NUM 24
+#define LOG_DESTINATION 0   /* one destination a rule */
+#define LOG_FLOW 24
+
+/* Sets the field of width n at bit offset off (PRM numbering: bit 0 is the top bit of byte 0). */
+static void cap_set(uint8_t *page, unsigned off, unsigned n, uint32_t v)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned bit = off + n - 1 - i; /* v's bit i */
+		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
+
+		if ((v >> i) & 1)
+			page[bit / 8] |= m;
+		else
+			page[bit / 8] &= (uint8_t)~m;
+	}
+}
+
+#define SET(page, field, v) cap_set(page, field, (uint32_t)(v))
+#define SET_AT(page, base, field, v) cap_set_at(page, base, field, (uint32_t)(v))
+
+static void cap_set_at(uint8_t *page, unsigned base, unsigned off, unsigned n, uint32_t v)
+{
+	cap_set(page, base + off, n, v);
+}
+
+/* floor(log2(v)), 0 for 0 and 1. */
+static uint32_t cap_log(uint64_t v)
+{
+	uint32_t l = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		l++;
+	}
+	return l;
+}
+
+static int cap_general(struct ibv_context *c, uint8_t *page)
+{
+	struct ibv_device_attr a;
+	struct ibv_port_attr p;
+	bool eth;
+
+	if (ibv_query_device(c, &a) != 0 || ibv_query_port(c, VB_PORT, &p) != 0)
+		return EIO;
+	eth = p.link_layer == IBV_LINK_LAYER_ETHERNET;
+	SET(page, G_LOG_MAX_SRQ_SZ, cap_log((uint64_t)a.max_srq_wr));
+	SET(page, G_LOG_MAX_QP_SZ, cap_log((uint64_t)a.max_qp_wr));
+	SET(page, G_LOG_MAX_QP, cap_log((uint64_t)a.max_qp));
+	SET(page, G_LOG_MAX_SRQ, cap_log((uint64_t)a.max_srq));
+	SET(page, G_LOG_MAX_CQ_SZ, cap_log((uint64_t)a.max_cqe));
+	SET(page, G_LOG_MAX_CQ, cap_log((uint64_t)a.max_cq));
+	SET(page, G_LOG_MAX_MKEY, cap_log((uint64_t)a.max_mr));
+	SET(page, G_LOG_MAX_RA_REQ_QP, cap_log((uint64_t)a.max_qp_init_rd_atom));
+	SET(page, G_LOG_MAX_RA_RES_QP, cap_log((uint64_t)a.max_qp_rd_atom));
+	SET(page, G_GID_TABLE_SIZE, p.gid_tbl_len);
+	SET(page, G_PKEY_TABLE_SIZE, p.pkey_tbl_len);
+	SET(page, G_NIC_FLOW_TABLE, eth);
+	SET(page, G_PORT_TYPE, eth ? PORT_TYPE_ETH : PORT_TYPE_IB);
+	SET(page, G_NUM_PORTS, a.phys_port_cnt);
+	SET(page, G_LOG_MAX_MSG, cap_log(p.max_msg_sz));
+	SET(page, G_CQE_VERSION, CQE_VERSION_1);
+	SET(page, G_ROCE, eth);
+	SET(page, G_LOG_PG_SZ, LOG_PAGE);
+	SET(page, G_LOG_MAX_PD, cap_log((uint64_t)a.max_pd));
+	SET(page, G_LOG_MAX_XRCD, cap_log((uint64_t)a.max_pd)); /* one XRC domain a PD at most */
+	if (eth) {
+		SET(page, G_LOG_MAX_RQ, cap_log((uint64_t)a.max_qp));
+		SET(page, G_LOG_MAX_SQ, cap_log((uint64_t)a.max_qp));
+		SET(page, G_LOG_MAX_TIR, LOG_TIR_MAX);
+		SET(page, G_LOG_MAX_WQ_SZ, LOG_ETH_WQ_MAX);
+	}
+	return 0;
+}
+
+/* One direction's properties: steering, drop, and the VLAN edit of that direction. */
+static void cap_ft_prop(uint8_t *page, unsigned base, bool receive)
+{
+	SET_AT(page, base, P_FT_SUPPORT, 1);
+	SET_AT(page, base, P_FLOW_MODIFY_EN, 1);
+	SET_AT(page, base, P_MODIFY_ROOT, 1);
+	if (receive)
+		SET_AT(page, base, P_POP_VLAN, 1);
+	else
+		SET_AT(page, base, P_PUSH_VLAN, 1);
+	SET_AT(page, base, P_LOG_MAX_FT_SIZE, LOG_FT_SIZE);
+	SET_AT(page, base, P_MAX_FT_LEVEL, MAX_FT_LEVEL);
+	SET_AT(page, base, P_LOG_MAX_FT_NUM, LOG_FT_NUM);
+	SET_AT(page, base, P_LOG_MAX_DESTINATION, LOG_DESTINATION);
+	SET_AT(page, base, P_LOG_MAX_FLOW, LOG_FLOW);
+	for (size_t i = 0; i < sizeof(steer_fields) / sizeof(steer_fields[0]); i++)
+		cap_set(page, base + P_FIELD_SUPPORT + steer_fields[i], 1, 1);
+}
+
+static int cap_nic_flow_table(struct ibv_context *c, uint8_t *page)
+{
+	struct ibv_port_attr p;
+
+	if (ibv_query_port(c, VB_PORT, &p) != 0)
+		return EIO;
+	if (p.link_layer != IBV_LINK_LAYER_ETHERNET)
+		return 0; /* no NIC steering on an InfiniBand port: the page says none */
+	cap_ft_prop(page, FT_NIC_RECEIVE, true);
+	cap_ft_prop(page, FT_NIC_TRANSMIT, false);
+	return 0;
+}
+
+int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page)
+{
+	switch (type) {
+	case CAP_TYPE_GENERAL:
+		return cap_general(c, page);
+	case CAP_TYPE_NIC_FLOW_TABLE:
+		return cap_nic_flow_table(c, page);
+	default:
+		return EOPNOTSUPP;
+	}
+}
