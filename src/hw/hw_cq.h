@@ -105,6 +105,7 @@ struct hw_cqe_fields {
 	uint32_t flags_rqpn;
 	uint16_t slid;
 	uint8_t wqe_opcode; /* REQ and REQ_ERR: the send WQE's opcode */
+	uint32_t flow_tag;  /* RESP_SEND of an Ethernet RQ: a steering rule's tag, 0 for none (hw_cqe_flow_tag) */
 	/* Error CQEs (REQ_ERR, RESP_ERR) only. */
 	uint8_t syndrome;   /* enum hw_cqe_syndrome */
 	uint8_t vendor_err_synd;

@@ -30,6 +30,7 @@
 #include "hw_eth.h"
 #include "hw_prm.h"
 #include "hw_qp.h"
+#include "hw_rss.h"
 #include "hw_steer.h"
 
 #define ETH_COUNTER_MASK 0xffffu
@@ -68,7 +69,10 @@ struct hw_eth_rq {
 struct eth_tir {
 	struct eth_tir *next;
 	uint32_t tirn;
-	uint32_t rqn;
+	uint32_t rqn;	    /* a direct TIR's */
+	uint32_t n_rqs;	    /* an indirect (RSS) TIR's table: 0 for a direct TIR */
+	uint32_t *rqns;
+	struct hw_rss_conf rss;
 	bool closing; /* hw_eth_tir_destroy is checking the steering: new rules may not name it */
 };
 
@@ -139,36 +143,67 @@ static void tir_unlink(struct eth_tir *t)
 	*l = t->next;
 }
 
+static void tir_free(struct eth_tir *t)
+{
+	free(t->rqns);
+	free(t);
+}
+
+/* Numbers t and enters it, once every RQ it names exists; frees it on failure. */
+static enum hw_status tir_insert(struct eth_tir *t, uint32_t *tirn)
+{
+	enum hw_status st = HW_OK;
+
+	pthread_rwlock_wrlock(&eth_lock);
+	for (uint32_t i = 0; i < (t->n_rqs != 0 ? t->n_rqs : 1); i++)
+		if (rq_find(t->n_rqs != 0 ? t->rqns[i] : t->rqn) == NULL)
+			st = HW_ERR_KEY;
+	if (st == HW_OK && eth_tir_next > ETH_TIRN_MAX)
+		st = HW_ERR_NOMEM;
+	if (st != HW_OK) {
+		pthread_rwlock_unlock(&eth_lock);
+		tir_free(t);
+		return st;
+	}
+	t->tirn = eth_tir_next++;
+	t->next = eth_tirs[t->tirn % ETH_BUCKETS];
+	eth_tirs[t->tirn % ETH_BUCKETS] = t;
+	*tirn = t->tirn;
+	pthread_rwlock_unlock(&eth_lock);
+	return HW_OK;
+}
+
 enum hw_status hw_eth_tir_create(uint32_t rqn, uint32_t *tirn)
 {
 	struct eth_tir *t;
-	enum hw_status st = HW_OK;
 
 	if (tirn == NULL)
 		return HW_ERR_INVAL;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return HW_ERR_NOMEM;
-	pthread_rwlock_wrlock(&eth_lock);
-	if (rq_find(rqn & 0xffffffu) == NULL) {
-		st = HW_ERR_KEY;
-		goto fail;
-	}
-	if (eth_tir_next > ETH_TIRN_MAX) {
-		st = HW_ERR_NOMEM;
-		goto fail;
-	}
-	t->tirn = eth_tir_next++;
 	t->rqn = rqn & 0xffffffu;
-	t->next = eth_tirs[t->tirn % ETH_BUCKETS];
-	eth_tirs[t->tirn % ETH_BUCKETS] = t;
-	*tirn = t->tirn;
-	pthread_rwlock_unlock(&eth_lock);
-	return HW_OK;
-fail:
-	pthread_rwlock_unlock(&eth_lock);
-	free(t);
-	return st;
+	return tir_insert(t, tirn);
+}
+
+enum hw_status hw_eth_tir_create_rss(const struct hw_rss_conf *conf, const uint32_t *rqns, uint32_t n, uint32_t *tirn)
+{
+	struct eth_tir *t;
+
+	if (conf == NULL || rqns == NULL || tirn == NULL || n == 0 || n > HW_ETH_RSS_TABLE_MAX || (n & (n - 1)) != 0)
+		return HW_ERR_INVAL;
+	t = calloc(1, sizeof(*t));
+	if (t != NULL)
+		t->rqns = calloc(n, sizeof(*t->rqns));
+	if (t == NULL || t->rqns == NULL) {
+		free(t);
+		return HW_ERR_NOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		t->rqns[i] = rqns[i] & 0xffffffu;
+	t->n_rqs = n;
+	t->rss = *conf;
+	return tir_insert(t, tirn);
 }
 
 bool hw_eth_tir_exists(uint32_t tirn)
@@ -209,7 +244,7 @@ enum hw_status hw_eth_tir_destroy(uint32_t tirn)
 	pthread_rwlock_wrlock(&eth_lock);
 	tir_unlink(t);
 	pthread_rwlock_unlock(&eth_lock);
-	free(t);
+	tir_free(t);
 	return HW_OK;
 }
 
@@ -336,10 +371,10 @@ static void rq_scatter(const struct rq_span *s, const uint8_t *frame, uint32_t l
 }
 
 /* A frame into the RQ's next WQE: a RESP_SEND or RESP_ERR CQE, or counted out of buffer. */
-static void rq_receive(struct hw_eth_rq *rq, const uint8_t *frame, uint32_t len)
+static void rq_receive(struct hw_eth_rq *rq, const uint8_t *frame, uint32_t len, uint32_t tag)
 {
 	struct rq_span s[ETH_RQ_MAX_SEGS];
-	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .qpn = rq->rqn, .byte_cnt = len };
+	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .qpn = rq->rqn, .byte_cnt = len, .flow_tag = tag };
 	const struct hw_wqe_data_seg *wqe;
 	uint64_t room;
 	uint32_t n;
@@ -361,6 +396,7 @@ static void rq_receive(struct hw_eth_rq *rq, const uint8_t *frame, uint32_t len)
 		f.opcode = HW_CQE_RESP_ERR;
 		f.syndrome = synd;
 		f.byte_cnt = 0;
+		f.flow_tag = 0;
 	}
 	f.wqe_counter = (uint16_t)rq->ci;
 	rq->ci = (rq->ci + 1) & ETH_COUNTER_MASK;
@@ -372,8 +408,17 @@ static void rq_receive(struct hw_eth_rq *rq, const uint8_t *frame, uint32_t len)
 
 /* ---- The wire ---- */
 
-/* Through TIR tirn to its RQ; a TIR or RQ that is gone drops the frame. */
-static void eth_deliver(uint32_t tirn, const uint8_t *frame, uint32_t len)
+/* The RQ an indirect TIR's hash picks: entry hash & (size - 1) of its table. */
+static uint32_t tir_rss_rqn(const struct eth_tir *t, const uint8_t *frame, uint32_t len)
+{
+	uint8_t fields[HW_STEER_MATCH_BYTES];
+
+	hw_steer_parse(frame, len, fields);
+	return t->rqns[hw_rss_hash(&t->rss, fields) & (t->n_rqs - 1)];
+}
+
+/* Through TIR tirn to its RQ, tagged; a TIR or RQ that is gone drops the frame. */
+static void eth_deliver(uint32_t tirn, const uint8_t *frame, uint32_t len, uint32_t tag)
 {
 	const struct eth_tir *t;
 	struct hw_eth_rq *rq = NULL;
@@ -381,12 +426,19 @@ static void eth_deliver(uint32_t tirn, const uint8_t *frame, uint32_t len)
 	pthread_rwlock_rdlock(&eth_lock);
 	t = tir_find(tirn);
 	if (t != NULL)
-		rq = rq_find(t->rqn);
+		rq = rq_find(t->n_rqs != 0 ? tir_rss_rqn(t, frame, len) : t->rqn);
 	if (rq != NULL)
-		rq_receive(rq, frame, len);
+		rq_receive(rq, frame, len, tag);
 	pthread_rwlock_unlock(&eth_lock);
 	if (rq == NULL)
 		stat_inc(&st_rx_dropped);
+}
+
+/* The same bytes to each TIR of the verdict (a dest array's copies), with its tag. */
+static void eth_deliver_all(const struct hw_steer_verdict *v, const uint8_t *frame, uint32_t len)
+{
+	for (uint32_t i = 0; i < v->n_tirs; i++)
+		eth_deliver(v->tirns[i], frame, len, v->flow_tag);
 }
 
 /* A frame an SQ sent (in a buffer of cap bytes, which steering may edit): the transmit steering, the wire, the receive steering. */
@@ -400,13 +452,13 @@ static void eth_transmit(uint8_t *frame, uint32_t len, uint32_t cap)
 		return;
 	}
 	if (v.type == HW_STEER_ACT_TIR) {
-		eth_deliver(v.tirn, f.buf, f.len);
+		eth_deliver_all(&v, f.buf, f.len);
 		return;
 	}
 	stat_inc(&st_tx_frames);
 	v = hw_steer_rx(&f);
 	if (v.type == HW_STEER_ACT_TIR)
-		eth_deliver(v.tirn, f.buf, f.len);
+		eth_deliver_all(&v, f.buf, f.len);
 	else
 		stat_inc(&st_rx_dropped);
 }

@@ -23,6 +23,7 @@
 
 #include "hw_cq.h"
 #include "hw_mem.h"
+#include "hw_rss.h"
 
 #define HW_ETH_FRAME_MAX 9238 /* a 9216-byte MTU with its Ethernet and VLAN headers and FCS room */
 #define HW_ETH_FRAME_MIN 14   /* a destination, a source and an ethertype */
@@ -91,6 +92,14 @@ uint32_t hw_eth_rq_num(const struct hw_eth_rq *rq);
 
 /* A direct TIR: frames steered to it go to RQ rqn. HW_ERR_KEY when no RQ has that number; HW_ERR_NOMEM. */
 enum hw_status hw_eth_tir_create(uint32_t rqn, uint32_t *tirn);
+/*
+ * An indirect TIR (RSS): a frame steered to it goes to RQ rqns[hash &
+ * (n - 1)], hash the Toeplitz hash of its fields conf selects (hw_rss.h).
+ * n a power of two up to HW_ETH_RSS_TABLE_MAX, else HW_ERR_INVAL;
+ * HW_ERR_KEY when one of the RQs does not exist; HW_ERR_NOMEM.
+ */
+#define HW_ETH_RSS_TABLE_MAX 256
+enum hw_status hw_eth_tir_create_rss(const struct hw_rss_conf *conf, const uint32_t *rqns, uint32_t n, uint32_t *tirn);
 /* HW_ERR_KEY when no TIR has that number; HW_ERR_INVAL while a steering rule still names it. */
 enum hw_status hw_eth_tir_destroy(uint32_t tirn);
 /* Whether TIR tirn exists (hw_steer_rule_create refuses one that does not); false while it is being destroyed. */

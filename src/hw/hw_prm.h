@@ -150,8 +150,23 @@ static inline uint32_t hw_cqe_byte_cnt(const struct hw_cqe64 *c)
 	return be32toh(c->byte_cnt);
 }
 
+/*
+ * A receive CQE of an Ethernet RQ that a steering rule tagged carries the
+ * flow tag where the QP number goes (mlx5's flow_tag, sop_drop_qpn's low 24
+ * bits) and the RQ's number as its user index (srqn_uidx), as mlx5 with CQE
+ * version 1 finds its queue; rsvd0[0]'s HW_CQE_TAGGED bit says so.
+ */
+#define HW_CQE_TAGGED 0x1u
+
+static inline uint32_t hw_cqe_flow_tag(const struct hw_cqe64 *c)
+{
+	return (c->rsvd0[0] & HW_CQE_TAGGED) ? be32toh(c->sop_drop_qpn) & 0xffffffu : 0;
+}
+
 static inline uint32_t hw_cqe_qpn(const struct hw_cqe64 *c)
 {
+	if (__builtin_expect(c->rsvd0[0] & HW_CQE_TAGGED, 0))
+		return be32toh(c->srqn_uidx) & 0xffffffu;
 	return be32toh(c->sop_drop_qpn) & 0xffffffu;
 }
 

@@ -35,6 +35,8 @@ struct hw_steer_rule {
 	struct hw_steer_action act;  /* the terminal one (MISS when none was given) */
 	uint32_t n_edits;
 	struct hw_steer_action edits[STEER_MAX_ACTS];
+	uint32_t tag; /* 0: none */
+	struct hw_steer_action dests[HW_STEER_DESTS_MAX]; /* act's, when a DESTS */
 };
 
 struct hw_steer_matcher {
@@ -212,6 +214,22 @@ enum hw_status hw_steer_matcher_destroy(struct hw_steer_matcher *m)
 	return HW_OK;
 }
 
+/* A DESTS action's destinations copied into the rule: TIRs and tables only. */
+static enum hw_status steer_split_dests(struct hw_steer_rule *r)
+{
+	if (r->act.type != HW_STEER_ACT_DESTS)
+		return HW_OK;
+	if (r->act.n_dests == 0 || r->act.n_dests > HW_STEER_DESTS_MAX || r->act.dests == NULL)
+		return HW_ERR_INVAL;
+	for (uint32_t i = 0; i < r->act.n_dests; i++) {
+		if (r->act.dests[i].type != HW_STEER_ACT_TIR && r->act.dests[i].type != HW_STEER_ACT_TABLE)
+			return HW_ERR_INVAL;
+		r->dests[i] = r->act.dests[i];
+	}
+	r->act.dests = r->dests;
+	return HW_OK;
+}
+
 /*
  * The terminal action of acts into *term (MISS when there is none) and the
  * edits into r; HW_ERR_INVAL for an unknown type or several terminal ones.
@@ -228,6 +246,7 @@ static enum hw_status steer_split(const struct hw_steer_action *acts, uint32_t n
 		case HW_STEER_ACT_TABLE:
 		case HW_STEER_ACT_WIRE:
 		case HW_STEER_ACT_MISS:
+		case HW_STEER_ACT_DESTS:
 			if (term)
 				return HW_ERR_INVAL;
 			term = true;
@@ -235,13 +254,16 @@ static enum hw_status steer_split(const struct hw_steer_action *acts, uint32_t n
 			break;
 		case HW_STEER_ACT_PUSH_VLAN:
 		case HW_STEER_ACT_POP_VLAN:
+		case HW_STEER_ACT_TAG: /* checked as an edit, kept as the rule's tag */
 			r->edits[r->n_edits++] = acts[i];
+			if (acts[i].type == HW_STEER_ACT_TAG)
+				r->tag = acts[i].tag & 0xffffffu;
 			break;
 		default:
 			return HW_ERR_INVAL;
 		}
 	}
-	return HW_OK;
+	return steer_split_dests(r);
 }
 
 /* Whether a rule of table t may take action a; under the write lock (the TIR check must not race a destroy). */
@@ -259,6 +281,16 @@ static enum hw_status steer_action_ok(const struct hw_steer_table *t, const stru
 		return t->d->type == HW_STEER_NIC_RX ? HW_ERR_INVAL : HW_OK;
 	case HW_STEER_ACT_POP_VLAN: /* and popped on the way in */
 		return t->d->type == HW_STEER_NIC_TX ? HW_ERR_INVAL : HW_OK;
+	case HW_STEER_ACT_TAG: /* the receive CQE's */
+		return t->d->type == HW_STEER_NIC_RX ? HW_OK : HW_ERR_INVAL;
+	case HW_STEER_ACT_DESTS:
+		for (uint32_t i = 0; i < a->n_dests; i++) {
+			enum hw_status st = steer_action_ok(t, &a->dests[i]);
+
+			if (st != HW_OK)
+				return st;
+		}
+		return HW_OK;
 	default:
 		return HW_OK;
 	}
@@ -271,6 +303,16 @@ static enum hw_status steer_rule_ok(const struct hw_steer_table *t, const struct
 	for (uint32_t i = 0; st == HW_OK && i < r->n_edits; i++)
 		st = steer_action_ok(t, &r->edits[i]);
 	return st;
+}
+
+/* The tables r jumps or copies to count it (d: +1 or -1); the write lock held. */
+static void steer_jumpers(const struct hw_steer_rule *r, int d)
+{
+	if (r->act.type == HW_STEER_ACT_TABLE)
+		r->act.table->jumpers += (uint32_t)d;
+	for (uint32_t i = 0; r->act.type == HW_STEER_ACT_DESTS && i < r->act.n_dests; i++)
+		if (r->dests[i].type == HW_STEER_ACT_TABLE)
+			r->dests[i].table->jumpers += (uint32_t)d;
 }
 
 enum hw_status hw_steer_rule_create(struct hw_steer_matcher *m, const uint8_t value[HW_STEER_MATCH_BYTES],
@@ -297,8 +339,7 @@ enum hw_status hw_steer_rule_create(struct hw_steer_matcher *m, const uint8_t va
 	st = steer_rule_ok(m->t, r);
 	if (st != HW_OK)
 		goto fail;
-	if (r->act.type == HW_STEER_ACT_TABLE)
-		r->act.table->jumpers++;
+	steer_jumpers(r, 1);
 	STEER_APPEND(&m->rules, struct hw_steer_rule, r);
 	steer_unlock();
 	*out = r;
@@ -315,17 +356,26 @@ void hw_steer_rule_destroy(struct hw_steer_rule *r)
 		return;
 	steer_wlock();
 	STEER_UNLINK(&r->m->rules, struct hw_steer_rule, r);
-	if (r->act.type == HW_STEER_ACT_TABLE)
-		r->act.table->jumpers--;
+	steer_jumpers(r, -1);
 	steer_unlock();
 	free(r);
+}
+
+static bool steer_rule_names_tir(const struct hw_steer_rule *r, uint32_t tirn)
+{
+	if (r->act.type == HW_STEER_ACT_TIR)
+		return r->act.tirn == tirn;
+	for (uint32_t i = 0; r->act.type == HW_STEER_ACT_DESTS && i < r->act.n_dests; i++)
+		if (r->dests[i].type == HW_STEER_ACT_TIR && r->dests[i].tirn == tirn)
+			return true;
+	return false;
 }
 
 static bool steer_table_names_tir(const struct hw_steer_table *t, uint32_t tirn)
 {
 	for (const struct hw_steer_matcher *m = t->matchers; m != NULL; m = m->next)
 		for (const struct hw_steer_rule *r = m->rules; r != NULL; r = r->next)
-			if (r->act.type == HW_STEER_ACT_TIR && r->act.tirn == tirn)
+			if (steer_rule_names_tir(r, tirn))
 				return true;
 	return false;
 }
@@ -384,6 +434,8 @@ static bool steer_edit(const struct hw_steer_rule *r, struct hw_steer_frame *f)
 		const struct hw_steer_action *a = &r->edits[i];
 		uint8_t *tag = f->buf + STEER_MACS;
 
+		if (a->type == HW_STEER_ACT_TAG)
+			continue;
 		if (a->type == HW_STEER_ACT_PUSH_VLAN) {
 			if (f->len < STEER_MACS || f->cap - f->len < STEER_TAG)
 				return false;
@@ -403,7 +455,7 @@ static bool steer_apply(const struct hw_steer_rule *r, struct hw_steer_frame *f,
 {
 	uint8_t fields[HW_STEER_MATCH_BYTES];
 
-	if (r->n_edits == 0)
+	if (r->n_edits == 0 || (r->n_edits == 1 && r->tag != 0))
 		return true;
 	if (!steer_edit(r, f))
 		return false;
@@ -412,31 +464,75 @@ static bool steer_apply(const struct hw_steer_rule *r, struct hw_steer_frame *f,
 	return true;
 }
 
-/* One domain's verdict; false on a miss (none matched, or the default miss). */
-static bool steer_domain_lookup(const struct hw_steer_domain *d, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
-				struct hw_steer_verdict *v)
+static void steer_add_tir(struct hw_steer_verdict *v, uint32_t tirn)
 {
-	const struct hw_steer_table *t = steer_root(d);
+	if (v->n_tirs < HW_STEER_DESTS_MAX)
+		v->tirns[v->n_tirs++] = tirn;
+	v->tirn = v->tirns[0];
+}
 
+static bool steer_walk(const struct hw_steer_table *t, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
+		       struct hw_steer_verdict *v, bool copy);
+
+/* A dest array: each TIR, and what each table's lookup (a copy, unedited) gives; TIR when any copy lands. */
+static bool steer_dests(const struct hw_steer_rule *r, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
+			struct hw_steer_verdict *v)
+{
+	for (uint32_t i = 0; i < r->act.n_dests; i++) {
+		struct hw_steer_verdict sub = {0};
+
+		if (r->dests[i].type == HW_STEER_ACT_TIR) {
+			steer_add_tir(v, r->dests[i].tirn);
+			continue;
+		}
+		if (steer_walk(r->dests[i].table, fr, f, &sub, true) && sub.type == HW_STEER_ACT_TIR)
+			for (uint32_t k = 0; k < sub.n_tirs; k++)
+				steer_add_tir(v, sub.tirns[k]);
+	}
+	v->type = v->n_tirs != 0 ? HW_STEER_ACT_TIR : HW_STEER_ACT_DROP;
+	return true;
+}
+
+/*
+ * A lookup from table t; false on a miss (none matched, or the default
+ * miss). A copy (a dest array's table) takes no edits and no tags.
+ */
+static bool steer_walk(const struct hw_steer_table *t, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
+		       struct hw_steer_verdict *v, bool copy)
+{
 	/* Jumps only go to higher levels: the walk cannot loop. */
 	while (t != NULL) {
 		const struct hw_steer_rule *r = steer_table_lookup(t, f);
 
 		if (r == NULL)
 			return false;
-		if (!steer_apply(r, fr, f)) {
+		if (!copy && !steer_apply(r, fr, f)) {
 			*v = (struct hw_steer_verdict){ .type = HW_STEER_ACT_DROP };
 			return true;
 		}
+		if (!copy && r->tag != 0)
+			v->flow_tag = r->tag;
 		if (r->act.type == HW_STEER_ACT_MISS)
 			return false;
+		if (r->act.type == HW_STEER_ACT_DESTS)
+			return steer_dests(r, fr, f, v);
 		if (r->act.type != HW_STEER_ACT_TABLE) {
-			*v = (struct hw_steer_verdict){ .type = r->act.type, .tirn = r->act.tirn };
+			v->type = r->act.type;
+			if (r->act.type == HW_STEER_ACT_TIR)
+				steer_add_tir(v, r->act.tirn);
 			return true;
 		}
 		t = r->act.table;
 	}
 	return false;
+}
+
+/* One domain's verdict; false on a miss. */
+static bool steer_domain_lookup(const struct hw_steer_domain *d, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
+				struct hw_steer_verdict *v)
+{
+	*v = (struct hw_steer_verdict){0};
+	return steer_walk(steer_root(d), fr, f, v, false);
 }
 
 /* One stage: the first domain of that type with a verdict; false when all miss. */

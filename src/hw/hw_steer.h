@@ -51,10 +51,15 @@ enum hw_steer_action_type {
 	HW_STEER_ACT_TABLE, /* table */
 	HW_STEER_ACT_WIRE,  /* to the port's wire (an FDB's uplink vport, a NIC transmit's default) */
 	HW_STEER_ACT_MISS,  /* the default miss: the domain's lookup ends as a miss */
+	HW_STEER_ACT_DESTS, /* dests: a copy of the frame to each (TIR or table), as mlx5dv_dr's dest array */
 	/* Edits, not terminal: */
 	HW_STEER_ACT_PUSH_VLAN, /* vlan: the 4 bytes (TPID, TCI, network order) inserted after the MACs */
 	HW_STEER_ACT_POP_VLAN,	/* the outer 802.1Q tag removed (an untagged frame is left as it is) */
+	/* Neither: */
+	HW_STEER_ACT_TAG, /* tag: the flow tag the receive CQE carries (24 bits, NIC receive only) */
 };
+
+#define HW_STEER_DESTS_MAX 16 /* destinations of one DESTS action, TIRs of one verdict */
 
 struct hw_steer_domain;
 struct hw_steer_table;
@@ -66,6 +71,9 @@ struct hw_steer_action {
 	uint32_t tirn;
 	struct hw_steer_table *table;
 	uint8_t vlan[4];
+	uint32_t tag;
+	uint32_t n_dests;			  /* DESTS: 1 .. HW_STEER_DESTS_MAX */
+	const struct hw_steer_action *dests;	  /* DESTS: TIR or TABLE each; copied by the rule */
 };
 
 /* A frame the lookup may edit in place: len bytes in buf, which holds cap. */
@@ -91,11 +99,14 @@ enum hw_status hw_steer_matcher_create(struct hw_steer_table *t, uint16_t priori
 enum hw_status hw_steer_matcher_destroy(struct hw_steer_matcher *m);
 
 /*
- * n actions (1 .. 8): edits, applied in the order given, and at most one
- * terminal action (DROP, TIR, TABLE, WIRE, MISS; none is MISS). HW_ERR_KEY
- * for a TIR that does not exist; HW_ERR_INVAL for a table of another domain
- * or not of a higher level, WIRE or PUSH_VLAN in a NIC receive domain,
- * POP_VLAN in a NIC transmit domain, several terminal actions.
+ * n actions (1 .. 8): edits, applied in the order given, a tag, and at
+ * most one terminal action (DROP, TIR, TABLE, WIRE, MISS, DESTS; none is
+ * MISS). HW_ERR_KEY for a TIR that does not exist; HW_ERR_INVAL for a table
+ * of another domain or not of a higher level, WIRE or PUSH_VLAN in a NIC
+ * receive domain, POP_VLAN or TAG outside one, several terminal actions, a
+ * DESTS of no or too many destinations, or one that is not a TIR or table.
+ * A DESTS's table is looked up for its copy as a jump would, without the
+ * edits of its rules (every copy keeps the frame's bytes) or their tags.
  */
 enum hw_status hw_steer_rule_create(struct hw_steer_matcher *m, const uint8_t value[HW_STEER_MATCH_BYTES],
 				    const struct hw_steer_action *acts, uint32_t n, struct hw_steer_rule **out);
@@ -107,10 +118,18 @@ int hw_steer_tir_in_use(uint32_t tirn);
 /* The outer header fields of a frame (len bytes), in the match layout; fields the frame lacks stay 0. */
 void hw_steer_parse(const uint8_t *frame, uint32_t len, uint8_t fields[HW_STEER_MATCH_BYTES]);
 
-/* Where a frame goes. */
+/*
+ * Where a frame goes: DROP, TIR or WIRE. TIR: the same frame to each of
+ * tirns[0 .. n_tirs) (one, or a dest array's TIRs and what its tables'
+ * lookups gave), tirn the first; flow_tag the last tag action of the rules
+ * taken before the terminal one, 0 for none.
+ */
 struct hw_steer_verdict {
-	enum hw_steer_action_type type; /* DROP, TIR or WIRE */
+	enum hw_steer_action_type type;
 	uint32_t tirn;
+	uint32_t flow_tag;
+	uint32_t n_tirs;
+	uint32_t tirns[HW_STEER_DESTS_MAX];
 };
 
 /*
