@@ -155,6 +155,7 @@ struct vb_cq {
 	uint64_t wc_flags;	  /* ibv_create_cq_wc_flags of an extended CQ */
 	struct ibv_wc cur;	  /* extended poll: the completion being read */
 	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */
+	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
 };
 
 /* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */
@@ -420,7 +421,11 @@ enum vb_dr_action_type {
 	VB_DR_ACT_QP,		  /* a raw packet QP's receive queue, through its TIR */
 	VB_DR_ACT_PUSH_VLAN,
 	VB_DR_ACT_POP_VLAN,
+	VB_DR_ACT_TAG,		  /* the receive CQE's flow tag (NIC_RX) */
+	VB_DR_ACT_DESTS,	  /* a dest array: a copy of the frame to each of dests */
 };
+
+#define VB_DR_DESTS_MAX 16 /* hw_steer's HW_STEER_DESTS_MAX */
 
 struct mlx5dv_dr_action {
 	uint32_t magic;
@@ -431,6 +436,9 @@ struct mlx5dv_dr_action {
 	struct ibv_qp *qp;	  /* QP: held until the action goes */
 	const struct vb_dv_ops *dv; /* QP: the ops that release it */
 	uint8_t vlan[4];	  /* PUSH_VLAN: TPID and TCI as the frame has them */
+	uint32_t tag;		  /* TAG: 24 bits */
+	size_t n_dests;		  /* DESTS: each counts the array in its users */
+	struct mlx5dv_dr_action *dests[VB_DR_DESTS_MAX];
 	_Atomic uint32_t users;	  /* rules: destroy is EBUSY while non-zero */
 };
 

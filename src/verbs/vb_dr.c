@@ -240,12 +240,44 @@ static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_fl
 
 static bool vb_dr_terminal(enum vb_dr_action_type t)
 {
-	return t != VB_DR_ACT_PUSH_VLAN && t != VB_DR_ACT_POP_VLAN;
+	return t != VB_DR_ACT_PUSH_VLAN && t != VB_DR_ACT_POP_VLAN && t != VB_DR_ACT_TAG;
+}
+
+/*
+ * A dest array's destinations as hw_steer's, into hw->dests (the caller's
+ * room for VB_DR_DESTS_MAX): QPs and TIRs, tables of the domain above the
+ * rule's; a default miss sends no copy. EINVAL for a table that is not.
+ */
+static int vb_dr_dests(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr_action *a,
+		       struct hw_steer_action *hw, struct hw_steer_action *room)
+{
+	hw->type = HW_STEER_ACT_DESTS;
+	hw->dests = room;
+	hw->n_dests = 0;
+	for (size_t i = 0; i < a->n_dests; i++) {
+		const struct mlx5dv_dr_action *d = a->dests[i];
+		struct hw_steer_action *o = &room[hw->n_dests];
+
+		memset(o, 0, sizeof(*o));
+		if (d->type == VB_DR_ACT_MISS)
+			continue;
+		if (d->type == VB_DR_ACT_TABLE) {
+			if (d->tbl->dmn != m->tbl->dmn || d->tbl->level <= m->tbl->level)
+				return EINVAL;
+			o->type = HW_STEER_ACT_TABLE;
+			o->table = d->tbl->hw;
+		} else {
+			o->type = HW_STEER_ACT_TIR;
+			o->tirn = d->tirn;
+		}
+		hw->n_dests++;
+	}
+	return hw->n_dests == 0 ? EINVAL : 0;
 }
 
 /* An action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
 static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr_action *a,
-			struct hw_steer_action *hw)
+			struct hw_steer_action *hw, struct hw_steer_action *room)
 {
 	const struct mlx5dv_dr_domain *d = m->tbl->dmn;
 
@@ -284,6 +316,14 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 	case VB_DR_ACT_POP_VLAN:
 		hw->type = HW_STEER_ACT_POP_VLAN;
 		return d->type == MLX5DV_DR_DOMAIN_TYPE_NIC_TX ? EOPNOTSUPP : 0; /* popped on the way in */
+	case VB_DR_ACT_TAG:
+		hw->type = HW_STEER_ACT_TAG;
+		hw->tag = a->tag;
+		return d->type == MLX5DV_DR_DOMAIN_TYPE_NIC_RX ? 0 : EOPNOTSUPP; /* a receive CQE's */
+	case VB_DR_ACT_DESTS:
+		if (a->dmn != d)
+			return EINVAL;
+		return vb_dr_dests(m, a, hw, room);
 	default:
 		return EINVAL;
 	}
@@ -291,7 +331,7 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 
 /* The actions as hw_steer's: at most one terminal (a second is refused as rdma-core's action state machine does). */
 static int vb_dr_actions(const struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_action **acts, size_t n,
-			 struct hw_steer_action *hw)
+			 struct hw_steer_action *hw, struct hw_steer_action *room)
 {
 	size_t i, terminal = 0;
 	int err;
@@ -303,7 +343,7 @@ static int vb_dr_actions(const struct mlx5dv_dr_matcher *m, struct mlx5dv_dr_act
 			return EINVAL;
 	for (i = 0; i < n; i++) {
 		terminal += vb_dr_terminal(acts[i]->type);
-		err = vb_dr_action(m, acts[i], &hw[i]);
+		err = vb_dr_action(m, acts[i], &hw[i], room);
 		if (err != 0)
 			return err;
 	}
@@ -338,12 +378,12 @@ struct mlx5dv_dr_rule *vb_dv_dr_rule_create(struct mlx5dv_dr_matcher *m, struct 
 					    size_t n, struct mlx5dv_dr_action **acts)
 {
 	uint8_t outer[VB_DR_MATCH_PART];
-	struct hw_steer_action hw_acts[VB_DR_MAX_ACTS];
+	struct hw_steer_action hw_acts[VB_DR_MAX_ACTS], hw_dests[VB_DR_DESTS_MAX];
 	struct mlx5dv_dr_rule *r;
 	enum hw_status st;
 	int err;
 
-	err = vb_dr_actions(m, acts, n, hw_acts);
+	err = vb_dr_actions(m, acts, n, hw_acts, hw_dests);
 	if (err == 0)
 		err = vb_dr_value(m, value, outer);
 	if (err != 0) {

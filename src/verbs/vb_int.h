@@ -136,6 +136,13 @@ int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *attr, int mask);
 int vb_raw_post_send(struct vb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_raw_post_recv(struct vb_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 uint32_t vb_raw_tirn(const struct vb_qp *qp);
+int vb_raw_rss_new(struct vb_qp *qp, uint32_t tirn, struct ibv_rwq_ind_table *ind);
+struct ibv_rwq_ind_table *vb_raw_rss_ind(const struct vb_qp *qp);
+struct ibv_qp *vb_rss_create_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *attr);
+int vb_rss_destroy_qp(struct vb_qp *qp);
+/* An indirection table's WQ numbers (its RQs), in order; a QP holding it makes destroy EBUSY. */
+void vb_ind_rqns(struct ibv_rwq_ind_table *t, uint32_t *rqns, uint32_t *n);
+void vb_ind_hold(struct ibv_rwq_ind_table *t, bool hold);
 void vb_raw_flow_hold(struct vb_qp *qp, bool hold);
 struct ibv_flow *vb_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 /*

@@ -281,6 +281,67 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_pop_vlan(void)
 	return vb_action_new(VB_DR_ACT_POP_VLAN);
 }
 
+/* The flow tag a NIC_RX rule gives the frames it sends to a QP: its receive completion's (24 bits kept). */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_tag(uint32_t tag_value)
+{
+	struct mlx5dv_dr_action *a = vb_action_new(VB_DR_ACT_TAG);
+
+	if (a != NULL)
+		a->tag = tag_value & 0xffffffu;
+	return a;
+}
+
+/* One entry of a dest array: a QP, TIR, table or default miss (rdma-core's); vports and reformats this port has not. */
+static int vb_dest_entry_ok(const struct mlx5dv_dr_action_dest_attr *e)
+{
+	const struct mlx5dv_dr_action *d;
+
+	if (e == NULL)
+		return EINVAL;
+	if (e->type == MLX5DV_DR_ACTION_DEST_REFORMAT)
+		return EOPNOTSUPP;
+	if (e->type != MLX5DV_DR_ACTION_DEST || e->dest == NULL || e->dest->magic != VB_MAGIC_DR_ACTION)
+		return EINVAL;
+	d = e->dest;
+	if (d->type == VB_DR_ACT_QP || d->type == VB_DR_ACT_TIR || d->type == VB_DR_ACT_TABLE ||
+	    d->type == VB_DR_ACT_MISS)
+		return 0;
+	return EOPNOTSUPP;
+}
+
+/*
+ * A copy of the frame to each destination (NIC_RX; FDB's are vports, which
+ * this port has but the uplink of). Each destination action is held until
+ * the array goes. EINVAL for fewer than two, as rdma-core.
+ */
+VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_array(struct mlx5dv_dr_domain *domain, size_t num_dest,
+									struct mlx5dv_dr_action_dest_attr **dests)
+{
+	struct mlx5dv_dr_action *a;
+	int err = 0;
+
+	if (!vb_domain_ok(domain) || num_dest <= 1 || dests == NULL || num_dest > VB_DR_DESTS_MAX)
+		err = EINVAL;
+	else if (domain->type != MLX5DV_DR_DOMAIN_TYPE_NIC_RX)
+		err = EOPNOTSUPP;
+	for (size_t i = 0; err == 0 && i < num_dest; i++)
+		err = vb_dest_entry_ok(dests[i]);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	a = vb_action_new(VB_DR_ACT_DESTS);
+	if (a == NULL)
+		return NULL;
+	a->dmn = domain;
+	a->n_dests = num_dest;
+	for (size_t i = 0; i < num_dest; i++) {
+		a->dests[i] = dests[i]->dest;
+		atomic_fetch_add(&a->dests[i]->users, 1);
+	}
+	return a;
+}
+
 /* The dumps (vb_dr_dump.c): 0, EINVAL for a NULL file or an object not ours, or the write's errno. */
 VB_EXPORT int mlx5dv_dump_dr_domain(FILE *fout, struct mlx5dv_dr_domain *domain)
 {
@@ -320,6 +381,8 @@ VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 		atomic_fetch_sub(&action->tbl->users, 1);
 	if (action->type == VB_DR_ACT_QP)
 		(void)action->dv->dr_qp_dest(action->qp, false, NULL);
+	for (size_t i = 0; action->type == VB_DR_ACT_DESTS && i < action->n_dests; i++)
+		atomic_fetch_sub(&action->dests[i]->users, 1);
 	action->magic = 0;
 	free(action);
 	return 0;

@@ -302,12 +302,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_aso(struct mlx5dv_dr_
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_array(struct mlx5dv_dr_domain *domain, size_t num_dest, struct mlx5dv_dr_action_dest_attr **dests)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_array");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_ib_port(struct mlx5dv_dr_domain *domain, uint32_t ib_port)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_dest_ib_port");
@@ -347,12 +341,6 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_modify_header(struct 
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_packet_reformat(struct mlx5dv_dr_domain *domain, uint32_t flags, enum mlx5_ib_uapi_flow_action_packet_reformat_type reformat_type, size_t data_sz, void *data)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_packet_reformat");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_tag(uint32_t tag_value)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_tag");
 	return NULL;
 }
 

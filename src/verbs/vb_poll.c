@@ -237,6 +237,7 @@ static inline __attribute__((always_inline)) bool vb_cq_take(struct vb_cq *cq, s
 		bool ok = vb_cqe_plain_recv(cq, cqe, wc) || vb_cqe_parse(cq, cqe, wc);
 
 		cq->cur_ts = be64toh(cqe->timestamp);
+		cq->cur_flow_tag = hw_cqe_flow_tag(cqe);
 		cq->cons_index++;
 		if (ok)
 			return true;
@@ -468,10 +469,10 @@ static uint64_t vb_read_completion_wallclock_ns(struct ibv_cq_ex *c)
 	return vb_clock_wall_of(vb_cqx(c)->cur_ts);
 }
 
+/* A steering rule's tag of the frame received (0: none), as mlx5 reads its CQE's flow_tag. */
 static uint32_t vb_read_flow_tag(struct ibv_cq_ex *c)
 {
-	(void)c;
-	return 0;
+	return vb_cqx(c)->cur_flow_tag;
 }
 
 void vb_cq_ex_fill(struct vb_cq *cq)

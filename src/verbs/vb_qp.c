@@ -370,6 +370,8 @@ struct ibv_qp *vb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	}
 	if (a->qp_type == IBV_QPT_XRC_RECV)
 		return vb_xrc_create_recv_qp(ctx, a);
+	if (a->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE))
+		return vb_rss_create_qp(ctx, a);
 	if (a->qp_type == IBV_QPT_XRC_SEND)
 		return vb_qp_create_xrc_send(ctx, a);
 	rc = vb_qp_attr_ok(ctx, a);
@@ -464,6 +466,8 @@ VB_EXPORT int vb_destroy_qp(struct ibv_qp *ibqp)
 		return vb_xrc_destroy_qp(qp);
 	if (qp->raw != NULL && vb_raw_busy(qp))
 		return EBUSY; /* flows still steer to it, as the kernel refuses it */
+	if (vb_raw_rss_ind(qp) != NULL)
+		return vb_rss_destroy_qp(qp);
 	vb_cq_del_qp(qp->scq, qp, true);
 	if (qp->rcq != NULL)
 		vb_cq_del_qp(qp->rcq, qp, false);
@@ -800,6 +804,8 @@ VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int att
 	(void)attr_mask; /* as the kernel: every attribute is returned */
 	if (ibqp == NULL || attr == NULL || init_attr == NULL)
 		return EINVAL;
+	if (vb_raw_rss_ind(qp) != NULL)
+		return EOPNOTSUPP; /* an RSS QP: libmlx5 queries none */
 	if (qp->open_of != NULL)
 		qp = qp->open_of; /* a handle ibv_open_qp gave: the QP it opened */
 	if (qp->hw != NULL && qp->hw->view != NULL) /* one of another process: its state is as its owner set it */

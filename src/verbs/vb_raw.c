@@ -30,7 +30,8 @@
 struct vb_raw {
 	struct hw_eth_sq *sq; /* NULL in ERR */
 	struct hw_eth_rq *rq;
-	uint32_t tirn; /* the direct TIR flows name */
+	uint32_t tirn; /* the direct TIR flows name; an RSS QP's indirect one */
+	struct ibv_rwq_ind_table *ind; /* an RSS QP's table (vb_rss.c): no queues then */
 	_Atomic uint32_t flows;
 	_Alignas(64) uint32_t dbrec[2]; /* what the device reads: [0] receive counter, [1] send counter */
 };
@@ -160,6 +161,23 @@ void vb_raw_free(struct vb_qp *qp)
 	qp->raw = NULL;
 }
 
+/* An RSS QP's part: its indirect TIR and table, no queues. */
+int vb_raw_rss_new(struct vb_qp *qp, uint32_t tirn, struct ibv_rwq_ind_table *ind)
+{
+	qp->raw = aligned_alloc(64, sizeof(*qp->raw));
+	if (qp->raw == NULL)
+		return ENOMEM;
+	memset(qp->raw, 0, sizeof(*qp->raw));
+	qp->raw->tirn = tirn;
+	qp->raw->ind = ind;
+	return 0;
+}
+
+struct ibv_rwq_ind_table *vb_raw_rss_ind(const struct vb_qp *qp)
+{
+	return qp->raw != NULL ? qp->raw->ind : NULL;
+}
+
 bool vb_raw_busy(struct vb_qp *qp)
 {
 	return atomic_load(&qp->raw->flows) != 0;
@@ -236,6 +254,8 @@ int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *a, int mask)
 	enum ibv_qp_state cur = qp->qpx.qp_base.state, to;
 	int rc;
 
+	if (qp->raw->ind != NULL)
+		return EOPNOTSUPP; /* an RSS QP: libmlx5 modifies none */
 	if (mask & ~RAW_MASK_KNOWN)
 		return EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != cur)
@@ -363,7 +383,7 @@ int vb_raw_post_send(struct vb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 
 	if (state == IBV_QPS_RESET && wr != NULL) {
 		*bad = wr;
-		return wr->opcode == IBV_WR_SEND ? ENOMEM : EINVAL;
+		return wr->opcode == IBV_WR_SEND || qp->raw->ind != NULL ? ENOMEM : EINVAL; /* an RSS QP has no SQ */
 	}
 	vb_sq_lock(qp);
 	for (; wr != NULL; wr = wr->next, nreq++) {
@@ -397,7 +417,7 @@ int vb_raw_post_recv(struct vb_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 
 	if (state == IBV_QPS_RESET && wr != NULL) {
 		*bad = wr;
-		return EINVAL;
+		return qp->raw->ind != NULL ? ENOMEM : EINVAL; /* an RSS QP has no RQ: its WQs receive */
 	}
 	pthread_spin_lock(&qp->rq_lock);
 	for (; wr != NULL; wr = wr->next, nreq++) {

@@ -6,9 +6,8 @@
  * program's sight: its number is the QP's, its receives complete into its
  * CQ as the QP's would, and RDY is the QP in RTR (receives handed to the
  * device). An indirection table lists WQs (a power of two of them) and
- * holds each. QPs that spread frames over a table by a hash (RSS:
- * IBV_QP_INIT_ATTR_RX_HASH) are not made: ibv_create_qp_ex refuses them
- * with EOPNOTSUPP, as a card without RSS.
+ * holds each; an RSS QP (vb_rss.c) spreads frames over it by a hash, and
+ * holds it in turn.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@ struct vb_wq {
 
 struct vb_ind {
 	struct ibv_rwq_ind_table t;
+	_Atomic uint32_t users; /* RSS QPs over it */
 	uint32_t n;
 	struct vb_wq **wqs;
 };
@@ -175,9 +175,30 @@ int vb_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl)
 
 	if (tbl == NULL)
 		return EINVAL;
+	if (atomic_load(&t->users) != 0)
+		return EBUSY; /* an RSS QP spreads over it, as the kernel's use count refuses */
 	for (uint32_t i = 0; i < t->n; i++)
 		atomic_fetch_sub(&t->wqs[i]->users, 1);
 	free(t->wqs);
 	free(t);
 	return 0;
+}
+
+void vb_ind_rqns(struct ibv_rwq_ind_table *tbl, uint32_t *rqns, uint32_t *n)
+{
+	struct vb_ind *t = (struct vb_ind *)tbl;
+
+	for (uint32_t i = 0; i < t->n; i++)
+		rqns[i] = t->wqs[i]->wq.wq_num;
+	*n = t->n;
+}
+
+void vb_ind_hold(struct ibv_rwq_ind_table *tbl, bool hold)
+{
+	struct vb_ind *t = (struct vb_ind *)tbl;
+
+	if (hold)
+		atomic_fetch_add(&t->users, 1);
+	else
+		atomic_fetch_sub(&t->users, 1);
 }
