@@ -5,7 +5,9 @@
  * inserts the 802.1Q header it was given after the MACs, pop_vlan (NIC
  * receive) takes it out; default_miss ends the domain's lookup as a miss,
  * so a transmit goes to the wire and a receive to what comes after the
- * domain (here a verbs flow). Frames are compared byte for byte.
+ * domain (here a verbs flow); tag gives the receive completion its flow tag
+ * (ibv_wc_read_flow_tag, the CQE's flow_tag); dest_array copies the frame
+ * to each of its destinations. Frames are compared byte for byte.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include <infiniband/verbs.h>
 
 #include "raw_fixture.h"
+
+#define TAG 0x123
 
 #define CRIT_OUTER 0x1
 #define SMAC_OFF 0 /* fte_match_set_lyr_2_4: smac_47_16, smac_15_0 */
@@ -293,6 +297,173 @@ static void test_default_miss(void)
 	CHECK(send_one(qa, qb, len, &got) == 0);
 }
 
+static void cqx_cb(void *cq)
+{
+	(void)ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/* A raw packet QP in RTS receiving into cq (an extended CQ), sending into env.cq. */
+static struct ibv_qp *raw_qp_on(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = env.cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = {.max_send_wr = RING, .max_recv_wr = RING, .max_send_sge = 1, .max_recv_sge = 1},
+	};
+	struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	struct ibv_qp *qp = kept(ibv_create_qp(env.pd, &a), qp_cb);
+
+	if (qp == NULL || ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT) != 0)
+		return NULL;
+	m.qp_state = IBV_QPS_RTR;
+	return ibv_modify_qp(qp, &m, IBV_QP_STATE) == 0 ? qp : NULL;
+}
+
+/*
+ * Sends buf[0] from qa to qb (receiving into cqx's CQ, whose ring is dv);
+ * checks the CQE's flow_tag as mlx5dv reads it at ring index idx, then the
+ * completion through the extended poll, its flow tag and the bytes.
+ */
+static void tagged_one(struct ibv_qp *qa, struct ibv_qp *qb, struct ibv_cq_ex *cqx, const struct mlx5dv_cq *dv,
+		       uint32_t idx, uint32_t len, uint32_t tag)
+{
+	struct ibv_poll_cq_attr pa = {0};
+	struct mlx5_cqe64 *cqe = (void *)((uint8_t *)dv->buf + (size_t)idx * dv->cqe_size);
+	struct ibv_wc wc;
+
+	CHECK_OK(post_recv(qb, 1, 0xb1));
+	CHECK_OK(post_frame(qa, 0, len, 0xa1));
+	CHECK(ibv_poll_cq(env.cq, 1, &wc) == 1 && wc.wr_id == 0xa1 && wc.status == IBV_WC_SUCCESS);
+	CHECK(mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND);
+	CHECK((be32toh(cqe->sop_drop_qpn) & 0xffffff) == (tag != 0 ? tag : qb->qp_num));
+	CHECK_OK(ibv_start_poll(cqx, &pa));
+	CHECK(cqx->wr_id == 0xb1 && cqx->status == IBV_WC_SUCCESS);
+	CHECK(ibv_wc_read_opcode(cqx) == IBV_WC_RECV);
+	CHECK(ibv_wc_read_qp_num(cqx) == qb->qp_num);
+	CHECK(ibv_wc_read_byte_len(cqx) == len);
+	CHECK(ibv_wc_read_flow_tag(cqx) == tag);
+	CHECK(ibv_next_poll(cqx) == ENOENT);
+	ibv_end_poll(cqx);
+	CHECK(memcmp(env.buf[1], env.buf[0], len) == 0);
+}
+
+/* A NIC receive rule's tag reaches the receive completion of the QP it sends to; without one the tag is 0. */
+static void test_tag(void)
+{
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_FLOW_TAG};
+	struct mlx5dv_dr_action *tag, *to_b, *acts[2];
+	struct mlx5dv_dr_matcher *m;
+	struct mlx5dv_dr_rule *r;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_cq dv;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qa, *qb;
+	uint32_t len;
+
+	CHECK(env_open() == 0);
+	cqx = kept(ibv_create_cq_ex(env.c, &ca), cqx_cb);
+	CHECK(cqx != NULL);
+	obj.cq.in = ibv_cq_ex_to_cq(cqx);
+	obj.cq.out = &dv;
+	CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
+	qa = raw_qp();
+	qb = raw_qp_on(ibv_cq_ex_to_cq(cqx));
+	CHECK(qa != NULL && qb != NULL);
+	tag = action(mlx5dv_dr_action_create_tag(0xff000000u | TAG)); /* 24 bits kept */
+	to_b = action(mlx5dv_dr_action_create_dest_ibv_qp(qb));
+	CHECK(tag != NULL && to_b != NULL);
+	m = smac_matcher(domain(MLX5DV_DR_DOMAIN_TYPE_NIC_RX), 1, 0);
+	CHECK(m != NULL);
+	acts[0] = tag;
+	acts[1] = to_b;
+	r = smac_rule(m, 2, acts);
+	CHECK(r != NULL);
+	len = make_frame(env.buf[0], 160, false);
+	tagged_one(qa, qb, cqx, &dv, 0, len, TAG);
+	/* The same QP through a rule without a tag: 0, and the CQE names the QP. */
+	CHECK_OK(mlx5dv_dr_rule_destroy(r));
+	th_undefer(rule_cb, r);
+	CHECK(smac_rule(m, 1, &to_b) != NULL);
+	tagged_one(qa, qb, cqx, &dv, 1, len, 0);
+	/* Tags are the receive side's: a NIC transmit rule refuses one. */
+	{
+		struct mlx5dv_dr_matcher *tx = smac_matcher(domain(MLX5DV_DR_DOMAIN_TYPE_NIC_TX), 0, 0);
+		struct match v;
+
+		CHECK(tx != NULL);
+		errno = 0;
+		CHECK(mlx5dv_dr_rule_create(tx, smac(&v, mac_src), 1, &tag) == NULL);
+		CHECK(errno == EOPNOTSUPP);
+	}
+}
+
+/* A dest array copies the frame to each destination: two QPs and a table whose rule sends to a third. */
+static void test_dest_array(void)
+{
+	struct mlx5dv_dr_action_dest_attr d[3], *dp[3] = {&d[0], &d[1], &d[2]};
+	struct mlx5dv_dr_action *to_b, *to_c, *to_d, *to_t2, *arr, *push;
+	struct mlx5dv_dr_domain *rx;
+	struct mlx5dv_dr_table *t2;
+	struct mlx5dv_dr_matcher *m1, *m2;
+	struct ibv_qp *qa, *qb, *qc, *qd;
+	struct ibv_wc wc[8];
+	struct match mk;
+	uint32_t len;
+
+	CHECK(env_open() == 0);
+	qa = raw_qp();
+	qb = raw_qp();
+	qc = raw_qp();
+	qd = raw_qp();
+	CHECK(qa != NULL && qb != NULL && qc != NULL && qd != NULL);
+	rx = domain(MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+	CHECK(rx != NULL);
+	m1 = smac_matcher(rx, 1, 0);
+	t2 = kept(mlx5dv_dr_table_create(rx, 2), table_cb);
+	CHECK(m1 != NULL && t2 != NULL);
+	m2 = kept(mlx5dv_dr_matcher_create(t2, 0, CRIT_OUTER, smac(&mk, all_ones)), matcher_cb);
+	to_b = action(mlx5dv_dr_action_create_dest_ibv_qp(qb));
+	to_c = action(mlx5dv_dr_action_create_dest_ibv_qp(qc));
+	to_d = action(mlx5dv_dr_action_create_dest_ibv_qp(qd));
+	to_t2 = action(mlx5dv_dr_action_create_dest_table(t2));
+	CHECK(m2 != NULL && to_b != NULL && to_c != NULL && to_d != NULL && to_t2 != NULL);
+	CHECK(smac_rule(m2, 1, &to_d) != NULL);
+	d[0] = (struct mlx5dv_dr_action_dest_attr){.type = MLX5DV_DR_ACTION_DEST, .dest = to_b};
+	d[1] = (struct mlx5dv_dr_action_dest_attr){.type = MLX5DV_DR_ACTION_DEST, .dest = to_c};
+	d[2] = (struct mlx5dv_dr_action_dest_attr){.type = MLX5DV_DR_ACTION_DEST, .dest = to_t2};
+	arr = action(mlx5dv_dr_action_create_dest_array(rx, 3, dp));
+	CHECK(arr != NULL);
+	CHECK(smac_rule(m1, 1, &arr) != NULL);
+	len = make_frame(env.buf[0], 333, false);
+	CHECK_OK(post_recv(qb, 1, 0xb1));
+	CHECK_OK(post_recv(qc, 2, 0xb2));
+	CHECK_OK(post_recv(qd, 3, 0xb3));
+	CHECK_OK(post_frame(qa, 0, len, 0xa1));
+	CHECK(poll_all(wc, 8) == 4);
+	CHECK(wc[0].wr_id == 0xa1 && wc[0].status == IBV_WC_SUCCESS);
+	CHECK(wc[1].wr_id == 0xb1 && wc[1].qp_num == qb->qp_num && wc[1].status == IBV_WC_SUCCESS);
+	CHECK(wc[2].wr_id == 0xb2 && wc[2].qp_num == qc->qp_num && wc[2].status == IBV_WC_SUCCESS);
+	CHECK(wc[3].wr_id == 0xb3 && wc[3].qp_num == qd->qp_num && wc[3].status == IBV_WC_SUCCESS);
+	for (int i = 1; i <= 3; i++) {
+		CHECK(wc[i].byte_len == len);
+		CHECK(memcmp(env.buf[i], env.buf[0], len) == 0);
+	}
+	/* Its destinations are held while it lives. */
+	CHECK_ERR(mlx5dv_dr_action_destroy(to_b), EBUSY);
+	/* Fewer than two: EINVAL; a transmit domain, or an edit as a destination: EOPNOTSUPP. */
+	errno = 0;
+	CHECK(mlx5dv_dr_action_create_dest_array(rx, 1, dp) == NULL && errno == EINVAL);
+	errno = 0;
+	CHECK(mlx5dv_dr_action_create_dest_array(domain(MLX5DV_DR_DOMAIN_TYPE_NIC_TX), 2, dp) == NULL);
+	CHECK(errno == EOPNOTSUPP);
+	push = action(mlx5dv_dr_action_create_pop_vlan());
+	CHECK(push != NULL);
+	d[1].dest = push;
+	errno = 0;
+	CHECK(mlx5dv_dr_action_create_dest_array(rx, 2, dp) == NULL && errno == EOPNOTSUPP);
+}
+
 int main(void)
 {
 	unsetenv("SOFTDPU_MACHINE");
@@ -302,5 +473,7 @@ int main(void)
 	RUN(test_dest_qp_refused);
 	RUN(test_push_and_pop_vlan);
 	RUN(test_default_miss);
+	RUN(test_tag);
+	RUN(test_dest_array);
 	return th_summary("test_verbs_dr_qp");
 }
