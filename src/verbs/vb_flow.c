@@ -13,8 +13,10 @@
  * ethertype, VLAN tag), IPV4 and IPV4_EXT (addresses, protocol, TOS, TTL),
  * IPV6 (addresses, next header, traffic class, hop limit), TCP and UDP
  * (ports); each value under its mask, in network order as the frame has it.
- * NORMAL flows only: sniffer, default and egress flows, tunnels, inner
- * headers and actions are EOPNOTSUPP, as on a card without them.
+ * ACTION_TAG gives the frames' receive completions its tag (24 bits, one
+ * tag a flow: EINVAL beyond, as mlx5_ib). NORMAL flows only: sniffer,
+ * default and egress flows, tunnels, inner headers and other actions are
+ * EOPNOTSUPP, as on a card without them.
  */
 #include <endian.h>
 #include <pthread.h>
@@ -60,6 +62,8 @@ struct flow_match {
 	uint8_t v[HW_STEER_MATCH_BYTES];
 	uint8_t m[HW_STEER_MATCH_BYTES];
 	int ip_version; /* 0, 4 or 6: what an L3 spec said */
+	bool tagged;
+	uint32_t tag;
 };
 
 /* The root tables: [0] NIC receive, [1] NIC transmit (egress). */
@@ -182,8 +186,14 @@ static int flow_spec(struct flow_match *f, const uint8_t *p, size_t *used)
 		if (s->hdr.size < sizeof(s->tcp_udp))
 			return EINVAL;
 		return flow_l4(f, &s->tcp_udp, s->hdr.type == IBV_FLOW_SPEC_TCP);
+	case IBV_FLOW_SPEC_ACTION_TAG:
+		if (s->hdr.size < sizeof(s->flow_tag) || s->flow_tag.tag_id >= (1u << 24) || f->tagged)
+			return EINVAL;
+		f->tagged = true;
+		f->tag = s->flow_tag.tag_id;
+		return 0;
 	default:
-		return EOPNOTSUPP; /* tunnels, inner headers, ESP, MPLS, actions */
+		return EOPNOTSUPP; /* tunnels, inner headers, ESP, MPLS, other actions */
 	}
 }
 
@@ -278,13 +288,14 @@ int vb_flow_root_matcher_destroy(bool egress, struct hw_steer_matcher *m)
 
 static int flow_install(struct vb_flow *fl, const struct flow_match *f, uint16_t priority)
 {
-	struct hw_steer_action act = {.type = HW_STEER_ACT_TIR, .tirn = vb_raw_tirn(fl->qp)};
+	struct hw_steer_action act[2] = {{.type = HW_STEER_ACT_TIR, .tirn = vb_raw_tirn(fl->qp)},
+					 {.type = HW_STEER_ACT_TAG, .tag = f->tag}};
 	int rc;
 
 	rc = vb_flow_root_matcher(false, priority, f->m, &fl->m);
 	if (rc != 0)
 		return rc;
-	if (hw_steer_rule_create(fl->m, f->v, &act, 1, &fl->r) != HW_OK) {
+	if (hw_steer_rule_create(fl->m, f->v, act, f->tagged ? 2 : 1, &fl->r) != HW_OK) {
 		(void)vb_flow_root_matcher_destroy(false, fl->m);
 		return ENOMEM;
 	}
