@@ -516,6 +516,75 @@ static void test_steer_match_and_priority(void)
 	CHECK(verdict_is(steer_tx(f, 64), HW_STEER_ACT_WIRE, 0));
 }
 
+/* A rule of n actions, kept for the case's cleanup. */
+static enum hw_status rule_n(struct hw_steer_matcher *m, const uint8_t *value, const struct hw_steer_action *a,
+			     uint32_t n)
+{
+	struct hw_steer_rule *r = NULL;
+	enum hw_status st = hw_steer_rule_create(m, value, a, n, &r);
+
+	if (st == HW_OK)
+		E.rules[E.nrules++] = r;
+	return st;
+}
+
+/*
+ * A dest array's rule: the verdict names each TIR and what its table's
+ * lookup gives, with the rule's tag; the TIRs it names are held. Refused:
+ * a destination that is neither TIR nor table, none, a TIR that does not
+ * exist, a tag outside NIC receive; an RSS TIR of a table not a power of
+ * two or over an RQ that does not exist.
+ */
+static void test_steer_dests_and_tag(void)
+{
+	uint8_t mask[64], val[64], f[64];
+	struct hw_steer_domain *d, *dtx;
+	struct hw_steer_table *t0, *t1;
+	struct hw_steer_matcher *m0, *m1, *mtx;
+	struct hw_steer_action dests[3], acts[2];
+	struct hw_steer_verdict v;
+	struct hw_rss_conf conf = {.fields = HW_RSS_SRC_IPV4};
+	uint32_t tir1, tir2, tir3, rqns[2] = {RQN0, RQN0 + 1}, t;
+
+	CHECK(port_setup() == 0);
+	tir1 = tir_of(RQN0);
+	tir2 = tir_of(RQN0);
+	tir3 = tir_of(RQN0);
+	CHECK(tir1 != 0 && tir2 != 0 && tir3 != 0);
+	CHECK((d = domain(HW_STEER_NIC_RX)) != NULL);
+	CHECK((t0 = table(d, 0)) != NULL && (t1 = table(d, 1)) != NULL);
+	match_dmac(mask, MAC_ALL);
+	CHECK((m0 = matcher(t0, 0, mask)) != NULL && (m1 = matcher(t1, 0, mask)) != NULL);
+	match_dmac(val, MAC_A);
+	CHECK_OK(rule(m1, val, act_tir(tir3)));
+	dests[0] = act_tir(tir1);
+	dests[1] = act_tir(tir2);
+	dests[2] = act_table(t1);
+	acts[0] = (struct hw_steer_action){.type = HW_STEER_ACT_TAG, .tag = 0x42};
+	acts[1] = (struct hw_steer_action){.type = HW_STEER_ACT_DESTS, .dests = dests, .n_dests = 3};
+	CHECK_OK(rule_n(m0, val, acts, 2));
+	udp_frame(f, 64, MAC_A, 53, 0);
+	v = steer_rx(f, 64);
+	CHECK(v.type == HW_STEER_ACT_TIR && v.n_tirs == 3 && v.flow_tag == 0x42);
+	CHECK(v.tirns[0] == tir1 && v.tirns[1] == tir2 && v.tirns[2] == tir3 && v.tirn == tir1);
+	CHECK(hw_eth_tir_destroy(tir2) == HW_ERR_INVAL); /* the array names it */
+	/* Refusals. */
+	match_dmac(val, MAC_B);
+	dests[2] = act(HW_STEER_ACT_DROP);
+	CHECK(rule_n(m0, val, acts, 2) == HW_ERR_INVAL);
+	acts[1].n_dests = 0;
+	CHECK(rule_n(m0, val, acts, 2) == HW_ERR_INVAL);
+	dests[0] = act_tir(0xfffff0);
+	acts[1].n_dests = 1;
+	CHECK(rule_n(m0, val, acts, 2) == HW_ERR_KEY);
+	CHECK((dtx = domain(HW_STEER_NIC_TX)) != NULL);
+	CHECK((t = 0, mtx = matcher(table(dtx, 0), 0, mask)) != NULL);
+	CHECK(rule_n(mtx, val, acts, 1) == HW_ERR_INVAL); /* a tag on transmit */
+	CHECK(hw_eth_tir_create_rss(&conf, rqns, 2, &t) == HW_ERR_KEY); /* RQN0 + 1 is none */
+	CHECK(hw_eth_tir_create_rss(&conf, rqns, 3, &t) == HW_ERR_INVAL);
+	CHECK(t == 0);
+}
+
 static void test_steer_jumps(void)
 {
 	uint8_t mask[64], val[64], f[64];
@@ -1194,6 +1263,7 @@ int main(void)
 	RUN(test_parse_runt);
 	RUN(test_steer_match_and_priority);
 	RUN(test_steer_jumps);
+	RUN(test_steer_dests_and_tag);
 	RUN(test_steer_destroy_order);
 	RUN(test_steer_paths);
 	RUN(test_send_receive);
