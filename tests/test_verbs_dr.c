@@ -921,6 +921,23 @@ static void test_dump(void)
 			 ((unsigned long long)getpid() << 8) | MLX5DV_DR_DOMAIN_TYPE_NIC_RX, c->device->dev_name);
 		DUMP(mlx5dv_dump_dr_domain, rx, out);
 		CHECK(strcmp(out, dom) == 0);
+		/* A tag action's record: rdma-core's ACTION_TAG with the tag. */
+		{
+			struct mlx5dv_dr_table *rt = table(rx, 1);
+			struct mlx5dv_dr_matcher *rm = rt != NULL ? dmac_matcher(rt, 0) : NULL;
+			struct mlx5dv_dr_action *tag = action(mlx5dv_dr_action_create_tag(0x123));
+			struct mlx5dv_dr_rule *rr;
+
+			CHECK(rm != NULL && tag != NULL);
+			acts[0] = tag;
+			acts[1] = drop;
+			rr = kept(mlx5dv_dr_rule_create(rm, dmac_param(&v, mac_a), 2, acts), rule_cb);
+			CHECK(rr != NULL);
+			snprintf(act, sizeof(act), "3407,0x%llx,0x%llx,0x123\n", (unsigned long long)(uintptr_t)tag,
+				 (unsigned long long)(uintptr_t)rr);
+			DUMP(mlx5dv_dump_dr_rule, rr, out);
+			CHECK(strstr(out, act) != NULL);
+		}
 	}
 	CHECK_ERR(mlx5dv_dump_dr_domain(NULL, d), EINVAL);
 	CHECK_ERR(mlx5dv_dump_dr_domain(stdout, NULL), EINVAL);

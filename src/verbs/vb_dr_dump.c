@@ -27,10 +27,12 @@ enum {
 	REC_ACT_DROP = 3403,
 	REC_ACT_QP = 3404,
 	REC_ACT_FT = 3405,
+	REC_ACT_TAG = 3407,
 	REC_ACT_VPORT = 3408,
 	REC_ACT_TIR = 3411,
 	REC_ACT_PUSH_VLAN = 3412,
 	REC_ACT_POP_VLAN = 3413,
+	REC_ACT_DEST_ARRAY = 3416,
 	REC_ACT_MISS = 3423,
 };
 
@@ -105,6 +107,11 @@ static int dump_action(FILE *f, uint64_t rule, const struct mlx5dv_dr_action *a)
 		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x\n", REC_ACT_PUSH_VLAN, id, rule, vlan);
 	case VB_DR_ACT_POP_VLAN:
 		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 "\n", REC_ACT_POP_VLAN, id, rule);
+	case VB_DR_ACT_TAG:
+		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x\n", REC_ACT_TAG, id, rule, a->tag);
+	case VB_DR_ACT_DESTS: /* its flow-table object and ICM addresses: none here */
+		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x,0x%" PRIx64 ",0x%" PRIx64 "\n", REC_ACT_DEST_ARRAY,
+			       id, rule, 0u, (uint64_t)0, (uint64_t)0);
 	default:
 		return 0;
 	}
