@@ -273,6 +273,11 @@ static void test_rss_refusals(void)
 	rss_attr(&a, &r, IBV_RX_HASH_SRC_IPV4);
 	a.send_cq = env.cq;
 	refused(&a, EINVAL);
+	rss_attr(&a, &r, 0); /* no fields over four WQs */
+	refused(&a, EINVAL);
+	rss_attr(&a, &r, IBV_RX_HASH_SRC_IPV4);
+	a.qp_type = IBV_QPT_UD;
+	refused(&a, EOPNOTSUPP);
 }
 
 /* No state, no attributes, no queues: modify and query EOPNOTSUPP, posting ENOMEM; the table and QP held. */

@@ -7,10 +7,11 @@
  * Toeplitz hash of the selected fields picks (hash & (table size - 1)).
  *
  * Refusals as the v44 provider and the kernel's mlx5 give them: a key
- * longer than 40 bytes EINVAL (libmlx5); a hash function other than
- * Toeplitz, inner-header or IPsec SPI fields, unknown field bits EOPNOTSUPP;
- * a key of another length, IPv4 with IPv6 fields, TCP with UDP ports, a
- * send CQ or creation flags, a receive CQ, SRQ or receive capacities (the
+ * longer than 40 bytes EINVAL (libmlx5); a QP type other than raw packet,
+ * a hash function other than Toeplitz, inner-header or IPsec SPI fields,
+ * unknown field bits EOPNOTSUPP; a key of another length, IPv4 with IPv6
+ * fields, TCP with UDP ports, no fields over a table of more than one WQ,
+ * a send CQ or creation flags, a receive CQ, SRQ or receive capacities (the
  * WQs receive), a missing indirection table or PD EINVAL. It cannot be
  * modified or queried (EOPNOTSUPP, as libmlx5 answers an RSS QP); posting to
  * it finds no room (ENOMEM). The table is held while the QP lives.
@@ -30,22 +31,23 @@
 #define RSS_FIELDS_TCP (IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP)
 #define RSS_FIELDS_UDP (IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
 
+/* mlx5_ib's create_rss_raw_qp_tir, in its order, after the provider's key length. */
 static int rss_hash_ok(const struct ibv_rx_hash_conf *h)
 {
 	uint64_t f = h->rx_hash_fields_mask;
 
-	if (h->rx_hash_key_len > HW_RSS_KEY_LEN)
-		return EINVAL; /* libmlx5: longer than its command's key */
+	if (f & IBV_RX_HASH_INNER)
+		return EOPNOTSUPP; /* inner headers need tunnel offloads, which the port has not */
 	if (h->rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ)
 		return EOPNOTSUPP;
 	if (h->rx_hash_key_len != HW_RSS_KEY_LEN || h->rx_hash_key == NULL)
 		return EINVAL;
-	if (f & ~(uint64_t)HW_RSS_FIELDS_ALL)
-		return EOPNOTSUPP; /* inner headers, IPsec SPI, unknown */
 	if ((f & RSS_FIELDS_V4) && (f & RSS_FIELDS_V6))
 		return EINVAL;
 	if ((f & RSS_FIELDS_TCP) && (f & RSS_FIELDS_UDP))
 		return EINVAL;
+	if (f & ~(uint64_t)HW_RSS_FIELDS_ALL)
+		return EOPNOTSUPP; /* IPsec SPI, unknown */
 	return 0;
 }
 
@@ -53,17 +55,21 @@ static int rss_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex 
 {
 	if (a->comp_mask & ~(uint32_t)RSS_MASK_OK)
 		return EOPNOTSUPP;
+	if (a->rx_hash_conf.rx_hash_key_len > HW_RSS_KEY_LEN)
+		return EINVAL; /* libmlx5: longer than its command's key */
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_RX_HASH) || !(a->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE) ||
 	    a->rwq_ind_tbl == NULL || a->rwq_ind_tbl->context != &ctx->vctx.context)
 		return EINVAL;
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return EINVAL;
-	if (a->qp_type != IBV_QPT_RAW_PACKET || !ctx->dev->roce)
-		return EINVAL;
+	if (a->recv_cq != NULL || a->srq != NULL || a->cap.max_recv_wr != 0 || a->cap.max_recv_sge != 0)
+		return EINVAL; /* the core's: the WQs receive, not the QP */
+	if (a->qp_type != IBV_QPT_RAW_PACKET)
+		return EOPNOTSUPP;
+	if (!ctx->dev->roce)
+		return EINVAL; /* an InfiniBand port carries no Ethernet frames */
 	if (a->send_cq != NULL || ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return EINVAL; /* mlx5's RSS TIR: no send side, no flags */
-	if (a->recv_cq != NULL || a->srq != NULL || a->cap.max_recv_wr != 0 || a->cap.max_recv_sge != 0)
-		return EINVAL; /* the WQs receive, not the QP */
 	return rss_hash_ok(&a->rx_hash_conf);
 }
 
@@ -76,6 +82,8 @@ static int rss_tir(const struct ibv_qp_init_attr_ex *a, uint32_t *tirn)
 
 	memcpy(conf.key, a->rx_hash_conf.rx_hash_key, HW_RSS_KEY_LEN);
 	vb_ind_rqns(a->rwq_ind_tbl, rqns, &n);
+	if (conf.fields == 0 && n > 1)
+		return EINVAL; /* no fields: a steering entry to one WQ only, as mlx5_ib */
 	st = hw_eth_tir_create_rss(&conf, rqns, n, tirn);
 	return st == HW_OK ? 0 : st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 }
