@@ -105,7 +105,7 @@ static void test_general_page(void)
 static void check_prop(unsigned base, int receive)
 {
 	CHECK(field(base + 0, 1) == 1);		   /* ft_support */
-	CHECK(field(base + 1, 1) == 0);		   /* flow_tag */
+	CHECK(field(base + 1, 1) == (receive ? 1u : 0u)); /* flow_tag: the receive CQE's */
 	CHECK(field(base + 2, 1) == 0);		   /* flow_counter */
 	CHECK(field(base + 7, 1) == 0);		   /* reformat */
 	CHECK(field(base + 8, 1) == 0);		   /* decap */
@@ -115,6 +115,7 @@ static void check_prop(unsigned base, int receive)
 	CHECK(field(base + 30, 1) == 0);	   /* sw_owner_v2 */
 	CHECK(field(base + 40, 8) == 0);	   /* log_max_modify_header_context */
 	CHECK(field(base + 56, 8) == 0xff);	   /* max_ft_level */
+	CHECK(field(base + 152, 8) == 4);	   /* log_max_destination: a dest array's 16 */
 	/* ft_field_support: outer dmac, smac, ethertype, IP version, VLAN, TTL; not the second VLAN. */
 	CHECK(field(base + 256, 8) == 0xff);
 	CHECK(field(base + 256 + 8, 3) == 0);

@@ -7,9 +7,10 @@
  * that reads them finds what it can use: the sizes ibv_query_device and
  * ibv_query_port report, as logarithms; the port's type (Ethernet or
  * InfiniBand); NIC receive and transmit steering with the fields hw_steer
- * matches (vb_dr.c), drop and VLAN pop (receive) and push (transmit). What
- * the steering does not do stays 0: packet reformat, header modify, flow
- * counters and tags, software-owned ICM. Maximum and current values are the
+ * matches (vb_dr.c), drop, VLAN pop and flow tags (receive) and push
+ * (transmit), dest arrays of up to 16 destinations. What the steering does
+ * not do stays 0: packet reformat, header modify, flow counters,
+ * software-owned ICM. Maximum and current values are the
  * same (nothing here is set by a program).
  */
 #include <string.h>
@@ -56,6 +57,7 @@
 #define FT_NIC_RECEIVE 512
 #define FT_NIC_TRANSMIT 2048
 #define P_FT_SUPPORT 0, 1
+#define P_FLOW_TAG 1, 1
 #define P_FLOW_MODIFY_EN 3, 1
 #define P_MODIFY_ROOT 4, 1
 #define P_POP_VLAN 10, 1
@@ -93,7 +95,7 @@ static const unsigned steer_fields[] = {
 #define LOG_FT_SIZE VB_DR_LOG_RULES_MAX /* a table's rules: a list, limited by memory only */
 #define MAX_FT_LEVEL 0xff   /* the field's largest value: levels are unbounded here */
 #define LOG_FT_NUM 24
-#define LOG_DESTINATION 0   /* one destination a rule */
+#define LOG_DESTINATION 4   /* a dest array's 16 destinations (VB_DR_DESTS_MAX) */
 #define LOG_FLOW 24
 
 /* Sets the field of width n at bit offset off (PRM numbering: bit 0 is the top bit of byte 0). */
@@ -174,10 +176,12 @@ static void cap_ft_prop(uint8_t *page, unsigned base, bool receive)
 	SET_AT(page, base, P_FT_SUPPORT, 1);
 	SET_AT(page, base, P_FLOW_MODIFY_EN, 1);
 	SET_AT(page, base, P_MODIFY_ROOT, 1);
-	if (receive)
+	if (receive) {
 		SET_AT(page, base, P_POP_VLAN, 1);
-	else
+		SET_AT(page, base, P_FLOW_TAG, 1); /* tags reach the receive CQE */
+	} else {
 		SET_AT(page, base, P_PUSH_VLAN, 1);
+	}
 	SET_AT(page, base, P_LOG_MAX_FT_SIZE, LOG_FT_SIZE);
 	SET_AT(page, base, P_MAX_FT_LEVEL, MAX_FT_LEVEL);
 	SET_AT(page, base, P_LOG_MAX_FT_NUM, LOG_FT_NUM);
