@@ -174,4 +174,27 @@ static inline int send_one(struct ibv_qp *qa, struct ibv_qp *qb, uint32_t len, u
 	return 1;
 }
 
+static inline void cqx_cb(void *cq)
+{
+	(void)ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/* A raw packet QP in RTR (it only receives) receiving into cq (an extended CQ), sending into env.cq. */
+static inline struct ibv_qp *raw_qp_on(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = env.cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = {.max_send_wr = RING, .max_recv_wr = RING, .max_send_sge = 1, .max_recv_sge = 1},
+	};
+	struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	struct ibv_qp *qp = kept(ibv_create_qp(env.pd, &a), qp_cb);
+
+	if (qp == NULL || ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT) != 0)
+		return NULL;
+	m.qp_state = IBV_QPS_RTR;
+	return ibv_modify_qp(qp, &m, IBV_QP_STATE) == 0 ? qp : NULL;
+}
+
 #endif /* SOFTDPU_TEST_RAW_FIXTURE_H_ */

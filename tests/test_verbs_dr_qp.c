@@ -297,29 +297,6 @@ static void test_default_miss(void)
 	CHECK(send_one(qa, qb, len, &got) == 0);
 }
 
-static void cqx_cb(void *cq)
-{
-	(void)ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
-}
-
-/* A raw packet QP in RTS receiving into cq (an extended CQ), sending into env.cq. */
-static struct ibv_qp *raw_qp_on(struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = env.cq,
-		.recv_cq = cq,
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.cap = {.max_send_wr = RING, .max_recv_wr = RING, .max_send_sge = 1, .max_recv_sge = 1},
-	};
-	struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1};
-	struct ibv_qp *qp = kept(ibv_create_qp(env.pd, &a), qp_cb);
-
-	if (qp == NULL || ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT) != 0)
-		return NULL;
-	m.qp_state = IBV_QPS_RTR;
-	return ibv_modify_qp(qp, &m, IBV_QP_STATE) == 0 ? qp : NULL;
-}
-
 /*
  * Sends buf[0] from qa to qb (receiving into cqx's CQ, whose ring is dv);
  * checks the CQE's flow_tag as mlx5dv reads it at ring index idx, then the

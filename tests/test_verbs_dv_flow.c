@@ -5,7 +5,9 @@
  * egress matcher, transmit) or take the default miss; the destroy order
  * (matcher after its flows, QP after the flows naming it) and the
  * refusals: unknown attributes EINVAL, what the steering cannot do
- * (FDB tables, masks beyond the outer headers, counters, tags) EOPNOTSUPP.
+ * (FDB tables, masks beyond the outer headers, counters, a tag on
+ * transmit) EOPNOTSUPP. A tag action gives the frames' receive completions
+ * its flow tag.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -185,7 +187,7 @@ static void test_drop_and_miss(void)
 /* Actions the steering has not: EOPNOTSUPP (and a log line); malformed calls EINVAL. */
 static void test_flow_refusals(void)
 {
-	struct mlx5dv_flow_action_attr a[2] = {{.type = MLX5DV_FLOW_ACTION_TAG, .tag_value = 7}};
+	struct mlx5dv_flow_action_attr a[2] = {{.type = MLX5DV_FLOW_ACTION_COUNTERS_DEVX}};
 	struct mlx5dv_flow_matcher *m;
 	struct ibv_qp_init_attr rc = {.qp_type = IBV_QPT_RC,
 				      .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
@@ -196,9 +198,6 @@ static void test_flow_refusals(void)
 	m = matcher(0, CRIT_OUTER, smac(&p, 6, ones), false);
 	CHECK(m != NULL);
 	smac(&v, 6, mac_src);
-	errno = 0;
-	CHECK(mlx5dv_create_flow(m, (void *)&v, 1, a) == NULL && errno == EOPNOTSUPP);
-	a[0].type = MLX5DV_FLOW_ACTION_COUNTERS_DEVX;
 	a[0].obj = NULL;
 	errno = 0;
 	CHECK(mlx5dv_create_flow(m, (void *)&v, 1, a) == NULL && errno == EOPNOTSUPP);
@@ -226,6 +225,59 @@ static void test_flow_refusals(void)
 	CHECK(mlx5dv_create_flow(NULL, (void *)&v, 1, a) == NULL && errno == EINVAL);
 }
 
+/*
+ * A tag action with a QP destination: the frame completes with that flow
+ * tag; a tag of more than 24 bits or two tags EINVAL, a tag on an egress
+ * matcher EOPNOTSUPP.
+ */
+static void test_flow_tag(void)
+{
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_FLOW_TAG};
+	struct mlx5dv_flow_action_attr a[3];
+	struct ibv_poll_cq_attr pa = {0};
+	struct mlx5dv_flow_matcher *m, *tx;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qa, *qb;
+	struct ibv_flow *f;
+	struct param p, v;
+	struct ibv_wc wc;
+	uint32_t len;
+
+	CHECK(env_open() == 0);
+	cqx = kept(ibv_create_cq_ex(env.c, &ca), cqx_cb);
+	CHECK(cqx != NULL);
+	qa = raw_qp();
+	qb = raw_qp_on(ibv_cq_ex_to_cq(cqx));
+	CHECK(qa != NULL && qb != NULL);
+	m = matcher(0, CRIT_OUTER, smac(&p, 6, ones), false);
+	tx = matcher(0, CRIT_OUTER, smac(&p, 6, ones), true);
+	CHECK(m != NULL && tx != NULL);
+	a[0] = (struct mlx5dv_flow_action_attr){.type = MLX5DV_FLOW_ACTION_TAG, .tag_value = 0x5a5a5a};
+	a[1] = (struct mlx5dv_flow_action_attr){.type = MLX5DV_FLOW_ACTION_DEST_IBV_QP, .qp = qb};
+	a[2] = (struct mlx5dv_flow_action_attr){.type = MLX5DV_FLOW_ACTION_TAG, .tag_value = 1};
+	f = kept(mlx5dv_create_flow(m, smac(&v, 6, mac_src), 2, a), flow_cb);
+	CHECK(f != NULL);
+	len = make_frame(env.buf[0], 90, false);
+	CHECK_OK(post_recv(qb, 1, 0xb1));
+	CHECK_OK(post_frame(qa, 0, len, 0xa1));
+	CHECK(ibv_poll_cq(env.cq, 1, &wc) == 1 && wc.wr_id == 0xa1 && wc.status == IBV_WC_SUCCESS);
+	CHECK_OK(ibv_start_poll(cqx, &pa));
+	CHECK(cqx->wr_id == 0xb1 && cqx->status == IBV_WC_SUCCESS);
+	CHECK(ibv_wc_read_byte_len(cqx) == len && ibv_wc_read_qp_num(cqx) == qb->qp_num);
+	CHECK(ibv_wc_read_flow_tag(cqx) == 0x5a5a5a);
+	ibv_end_poll(cqx);
+	CHECK(memcmp(env.buf[1], env.buf[0], len) == 0);
+	errno = 0;
+	CHECK(mlx5dv_create_flow(m, smac(&v, 6, mac_dst), 3, a) == NULL && errno == EINVAL); /* two tags */
+	a[0].tag_value = 1u << 24;
+	errno = 0;
+	CHECK(mlx5dv_create_flow(m, smac(&v, 6, mac_dst), 2, a) == NULL && errno == EINVAL);
+	a[0].tag_value = 3;
+	a[1].type = MLX5DV_FLOW_ACTION_DROP;
+	errno = 0;
+	CHECK(mlx5dv_create_flow(tx, smac(&v, 6, mac_dst), 2, a) == NULL && errno == EOPNOTSUPP);
+}
+
 int main(void)
 {
 	unsetenv("SOFTDPU_MACHINE");
@@ -235,5 +287,6 @@ int main(void)
 	RUN(test_flow_to_qp);
 	RUN(test_drop_and_miss);
 	RUN(test_flow_refusals);
+	RUN(test_flow_tag);
 	return th_summary("test_verbs_dv_flow");
 }

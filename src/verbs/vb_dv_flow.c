@@ -146,25 +146,44 @@ static int dv_flow_action(const struct mlx5dv_flow_matcher *m, const struct mlx5
 	}
 }
 
-/* The one action (mlx5 allows one destination; counters and tags, the others, are not supported here). */
-static int dv_flow_actions(const struct mlx5dv_flow_matcher *m, size_t n, const struct mlx5dv_flow_action_attr *acts,
-			   struct hw_steer_action *act, struct vb_qp **qp)
+/* A tag action: the flow's tag (24 bits, one a flow, receive only: as mlx5_ib's flow tag). */
+static int dv_flow_tag(const struct mlx5dv_flow_matcher *m, const struct mlx5dv_flow_action_attr *a,
+		       struct hw_steer_action *tag)
 {
-	int err;
+	if (tag->type == HW_STEER_ACT_TAG || a->tag_value >= (1u << 24))
+		return EINVAL;
+	if (m->egress)
+		return EOPNOTSUPP;
+	tag->type = HW_STEER_ACT_TAG;
+	tag->tag = a->tag_value;
+	return 0;
+}
+
+/* One destination (mlx5 allows one) into act, and a tag into tag (type TAG when given); counters are not supported. */
+static int dv_flow_actions(const struct mlx5dv_flow_matcher *m, size_t n, const struct mlx5dv_flow_action_attr *acts,
+			   struct hw_steer_action *act, struct hw_steer_action *tag, struct vb_qp **qp)
+{
+	int err = 0, dests = 0;
 
 	if (n == 0 || acts == NULL)
 		return EINVAL;
 	memset(act, 0, sizeof(*act));
+	memset(tag, 0, sizeof(*tag));
 	*qp = NULL;
-	err = dv_flow_action(m, &acts[0], act, qp);
-	for (size_t i = 1; err == 0 && i < n; i++) {
+	for (size_t i = 0; err == 0 && i < n; i++) {
 		struct hw_steer_action more;
 		struct vb_qp *q2 = NULL;
 
-		err = dv_flow_action(m, &acts[i], &more, &q2);
-		if (err == 0)
+		if (acts[i].type == MLX5DV_FLOW_ACTION_TAG) {
+			err = dv_flow_tag(m, &acts[i], tag);
+			continue;
+		}
+		err = dv_flow_action(m, &acts[i], dests == 0 ? act : &more, dests == 0 ? qp : &q2);
+		if (err == 0 && ++dests > 1)
 			err = EINVAL; /* a second destination */
 	}
+	if (err == 0 && dests == 0)
+		act->type = HW_STEER_ACT_MISS; /* a tag alone: the default miss, as a DR rule without a destination */
 	return err;
 }
 
@@ -172,7 +191,7 @@ struct ibv_flow *vb_dv_flow_create(struct mlx5dv_flow_matcher *m, struct mlx5dv_
 				   size_t n, struct mlx5dv_flow_action_attr *acts)
 {
 	uint8_t outer[HW_STEER_MATCH_BYTES];
-	struct hw_steer_action act;
+	struct hw_steer_action act[2];
 	struct hw_steer_rule *r;
 	struct vb_qp *qp;
 	struct ibv_flow *fl;
@@ -181,12 +200,12 @@ struct ibv_flow *vb_dv_flow_create(struct mlx5dv_flow_matcher *m, struct mlx5dv_
 
 	err = dv_flow_value(value, outer);
 	if (err == 0)
-		err = dv_flow_actions(m, n, acts, &act, &qp);
+		err = dv_flow_actions(m, n, acts, &act[0], &act[1], &qp);
 	if (err != 0) {
 		errno = err;
 		return NULL;
 	}
-	st = hw_steer_rule_create(m->hw, outer, &act, 1, &r);
+	st = hw_steer_rule_create(m->hw, outer, act, act[1].type == HW_STEER_ACT_TAG ? 2 : 1, &r);
 	if (st != HW_OK) {
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL; /* HW_ERR_KEY: the TIR is gone */
 		return NULL;
