@@ -298,6 +298,9 @@ struct vb_dv_ops {
 					size_t n, struct mlx5dv_flow_action_attr *acts);
 	/* DevX general commands (vb_devx_cmd.c). */
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
+	/* Device memory (vb_dm.c). */
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr,
+				   struct mlx5dv_alloc_dm_attr *mattr);
 };
 
 #define VB_MAGIC_MKEY 0x76624d4bu

@@ -114,6 +114,7 @@ struct vb_mr_priv {
 	struct vb_mr m;
 	struct fab_shared backing;
 	bool shared;
+	_Atomic uint32_t *dm_mrs; /* an MR on device memory: that memory's count of registrations */
 };
 
 /*
@@ -219,6 +220,18 @@ VB_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 	return vb_reg(pd, addr, length, iova, access);
 }
 
+struct ibv_mr *vb_reg_dm_range(struct ibv_pd *pd, void *base, size_t len, unsigned int access,
+			       _Atomic uint32_t *dm_mrs)
+{
+	struct ibv_mr *mr = vb_reg(pd, base, len, 0, access);
+
+	if (mr == NULL)
+		return NULL;
+	((struct vb_mr_priv *)mr)->dm_mrs = dm_mrs;
+	mr->addr = NULL; /* as rdma-core's ibv_cmd_reg_dm_mr: the MR names offsets, no address of the process */
+	return mr;
+}
+
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr);
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 {
@@ -234,6 +247,8 @@ VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 	if (p->shared)
 		fab_mr_unshare(&p->backing);
 	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+	if (p->dm_mrs != NULL)
+		atomic_fetch_sub(p->dm_mrs, 1);
 	free(p);
 	return 0;
 }
@@ -312,7 +327,8 @@ VB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, vo
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	rc = vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
+	/* The kernel refuses to re-register an MR on device memory. */
+	rc = p->dm_mrs != NULL ? EINVAL : vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
 	if (rc == 0 && hw_mkey_rereg(p->m.key, &c) != HW_OK)
 		rc = EINVAL;
 	if (rc == 0 && c.base != NULL)
