@@ -185,6 +185,11 @@ static void test_reg_dm_mr(void)
 	      errno == EINVAL);
 	errno = 0;
 	CHECK(ibv_reg_dm_mr(pd, dm, 4, LEN, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE) == NULL && errno == EINVAL);
+	/* No bytes at all is a registration too (the kernel's check is only the bounds). */
+	mr = ibv_reg_dm_mr(pd, dm, LEN, 0, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL);
+	CHECK(mr->length == 0 && mr->addr == NULL);
+	CHECK_OK(ibv_dereg_mr(mr));
 	mr = ibv_reg_dm_mr(pd, dm, 64, LEN - 64, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr != NULL);
 	th_defer(vf_dereg_cb, mr);

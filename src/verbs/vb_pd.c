@@ -143,8 +143,9 @@ static int vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
 	return 0;
 }
 
-static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-			     unsigned int access)
+/* empty_ok: a registration of no bytes is valid (device memory's, as the kernel takes it). */
+static struct ibv_mr *vb_reg_any(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+				 unsigned int access, bool empty_ok)
 {
 	struct vb_pd *pd = vb_pd_of(ibpd);
 	struct vb_mr_priv *p;
@@ -156,7 +157,7 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	/* Implicit ODP, as mlx5: a NULL address over SIZE_MAX with ON_DEMAND, at iova 0 (vb_odp.c). */
 	bool implicit = addr == NULL && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND) != 0;
 
-	if (ibpd == NULL || (addr == NULL && !implicit) || length == 0 || (implicit && iova != 0)) {
+	if (ibpd == NULL || (addr == NULL && !implicit) || (length == 0 && !empty_ok) || (implicit && iova != 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -179,8 +180,11 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	/* The whole address space cannot move onto shareable memory: an implicit key stays this process's. */
-	rc = implicit ? 0 : vb_mr_share(p, addr, length);
+	/*
+	 * The whole address space cannot move onto shareable memory: an implicit
+	 * key stays this process's; an empty one has nothing to share.
+	 */
+	rc = implicit || length == 0 ? 0 : vb_mr_share(p, addr, length);
 	if (rc != 0) {
 		(void)hw_mkey_dereg(mr->key);
 		free(p);
@@ -196,6 +200,11 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	mr->mr.lkey = mr->key;
 	mr->mr.rkey = mr->key;
 	return &mr->mr;
+}
+
+static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	return vb_reg_any(ibpd, addr, length, iova, access, false);
 }
 
 #undef ibv_reg_mr
@@ -223,7 +232,7 @@ VB_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 struct ibv_mr *vb_reg_dm_range(struct ibv_pd *pd, void *base, size_t len, unsigned int access,
 			       _Atomic uint32_t *dm_mrs)
 {
-	struct ibv_mr *mr = vb_reg(pd, base, len, 0, access);
+	struct ibv_mr *mr = vb_reg_any(pd, base, len, 0, access, true);
 
 	if (mr == NULL)
 		return NULL;
