@@ -59,18 +59,26 @@ struct hw_cq_state {
 	uint32_t cqn;
 	uint32_t flags;		  /* CQ_F_*: set at create, before any producer */
 	_Atomic uint32_t lock;	  /* producers: 0, or the pid of the one writing a CQE */
+	_Atomic uint32_t moved;	  /* resized: this block is retired, the CQ's record names its new one (lock held) */
 	_Atomic uint32_t pi;	  /* index of the next CQE */
 	_Atomic uint32_t sol_end; /* index after the last solicited or error CQE */
 	_Atomic uint32_t arm;	  /* written by producers and the consumer */
 	_Atomic uint32_t claim_pi;   /* pi when the claim below was made */
 	_Atomic uint64_t claim;	     /* a receive the lock holder takes and owes a CQE for (hw_cq_claim_set) */
 	_Atomic uint32_t claim_srqn;
+	uint64_t gen;		     /* this CQ among all the number named: its creator's pid, start time and count; kept by a resize */
 	struct hw_bell event;
 	/* Read by the consumer at every poll and post: a line of its own, away from the producers' writes. */
 	_Atomic uint32_t overrun __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 #define CQ_F_TIMESTAMP 1u
+
+/* A block a resize retired: kept mapped until the CQ or view goes (a thread may still wait on its lock). */
+struct cq_retired {
+	struct hw_qblock qb;
+	struct cq_retired *next;
+};
 
 struct hw_cq {
 	struct hw_cqe64 *ring;
@@ -97,7 +105,14 @@ struct hw_cq {
 	 * so that no other process can make a push believe in room.
 	 */
 	_Atomic uint32_t ci_seen;
+	struct cq_retired *retired;
 };
+
+/* The state the view is on now: it changes (lock of the old one held) when the CQ was resized. */
+static inline struct hw_cq_state *cq_st(const struct hw_cq *cq)
+{
+	return __atomic_load_n(&cq->st, __ATOMIC_ACQUIRE);
+}
 
 size_t hw_cq_mem_size(uint32_t log_size)
 {
@@ -150,11 +165,15 @@ static void cq_place(struct hw_cq *cq, void *mem)
 	cq->st = (struct hw_cq_state *)(void *)((uint8_t *)mem + ring_bytes + CQ_DBREC_BYTES);
 }
 
+static _Atomic uint32_t cq_created;
+
 static void cq_state_init(struct hw_cq *cq)
 {
 	memset(cq->st, 0, sizeof(*cq->st));
 	cq->st->log_size = cq->log_size;
 	cq->st->cqn = cq->cqn;
+	cq->st->gen = hw_ids_self_word() ^ (uint64_t)atomic_fetch_add_explicit(&cq_created, 1, memory_order_relaxed)
+							  << 40;
 	atomic_store_explicit((_Atomic uint32_t *)&cq->st->magic, CQ_MAGIC, memory_order_release);
 }
 
@@ -302,6 +321,13 @@ void hw_cq_destroy(struct hw_cq *cq)
 	if (cq->own_block)
 		free(cq->block);
 	hw_qblock_free(&cq->qb);
+	while (cq->retired != NULL) {
+		struct cq_retired *r = cq->retired;
+
+		cq->retired = r->next;
+		hw_qblock_free(&r->qb);
+		free(r);
+	}
 	free(cq);
 }
 
@@ -566,34 +592,36 @@ static inline uint32_t cq_self(void)
  * producer. The owner bit of the current pass tells it from a CQE of the
  * previous pass in that slot.
  */
-static void cq_finish_dead_push(struct hw_cq *cq)
+static void cq_finish_dead_push(struct hw_cq *cq, struct hw_cq_state *st)
 {
-	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
+	uint32_t pi = atomic_load_explicit(&st->pi, memory_order_relaxed);
 	uint8_t op_own = atomic_load_explicit((_Atomic uint8_t *)&cq->ring[pi & cq->mask].op_own,
 					      memory_order_acquire);
 
 	if ((op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_INVALID &&
 	    (op_own & HW_CQE_OWNER_MASK) == ((pi >> cq->log_size) & HW_CQE_OWNER_MASK))
-		atomic_store_explicit(&cq->st->pi, pi + 1, memory_order_seq_cst);
+		atomic_store_explicit(&st->pi, pi + 1, memory_order_seq_cst);
 }
 
 /* hw_cq_lock when the first try failed: spins, and takes the lock over from a dead or stuck holder. */
-static __attribute__((noinline)) void cq_lock_wait(struct hw_cq *cq, uint32_t me)
+static __attribute__((noinline)) void cq_lock_wait(struct hw_cq *cq, struct hw_cq_state *st, uint32_t me)
 {
 	uint32_t cur = 0, held = 0;
 	uint64_t since = 0;
 
 	for (uint32_t spins = 0;; spins++) {
-		if (atomic_compare_exchange_weak_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
+		if (atomic_compare_exchange_weak_explicit(&st->lock, &cur, me, memory_order_acquire,
 							  memory_order_relaxed))
 			return;
 		if (cur == 0)
 			held = 0; /* released meanwhile: a later holder's time starts afresh */
 		if (cur != 0 && spins % CQ_LOCK_SPINS == CQ_LOCK_SPINS - 1 &&
 		    (cq_holder_dead(cur) || cq_holder_stuck(cur, &held, &since)) &&
-		    atomic_compare_exchange_strong_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
+		    atomic_compare_exchange_strong_explicit(&st->lock, &cur, me, memory_order_acquire,
 							    memory_order_relaxed)) {
-			cq_finish_dead_push(cq);
+			/* A retired block's ring is nobody's any more: only the current one is finished. */
+			if (cq_st(cq) == st && atomic_load_explicit(&st->moved, memory_order_relaxed) == 0)
+				cq_finish_dead_push(cq, st);
 			return;
 		}
 		if (cur != 0)
@@ -602,15 +630,99 @@ static __attribute__((noinline)) void cq_lock_wait(struct hw_cq *cq, uint32_t me
 	}
 }
 
+/*
+ * Puts the view or CQ on block b of 2^log_size CQEs: the fields first, the
+ * state pointer last (released), so a thread that finds the new state finds
+ * the rest. The old block is retired into r. With the old block's lock held.
+ */
+static void cq_switch(struct hw_cq *cq, const struct hw_qblock *b, uint32_t log_size, struct cq_retired *r)
+{
+	size_t ring_bytes = (size_t)sizeof(struct hw_cqe64) << log_size;
+
+	r->qb = cq->qb;
+	r->next = cq->retired;
+	cq->retired = r;
+	cq->qb = *b;
+	cq->block = b->p;
+	cq->ring = b->p;
+	cq->dbrec = (uint32_t *)(void *)((uint8_t *)b->p + ring_bytes);
+	cq->log_size = log_size;
+	cq->mask = (1u << log_size) - 1;
+	__atomic_store_n(&cq->st, (struct hw_cq_state *)(void *)((uint8_t *)b->p + ring_bytes + CQ_DBREC_BYTES),
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * A view mapped by number moves to the block the CQ's record names now.
+ * False when there is none, or the number names another CQ (this one was
+ * destroyed and its number taken again).
+ */
+static bool cq_remap(struct hw_cq *cq)
+{
+	uint64_t gen = cq->st->gen;
+	const _Atomic uint32_t *seqp;
+	const struct hw_cq_state *nst;
+	struct cq_retired *r;
+	struct hw_qblock b;
+	struct hw_qrec rec;
+	uint32_t seq, log_size;
+
+	if (!cq->qb.mapped)
+		return false; /* a block given by address (hw_cq_attach) has no record to follow */
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return false;
+	if (hw_qshare_map(HW_ID_CQN, cq->cqn, HW_QREC_CQ, &b, &rec, &seqp, &seq) != HW_OK)
+		goto err;
+	log_size = rec.geo[0];
+	if (log_size > HW_CQ_LOG_SIZE_MAX || hw_cq_mem_size(log_size) != rec.len)
+		goto err_map;
+	nst = (const struct hw_cq_state *)(const void *)((const uint8_t *)b.p + rec.len - sizeof(*nst));
+	if (atomic_load_explicit((const _Atomic uint32_t *)&nst->magic, memory_order_acquire) != CQ_MAGIC ||
+	    nst->log_size != log_size || nst->gen != gen)
+		goto err_map;
+	cq_switch(cq, &b, log_size, r);
+	return true;
+
+err_map:
+	hw_qblock_free(&b);
+err:
+	free(r);
+	return false;
+}
+
+/*
+ * hw_cq_lock found st retired (its lock held): the view follows the CQ to
+ * its new block, unless another thread of this process moved it already,
+ * and st's lock is released. False, st's lock still held, when the view
+ * cannot follow.
+ */
+static __attribute__((noinline)) bool cq_follow(struct hw_cq *cq, struct hw_cq_state *st)
+{
+	if (cq_st(cq) == st && !cq_remap(cq))
+		return false;
+	atomic_store_explicit(&st->lock, 0, memory_order_release);
+	return true;
+}
+
 void hw_cq_lock(struct hw_cq *cq)
 {
-	uint32_t me = cq_self(), cur = 0;
+	uint32_t me = cq_self();
 
-	/* A free lock, the usual case, costs one exchange; the rest is out of line. */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&cq->st->lock, &cur, me, memory_order_acquire,
-								     memory_order_relaxed), 1))
-		return;
-	cq_lock_wait(cq, me);
+	for (;;) {
+		struct hw_cq_state *st = cq_st(cq);
+		uint32_t cur = 0;
+
+		/* A free lock, the usual case, costs one exchange; the rest is out of line. */
+		if (__builtin_expect(!atomic_compare_exchange_strong_explicit(&st->lock, &cur, me, memory_order_acquire,
+									      memory_order_relaxed), 0))
+			cq_lock_wait(cq, st, me);
+		/* Written under this lock by a resize: a holder of it sees it. */
+		if (__builtin_expect(atomic_load_explicit(&st->moved, memory_order_relaxed) == 0, 1))
+			return;
+		if (!cq_follow(cq, st))
+			return; /* no new block to be had (the CQ is gone): this view stays, its CQEs lost */
+	}
 }
 
 void hw_cq_unlock(struct hw_cq *cq)
@@ -630,6 +742,82 @@ enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f)
 	return st;
 }
 
+
+/* The device's state of the CQ moves with its CQEs: indices, arm, claim, overrun and the bell's count. */
+static void cq_state_copy(struct hw_cq_state *to, struct hw_cq_state *from, uint32_t pi)
+{
+	to->flags = from->flags;
+	to->gen = from->gen;
+	atomic_store_explicit(&to->pi, pi, memory_order_relaxed);
+	atomic_store_explicit(&to->sol_end, atomic_load_explicit(&from->sol_end, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&to->arm, atomic_load_explicit(&from->arm, memory_order_seq_cst), memory_order_relaxed);
+	atomic_store_explicit(&to->claim_pi, atomic_load_explicit(&from->claim_pi, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&to->claim, atomic_load_explicit(&from->claim, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&to->claim_srqn, atomic_load_explicit(&from->claim_srqn, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&to->overrun, atomic_load_explicit(&from->overrun, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&to->event.seq, hw_bell_seq(&from->event), memory_order_relaxed);
+}
+
+enum hw_status hw_cq_resize(struct hw_cq *cq, uint32_t log_size, uint32_t ci, uint32_t limit)
+{
+	struct hw_cq n = { .log_size = log_size, .mask = (1u << log_size) - 1, .cqn = cq->cqn };
+	uint32_t pi, count, geo[3] = { log_size };
+	struct hw_cq_state *old;
+	struct hw_qblock nb;
+	struct cq_retired *r;
+	enum hw_status rc;
+
+	/* Ring and record in the creator's memory (cq_alloc_given_shared): theirs to replace, not the device's. */
+	if (!cq->published || cq->attached || cq->block == NULL || log_size > HW_CQ_LOG_SIZE_MAX)
+		return HW_ERR_INVAL;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return HW_ERR_NOMEM;
+	if (hw_qblock_alloc(&nb, hw_cq_mem_size(log_size), true) != HW_OK) {
+		free(r);
+		return HW_ERR_NOMEM;
+	}
+	cq_place(&n, nb.p);
+	cq_ring_init(&n);
+	cq_state_init(&n);
+	/* Every producer, of any process, waits here; a later holder finds the block retired and follows. */
+	hw_cq_lock(cq);
+	old = cq->st;
+	pi = atomic_load_explicit(&old->pi, memory_order_relaxed);
+	count = (pi - ci) & HW_CQ_CI_MASK;
+	rc = HW_ERR_INVAL;
+	if (count > limit || count > cq->mask + 1)
+		goto err;
+	/* The unpolled CQEs at the same indices, each with the owner bit of its pass in the new ring. */
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t i = ci + k;
+		struct hw_cqe64 *d = &n.ring[i & n.mask];
+
+		*d = cq->ring[i & cq->mask];
+		d->op_own = (uint8_t)((d->op_own & ~HW_CQE_OWNER_MASK) | ((i >> log_size) & HW_CQE_OWNER_MASK));
+	}
+	n.dbrec[HW_CQ_DBR_SET_CI] = cq->dbrec[HW_CQ_DBR_SET_CI];
+	n.dbrec[HW_CQ_DBR_ARM] = cq->dbrec[HW_CQ_DBR_ARM];
+	cq_state_copy(n.st, old, pi);
+	rc = hw_qshare_publish(HW_ID_CQN, cq->cqn, HW_QREC_CQ, geo, &nb);
+	if (rc != HW_OK)
+		goto err;
+	atomic_store_explicit(&old->moved, 1, memory_order_relaxed);
+	cq_switch(cq, &nb, log_size, r);
+	atomic_store_explicit(&old->lock, 0, memory_order_release);
+	return HW_OK;
+
+err:
+	hw_cq_unlock(cq);
+	hw_qblock_free(&nb);
+	free(r);
+	return rc;
+}
 
 /* ---- writing a CQE (hw_cq_push_locked, hw_cq_push_sp) ---- */
 

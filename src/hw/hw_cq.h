@@ -137,6 +137,19 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out);
  * no shared CQ has that number or its block cannot be mapped, HW_ERR_LAYOUT.
  */
 enum hw_status hw_cq_attach_num(uint32_t cqn, struct hw_cq **out);
+/*
+ * Resizes a shared CQ this process created to 2^log_size CQEs, keeping its
+ * unpolled CQEs (from the consumer index ci) at their indices, in order. A
+ * fence for every producer, in any process: under the producer lock the
+ * CQEs, indices, arm and claim move to a new block published under the same
+ * number and the old block is marked retired; a producer that takes the old
+ * lock later moves its view to the new block first (hw_cq_lock). The ring,
+ * record, overrun flag and event bell of the CQ change: the consumer reads
+ * them again, and a watch of the old bell must be set on the new one (its
+ * count carries on). HW_ERR_INVAL when more than limit CQEs are unpolled or
+ * the CQ is no published one of this process; HW_ERR_NOMEM.
+ */
+enum hw_status hw_cq_resize(struct hw_cq *cq, uint32_t log_size, uint32_t ci, uint32_t limit);
 /* The CQ's block (NULL when created from a separate ring and record). */
 void *hw_cq_mem(const struct hw_cq *cq);
 

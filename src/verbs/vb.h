@@ -63,6 +63,8 @@ struct vb_context {
 	struct vb_async *async_tail;
 	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
+	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
+	uint32_t rqpn_cnt, rqpn_cap;
 };
 
 struct vb_pd {
@@ -234,6 +236,7 @@ struct vb_qp {
 	struct vb_qp *open_of;	  /* a handle ibv_open_qp gave: the QP it opened (NULL: this one is the QP) */
 	struct vb_raw *raw;	  /* a raw packet QP: its Ethernet queues (vb_raw.c); NULL otherwise */
 	_Atomic uint32_t opens;	  /* handles open on this QP: destroy is EBUSY while non-zero */
+	_Atomic uint16_t udp_sport; /* mlx5dv_modify_qp_udp_sport's port; 0: the one the path gives */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;
 	uint8_t wr_fm_rb;
@@ -298,9 +301,18 @@ struct vb_dv_ops {
 					size_t n, struct mlx5dv_flow_action_attr *acts);
 	/* DevX general commands (vb_devx_cmd.c). */
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
+	/* Port query, reserved QPNs, UDP source port (vb_dvmisc.c). */
+	const struct vb_dv_misc_ops *misc;
 	/* Device memory (vb_dm.c). */
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr,
 				   struct mlx5dv_alloc_dm_attr *mattr);
+};
+
+struct vb_dv_misc_ops {
+	int (*query_port)(struct ibv_context *ctx, uint32_t port_num, struct mlx5dv_port *info, size_t info_len);
+	int (*reserved_qpn_alloc)(struct ibv_context *ctx, uint32_t *qpn);
+	int (*reserved_qpn_dealloc)(struct ibv_context *ctx, uint32_t qpn);
+	int (*modify_qp_udp_sport)(struct ibv_qp *qp, uint16_t udp_sport);
 };
 
 #define VB_MAGIC_MKEY 0x76624d4bu

@@ -293,5 +293,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.flow_matcher_destroy = vb_dv_flow_matcher_destroy,
 	.flow_create = vb_dv_flow_create,
 	.devx_general_cmd = vb_dv_devx_general_cmd,
+	.misc = &vb_dv_misc_ops_impl,
 	.alloc_dm = vb_dv_alloc_dm,
 };

@@ -22,12 +22,6 @@ VB_EXPORT int _mlx5dv_mkey_check(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_er
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int _mlx5dv_query_port(struct ibv_context *context, uint32_t port_num, struct mlx5_ib_uapi_query_port *info, size_t info_len)
-{
-	VB_UNSUPPORTED("_mlx5dv_query_port");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT struct mlx5dv_var *mlx5dv_alloc_var(struct ibv_context *context, uint32_t flags)
 {
 	VB_UNSUPPORTED("mlx5dv_alloc_var");
@@ -414,12 +408,6 @@ VB_EXPORT int mlx5dv_modify_qp_sched_elem(struct ibv_qp *qp, const struct mlx5dv
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_modify_qp_udp_sport(struct ibv_qp *qp, uint16_t udp_sport)
-{
-	VB_UNSUPPORTED("mlx5dv_modify_qp_udp_sport");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT struct mlx5dv_pp *mlx5dv_pp_alloc(struct ibv_context *context, size_t pp_context_sz, const void *pp_context, uint32_t flags)
 {
 	VB_UNSUPPORTED("mlx5dv_pp_alloc");
@@ -440,18 +428,6 @@ VB_EXPORT int mlx5dv_qp_cancel_posted_send_wrs(struct mlx5dv_qp_ex *mqp, uint64_
 VB_EXPORT int mlx5dv_query_qp_lag_port(struct ibv_qp *qp, uint8_t *port_num, uint8_t *active_port_num)
 {
 	VB_UNSUPPORTED("mlx5dv_query_qp_lag_port");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_reserved_qpn_alloc(struct ibv_context *ctx, uint32_t *qpn)
-{
-	VB_UNSUPPORTED("mlx5dv_reserved_qpn_alloc");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_reserved_qpn_dealloc(struct ibv_context *ctx, uint32_t qpn)
-{
-	VB_UNSUPPORTED("mlx5dv_reserved_qpn_dealloc");
 	return EOPNOTSUPP;
 }
 

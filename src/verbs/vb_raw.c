@@ -194,7 +194,7 @@ static int raw_mask_ok(enum ibv_qp_state cur, enum ibv_qp_state to, int mask)
 	else if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR)
 		opt = 0;
 	else if ((cur == IBV_QPS_RTR || cur == IBV_QPS_RTS) && to == IBV_QPS_RTS)
-		opt = 0;
+		opt = IBV_QP_RATE_LIMIT; /* the kernel's table: a raw QP's rate, moving to or in RTS */
 	else
 		return EINVAL;
 	if ((mask & req) != req || (mask & ~(req | opt | IBV_QP_STATE)))
@@ -246,6 +246,9 @@ int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *a, int mask)
 	rc = raw_mask_ok(cur, to, mask);
 	if (rc == 0 && (mask & IBV_QP_PORT) && a->port_num != VB_PORT)
 		rc = EINVAL;
+	/* No packet pacing (packet_pacing_caps 0): a rate is mlx5_rl_add_rate's EOPNOTSUPP; 0, no limit, stays. */
+	if (rc == 0 && (mask & IBV_QP_RATE_LIMIT) && a->rate_limit != 0)
+		rc = EOPNOTSUPP;
 	if (rc != 0)
 		return rc;
 	if (to == IBV_QPS_RESET && cur != IBV_QPS_RESET) {

@@ -305,14 +305,6 @@ VB_EXPORT struct ibv_mr *vb_compat_1_0_ibv_reg_mr(struct ibv_pd *pd, void *addr,
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_reg_mr, ibv_reg_mr, "IBVERBS_1.0");
 
-VB_EXPORT int vb_ibv_resize_cq(struct ibv_cq *cq, int cqe);
-VB_EXPORT int vb_ibv_resize_cq(struct ibv_cq *cq, int cqe)
-{
-	VB_UNSUPPORTED("ibv_resize_cq");
-	return EOPNOTSUPP;
-}
-VB_SYMVER(vb_ibv_resize_cq, ibv_resize_cq, "IBVERBS_1.1");
-
 VB_EXPORT int vb_compat_1_0_ibv_resize_cq(struct ibv_cq *cq, int cqe);
 VB_EXPORT int vb_compat_1_0_ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
