@@ -118,6 +118,16 @@ static void test_mlx5dv_alloc_dm(void)
 	CHECK_OK(ibv_memcpy_to_dm(dm, 240, in, sizeof(in)));
 	CHECK_OK(ibv_memcpy_from_dm(out, dm, 240, sizeof(out)));
 	CHECK(memcmp(in, out, sizeof(in)) == 0);
+	/* mlx5dv_init_obj's view is the memory: plain stores and loads reach the same bytes. */
+	struct mlx5dv_dm view = {.comp_mask = MLX5DV_DM_MASK_REMOTE_VA};
+	struct mlx5dv_obj obj = {.dm = {.in = dm, .out = &view}};
+	CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_DM));
+	CHECK(view.buf != NULL && view.length == 256 && view.comp_mask == MLX5DV_DM_MASK_REMOTE_VA &&
+	      view.remote_va == 0);
+	CHECK(memcmp((uint8_t *)view.buf + 240, in, sizeof(in)) == 0);
+	((volatile uint8_t *)view.buf)[0] = 0xc3;
+	CHECK_OK(ibv_memcpy_from_dm(out, dm, 0, 4));
+	CHECK(out[0] == 0xc3);
 	errno = 0;
 	CHECK(mlx5dv_dm_map_op_addr(dm, 0) == NULL && errno == EOPNOTSUPP);
 	ma.type = MLX5DV_DM_TYPE_STEERING_SW_ICM;

@@ -175,6 +175,25 @@ struct ibv_mr *vb_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, 
 	return mr;
 }
 
+/*
+ * mlx5dv_init_obj's view: the memory itself, which a program then reads and
+ * writes with plain loads and stores as it would the card's mapped MEMIC.
+ * MEMIC has no remote address (that is software-owned ICM's).
+ */
+int vb_dm_view(struct ibv_dm *dm, struct mlx5dv_dm *out)
+{
+	struct vb_dm *d = vb_dm_of(dm);
+
+	if (d == NULL)
+		return EINVAL;
+	out->buf = d->hw->base;
+	out->length = d->hw->len;
+	if (out->comp_mask & MLX5DV_DM_MASK_REMOTE_VA)
+		out->remote_va = 0;
+	out->comp_mask &= MLX5DV_DM_MASK_REMOTE_VA;
+	return 0;
+}
+
 /* mlx5dv_alloc_dm: MEMIC only; the device has no software-owned ICM (the caps page says so). */
 struct ibv_dm *vb_dv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr,
 			      struct mlx5dv_alloc_dm_attr *mattr)

@@ -72,6 +72,7 @@ struct ibv_mw *vb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 struct ibv_dm *vb_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr);
 int vb_free_dm(struct ibv_dm *dm);
 struct ibv_mr *vb_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len, unsigned int access);
+int vb_dm_view(struct ibv_dm *dm, struct mlx5dv_dm *out);
 struct ibv_dm *vb_dv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr,
 			      struct mlx5dv_alloc_dm_attr *mattr);
 /*
