@@ -307,6 +307,9 @@ struct vb_dv_ops {
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 	/* Port query, reserved QPNs, UDP source port (vb_dvmisc.c). */
 	const struct vb_dv_misc_ops *misc;
+	/* Device memory (vb_dm.c). */
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr,
+				   struct mlx5dv_alloc_dm_attr *mattr);
 };
 
 struct vb_dv_misc_ops {

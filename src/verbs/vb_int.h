@@ -76,6 +76,20 @@ void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq);
  * their size in bytes. vb_bind_mw_check: 0 or the post's errno.
  */
 struct ibv_mw *vb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+
+/* Device memory (vb_dm.c). */
+struct ibv_dm *vb_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr);
+int vb_free_dm(struct ibv_dm *dm);
+struct ibv_mr *vb_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len, unsigned int access);
+int vb_dm_view(struct ibv_dm *dm, struct mlx5dv_dm *out);
+struct ibv_dm *vb_dv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr,
+			      struct mlx5dv_alloc_dm_attr *mattr);
+/*
+ * A zero-based MR over device memory at base (vb_pd.c): access holds no
+ * ZERO_BASED; *dm_mrs, which the caller has raised, is lowered by its dereg.
+ */
+struct ibv_mr *vb_reg_dm_range(struct ibv_pd *pd, void *base, size_t len, unsigned int access,
+			       _Atomic uint32_t *dm_mrs);
 int vb_dealloc_mw(struct ibv_mw *mw);
 int vb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const struct ibv_mw_bind_info *b);

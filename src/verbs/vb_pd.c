@@ -117,6 +117,7 @@ struct vb_mr_priv {
 	struct fab_shared backing;
 	bool shared;
 	bool imported; /* ibv_import_mr: another handle of a registration of this process */
+	_Atomic uint32_t *dm_mrs; /* an MR on device memory: that memory's count of registrations */
 };
 
 /*
@@ -145,8 +146,9 @@ static int vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
 	return 0;
 }
 
-static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-			     unsigned int access)
+/* empty_ok: a registration of no bytes is valid (device memory's, as the kernel takes it). */
+static struct ibv_mr *vb_reg_any(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+				 unsigned int access, bool empty_ok)
 {
 	struct vb_pd *pd = vb_pd_of(ibpd);
 	struct vb_mr_priv *p;
@@ -158,7 +160,7 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	/* Implicit ODP, as mlx5: a NULL address over SIZE_MAX with ON_DEMAND, at iova 0 (vb_odp.c). */
 	bool implicit = addr == NULL && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND) != 0;
 
-	if (ibpd == NULL || (addr == NULL && !implicit) || length == 0 || (implicit && iova != 0)) {
+	if (ibpd == NULL || (addr == NULL && !implicit) || (length == 0 && !empty_ok) || (implicit && iova != 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -181,8 +183,11 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	/* The whole address space cannot move onto shareable memory: an implicit key stays this process's. */
-	rc = implicit ? 0 : vb_mr_share(p, addr, length);
+	/*
+	 * The whole address space cannot move onto shareable memory: an implicit
+	 * key stays this process's; an empty one has nothing to share.
+	 */
+	rc = implicit || length == 0 ? 0 : vb_mr_share(p, addr, length);
 	if (rc != 0) {
 		(void)hw_mkey_dereg(mr->key);
 		free(p);
@@ -198,6 +203,11 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	mr->mr.lkey = mr->key;
 	mr->mr.rkey = mr->key;
 	return &mr->mr;
+}
+
+static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	return vb_reg_any(ibpd, addr, length, iova, access, false);
 }
 
 #undef ibv_reg_mr
@@ -251,6 +261,18 @@ VB_EXPORT void ibv_unimport_mr(struct ibv_mr *ibmr)
 	free(p);
 }
 
+struct ibv_mr *vb_reg_dm_range(struct ibv_pd *pd, void *base, size_t len, unsigned int access,
+			       _Atomic uint32_t *dm_mrs)
+{
+	struct ibv_mr *mr = vb_reg_any(pd, base, len, 0, access, true);
+
+	if (mr == NULL)
+		return NULL;
+	((struct vb_mr_priv *)mr)->dm_mrs = dm_mrs;
+	mr->addr = NULL; /* as rdma-core's ibv_cmd_reg_dm_mr: the MR names offsets, no address of the process */
+	return mr;
+}
+
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr);
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 {
@@ -271,6 +293,8 @@ VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 	if (p->shared)
 		fab_mr_unshare(&p->backing);
 	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+	if (p->dm_mrs != NULL)
+		atomic_fetch_sub(p->dm_mrs, 1);
 	free(p);
 	return 0;
 }
@@ -349,7 +373,8 @@ VB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, vo
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	rc = vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
+	/* The kernel refuses to re-register an MR on device memory. */
+	rc = p->dm_mrs != NULL ? EINVAL : vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
 	if (rc == 0 && hw_mkey_rereg(p->m.key, &c) != HW_OK)
 		rc = EINVAL;
 	if (rc == 0 && c.base != NULL)
