@@ -45,6 +45,18 @@ int vb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
 void vb_cq_ex_fill(struct vb_cq *cq);
 void vb_cq_tell_overrun(struct vb_cq *cq);
+/* ibv_create_cq(_ex) (dv NULL) and mlx5dv_create_cq: NULL and errno as mlx5's create_cq. */
+struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv);
+/*
+ * mlx5's checks of the CQE size and the mlx5dv attributes (vb_dvcq.c): 0 and
+ * *cqe_log (6 or 7), or the errno mlx5 and the kernel give. dv NULL reads
+ * MLX5_CQE_SIZE, as mlx5 does for every CQ.
+ */
+int vb_dvcq_attr_ok(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_log);
+/* mlx5dv_query_device's CQE fields: the context flags and compression caps the CQs above honour. */
+uint64_t vb_dvcq_ctx_flags(void);
+struct mlx5dv_cqe_comp_caps vb_dvcq_comp_caps(void);
+struct ibv_cq_ex *vb_dv_create_cq(struct ibv_context *c, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv);
 
 
 /* A CQE the device refused for lack of room: IBV_EVENT_CQ_ERR, once per CQ (one load when none was). */
