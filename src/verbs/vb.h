@@ -231,6 +231,7 @@ struct vb_qp {
 	uint8_t dmac[6];	  /* RoCE: the primary path's destination MAC, resolved at the move to RTR */
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
+	bool dv_raw;		  /* and with MLX5DV_QP_EX_WITH_RAW_WQE (vb_raw_wqe.c) */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */

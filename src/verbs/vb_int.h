@@ -297,6 +297,8 @@ struct ibv_qp *vb_dv_create_qp_umr(struct ibv_context *c, struct ibv_qp_init_att
 bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only);
 void vb_wr_close(struct vb_qp *qp, __be32 imm);
 void vb_wr_fail(struct vb_qp *qp, int err);
+/* mlx5dv_wr_raw_wqe (vb_raw_wqe.c). */
+void vb_dv_wr_raw_wqe(struct mlx5dv_qp_ex *d, const void *wqe);
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,

@@ -408,7 +408,7 @@ static void vb_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t radd
 	vb_wr_unsupported(vb_wq(x), "ibv_wr_atomic_write");
 }
 
-/* The mlx5dv_qp_ex slots: the DC address; mkey configure, signatures, raw WQEs and memcpy are not on this device (UMR: vb_umr_wr.c). */
+/* The mlx5dv_qp_ex slots: the DC address; mkey configure, signatures and memcpy are not on this device (UMR: vb_umr_wr.c; raw WQEs: vb_raw_wqe.c). */
 static struct vb_qp *vb_dvq(struct mlx5dv_qp_ex *d)
 {
 	return (struct vb_qp *)((char *)d - offsetof(struct vb_qp, dv));
@@ -452,7 +452,6 @@ VB_DV_WR(wr_set_mkey_access_flags, uint32_t a)
 VB_DV_WR(wr_set_mkey_layout_list, uint16_t n, const struct ibv_sge *s)
 VB_DV_WR(wr_set_mkey_layout_interleaved, uint32_t r, uint16_t n, const struct mlx5dv_mr_interleaved *i)
 VB_DV_WR(wr_set_mkey_sig_block, const struct mlx5dv_sig_block_attr *a)
-VB_DV_WR(wr_raw_wqe, const void *w)
 VB_DV_WR(wr_memcpy, uint32_t dk, uint64_t da, uint32_t sk, uint64_t sa, size_t n)
 VB_DV_WR(wr_set_mkey_crypto, const struct mlx5dv_crypto_attr *a)
 #pragma GCC diagnostic pop
