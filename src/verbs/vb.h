@@ -232,6 +232,7 @@ struct vb_qp {
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	bool dv_raw;		  /* and with MLX5DV_QP_EX_WITH_RAW_WQE (vb_raw_wqe.c) */
+	bool dv_memcpy;		  /* and with MLX5DV_QP_EX_WITH_MEMCPY (vb_memcpy_wr.c) */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
@@ -248,6 +249,7 @@ struct vb_qp {
 	uint8_t wr_setters;	  /* setters it still needs (UD: address and data) */
 	uint8_t wr_wc_op;
 	uint8_t wr_hw_op;
+	uint8_t wr_opmod;	  /* the ctrl segment's opmod (an MMO's kind), 0 for the rest */
 	uint64_t wr_wrid;
 	__be32 wr_imm;		  /* the open WQE's ctrl immediate */
 	uint32_t wr_off;	  /* bytes staged so far */

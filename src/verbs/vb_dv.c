@@ -16,7 +16,7 @@
 	(MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_SWP |                           \
 	 MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |                  \
 	 MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS |               \
-	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS)
+	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH)
 
 /*
  * Fills what the caller's comp_mask asks for and the device can say, and
@@ -47,6 +47,8 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 		a->flow_action_flags = 0;
 	if (want & MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS)
 		a->num_lag_ports = 1;
+	if (want & MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH)
+		a->max_wr_memcpy_length = vb_dv_memcpy_max(); /* mlx5dv_wr_memcpy's largest (vb_memcpy_wr.c) */
 	if (want & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS)
 		a->dc_odp_caps = vb_odp_dc_caps(); /* DC takes ODP MRs as RC (vb_odp.c) */
 	a->comp_mask = want & VB_DV_MASK_FILLED;

@@ -299,6 +299,10 @@ void vb_wr_close(struct vb_qp *qp, __be32 imm);
 void vb_wr_fail(struct vb_qp *qp, int err);
 /* mlx5dv_wr_raw_wqe (vb_raw_wqe.c). */
 void vb_dv_wr_raw_wqe(struct mlx5dv_qp_ex *d, const void *wqe);
+/* mlx5dv_wr_memcpy and its largest length (vb_memcpy_wr.c). */
+void vb_dv_wr_memcpy(struct mlx5dv_qp_ex *d, uint32_t dest_lkey, uint64_t dest_addr, uint32_t src_lkey,
+		     uint64_t src_addr, size_t length);
+uint64_t vb_dv_memcpy_max(void);
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,
