@@ -4,7 +4,8 @@
  * mlx5dv_query_device reports for them, and CQEs of 64 and 128 bytes as the
  * device writes them: polled through the extended CQ API and read raw
  * through mlx5dv_init_obj (the 64-byte CQE in the entry's last 64 bytes, as
- * mlx5's get_cqe reads it), in one process and from a sender in another.
+ * mlx5's get_cqe reads it), in one process and from a sender in another,
+ * after a resize and in a ring a parent domain's allocators gave.
  */
 #include <endian.h>
 #include <errno.h>
@@ -32,10 +33,15 @@ static void destroy_cqx_cb(void *arg)
 	ibv_destroy_cq(ibv_cq_ex_to_cq(arg));
 }
 
+/* A parent domain whose allocators the next dv_cq takes its ring from (NULL: none). */
+static struct ibv_pd *dv_parent;
+
 /* An mlx5dv CQ: size 0 leaves the CQE size unasked; comp 0 asks no compression. */
 static struct ibv_cq_ex *dv_cq(struct ibv_context *c, int cqe, uint16_t size, uint32_t flags, uint8_t comp)
 {
-	struct ibv_cq_init_attr_ex a = { .cqe = (uint32_t)cqe, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_cq_init_attr_ex a = { .cqe = (uint32_t)cqe, .wc_flags = IBV_WC_STANDARD_FLAGS,
+					 .comp_mask = dv_parent != NULL ? IBV_CQ_INIT_ATTR_MASK_PD : 0,
+					 .parent_domain = dv_parent };
 	struct mlx5dv_cq_init_attr dv = { 0 };
 	struct ibv_cq_ex *cq;
 
@@ -196,7 +202,8 @@ static void rx_open(struct rx *r, uint16_t size, uint32_t flags, uint8_t comp)
 {
 	struct mlx5dv_obj o;
 
-	r->c = vf_open();
+	if (r->c == NULL) /* else the caller's context (a parent domain's) */
+		r->c = vf_open();
 	CHECK(r->c != NULL);
 	r->pd = vf_pd(r->c);
 	r->cq = dv_cq(r->c, RING_CQE, size, flags, comp);
@@ -421,6 +428,86 @@ static void test_cqe_128_resized(void)
 	CHECK(memcmp(r64.raw, r.raw, sizeof(r.raw)) == 0);
 }
 
+/* ---- a ring from a parent domain's allocators ---- */
+
+static struct {
+	void *p[8];
+	size_t size[8];
+	uint64_t type[8];
+	int n, freed;
+} pa;
+
+static void *pa_alloc(struct ibv_pd *pd, void *ctx, size_t size, size_t align, uint64_t type)
+{
+	void *p;
+
+	(void)pd, (void)ctx;
+	if (pa.n == 8 || (p = aligned_alloc(align < 4096 ? 4096 : align, (size + 4095) & ~(size_t)4095)) == NULL)
+		return NULL;
+	pa.p[pa.n] = p;
+	pa.size[pa.n] = size;
+	pa.type[pa.n++] = type;
+	return p;
+}
+
+static void pa_free(struct ibv_pd *pd, void *ctx, void *ptr, uint64_t type)
+{
+	(void)pd, (void)ctx, (void)type;
+	free(ptr);
+	pa.freed++;
+}
+
+static void pa_forget_cb(void *arg)
+{
+	(void)arg;
+	dv_parent = NULL;
+}
+
+/*
+ * ibv_alloc_parent_domain(3)'s allocators give the ring of a CQ of 128-byte
+ * CQEs: asked for 128 bytes per CQE, the device writes at that stride in
+ * that memory, and it is given back when the CQ goes.
+ */
+static void test_cqe_128_parent_domain(void)
+{
+	static struct rx r;
+	struct ibv_context *c = vf_open();
+	struct ibv_parent_domain_init_attr pda = { .comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS,
+						   .alloc = pa_alloc, .free = pa_free };
+	struct ibv_qp *tx;
+	struct ibv_mr *tmr;
+	int ring = -1;
+
+	CHECK(c != NULL);
+	memset(&pa, 0, sizeof(pa));
+	pda.pd = vf_pd(c);
+	CHECK(pda.pd != NULL);
+	dv_parent = ibv_alloc_parent_domain(c, &pda);
+	CHECK(dv_parent != NULL);
+	th_defer(vf_dealloc_pd_cb, dv_parent);
+	th_defer(pa_forget_cb, NULL);
+	memset(&r, 0, sizeof(r));
+	r.c = c;
+	rx_open(&r, 128, 0, 0);
+	for (int i = 0; i < pa.n; i++)
+		if (pa.type[i] == MLX5DV_RES_TYPE_CQ)
+			ring = i;
+	CHECK(ring >= 0 && pa.size[ring] >= 128u * (RING_CQE + 1) && r.dv.buf == pa.p[ring]);
+	tx = vq_qp(r.pd, IBV_QPT_RC, r.scq, r.scq, 16);
+	tmr = vq_mr(r.pd, tx_buf, sizeof(tx_buf), VQ_ACCESS_ALL);
+	CHECK(tx != NULL && tmr != NULL);
+	CHECK(vq_up(tx, r.qp->qp_num, 1, 7) == 0 && vq_up(r.qp, tx->qp_num, 1, 7) == 0);
+	for (int round = 0; round < 3; round++) {
+		rx_post(&r);
+		tx_fill(round);
+		CHECK(send_four(tx, r.scq, tmr->lkey, (uintptr_t)rx_buf[0], r.mr->rkey) == 0);
+		rx_read_raw(&r, round, tx->qp_num);
+		rx_poll(&r);
+		rx_check_data(round);
+	}
+	CHECK(memcmp(r64.raw, r.raw, sizeof(r.raw)) == 0);
+}
+
 /* ---- from another process: its requester writes into this process's 128-byte CQ ---- */
 
 static int sender_role(void)
@@ -513,6 +600,7 @@ int main(int argc, char **argv)
 	RUN(test_cqe_64_and_128);
 	RUN(test_pad_and_compression);
 	RUN(test_cqe_128_resized);
+	RUN(test_cqe_128_parent_domain);
 	RUN(test_cqe_128_other_process);
 	return th_summary("test_verbs_dvcq");
 }
