@@ -118,7 +118,7 @@ size_t hw_cq_mem_size(uint32_t log_size);
 size_t hw_cq_mem_size_cqe(uint32_t log_size, uint32_t cqe_size);
 
 /*
- * HW_ERR_INVAL on a bad size or misaligned memory, HW_ERR_NOMEM; for a
+ * HW_ERR_INVAL on a bad size (of the ring or a CQE) or misaligned memory, HW_ERR_NOMEM; for a
  * shared CQ, HW_ERR_ACCESS or HW_ERR_KEY when this process does not hold cqn.
  */
 enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out);
