@@ -65,6 +65,8 @@ struct vb_context {
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
+	uint64_t cmd_ino;	  /* cmd_fd's inode: what names the context to ibv_import_device */
+	struct vb_context *next_live; /* vb_import.c's list of open contexts */
 };
 
 struct vb_pd {
@@ -72,6 +74,7 @@ struct vb_pd {
 	struct hw_pd *hw;
 	_Atomic uint32_t users;	  /* MRs, QPs, SRQs on it: dealloc is EBUSY while non-zero */
 	bool doca_owned;	  /* a DOCA device's domain (doca_dev_get_pd): that device frees it */
+	bool imported;		  /* ibv_import_pd: a handle holding a reference to another's domain */
 	struct vb_pd *parent_of;  /* a parent domain (vb_parent.c): the PD it wraps (hw is that PD's) */
 	struct ibv_td *td;	  /* a parent domain's thread domain, or NULL */
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t resource_type);

@@ -30,6 +30,15 @@ void vb_ops_fill(struct verbs_context *vctx);
 
 /* The async event queue of a context (vb_async.c). */
 int vb_async_init(struct vb_context *ctx);
+
+/* vb_import.c: a context's command file, and the list of open contexts an import looks through. */
+int vb_cmd_fd_open(struct vb_context *ctx);
+void vb_ctx_live_add(struct vb_context *ctx);
+void vb_ctx_live_del(struct vb_context *ctx);
+/* Lets go of an imported domain's handle: 0, or EBUSY while objects made on it live. */
+int vb_pd_unimport(struct vb_pd *pd);
+/* vb_pd.c: an ibv_mr for a registration of this process by its key (ibv_import_mr). */
+struct ibv_mr *vb_mr_import(struct ibv_pd *pd, uint32_t key, uint64_t len);
 void vb_async_fini(struct vb_context *ctx);
 
 /* A QP still attached to a multicast group (vb_mcast.c): destroying it is refused. */

@@ -64,6 +64,8 @@ VB_EXPORT int vb_dealloc_pd(struct ibv_pd *ibpd)
 	}
 	if (pd->parent_of != NULL)
 		return vb_parent_free(pd);
+	if (pd->imported)
+		return vb_pd_unimport(pd); /* the domain lives on with its allocator's handle */
 	/* As the kernel: a domain with registrations or queues on it stays (a DOCA device's among them). */
 	if (atomic_load(&pd->users) != 0 || hw_pd_shared(pd->hw))
 		return EBUSY;
@@ -114,6 +116,7 @@ struct vb_mr_priv {
 	struct vb_mr m;
 	struct fab_shared backing;
 	bool shared;
+	bool imported; /* ibv_import_mr: another handle of a registration of this process */
 };
 
 /*
@@ -219,6 +222,35 @@ VB_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 	return vb_reg(pd, addr, length, iova, access);
 }
 
+struct ibv_mr *vb_mr_import(struct ibv_pd *ibpd, uint32_t key, uint64_t len)
+{
+	struct vb_mr_priv *p = calloc(1, sizeof(*p));
+
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->imported = true;
+	p->m.key = key;
+	atomic_fetch_add(&vb_pd_of(ibpd)->users, 1);
+	/* As the kernel reports an imported registration: no address, its length and keys. */
+	p->m.mr = (struct ibv_mr){ .context = ibpd->context, .pd = ibpd, .length = len, .handle = key,
+				   .lkey = key, .rkey = key };
+	return &p->m.mr;
+}
+
+VB_EXPORT void ibv_unimport_mr(struct ibv_mr *ibmr)
+{
+	struct vb_mr_priv *p = (struct vb_mr_priv *)ibmr;
+
+	if (ibmr == NULL || !p->imported) {
+		BASE_WARN("ibv_unimport_mr: not an imported registration");
+		return;
+	}
+	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+	free(p);
+}
+
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr);
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 {
@@ -227,6 +259,11 @@ VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 
 	if (ibmr == NULL)
 		return EINVAL;
+	if (p->imported) {
+		/* The registration lives on with its registrant's handle, as an imported domain does. */
+		ibv_unimport_mr(ibmr);
+		return 0;
+	}
 	st = hw_mkey_dereg(p->m.key);
 	if (st != HW_OK)
 		return EINVAL;
