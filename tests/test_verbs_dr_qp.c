@@ -306,7 +306,8 @@ static void tagged_one(struct ibv_qp *qa, struct ibv_qp *qb, struct ibv_cq_ex *c
 		       uint32_t idx, uint32_t len, uint32_t tag)
 {
 	struct ibv_poll_cq_attr pa = {0};
-	struct mlx5_cqe64 *cqe = (void *)((uint8_t *)dv->buf + (size_t)idx * dv->cqe_size);
+	/* A 128-byte entry holds the 64-byte CQE in its second half, as mlx5 reads it. */
+	struct mlx5_cqe64 *cqe = (void *)((uint8_t *)dv->buf + (size_t)idx * dv->cqe_size + (dv->cqe_size - 64));
 	struct ibv_wc wc;
 
 	CHECK_OK(post_recv(qb, 1, 0xb1));
@@ -326,9 +327,10 @@ static void tagged_one(struct ibv_qp *qa, struct ibv_qp *qb, struct ibv_cq_ex *c
 }
 
 /* A NIC receive rule's tag reaches the receive completion of the QP it sends to; without one the tag is 0. */
-static void test_tag(void)
+static void tag_case(bool big_cqe)
 {
 	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_FLOW_TAG};
+	struct mlx5dv_cq_init_attr da = {.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE, .cqe_size = 128};
 	struct mlx5dv_dr_action *tag, *to_b, *acts[2];
 	struct mlx5dv_dr_matcher *m;
 	struct mlx5dv_dr_rule *r;
@@ -339,11 +341,12 @@ static void test_tag(void)
 	uint32_t len;
 
 	CHECK(env_open() == 0);
-	cqx = kept(ibv_create_cq_ex(env.c, &ca), cqx_cb);
+	cqx = kept(big_cqe ? mlx5dv_create_cq(env.c, &ca, &da) : ibv_create_cq_ex(env.c, &ca), cqx_cb);
 	CHECK(cqx != NULL);
 	obj.cq.in = ibv_cq_ex_to_cq(cqx);
 	obj.cq.out = &dv;
 	CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
+	CHECK(dv.cqe_size == (big_cqe ? 128u : 64u));
 	qa = raw_qp();
 	qb = raw_qp_on(ibv_cq_ex_to_cq(cqx));
 	CHECK(qa != NULL && qb != NULL);
@@ -373,6 +376,17 @@ static void test_tag(void)
 		CHECK(mlx5dv_dr_rule_create(tx, smac(&v, mac_src), 1, &tag) == NULL);
 		CHECK(errno == EOPNOTSUPP);
 	}
+}
+
+static void test_tag(void)
+{
+	tag_case(false);
+}
+
+/* The same with 128-byte CQEs (mlx5dv_create_cq): the tag sits in the entry's 64-byte CQE. */
+static void test_tag_cqe128(void)
+{
+	tag_case(true);
 }
 
 /* A dest array copies the frame to each destination: two QPs and a table whose rule sends to a third. */
@@ -451,6 +465,7 @@ int main(void)
 	RUN(test_push_and_pop_vlan);
 	RUN(test_default_miss);
 	RUN(test_tag);
+	RUN(test_tag_cqe128);
 	RUN(test_dest_array);
 	return th_summary("test_verbs_dr_qp");
 }
