@@ -593,6 +593,46 @@ static void machine_tables_cb(void *arg)
 		closedir(d);
 }
 
+static void close_cb(void *arg)
+{
+	ibv_close_device(arg);
+}
+
+/* Another context of this process takes the same memory by the dm's handle (ibv_import_dm(3)). */
+static void test_import_dm(void)
+{
+	static uint8_t in[LEN], out[LEN];
+	struct ibv_context *c = vf_open(), *c2;
+	struct ibv_dm *dm = c != NULL ? dm_new(c, LEN) : NULL, *im;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+
+	CHECK(dm != NULL);
+	c2 = ibv_import_device(dup(c->cmd_fd));
+	CHECK(c2 != NULL);
+	th_defer(close_cb, c2);
+	errno = 0;
+	CHECK(ibv_import_dm(c2, dm->handle + 12345) == NULL && errno == EINVAL);
+	im = ibv_import_dm(c2, dm->handle);
+	CHECK(im != NULL && im->handle == dm->handle && im->context == c2);
+	pattern(in, sizeof(in), 9);
+	CHECK_OK(ibv_memcpy_to_dm(dm, 0, in, LEN));
+	CHECK_OK(ibv_memcpy_from_dm(out, im, 0, LEN));
+	CHECK(memcmp(in, out, LEN) == 0);
+	/* And the other way, through a registration of the import. */
+	pd2 = ibv_alloc_pd(c2);
+	CHECK(pd2 != NULL);
+	mr = ibv_reg_dm_mr(pd2, im, 0, LEN, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL);
+	/* The import holds the allocation; the import is held by its registration. */
+	CHECK_ERR(ibv_free_dm(dm), EBUSY);
+	CHECK_ERR(ibv_free_dm(im), EBUSY);
+	CHECK_OK(ibv_dereg_mr(mr));
+	CHECK_OK(ibv_dealloc_pd(pd2));
+	ibv_unimport_dm(im);
+	dm_drop(dm);
+}
+
 int main(void)
 {
 	unsigned pid = (unsigned)getpid();
@@ -615,5 +655,6 @@ int main(void)
 	RUN(test_exhaustion);
 	RUN(test_other_process);
 	RUN(test_capacity_device_wide);
+	RUN(test_import_dm);
 	return th_summary("test_verbs_dm");
 }

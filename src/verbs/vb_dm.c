@@ -9,8 +9,12 @@
  * (EINVAL), the device full (ENOMEM); copies of 4-byte multiples at 4-byte
  * offsets (EINVAL) within the allocation (EFAULT); a registration zero-based
  * with the rights MEMIC allows, within the allocation (EINVAL); a free while
- * a registration holds it (EBUSY).
+ * a registration holds it (EBUSY). ibv_import_dm gives another context of
+ * this process a handle on the same memory (the dm's handle names it, as a
+ * domain's number does for ibv_import_pd): the import holds the allocation,
+ * whose free is EBUSY until it is let go.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +35,13 @@ struct vb_dm {
 	uint32_t magic;
 	struct hw_dm *hw;
 	_Atomic uint32_t mrs; /* registrations on it: free is EBUSY while non-zero */
+	struct vb_dm *of;     /* an import: the allocation it is a handle of (hw is that one's) */
+	uint32_t imports;     /* an allocation: imports holding it (under dms_lock) */
+	struct vb_dm *next;   /* the allocations of this process (under dms_lock) */
 };
+
+static pthread_mutex_t dms_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vb_dm *dms;
 
 static struct vb_dm *vb_dm_of(struct ibv_dm *dm)
 {
@@ -134,7 +144,80 @@ static struct ibv_dm *vb_dm_alloc(struct ibv_context *c, struct ibv_alloc_dm_att
 	d->dm.memcpy_to_dm = vb_memcpy_to_dm;
 	d->dm.memcpy_from_dm = vb_memcpy_from_dm;
 	d->dm.handle = d->hw->page[0];
+	pthread_mutex_lock(&dms_lock);
+	d->next = dms;
+	dms = d;
+	pthread_mutex_unlock(&dms_lock);
 	return &d->dm;
+}
+
+/* Takes d out of the list, unless an import holds it: EBUSY then. Lock held. */
+static int vb_dm_unlist(struct vb_dm *d)
+{
+	if (d->imports != 0)
+		return EBUSY;
+	for (struct vb_dm **pp = &dms; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	return 0;
+}
+
+/* Lets go of an import: 0, or EBUSY while registrations on it live. */
+static int vb_dm_unimport(struct vb_dm *d)
+{
+	if (atomic_load(&d->mrs) != 0)
+		return EBUSY;
+	pthread_mutex_lock(&dms_lock);
+	d->of->imports--;
+	pthread_mutex_unlock(&dms_lock);
+	d->magic = 0;
+	free(d);
+	return 0;
+}
+
+VB_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
+{
+	struct vb_dm *d, *orig;
+
+	if (vb_ctx_checked(context) == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dms_lock);
+	for (orig = dms; orig != NULL; orig = orig->next)
+		if (orig->dm.handle == dm_handle && orig->dm.context->device == context->device)
+			break;
+	if (orig != NULL)
+		orig->imports++;
+	pthread_mutex_unlock(&dms_lock);
+	if (orig == NULL) {
+		free(d);
+		errno = EINVAL; /* no such allocation on this device */
+		return NULL;
+	}
+	*d = (struct vb_dm){ .magic = VB_MAGIC_DM, .hw = orig->hw, .of = orig };
+	d->dm = (struct ibv_dm){ .context = context, .memcpy_to_dm = vb_memcpy_to_dm,
+				 .memcpy_from_dm = vb_memcpy_from_dm, .handle = dm_handle };
+	return &d->dm;
+}
+
+VB_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
+{
+	struct vb_dm *d = vb_dm_of(dm);
+
+	if (d == NULL || d->of == NULL) {
+		BASE_WARN("ibv_unimport_dm: not an imported allocation");
+		return;
+	}
+	if (vb_dm_unimport(d) != 0)
+		BASE_WARN("ibv_unimport_dm: registrations on the imported allocation still use it: kept");
 }
 
 struct ibv_dm *vb_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr)
@@ -145,12 +228,20 @@ struct ibv_dm *vb_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr
 int vb_free_dm(struct ibv_dm *dm)
 {
 	struct vb_dm *d = vb_dm_of(dm);
+	int rc;
 
 	if (d == NULL)
 		return EINVAL;
+	if (d->of != NULL)
+		return vb_dm_unimport(d); /* the allocation lives on with its allocator's handle */
 	/* As the kernel: the memory stays while a registration can still reach it. */
 	if (atomic_load(&d->mrs) != 0)
 		return EBUSY;
+	pthread_mutex_lock(&dms_lock);
+	rc = vb_dm_unlist(d);
+	pthread_mutex_unlock(&dms_lock);
+	if (rc != 0)
+		return rc;
 	d->magic = 0;
 	hw_dm_free(d->hw);
 	free(d);

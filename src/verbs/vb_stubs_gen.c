@@ -189,12 +189,6 @@ VB_EXPORT const char *vb_compat_1_0_ibv_get_device_name(struct ibv_device *devic
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_get_device_name, ibv_get_device_name, "IBVERBS_1.0");
 
-VB_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
-{
-	VB_UNSUPPORTED("ibv_import_dm");
-	return NULL;
-}
-
 VB_EXPORT int vb_compat_1_0_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 VB_EXPORT int vb_compat_1_0_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -305,9 +299,4 @@ VB_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	VB_UNSUPPORTED("ibv_set_ece");
 	return EOPNOTSUPP;
-}
-
-VB_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
-{
-	VB_UNSUPPORTED("ibv_unimport_dm");
 }
