@@ -29,6 +29,7 @@
 #define VB_MAGIC_CONTEXT 0x76624358u
 
 struct vb_dv_ops;
+struct vb_dv_dcs_ops;
 
 /*
  * One emulated function of this side, as ibv_get_device_list returns it.
@@ -185,6 +186,8 @@ struct vb_srq {
 struct vb_ah {
 	struct ibv_ah ah;
 	struct hw_wqe_datagram_seg av; /* copied into each UD WQE */
+	bool global;		  /* created with is_global (mlx5dv_map_ah_to_qp needs it) */
+	_Atomic uint32_t map_qpn; /* mlx5dv_map_ah_to_qp's QP + 1, 0: none (vb_dcs.c) */
 };
 
 struct vb_qp {
@@ -248,6 +251,7 @@ struct vb_qp {
 	uint8_t wr_hw_op;
 	uint64_t wr_wrid;
 	__be32 wr_imm;		  /* the open WQE's ctrl immediate */
+	uint16_t wr_stream;	  /* the open WQE's DCI stream (mlx5dv_wr_set_dc_addr_stream) */
 	uint32_t wr_off;	  /* bytes staged so far */
 	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
 	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */
@@ -303,6 +307,13 @@ struct vb_dv_ops {
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 	/* Port query, reserved QPNs, UDP source port (vb_dvmisc.c). */
 	const struct vb_dv_misc_ops *misc;
+	/* DCI stream reset, AH-to-QP mapping (vb_dcs.c). */
+	const struct vb_dv_dcs_ops *dcs;
+};
+
+struct vb_dv_dcs_ops {
+	int (*dci_stream_id_reset)(struct ibv_qp *qp, uint16_t stream_id);
+	int (*map_ah_to_qp)(struct ibv_ah *ah, uint32_t qp_num);
 };
 
 struct vb_dv_misc_ops {
