@@ -273,6 +273,36 @@ static void test_dead_holder_reclaimed(void)
 	CHECK_ERR(hw_ids_alloc(t, HW_ID_QPN, &extra), HW_ERR_NOMEM);
 }
 
+/*
+ * A capacity: hw_ids_alloc_within takes only the kind's first limit slots
+ * (HW_ERR_NOMEM past them though the kind has more), a freed one is taken
+ * again, and a limit beyond the kind's slots is the kind's slots.
+ */
+static void test_alloc_within(void)
+{
+	struct hw_ids *t;
+
+	fresh("within", 8, &t);
+	if (t == NULL)
+		return;
+	uint32_t n[3], extra;
+
+	for (int i = 0; i < 3; i++) {
+		CHECK_ERR(hw_ids_alloc_within(t, HW_ID_DM, 3, &n[i]), HW_OK);
+		CHECK(n[i] >= hw_id_base(HW_ID_DM) && n[i] < hw_id_base(HW_ID_DM) + 3);
+		for (int j = 0; j < i; j++)
+			CHECK(n[j] != n[i]);
+	}
+	CHECK_ERR(hw_ids_alloc_within(t, HW_ID_DM, 3, &extra), HW_ERR_NOMEM);
+	CHECK_ERR(hw_ids_free(t, HW_ID_DM, n[1]), HW_OK);
+	CHECK_ERR(hw_ids_alloc_within(t, HW_ID_DM, 3, &extra), HW_OK);
+	CHECK(extra == n[1]);
+	CHECK_ERR(hw_ids_alloc_within(t, HW_ID_DM, 0, &extra), HW_ERR_INVAL);
+	for (int i = 0; i < 5; i++)
+		CHECK_ERR(hw_ids_alloc_within(t, HW_ID_DM, 100, &extra), HW_OK);
+	CHECK_ERR(hw_ids_alloc_within(t, HW_ID_DM, 100, &extra), HW_ERR_NOMEM);
+}
+
 /* Writes a segment of the size a 4-slot table has, with the given header words. */
 static void forge(const char *name, uint64_t ident, uint64_t geometry)
 {
@@ -307,7 +337,7 @@ static uint64_t word0(const char *name)
 static void test_foreign_table_refused(void)
 {
 	const uint64_t geom = (uint64_t)HW_ID_KINDS << 32 | 4;
-	const uint64_t ident = 0x53445049ull << 32 | 3;
+	const uint64_t ident = 0x53445049ull << 32 | 4;
 	struct hw_ids *t = NULL;
 
 	snprintf(tname, sizeof(tname), "/softdpu-test-ids-forged-%d", (int)getpid());
@@ -362,7 +392,7 @@ static void test_half_created_table_completed(void)
 	forge(tname, 0, 0);
 	CHECK_ERR(hw_ids_open(tname, 4, &t), HW_OK);
 	th_defer(close_cb, t);
-	CHECK(word0(tname) == (0x53445049ull << 32 | 3));
+	CHECK(word0(tname) == (0x53445049ull << 32 | 4));
 	CHECK_ERR(hw_ids_alloc(t, HW_ID_QPN, &n), HW_OK);
 }
 
@@ -461,6 +491,7 @@ int main(void)
 	RUN(test_unique_across_processes);
 	RUN(test_free_by_other_refused);
 	RUN(test_dead_holder_reclaimed);
+	RUN(test_alloc_within);
 	RUN(test_foreign_table_refused);
 	RUN(test_half_created_table_completed);
 	RUN(test_open_refusals);

@@ -101,7 +101,7 @@ static void test_device_list_sides_and_failure(void)
 }
 
 /*
- * The device's number table (/dev/shm/softdpu-<uid>[-m<machine>]-ids-v3)
+ * The device's number table (/dev/shm/softdpu-<uid>[-m<machine>]-ids-v4)
  * found open to others (mode 0666) is refused and left as it is: a CQ, which
  * needs a device-wide number, fails with EACCES, not ENOMEM. In a child
  * standing for a machine of its own, so the name is the case's alone.
@@ -137,7 +137,7 @@ static void test_number_table_open_to_others(void)
 	int fd, st;
 
 	snprintf(machine, sizeof(machine), "127.%u.%u.%u", (pid >> 16) & 255, (pid >> 8) & 255, pid & 255);
-	snprintf(name, sizeof(name), "/softdpu-%u-m%s-ids-v3", (unsigned)getuid(), machine);
+	snprintf(name, sizeof(name), "/softdpu-%u-m%s-ids-v4", (unsigned)getuid(), machine);
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0666);
 	CHECK(fd >= 0);
@@ -226,7 +226,7 @@ static void test_query_device(void)
 	check_device_attr(&ax.orig_attr);
 	CHECK(ax.phys_port_cnt_ex == 1);
 	CHECK(ax.device_cap_flags_ex == ax.orig_attr.device_cap_flags);
-	CHECK(ax.odp_caps.general_caps == (IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT) && ax.max_dm_size == 0); /* test_verbs_odp */
+	CHECK(ax.odp_caps.general_caps == (IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT) && ax.max_dm_size == 256 * 1024); /* test_verbs_odp, test_verbs_dm */
 	CHECK(ax.completion_timestamp_mask == UINT64_MAX && ax.hca_core_clock == 1000000); /* ns, 1 GHz */
 	CHECK(ibv_query_device_ex(c, &in, &ax) == EINVAL);
 	/* A caller with a smaller struct: nothing written past the size it gave. */

@@ -175,9 +175,10 @@ static void cap_in(uint8_t *in, uint16_t opcode, uint16_t op_mod)
 
 /*
  * mlx5dv_devx_general_cmd: QUERY_HCA_CAP of the device-memory page answers
- * (status 0) that there is no device memory — no MEMIC size, no MEMIC
- * operations (the page all zero, maximum and current), as
- * ibv_query_device_ex's max_dm_size 0 says. A page not answered (RoCE) or another command is
+ * (status 0, maximum and current alike) a BlueField-2's MEMIC: the memic bit,
+ * 256 KiB (memic_bar_size and max_memic_size, as ibv_query_device_ex's
+ * max_dm_size), 64-byte allocation units, alignments up to 2^6 units; no MEMIC
+ * operations and no software-owned ICM (every other byte zero). A page not answered (RoCE) or another command is
  * EOPNOTSUPP with the card's status in out (0x3 bad parameter, 0x2 bad
  * opcode); an output shorter than the page gets what fits; one without
  * room for the header, a short input or no context EINVAL.
@@ -199,12 +200,18 @@ static void test_devx_general_cmd(void)
 	CHECK(c != NULL);
 	th_defer(vf_close_cb, c);
 	CHECK_OK(ibv_query_device_ex(c, NULL, &ax));
-	CHECK(ax.max_dm_size == 0);
+	CHECK(ax.max_dm_size == 256 * 1024);
 	for (uint16_t cur = 0; cur < 2; cur++) {
+		static const uint8_t want[24] = {0x80, 0, 0, 0, 0, 6, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0,
+						 0, 0x04, 0, 0, 0, 0x04, 0, 0};
+
 		cap_in(in, OP_QUERY_HCA_CAP, (uint16_t)(CAP_DEV_MEM << 1 | cur));
 		memset(out, 0xee, sizeof(out));
 		CHECK_OK(mlx5dv_devx_general_cmd(c, in, sizeof(in), out, sizeof(out)));
-		for (size_t i = 0; i < sizeof(out); i++)
+		for (size_t i = 0; i < 16; i++)
+			CHECK(out[i] == 0);
+		CHECK(memcmp(out + 16, want, sizeof(want)) == 0);
+		for (size_t i = 16 + sizeof(want); i < sizeof(out); i++)
 			CHECK(out[i] == 0);
 	}
 	cap_in(in, OP_QUERY_HCA_CAP, CAP_ROCE << 1 | 1); /* the general and flow-table pages: test_verbs_devx_caps */

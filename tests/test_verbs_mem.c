@@ -304,10 +304,9 @@ static void test_dv_init_obj(void)
 	obj.pd.out = &dpd;
 	CHECK_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD));
 	CHECK(dpd.pdn == pd->handle);
-	/* Objects this device has not (WQs, DM, AH views): nothing is filled. */
+	/* Objects it has no view of (WQs): nothing is filled. */
 	dpd.pdn = 0xdead;
-	obj.dm.in = NULL;
-	CHECK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD | MLX5DV_OBJ_DM) == EOPNOTSUPP);
+	CHECK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD | MLX5DV_OBJ_RWQ) == EOPNOTSUPP);
 	CHECK(dpd.pdn == 0xdead);
 	CHECK(mlx5dv_init_obj(&obj, 1u << 20) == EINVAL);
 }

@@ -21,7 +21,7 @@
 #include "base_private.h"
 
 #define IDS_MAGIC 0x53445049u /* "SDPI" */
-#define IDS_VERSION 3u /* 2: a record per slot; 3: records of 256 bytes */
+#define IDS_VERSION 4u /* 2: a record per slot; 3: records of 256 bytes; 4: device-memory pages */
 #define IDS_IDENT (((uint64_t)IDS_MAGIC << 32) | IDS_VERSION)
 
 /* Linux pids stay below PID_MAX_LIMIT (2^22); start times in clock ticks fit the rest. */
@@ -66,6 +66,7 @@ static const uint32_t id_base[HW_ID_KINDS] = {
 	[HW_ID_SRQN] = 0x1,
 	[HW_ID_PD] = 0x1,   /* 0 means "any domain" to the key check */
 	[HW_ID_MKEY] = 0x1, /* index 0 would make key 0, which names no key */
+	[HW_ID_DM] = 0x1,
 };
 
 uint32_t hw_id_base(enum hw_id_kind kind)
@@ -258,14 +259,14 @@ void hw_ids_close(struct hw_ids *t)
 	free(t);
 }
 
-/* One pass over the kind's slots from the hint; true with *idx on a claim. */
-static bool ids_claim(struct hw_ids *t, enum hw_id_kind kind, uint64_t me, uint32_t *idx)
+/* One pass over the kind's first lim slots from the hint; true with *idx on a claim. */
+static bool ids_claim(struct hw_ids *t, enum hw_id_kind kind, uint32_t lim, uint64_t me, uint32_t *idx)
 {
 	_Atomic uint64_t *s = t->slot + (size_t)kind * t->slots;
-	uint32_t from = atomic_load(&t->hdr->hint[kind]) % t->slots;
+	uint32_t from = atomic_load(&t->hdr->hint[kind]) % lim;
 
-	for (uint32_t n = 0; n < t->slots; n++) {
-		uint32_t i = (from + n) % t->slots;
+	for (uint32_t n = 0; n < lim; n++) {
+		uint32_t i = (from + n) % lim;
 		uint64_t w = 0;
 
 		if (atomic_load_explicit(&s[i], memory_order_relaxed) != 0)
@@ -281,15 +282,15 @@ static bool ids_claim(struct hw_ids *t, enum hw_id_kind kind, uint64_t me, uint3
 
 static void rec_withdraw(struct ids_rec *r);
 
-/* Frees the slots of dead holders; returns how many. */
-static uint32_t ids_reclaim(struct hw_ids *t, enum hw_id_kind kind)
+/* Frees the slots of dead holders among the first lim; returns how many. */
+static uint32_t ids_reclaim(struct hw_ids *t, enum hw_id_kind kind, uint32_t lim)
 {
 	_Atomic uint64_t *s = t->slot + (size_t)kind * t->slots;
 	uint64_t last = 0;
 	bool last_dead = false;
 	uint32_t freed = 0;
 
-	for (uint32_t i = 0; i < t->slots; i++) {
+	for (uint32_t i = 0; i < lim; i++) {
 		uint64_t w = atomic_load(&s[i]);
 
 		if (w == 0)
@@ -308,22 +309,29 @@ static uint32_t ids_reclaim(struct hw_ids *t, enum hw_id_kind kind)
 	return freed;
 }
 
-enum hw_status hw_ids_alloc(struct hw_ids *t, enum hw_id_kind kind, uint32_t *num)
+enum hw_status hw_ids_alloc_within(struct hw_ids *t, enum hw_id_kind kind, uint32_t limit, uint32_t *num)
 {
 	uint64_t me = my_word();
 	uint32_t idx;
 
-	if (t == NULL || (unsigned)kind >= HW_ID_KINDS || num == NULL)
+	if (t == NULL || (unsigned)kind >= HW_ID_KINDS || num == NULL || limit == 0)
 		return HW_ERR_INVAL;
-	if (!ids_claim(t, kind, me, &idx)) {
-		uint32_t freed = ids_reclaim(t, kind);
+	if (limit > t->slots)
+		limit = t->slots;
+	if (!ids_claim(t, kind, limit, me, &idx)) {
+		uint32_t freed = ids_reclaim(t, kind, limit);
 
-		if (freed == 0 || !ids_claim(t, kind, me, &idx))
+		if (freed == 0 || !ids_claim(t, kind, limit, me, &idx))
 			return HW_ERR_NOMEM;
 		BASE_WARN("number table full: took back %u numbers of dead processes", freed);
 	}
 	*num = id_base[kind] + idx;
 	return HW_OK;
+}
+
+enum hw_status hw_ids_alloc(struct hw_ids *t, enum hw_id_kind kind, uint32_t *num)
+{
+	return hw_ids_alloc_within(t, kind, UINT32_MAX, num);
 }
 
 static _Atomic uint64_t *ids_slot(struct hw_ids *t, enum hw_id_kind kind, uint32_t num)
@@ -486,6 +494,13 @@ enum hw_status hw_id_alloc(enum hw_id_kind kind, uint32_t *num)
 	struct hw_ids *t = hw_ids_device();
 
 	return t != NULL ? hw_ids_alloc(t, kind, num) : device_status;
+}
+
+enum hw_status hw_id_alloc_within(enum hw_id_kind kind, uint32_t limit, uint32_t *num)
+{
+	struct hw_ids *t = hw_ids_device();
+
+	return t != NULL ? hw_ids_alloc_within(t, kind, limit, num) : device_status;
 }
 
 enum hw_status hw_id_free(enum hw_id_kind kind, uint32_t num)

@@ -40,6 +40,7 @@ enum hw_id_kind {
 	HW_ID_SRQN,
 	HW_ID_PD,   /* protection domains: a foreign key's domain is comparable */
 	HW_ID_MKEY, /* memory key indices (key = index << 8 | tag) */
+	HW_ID_DM,   /* pages of the device's on-chip memory (hw_dm.h): a capacity, held per page */
 	HW_ID_KINDS,
 };
 
@@ -71,6 +72,12 @@ uint32_t hw_id_base(enum hw_id_kind kind);
  * full: HW_ERR_NOMEM.
  */
 enum hw_status hw_ids_alloc(struct hw_ids *t, enum hw_id_kind kind, uint32_t *num);
+/*
+ * The same among the kind's first limit slots only: a capacity shared by the
+ * machine's processes rather than a number space (HW_ERR_NOMEM when all of
+ * them are held by live processes; dead holders' are taken back first).
+ */
+enum hw_status hw_ids_alloc_within(struct hw_ids *t, enum hw_id_kind kind, uint32_t limit, uint32_t *num);
 /* Releases a number. HW_ERR_INVAL outside the range, HW_ERR_KEY when not held,
  * HW_ERR_ACCESS when another process holds it (it stays held). */
 enum hw_status hw_ids_free(struct hw_ids *t, enum hw_id_kind kind, uint32_t num);
@@ -98,6 +105,7 @@ const _Atomic uint32_t *hw_ids_seq(struct hw_ids *t, enum hw_id_kind kind, uint3
 
 /* The same on the device's table. */
 enum hw_status hw_id_alloc(enum hw_id_kind kind, uint32_t *num);
+enum hw_status hw_id_alloc_within(enum hw_id_kind kind, uint32_t limit, uint32_t *num);
 enum hw_status hw_id_free(enum hw_id_kind kind, uint32_t num);
 enum hw_status hw_id_owner(enum hw_id_kind kind, uint32_t num, pid_t *pid);
 enum hw_status hw_id_publish(enum hw_id_kind kind, uint32_t num, const void *data, uint32_t len, uint32_t *seq);

@@ -66,6 +66,8 @@ struct vb_context {
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
+	uint64_t cmd_ino;	  /* cmd_fd's inode: what names the context to ibv_import_device */
+	struct vb_context *next_live; /* vb_import.c's list of open contexts */
 };
 
 struct vb_pd {
@@ -73,6 +75,7 @@ struct vb_pd {
 	struct hw_pd *hw;
 	_Atomic uint32_t users;	  /* MRs, QPs, SRQs on it: dealloc is EBUSY while non-zero */
 	bool doca_owned;	  /* a DOCA device's domain (doca_dev_get_pd): that device frees it */
+	bool imported;		  /* ibv_import_pd: a handle holding a reference to another's domain */
 	struct vb_pd *parent_of;  /* a parent domain (vb_parent.c): the PD it wraps (hw is that PD's) */
 	struct ibv_td *td;	  /* a parent domain's thread domain, or NULL */
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t resource_type);
@@ -307,6 +310,9 @@ struct vb_dv_ops {
 	int (*devx_general_cmd)(struct ibv_context *ctx, const void *in, size_t inlen, void *out, size_t outlen);
 	/* Port query, reserved QPNs, UDP source port (vb_dvmisc.c). */
 	const struct vb_dv_misc_ops *misc;
+	/* Device memory (vb_dm.c). */
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr,
+				   struct mlx5dv_alloc_dm_attr *mattr);
 	/* DCI stream reset, AH-to-QP mapping (vb_dcs.c). */
 	const struct vb_dv_dcs_ops *dcs;
 };

@@ -187,13 +187,13 @@ VB_EXPORT struct ibv_context *vb_open_device(struct ibv_device *device)
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.sz = sizeof(struct verbs_context);
 	c->num_comp_vectors = 1;
-	/* No kernel: cmd_fd only has to be a real descriptor for programs that poll or dup it. */
-	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (c->cmd_fd < 0)
+	/* No kernel: cmd_fd is a file of the context's own, which names it to ibv_import_device. */
+	if (vb_cmd_fd_open(ctx) != 0)
 		goto err;
 	if (vb_async_init(ctx) != 0)
 		goto err;
 	vb_ops_fill(&ctx->vctx);
+	vb_ctx_live_add(ctx);
 	return c;
 
 err:
@@ -212,6 +212,7 @@ VB_EXPORT int vb_close_device(struct ibv_context *context)
 	if (ctx == NULL)
 		return EINVAL;
 	ctx->magic = 0;
+	vb_ctx_live_del(ctx);
 	vb_context_fini(ctx);
 	return 0;
 }

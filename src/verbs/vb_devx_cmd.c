@@ -1,10 +1,11 @@
 /*
  * vb_devx_cmd — mlx5dv_devx_general_cmd: the PRM commands a program sends
  * the card outside any object. Known here: QUERY_HCA_CAP of the device-memory
- * capability page, which says the device has no device memory (all zero, as
- * ibv_query_device_ex's max_dm_size 0 says), so a program that looks for
- * MEMIC operations there finds none; and of the general and NIC flow-table
- * pages (vb_devx_caps.c). Any other command or capability page fails with
+ * capability page, which says what ibv_alloc_dm gives (vb_dm.c, hw_dm.h):
+ * MEMIC of HW_DM_SIZE bytes, as ibv_query_device_ex's max_dm_size, and no
+ * MEMIC operations (a store that performs an atomic operation is not
+ * emulated) and no software-owned steering ICM; and of the general and NIC
+ * flow-table pages (vb_devx_caps.c). Any other command or capability page fails with
  * EOPNOTSUPP and the card's status for it in out (0x2 bad opcode, 0x3 bad
  * parameter): the other general commands are not emulated.
  *
@@ -15,6 +16,7 @@
  */
 #include <string.h>
 
+#include "hw_dm.h"
 #include "vb_int.h"
 
 #define VB_OP_QUERY_HCA_CAP 0x100
@@ -28,6 +30,23 @@
 /* Syndromes of softdpu's refusals (bytes 4..7): any non-zero value tells the program "see status". */
 #define VB_SYND_GEN_BAD_OP 0x5d0c0011u
 #define VB_SYND_CAP_PAGE 0x5d0c0012u
+
+/*
+ * device_mem_cap (PRM): memic (bit 0), log_min_memic_alloc_size (byte 5, low
+ * 5 bits), log_max_memic_addr_alignment (byte 7), memic_bar_size (bytes
+ * 16-19), max_memic_size (bytes 20-23); memic_operations (bytes 64-67) and
+ * the steering ICM fields stay zero.
+ */
+static void vb_dev_mem_page(uint8_t *page)
+{
+	page[0] = 0x80;
+	page[5] = HW_DM_LOG_BASE_ALIGN;
+	page[7] = HW_DM_LOG_MAX_ALIGN;
+	for (int i = 0; i < 4; i++) {
+		page[16 + i] = (uint8_t)(HW_DM_SIZE >> (24 - 8 * i));
+		page[20 + i] = (uint8_t)(HW_DM_SIZE >> (24 - 8 * i));
+	}
+}
 
 /* The command failed as the card answers it: status and syndrome in out (as much as fits), errno returned. */
 static int vb_gen_fail(uint8_t *out, size_t outlen, uint8_t status, uint32_t syndrome)
@@ -53,8 +72,10 @@ static int vb_query_hca_cap(struct ibv_context *c, const uint8_t *in, size_t inl
 	if (inlen < VB_CAP_IN_SZ || outlen < VB_CAP_HDR_SZ)
 		return EINVAL;
 	op_mod = (uint16_t)(in[6] << 8 | in[7]);
-	/* Maximum and current values alike. Device memory: no MEMIC, no steering ICM, no operations on it. */
-	if (op_mod >> 1 != VB_CAP_DEV_MEM)
+	/* Maximum and current values alike. */
+	if (op_mod >> 1 == VB_CAP_DEV_MEM)
+		vb_dev_mem_page(page);
+	else
 		err = vb_devx_cap_page(c, op_mod >> 1, page);
 	if (err == EOPNOTSUPP)
 		return vb_gen_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_CAP_PAGE);

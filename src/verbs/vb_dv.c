@@ -149,20 +149,26 @@ static int vb_dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 
 	if (obj == NULL || type == 0 || (type & ~(uint64_t)VB_OBJ_ALL))
 		return EINVAL;
-	if (type & ~(uint64_t)(MLX5DV_OBJ_PD | MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_AH))
+	if (type & ~(uint64_t)(MLX5DV_OBJ_PD | MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_AH |
+			       MLX5DV_OBJ_DM))
 		return EOPNOTSUPP;
 	if (((type & MLX5DV_OBJ_PD) && (obj->pd.in == NULL || obj->pd.out == NULL)) ||
 	    ((type & MLX5DV_OBJ_AH) && (obj->ah.in == NULL || obj->ah.out == NULL)) ||
 	    ((type & MLX5DV_OBJ_QP) && (obj->qp.in == NULL || obj->qp.out == NULL)) ||
 	    ((type & MLX5DV_OBJ_CQ) && (obj->cq.in == NULL || obj->cq.out == NULL)) ||
-	    ((type & MLX5DV_OBJ_SRQ) && (obj->srq.in == NULL || obj->srq.out == NULL)))
+	    ((type & MLX5DV_OBJ_SRQ) && (obj->srq.in == NULL || obj->srq.out == NULL)) ||
+	    ((type & MLX5DV_OBJ_DM) && (obj->dm.in == NULL || obj->dm.out == NULL)))
 		return EINVAL;
-	if (type & MLX5DV_OBJ_QP)
+	/* First: a dm not of this device is refused before any other view is filled. */
+	if (type & MLX5DV_OBJ_DM)
+		rc = vb_dm_view(obj->dm.in, obj->dm.out);
+	if (rc == 0 && (type & MLX5DV_OBJ_QP))
 		rc = vb_dv_qp(obj->qp.out, obj->qp.in);
 	if (rc == 0 && (type & MLX5DV_OBJ_CQ))
 		rc = vb_dv_cq(obj->cq.out, obj->cq.in);
 	if (rc == 0 && (type & MLX5DV_OBJ_SRQ))
 		rc = vb_dv_srq(obj->srq.out, obj->srq.in);
+
 	if (rc == 0 && (type & MLX5DV_OBJ_AH)) {
 		/* The AV the AH's UD WQEs carry, in the layout of struct mlx5_wqe_av (hw_prm.h checks its offsets). */
 		obj->ah.out->av = (struct mlx5_wqe_av *)(void *)&((struct vb_ah *)(void *)obj->ah.in)->av;
@@ -299,5 +305,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.flow_create = vb_dv_flow_create,
 	.devx_general_cmd = vb_dv_devx_general_cmd,
 	.misc = &vb_dv_misc_ops_impl,
+	.alloc_dm = vb_dv_alloc_dm,
 	.dcs = &vb_dv_dcs_ops_impl,
 };

@@ -30,6 +30,15 @@ void vb_ops_fill(struct verbs_context *vctx);
 
 /* The async event queue of a context (vb_async.c). */
 int vb_async_init(struct vb_context *ctx);
+
+/* vb_import.c: a context's command file, and the list of open contexts an import looks through. */
+int vb_cmd_fd_open(struct vb_context *ctx);
+void vb_ctx_live_add(struct vb_context *ctx);
+void vb_ctx_live_del(struct vb_context *ctx);
+/* Lets go of an imported domain's handle: 0, or EBUSY while objects made on it live. */
+int vb_pd_unimport(struct vb_pd *pd);
+/* vb_pd.c: an ibv_mr for a registration of this process by its key (ibv_import_mr). */
+struct ibv_mr *vb_mr_import(struct ibv_pd *pd, uint32_t key, uint64_t len);
 void vb_async_fini(struct vb_context *ctx);
 
 /* A QP still attached to a multicast group (vb_mcast.c): destroying it is refused. */
@@ -68,6 +77,20 @@ void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq);
  * their size in bytes. vb_bind_mw_check: 0 or the post's errno.
  */
 struct ibv_mw *vb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+
+/* Device memory (vb_dm.c). */
+struct ibv_dm *vb_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr);
+int vb_free_dm(struct ibv_dm *dm);
+struct ibv_mr *vb_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len, unsigned int access);
+int vb_dm_view(struct ibv_dm *dm, struct mlx5dv_dm *out);
+struct ibv_dm *vb_dv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr,
+			      struct mlx5dv_alloc_dm_attr *mattr);
+/*
+ * A zero-based MR over device memory at base (vb_pd.c): access holds no
+ * ZERO_BASED; *dm_mrs, which the caller has raised, is lowered by its dereg.
+ */
+struct ibv_mr *vb_reg_dm_range(struct ibv_pd *pd, void *base, size_t len, unsigned int access,
+			       _Atomic uint32_t *dm_mrs);
 int vb_dealloc_mw(struct ibv_mw *mw);
 int vb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int vb_bind_mw_check(const struct vb_qp *qp, const struct ibv_mw *mw, const struct ibv_mw_bind_info *b);

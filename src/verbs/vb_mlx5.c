@@ -81,6 +81,8 @@ static struct ibv_context *vb_obj_context(struct mlx5dv_obj *obj, uint64_t type)
 		return obj->ah.in->context;
 	if ((type & MLX5DV_OBJ_PD) && obj->pd.in != NULL)
 		return obj->pd.in->context;
+	if ((type & MLX5DV_OBJ_DM) && obj->dm.in != NULL)
+		return obj->dm.in->context;
 	return NULL;
 }
 

@@ -1,6 +1,6 @@
 /*
  * vb_mlx5_dr — libmlx5.so.1's DevX object, DevX general command and
- * mlx5dv_dr entries. Each checks that the object handed in is one of ours (a
+ * mlx5dv_dr entries, and mlx5dv_alloc_dm (vb_dm.c). Each checks that the object handed in is one of ours (a
  * NULL or foreign pointer is EINVAL, where rdma-core would crash) and calls
  * libibverbs through the object's vb_dv_ops (vb_devx_obj.c, vb_devx_cmd.c,
  * vb_dr.c). Actions are plain data (vb.h) and are made and freed here: drop
@@ -41,6 +41,14 @@ VB_EXPORT int mlx5dv_devx_general_cmd(struct ibv_context *context, const void *i
 	const struct vb_dv_ops *dv = vb_dv_of(context);
 
 	return dv != NULL ? dv->devx_general_cmd(context, in, inlen, out, outlen) : errno;
+}
+
+VB_EXPORT struct ibv_dm *mlx5dv_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *dm_attr,
+					  struct mlx5dv_alloc_dm_attr *mlx5_dm_attr)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(context);
+
+	return dv != NULL ? dv->alloc_dm(context, dm_attr, mlx5_dm_attr) : NULL;
 }
 
 VB_EXPORT int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)

@@ -22,12 +22,6 @@ VB_EXPORT int _mlx5dv_mkey_check(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_er
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT struct ibv_dm *mlx5dv_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *dm_attr, struct mlx5dv_alloc_dm_attr *mlx5_dm_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_alloc_dm");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_var *mlx5dv_alloc_var(struct ibv_context *context, uint32_t flags)
 {
 	VB_UNSUPPORTED("mlx5dv_alloc_var");

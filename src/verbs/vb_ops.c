@@ -4,7 +4,7 @@
  * Binaries call much of the API through inline functions that jump through
  * ctx->ops and the verbs_context slots; rdma-core's inlines check some slots
  * for NULL but not all, so every slot points at a function here. Those of
- * the objects this device has not (WQ, flows, counters, DM, ...)
+ * the objects this device has not (counters, ESP flow actions, ...)
  * fail as an unsupported operation; the queries and the
  * queue objects' (CQ, QP, SRQ, posting and polling) are the real ones.
  */
@@ -45,10 +45,6 @@ VB_OP_INT(attach_counters_point_flow, EOPNOTSUPP, struct ibv_counters *counters,
 VB_OP_PTR(create_counters, struct ibv_counters *, struct ibv_context *context,
 	  struct ibv_counters_init_attr *init_attr)
 VB_OP_INT(destroy_counters, EOPNOTSUPP, struct ibv_counters *counters)
-VB_OP_PTR(reg_dm_mr, struct ibv_mr *, struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length,
-	  unsigned int access)
-VB_OP_PTR(alloc_dm, struct ibv_dm *, struct ibv_context *context, struct ibv_alloc_dm_attr *attr)
-VB_OP_INT(free_dm, EOPNOTSUPP, struct ibv_dm *dm)
 VB_OP_INT(modify_flow_action_esp, EOPNOTSUPP, struct ibv_flow_action *action,
 	  struct ibv_flow_action_esp_attr *attr)
 VB_OP_INT(destroy_flow_action, EOPNOTSUPP, struct ibv_flow_action *action)
@@ -107,9 +103,9 @@ void vb_ops_fill(struct verbs_context *v)
 	v->attach_counters_point_flow = vb_op_attach_counters_point_flow;
 	v->create_counters = vb_op_create_counters;
 	v->destroy_counters = vb_op_destroy_counters;
-	v->reg_dm_mr = vb_op_reg_dm_mr;
-	v->alloc_dm = vb_op_alloc_dm;
-	v->free_dm = vb_op_free_dm;
+	v->reg_dm_mr = vb_reg_dm_mr;
+	v->alloc_dm = vb_alloc_dm;
+	v->free_dm = vb_free_dm;
 	v->modify_flow_action_esp = vb_op_modify_flow_action_esp;
 	v->destroy_flow_action = vb_op_destroy_flow_action;
 	v->create_flow_action_esp = vb_op_create_flow_action_esp;

@@ -64,6 +64,8 @@ VB_EXPORT int vb_dealloc_pd(struct ibv_pd *ibpd)
 	}
 	if (pd->parent_of != NULL)
 		return vb_parent_free(pd);
+	if (pd->imported)
+		return vb_pd_unimport(pd); /* the domain lives on with its allocator's handle */
 	/* As the kernel: a domain with registrations or queues on it stays (a DOCA device's among them). */
 	if (atomic_load(&pd->users) != 0 || hw_pd_shared(pd->hw))
 		return EBUSY;
@@ -114,6 +116,8 @@ struct vb_mr_priv {
 	struct vb_mr m;
 	struct fab_shared backing;
 	bool shared;
+	bool imported; /* ibv_import_mr: another handle of a registration of this process */
+	_Atomic uint32_t *dm_mrs; /* an MR on device memory: that memory's count of registrations */
 };
 
 /*
@@ -142,8 +146,9 @@ static int vb_mr_share(struct vb_mr_priv *p, void *addr, size_t length)
 	return 0;
 }
 
-static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-			     unsigned int access)
+/* empty_ok: a registration of no bytes is valid (device memory's, as the kernel takes it). */
+static struct ibv_mr *vb_reg_any(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+				 unsigned int access, bool empty_ok)
 {
 	struct vb_pd *pd = vb_pd_of(ibpd);
 	struct vb_mr_priv *p;
@@ -155,7 +160,7 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	/* Implicit ODP, as mlx5: a NULL address over SIZE_MAX with ON_DEMAND, at iova 0 (vb_odp.c). */
 	bool implicit = addr == NULL && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND) != 0;
 
-	if (ibpd == NULL || (addr == NULL && !implicit) || length == 0 || (implicit && iova != 0)) {
+	if (ibpd == NULL || (addr == NULL && !implicit) || (length == 0 && !empty_ok) || (implicit && iova != 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -178,8 +183,11 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	/* The whole address space cannot move onto shareable memory: an implicit key stays this process's. */
-	rc = implicit ? 0 : vb_mr_share(p, addr, length);
+	/*
+	 * The whole address space cannot move onto shareable memory: an implicit
+	 * key stays this process's; an empty one has nothing to share.
+	 */
+	rc = implicit || length == 0 ? 0 : vb_mr_share(p, addr, length);
 	if (rc != 0) {
 		(void)hw_mkey_dereg(mr->key);
 		free(p);
@@ -195,6 +203,11 @@ static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	mr->mr.lkey = mr->key;
 	mr->mr.rkey = mr->key;
 	return &mr->mr;
+}
+
+static struct ibv_mr *vb_reg(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	return vb_reg_any(ibpd, addr, length, iova, access, false);
 }
 
 #undef ibv_reg_mr
@@ -219,6 +232,47 @@ VB_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 	return vb_reg(pd, addr, length, iova, access);
 }
 
+struct ibv_mr *vb_mr_import(struct ibv_pd *ibpd, uint32_t key, uint64_t len)
+{
+	struct vb_mr_priv *p = calloc(1, sizeof(*p));
+
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->imported = true;
+	p->m.key = key;
+	atomic_fetch_add(&vb_pd_of(ibpd)->users, 1);
+	/* As the kernel reports an imported registration: no address, its length and keys. */
+	p->m.mr = (struct ibv_mr){ .context = ibpd->context, .pd = ibpd, .length = len, .handle = key,
+				   .lkey = key, .rkey = key };
+	return &p->m.mr;
+}
+
+VB_EXPORT void ibv_unimport_mr(struct ibv_mr *ibmr)
+{
+	struct vb_mr_priv *p = (struct vb_mr_priv *)ibmr;
+
+	if (ibmr == NULL || !p->imported) {
+		BASE_WARN("ibv_unimport_mr: not an imported registration");
+		return;
+	}
+	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+	free(p);
+}
+
+struct ibv_mr *vb_reg_dm_range(struct ibv_pd *pd, void *base, size_t len, unsigned int access,
+			       _Atomic uint32_t *dm_mrs)
+{
+	struct ibv_mr *mr = vb_reg_any(pd, base, len, 0, access, true);
+
+	if (mr == NULL)
+		return NULL;
+	((struct vb_mr_priv *)mr)->dm_mrs = dm_mrs;
+	mr->addr = NULL; /* as rdma-core's ibv_cmd_reg_dm_mr: the MR names offsets, no address of the process */
+	return mr;
+}
+
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr);
 VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 {
@@ -227,6 +281,11 @@ VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 
 	if (ibmr == NULL)
 		return EINVAL;
+	if (p->imported) {
+		/* The registration lives on with its registrant's handle, as an imported domain does. */
+		ibv_unimport_mr(ibmr);
+		return 0;
+	}
 	st = hw_mkey_dereg(p->m.key);
 	if (st != HW_OK)
 		return EINVAL;
@@ -234,6 +293,8 @@ VB_EXPORT int vb_dereg_mr(struct ibv_mr *ibmr)
 	if (p->shared)
 		fab_mr_unshare(&p->backing);
 	atomic_fetch_sub(&vb_pd_of(ibmr->pd)->users, 1);
+	if (p->dm_mrs != NULL)
+		atomic_fetch_sub(p->dm_mrs, 1);
 	free(p);
 	return 0;
 }
@@ -312,7 +373,8 @@ VB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, vo
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	rc = vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
+	/* The kernel refuses to re-register an MR on device memory. */
+	rc = p->dm_mrs != NULL ? EINVAL : vb_rereg_change(ibmr, flags, pd, addr, length, access, &c);
 	if (rc == 0 && hw_mkey_rereg(p->m.key, &c) != HW_OK)
 		rc = EINVAL;
 	if (rc == 0 && c.base != NULL)

@@ -189,27 +189,9 @@ VB_EXPORT const char *vb_compat_1_0_ibv_get_device_name(struct ibv_device *devic
 }
 VB_SYMVER_OLD(vb_compat_1_0_ibv_get_device_name, ibv_get_device_name, "IBVERBS_1.0");
 
-VB_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	VB_UNSUPPORTED("ibv_import_device");
-	return NULL;
-}
-
 VB_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
 	VB_UNSUPPORTED("ibv_import_dm");
-	return NULL;
-}
-
-VB_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	VB_UNSUPPORTED("ibv_import_mr");
-	return NULL;
-}
-
-VB_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
-{
-	VB_UNSUPPORTED("ibv_import_pd");
 	return NULL;
 }
 
@@ -328,14 +310,4 @@ VB_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 VB_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
 {
 	VB_UNSUPPORTED("ibv_unimport_dm");
-}
-
-VB_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
-{
-	VB_UNSUPPORTED("ibv_unimport_mr");
-}
-
-VB_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
-{
-	VB_UNSUPPORTED("ibv_unimport_pd");
 }
