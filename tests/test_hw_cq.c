@@ -919,6 +919,54 @@ static void test_attach_refusals(void)
 }
 
 /*
+ * 128-byte CQEs (mlx5dv_create_cq's cqe_size): each 64-byte CQE in its
+ * entry's last 64 bytes, the first 64 left zero, the owner bit per pass; a
+ * view attached to the block by address writes at the same stride, and a
+ * block length of 64-byte CQEs does not attach. Sizes other than 64 and 128
+ * are refused.
+ */
+static void test_cqe_128(void)
+{
+	static struct blk b;
+	struct hw_cq_attr attr = { .log_size = 2, .cqe_size = 128 };
+	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .qpn = 0x123, .byte_cnt = 77 };
+	struct hw_cq *cq = NULL, *v = NULL;
+	uint8_t zero[64] = { 0 };
+	uint8_t *ring;
+
+	attr.cqe_size = 100;
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_ERR_INVAL);
+	attr.cqe_size = 32;
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_ERR_INVAL);
+	CHECK(hw_cq_mem_size_cqe(2, 100) == 0 && hw_cq_mem_size_cqe(2, 128) == hw_cq_mem_size(2) + 4 * 64);
+	b.len = hw_cq_mem_size_cqe(2, 128);
+	b.p = shared_block(b.len);
+	CHECK(b.p != NULL);
+	th_defer(unmap_cb, &b);
+	attr = (struct hw_cq_attr){ .log_size = 2, .cqe_size = 128, .mem = b.p };
+	CHECK_ERR(hw_cq_create(&attr, &cq), HW_OK);
+	th_defer(cq_destroy_cb, cq);
+	CHECK(hw_cq_cqe_size(cq) == 128);
+	CHECK_ERR(hw_cq_attach(b.p, hw_cq_mem_size(2), &v), HW_ERR_LAYOUT);
+	CHECK_ERR(hw_cq_attach(b.p, b.len, &v), HW_OK);
+	CHECK(hw_cq_cqe_size(v) == 128);
+	ring = (uint8_t *)hw_cq_ring(cq);
+	for (uint32_t i = 0; i < 6; i++) {
+		uint32_t *dbrec = hw_cq_dbrec(cq);
+		const uint8_t *e = ring + (size_t)(i & 3) * 128;
+
+		f.wqe_counter = (uint16_t)i;
+		CHECK_ERR(hw_cq_push(i % 2 ? v : cq, &f), HW_OK); /* the view and the CQ alike */
+		CHECK(memcmp(e, zero, sizeof(zero)) == 0);
+		CHECK(e[64 + 63] == (HW_CQE_RESP_SEND << HW_CQE_OPCODE_SHIFT | ((i >> 2) & 1)));
+		CHECK(be32toh(*(const uint32_t *)(const void *)(e + 64 + 44)) == 77);
+		CHECK(be16toh(*(const uint16_t *)(const void *)(e + 64 + 60)) == i);
+		dbrec[HW_CQ_DBR_SET_CI] = htobe32(i + 1);
+	}
+	hw_cq_destroy(v);
+}
+
+/*
  * The single producer's writes (hw_cq_push_sp, the inline hw_cq_sp_push_req)
  * give the same 64 bytes as hw_cq_push, success and error CQEs, across the
  * owner bit's wraps; the inline write fires an armed CQ and refuses a full one.
@@ -988,6 +1036,7 @@ int main(void)
 	RUN(test_producers_in_other_processes);
 	RUN(test_dead_producer_blocks_nobody);
 	RUN(test_attach_refusals);
+	RUN(test_cqe_128);
 	RUN(test_overrun_refused);
 	RUN(test_bad_opcode_writes_nothing);
 	RUN(test_error_cqe);

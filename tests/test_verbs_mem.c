@@ -277,10 +277,12 @@ static void test_dv_query(void)
 		       MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS;
 	CHECK_OK(mlx5dv_query_device(c, &dv));
 	CHECK(dv.version == 0);
-	CHECK(dv.flags == MLX5DV_CONTEXT_FLAGS_CQE_V1);
+	/* A BlueField-2's CQE flags: 128-byte CQEs with compression and padding (test_verbs_dvcq). */
+	CHECK(dv.flags == (MLX5DV_CONTEXT_FLAGS_CQE_V1 | MLX5DV_CONTEXT_FLAGS_CQE_128B_COMP |
+			   MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD));
 	/* Only what was asked and can be told is reported back. */
 	CHECK(dv.comp_mask == (MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS));
-	CHECK(dv.cqe_comp_caps.max_num == 0 && dv.num_lag_ports == 1);
+	CHECK(dv.cqe_comp_caps.max_num == 64 && dv.num_lag_ports == 1);
 	/* Fields not asked for are untouched. */
 	CHECK(dv.tunnel_offloads_caps == 0xa5a5a5a5);
 	dv.comp_mask = 0;

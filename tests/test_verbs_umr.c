@@ -220,7 +220,7 @@ static void test_create_qp(void)
 	struct vq_pair p;
 	struct ibv_qp_init_attr_ex a;
 	struct mlx5dv_qp_init_attr dv = {.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS,
-					 .send_ops_flags = MLX5DV_QP_EX_WITH_MEMCPY};
+					 .send_ops_flags = MLX5DV_QP_EX_WITH_MKEY_CONFIGURE};
 	struct mlx5dv_mkey *m;
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *x;

@@ -66,6 +66,7 @@ struct hw_cq_state {
 	_Atomic uint32_t claim_pi;   /* pi when the claim below was made */
 	_Atomic uint64_t claim;	     /* a receive the lock holder takes and owes a CQE for (hw_cq_claim_set) */
 	_Atomic uint32_t claim_srqn;
+	uint32_t cqe_log;	  /* log2 of a CQE's bytes: 6 or 7; set at create, read by every view */
 	uint64_t gen;		     /* this CQ among all the number named: its creator's pid, start time and count; kept by a resize */
 	struct hw_bell event;
 	/* Read by the consumer at every poll and post: a line of its own, away from the producers' writes. */
@@ -81,12 +82,14 @@ struct cq_retired {
 };
 
 struct hw_cq {
-	struct hw_cqe64 *ring;
+	uint8_t *ring;	  /* CQE i's 64-byte part at (i << cqe_log) + cqe_off */
 	uint32_t *dbrec;
 	struct hw_cq_state *st;
 	uint32_t log_size;
 	uint32_t mask;
 	uint32_t cqn;
+	uint32_t cqe_log;
+	uint32_t cqe_off; /* 0, or 64 for 128-byte CQEs: the 64-byte CQE is the entry's last */
 	bool own_ring;
 	bool own_dbrec;
 	bool own_state;
@@ -114,11 +117,43 @@ static inline struct hw_cq_state *cq_st(const struct hw_cq *cq)
 	return __atomic_load_n(&cq->st, __ATOMIC_ACQUIRE);
 }
 
+/* log2 of a CQE size the device writes (0 reads 64), or 0 for another. */
+static uint32_t cq_cqe_log(uint32_t cqe_size)
+{
+	if (cqe_size == 0 || cqe_size == 64)
+		return 6;
+	return cqe_size == 128 ? 7 : 0;
+}
+
+size_t hw_cq_mem_size_cqe(uint32_t log_size, uint32_t cqe_size)
+{
+	uint32_t cl = cq_cqe_log(cqe_size);
+
+	if (log_size > HW_CQ_LOG_SIZE_MAX || cl == 0)
+		return 0;
+	return ((size_t)1 << (log_size + cl)) + CQ_DBREC_BYTES + sizeof(struct hw_cq_state);
+}
+
 size_t hw_cq_mem_size(uint32_t log_size)
 {
-	if (log_size > HW_CQ_LOG_SIZE_MAX)
-		return 0;
-	return ((size_t)sizeof(struct hw_cqe64) << log_size) + CQ_DBREC_BYTES + sizeof(struct hw_cq_state);
+	return hw_cq_mem_size_cqe(log_size, 64);
+}
+
+static size_t cq_ring_bytes(const struct hw_cq *cq)
+{
+	return (size_t)1 << (cq->log_size + cq->cqe_log);
+}
+
+/* The 64-byte CQE of ring index i (any index: masked here). */
+static inline struct hw_cqe64 *cq_slot(const struct hw_cq *cq, uint32_t i)
+{
+	return (struct hw_cqe64 *)(void *)(cq->ring + ((size_t)(i & cq->mask) << cq->cqe_log) + cq->cqe_off);
+}
+
+static void cq_set_cqe_log(struct hw_cq *cq, uint32_t cqe_log)
+{
+	cq->cqe_log = cqe_log;
+	cq->cqe_off = (1u << cqe_log) - (uint32_t)sizeof(struct hw_cqe64);
 }
 
 static _Atomic uint32_t *cq_dbr_word(const struct hw_cq *cq, unsigned int i)
@@ -149,15 +184,15 @@ static bool cq_opcode_valid(uint8_t opcode)
 
 static void cq_ring_init(struct hw_cq *cq)
 {
-	memset(cq->ring, 0, ((size_t)cq->mask + 1) * sizeof(*cq->ring));
+	memset(cq->ring, 0, cq_ring_bytes(cq));
 	for (uint32_t i = 0; i <= cq->mask; i++)
-		cq->ring[i].op_own = HW_CQE_INVALID << HW_CQE_OPCODE_SHIFT | HW_CQE_OWNER_MASK;
+		cq_slot(cq, i)->op_own = HW_CQE_INVALID << HW_CQE_OPCODE_SHIFT | HW_CQE_OWNER_MASK;
 }
 
 /* Ring, record and state in one block: [ring][record][state]. */
 static void cq_place(struct hw_cq *cq, void *mem)
 {
-	size_t ring_bytes = (size_t)sizeof(struct hw_cqe64) << cq->log_size;
+	size_t ring_bytes = cq_ring_bytes(cq);
 
 	cq->block = mem;
 	cq->ring = mem;
@@ -172,6 +207,7 @@ static void cq_state_init(struct hw_cq *cq)
 	memset(cq->st, 0, sizeof(*cq->st));
 	cq->st->log_size = cq->log_size;
 	cq->st->cqn = cq->cqn;
+	cq->st->cqe_log = cq->cqe_log;
 	cq->st->gen = hw_ids_self_word() ^ (uint64_t)atomic_fetch_add_explicit(&cq_created, 1, memory_order_relaxed)
 							  << 40;
 	atomic_store_explicit((_Atomic uint32_t *)&cq->st->magic, CQ_MAGIC, memory_order_release);
@@ -182,11 +218,11 @@ static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *
 	void *mem = attr->mem;
 
 	if (mem == NULL && attr->shared) {
-		if (hw_qblock_alloc(&cq->qb, hw_cq_mem_size(cq->log_size), true) != HW_OK)
+		if (hw_qblock_alloc(&cq->qb, hw_cq_mem_size_cqe(cq->log_size, 1u << cq->cqe_log), true) != HW_OK)
 			return HW_ERR_NOMEM;
 		mem = cq->qb.p;
 	} else if (mem == NULL) {
-		if (posix_memalign(&mem, CQ_RING_PAGE, hw_cq_mem_size(cq->log_size)) != 0)
+		if (posix_memalign(&mem, CQ_RING_PAGE, hw_cq_mem_size_cqe(cq->log_size, 1u << cq->cqe_log)) != 0)
 			return HW_ERR_NOMEM;
 		cq->own_block = true;
 	}
@@ -196,7 +232,7 @@ static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *
 	cq->dbrec[HW_CQ_DBR_ARM] = 0;
 	cq_state_init(cq);
 	if (cq->qb.p != NULL) {
-		uint32_t geo[3] = { cq->log_size };
+		uint32_t geo[3] = { cq->log_size, cq->cqe_log };
 		enum hw_status st = hw_qshare_publish(HW_ID_CQN, cq->cqn, HW_QREC_CQ, geo, &cq->qb);
 
 		if (st != HW_OK)
@@ -212,14 +248,14 @@ static enum hw_status cq_alloc_block(struct hw_cq *cq, const struct hw_cq_attr *
  */
 static enum hw_status cq_alloc_given_shared(struct hw_cq *cq, const struct hw_cq_attr *attr)
 {
-	size_t ring_bytes = (size_t)sizeof(struct hw_cqe64) << cq->log_size;
-	uint32_t geo[3] = { cq->log_size };
+	size_t ring_bytes = cq_ring_bytes(cq);
+	uint32_t geo[3] = { cq->log_size, cq->cqe_log };
 	enum hw_status st;
 
 	if (hw_qblock_alloc(&cq->qb, sizeof(struct hw_cq_state), true) != HW_OK)
 		return HW_ERR_NOMEM;
 	cq->st = cq->qb.p;
-	cq->ring = attr->ring;
+	cq->ring = (uint8_t *)attr->ring;
 	cq->dbrec = attr->dbrec;
 	cq_ring_init(cq);
 	cq->dbrec[HW_CQ_DBR_SET_CI] = 0;
@@ -246,9 +282,9 @@ static enum hw_status cq_alloc_mem(struct hw_cq *cq, const struct hw_cq_attr *at
 	cq->st = p;
 	cq->own_state = true;
 	cq_state_init(cq);
-	cq->ring = attr->ring;
+	cq->ring = (uint8_t *)attr->ring;
 	if (cq->ring == NULL) {
-		size_t bytes = ((size_t)cq->mask + 1) * sizeof(*cq->ring);
+		size_t bytes = cq_ring_bytes(cq);
 
 		if (posix_memalign(&p, CQ_RING_PAGE, bytes) != 0)
 			return HW_ERR_NOMEM;
@@ -273,7 +309,7 @@ enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
 	struct hw_cq *cq;
 	enum hw_status st;
 
-	if (attr == NULL || out == NULL || attr->log_size > HW_CQ_LOG_SIZE_MAX)
+	if (attr == NULL || out == NULL || attr->log_size > HW_CQ_LOG_SIZE_MAX || cq_cqe_log(attr->cqe_size) == 0)
 		return HW_ERR_INVAL;
 	if ((uintptr_t)attr->ring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % HW_CQ_DBREC_ALIGN != 0 ||
 	    (uintptr_t)attr->mem % CQ_RING_PAGE != 0 || (attr->mem != NULL && (attr->ring != NULL || attr->dbrec != NULL)))
@@ -288,6 +324,7 @@ enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out)
 	cq->log_size = attr->log_size;
 	cq->mask = (1u << attr->log_size) - 1;
 	cq->cqn = attr->cqn;
+	cq_set_cqe_log(cq, cq_cqe_log(attr->cqe_size));
 	cq->on_event = attr->on_event;
 	cq->on_event_arg = attr->on_event_arg;
 	st = cq_alloc_mem(cq, attr);
@@ -331,7 +368,7 @@ void hw_cq_destroy(struct hw_cq *cq)
 	free(cq);
 }
 
-static struct hw_cq *cq_view_new(const struct hw_cq_state *st, uint32_t log_size)
+static struct hw_cq *cq_view_new(const struct hw_cq_state *st, uint32_t log_size, uint32_t cqe_log)
 {
 	struct hw_cq *cq = calloc(1, sizeof(*cq));
 
@@ -339,6 +376,7 @@ static struct hw_cq *cq_view_new(const struct hw_cq_state *st, uint32_t log_size
 		return NULL;
 	cq->log_size = log_size;
 	cq->mask = (1u << log_size) - 1;
+	cq_set_cqe_log(cq, cqe_log);
 	cq->cqn = st->cqn;
 	cq->attached = true;
 	return cq;
@@ -348,7 +386,7 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 {
 	const struct hw_cq_state *st;
 	struct hw_cq *cq;
-	uint32_t log_size;
+	uint32_t log_size, cqe_log;
 
 	if (mem == NULL || out == NULL || (uintptr_t)mem % CQ_RING_PAGE != 0 || len < hw_cq_mem_size(0))
 		return HW_ERR_INVAL;
@@ -356,11 +394,15 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 	st = (const struct hw_cq_state *)(const void *)((const uint8_t *)mem + len - sizeof(*st));
 	if ((uintptr_t)st % _Alignof(struct hw_cq_state) != 0)
 		return HW_ERR_LAYOUT;
-	log_size = st->log_size;
-	if (atomic_load_explicit((const _Atomic uint32_t *)&st->magic, memory_order_acquire) != CQ_MAGIC ||
-	    log_size > HW_CQ_LOG_SIZE_MAX || hw_cq_mem_size(log_size) != len)
+	if (atomic_load_explicit((const _Atomic uint32_t *)&st->magic, memory_order_acquire) != CQ_MAGIC)
 		return HW_ERR_LAYOUT;
-	cq = cq_view_new(st, log_size);
+	/* Read once: the block is memory other processes may write. */
+	log_size = st->log_size;
+	cqe_log = st->cqe_log;
+	if (log_size > HW_CQ_LOG_SIZE_MAX || (cqe_log != 6 && cqe_log != 7) ||
+	    hw_cq_mem_size_cqe(log_size, 1u << cqe_log) != len)
+		return HW_ERR_LAYOUT;
+	cq = cq_view_new(st, log_size, cqe_log);
 	if (cq == NULL)
 		return HW_ERR_NOMEM;
 	cq_place(cq, mem);
@@ -372,17 +414,17 @@ enum hw_status hw_cq_attach(void *mem, size_t len, struct hw_cq **out)
 static enum hw_status cq_attach_split(const struct hw_qblock *b, const struct hw_qrec *r, struct hw_cq **out)
 {
 	struct hw_cq_state *st = b->p;
-	uint32_t log_size = r->geo[0];
+	uint32_t log_size = r->geo[0], cqe_log = r->geo[1];
 	struct hw_cq *cq;
 
-	if (log_size > HW_CQ_LOG_SIZE_MAX || r->len != sizeof(*st) || b->xring == NULL ||
-	    r->xring_len != (uint64_t)sizeof(struct hw_cqe64) << log_size || r->xdbrec_len < HW_CQ_DBREC_BYTES ||
+	if (log_size > HW_CQ_LOG_SIZE_MAX || (cqe_log != 6 && cqe_log != 7) || r->len != sizeof(*st) ||
+	    b->xring == NULL || r->xring_len != (uint64_t)1 << (log_size + cqe_log) || r->xdbrec_len < HW_CQ_DBREC_BYTES ||
 	    (uintptr_t)b->xring % HW_CQ_RING_ALIGN != 0 || (uintptr_t)b->xdbrec % HW_CQ_DBREC_ALIGN != 0)
 		return HW_ERR_LAYOUT;
 	if (atomic_load_explicit((const _Atomic uint32_t *)&st->magic, memory_order_acquire) != CQ_MAGIC ||
-	    st->log_size != log_size)
+	    st->log_size != log_size || st->cqe_log != cqe_log)
 		return HW_ERR_LAYOUT;
-	cq = cq_view_new(st, log_size);
+	cq = cq_view_new(st, log_size, cqe_log);
 	if (cq == NULL)
 		return HW_ERR_NOMEM;
 	cq->st = st;
@@ -408,7 +450,8 @@ enum hw_status hw_cq_attach_num(uint32_t cqn, struct hw_cq **out)
 	if (b.xhandle != NULL)
 		st = cq_attach_split(&b, &r, out);
 	else
-		st = r.geo[0] <= HW_CQ_LOG_SIZE_MAX && hw_cq_mem_size(r.geo[0]) == r.len ? hw_cq_attach(b.p, b.len, out)
+		st = r.geo[0] <= HW_CQ_LOG_SIZE_MAX && r.geo[1] <= 7 && hw_cq_mem_size_cqe(r.geo[0], 1u << r.geo[1]) == r.len
+			     ? hw_cq_attach(b.p, b.len, out)
 										       : HW_ERR_LAYOUT;
 	if (st != HW_OK) {
 		hw_qblock_free(&b);
@@ -425,7 +468,12 @@ void *hw_cq_mem(const struct hw_cq *cq)
 
 struct hw_cqe64 *hw_cq_ring(const struct hw_cq *cq)
 {
-	return cq->ring;
+	return (struct hw_cqe64 *)(void *)cq->ring;
+}
+
+uint32_t hw_cq_cqe_size(const struct hw_cq *cq)
+{
+	return 1u << cq->cqe_log;
 }
 
 uint32_t *hw_cq_dbrec(const struct hw_cq *cq)
@@ -595,7 +643,7 @@ static inline uint32_t cq_self(void)
 static void cq_finish_dead_push(struct hw_cq *cq, struct hw_cq_state *st)
 {
 	uint32_t pi = atomic_load_explicit(&st->pi, memory_order_relaxed);
-	uint8_t op_own = atomic_load_explicit((_Atomic uint8_t *)&cq->ring[pi & cq->mask].op_own,
+	uint8_t op_own = atomic_load_explicit((_Atomic uint8_t *)&cq_slot(cq, pi)->op_own,
 					      memory_order_acquire);
 
 	if ((op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_INVALID &&
@@ -637,7 +685,7 @@ static __attribute__((noinline)) void cq_lock_wait(struct hw_cq *cq, struct hw_c
  */
 static void cq_switch(struct hw_cq *cq, const struct hw_qblock *b, uint32_t log_size, struct cq_retired *r)
 {
-	size_t ring_bytes = (size_t)sizeof(struct hw_cqe64) << log_size;
+	size_t ring_bytes = (size_t)1 << (log_size + cq->cqe_log); /* a resize keeps the CQE size */
 
 	r->qb = cq->qb;
 	r->next = cq->retired;
@@ -675,11 +723,12 @@ static bool cq_remap(struct hw_cq *cq)
 	if (hw_qshare_map(HW_ID_CQN, cq->cqn, HW_QREC_CQ, &b, &rec, &seqp, &seq) != HW_OK)
 		goto err;
 	log_size = rec.geo[0];
-	if (log_size > HW_CQ_LOG_SIZE_MAX || hw_cq_mem_size(log_size) != rec.len)
+	if (log_size > HW_CQ_LOG_SIZE_MAX || rec.geo[1] != cq->cqe_log ||
+	    hw_cq_mem_size_cqe(log_size, 1u << cq->cqe_log) != rec.len)
 		goto err_map;
 	nst = (const struct hw_cq_state *)(const void *)((const uint8_t *)b.p + rec.len - sizeof(*nst));
 	if (atomic_load_explicit((const _Atomic uint32_t *)&nst->magic, memory_order_acquire) != CQ_MAGIC ||
-	    nst->log_size != log_size || nst->gen != gen)
+	    nst->log_size != log_size || nst->cqe_log != cq->cqe_log || nst->gen != gen)
 		goto err_map;
 	cq_switch(cq, &b, log_size, r);
 	return true;
@@ -766,7 +815,8 @@ static void cq_state_copy(struct hw_cq_state *to, struct hw_cq_state *from, uint
 enum hw_status hw_cq_resize(struct hw_cq *cq, uint32_t log_size, uint32_t ci, uint32_t limit)
 {
 	struct hw_cq n = { .log_size = log_size, .mask = (1u << log_size) - 1, .cqn = cq->cqn };
-	uint32_t pi, count, geo[3] = { log_size };
+	uint32_t pi, count, geo[3] = { log_size, cq->cqe_log };
+	size_t cqe_bytes = (size_t)1 << cq->cqe_log;
 	struct hw_cq_state *old;
 	struct hw_qblock nb;
 	struct cq_retired *r;
@@ -778,7 +828,8 @@ enum hw_status hw_cq_resize(struct hw_cq *cq, uint32_t log_size, uint32_t ci, ui
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return HW_ERR_NOMEM;
-	if (hw_qblock_alloc(&nb, hw_cq_mem_size(log_size), true) != HW_OK) {
+	cq_set_cqe_log(&n, cq->cqe_log);
+	if (hw_qblock_alloc(&nb, hw_cq_mem_size_cqe(log_size, (uint32_t)cqe_bytes), true) != HW_OK) {
 		free(r);
 		return HW_ERR_NOMEM;
 	}
@@ -796,9 +847,10 @@ enum hw_status hw_cq_resize(struct hw_cq *cq, uint32_t log_size, uint32_t ci, ui
 	/* The unpolled CQEs at the same indices, each with the owner bit of its pass in the new ring. */
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t i = ci + k;
-		struct hw_cqe64 *d = &n.ring[i & n.mask];
+		struct hw_cqe64 *d = cq_slot(&n, i);
 
-		*d = cq->ring[i & cq->mask];
+		/* Whole entries: a 128-byte CQE moves with its first half. */
+		memcpy((uint8_t *)d - n.cqe_off, (const uint8_t *)cq_slot(cq, i) - cq->cqe_off, cqe_bytes);
 		d->op_own = (uint8_t)((d->op_own & ~HW_CQE_OWNER_MASK) | ((i >> log_size) & HW_CQE_OWNER_MASK));
 	}
 	n.dbrec[HW_CQ_DBR_SET_CI] = cq->dbrec[HW_CQ_DBR_SET_CI];
@@ -833,7 +885,7 @@ typedef hw_cq_v2 cq_v2;
 static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uint32_t pi,
 							   const struct hw_cqe_fields *f, bool err, uint64_t stamp)
 {
-	struct hw_cqe64 *slot = &cq->ring[pi & cq->mask];
+	struct hw_cqe64 *slot = cq_slot(cq, pi);
 	cq_v2 *v = (cq_v2 *)(void *)slot;
 	uint32_t top = htobe32((err || f->opcode == HW_CQE_REQ ? (uint32_t)f->wqe_opcode << 24 : 0) |
 			       (f->qpn & 0xffffffu));
@@ -950,7 +1002,7 @@ enum hw_status hw_cq_sp_push_req_slow(struct hw_cq_sp *sp, uint32_t qpn_top, uin
 
 void hw_cq_sp_open(struct hw_cq *cq, struct hw_cq_sp *sp)
 {
-	*sp = (struct hw_cq_sp){ .ring = cq->ring, .log_size = cq->log_size, .mask = cq->mask, .pi = &cq->st->pi,
+	*sp = (struct hw_cq_sp){ .ring = hw_cq_ring(cq), .log_size = cq->log_size, .mask = cq->mask, .pi = &cq->st->pi,
 				 .arm = &cq->st->arm, .dbrec = cq->dbrec, .cq = cq };
 }
 

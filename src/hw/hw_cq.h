@@ -1,9 +1,11 @@
 /*
  * hw_cq — a completion queue of the emulated device, in the mlx5 layout.
  *
- * The ring is 2^log_size 64-byte CQEs (hw_prm.h) and the doorbell record two
- * big-endian words (consumer index, arm word), so a program polling the ring
- * directly sees what the card would write. The device owns the producer
+ * The ring is 2^log_size CQEs of 64 or 128 bytes (cqe_size) and the doorbell
+ * record two big-endian words (consumer index, arm word), so a program polling
+ * the ring directly sees what the card would write. A 128-byte CQE is a
+ * 64-byte one (hw_prm.h) in the entry's last 64 bytes, as mlx5 lays it out;
+ * the first 64 are the inline-scatter area, which this device leaves zero. The device owns the producer
  * index: a CQE written at index pi carries owner = (pi >> log_size) & 1, and
  * its op_own byte is stored last with release order, so a consumer that finds
  * the owner bit it expects and an opcode other than INVALID may read the rest.
@@ -54,6 +56,7 @@ struct hw_cq;
 struct hw_cq_attr {
 	uint32_t log_size; /* 0 .. HW_CQ_LOG_SIZE_MAX */
 	uint32_t cqn;	   /* written nowhere yet; kept for the queues that report to it */
+	uint32_t cqe_size; /* bytes per CQE: 64 (or 0) or 128; a given ring holds 2^log_size of them */
 	/*
 	 * Memory the creator gives (NULL: the CQ allocates and owns it). A given
 	 * ring is the creator's to initialise, as an mlx5 driver does; an
@@ -62,7 +65,7 @@ struct hw_cq_attr {
 	struct hw_cqe64 *ring;
 	uint32_t *dbrec; /* two big-endian words, HW_CQ_DBR_SET_CI and HW_CQ_DBR_ARM */
 	/*
-	 * Or one block of hw_cq_mem_size(log_size) bytes, page aligned, holding
+	 * Or one block of hw_cq_mem_size_cqe(log_size, cqe_size) bytes, page aligned, holding
 	 * ring, record and state (the creator may map it in other processes).
 	 * Initialised by create. Not together with ring or dbrec.
 	 */
@@ -110,11 +113,12 @@ struct hw_cqe_fields {
 	uint8_t vendor_err_synd;
 };
 
-/* Bytes of a CQ's memory block (0 for a bad size). */
+/* Bytes of a CQ's memory block (0 for a bad size): 64-byte CQEs, or cqe_size (64 or 128). */
 size_t hw_cq_mem_size(uint32_t log_size);
+size_t hw_cq_mem_size_cqe(uint32_t log_size, uint32_t cqe_size);
 
 /*
- * HW_ERR_INVAL on a bad size or misaligned memory, HW_ERR_NOMEM; for a
+ * HW_ERR_INVAL on a bad size (of the ring or a CQE) or misaligned memory, HW_ERR_NOMEM; for a
  * shared CQ, HW_ERR_ACCESS or HW_ERR_KEY when this process does not hold cqn.
  */
 enum hw_status hw_cq_create(const struct hw_cq_attr *attr, struct hw_cq **out);
@@ -153,7 +157,9 @@ enum hw_status hw_cq_resize(struct hw_cq *cq, uint32_t log_size, uint32_t ci, ui
 /* The CQ's block (NULL when created from a separate ring and record). */
 void *hw_cq_mem(const struct hw_cq *cq);
 
+/* The ring's first byte: CQE i's 64-byte part is at i * cqe_size + cqe_size - 64. */
 struct hw_cqe64 *hw_cq_ring(const struct hw_cq *cq);
+uint32_t hw_cq_cqe_size(const struct hw_cq *cq);
 uint32_t *hw_cq_dbrec(const struct hw_cq *cq);
 uint32_t hw_cq_log_size(const struct hw_cq *cq);
 uint32_t hw_cq_cqn(const struct hw_cq *cq);
@@ -236,6 +242,7 @@ struct hw_cq_sp {
 	struct hw_cq *cq;
 };
 
+/* A CQ of 64-byte CQEs only (the inline write indexes the ring by them); its caller checks hw_cq_cqe_size. */
 void hw_cq_sp_open(struct hw_cq *cq, struct hw_cq_sp *sp);
 
 typedef uint64_t hw_cq_v2 __attribute__((vector_size(16), may_alias));

@@ -1252,6 +1252,38 @@ static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 	return eng_xm_run(qp, ops, &q, &loc, out);
 }
 
+/*
+ * A DMA MMO on a QP (mlx5dv_wr_memcpy): ctrl, the MMO segment (it names the
+ * domain's opaque buffer, which a copy does not use), then a source and a
+ * destination data segment of one length (0, as mlx5 writes 2 GiB, or 2 GiB
+ * as this device writes it), both keys of the QP's domain, read and written
+ * locally. Nothing goes to a peer.
+ */
+static struct eng_res eng_mmo_dma(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const uint32_t at = sizeof(struct hw_wqe_ctrl_seg) + HW_WQE_DS_BYTES;
+	const struct hw_wqe_data_seg *s = (const void *)(w->p + at), *d = s + 1;
+	struct eng_list src, dst;
+	uint32_t len;
+	uint8_t synd;
+
+	if (hw_ctrl_opmod((const void *)w->p) != HW_MMO_OPMOD_DMA || w->end != at + 2 * HW_WQE_DS_BYTES ||
+	    hw_data_seg_len(s) != hw_data_seg_len(d))
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	len = hw_data_seg_len(s) != 0 ? hw_data_seg_len(s) : HW_DATA_SEG_2G;
+	if (len > HW_DATA_SEG_2G)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	eng_list_init(&src);
+	eng_list_init(&dst);
+	synd = eng_local_seg(qp->pd_id, s, len, HW_ACCESS_LOCAL_READ, &src);
+	if (synd == 0)
+		synd = eng_local_seg(qp->pd_id, d, len, HW_ACCESS_LOCAL_WRITE, &dst);
+	if (synd != 0)
+		return eng_fail(synd);
+	eng_copy(&dst, &src);
+	return (struct eng_res){ .byte_cnt = len };
+}
+
 static struct eng_res eng_exec_ud(struct hw_qp *qp, struct eng_wqe *w)
 {
 	switch (w->opcode) {
@@ -1269,7 +1301,8 @@ static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 {
 	uint32_t machine = __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE);
 
-	if (machine != 0 && w->dest == NULL && w->opcode != HW_WQE_NOP && w->opcode != HW_WQE_UMR)
+	if (machine != 0 && w->dest == NULL && w->opcode != HW_WQE_NOP && w->opcode != HW_WQE_UMR &&
+	    w->opcode != HW_WQE_MMO)
 		return eng_exec_xm(qp, w, machine, NULL);
 	switch (w->opcode) {
 	case HW_WQE_NOP:
@@ -1288,6 +1321,8 @@ static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_atomic(qp, w);
 	case HW_WQE_UMR:
 		return eng_umr(qp, w);
+	case HW_WQE_MMO:
+		return eng_mmo_dma(qp, w);
 	default:
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	}

@@ -14,7 +14,9 @@ enum hw_status hw_jobq_create(const struct hw_jobq_attr *attr, struct hw_jobq **
 {
 	struct hw_jobq *q;
 
-	if (attr == NULL || out == NULL || attr->cq == NULL || attr->qpn > 0xffffffu)
+	/* Its CQ's CQEs are 64 bytes: the inline writes (hw_cq_sp_push_req) and the DOCA poll index by them. */
+	if (attr == NULL || out == NULL || attr->cq == NULL || attr->qpn > 0xffffffu ||
+	    hw_cq_cqe_size(attr->cq) != sizeof(struct hw_cqe64))
 		return HW_ERR_INVAL;
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)

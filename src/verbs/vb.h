@@ -139,10 +139,11 @@ struct vb_cq {
 	struct vb_pd *parent;	  /* the parent domain it was created on (IBV_CQ_INIT_ATTR_MASK_PD), held */
 	struct hw_cq *hw;
 	struct vb_qmem qmem;	  /* a parent domain's allocators' memory it lives in (buf NULL: none) */
-	struct hw_cqe64 *ring;
+	uint8_t *ring;		  /* CQEs of 1 << cqe_log bytes: the 64-byte CQE is each one's last 64 (vb_cq_cqe) */
 	uint32_t *dbrec;
 	uint32_t cqn;
 	uint32_t log_size;
+	uint32_t cqe_log;	  /* 6 or 7: 64 or 128-byte CQEs (mlx5dv_create_cq, MLX5_CQE_SIZE) */
 	uint32_t cons_index;	  /* the consumer's index, as an mlx5 driver keeps it */
 	uint32_t arm_sn;	  /* moves on at every event taken (get_cq_event) */
 	pthread_spinlock_t lock;  /* poll and the QP lists */
@@ -236,6 +237,8 @@ struct vb_qp {
 	uint8_t dmac[6];	  /* RoCE: the primary path's destination MAC, resolved at the move to RTR */
 	bool ex;		  /* created with send_ops_flags: ibv_qp_to_qp_ex hands out qpx */
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
+	bool dv_raw;		  /* and with MLX5DV_QP_EX_WITH_RAW_WQE (vb_raw_wqe.c) */
+	bool dv_memcpy;		  /* and with MLX5DV_QP_EX_WITH_MEMCPY (vb_memcpy_wr.c) */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
@@ -252,6 +255,7 @@ struct vb_qp {
 	uint8_t wr_setters;	  /* setters it still needs (UD: address and data) */
 	uint8_t wr_wc_op;
 	uint8_t wr_hw_op;
+	uint8_t wr_opmod;	  /* the ctrl segment's opmod (an MMO's kind), 0 for the rest */
 	uint64_t wr_wrid;
 	__be32 wr_imm;		  /* the open WQE's ctrl immediate */
 	uint16_t wr_stream;	  /* the open WQE's DCI stream (mlx5dv_wr_set_dc_addr_stream) */
@@ -282,6 +286,8 @@ struct vb_dv_ops {
 	int (*destroy_mkey)(struct mlx5dv_mkey *mkey);
 	struct ibv_qp *(*create_qp)(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
 				    struct mlx5dv_qp_init_attr *dv_attr);
+	struct ibv_cq_ex *(*create_cq)(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
+				       struct mlx5dv_cq_init_attr *dv_attr);
 	/* DevX objects (vb_devx_obj.c) and mlx5dv_dr steering (vb_dr.c). */
 	struct mlx5dv_devx_obj *(*devx_obj_create)(struct ibv_context *ctx, const void *in, size_t inlen,
 						   void *out, size_t outlen);
@@ -500,6 +506,14 @@ static inline struct vb_pd *vb_pd_of(struct ibv_pd *p)
 static inline struct vb_cq *vb_cq_of(struct ibv_cq *c)
 {
 	return (struct vb_cq *)c;
+}
+
+/* The 64-byte CQE at index i (masked here): a 128-byte CQE's is its last 64 bytes, as mlx5's get_cqe. */
+static inline struct hw_cqe64 *vb_cq_cqe(const struct vb_cq *cq, uint32_t i)
+{
+	size_t at = (size_t)(i & ((1u << cq->log_size) - 1)) << cq->cqe_log;
+
+	return (struct hw_cqe64 *)(void *)(cq->ring + at + ((1u << cq->cqe_log) - sizeof(struct hw_cqe64)));
 }
 
 static inline struct vb_qp *vb_qp_of(struct ibv_qp *q)

@@ -98,14 +98,17 @@ static int vb_cq_attr_ok(struct vb_context *ctx, const struct ibv_cq_init_attr_e
 	return 0;
 }
 
-static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a)
+struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv)
 {
 	struct hw_cq_attr ha = {.shared = true, .timestamp = (a->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 							    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) != 0};
 	struct vb_cq *cq;
 	enum hw_status st;
+	uint32_t cqe_log = 6;
 	int rc = vb_cq_attr_ok(ctx, a);
 
+	if (rc == 0)
+		rc = vb_dvcq_attr_ok(dv, &cqe_log);
 	if (rc == 0)
 		rc = vb_alloc_type_errno("MLX_CQ");
 	if (rc != 0)
@@ -115,7 +118,7 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	if (cq == NULL)
 		goto err;
 	if (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
-		rc = vb_qmem_get(&cq->qmem, a->parent_domain, (size_t)64 << vb_log2_up(a->cqe + 1), VB_QMEM_ALIGN,
+		rc = vb_qmem_get(&cq->qmem, a->parent_domain, (size_t)1 << (cqe_log + vb_log2_up(a->cqe + 1)), VB_QMEM_ALIGN,
 				 MLX5DV_RES_TYPE_CQ);
 		if (rc != 0) {
 			free(cq);
@@ -137,13 +140,15 @@ static struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_att
 	}
 	ha.cqn = cq->cqn;
 	ha.log_size = cq->log_size;
+	ha.cqe_size = 1u << cqe_log;
+	cq->cqe_log = cqe_log;
 	st = hw_cq_create(&ha, &cq->hw);
 	if (st != HW_OK) {
 		cq->hw = NULL;
 		rc = vb_qmem_errno(st);
 		goto err_free;
 	}
-	cq->ring = hw_cq_ring(cq->hw);
+	cq->ring = (uint8_t *)hw_cq_ring(cq->hw);
 	cq->dbrec = hw_cq_dbrec(cq->hw);
 	cq->overrun = hw_cq_overrun_flag(cq->hw);
 	/* Its events go to the channel's descriptor (none without a channel: nobody could read them). */
@@ -189,7 +194,7 @@ VB_EXPORT struct ibv_cq *vb_create_cq(struct ibv_context *context, int cqe, void
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = vb_cq_create(ctx, &a);
+	cq = vb_cq_create(ctx, &a, NULL);
 	return cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
 }
 VB_SYMVER(vb_create_cq, ibv_create_cq, "IBVERBS_1.1");
@@ -203,7 +208,7 @@ struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *context, struct ibv_cq_ini
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = vb_cq_create(ctx, attr);
+	cq = vb_cq_create(ctx, attr, NULL);
 	return cq != NULL ? &cq->cqx : NULL;
 }
 

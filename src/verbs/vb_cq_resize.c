@@ -77,7 +77,7 @@ VB_EXPORT int vb_resize_cq(struct ibv_cq *ibcq, int cqe)
 	pthread_spin_lock(&cq->lock);
 	st = hw_cq_resize(cq->hw, log_size, cq->cons_index, (uint32_t)cqe);
 	if (st == HW_OK) {
-		cq->ring = hw_cq_ring(cq->hw);
+		cq->ring = (uint8_t *)hw_cq_ring(cq->hw);
 		cq->dbrec = hw_cq_dbrec(cq->hw);
 		cq->overrun = hw_cq_overrun_flag(cq->hw);
 		cq->log_size = log_size;

@@ -17,14 +17,16 @@
 	(MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_SWP |                           \
 	 MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |                  \
 	 MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS |               \
-	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_DCI_STREAMS)
+	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH |            \
+	 MLX5DV_CONTEXT_MASK_DCI_STREAMS)
 
 /*
  * Fills what the caller's comp_mask asks for and the device can say, and
- * reports back what it filled. The offloads these fields describe (CQE
- * compression, software parsing, striding RQ, tunnels, flow actions) are
- * absent: their capabilities read zero. version/flags as rdma-core: version
- * 0, 64-byte CQEs of format version 1.
+ * reports back what it filled. The offloads these fields describe (software
+ * parsing, striding RQ, tunnels, flow actions) are absent: their
+ * capabilities read zero. version/flags as rdma-core: version 0, CQEs of
+ * format version 1, 128-byte CQEs with compression and padding and the
+ * compression formats mlx5dv_create_cq accepts (vb_dvcq.c).
  */
 static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 {
@@ -34,9 +36,9 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 		return EINVAL;
 	want = a->comp_mask;
 	a->version = 0;
-	a->flags = MLX5DV_CONTEXT_FLAGS_CQE_V1;
+	a->flags = MLX5DV_CONTEXT_FLAGS_CQE_V1 | vb_dvcq_ctx_flags();
 	if (want & MLX5DV_CONTEXT_MASK_CQE_COMPRESION)
-		memset(&a->cqe_comp_caps, 0, sizeof(a->cqe_comp_caps));
+		a->cqe_comp_caps = vb_dvcq_comp_caps();
 	if (want & MLX5DV_CONTEXT_MASK_SWP)
 		memset(&a->sw_parsing_caps, 0, sizeof(a->sw_parsing_caps));
 	if (want & MLX5DV_CONTEXT_MASK_STRIDING_RQ)
@@ -47,6 +49,8 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 		a->flow_action_flags = 0;
 	if (want & MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS)
 		a->num_lag_ports = 1;
+	if (want & MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH)
+		a->max_wr_memcpy_length = vb_dv_memcpy_max(); /* mlx5dv_wr_memcpy's largest (vb_memcpy_wr.c) */
 	if (want & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS)
 		a->dc_odp_caps = vb_odp_dc_caps(); /* DC takes ODP MRs as RC (vb_odp.c) */
 	if (want & MLX5DV_CONTEXT_MASK_DCI_STREAMS) {
@@ -118,7 +122,7 @@ static int vb_dv_cq(struct mlx5dv_cq *out, struct ibv_cq *in)
 	out->buf = cq->ring;
 	out->dbrec = (__be32 *)cq->dbrec;
 	out->cqe_cnt = 1u << cq->log_size;
-	out->cqe_size = sizeof(struct hw_cqe64);
+	out->cqe_size = 1u << cq->cqe_log;
 	out->cq_uar = uar;
 	out->cqn = cq->cqn;
 	out->comp_mask = 0;
@@ -287,6 +291,7 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.create_mkey = vb_dv_create_mkey,
 	.destroy_mkey = vb_dv_destroy_mkey,
 	.create_qp = vb_dv_create_qp,
+	.create_cq = vb_dv_create_cq,
 	.devx_obj_create = vb_dv_devx_obj_create,
 	.devx_obj_destroy = vb_dv_devx_obj_destroy,
 	.dr_domain_create = vb_dv_dr_domain_create,

@@ -55,6 +55,18 @@ int vb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
 void vb_cq_ex_fill(struct vb_cq *cq);
 void vb_cq_tell_overrun(struct vb_cq *cq);
+/* ibv_create_cq(_ex) (dv NULL) and mlx5dv_create_cq: NULL and errno as mlx5's create_cq. */
+struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv);
+/*
+ * mlx5's checks of the CQE size and the mlx5dv attributes (vb_dvcq.c): 0 and
+ * *cqe_log (6 or 7), or the errno mlx5 and the kernel give. dv NULL reads
+ * MLX5_CQE_SIZE, as mlx5 does for every CQ.
+ */
+int vb_dvcq_attr_ok(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_log);
+/* mlx5dv_query_device's CQE fields: the context flags and compression caps the CQs above honour. */
+uint64_t vb_dvcq_ctx_flags(void);
+struct mlx5dv_cqe_comp_caps vb_dvcq_comp_caps(void);
+struct ibv_cq_ex *vb_dv_create_cq(struct ibv_context *c, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv);
 
 
 /* A CQE the device refused for lack of room: IBV_EVENT_CQ_ERR, once per CQ (one load when none was). */
@@ -309,6 +321,12 @@ struct ibv_qp *vb_dv_create_qp_umr(struct ibv_context *c, struct ibv_qp_init_att
 bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only);
 void vb_wr_close(struct vb_qp *qp, __be32 imm);
 void vb_wr_fail(struct vb_qp *qp, int err);
+/* mlx5dv_wr_raw_wqe (vb_raw_wqe.c). */
+void vb_dv_wr_raw_wqe(struct mlx5dv_qp_ex *d, const void *wqe);
+/* mlx5dv_wr_memcpy and its largest length (vb_memcpy_wr.c). */
+void vb_dv_wr_memcpy(struct mlx5dv_qp_ex *d, uint32_t dest_lkey, uint64_t dest_addr, uint32_t src_lkey,
+		     uint64_t src_addr, size_t length);
+uint64_t vb_dv_memcpy_max(void);
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,

@@ -21,7 +21,8 @@
 	 MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE)
 #define VB_MKEY_FLAGS_OURS (MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE)
 #define VB_MKEY_MAX_ENTRIES 0xfffcu /* the largest multiple of 4 max_entries can carry back */
-#define VB_DVQP_SEND_OPS (MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST)
+#define VB_DVQP_UMR_OPS (MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST)
+#define VB_DVQP_SEND_OPS (VB_DVQP_UMR_OPS | MLX5DV_QP_EX_WITH_RAW_WQE | MLX5DV_QP_EX_WITH_MEMCPY)
 
 static int vb_mkey_attr_ok(const struct mlx5dv_mkey_init_attr *a)
 {
@@ -96,7 +97,7 @@ int vb_dv_destroy_mkey(struct mlx5dv_mkey *m)
 	return 0;
 }
 
-/* The RC path: the mlx5 send ops are the UMR builders only; anything else this device has not. */
+/* The RC path: the mlx5 send ops are the UMR builders, raw WQEs and memcpy; anything else this device has not. */
 static struct ibv_qp *vb_dvqp_create_rc(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
 					const struct mlx5dv_qp_init_attr *dv)
 {
@@ -104,14 +105,22 @@ static struct ibv_qp *vb_dvqp_create_rc(struct ibv_context *c, struct ibv_qp_ini
 	struct ibv_qp *qp;
 
 	if (ops & ~(uint64_t)VB_DVQP_SEND_OPS) {
-		vb_log_unsupported("mlx5dv_create_qp send_ops_flags other than MR_INTERLEAVED / MR_LIST");
+		vb_log_unsupported("mlx5dv_create_qp send_ops_flags other than MR_INTERLEAVED / MR_LIST / RAW_WQE / MEMCPY");
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* As mlx5's qp_init_wr_memcpy: the copy's domain is the QP's, which must be given. */
+	if ((ops & MLX5DV_QP_EX_WITH_MEMCPY) && !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	qp = vb_create_qp_ex(c, attr);
 	/* The builders come with the extended QP (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS), as on mlx5. */
-	if (qp != NULL && ops != 0 && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
-		vb_qp_of(qp)->dv_umr = true;
+	if (qp != NULL && ops != 0 && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		vb_qp_of(qp)->dv_umr = (ops & VB_DVQP_UMR_OPS) != 0;
+		vb_qp_of(qp)->dv_raw = (ops & MLX5DV_QP_EX_WITH_RAW_WQE) != 0;
+		vb_qp_of(qp)->dv_memcpy = (ops & MLX5DV_QP_EX_WITH_MEMCPY) != 0;
+	}
 	return qp;
 }
 

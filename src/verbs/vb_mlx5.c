@@ -204,3 +204,16 @@ VB_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context, struct ib
 	}
 	return dv->create_qp(context, qp_attr, mlx5_qp_attr);
 }
+
+/* 64 or 128-byte CQEs, padding, compression (vb_dvcq.c in libibverbs); a context not of this device: EOPNOTSUPP. */
+VB_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context, struct ibv_cq_init_attr_ex *cq_attr,
+					     struct mlx5dv_cq_init_attr *mlx5_cq_attr)
+{
+	const struct vb_dv_ops *dv = vb_dv_of_ctx(context);
+
+	if (dv == NULL) {
+		errno = context == NULL ? EINVAL : EOPNOTSUPP;
+		return NULL;
+	}
+	return dv->create_cq(context, cq_attr, mlx5_cq_attr);
+}

@@ -28,12 +28,6 @@ VB_EXPORT struct mlx5dv_var *mlx5dv_alloc_var(struct ibv_context *context, uint3
 	return NULL;
 }
 
-VB_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context, struct ibv_cq_init_attr_ex *cq_attr, struct mlx5dv_cq_init_attr *mlx5_cq_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_create_cq");
-	return NULL;
-}
-
 VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_context *ctx, struct ibv_flow_action_esp_attr *esp, struct mlx5dv_flow_action_esp *mlx5_attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_esp");

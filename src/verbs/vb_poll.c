@@ -188,7 +188,7 @@ status:
 /* The next CQE the program owns, or NULL. */
 static const struct hw_cqe64 *vb_cq_next(struct vb_cq *cq)
 {
-	const struct hw_cqe64 *cqe = &cq->ring[cq->cons_index & ((1u << cq->log_size) - 1)];
+	const struct hw_cqe64 *cqe = vb_cq_cqe(cq, cq->cons_index);
 	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
 
 	if ((op_own >> HW_CQE_OPCODE_SHIFT) == HW_CQE_INVALID ||
@@ -300,7 +300,7 @@ int vb_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 /* Whether the slot at index i is the program's (its owner bit is i's wrap parity). */
 static bool vb_cq_owned_at(const struct vb_cq *cq, uint32_t i)
 {
-	const struct hw_cqe64 *cqe = &cq->ring[i & ((1u << cq->log_size) - 1)];
+	const struct hw_cqe64 *cqe = vb_cq_cqe(cq, i);
 	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
 
 	return (op_own >> HW_CQE_OPCODE_SHIFT) != HW_CQE_INVALID &&
@@ -323,7 +323,7 @@ void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq)
 	for (pi = ci; pi - ci <= mask && vb_cq_owned_at(cq, pi); pi++)
 		;
 	while (pi-- != ci) {
-		struct hw_cqe64 *cqe = &cq->ring[pi & mask];
+		struct hw_cqe64 *cqe = vb_cq_cqe(cq, pi);
 
 		if (hw_cqe_qpn(cqe) == qpn) {
 			uint8_t op = hw_cqe_opcode(cqe);
@@ -332,10 +332,11 @@ void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq)
 				vb_srq_free_wqe(srq, hw_cqe_wqe_counter(cqe));
 			nfreed++;
 		} else if (nfreed != 0) {
-			struct hw_cqe64 *dest = &cq->ring[(pi + nfreed) & mask];
+			struct hw_cqe64 *dest = vb_cq_cqe(cq, pi + nfreed);
 			uint8_t owner = dest->op_own & HW_CQE_OWNER_MASK;
+			size_t pad = (1u << cq->cqe_log) - sizeof(*dest); /* a 128-byte CQE moves whole */
 
-			memcpy(dest, cqe, sizeof(*dest));
+			memcpy((uint8_t *)dest - pad, (const uint8_t *)cqe - pad, pad + sizeof(*dest));
 			dest->op_own = (uint8_t)((dest->op_own & ~HW_CQE_OWNER_MASK) | owner);
 		}
 	}

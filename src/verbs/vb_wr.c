@@ -129,6 +129,7 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 	qp->wr_imm = 0;
 	qp->wr_stream = 0;
 	qp->wr_hw_op = hw_op;
+	qp->wr_opmod = 0;
 	qp->wr_wc_op = wc_op;
 	qp->wr_wrid = qp->qpx.wr_id;
 	qp->wr_off = sizeof(struct hw_wqe_ctrl_seg) + (addr ? sizeof(struct hw_wqe_datagram_seg) : 0) +
@@ -150,7 +151,7 @@ void vb_wr_close(struct vb_qp *qp, __be32 imm)
 
 	if (--qp->wr_setters != 0)
 		return;
-	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, qp->wr_hw_op, 0, qp->qpx.qp_base.qp_num,
+	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, qp->wr_hw_op, qp->wr_opmod, qp->qpx.qp_base.qp_num,
 			vb_fm_ce_se(qp, f, fence),
 			(uint8_t)(qp->wr_off / HW_WQE_DS_BYTES), imm != 0 ? imm : qp->wr_imm);
 	ctrl->stream_id[0] = (uint8_t)(qp->wr_stream >> 8);
@@ -411,7 +412,7 @@ static void vb_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t radd
 	vb_wr_unsupported(vb_wq(x), "ibv_wr_atomic_write");
 }
 
-/* The mlx5dv_qp_ex slots: the DC address; mkey configure, signatures, raw WQEs and memcpy are not on this device (UMR: vb_umr_wr.c). */
+/* The mlx5dv_qp_ex slots: the DC address; mkey configure and signatures are not on this device (UMR: vb_umr_wr.c; raw WQEs: vb_raw_wqe.c; memcpy: vb_memcpy_wr.c). */
 static struct vb_qp *vb_dvq(struct mlx5dv_qp_ex *d)
 {
 	return (struct vb_qp *)((char *)d - offsetof(struct vb_qp, dv));
@@ -455,8 +456,6 @@ VB_DV_WR(wr_set_mkey_access_flags, uint32_t a)
 VB_DV_WR(wr_set_mkey_layout_list, uint16_t n, const struct ibv_sge *s)
 VB_DV_WR(wr_set_mkey_layout_interleaved, uint32_t r, uint16_t n, const struct mlx5dv_mr_interleaved *i)
 VB_DV_WR(wr_set_mkey_sig_block, const struct mlx5dv_sig_block_attr *a)
-VB_DV_WR(wr_raw_wqe, const void *w)
-VB_DV_WR(wr_memcpy, uint32_t dk, uint64_t da, uint32_t sk, uint64_t sa, size_t n)
 VB_DV_WR(wr_set_mkey_crypto, const struct mlx5dv_crypto_attr *a)
 #pragma GCC diagnostic pop
 
