@@ -3,7 +3,9 @@
  * mlx5dv_wr_post(3) describe them: a DCI (send only, each work request names
  * its DCT with mlx5dv_wr_set_dc_addr) and DCTs (receive side on an SRQ).
  * The refusals follow rdma-core v44's mlx5 provider and the kernel's mlx5
- * modify rules for DCI and DCT.
+ * modify rules for DCI and DCT. DCI streams and their reset follow
+ * mlx5dv_create_qp(3) and mlx5dv_dci_stream_id_reset(3), the AH-to-QP
+ * mapping mlx5dv_map_ah_to_qp(3).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -313,13 +315,13 @@ static void test_create_refusals(void)
 	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
 	dv.create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE | MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE;
 	CHECK_CREATE_ERR(c, &a, &dv, EINVAL);
-	/* DCI: an operation a DCI has not, DCI streams beyond the device's (none), mlx5dv send ops. */
+	/* DCI: an operation a DCI has not, DCI streams beyond the device's, mlx5dv send ops. */
 	dci_attrs(&a, &dv, pd, cq);
 	a.send_ops_flags |= IBV_QP_EX_WITH_TSO;
 	CHECK_CREATE_ERR(c, &a, &dv, EOPNOTSUPP);
 	dci_attrs(&a, &dv, pd, cq);
 	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
-	dv.dc_init_attr.dci_streams.log_num_concurent = 2;
+	dv.dc_init_attr.dci_streams.log_num_concurent = 5;
 	CHECK_CREATE_ERR(c, &a, &dv, EINVAL);
 	dci_attrs(&a, &dv, pd, cq);
 	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
@@ -995,6 +997,193 @@ static void test_dc_implicit_other_process(void)
 	CHECK(dc_write8(&e, dctn, rkey, addr) == IBV_WC_SUCCESS);
 }
 
+/*
+ * DCI streams (mlx5dv_create_qp(3), mlx5dv_dci_stream_id_reset(3)): the
+ * device's caps as mlx5dv_query_device reports them bound what a DCI may
+ * ask; more concurrent or errored streams than that: EINVAL.
+ */
+static void test_dci_streams_caps(void)
+{
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_context dc = {.comp_mask = MLX5DV_CONTEXT_MASK_DCI_STREAMS};
+	struct ibv_qp_init_attr_ex a;
+	struct mlx5dv_qp_init_attr dv;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	CHECK(c != NULL);
+	CHECK_OK(mlx5dv_query_device(c, &dc));
+	CHECK(dc.comp_mask & MLX5DV_CONTEXT_MASK_DCI_STREAMS);
+	CHECK(dc.dci_streams_caps.max_log_num_concurent == 4);
+	CHECK(dc.dci_streams_caps.max_log_num_errored == 3);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	CHECK(pd != NULL && cq != NULL);
+	dci_attrs(&a, &dv, pd, cq);
+	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+	dv.dc_init_attr.dci_streams = (struct mlx5dv_dci_streams){.log_num_concurent = 5, .log_num_errored = 0};
+	CHECK_CREATE_ERR(c, &a, &dv, EINVAL);
+	dv.dc_init_attr.dci_streams = (struct mlx5dv_dci_streams){.log_num_concurent = 0, .log_num_errored = 4};
+	CHECK_CREATE_ERR(c, &a, &dv, EINVAL);
+	/* The caps themselves, and more errored streams than concurrent ones, are taken. */
+	dv.dc_init_attr.dci_streams = (struct mlx5dv_dci_streams){.log_num_concurent = 4, .log_num_errored = 3};
+	CHECK(dc_create(c, &a, &dv) != NULL);
+	dv.dc_init_attr.dci_streams = (struct mlx5dv_dci_streams){.log_num_concurent = 2, .log_num_errored = 3};
+	CHECK(dc_create(c, &a, &dv) != NULL);
+}
+
+/* The env's DCI replaced by one in RTS with 2^lc streams, 2^le of them allowed in error. */
+static void dc_stream_dci(struct dc_env *e, uint8_t lc, uint8_t le)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct mlx5dv_qp_init_attr dv;
+
+	dci_attrs(&a, &dv, e->pd, e->scq);
+	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+	dv.dc_init_attr.dci_streams = (struct mlx5dv_dci_streams){.log_num_concurent = lc, .log_num_errored = le};
+	e->dci = dc_create(e->c, &a, &dv);
+	CHECK(e->dci != NULL);
+	CHECK_OK(dci_up(e->dci));
+	e->x = ibv_qp_to_qp_ex(e->dci);
+	e->mx = mlx5dv_qp_ex_from_ibv_qp_ex(e->x);
+	CHECK(e->mx != NULL);
+}
+
+/* One signalled 64-byte WRITE on stream to DCT 0 at roff (rkey and lkey given); its completion's status, -1 if none. */
+static enum ibv_wc_status dc_write_stream(struct dc_env *e, uint16_t stream, uint32_t rkey, uint32_t lkey,
+					  uint32_t roff)
+{
+	struct ibv_wc wc;
+
+	ibv_wr_start(e->x);
+	e->x->wr_id = 1000u + stream;
+	e->x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(e->x, rkey, (uint64_t)(uintptr_t)(e->rbuf[0] + roff));
+	ibv_wr_set_sge(e->x, lkey, (uint64_t)(uintptr_t)e->lbuf, 64);
+	mlx5dv_wr_set_dc_addr_stream(e->mx, e->ah, e->dct[0]->qp_num, DC_KEY, stream);
+	if (ibv_wr_complete(e->x) != 0 || vq_poll1(e->scq, &wc) != 1 || wc.wr_id != 1000u + stream)
+		return (enum ibv_wc_status)-1; /* not posted, no completion or another WR's */
+	return wc.status;
+}
+
+static bool dc_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+/*
+ * A request failing on one stream (a bad rkey at the DCT, an lkey of another
+ * PD) puts that stream alone in error: its later work is flushed, also under
+ * an id naming the same stream (id + 4 of 4 streams), while the other
+ * streams' WRITEs land; the DCI stays in RTS.
+ */
+static void test_dci_stream_error_isolated(void)
+{
+	struct dc_env e;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr2;
+
+	dc_env_up(&e);
+	dc_stream_dci(&e, 2, 2);
+	memset(e.lbuf, 0x6b, 64);
+	CHECK(dc_write_stream(&e, 1, e.rmr[0]->rkey + 0x100, e.lmr->lkey, 0) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(qp_state(e.dci) == IBV_QPS_RTS);
+	CHECK(dc_write_stream(&e, 2, e.rmr[0]->rkey, e.lmr->lkey, 128) == IBV_WC_SUCCESS);
+	CHECK(e.rbuf[0][128] == 0x6b && e.rbuf[0][191] == 0x6b);
+	CHECK(dc_write_stream(&e, 1, e.rmr[0]->rkey, e.lmr->lkey, 256) == IBV_WC_WR_FLUSH_ERR);
+	CHECK(dc_write_stream(&e, 5, e.rmr[0]->rkey, e.lmr->lkey, 256) == IBV_WC_WR_FLUSH_ERR);
+	CHECK(dc_zero(e.rbuf[0] + 256, 64));
+	CHECK(dc_zero(e.rbuf[0], 64));
+	/* A local protection error (the local key in another PD) is a stream's error too. */
+	pd2 = vf_pd(e.c);
+	CHECK(pd2 != NULL);
+	mr2 = vq_mr(pd2, e.lbuf, 64, VQ_ACCESS_ALL);
+	CHECK(mr2 != NULL);
+	CHECK(dc_write_stream(&e, 3, e.rmr[0]->rkey, mr2->lkey, 320) == IBV_WC_LOC_PROT_ERR);
+	CHECK(qp_state(e.dci) == IBV_QPS_RTS);
+	CHECK(dc_write_stream(&e, 0, e.rmr[0]->rkey, e.lmr->lkey, 384) == IBV_WC_SUCCESS);
+	CHECK(e.rbuf[0][384] == 0x6b && e.rbuf[0][447] == 0x6b);
+	CHECK(dc_write_stream(&e, 3, e.rmr[0]->rkey, e.lmr->lkey, 320) == IBV_WC_WR_FLUSH_ERR);
+	CHECK(dc_zero(e.rbuf[0] + 320, 64));
+}
+
+/*
+ * mlx5dv_dci_stream_id_reset brings a stream in error back; a stream not in
+ * error is refused (EINVAL), as are a DCI without streams (EINVAL) and a QP
+ * not in RTS (EOPNOTSUPP). When the streams in error reach 2^log_num_errored,
+ * the DCI goes to ERR and flushes everything; back through RESET, all its
+ * streams run again.
+ */
+static void test_dci_stream_reset(void)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct mlx5dv_qp_init_attr dv;
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RESET};
+	struct ibv_qp *fresh;
+	struct dc_env e;
+	uint32_t bad, rk, lk;
+
+	dc_env_up(&e);
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(e.dci, 0), EINVAL); /* the env's DCI has no streams */
+	dc_stream_dci(&e, 2, 1);
+	rk = e.rmr[0]->rkey;
+	lk = e.lmr->lkey;
+	bad = rk + 0x100;
+	memset(e.lbuf, 0x33, 64);
+	CHECK(dc_write_stream(&e, 1, bad, lk, 0) == IBV_WC_REM_ACCESS_ERR);
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(e.dci, 2), EINVAL);
+	CHECK_OK(mlx5dv_dci_stream_id_reset(e.dci, 1));
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(e.dci, 1), EINVAL); /* no longer in error */
+	CHECK(dc_write_stream(&e, 1, rk, lk, 0) == IBV_WC_SUCCESS);
+	CHECK(e.rbuf[0][0] == 0x33 && e.rbuf[0][63] == 0x33);
+	/* Two streams in error of 2 allowed: the second error takes the DCI to ERR. */
+	CHECK(dc_write_stream(&e, 2, bad, lk, 64) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(qp_state(e.dci) == IBV_QPS_RTS);
+	CHECK(dc_write_stream(&e, 3, bad, lk, 64) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(qp_state(e.dci) == IBV_QPS_ERR);
+	CHECK(dc_write_stream(&e, 0, rk, lk, 128) == IBV_WC_WR_FLUSH_ERR);
+	CHECK(dc_zero(e.rbuf[0] + 64, 128));
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(e.dci, 2), EOPNOTSUPP);
+	CHECK_OK(ibv_modify_qp(e.dci, &qa, IBV_QP_STATE));
+	CHECK_OK(dci_up(e.dci));
+	for (uint16_t s = 0; s < 4; s++)
+		CHECK(dc_write_stream(&e, s, rk, lk, 64u * (s + 1)) == IBV_WC_SUCCESS);
+	CHECK(e.rbuf[0][64] == 0x33 && e.rbuf[0][255] == 0x33);
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(e.dci, 2), EINVAL);
+	/* A DCI with streams not yet in RTS, and a DCT: EOPNOTSUPP, as mlx5 checks the state first. */
+	dci_attrs(&a, &dv, e.pd, e.scq);
+	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+	dv.dc_init_attr.dci_streams = (struct mlx5dv_dci_streams){.log_num_concurent = 1, .log_num_errored = 1};
+	fresh = dc_create(e.c, &a, &dv);
+	CHECK(fresh != NULL);
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(fresh, 0), EOPNOTSUPP);
+	CHECK_ERR(mlx5dv_dci_stream_id_reset(e.dct[0], 0), EOPNOTSUPP);
+}
+
+/*
+ * mlx5dv_map_ah_to_qp(3): a global AH mapped to a QP succeeds, a second
+ * mapping is ignored (success), a number no QP has is refused (EINVAL); the
+ * AH then carries the DCI's traffic as before.
+ */
+static void test_map_ah_to_qp(void)
+{
+	struct dc_env e;
+	struct ibv_wc wc;
+
+	dc_env_up(&e);
+	CHECK_OK(mlx5dv_map_ah_to_qp(e.ah, e.dci->qp_num));
+	CHECK_OK(mlx5dv_map_ah_to_qp(e.ah, e.dct[1]->qp_num));
+	CHECK_ERR(mlx5dv_map_ah_to_qp(e.ah, 0xfffffe), EINVAL);
+	memset(e.lbuf, 0x4d, 64);
+	CHECK_OK(dc_write(&e, 0, DC_KEY, 0, 0, 64));
+	CHECK(vq_poll1(e.scq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_SUCCESS);
+	CHECK(e.rbuf[0][0] == 0x4d && e.rbuf[0][63] == 0x4d);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "dct") == 0)
@@ -1014,5 +1203,9 @@ int main(int argc, char **argv)
 	RUN(test_dc_odp_caps);
 	RUN(test_dc_odp_traffic);
 	RUN(test_dc_implicit_other_process);
+	RUN(test_dci_streams_caps);
+	RUN(test_dci_stream_error_isolated);
+	RUN(test_dci_stream_reset);
+	RUN(test_map_ah_to_qp);
 	return th_summary("test_verbs_dc");
 }

@@ -38,6 +38,7 @@
 #include "base_log.h"
 #include "hw_epoch.h"
 #include "hw_dct.h"
+#include "hw_dcs.h"
 #include "hw_eng_fast.h"
 #include "hw_eng_thread.h"
 #include "hw_gid.h"
@@ -1327,6 +1328,26 @@ static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 	}
 }
 
+/* The DCI stream a WQE names in its ctrl segment (hw_dcs.h); b keeps the ctrl where it was loaded. */
+static uint16_t eng_stream(const struct eng_wqe *w)
+{
+	const struct hw_wqe_ctrl_seg *c = (const void *)w->b;
+
+	return (uint16_t)(c->stream_id[0] << 8 | c->stream_id[1]);
+}
+
+/*
+ * A WQE failed: the QP goes to ERR, but a DCI with streams puts the WQE's
+ * stream in error instead, until the streams in error reach its limit; a
+ * malformed WQE (no usable size, a local QP operation error) is the QP's.
+ */
+static void eng_qp_error(struct hw_qp *qp, const struct eng_wqe *w, uint32_t nbb, uint8_t synd)
+{
+	if (qp->dcs && nbb != 0 && synd != HW_CQE_SYNDROME_LOCAL_QP_OP_ERR && !hw_dcs_fail(qp, eng_stream(w)))
+		return;
+	hw_qp_set_err(qp);
+}
+
 /*
  * A DCI's WQE: the DC address after ctrl names the DCT; the rest is an RC
  * WQE's, run against that DCT from past the address (the ctrl segment is
@@ -1345,6 +1366,8 @@ static struct eng_res eng_exec_dc(struct hw_qp *qp, struct eng_wqe *w)
 
 	if (w->end < at + av_len)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	if (qp->dcs && hw_dcs_errored(qp, eng_stream(w)))
+		return eng_fail(HW_CQE_SYNDROME_WR_FLUSH_ERR); /* its stream is in error: flushed, the DCI runs on */
 	/* The own port's GID 0 (the usual DC address) is here without a look-up. */
 	if ((qp->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0) && memcmp(av->rgid, qp->gid, sizeof(av->rgid)) != 0 &&
 	    eng_gid_elsewhere(av->rgid, &machine)) {
@@ -2094,12 +2117,12 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		}
 		if (waiting)
 			__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
-		if (nbb == 0)
-			nbb = avail; /* no usable size: the rest of the posted work goes with it */
 		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
 			eng_req_cqe(qp, w.idx, w.opcode, res);
 		if (res.synd != 0 && hw_qp_state_of(qp) != HW_QP_ERR)
-			hw_qp_set_err(qp);
+			eng_qp_error(qp, &w, nbb, res.synd);
+		if (nbb == 0)
+			nbb = avail; /* no usable size: the rest of the posted work goes with it */
 		__atomic_store_n(&qp->sq_ci, (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 		avail -= nbb;
 	}

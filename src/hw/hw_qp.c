@@ -784,6 +784,7 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 		qp->rq_ci_seen = 0;
 		__atomic_store_n(&qp->sq_pi, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->dcs_errored, 0, __ATOMIC_RELEASE); /* a DCI's streams start clean */
 		return HW_OK;
 	case HW_QP_ERR:
 		hw_qp_set_err(qp);

@@ -272,6 +272,11 @@ struct hw_qp {
 	/* The receive doorbell's last counter and rq_ci as it last read it: a post within both needs no read of rq_ci. */
 	uint32_t rq_pi_rung;
 	uint32_t rq_ci_seen;
+	/* A DCI with streams (hw_dcs.h): the logs it was given and the channels in error, one bit each. */
+	bool dcs;
+	uint8_t dcs_log_conc;
+	uint8_t dcs_log_err;
+	uint32_t dcs_errored;
 };
 
 /*

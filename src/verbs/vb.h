@@ -29,6 +29,7 @@
 #define VB_MAGIC_CONTEXT 0x76624358u
 
 struct vb_dv_ops;
+struct vb_dv_dcs_ops;
 
 /*
  * One emulated function of this side, as ibv_get_device_list returns it.
@@ -190,6 +191,8 @@ struct vb_srq {
 struct vb_ah {
 	struct ibv_ah ah;
 	struct hw_wqe_datagram_seg av; /* copied into each UD WQE */
+	bool global;		  /* created with is_global (mlx5dv_map_ah_to_qp needs it) */
+	_Atomic uint32_t map_qpn; /* mlx5dv_map_ah_to_qp's QP + 1, 0: none (vb_dcs.c) */
 };
 
 struct vb_qp {
@@ -256,6 +259,7 @@ struct vb_qp {
 	uint8_t wr_opmod;	  /* the ctrl segment's opmod (an MMO's kind), 0 for the rest */
 	uint64_t wr_wrid;
 	__be32 wr_imm;		  /* the open WQE's ctrl immediate */
+	uint16_t wr_stream;	  /* the open WQE's DCI stream (mlx5dv_wr_set_dc_addr_stream) */
 	uint32_t wr_off;	  /* bytes staged so far */
 	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
 	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */
@@ -316,6 +320,13 @@ struct vb_dv_ops {
 	/* Device memory (vb_dm.c). */
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr,
 				   struct mlx5dv_alloc_dm_attr *mattr);
+	/* DCI stream reset, AH-to-QP mapping (vb_dcs.c). */
+	const struct vb_dv_dcs_ops *dcs;
+};
+
+struct vb_dv_dcs_ops {
+	int (*dci_stream_id_reset)(struct ibv_qp *qp, uint16_t stream_id);
+	int (*map_ah_to_qp)(struct ibv_ah *ah, uint32_t qp_num);
 };
 
 struct vb_dv_misc_ops {

@@ -113,6 +113,7 @@ VB_EXPORT struct ibv_ah *vb_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *att
 		vb_av_ib(attr, &ah->av);
 	ah->ah.context = pd->context;
 	ah->ah.pd = pd;
+	ah->global = attr->is_global != 0;
 	return &ah->ah;
 }
 VB_SYMVER(vb_create_ah, ibv_create_ah, "IBVERBS_1.1");

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "hw_dcs.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -168,8 +169,9 @@ static int vb_dci_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a
 	const struct mlx5dv_dci_streams *s = &dv->dc_init_attr.dci_streams;
 	int rc;
 
-	/* The device reports no DCI stream capability: one stream (log 0) is a plain DCI. */
-	if ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS) && (s->log_num_concurent > 0 || s->log_num_errored > 0))
+	/* Streams past the device's caps (mlx5dv_query_device's dci_streams_caps): EINVAL, as mlx5. */
+	if ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS) &&
+	    (s->log_num_concurent > HW_DCS_LOG_MAX_CONC || s->log_num_errored > HW_DCS_LOG_MAX_ERRORED))
 		return EINVAL;
 	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		if (a->send_ops_flags & ~(uint64_t)(VB_DC_DCI_OPS | VB_DC_DCI_OPS_MLX5))
@@ -191,13 +193,20 @@ static struct ibv_qp *vb_dc_create_dci(struct vb_context *ctx, struct ibv_qp_ini
 				       const struct mlx5dv_qp_init_attr *dv)
 {
 	const struct vb_qp_kind k = {.hw = HW_QPT_DCI, .dc_type = MLX5DV_DCTYPE_DCI};
+	const struct mlx5dv_dci_streams *s = &dv->dc_init_attr.dci_streams;
 	int rc = vb_dci_ok(ctx, a, dv);
+	struct ibv_qp *qp;
 
 	if (rc != 0) {
 		errno = rc;
 		return NULL;
 	}
-	return vb_qp_create(ctx, a, &k);
+	qp = vb_qp_create(ctx, a, &k);
+	if (qp == NULL || !(dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS))
+		return qp;
+	/* Checked above, and the new QP is in RESET: this does not fail. */
+	(void)hw_qp_set_dci_streams(vb_qp_of(qp)->hw, s->log_num_concurent, s->log_num_errored);
+	return qp;
 }
 
 /* create_dct's own checks, then the kernel's: an SRQ and both CQs. */

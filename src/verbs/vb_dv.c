@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hw_dcs.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -16,7 +17,8 @@
 	(MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_SWP |                           \
 	 MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |                  \
 	 MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS |               \
-	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH)
+	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH |            \
+	 MLX5DV_CONTEXT_MASK_DCI_STREAMS)
 
 /*
  * Fills what the caller's comp_mask asks for and the device can say, and
@@ -51,6 +53,10 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 		a->max_wr_memcpy_length = vb_dv_memcpy_max(); /* mlx5dv_wr_memcpy's largest (vb_memcpy_wr.c) */
 	if (want & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS)
 		a->dc_odp_caps = vb_odp_dc_caps(); /* DC takes ODP MRs as RC (vb_odp.c) */
+	if (want & MLX5DV_CONTEXT_MASK_DCI_STREAMS) {
+		a->dci_streams_caps.max_log_num_concurent = HW_DCS_LOG_MAX_CONC;
+		a->dci_streams_caps.max_log_num_errored = HW_DCS_LOG_MAX_ERRORED;
+	}
 	a->comp_mask = want & VB_DV_MASK_FILLED;
 	return 0;
 }
@@ -305,4 +311,5 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.devx_general_cmd = vb_dv_devx_general_cmd,
 	.misc = &vb_dv_misc_ops_impl,
 	.alloc_dm = vb_dv_alloc_dm,
+	.dcs = &vb_dv_dcs_ops_impl,
 };

@@ -94,12 +94,6 @@ VB_EXPORT int mlx5dv_crypto_logout(struct ibv_context *context)
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_dci_stream_id_reset(struct ibv_qp *qp, uint16_t stream_id)
-{
-	VB_UNSUPPORTED("mlx5dv_dci_stream_id_reset");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT struct mlx5dv_dek *mlx5dv_dek_create(struct ibv_context *context, struct mlx5dv_dek_init_attr *init_attr)
 {
 	VB_UNSUPPORTED("mlx5dv_dek_create");
@@ -370,12 +364,6 @@ VB_EXPORT struct ibv_device **mlx5dv_get_vfio_device_list(struct mlx5dv_vfio_con
 {
 	VB_UNSUPPORTED("mlx5dv_get_vfio_device_list");
 	return NULL;
-}
-
-VB_EXPORT int mlx5dv_map_ah_to_qp(struct ibv_ah *ah, uint32_t qp_num)
-{
-	VB_UNSUPPORTED("mlx5dv_map_ah_to_qp");
-	return EOPNOTSUPP;
 }
 
 VB_EXPORT int mlx5dv_modify_qp_lag_port(struct ibv_qp *qp, uint8_t port_num)

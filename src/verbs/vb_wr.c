@@ -127,6 +127,7 @@ bool vb_wr_open(struct vb_qp *qp, uint8_t hw_op, uint8_t wc_op, bool rc_only)
 		return vb_wr_refuse(qp, rc_only);
 	qp->wr_p = vb_wr_slot(qp);
 	qp->wr_imm = 0;
+	qp->wr_stream = 0;
 	qp->wr_hw_op = hw_op;
 	qp->wr_opmod = 0;
 	qp->wr_wc_op = wc_op;
@@ -153,6 +154,8 @@ void vb_wr_close(struct vb_qp *qp, __be32 imm)
 	hw_ctrl_seg_set(ctrl, (uint16_t)qp->sq_cur_post, qp->wr_hw_op, qp->wr_opmod, qp->qpx.qp_base.qp_num,
 			vb_fm_ce_se(qp, f, fence),
 			(uint8_t)(qp->wr_off / HW_WQE_DS_BYTES), imm != 0 ? imm : qp->wr_imm);
+	ctrl->stream_id[0] = (uint8_t)(qp->wr_stream >> 8);
+	ctrl->stream_id[1] = (uint8_t)qp->wr_stream;
 	qp->fm_cache = qp->wr_hw_op == HW_WQE_UMR ? HW_WQE_CTRL_SMALL_FENCE : 0;
 	if (qp->wr_p == qp->wr_stage)
 		vb_sq_place(qp, idx, qp->wr_stage, qp->wr_off);
@@ -432,11 +435,11 @@ static void vb_dv_wr_set_dc_addr(struct mlx5dv_qp_ex *d, struct ibv_ah *ah, uint
 	vb_wr_close(qp, 0);
 }
 
-/* DCI streams are not offered (mlx5dv_create_qp refuses more than one): the stream id changes nothing. */
+/* The stream goes in the ctrl segment when the WQE closes (dci_stream_channel_id, big-endian), as mlx5 writes it (hw_dcs.h). */
 static void vb_dv_wr_set_dc_addr_stream(struct mlx5dv_qp_ex *d, struct ibv_ah *ah, uint32_t dctn, uint64_t key,
 					uint16_t stream)
 {
-	(void)stream;
+	vb_dvq(d)->wr_stream = stream;
 	vb_dv_wr_set_dc_addr(d, ah, dctn, key);
 }
 
