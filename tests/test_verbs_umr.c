@@ -61,7 +61,7 @@ static struct ibv_qp *um_qp(struct vq_pair *p, struct ibv_cq *cq, uint32_t max_i
 }
 
 /* Two connected RC QPs with the UMR builders; QP 0's send queue is the one the cases post on. */
-static void um_pair(struct um_pair *u, uint32_t max_inline)
+static void um_pair_ops(struct um_pair *u, uint32_t max_inline, uint64_t dv_ops)
 {
 	struct vq_pair *p = &u->p;
 
@@ -79,7 +79,7 @@ static void um_pair(struct um_pair *u, uint32_t max_inline)
 		CHECK(p->mr[i] != NULL);
 	}
 	for (int i = 0; i < 2; i++) {
-		p->qp[i] = um_qp(p, p->cq[i], max_inline, MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST);
+		p->qp[i] = um_qp(p, p->cq[i], max_inline, dv_ops);
 		CHECK(p->qp[i] != NULL);
 	}
 	for (int i = 0; i < 2; i++)
@@ -88,6 +88,11 @@ static void um_pair(struct um_pair *u, uint32_t max_inline)
 	CHECK(u->x != NULL);
 	u->dx = mlx5dv_qp_ex_from_ibv_qp_ex(u->x);
 	CHECK(u->dx != NULL);
+}
+
+static void um_pair(struct um_pair *u, uint32_t max_inline)
+{
+	um_pair_ops(u, max_inline, MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST);
 }
 
 static struct mlx5dv_mkey *um_mkey(struct ibv_pd *pd, uint16_t entries, uint32_t flags)
@@ -220,7 +225,7 @@ static void test_create_qp(void)
 	struct vq_pair p;
 	struct ibv_qp_init_attr_ex a;
 	struct mlx5dv_qp_init_attr dv = {.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS,
-					 .send_ops_flags = MLX5DV_QP_EX_WITH_MKEY_CONFIGURE};
+					 .send_ops_flags = 1ull << 20}; /* no mlx5 send op */
 	struct mlx5dv_mkey *m;
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *x;
@@ -705,6 +710,186 @@ static void test_cq_ex_opcode(void)
 	ibv_end_poll(cq);
 }
 
+/* ---- mlx5dv_wr_mkey_configure (mlx5dv_wr_mkey_configure(3)) ---- */
+
+/* One configuration: access flags (when access != UM_NO_ACCESS) then a list or interleaved layout. */
+#define UM_NO_ACCESS 0xffffffffu
+
+static int um_conf(struct um_pair *u, uint64_t id, struct mlx5dv_mkey *m, uint8_t nset, uint32_t access,
+		   uint16_t nl, const struct ibv_sge *sl, uint32_t repeat, uint16_t ni,
+		   const struct mlx5dv_mr_interleaved *il)
+{
+	struct mlx5dv_mkey_conf_attr ca = {0};
+
+	ibv_wr_start(u->x);
+	u->x->wr_id = id;
+	u->x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u->dx, m, nset, &ca);
+	if (access != UM_NO_ACCESS)
+		mlx5dv_wr_set_mkey_access_flags(u->dx, access);
+	if (nl != 0)
+		mlx5dv_wr_set_mkey_layout_list(u->dx, nl, sl);
+	if (ni != 0)
+		mlx5dv_wr_set_mkey_layout_interleaved(u->dx, repeat, ni, il);
+	return ibv_wr_complete(u->x);
+}
+
+static void um_conf_pair(struct um_pair *u, struct mlx5dv_mkey **m, uint32_t flags)
+{
+	um_pair_ops(u, 0, MLX5DV_QP_EX_WITH_MKEY_CONFIGURE);
+	*m = um_mkey(u->p.pd, 4, flags);
+	CHECK(*m != NULL);
+}
+
+#define UM_RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* A list layout: a WRITE through the key lands in both pieces, a READ brings them back. */
+static void test_conf_list(void)
+{
+	struct um_pair u;
+	struct mlx5dv_mkey *m;
+	uint8_t *b1;
+	struct ibv_sge s[2];
+
+	um_conf_pair(&u, &m, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT);
+	b1 = u.p.buf[1];
+	s[0] = (struct ibv_sge){.addr = (uintptr_t)b1 + 100, .length = 40, .lkey = u.p.mr[1]->lkey};
+	s[1] = (struct ibv_sge){.addr = (uintptr_t)b1 + 4000, .length = 60, .lkey = u.p.mr[1]->lkey};
+	CHECK_OK(um_conf(&u, 1, m, 2, UM_RW, 2, s, 0, 0, NULL));
+	um_expect(u.p.cq[0], 1, IBV_WC_SUCCESS, MLX5DV_WC_UMR);
+	for (int i = 0; i < 100; i++)
+		u.p.buf[0][i] = (uint8_t)(i + 1);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_WRITE, 2, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0], 100, m->rkey, 0));
+	um_expect(u.p.cq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	CHECK(memcmp(b1 + 100, u.p.buf[0], 40) == 0);
+	CHECK(memcmp(b1 + 4000, u.p.buf[0] + 40, 60) == 0);
+	CHECK(b1[99] == 0 && b1[140] == 0 && b1[3999] == 0 && b1[4060] == 0);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_READ, 3, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0] + 1000, 100, m->rkey, 0));
+	um_expect(u.p.cq[0], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	CHECK(memcmp(u.p.buf[0] + 1000, u.p.buf[0], 100) == 0);
+}
+
+/* An interleaved layout: 2 repetitions of (16 bytes, skip 16) + (8 bytes). */
+static void test_conf_interleaved(void)
+{
+	struct um_pair u;
+	struct mlx5dv_mkey *m;
+	uint8_t *b1, want[UM_LEN / 16];
+	struct mlx5dv_mr_interleaved il[2];
+
+	um_conf_pair(&u, &m, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT);
+	b1 = u.p.buf[1];
+	il[0] = (struct mlx5dv_mr_interleaved){.addr = (uintptr_t)b1, .bytes_count = 16, .bytes_skip = 16,
+					       .lkey = u.p.mr[1]->lkey};
+	il[1] = (struct mlx5dv_mr_interleaved){.addr = (uintptr_t)b1 + 1024, .bytes_count = 8, .bytes_skip = 0,
+					       .lkey = u.p.mr[1]->lkey};
+	CHECK_OK(um_conf(&u, 1, m, 2, UM_RW, 0, NULL, 2, 2, il));
+	um_expect(u.p.cq[0], 1, IBV_WC_SUCCESS, MLX5DV_WC_UMR);
+	for (int i = 0; i < 48; i++)
+		u.p.buf[0][i] = (uint8_t)(0x80 + i);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_WRITE, 2, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0], 48, m->rkey, 0));
+	um_expect(u.p.cq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	memset(want, 0, sizeof(want));
+	memcpy(want, u.p.buf[0], 16);	   /* repetition 0, entry 0 */
+	memcpy(want + 32, u.p.buf[0] + 24, 16); /* repetition 1, entry 0: one stride on */
+	CHECK(memcmp(b1, want, 64) == 0);
+	CHECK(memcmp(b1 + 1024, u.p.buf[0] + 16, 8) == 0);
+	CHECK(memcmp(b1 + 1032, u.p.buf[0] + 40, 8) == 0);
+	CHECK(b1[1040] == 0);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_READ, 3, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0] + 1000, 48, m->rkey, 0));
+	um_expect(u.p.cq[0], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	CHECK(memcmp(u.p.buf[0] + 1000, u.p.buf[0], 48) == 0);
+}
+
+/* The access setter's rights are the key's: read-only refuses a WRITE. */
+static void test_conf_access(void)
+{
+	struct um_pair u;
+	struct mlx5dv_mkey *m;
+	struct ibv_sge s;
+
+	um_conf_pair(&u, &m, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT);
+	memset(u.p.buf[1], 0x44, 128);
+	s = (struct ibv_sge){.addr = (uintptr_t)u.p.buf[1], .length = 128, .lkey = u.p.mr[1]->lkey};
+	CHECK_OK(um_conf(&u, 1, m, 2, IBV_ACCESS_REMOTE_READ, 1, &s, 0, 0, NULL));
+	um_expect(u.p.cq[0], 1, IBV_WC_SUCCESS, MLX5DV_WC_UMR);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_READ, 2, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0], 128, m->rkey, 0));
+	um_expect(u.p.cq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	CHECK(memcmp(u.p.buf[0], u.p.buf[1], 128) == 0);
+	memset(u.p.buf[0] + 1024, 0x55, 8);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_WRITE, 3, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0] + 1024, 8, m->rkey, 0));
+	um_expect(u.p.cq[0], 3, IBV_WC_REM_ACCESS_ERR, 0);
+	CHECK(u.p.buf[1][0] == 0x44 && u.p.buf[1][7] == 0x44);
+}
+
+/* SEND with invalidate of a key created with REMOTE_INVALIDATE: access fails afterwards. */
+static void test_conf_remote_invalidate(void)
+{
+	struct um_pair u;
+	struct mlx5dv_mkey *m;
+	struct ibv_sge s;
+
+	um_conf_pair(&u, &m, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE);
+	s = (struct ibv_sge){.addr = (uintptr_t)u.p.buf[1], .length = 64, .lkey = u.p.mr[1]->lkey};
+	CHECK_OK(um_conf(&u, 1, m, 2, UM_RW, 1, &s, 0, 0, NULL));
+	um_expect(u.p.cq[0], 1, IBV_WC_SUCCESS, MLX5DV_WC_UMR);
+	memset(u.p.buf[0], 0x21, 8);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_WRITE, 2, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0], 8, m->rkey, 0));
+	um_expect(u.p.cq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	CHECK(u.p.buf[1][0] == 0x21 && u.p.buf[1][7] == 0x21);
+	CHECK_OK(um_recv(u.p.qp[1], 50, u.p.mr[1]->lkey, (uintptr_t)u.p.buf[1] + UM_PLAIN, 64));
+	CHECK_OK(um_post(&u, IBV_WR_SEND_WITH_INV, 3, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0], 8, m->rkey, 0));
+	um_expect(u.p.cq[0], 3, IBV_WC_SUCCESS, IBV_WC_SEND);
+	um_expect(u.p.cq[1], 50, IBV_WC_SUCCESS, IBV_WC_RECV);
+	memset(u.p.buf[0], 0x22, 8);
+	CHECK_OK(um_post(&u, IBV_WR_RDMA_WRITE, 4, u.p.mr[0]->lkey, (uintptr_t)u.p.buf[0], 8, m->rkey, 0));
+	um_expect(u.p.cq[0], 4, IBV_WC_REM_ACCESS_ERR, 0);
+	CHECK(u.p.buf[1][0] == 0x21);
+}
+
+/* Refusals at wr_complete, nothing posted: setters fewer or more than announced, flags, signature. */
+static void test_conf_errors(void)
+{
+	struct um_pair u;
+	struct mlx5dv_mkey *m;
+	struct ibv_sge s;
+	struct mlx5dv_mkey_conf_attr ca = {0};
+	struct mlx5dv_sig_block_attr sb = {0};
+
+	um_conf_pair(&u, &m, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT);
+	s = (struct ibv_sge){.addr = (uintptr_t)u.p.buf[1], .length = 64, .lkey = u.p.mr[1]->lkey};
+	CHECK_ERR(um_conf(&u, 1, m, 3, UM_RW, 1, &s, 0, 0, NULL), EINVAL); /* too few */
+	ibv_wr_start(u.x); /* too many: the WQE closed with the layout */
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	mlx5dv_wr_set_mkey_access_flags(u.dx, UM_RW);
+	CHECK_ERR(ibv_wr_complete(u.x), EINVAL);
+	CHECK_ERR(um_conf(&u, 3, m, 2, UM_NO_ACCESS, 1, &s, 0, 0, NULL), EINVAL); /* still one short */
+	ca.comp_mask = 1;
+	ibv_wr_start(u.x);
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
+	ca.comp_mask = 0;
+	ibv_wr_start(u.x);
+	u.x->wr_flags = IBV_SEND_SIGNALED; /* not inline */
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
+	ibv_wr_start(u.x);
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 2, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	mlx5dv_wr_set_mkey_sig_block(u.dx, &sb);
+	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
+	um_no_cqe(u.p.cq[0]);
+	/* The queue is as it was: a good configuration still goes. */
+	CHECK_OK(um_conf(&u, 9, m, 1, UM_NO_ACCESS, 1, &s, 0, 0, NULL));
+	um_expect(u.p.cq[0], 9, IBV_WC_SUCCESS, MLX5DV_WC_UMR);
+}
+
 int main(void)
 {
 	RUN(test_create_mkey);
@@ -720,5 +905,10 @@ int main(void)
 	RUN(test_use_after_local_inv);
 	RUN(test_remote_invalidate);
 	RUN(test_cq_ex_opcode);
+	RUN(test_conf_list);
+	RUN(test_conf_interleaved);
+	RUN(test_conf_access);
+	RUN(test_conf_remote_invalidate);
+	RUN(test_conf_errors);
 	return th_summary("test_verbs_umr");
 }

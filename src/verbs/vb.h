@@ -261,6 +261,9 @@ struct vb_qp {
 	__be32 wr_imm;		  /* the open WQE's ctrl immediate */
 	uint16_t wr_stream;	  /* the open WQE's DCI stream (mlx5dv_wr_set_dc_addr_stream) */
 	uint32_t wr_off;	  /* bytes staged so far */
+	struct vb_mkey *wr_mkey;  /* the mkey an open mlx5dv_wr_mkey_configure sets (vb_mkey_wr.c) */
+	uint8_t wr_mk_left;	  /* the setters it still expects */
+	bool wr_mk_layout;	  /* a layout setter ran */
 	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
 	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */
 };

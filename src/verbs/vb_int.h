@@ -334,6 +334,13 @@ void vb_dv_wr_raw_wqe(struct mlx5dv_qp_ex *d, const void *wqe);
 void vb_dv_wr_memcpy(struct mlx5dv_qp_ex *d, uint32_t dest_lkey, uint64_t dest_addr, uint32_t src_lkey,
 		     uint64_t src_addr, size_t length);
 uint64_t vb_dv_memcpy_max(void);
+uint8_t vb_umr_mkc_access(uint32_t access);
+void vb_dv_wr_mkey_configure(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint8_t num_setters,
+			     struct mlx5dv_mkey_conf_attr *attr);
+void vb_dv_wr_set_mkey_access_flags(struct mlx5dv_qp_ex *d, uint32_t access);
+void vb_dv_wr_set_mkey_layout_list(struct mlx5dv_qp_ex *d, uint16_t num_sges, const struct ibv_sge *sge);
+void vb_dv_wr_set_mkey_layout_interleaved(struct mlx5dv_qp_ex *d, uint32_t repeat_count, uint16_t num_interleaved,
+					  const struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,

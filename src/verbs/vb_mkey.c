@@ -21,7 +21,7 @@
 	 MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE)
 #define VB_MKEY_FLAGS_OURS (MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE)
 #define VB_MKEY_MAX_ENTRIES 0xfffcu /* the largest multiple of 4 max_entries can carry back */
-#define VB_DVQP_UMR_OPS (MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST)
+#define VB_DVQP_UMR_OPS (MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST | MLX5DV_QP_EX_WITH_MKEY_CONFIGURE)
 #define VB_DVQP_SEND_OPS (VB_DVQP_UMR_OPS | MLX5DV_QP_EX_WITH_RAW_WQE | MLX5DV_QP_EX_WITH_MEMCPY)
 
 static int vb_mkey_attr_ok(const struct mlx5dv_mkey_init_attr *a)
@@ -97,7 +97,7 @@ int vb_dv_destroy_mkey(struct mlx5dv_mkey *m)
 	return 0;
 }
 
-/* The RC path: the mlx5 send ops are the UMR builders, raw WQEs and memcpy; anything else this device has not. */
+/* The RC path: the mlx5 send ops are the UMR builders (old and mkey configure), raw WQEs and memcpy; anything else this device has not. */
 static struct ibv_qp *vb_dvqp_create_rc(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr,
 					const struct mlx5dv_qp_init_attr *dv)
 {
@@ -105,7 +105,7 @@ static struct ibv_qp *vb_dvqp_create_rc(struct ibv_context *c, struct ibv_qp_ini
 	struct ibv_qp *qp;
 
 	if (ops & ~(uint64_t)VB_DVQP_SEND_OPS) {
-		vb_log_unsupported("mlx5dv_create_qp send_ops_flags other than MR_INTERLEAVED / MR_LIST / RAW_WQE / MEMCPY");
+		vb_log_unsupported("mlx5dv_create_qp send_ops_flags other than MR_INTERLEAVED / MR_LIST / MKEY_CONFIGURE / RAW_WQE / MEMCPY");
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

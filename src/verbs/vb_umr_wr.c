@@ -31,7 +31,7 @@ static struct vb_mkey *vb_umr_mkey(struct mlx5dv_mkey *m)
 	return m != NULL && mk->magic == VB_MAGIC_MKEY ? mk : NULL;
 }
 
-static uint8_t vb_umr_mkc_access(uint32_t a)
+uint8_t vb_umr_mkc_access(uint32_t a)
 {
 	return (uint8_t)(((a & IBV_ACCESS_REMOTE_ATOMIC) ? HW_MKC_ACCESS_ATOMIC : 0) |
 			 ((a & IBV_ACCESS_REMOTE_WRITE) ? HW_MKC_ACCESS_REMOTE_WRITE : 0) |

@@ -451,10 +451,6 @@ static void vb_dv_wr_set_dc_addr_stream(struct mlx5dv_qp_ex *d, struct ibv_ah *a
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-VB_DV_WR(wr_mkey_configure, struct mlx5dv_mkey *m, uint8_t n, struct mlx5dv_mkey_conf_attr *a)
-VB_DV_WR(wr_set_mkey_access_flags, uint32_t a)
-VB_DV_WR(wr_set_mkey_layout_list, uint16_t n, const struct ibv_sge *s)
-VB_DV_WR(wr_set_mkey_layout_interleaved, uint32_t r, uint16_t n, const struct mlx5dv_mr_interleaved *i)
 VB_DV_WR(wr_set_mkey_sig_block, const struct mlx5dv_sig_block_attr *a)
 VB_DV_WR(wr_set_mkey_crypto, const struct mlx5dv_crypto_attr *a)
 #pragma GCC diagnostic pop
