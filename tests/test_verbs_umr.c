@@ -866,6 +866,31 @@ static void test_conf_errors(void)
 	mlx5dv_wr_set_mkey_access_flags(u.dx, UM_RW);
 	CHECK_ERR(ibv_wr_complete(u.x), EINVAL);
 	CHECK_ERR(um_conf(&u, 3, m, 2, UM_NO_ACCESS, 1, &s, 0, 0, NULL), EINVAL); /* still one short */
+	ibv_wr_start(u.x); /* the access setter twice */
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 3, &ca);
+	mlx5dv_wr_set_mkey_access_flags(u.dx, UM_RW);
+	mlx5dv_wr_set_mkey_access_flags(u.dx, UM_RW);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_ERR(ibv_wr_complete(u.x), EINVAL);
+	ibv_wr_start(u.x); /* two layouts */
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 2, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_ERR(ibv_wr_complete(u.x), EINVAL);
+	ibv_wr_start(u.x); /* access flags alone: no layout */
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	mlx5dv_wr_set_mkey_access_flags(u.dx, UM_RW);
+	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
+	ca.conf_flags = 2; /* unknown */
+	ibv_wr_start(u.x);
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
+	ca.conf_flags = 0;
 	ca.comp_mask = 1;
 	ibv_wr_start(u.x);
 	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
@@ -885,8 +910,14 @@ static void test_conf_errors(void)
 	mlx5dv_wr_set_mkey_sig_block(u.dx, &sb);
 	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
 	um_no_cqe(u.p.cq[0]);
-	/* The queue is as it was: a good configuration still goes. */
-	CHECK_OK(um_conf(&u, 9, m, 1, UM_NO_ACCESS, 1, &s, 0, 0, NULL));
+	/* The queue is as it was: a good configuration still goes; RESET_SIG_ATTR on a key without signature resets nothing. */
+	ca.conf_flags = MLX5DV_MKEY_CONF_FLAG_RESET_SIG_ATTR;
+	ibv_wr_start(u.x);
+	u.x->wr_id = 9;
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_OK(ibv_wr_complete(u.x));
 	um_expect(u.p.cq[0], 9, IBV_WC_SUCCESS, MLX5DV_WC_UMR);
 }
 

@@ -6,10 +6,12 @@
  *
  * Errors go to wr_complete as v44's do: not IBV_SEND_INLINE, unknown
  * conf_flags or a comp_mask are EOPNOTSUPP; a setter beyond num_setters, a
- * second layout or a NULL mkey EINVAL; fewer setters than announced leave
- * the WQE open, EINVAL. This device adds: a configuration without a layout
- * is EOPNOTSUPP (its keys are indirect: nothing to translate through), as
- * are the signature and crypto setters (vb_wr.c).
+ * second layout or access setter EINVAL; RESET_SIG_ATTR resets nothing (no
+ * mkey here has a signature context). This device adds: a NULL mkey EINVAL;
+ * fewer setters than announced leave the WQE open, EINVAL as for every
+ * builder (v44 posts nothing and returns 0); a configuration without a
+ * layout is EOPNOTSUPP (its keys are indirect: nothing to translate
+ * through), as are the signature and crypto setters (vb_wr.c).
  */
 #include <string.h>
 
@@ -68,8 +70,7 @@ void vb_dv_wr_mkey_configure(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *m, uint
 	}
 	if (!vb_wr_open(qp, HW_WQE_UMR, MLX5DV_WC_UMR, true))
 		return;
-	/* No mkey of this device has a signature context to reset. */
-	if (m == NULL || mk->magic != VB_MAGIC_MKEY || (attr->conf_flags & MLX5DV_MKEY_CONF_FLAG_RESET_SIG_ATTR)) {
+	if (m == NULL || mk->magic != VB_MAGIC_MKEY) {
 		vb_wr_fail(qp, EINVAL);
 		return;
 	}
@@ -118,6 +119,10 @@ void vb_dv_wr_set_mkey_access_flags(struct mlx5dv_qp_ex *d, uint32_t access)
 		return;
 	}
 	uc = vb_mk_uc(qp);
+	if (uc->mkey_mask & htobe64(VB_MK_MASK_ACCESS)) {
+		vb_wr_fail(qp, EINVAL); /* set twice in one WQE */
+		return;
+	}
 	uc->mkey_mask |= htobe64(VB_MK_MASK_ACCESS);
 	vb_mk_mc(qp)->access_flags = vb_umr_mkc_access(access);
 	vb_mk_setter_done(qp);
