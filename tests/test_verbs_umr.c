@@ -884,6 +884,16 @@ static void test_conf_errors(void)
 	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
 	mlx5dv_wr_set_mkey_access_flags(u.dx, UM_RW);
 	CHECK_ERR(ibv_wr_complete(u.x), EOPNOTSUPP);
+	ibv_wr_start(u.x); /* a verbs setter is not one of the configuration's */
+	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	mlx5dv_wr_mkey_configure(u.dx, m, 1, &ca);
+	ibv_wr_set_sge(u.x, s.lkey, s.addr, s.length);
+	CHECK_ERR(ibv_wr_complete(u.x), EINVAL);
+	ibv_wr_start(u.x); /* an mkey setter on a WRITE */
+	u.x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(u.x, m->rkey, 0);
+	mlx5dv_wr_set_mkey_layout_list(u.dx, 1, &s);
+	CHECK_ERR(ibv_wr_complete(u.x), EINVAL);
 	ca.conf_flags = 2; /* unknown */
 	ibv_wr_start(u.x);
 	u.x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;

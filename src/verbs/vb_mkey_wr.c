@@ -94,7 +94,8 @@ static bool vb_mk_setter(struct vb_qp *qp)
 {
 	if (qp->wr_err != 0)
 		return false;
-	if (!qp->wr_open || qp->wr_mkey == NULL || qp->wr_mk_left == 0) {
+	/* The open WQE must be a configuration's: wr_mkey may be left from a session that failed. */
+	if (!qp->wr_open || qp->wr_wc_op != MLX5DV_WC_UMR || qp->wr_mkey == NULL || qp->wr_mk_left == 0) {
 		vb_wr_fail(qp, EINVAL);
 		return false;
 	}

@@ -262,7 +262,8 @@ static bool vb_wr_setter_ok(struct vb_qp *qp)
 {
 	if (qp->wr_err != 0)
 		return false;
-	if (!qp->wr_open) {
+	/* An open mkey configuration takes only its own setters (vb_mkey_wr.c). */
+	if (!qp->wr_open || qp->wr_wc_op == MLX5DV_WC_UMR) {
 		vb_wr_fail(qp, EINVAL);
 		return false;
 	}
