@@ -1,8 +1,9 @@
 /*
  * libmlx5.so.1: indirect mkeys (mlx5dv_create_mkey) registered by UMR work
- * requests (mlx5dv_wr_mr_interleaved, mlx5dv_wr_mr_list) on an RC QP of
- * mlx5dv_create_qp, and RDMA WRITE, READ and SEND through them, as
- * mlx5dv_create_mkey(3) and mlx5dv_wr_post(3) describe them: the refusals
+ * requests (mlx5dv_wr_mr_interleaved, mlx5dv_wr_mr_list, and
+ * mlx5dv_wr_mkey_configure with its setters) on an RC QP of mlx5dv_create_qp,
+ * and RDMA WRITE, READ and SEND through them, as mlx5dv_create_mkey(3),
+ * mlx5dv_wr_post(3) and mlx5dv_wr_mkey_configure(3) describe them: the refusals
  * with their errno, the completions with their status and opcode, and the
  * bytes moved compared with a reference computed here from the pattern.
  * SOFTDPU_UMR_SEED picks the random cases' seed (printed).
