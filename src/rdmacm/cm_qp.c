@@ -191,6 +191,16 @@ static void cm_free_cqs(struct cm_id *id)
 	id->own_send_cq = id->own_recv_cq = false;
 }
 
+/* A QP or SRQ not made: the CQs made for it go, errno (ENOMEM when none was set) stays; -1. */
+static int cm_create_failed(struct cm_id *id)
+{
+	int rc = errno != 0 ? errno : ENOMEM;
+
+	cm_free_cqs(id);
+	errno = rc;
+	return -1;
+}
+
 /* The PD of a QP or SRQ made without one: the id's (rdma_create_ep), else the device's default. */
 static struct ibv_pd *cm_default_pd(struct cm_id *id)
 {
@@ -263,10 +273,7 @@ CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_e
 	attr->cap = a.cap;
 	return 0;
 fail:
-	rc = errno != 0 ? errno : ENOMEM;
-	cm_free_cqs(cid);
-	errno = rc;
-	return -1;
+	return cm_create_failed(cid);
 }
 
 CM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
@@ -342,7 +349,6 @@ CM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr
 {
 	struct cm_id *cid = (struct cm_id *)id;
 	struct ibv_srq *srq;
-	int rc;
 
 	if (id == NULL || attr == NULL || cid->dev == NULL || id->srq != NULL ||
 	    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) {
@@ -364,10 +370,7 @@ CM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr
 	id->srq = srq;
 	return 0;
 fail:
-	rc = errno != 0 ? errno : ENOMEM;
-	cm_free_cqs(cid);
-	errno = rc;
-	return -1;
+	return cm_create_failed(cid);
 }
 
 /* As librdmacm: rdma_create_srq_ex with the PD given, an XRC SRQ on an XRC receive id. */
