@@ -128,8 +128,11 @@ static void test_mlx5dv_alloc_dm(void)
 	((volatile uint8_t *)view.buf)[0] = 0xc3;
 	CHECK_OK(ibv_memcpy_from_dm(out, dm, 0, 4));
 	CHECK(out[0] == 0xc3);
+	/* Ops the device-memory capability page does not advertise (increment and test-and-set are 0 and 1). */
 	errno = 0;
-	CHECK(mlx5dv_dm_map_op_addr(dm, 0) == NULL && errno == EOPNOTSUPP);
+	CHECK(mlx5dv_dm_map_op_addr(dm, 2) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(mlx5dv_dm_map_op_addr(dm, 255) == NULL && errno == EOPNOTSUPP);
 	ma.type = MLX5DV_DM_TYPE_STEERING_SW_ICM;
 	errno = 0;
 	CHECK(mlx5dv_alloc_dm(c, &a, &ma) == NULL && errno == EOPNOTSUPP);

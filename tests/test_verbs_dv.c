@@ -202,8 +202,9 @@ static void test_devx_general_cmd(void)
 	CHECK_OK(ibv_query_device_ex(c, NULL, &ax));
 	CHECK(ax.max_dm_size == 256 * 1024);
 	for (uint16_t cur = 0; cur < 2; cur++) {
-		static const uint8_t want[24] = {0x80, 0, 0, 0, 0, 6, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0,
-						 0, 0x04, 0, 0, 0, 0x04, 0, 0};
+		/* MEMIC atomic increment and test-and-set (memic_operations bits 0, 1) on single bytes (bytes 4, 6). */
+		static const uint8_t want[68] = {0x80, 0, 0, 0, 1, 6, 1, 6, 0, 0, 0, 0, 0, 0, 0, 0,
+						 0, 0x04, 0, 0, 0, 0x04, 0, 0, [67] = 0x03};
 
 		cap_in(in, OP_QUERY_HCA_CAP, (uint16_t)(CAP_DEV_MEM << 1 | cur));
 		memset(out, 0xee, sizeof(out));

@@ -25,6 +25,7 @@ struct backing {
 	struct fab_backing b;
 	unsigned long ino; /* the memfd's: its mappings in /proc/self/maps */
 	uint32_t refs;
+	bool device;	   /* the device's own memory: a fork's child shares it (fab_share_keep_shared) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -415,7 +416,8 @@ static int share_range_locked(uint64_t start, uint64_t end, struct fab_shared *s
  * what it holds as its private copy would land in the parent's memory (and
  * the parent's in the child's). The child instead gets a private copy of
  * each range as it was at the fork, as copy-on-write would have given it,
- * and keeps no backing: the registrations are the parent's. Parts the
+ * and keeps no backing: the registrations are the parent's. Device memory
+ * (fab_share_keep_shared) is the exception: one memory, shared. Parts the
  * program still maps after freeing the rest count too (a trimmed heap).
  */
 static void privatize(uint64_t lo, uint64_t hi)
@@ -475,10 +477,26 @@ static struct backing *inherited;
 
 static void fork_child(void)
 {
-	inherited = backings;
+	struct backing *all = backings, *next;
+
+	/*
+	 * Privatized before any node is written: the list's nodes may lie in
+	 * memory still shared with the parent until then. The device's memory
+	 * stays one memory, and its backings the child's too.
+	 */
+	for (struct backing *k = all; k != NULL; k = k->next)
+		if (!k->device)
+			each_mapped(k, privatize);
+	inherited = NULL;
 	backings = NULL;
+	for (struct backing *k = all; k != NULL; k = next) {
+		struct backing **to = k->device ? &backings : &inherited;
+
+		next = k->next;
+		k->next = *to;
+		*to = k;
+	}
 	for (struct backing *k = inherited; k != NULL; k = k->next) {
-		each_mapped(k, privatize);
 		close(k->b.memfd);
 		k->refs = 0;
 	}
@@ -505,6 +523,15 @@ static void put_locked(const struct fab_backing *b)
 			k->refs--;
 			break;
 		}
+}
+
+void fab_share_keep_shared(const struct fab_backing *b)
+{
+	pthread_mutex_lock(&lock);
+	for (struct backing *k = backings; k != NULL; k = k->next)
+		if (k->b.memfd == b->memfd)
+			k->device = true;
+	pthread_mutex_unlock(&lock);
 }
 
 void fab_share_put(const struct fab_backing *b)

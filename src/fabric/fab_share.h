@@ -43,6 +43,13 @@ int fab_share_get(void *addr, uint64_t len, struct fab_backing *b);
 void fab_share_put(const struct fab_backing *b);
 
 /*
+ * Marks b's memory as the device's own (device memory), which is one memory
+ * for every process reaching it: a fork's child keeps sharing it with the
+ * parent, and keeps its backing, instead of getting a private copy.
+ */
+void fab_share_keep_shared(const struct fab_backing *b);
+
+/*
  * A range held by several backings, whole and adjacent in address order:
  * buffers of one allocator share pages, so a registration may begin in the
  * last page an earlier one moved, and end in the first page of another.

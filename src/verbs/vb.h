@@ -325,6 +325,14 @@ struct vb_dv_ops {
 				   struct mlx5dv_alloc_dm_attr *mattr);
 	/* DCI stream reset, AH-to-QP mapping (vb_dcs.c). */
 	const struct vb_dv_dcs_ops *dcs;
+	/* MEMIC operation addresses (vb_memic.c) and VARs (vb_var.c). */
+	void *(*dm_map_op_addr)(struct ibv_dm *dm, uint8_t op);
+	const struct vb_dv_var_ops *var;
+};
+
+struct vb_dv_var_ops {
+	struct mlx5dv_var *(*alloc_var)(struct ibv_context *ctx, uint32_t flags);
+	void (*free_var)(struct mlx5dv_var *var);
 };
 
 struct vb_dv_dcs_ops {

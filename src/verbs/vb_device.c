@@ -151,6 +151,7 @@ static void vb_context_fini(struct vb_context *ctx)
 		close(ctx->vctx.context.cmd_fd);
 	vb_async_fini(ctx);
 	vb_rqpn_fini(ctx);
+	vb_var_ctx_fini(ctx);
 	free(ctx->uar);
 	pthread_mutex_destroy(&ctx->vctx.context.mutex);
 	pthread_mutex_destroy(&ctx->lock);

@@ -2,9 +2,9 @@
  * vb_devx_cmd — mlx5dv_devx_general_cmd: the PRM commands a program sends
  * the card outside any object. Known here: QUERY_HCA_CAP of the device-memory
  * capability page, which says what ibv_alloc_dm gives (vb_dm.c, hw_dm.h):
- * MEMIC of HW_DM_SIZE bytes, as ibv_query_device_ex's max_dm_size, and no
- * MEMIC operations (a store that performs an atomic operation is not
- * emulated) and no software-owned steering ICM; and of the general and NIC
+ * MEMIC of HW_DM_SIZE bytes, as ibv_query_device_ex's max_dm_size, its
+ * atomic operations on single bytes (vb_memic.c) and no software-owned
+ * steering ICM; and of the general and NIC
  * flow-table pages (vb_devx_caps.c). Any other command or capability page fails with
  * EOPNOTSUPP and the card's status for it in out (0x2 bad opcode, 0x3 bad
  * parameter): the other general commands are not emulated.
@@ -32,14 +32,19 @@
 #define VB_SYND_CAP_PAGE 0x5d0c0012u
 
 /*
- * device_mem_cap (PRM): memic (bit 0), log_min_memic_alloc_size (byte 5, low
- * 5 bits), log_max_memic_addr_alignment (byte 7), memic_bar_size (bytes
- * 16-19), max_memic_size (bytes 20-23); memic_operations (bytes 64-67) and
- * the steering ICM fields stay zero.
+ * device_mem_cap (PRM): memic (bit 0), the access sizes of the atomic
+ * increment (byte 4) and of test-and-set (byte 6), bit 0 one byte;
+ * log_min_memic_alloc_size (byte 5, low 5 bits), log_max_memic_addr_alignment
+ * (byte 7), memic_bar_size (bytes 16-19), max_memic_size (bytes 20-23),
+ * memic_operations (bytes 64-67, op n is bit n); the steering ICM fields
+ * stay zero.
  */
 static void vb_dev_mem_page(uint8_t *page)
 {
 	page[0] = 0x80;
+	page[4] = VB_MEMIC_SIZES;
+	page[6] = VB_MEMIC_SIZES;
+	page[67] = VB_MEMIC_OPS;
 	page[5] = HW_DM_LOG_BASE_ALIGN;
 	page[7] = HW_DM_LOG_MAX_ALIGN;
 	for (int i = 0; i < 4; i++) {

@@ -1,7 +1,8 @@
 /*
  * vb_dm — device memory: ibv_alloc_dm / ibv_free_dm, the copies in and out
  * of it (ibv_memcpy_to_dm / _from_dm call the dm's own functions), its
- * registration (ibv_reg_dm_mr) and mlx5dv_alloc_dm of the MEMIC type.
+ * registration (ibv_reg_dm_mr), mlx5dv_alloc_dm of the MEMIC type and its
+ * operation addresses (mlx5dv_dm_map_op_addr, vb_memic.c).
  *
  * The memory and its device-wide capacity are hw_dm's. What is checked here
  * is what rdma-core v44's mlx5 provider and the kernel check: no comp_mask
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "base_log.h"
+#include "fab_share.h"
 #include "hw_dm.h"
 #include "vb_export.h"
 #include "vb_int.h"
@@ -34,6 +36,7 @@ struct vb_dm {
 	struct ibv_dm dm;
 	uint32_t magic;
 	struct hw_dm *hw;
+	struct fab_backing share; /* an allocation: the memfd its memory lives on (see vb_dm_share) */
 	_Atomic uint32_t mrs; /* registrations on it: free is EBUSY while non-zero */
 	struct vb_dm *of;     /* an import: the allocation it is a handle of (hw is that one's) */
 	uint32_t imports;     /* an allocation: imports holding it (under dms_lock) */
@@ -112,6 +115,24 @@ static int vb_dm_attr_ok(const struct ibv_alloc_dm_attr *a)
 	return align > HW_DM_LOG_MAX_ALIGN ? EINVAL : 0;
 }
 
+/*
+ * The card's memory is one memory for every process that reaches it: a
+ * fork's child shares it with its parent (MEMIC operations are atomic
+ * between them, vb_memic.c). The pages move onto a shared memory file at
+ * once, which registrations on them use too.
+ */
+static int vb_dm_share(struct vb_dm *d)
+{
+	int rc = fab_share_get(d->hw->base, d->hw->map_len, &d->share);
+
+	if (rc != 0) {
+		BASE_WARN("device memory of %zu bytes: cannot be shared (%d)", d->hw->map_len, rc);
+		return ENOMEM;
+	}
+	fab_share_keep_shared(&d->share);
+	return 0;
+}
+
 static struct ibv_dm *vb_dm_alloc(struct ibv_context *c, struct ibv_alloc_dm_attr *attr)
 {
 	struct vb_dm *d;
@@ -137,6 +158,13 @@ static struct ibv_dm *vb_dm_alloc(struct ibv_context *c, struct ibv_alloc_dm_att
 		BASE_DBG("device memory of %llu bytes: %s", (unsigned long long)attr->length, hw_status_str(st));
 		free(d);
 		errno = st == HW_ERR_LAYOUT ? EACCES : st == HW_ERR_NOMEM ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	rc = vb_dm_share(d);
+	if (rc != 0) {
+		hw_dm_free(d->hw);
+		free(d);
+		errno = rc;
 		return NULL;
 	}
 	d->magic = VB_MAGIC_DM;
@@ -243,9 +271,23 @@ int vb_free_dm(struct ibv_dm *dm)
 	if (rc != 0)
 		return rc;
 	d->magic = 0;
+	vb_memic_drop(d); /* its op addresses fault as any unmapped memory would from now on */
+	fab_share_put(&d->share);
 	hw_dm_free(d->hw);
 	free(d);
 	return 0;
+}
+
+/* The op address of the allocation's memory (an import's is its allocation's), as long as the allocation. */
+void *vb_dm_map_op_addr(struct ibv_dm *dm, uint8_t op)
+{
+	struct vb_dm *d = vb_dm_of(dm);
+
+	if (d == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return vb_memic_map(d->of != NULL ? d->of : d, d->hw->base, d->hw->map_len, op);
 }
 
 struct ibv_mr *vb_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len, unsigned int access)

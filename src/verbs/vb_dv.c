@@ -312,4 +312,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.misc = &vb_dv_misc_ops_impl,
 	.alloc_dm = vb_dv_alloc_dm,
 	.dcs = &vb_dv_dcs_ops_impl,
+	.dm_map_op_addr = vb_dm_map_op_addr,
+	.var = &vb_dv_var_ops_impl,
 };

@@ -97,6 +97,26 @@ struct ibv_mr *vb_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, 
 int vb_dm_view(struct ibv_dm *dm, struct mlx5dv_dm *out);
 struct ibv_dm *vb_dv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr,
 			      struct mlx5dv_alloc_dm_attr *mattr);
+/* mlx5dv_dm_map_op_addr: the allocation's MEMIC operation address (vb_memic.c), NULL and errno. */
+void *vb_dm_map_op_addr(struct ibv_dm *dm, uint8_t op);
+
+/*
+ * MEMIC operations (vb_memic.c): the ops and access sizes the device-memory
+ * capability page advertises (memic_operations bits: op n is bit n; sizes:
+ * bit 0 is one byte), an op address over len bytes at mem (NULL and errno),
+ * and the op addresses of an allocation that goes, dropped (owner names it).
+ */
+#define VB_MEMIC_OP_INC 0u
+#define VB_MEMIC_OP_TAS 1u
+#define VB_MEMIC_OPS (1u << VB_MEMIC_OP_INC | 1u << VB_MEMIC_OP_TAS)
+#define VB_MEMIC_SIZES 0x1u
+void *vb_memic_map(const void *owner, uint8_t *mem, size_t len, uint8_t op);
+void vb_memic_drop(const void *owner);
+
+/* VARs (vb_var.c): the card's number of them, the table, a closing context's freed. */
+#define VB_VAR_MAX 1024u
+extern const struct vb_dv_var_ops vb_dv_var_ops_impl;
+void vb_var_ctx_fini(struct vb_context *ctx);
 /*
  * A zero-based MR over device memory at base (vb_pd.c): access holds no
  * ZERO_BASED; *dm_mrs, which the caller has raised, is lowered by its dereg.

@@ -22,12 +22,6 @@ VB_EXPORT int _mlx5dv_mkey_check(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_er
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT struct mlx5dv_var *mlx5dv_alloc_var(struct ibv_context *context, uint32_t flags)
-{
-	VB_UNSUPPORTED("mlx5dv_alloc_var");
-	return NULL;
-}
-
 VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_context *ctx, struct ibv_flow_action_esp_attr *esp, struct mlx5dv_flow_action_esp *mlx5_attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_flow_action_esp");
@@ -272,12 +266,6 @@ VB_EXPORT int mlx5dv_devx_wq_query(struct ibv_wq *wq, const void *in, size_t inl
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT void *mlx5dv_dm_map_op_addr(struct ibv_dm *dm, uint8_t op)
-{
-	VB_UNSUPPORTED("mlx5dv_dm_map_op_addr");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_aso(struct mlx5dv_dr_domain *domain, struct mlx5dv_devx_obj *devx_obj, uint32_t offset, uint32_t flags, uint8_t return_reg_c)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_aso");
@@ -353,11 +341,6 @@ VB_EXPORT int mlx5dv_dr_aso_other_domain_unlink(struct mlx5dv_devx_obj *devx_obj
 VB_EXPORT void mlx5dv_dr_domain_set_reclaim_device_memory(struct mlx5dv_dr_domain *dmn, _Bool enable)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_domain_set_reclaim_device_memory");
-}
-
-VB_EXPORT void mlx5dv_free_var(struct mlx5dv_var *dv_var)
-{
-	VB_UNSUPPORTED("mlx5dv_free_var");
 }
 
 VB_EXPORT struct ibv_device **mlx5dv_get_vfio_device_list(struct mlx5dv_vfio_context_attr *attr)

@@ -1,0 +1,369 @@
+/*
+ * vb_memic — MEMIC operation addresses (mlx5dv_dm_map_op_addr): a mapping of
+ * a device-memory allocation through which a program's one-byte stores and
+ * loads are the device's atomic operations on that memory.
+ *
+ * On the card the op address is a BAR window; the device performs the op
+ * for each access. Here there is no device between the program's
+ * instruction and the memory, so the window is a PROT_NONE mapping: every
+ * access to it faults, and the SIGSEGV handler installed here (the
+ * program's own handler, if any, is kept and called for every fault that is
+ * not an op address's) decodes the faulting instruction, performs the
+ * operation on the allocation's byte with one atomic instruction, writes a
+ * load's result into the destination register and steps past the
+ * instruction. The ops (as the device-memory capability page says,
+ * VB_MEMIC_OPS): increment — a store of v adds v to the byte (modulo 256), a
+ * load reads it; test-and-set — a load returns the byte and sets it to 0xff,
+ * a store writes it. The allocation's memory is shared across fork
+ * (hw_dm.c), and the atomics are the processor's, so the ops are atomic
+ * between the threads and the processes that reach the same allocation.
+ *
+ * Limits: x86-64 only (elsewhere EOPNOTSUPP); the instructions decoded are
+ * the one-byte moves a compiler or memcpy uses (MOV r/m8 to and from a
+ * register, MOV r/m8 of an immediate, MOVZX/MOVSX from r/m8) — any other
+ * access (wider, string, vector, locked) is not the advertised size and
+ * faults on to the previous handler, as would a crash. An op mapping is
+ * dropped when its allocation is freed; one the program has unmapped (it
+ * calls munmap itself) is forgotten when a new op mapping takes its place.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "base_log.h"
+#include "vb_int.h"
+
+#define VB_MEMIC_MAPS 256 /* op mappings live at once in a process */
+
+/*
+ * One op mapping. The handler reads it without a lock: seq is odd while the
+ * slot changes, and a reader retries until it reads the same even seq
+ * around its copy.
+ */
+struct vb_memic_map {
+	_Atomic uint32_t seq;
+	_Atomic uintptr_t start; /* 0: the slot is free */
+	_Atomic uintptr_t len;
+	_Atomic uintptr_t mem;	 /* the allocation's first byte */
+	_Atomic uint32_t op;
+	const void *owner;	 /* under maps_lock only */
+};
+
+struct vb_memic_view {
+	uintptr_t start, len, mem;
+	uint32_t op;
+};
+
+static struct vb_memic_map maps[VB_MEMIC_MAPS];
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+static struct sigaction prev_segv;
+static int handler_err;
+
+/* The decoded access: its size and direction, the register or immediate it moves. */
+struct vb_memic_insn {
+	uint8_t len;	  /* instruction bytes */
+	bool store;
+	bool has_imm;
+	bool high8;	  /* AH, CH, DH or BH */
+	bool sign;	  /* MOVSX */
+	uint8_t dst_bits; /* a load's destination width: 8, 16, 32 or 64 */
+	uint8_t reg;	  /* 0..15 */
+	uint8_t imm;
+};
+
+#if defined(__x86_64__)
+
+/* gregs index of each x86 register number. */
+static const int greg_of[16] = {
+	REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+	REG_R8,	 REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+};
+
+/* Bytes of the ModRM memory operand after the ModRM byte (SIB, displacement); -1 for a register operand. */
+static int modrm_tail(const uint8_t *p)
+{
+	uint8_t mod = p[0] >> 6, rm = p[0] & 7;
+	int n = 0;
+
+	if (mod == 3)
+		return -1;
+	if (rm == 4) {
+		n = 1;
+		if (mod == 0 && (p[1] & 7) == 5)
+			return n + 4;
+	} else if (mod == 0 && rm == 5) {
+		return 4; /* RIP-relative */
+	}
+	return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
+}
+
+/* The opcode after prefixes: 0 when it is not one of the one-byte moves, else its ModRM offset. */
+static int memic_opcode(const uint8_t *p, int i, struct vb_memic_insn *in, uint8_t opsz)
+{
+	switch (p[i]) {
+	case 0x88: /* MOV r/m8, r8 */
+		in->store = true;
+		return i + 1;
+	case 0x8a: /* MOV r8, r/m8 */
+		in->dst_bits = 8;
+		return i + 1;
+	case 0xc6: /* MOV r/m8, imm8 (/0) */
+		in->store = true;
+		in->has_imm = true;
+		return (p[i + 1] >> 3 & 7) == 0 ? i + 1 : 0;
+	case 0x0f:
+		if (p[i + 1] != 0xb6 && p[i + 1] != 0xbe)
+			return 0;
+		in->sign = p[i + 1] == 0xbe; /* MOVSX r, r/m8, else MOVZX */
+		in->dst_bits = opsz;
+		return i + 2;
+	default:
+		return 0;
+	}
+}
+
+/* Decodes the instruction at p; false when it is not an access this emulation performs. */
+static bool memic_decode(const uint8_t *p, struct vb_memic_insn *in)
+{
+	uint8_t rex = 0, opsz = 32;
+	int i = 0, m, tail;
+
+	memset(in, 0, sizeof(*in));
+	for (;; i++) {
+		if (p[i] == 0x66)
+			opsz = 16;
+		else if (p[i] != 0x2e && p[i] != 0x3e && p[i] != 0x26 && p[i] != 0x36)
+			break; /* a lock, rep, fs/gs or address-size prefix is not a plain move */
+	}
+	if ((p[i] & 0xf0) == 0x40) {
+		rex = p[i++];
+		if (rex & 8)
+			opsz = 64;
+	}
+	m = memic_opcode(p, i, in, opsz);
+	if (m == 0)
+		return false;
+	tail = modrm_tail(&p[m]);
+	if (tail < 0)
+		return false;
+	in->reg = (uint8_t)((p[m] >> 3 & 7) | (rex & 4 ? 8 : 0));
+	/* Byte registers 4..7 without a REX prefix are AH, CH, DH, BH. */
+	in->high8 = rex == 0 && in->reg >= 4 && in->reg < 8 && (p[m - 1] == 0x88 || p[m - 1] == 0x8a);
+	if (in->high8)
+		in->reg -= 4;
+	in->len = (uint8_t)(m + 1 + tail);
+	if (in->has_imm)
+		in->imm = p[in->len++];
+	return true;
+}
+
+/* The op on the byte: a load's result, or 0 for a store. */
+static uint8_t memic_apply(const struct vb_memic_view *v, uintptr_t addr, bool store, uint8_t val)
+{
+	uint8_t *b = (uint8_t *)(v->mem + (addr - v->start));
+
+	if (v->op == VB_MEMIC_OP_INC) {
+		if (store)
+			__atomic_fetch_add(b, val, __ATOMIC_SEQ_CST);
+		return store ? 0 : __atomic_load_n(b, __ATOMIC_SEQ_CST);
+	}
+	if (store) {
+		__atomic_store_n(b, val, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return __atomic_exchange_n(b, (uint8_t)0xff, __ATOMIC_SEQ_CST);
+}
+
+/* A load's result into its destination register, as the instruction would have left it. */
+static void memic_set_reg(greg_t *g, const struct vb_memic_insn *in, uint8_t val)
+{
+	uint64_t r = (uint64_t)g[greg_of[in->reg]];
+	uint64_t x = in->sign ? (uint64_t)(int64_t)(int8_t)val : val;
+
+	if (in->dst_bits == 8 && in->high8)
+		r = (r & ~0xff00ull) | (uint64_t)val << 8;
+	else if (in->dst_bits == 8)
+		r = (r & ~0xffull) | val;
+	else if (in->dst_bits == 16)
+		r = (r & ~0xffffull) | (x & 0xffff);
+	else
+		r = in->dst_bits == 32 ? (x & 0xffffffffull) : x; /* a 32-bit write clears the upper half */
+	g[greg_of[in->reg]] = (greg_t)r;
+}
+
+/* The source byte of a store. */
+static uint8_t memic_store_val(const greg_t *g, const struct vb_memic_insn *in)
+{
+	uint64_t r;
+
+	if (in->has_imm)
+		return in->imm;
+	r = (uint64_t)g[greg_of[in->reg]];
+	return (uint8_t)(in->high8 ? r >> 8 : r);
+}
+
+/* Performs the access at addr of the faulting context; false when it is not an op address's. */
+static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_view *v)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct vb_memic_insn in;
+	uint8_t val;
+
+	if (!memic_decode((const uint8_t *)g[REG_RIP], &in))
+		return false;
+	val = memic_apply(v, addr, in.store, in.store ? memic_store_val(g, &in) : 0);
+	if (!in.store)
+		memic_set_reg(g, &in, val);
+	g[REG_RIP] += in.len;
+	return true;
+}
+#else
+static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_view *v)
+{
+	(void)addr, (void)uc, (void)v;
+	return false;
+}
+#endif
+
+/* The op mapping holding addr, copied consistently; false when none does. */
+static bool memic_find(uintptr_t addr, struct vb_memic_view *out)
+{
+	for (int i = 0; i < VB_MEMIC_MAPS; i++) {
+		struct vb_memic_map *m = &maps[i];
+		uint32_t s0, s1;
+
+		do {
+			s0 = atomic_load(&m->seq);
+			out->start = atomic_load(&m->start);
+			out->len = atomic_load(&m->len);
+			out->mem = atomic_load(&m->mem);
+			out->op = atomic_load(&m->op);
+			s1 = atomic_load(&m->seq);
+		} while (s0 != s1 || (s0 & 1));
+		if (out->start != 0 && addr - out->start < out->len)
+			return true;
+	}
+	return false;
+}
+
+/* Not an op address's fault: the previous handler's, or the default action once this returns. */
+static void memic_chain(int sig, siginfo_t *si, void *uc)
+{
+	if (prev_segv.sa_flags & SA_SIGINFO) {
+		prev_segv.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (prev_segv.sa_handler != SIG_DFL && prev_segv.sa_handler != SIG_IGN) {
+		prev_segv.sa_handler(sig);
+		return;
+	}
+	/* The faulting instruction runs again and dies of the signal, as it would have. */
+	signal(SIGSEGV, SIG_DFL);
+}
+
+static void memic_segv(int sig, siginfo_t *si, void *uc)
+{
+	struct vb_memic_view v;
+	int saved = errno;
+
+	if (si->si_code == SEGV_ACCERR && memic_find((uintptr_t)si->si_addr, &v) &&
+	    memic_emulate((uintptr_t)si->si_addr, uc, &v)) {
+		errno = saved;
+		return;
+	}
+	errno = saved;
+	memic_chain(sig, si, uc);
+}
+
+static void memic_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = memic_segv;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &prev_segv) != 0)
+		handler_err = errno;
+}
+
+/* Writes a slot's fields between two seq bumps. Lock held. */
+static void memic_slot_set(struct vb_memic_map *m, const void *owner, uintptr_t start, uintptr_t len, uintptr_t mem,
+			   uint32_t op)
+{
+	atomic_fetch_add(&m->seq, 1);
+	atomic_store(&m->start, start);
+	atomic_store(&m->len, len);
+	atomic_store(&m->mem, mem);
+	atomic_store(&m->op, op);
+	m->owner = owner;
+	atomic_fetch_add(&m->seq, 1);
+}
+
+/* Slots whose range the new mapping overlaps were unmapped by the program: free them. Lock held. */
+static void memic_forget_overlap(uintptr_t start, uintptr_t len)
+{
+	for (int i = 0; i < VB_MEMIC_MAPS; i++) {
+		struct vb_memic_map *m = &maps[i];
+		uintptr_t s = atomic_load(&m->start);
+
+		if (s != 0 && s < start + len && start < s + atomic_load(&m->len))
+			memic_slot_set(m, NULL, 0, 0, 0, 0);
+	}
+}
+
+void *vb_memic_map(const void *owner, uint8_t *mem, size_t len, uint8_t op)
+{
+	struct vb_memic_map *free_slot = NULL;
+	void *p;
+
+#if !defined(__x86_64__)
+	(void)owner, (void)mem, (void)len, (void)op, (void)free_slot, (void)p;
+	errno = EOPNOTSUPP; /* the instruction decoder is x86-64's */
+	return NULL;
+#else
+	if (op >= 32 || !(VB_MEMIC_OPS & 1u << op)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	pthread_once(&handler_once, memic_install);
+	if (handler_err != 0) {
+		errno = handler_err;
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	pthread_mutex_lock(&maps_lock);
+	memic_forget_overlap((uintptr_t)p, len);
+	for (int i = 0; i < VB_MEMIC_MAPS && free_slot == NULL; i++)
+		if (atomic_load(&maps[i].start) == 0)
+			free_slot = &maps[i];
+	if (free_slot != NULL)
+		memic_slot_set(free_slot, owner, (uintptr_t)p, len, (uintptr_t)mem, op);
+	pthread_mutex_unlock(&maps_lock);
+	if (free_slot == NULL) {
+		BASE_WARN("mlx5dv_dm_map_op_addr: %d op mappings live already", VB_MEMIC_MAPS);
+		munmap(p, len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+#endif
+}
+
+void vb_memic_drop(const void *owner)
+{
+	pthread_mutex_lock(&maps_lock);
+	for (int i = 0; i < VB_MEMIC_MAPS; i++)
+		if (atomic_load(&maps[i].start) != 0 && maps[i].owner == owner)
+			memic_slot_set(&maps[i], NULL, 0, 0, 0, 0);
+	pthread_mutex_unlock(&maps_lock);
+}
