@@ -16,6 +16,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -692,6 +693,42 @@ static void test_flow_encap(void)
 	CHECK(memcmp(env.buf[1], env.buf[0], len) == 0);
 }
 
+/* The rule dump has a record of each action, in rdma-core's numbering (dr_dbg.c): the counter's with its id. */
+static void test_dump(void)
+{
+	struct mlx5dv_dr_action *acts[3];
+	struct mlx5dv_dr_domain *tx;
+	struct mlx5dv_dr_rule *r;
+	struct mlx5dv_devx_obj *o;
+	uint8_t hdr[ENCAP_LEN];
+	__be64 mod[1];
+	char *text = NULL, want[64];
+	size_t size = 0;
+	uint32_t id = 0;
+	FILE *f;
+
+	CHECK(env_open() == 0);
+	tx = domain(MLX5DV_DR_DOMAIN_TYPE_NIC_TX);
+	o = counter(&id);
+	CHECK(tx != NULL && o != NULL);
+	vxlan_header(hdr);
+	mod[0] = set_act(F_IP_TTL, 0, 8, 1);
+	acts[0] = action(mlx5dv_dr_action_create_modify_header(tx, 0, sizeof(mod), mod));
+	acts[1] = reformat(tx, 0, MLX5DV_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TO_L2_TUNNEL, sizeof(hdr), hdr);
+	acts[2] = action(mlx5dv_dr_action_create_flow_counter(o, 0));
+	CHECK(acts[0] != NULL && acts[1] != NULL && acts[2] != NULL);
+	r = rule_on(smac_matcher(tx, 1), mac_src, 3, acts);
+	CHECK(r != NULL);
+	f = open_memstream(&text, &size);
+	CHECK(f != NULL);
+	CHECK_OK(mlx5dv_dump_dr_rule(f, r));
+	fclose(f);
+	CHECK(text != NULL && strstr(text, "\n3402,") != NULL && strstr(text, "\n3400,") != NULL);
+	snprintf(want, sizeof(want), ",0x%x\n", id);
+	CHECK(strstr(text, "\n3406,") != NULL && strstr(strstr(text, "\n3406,"), want) != NULL);
+	free(text);
+}
+
 int main(void)
 {
 	unsetenv("SOFTDPU_MACHINE");
@@ -707,5 +744,6 @@ int main(void)
 	RUN(test_counter_refused);
 	RUN(test_sampler);
 	RUN(test_flow_encap);
+	RUN(test_dump);
 	return th_summary("test_verbs_dr_act");
 }
