@@ -387,6 +387,65 @@ static void test_modify_header(void)
 	CHECK(memcmp(env.buf[1], expect, len) == 0);
 }
 
+/* RFC 768's checksum of the IPv4 UDP datagram of frame f (len bytes, UDP at 34): pseudo header, header, data. */
+static uint16_t udp_csum(const uint8_t *f, uint32_t len)
+{
+	uint32_t sum = 17 + (len - 34);
+
+	for (int i = 26; i < 34; i += 2)
+		sum += rd16(f + i);
+	for (uint32_t i = 34; i < len; i += 2)
+		if (i != 40)
+			sum += i + 1 < len ? rd16(f + i) : (uint32_t)f[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = (uint16_t)~sum;
+	return sum == 0 ? 0xffff : (uint16_t)sum;
+}
+
+/* A UDP checksum that was right stays right when the address and a port change (the card updates it). */
+static void test_modify_l4_checksum(void)
+{
+	__be64 acts_in[2];
+	struct mlx5dv_dr_domain *tx, *rx;
+	struct mlx5dv_dr_action *mod, *to_b;
+	uint8_t expect[FRAME_MAX];
+	struct ibv_qp *qa, *qb;
+	uint32_t len, got = 0;
+
+	CHECK(env_open() == 0);
+	qa = raw_qp();
+	qb = raw_qp();
+	CHECK(qa != NULL && qb != NULL);
+	tx = domain(MLX5DV_DR_DOMAIN_TYPE_NIC_TX);
+	rx = domain(MLX5DV_DR_DOMAIN_TYPE_NIC_RX);
+	CHECK(tx != NULL && rx != NULL);
+	acts_in[0] = set_act(F_DIPV4, 0, 0, 0xac100305);
+	acts_in[1] = set_act(F_UDP_DPORT, 0, 16, 0xbeef);
+	mod = action(mlx5dv_dr_action_create_modify_header(tx, 0, sizeof(acts_in), acts_in));
+	to_b = action(mlx5dv_dr_action_create_dest_ibv_qp(qb));
+	CHECK(mod != NULL && to_b != NULL);
+	CHECK(rule_on(smac_matcher(tx, 1), mac_src, 1, &mod) != NULL);
+	CHECK(rule_on(smac_matcher(rx, 1), mac_src, 1, &to_b) != NULL);
+	len = make_frame(env.buf[0], 171, false); /* an odd length: the last byte padded */
+	env.buf[0][26] = 10, env.buf[0][29] = 1;
+	env.buf[0][30] = 10, env.buf[0][33] = 2;
+	wr16(env.buf[0] + 34, 1000);
+	wr16(env.buf[0] + 36, 2000);
+	wr16(env.buf[0] + 38, len - 34);
+	wr16(env.buf[0] + 40, udp_csum(env.buf[0], len));
+	wr16(env.buf[0] + 24, ipv4_csum(env.buf[0] + 14));
+	memcpy(expect, env.buf[0], len);
+	expect[30] = 172, expect[31] = 16, expect[32] = 3, expect[33] = 5;
+	wr16(expect + 36, 0xbeef);
+	wr16(expect + 24, ipv4_csum(expect + 14));
+	wr16(expect + 40, udp_csum(expect, len));
+	CHECK(rd16(expect + 40) != rd16(env.buf[0] + 40));
+	CHECK(send_one(qa, qb, len, &got) == 1);
+	CHECK(got == len);
+	CHECK(memcmp(env.buf[1], expect, len) == 0);
+}
+
 /* rdma-core's checks: a size in whole actions, known fields and types, offset and length within the field. */
 static void test_modify_refused(void)
 {
@@ -738,6 +797,7 @@ int main(void)
 	RUN(test_decap_plain_frame);
 	RUN(test_reformat_refused);
 	RUN(test_modify_header);
+	RUN(test_modify_l4_checksum);
 	RUN(test_modify_refused);
 	RUN(test_counter);
 	RUN(test_counter_and_drop);

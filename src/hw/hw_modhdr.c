@@ -294,16 +294,80 @@ static void mh_ipv4_csum(uint8_t *ip, uint32_t hl)
 	ip[11] = (uint8_t)~sum;
 }
 
+/* What the TCP or UDP checksum covers that an action may change: the addresses and the L4 header. */
+struct mh_l4_snap {
+	uint32_t addr_at, addr_len, l4_at, l4_len, csum_at;
+	uint8_t addr[32];
+	uint8_t l4[20];
+};
+
+/* The bytes before the actions; false when the frame has no checksum to keep (no TCP or UDP, or UDP's 0). */
+static bool mh_l4_save(const uint8_t *b, const struct mh_hdrs *h, struct mh_l4_snap *s)
+{
+	bool v6 = h->len[MH_IPV6] != 0;
+	uint32_t l3 = v6 ? h->at[MH_IPV6] : h->at[MH_IPV4];
+
+	if (h->len[MH_TCP] != 0) {
+		s->l4_at = h->at[MH_TCP];
+		s->l4_len = h->len[MH_TCP];
+		s->csum_at = s->l4_at + 16;
+	} else if (h->len[MH_UDP] != 0) {
+		s->l4_at = h->at[MH_UDP];
+		s->l4_len = h->len[MH_UDP];
+		s->csum_at = s->l4_at + 6;
+		if (mh_rd16(b + s->csum_at) == 0)
+			return false; /* IPv4 UDP without a checksum keeps none */
+	} else {
+		return false;
+	}
+	s->addr_at = l3 + (v6 ? 8 : 12);
+	s->addr_len = v6 ? 32 : 8;
+	memcpy(s->addr, b + s->addr_at, s->addr_len);
+	memcpy(s->l4, b + s->l4_at, s->l4_len);
+	return true;
+}
+
+/* RFC 1624's update, HC' = ~(~HC + ~m + m'), for each 16-bit word of old that changed in now. */
+static uint32_t mh_csum_delta(uint32_t sum, const uint8_t *old, const uint8_t *now, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i += 2) {
+		uint16_t o = mh_rd16(old + i), w = mh_rd16(now + i);
+
+		if (o != w)
+			sum += (uint16_t)~o + (uint32_t)w;
+	}
+	return sum;
+}
+
+static void mh_l4_fix(uint8_t *b, const struct mh_l4_snap *s, bool udp)
+{
+	uint32_t sum = (uint16_t)~mh_rd16(b + s->csum_at);
+
+	sum = mh_csum_delta(sum, s->addr, b + s->addr_at, s->addr_len);
+	sum = mh_csum_delta(sum, s->l4, b + s->l4_at, s->l4_len);
+	while (sum >> 16)
+		sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (uint16_t)~sum;
+	if (udp && sum == 0)
+		sum = 0xffff; /* 0 would say "no checksum" */
+	b[s->csum_at] = (uint8_t)(sum >> 8);
+	b[s->csum_at + 1] = (uint8_t)sum;
+}
+
 void hw_modhdr_apply(const struct hw_modhdr *m, struct hw_steer_frame *f)
 {
+	struct mh_l4_snap snap;
 	struct mh_hdrs h;
-	bool ipv4 = false;
+	bool ipv4 = false, l4;
 
 	if (!mh_find_hdrs(f->buf, f->len, &h))
 		return;
+	l4 = mh_l4_save(f->buf, &h, &snap);
 	/* A set of the ethertype or the IP version moves no header: the places found stay as they were. */
 	for (uint32_t i = 0; i < m->n; i++)
 		ipv4 |= mh_do(&m->ops[i], f->buf, &h);
 	if (ipv4)
 		mh_ipv4_csum(f->buf + h.at[MH_IPV4], h.len[MH_IPV4]);
+	if (l4)
+		mh_l4_fix(f->buf, &snap, h.len[MH_UDP] != 0);
 }

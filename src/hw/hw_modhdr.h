@@ -15,10 +15,12 @@
  * hop limit, the IPv4 and IPv6 (32-bit parts) addresses, TCP and UDP ports,
  * TCP flags, sequence and acknowledgement numbers. An action on a header
  * the frame does not have (an IPv4 field of an IPv6 frame, a port of
- * neither TCP nor UDP) changes nothing, as on the card. When an IPv4 header
- * changed its checksum is computed again; TCP and UDP checksums are left
- * as they were. Metadata registers have no place in a frame here and are
- * refused (EOPNOTSUPP).
+ * neither TCP nor UDP) changes nothing, as on the card. As the card does,
+ * an IPv4 header that changed gets its checksum computed again, and the
+ * TCP or UDP checksum follows changes of the addresses and the L4 header
+ * (RFC 1624's incremental update, so it stays right exactly when it was; a
+ * UDP checksum of 0, none, stays 0). Metadata registers have no place in a
+ * frame here and are refused (EOPNOTSUPP).
  */
 #ifndef HW_MODHDR_H_
 #define HW_MODHDR_H_
