@@ -159,7 +159,7 @@ static struct ibv_flow_action *vb_dv_flow_action_reformat(struct ibv_context *c,
 			      : EINVAL;
 		goto fail;
 	}
-	if (encap != (ft_type == MLX5DV_FLOW_TABLE_TYPE_NIC_TX) && (unsigned)type <= 3)
+	if (encap != (ft_type == MLX5DV_FLOW_TABLE_TYPE_NIC_TX))
 		goto fail;
 	err = ENOMEM;
 	fa = calloc(1, sizeof(*fa));
