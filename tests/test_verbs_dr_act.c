@@ -752,6 +752,57 @@ static void test_flow_encap(void)
 	CHECK(memcmp(env.buf[1], env.buf[0], len) == 0);
 }
 
+/* A receive flow with a modify-header flow action and a QP: the QP gets the frame with its source MAC set. */
+static void test_flow_modify(void)
+{
+	struct mlx5dv_flow_matcher_attr ma = {.type = IBV_FLOW_ATTR_NORMAL,
+					      .comp_mask = MLX5DV_FLOW_MATCHER_MASK_FT_TYPE,
+					      .ft_type = MLX5DV_FLOW_TABLE_TYPE_NIC_RX};
+	struct mlx5dv_flow_action_attr acts[2] = {{.type = MLX5DV_FLOW_ACTION_DEST_IBV_QP},
+						  {.type = MLX5DV_FLOW_ACTION_IBV_FLOW_ACTION}};
+	struct match empty = {.match_sz = 64};
+	struct mlx5dv_flow_matcher *mrx;
+	struct ibv_flow_action *mod, *tx_mod;
+	struct ibv_flow *fl;
+	uint8_t expect[FRAME_MAX];
+	struct ibv_qp *qa, *qb;
+	uint32_t len, got = 0;
+	uint64_t prm[2];
+
+	CHECK(env_open() == 0);
+	qa = raw_qp();
+	qb = raw_qp();
+	CHECK(qa != NULL && qb != NULL);
+	ma.match_mask = (struct mlx5dv_flow_match_parameters *)&empty;
+	mrx = kept(mlx5dv_create_flow_matcher(env.c, &ma), fmatcher_cb);
+	CHECK(mrx != NULL);
+	prm[0] = set_act(F_SMAC_47_16, 0, 0, 0x88888888);
+	prm[1] = set_act(F_SMAC_15_0, 0, 16, 0x8888);
+	REFUSED(mlx5dv_create_flow_action_modify_header(env.c, 12, prm, MLX5DV_FLOW_TABLE_TYPE_NIC_RX), EINVAL);
+	REFUSED(mlx5dv_create_flow_action_modify_header(env.c, sizeof(prm), prm, MLX5DV_FLOW_TABLE_TYPE_FDB),
+		EOPNOTSUPP);
+	mod = kept(mlx5dv_create_flow_action_modify_header(env.c, sizeof(prm), prm, MLX5DV_FLOW_TABLE_TYPE_NIC_RX),
+		   faction_cb);
+	tx_mod = kept(mlx5dv_create_flow_action_modify_header(env.c, sizeof(prm), prm, MLX5DV_FLOW_TABLE_TYPE_NIC_TX),
+		      faction_cb);
+	CHECK(mod != NULL && tx_mod != NULL);
+	acts[0].qp = qb;
+	acts[1].action = tx_mod; /* a transmit action on a receive matcher: EINVAL */
+	errno = 0;
+	CHECK(mlx5dv_create_flow(mrx, (struct mlx5dv_flow_match_parameters *)&empty, 2, acts) == NULL);
+	CHECK(errno == EINVAL);
+	acts[1].action = mod;
+	fl = kept(mlx5dv_create_flow(mrx, (struct mlx5dv_flow_match_parameters *)&empty, 2, acts), flow_cb);
+	CHECK(fl != NULL);
+	len = make_frame(env.buf[0], 128, false);
+	memcpy(expect, env.buf[0], len);
+	memcpy(expect + 6, mac_new, 6);
+	CHECK(send_one(qa, qb, len, &got) == 1);
+	CHECK(got == len);
+	CHECK(memcmp(env.buf[1], expect, len) == 0);
+	CHECK_ERR(ibv_destroy_flow_action(mod), EBUSY);
+}
+
 /* The rule dump has a record of each action, in rdma-core's numbering (dr_dbg.c): the counter's with its id. */
 static void test_dump(void)
 {
@@ -804,6 +855,7 @@ int main(void)
 	RUN(test_counter_refused);
 	RUN(test_sampler);
 	RUN(test_flow_encap);
+	RUN(test_flow_modify);
 	RUN(test_dump);
 	return th_summary("test_verbs_dr_act");
 }

@@ -341,6 +341,8 @@ struct vb_dv_act_ops {
 	int (*devx_obj_query)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
 	struct ibv_flow_action *(*flow_action_reformat)(struct ibv_context *ctx, size_t data_sz, void *data,
 							 int reformat_type, int ft_type);
+	struct ibv_flow_action *(*flow_action_modify)(struct ibv_context *ctx, size_t actions_sz, uint64_t *actions,
+						       int ft_type);
 };
 
 struct vb_dv_dcs_ops {

@@ -1,6 +1,7 @@
 /*
  * vb_dr_act — the device part of the mlx5dv_dr actions that have one, and
- * mlx5dv_create_flow_action_packet_reformat's flow actions: packet reformat
+ * mlx5dv_create_flow_action_packet_reformat's and _modify_header's flow
+ * actions: packet reformat
  * (hw_reformat.h), header modify (hw_modhdr.h) and the flow sampler
  * (hw_steer.h). libmlx5 (vb_mlx5_dr_act.c) checks the arguments it can
  * and makes the action; these functions build what the steering applies,
@@ -137,10 +138,31 @@ static void vb_dv_dr_action_fini(struct mlx5dv_dr_action *a)
 	a->hw = NULL;
 }
 
+/* NIC_RX and NIC_TX (false, true); FDB and RDMA tables EOPNOTSUPP (no such steering here), others EINVAL. */
+static int vb_flow_ft_type(struct ibv_context *c, int ft_type, bool *egress)
+{
+	if (vb_ctx_checked(c) == NULL)
+		return EINVAL;
+	*egress = ft_type == MLX5DV_FLOW_TABLE_TYPE_NIC_TX;
+	if (ft_type == MLX5DV_FLOW_TABLE_TYPE_NIC_RX || ft_type == MLX5DV_FLOW_TABLE_TYPE_NIC_TX)
+		return 0;
+	return ft_type == MLX5DV_FLOW_TABLE_TYPE_FDB || ft_type == MLX5DV_FLOW_TABLE_TYPE_RDMA_RX ||
+			       ft_type == MLX5DV_FLOW_TABLE_TYPE_RDMA_TX
+		       ? EOPNOTSUPP
+		       : EINVAL;
+}
+
+static struct ibv_flow_action *vb_flow_action_done(struct ibv_context *c, struct vb_flow_action *fa, bool egress)
+{
+	fa->fa.context = c;
+	fa->magic = VB_MAGIC_FLOW_ACTION;
+	fa->egress = egress;
+	return &fa->fa;
+}
+
 /*
  * A reformat for the table type's direction: encap types on NIC_TX, decap
- * on NIC_RX, as the kernel's mlx5 takes them (another pairing, or another
- * table type, EINVAL; FDB and RDMA tables EOPNOTSUPP: no such steering here).
+ * on NIC_RX, as the kernel's mlx5 takes them (another pairing EINVAL).
  */
 static struct ibv_flow_action *vb_dv_flow_action_reformat(struct ibv_context *c, size_t data_sz, void *data,
 							  int type, int ft_type)
@@ -148,18 +170,13 @@ static struct ibv_flow_action *vb_dv_flow_action_reformat(struct ibv_context *c,
 	struct vb_flow_action *fa;
 	bool encap = type == MLX5DV_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TO_L2_TUNNEL ||
 		     type == MLX5DV_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TO_L3_TUNNEL;
-	int err = EINVAL;
+	bool egress = false;
+	int err = vb_flow_ft_type(c, ft_type, &egress);
 
-	if (vb_ctx_checked(c) == NULL)
+	if (err != 0)
 		goto fail;
-	if (ft_type != MLX5DV_FLOW_TABLE_TYPE_NIC_RX && ft_type != MLX5DV_FLOW_TABLE_TYPE_NIC_TX) {
-		err = ft_type == MLX5DV_FLOW_TABLE_TYPE_FDB || ft_type == MLX5DV_FLOW_TABLE_TYPE_RDMA_RX ||
-				      ft_type == MLX5DV_FLOW_TABLE_TYPE_RDMA_TX
-			      ? EOPNOTSUPP
-			      : EINVAL;
-		goto fail;
-	}
-	if (encap != (ft_type == MLX5DV_FLOW_TABLE_TYPE_NIC_TX))
+	err = EINVAL;
+	if (encap != egress)
 		goto fail;
 	err = ENOMEM;
 	fa = calloc(1, sizeof(*fa));
@@ -170,10 +187,32 @@ static struct ibv_flow_action *vb_dv_flow_action_reformat(struct ibv_context *c,
 		free(fa);
 		goto fail;
 	}
-	fa->fa.context = c;
-	fa->magic = VB_MAGIC_FLOW_ACTION;
-	fa->egress = encap;
-	return &fa->fa;
+	return vb_flow_action_done(c, fa, egress);
+fail:
+	errno = err;
+	return NULL;
+}
+
+/* Header modify for either direction, as mlx5dv_dr's (the PRM actions, actions_sz in bytes). */
+static struct ibv_flow_action *vb_dv_flow_action_modify(struct ibv_context *c, size_t actions_sz, uint64_t *actions,
+							int ft_type)
+{
+	struct vb_flow_action *fa;
+	bool egress = false;
+	int err = vb_flow_ft_type(c, ft_type, &egress);
+
+	if (err != 0)
+		goto fail;
+	err = ENOMEM;
+	fa = calloc(1, sizeof(*fa));
+	if (fa == NULL)
+		goto fail;
+	err = vb_modify_make(actions, actions_sz, &fa->mh);
+	if (err != 0) {
+		free(fa);
+		goto fail;
+	}
+	return vb_flow_action_done(c, fa, egress);
 fail:
 	errno = err;
 	return NULL;
@@ -189,6 +228,7 @@ int vb_destroy_flow_action(struct ibv_flow_action *action)
 		return EBUSY;
 	fa->magic = 0;
 	free(fa->rf);
+	free(fa->mh);
 	free(fa);
 	return 0;
 }
@@ -198,4 +238,5 @@ const struct vb_dv_act_ops vb_dv_act_ops_impl = {
 	.dr_action_fini = vb_dv_dr_action_fini,
 	.devx_obj_query = vb_dv_devx_obj_query,
 	.flow_action_reformat = vb_dv_flow_action_reformat,
+	.flow_action_modify = vb_dv_flow_action_modify,
 };

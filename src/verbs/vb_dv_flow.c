@@ -11,9 +11,10 @@
  * matches under the matcher's mask.
  *
  * Actions: a raw packet QP (held while the flow lives), a DevX TIR, drop, or
- * the default miss; one destination at most; a tag; a packet reformat flow
- * action (mlx5dv_create_flow_action_packet_reformat, vb_dr_act.c) of the
- * matcher's direction, held while the flow lives. Counters and other flow
+ * the default miss; one destination at most; a tag; a packet reformat or
+ * header modify flow action (mlx5dv_create_flow_action_packet_reformat,
+ * _modify_header, vb_dr_act.c) of the matcher's direction, held while the
+ * flow lives. Counters and other flow
  * actions are EOPNOTSUPP with a log line. FDB and RDMA tables are
  * EOPNOTSUPP the same way.
  */
@@ -161,7 +162,7 @@ static int dv_flow_tag(const struct mlx5dv_flow_matcher *m, const struct mlx5dv_
 	return 0;
 }
 
-/* A reformat flow action: one a flow, of the matcher's direction (EINVAL otherwise, as the kernel's mlx5). */
+/* A reformat or modify-header flow action: one a flow, of the matcher's direction (EINVAL otherwise, as the kernel's mlx5). */
 static int dv_flow_reformat(const struct mlx5dv_flow_matcher *m, const struct mlx5dv_flow_action_attr *a,
 			    struct hw_steer_action *rf, struct vb_flow_action **held)
 {
@@ -170,8 +171,9 @@ static int dv_flow_reformat(const struct mlx5dv_flow_matcher *m, const struct ml
 	if (fa == NULL || fa->magic != VB_MAGIC_FLOW_ACTION || fa->fa.context != m->ctx || *held != NULL ||
 	    fa->egress != m->egress)
 		return EINVAL;
-	rf->type = HW_STEER_ACT_REFORMAT;
+	rf->type = fa->rf != NULL ? HW_STEER_ACT_REFORMAT : HW_STEER_ACT_MODIFY;
 	rf->reformat = fa->rf;
+	rf->modhdr = fa->mh;
 	*held = fa;
 	return 0;
 }

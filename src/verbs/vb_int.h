@@ -192,15 +192,17 @@ struct ibv_flow *vb_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 struct hw_steer_matcher;
 struct hw_steer_rule;
 struct hw_reformat;
+struct hw_modhdr;
 int vb_flow_root_matcher(bool egress, uint16_t priority, const uint8_t *mask, struct hw_steer_matcher **m);
 int vb_flow_root_matcher_destroy(bool egress, struct hw_steer_matcher *m);
 /* A dv flow holds its flow action (users: its count of flows) until ibv_destroy_flow. */
 void vb_flow_hold_action(struct ibv_flow *flow, _Atomic uint32_t *users);
 
 /*
- * A flow action of mlx5dv_create_flow_action_packet_reformat (vb_dr_act.c):
- * its reformat, for the direction of ft_type; ibv_destroy_flow_action frees
- * it (EBUSY while a flow uses it).
+ * A flow action of mlx5dv_create_flow_action_packet_reformat or
+ * _modify_header (vb_dr_act.c): its reformat or header modify (the other
+ * NULL), for the direction of ft_type; ibv_destroy_flow_action frees it
+ * (EBUSY while a flow uses it).
  */
 struct vb_flow_action {
 	struct ibv_flow_action fa;
@@ -208,6 +210,7 @@ struct vb_flow_action {
 	bool egress;
 	_Atomic uint32_t users;
 	struct hw_reformat *rf;
+	struct hw_modhdr *mh;
 };
 
 #define VB_MAGIC_FLOW_ACTION 0x76624641u

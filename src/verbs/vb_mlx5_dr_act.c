@@ -1,8 +1,8 @@
 /*
  * vb_mlx5_dr_act — libmlx5.so.1's packet reformat, header modify, flow
  * counter and flow sampler actions for mlx5dv_dr rules
- * (mlx5dv_dr_flow(3)), mlx5dv_create_flow_action_packet_reformat(3), and
- * mlx5dv_devx_obj_query for flow counters. The checks rdma-core's provider
+ * (mlx5dv_dr_flow(3)), mlx5dv_create_flow_action_packet_reformat(3) and
+ * _modify_header, and mlx5dv_devx_obj_query for flow counters. The checks rdma-core's provider
  * makes before it reaches the device are made here with its errno values;
  * the device part (vb_dr_act.c, vb_devx_counter.c) is reached through the
  * object's vb_dv_ops. The steering applies what they make (hw_steer.h).
@@ -211,4 +211,17 @@ mlx5dv_create_flow_action_packet_reformat(struct ibv_context *ctx, size_t data_s
 		return NULL;
 	}
 	return c->dev->dv->act->flow_action_reformat(ctx, data_sz, data, (int)reformat_type, (int)ft_type);
+}
+
+VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct ibv_context *ctx, size_t actions_sz,
+									   uint64_t actions[],
+									   enum mlx5dv_flow_table_type ft_type)
+{
+	struct vb_context *c = vb_ctx_checked(ctx);
+
+	if (c == NULL) {
+		errno = ctx == NULL ? EINVAL : EOPNOTSUPP;
+		return NULL;
+	}
+	return c->dev->dv->act->flow_action_modify(ctx, actions_sz, actions, (int)ft_type);
 }

@@ -34,12 +34,6 @@ VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_conte
 	return NULL;
 }
 
-VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct ibv_context *ctx, size_t actions_sz, uint64_t *actions, enum mlx5_ib_uapi_flow_table_type ft_type)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow_action_modify_header");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_steering_anchor *mlx5dv_create_steering_anchor(struct ibv_context *context, struct mlx5dv_steering_anchor_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_steering_anchor");
