@@ -79,6 +79,7 @@ struct vb_memic_insn {
 };
 
 #if defined(__x86_64__)
+#define VB_MEMIC_DECODER 1
 
 /* gregs index of each x86 register number. */
 static const int greg_of[16] = {
@@ -225,6 +226,8 @@ static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_
 	return true;
 }
 #else
+#define VB_MEMIC_DECODER 0 /* the instruction decoder is x86-64's: no op addresses elsewhere */
+
 static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_view *v)
 {
 	(void)addr, (void)uc, (void)v;
@@ -324,12 +327,7 @@ void *vb_memic_map(const void *owner, uint8_t *mem, size_t len, uint8_t op)
 	struct vb_memic_map *free_slot = NULL;
 	void *p;
 
-#if !defined(__x86_64__)
-	(void)owner, (void)mem, (void)len, (void)op, (void)free_slot, (void)p;
-	errno = EOPNOTSUPP; /* the instruction decoder is x86-64's */
-	return NULL;
-#else
-	if (op >= 32 || !(VB_MEMIC_OPS & 1u << op)) {
+	if (!VB_MEMIC_DECODER || op >= 32 || !(VB_MEMIC_OPS & 1u << op)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -356,7 +354,6 @@ void *vb_memic_map(const void *owner, uint8_t *mem, size_t len, uint8_t op)
 		return NULL;
 	}
 	return p;
-#endif
 }
 
 void vb_memic_drop(const void *owner)
