@@ -3,7 +3,8 @@
  *
  * A VAR is one doorbell page of the card's virtio emulation BAR. The pages
  * are a capacity of the whole device: each VAR holds a slot of the number
- * table's HW_ID_VAR kind among the card's VB_VAR_MAX, so every process of
+ * table's HW_ID_VAR kind among VB_VAR_MAX (softdpu's figure: a card's
+ * follows from its virtio emulation BAR, not modelled), so every process of
  * the machine counts against the same total; the slot's number is the VAR's
  * page_id. When all are held: ENOSPC, as the kernel's VAR table answers.
  *
