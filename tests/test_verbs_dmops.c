@@ -9,11 +9,13 @@
  * atomic: threads of one process and two processes (a fork's child shares
  * the device's memory) adding concurrently leave the exact total, and of two
  * processes testing-and-setting the same bytes exactly one wins each.
- * Unadvertised ops: EOPNOTSUPP.
+ * Unadvertised ops: EOPNOTSUPP. An op address the program has unmapped is
+ * none any more.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +296,54 @@ static void test_two_processes(void)
 		CHECK(dm_byte(dm, (uint64_t)i) == 0xff);
 }
 
+/*
+ * An op mapping the program unmapped is no op address any more, whatever
+ * takes its addresses: a PROT_NONE page mapped there faults as any (the
+ * access is not performed on the device memory), and the addresses left
+ * behind by 300 mappings, each taken by other memory, do not use up the
+ * op mappings a process may have.
+ */
+static void test_unmapped_op_address(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_dm *dm = c != NULL ? dm_new(c) : NULL;
+	static void *taken[300];
+	volatile uint8_t *q;
+	int st = 0, n = 0, mapped = 0;
+	void *p;
+	pid_t kid;
+
+	CHECK(dm != NULL);
+	p = mlx5dv_dm_map_op_addr(dm, OP_INC);
+	CHECK(p != NULL);
+	CHECK(munmap(p, DM_LEN) == 0);
+	q = mmap(p, DM_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(q == p);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		q[0] = 1;
+		_exit(0);
+	}
+	CHECK(waitpid(kid, &st, 0) == kid);
+	munmap((void *)q, DM_LEN);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+	CHECK(dm_byte(dm, 0) == 0);
+	for (; n < 300; n++) {
+		p = mlx5dv_dm_map_op_addr(dm, OP_INC);
+		if (p == NULL)
+			break;
+		munmap(p, DM_LEN);
+		taken[n] = mmap(p, DM_LEN, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (taken[n] == MAP_FAILED)
+			break;
+		mapped++;
+	}
+	for (int i = 0; i < mapped; i++)
+		munmap(taken[i], DM_LEN);
+	CHECK(n == 300 && mapped == 300);
+}
+
 /* The machine's shared tables in /dev/shm, named with its tag, go with the program. */
 static void machine_tables_cb(void *arg)
 {
@@ -328,5 +378,6 @@ int main(void)
 	RUN(test_map_errors);
 	RUN(test_threads);
 	RUN(test_two_processes);
+	RUN(test_unmapped_op_address);
 	return th_summary("test_verbs_dmops");
 }

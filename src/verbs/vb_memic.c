@@ -23,10 +23,14 @@
  * register, MOV r/m8 of an immediate, MOVZX/MOVSX from r/m8) — any other
  * access (wider, string, vector, locked) is not the advertised size and
  * faults on to the previous handler, as would a crash. An op mapping is
- * dropped when its allocation is freed; one the program has unmapped (it
- * calls munmap itself) is forgotten when a new op mapping takes its place.
+ * dropped when its allocation is freed. The program unmaps op mappings
+ * itself (munmap), unseen here: they are mappings of a memory file of
+ * their own, and an access is performed only where /proc/self/maps still
+ * shows that file mapped (another mapping at the addresses since faults as
+ * any would); a slot whose mapping is gone is freed at the next op mapping.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -34,9 +38,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "base_log.h"
+#include "base_private.h"
 #include "vb_int.h"
 
 #define VB_MEMIC_MAPS 256 /* op mappings live at once in a process */
@@ -65,6 +72,9 @@ static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 static struct sigaction prev_segv;
 static int handler_err;
+/* The memory file every op mapping maps (PROT_NONE): what names a mapping as one of these in /proc/self/maps. */
+static int op_fd = -1;
+static uint64_t op_ino;
 
 /* The decoded access: its size and direction, the register or immediate it moves. */
 struct vb_memic_insn {
@@ -235,6 +245,78 @@ static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_
 }
 #endif
 
+/* Reads a number in base (10 or 16) at *p, moving past it. */
+static uint64_t memic_num(const char **p, unsigned base)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 99;
+
+		if (d >= base)
+			return v;
+		v = v * base + d;
+	}
+}
+
+/* Whether line (of /proc/self/maps) maps addr from the op file: -1 when it does not hold addr. */
+static int memic_line(const char *line, uintptr_t addr)
+{
+	uint64_t lo, hi;
+
+	lo = memic_num(&line, 16);
+	line++;
+	hi = memic_num(&line, 16);
+	if (addr < lo || addr >= hi)
+		return -1;
+	while (*line == ' ')
+		line++;
+	for (int field = 0; field < 3; field++) { /* perms, offset, device */
+		while (*line != ' ' && *line != '\0')
+			line++;
+		while (*line == ' ')
+			line++;
+	}
+	return memic_num(&line, 10) == op_ino;
+}
+
+/*
+ * Whether addr is still mapped from the op file: the program unmaps op
+ * mappings itself, and the addresses may hold another mapping since.
+ * Reads /proc/self/maps with read(2) into the stack: the SIGSEGV handler
+ * runs it.
+ */
+static bool memic_mapped_ours(uintptr_t addr)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), found = -1;
+
+	if (fd < 0)
+		return false;
+	while (found < 0) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while (found < 0 && (nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			found = memic_line(line, addr);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: a path, never one of these */
+	}
+	close(fd);
+	return found == 1;
+}
+
 /* The op mapping holding addr, copied consistently; false when none does. */
 static bool memic_find(uintptr_t addr, struct vb_memic_view *out)
 {
@@ -277,7 +359,7 @@ static void memic_segv(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 
 	if (si->si_code == SEGV_ACCERR && memic_find((uintptr_t)si->si_addr, &v) &&
-	    memic_emulate((uintptr_t)si->si_addr, uc, &v)) {
+	    memic_mapped_ours((uintptr_t)si->si_addr) && memic_emulate((uintptr_t)si->si_addr, uc, &v)) {
 		errno = saved;
 		return;
 	}
@@ -288,6 +370,14 @@ static void memic_segv(int sig, siginfo_t *si, void *uc)
 static void memic_install(void)
 {
 	struct sigaction sa;
+	struct stat st;
+
+	op_fd = base_priv_memfd("softdpu-memic-op", MFD_CLOEXEC);
+	if (op_fd < 0 || fstat(op_fd, &st) != 0) {
+		handler_err = errno;
+		return;
+	}
+	op_ino = (uint64_t)st.st_ino;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = memic_segv;
@@ -310,14 +400,18 @@ static void memic_slot_set(struct vb_memic_map *m, const void *owner, uintptr_t 
 	atomic_fetch_add(&m->seq, 1);
 }
 
-/* Slots whose range the new mapping overlaps were unmapped by the program: free them. Lock held. */
-static void memic_forget_overlap(uintptr_t start, uintptr_t len)
+/*
+ * Slots the program has unmapped (munmap, unseen here) are freed: those
+ * no longer mapped from the op file, and those the new mapping at start
+ * overlaps (the addresses were free for it). Lock held.
+ */
+static void memic_forget_unmapped(uintptr_t start, uintptr_t len)
 {
 	for (int i = 0; i < VB_MEMIC_MAPS; i++) {
 		struct vb_memic_map *m = &maps[i];
 		uintptr_t s = atomic_load(&m->start);
 
-		if (s != 0 && s < start + len && start < s + atomic_load(&m->len))
+		if (s != 0 && ((s < start + len && start < s + atomic_load(&m->len)) || !memic_mapped_ours(s)))
 			memic_slot_set(m, NULL, 0, 0, 0, 0);
 	}
 }
@@ -336,11 +430,12 @@ void *vb_memic_map(const void *owner, uint8_t *mem, size_t len, uint8_t op)
 		errno = handler_err;
 		return NULL;
 	}
-	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* Of the op file, never read or written: a permission fault comes before any access to it. */
+	p = mmap(NULL, len, PROT_NONE, MAP_SHARED | MAP_NORESERVE, op_fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	pthread_mutex_lock(&maps_lock);
-	memic_forget_overlap((uintptr_t)p, len);
+	memic_forget_unmapped((uintptr_t)p, len);
 	for (int i = 0; i < VB_MEMIC_MAPS && free_slot == NULL; i++)
 		if (atomic_load(&maps[i].start) == 0)
 			free_slot = &maps[i];
