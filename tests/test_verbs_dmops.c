@@ -14,6 +14,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -322,12 +323,18 @@ static void test_unmapped_op_address(void)
 	kid = fork();
 	CHECK(kid >= 0);
 	if (kid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+
+		/* A sanitizer's report of the (expected) fault is not the test's output. */
+		if (nul >= 0)
+			dup2(nul, 2);
 		q[0] = 1;
 		_exit(0);
 	}
 	CHECK(waitpid(kid, &st, 0) == kid);
 	munmap((void *)q, DM_LEN);
-	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+	/* The fault ends the child: SIGSEGV, or a sanitizer's report of it (abort, or its exit status). */
+	CHECK(WIFSIGNALED(st) ? WTERMSIG(st) == SIGSEGV || WTERMSIG(st) == SIGABRT : WEXITSTATUS(st) != 0);
 	CHECK(dm_byte(dm, 0) == 0);
 	for (; n < 300; n++) {
 		p = mlx5dv_dm_map_op_addr(dm, OP_INC);
