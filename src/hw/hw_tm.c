@@ -4,11 +4,15 @@
  * The list is an array indexed as the program's mlx5 driver indexes it;
  * each listed entry carries the order it was appended in, so a message
  * takes the oldest match, as the card's ordered list would give it. One
- * mutex covers the list and the phase counts: list operations come from the
- * program's thread, messages from the engine's.
+ * mutex covers the list and the program's count: list operations come from
+ * the program's thread, messages from the engine's. A list operation writes
+ * its CQE under it (the CQ's producer lock inside), so the device's count
+ * of unexpected messages, which the engine moves with the CQ's lock held,
+ * is an atomic outside it: the locks are only ever taken in that order.
  */
 #include <endian.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +32,7 @@ struct hw_tm {
 	uint32_t srqn;
 	uint32_t nent;
 	uint64_t next_order;
-	uint16_t unexp;	 /* unexpected messages delivered (the device's phase count) */
+	_Atomic uint16_t unexp; /* unexpected messages delivered (the device's phase count) */
 	uint16_t sw_cnt; /* the count the program last reported handled */
 	struct hw_tm_entry e[];
 };
@@ -75,7 +79,7 @@ static enum hw_status tm_op_cqe(struct hw_tm *tm, uint8_t app_op, uint16_t index
 	struct hw_cqe_fields f = { .opcode = HW_CQE_NO_PACKET, .srqn = tm->srqn };
 	struct hw_cqe_tm t = { .app_op = app_op, .app_info = index };
 	uint32_t success = htobe32(ok ? HW_TM_SUCCESS : 0);
-	uint16_t phase = htobe16(tm->unexp);
+	uint16_t phase = htobe16(atomic_load_explicit(&tm->unexp, memory_order_acquire));
 	enum hw_status st;
 
 	memcpy(t.head, &success, sizeof(success));
@@ -156,7 +160,8 @@ void hw_tm_classify(struct hw_tm *tm, const uint8_t *hdr, uint32_t hdr_len, stru
 	memcpy(&tag, hdr + 8, sizeof(tag));
 	tag = be64toh(tag);
 	pthread_mutex_lock(&tm->lock);
-	i = tm->unexp == tm->sw_cnt ? tm_find(tm, tag) : -1; /* out of sync: nothing matches */
+	/* out of sync: nothing matches */
+	i = atomic_load_explicit(&tm->unexp, memory_order_acquire) == tm->sw_cnt ? tm_find(tm, tag) : -1;
 	if (i >= 0) {
 		struct hw_tm_entry *e = &tm->e[i];
 
@@ -174,9 +179,7 @@ void hw_tm_classify(struct hw_tm *tm, const uint8_t *hdr, uint32_t hdr_len, stru
 
 void hw_tm_unexpected(struct hw_tm *tm)
 {
-	pthread_mutex_lock(&tm->lock);
-	tm->unexp++;
-	pthread_mutex_unlock(&tm->lock);
+	atomic_fetch_add_explicit(&tm->unexp, 1, memory_order_acq_rel);
 }
 
 void hw_tm_cqe(const struct hw_tm_hit *hit, uint8_t app_op, bool with_tmh, struct hw_cqe_tm *out)
