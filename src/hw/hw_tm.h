@@ -24,7 +24,8 @@
  * receive of the SRQ completes into that CQ, with app TM and its app_op.
  *
  * Not yet: a TM SRQ seen from another process (requesters there deliver to
- * its ordinary receives only), more than one buffer per tag.
+ * its ordinary receives only), more than one buffer per tag, SEND with
+ * invalidate into one (the key is not invalidated).
  */
 #ifndef HW_TM_H_
 #define HW_TM_H_
