@@ -176,7 +176,6 @@ static bool cq_opcode_valid(uint8_t opcode)
 	case HW_CQE_RESP_SEND_INV:
 	case HW_CQE_REQ_ERR:
 	case HW_CQE_RESP_ERR:
-	case HW_CQE_NO_PACKET:
 		return true;
 	default:
 		return false;
@@ -1010,7 +1009,8 @@ enum hw_status hw_cq_push_tm_locked(struct hw_cq *cq, const struct hw_cqe_fields
 {
 	uint64_t stamp = 0;
 
-	if (!cq_opcode_valid(f->opcode))
+	/* NO_PACKET is a tag list operation's only: checked here, not on every push */
+	if (!cq_opcode_valid(f->opcode) && f->opcode != HW_CQE_NO_PACKET)
 		return HW_ERR_INVAL;
 	if ((cq->st->flags & CQ_F_TIMESTAMP) && !cq_is_err(f->opcode))
 		stamp = htobe64(cq_clock_ns());

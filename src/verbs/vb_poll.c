@@ -79,20 +79,26 @@ static void vb_wc_send(struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_
 	atomic_store_explicit(&qp->sq_tail, qp->sq_wqe_head[idx] + 1, memory_order_release);
 }
 
-static void vb_wc_recv_id(struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_wc *wc)
+/* The receive's wr_id; true when the whole completion is written (a tag matching SRQ's, vb_tm.c). */
+static bool vb_wc_recv_id(struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_wc *wc)
 {
 	uint32_t t;
 
 	if (qp->srq != NULL) {
 		uint16_t idx = hw_cqe_wqe_counter(cqe);
 
+		if (__builtin_expect(cqe->app == HW_CQE_APP_TM, 0)) {
+			vb_tm_cqe(qp->srq, cqe, wc);
+			return true;
+		}
 		wc->wr_id = qp->srq->wrid[idx & (qp->srq->wqe_cnt - 1)];
 		vb_srq_free_wqe(qp->srq, idx);
-		return;
+		return false;
 	}
 	t = atomic_load_explicit(&qp->rq_tail, memory_order_relaxed);
 	wc->wr_id = qp->rq_wrid[t & (qp->rq_wqe_cnt - 1)];
 	atomic_store_explicit(&qp->rq_tail, t + 1, memory_order_release);
+	return false;
 }
 
 static void vb_wc_recv(const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc)
@@ -176,12 +182,8 @@ bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *w
 	wc->pkey_index = 0;
 	if (send) {
 		vb_wc_send(qp, cqe, wc);
-	} else if (qp->srq != NULL && __builtin_expect(cqe->app == HW_CQE_APP_TM, 0)) {
-		vb_tm_cqe(qp->srq, cqe, wc);
-	} else {
-		vb_wc_recv_id(qp, cqe, wc);
-		if (op != HW_CQE_RESP_ERR)
-			vb_wc_recv(cqe, op, wc);
+	} else if (!vb_wc_recv_id(qp, cqe, wc) && op != HW_CQE_RESP_ERR) {
+		vb_wc_recv(cqe, op, wc);
 	}
 status:
 	if (op == HW_CQE_REQ_ERR || op == HW_CQE_RESP_ERR) {
