@@ -267,6 +267,14 @@ static void test_tm_create_refusals(void)
 	errno = 0;
 	CHECK(ibv_create_srq_ex(e.c, &a) == NULL && errno == EINVAL);
 	a.tm_cap.max_ops = 8;
+	a.pd = NULL;
+	errno = 0;
+	CHECK(ibv_create_srq_ex(e.c, &a) == NULL && errno == EINVAL);
+	a.pd = e.pd;
+	a.cq = NULL;
+	errno = 0;
+	CHECK(ibv_create_srq_ex(e.c, &a) == NULL && errno == EINVAL);
+	a.cq = ibv_cq_ex_to_cq(e.cq);
 	e.srq = ibv_create_srq_ex(e.c, &a);
 	CHECK(e.srq != NULL);
 	CHECK(a.attr.max_wr >= 16);
@@ -495,6 +503,7 @@ static void test_tm_bad_input(void)
 	bad = NULL;
 	CHECK_ERR(ibv_post_srq_ops(e.srq, &wr, &bad), EINVAL);
 	CHECK(bad == &wr);
+	CHECK_OK(ibv_post_srq_ops(e.srq, NULL, &bad)); /* an empty list posts nothing */
 	CHECK(tm_cq_empty(&e));
 }
 
