@@ -15,7 +15,7 @@
  * VB_MEMIC_OPS): increment — a store of v adds v to the byte (modulo 256), a
  * load reads it; test-and-set — a load returns the byte and sets it to 0xff,
  * a store writes it. The allocation's memory is shared across fork
- * (hw_dm.c), and the atomics are the processor's, so the ops are atomic
+ * (vb_dm.c), and the atomics are the processor's, so the ops are atomic
  * between the threads and the processes that reach the same allocation.
  *
  * Limits: x86-64 only (elsewhere EOPNOTSUPP); the instructions decoded are
