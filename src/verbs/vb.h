@@ -30,6 +30,7 @@
 
 struct vb_dv_ops;
 struct vb_dv_dcs_ops;
+struct vb_dv_devx_ops;
 
 /*
  * One emulated function of this side, as ibv_get_device_list returns it.
@@ -63,6 +64,8 @@ struct vb_context {
 	struct vb_async *async;	  /* queued async events (vb_async.c) */
 	struct vb_async *async_tail;
 	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
+	struct vb_umem *umems;	  /* registered umems (under lock) */
+	struct mlx5dv_devx_obj *devx_queues; /* DevX CQs and QPs (under lock) */
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
@@ -120,6 +123,8 @@ struct vb_umem {
 	void *addr;
 	size_t size;
 	uint32_t access;
+	_Atomic uint32_t users;	  /* DevX queues placed in it: dereg is EBUSY while non-zero */
+	struct vb_umem *next;	  /* the context's umems, found by id (under its lock) */
 };
 
 struct vb_qp;
@@ -325,6 +330,14 @@ struct vb_dv_ops {
 				   struct mlx5dv_alloc_dm_attr *mattr);
 	/* DCI stream reset, AH-to-QP mapping (vb_dcs.c). */
 	const struct vb_dv_dcs_ops *dcs;
+	/* DevX object modify and query, EQ numbers (vb_devx_obj.c). */
+	const struct vb_dv_devx_ops *devx;
+};
+
+struct vb_dv_devx_ops {
+	int (*obj_modify)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+	int (*obj_query)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+	int (*query_eqn)(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn);
 };
 
 struct vb_dv_dcs_ops {
@@ -377,6 +390,8 @@ struct mlx5dv_flow_matcher {
  */
 enum vb_devx_kind {
 	VB_DEVX_TIR = 1,
+	VB_DEVX_CQ,		  /* an engine CQ over the program's umem (vb_devx_cq.c) */
+	VB_DEVX_QP,		  /* an engine QP over the program's umem (vb_devx_qp.c) */
 };
 
 struct mlx5dv_devx_obj {
@@ -384,7 +399,9 @@ struct mlx5dv_devx_obj {
 	uint32_t magic;
 	enum vb_devx_kind kind;
 	struct ibv_context *ctx;
-	uint32_t object_id;	  /* a TIR's tirn */
+	uint32_t object_id;	  /* a TIR's tirn, a CQ's cqn, a QP's qpn */
+	void *priv;		  /* the kind's state (CQ, QP); NULL for a TIR */
+	struct mlx5dv_devx_obj *next; /* the context's DevX queues, found by number (under its lock) */
 };
 
 struct hw_steer_domain;

@@ -47,6 +47,7 @@ bool vb_mcast_busy(const struct vb_qp *qp);
 /* vb_dvmisc.c: its vb_dv_ops entries; the reserved QPNs a closing context still holds freed. */
 extern const struct vb_dv_misc_ops vb_dv_misc_ops_impl;
 extern const struct vb_dv_dcs_ops vb_dv_dcs_ops_impl;
+extern const struct vb_dv_devx_ops vb_dv_devx_ops_impl;
 void vb_rqpn_fini(struct vb_context *ctx);
 
 /* The queue objects' slots of ctx->ops and verbs_context (vb_cq.c, vb_poll.c, vb_qp.c, vb_post.c, vb_srq.c). */

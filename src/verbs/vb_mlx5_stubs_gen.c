@@ -200,18 +200,6 @@ VB_EXPORT int mlx5dv_devx_ind_tbl_query(struct ibv_rwq_ind_table *ind_tbl, const
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_obj_modify");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_obj_query");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_devx_obj_query_async(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, size_t outlen, uint64_t wr_id, struct mlx5dv_devx_cmd_comp *cmd_comp)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_obj_query_async");
@@ -227,12 +215,6 @@ VB_EXPORT int mlx5dv_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t in
 VB_EXPORT int mlx5dv_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_qp_query");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_devx_query_eqn(struct ibv_context *context, uint32_t vector, uint32_t *eqn)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_query_eqn");
 	return EOPNOTSUPP;
 }
 
