@@ -165,11 +165,10 @@ static void dx_open(struct dx **dp, size_t qp_len)
 	o.pd.out = &dpd;
 	CHECK_OK(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD));
 	d->pdn = dpd.pdn;
-	d->cq_mem = aligned_alloc(4096, 4096);
-	d->qp_mem = aligned_alloc(4096, qp_len);
-	d->dbr = aligned_alloc(64, 64);
-	d->buf = aligned_alloc(64, 4096);
-	CHECK(d->cq_mem != NULL && d->qp_mem != NULL && d->dbr != NULL && d->buf != NULL);
+	CHECK(posix_memalign((void **)&d->cq_mem, 4096, 4096) == 0);
+	CHECK(posix_memalign((void **)&d->qp_mem, 4096, qp_len) == 0); /* any length: not aligned_alloc's multiple */
+	CHECK(posix_memalign((void **)&d->dbr, 64, 64) == 0);
+	CHECK(posix_memalign((void **)&d->buf, 64, 4096) == 0);
 	memset(d->dbr, 0, 64);
 	memset(d->qp_mem, 0, qp_len);
 	/* The CQEs start invalid and owned by software's first pass, as a driver initialises them. */
