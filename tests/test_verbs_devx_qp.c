@@ -30,6 +30,7 @@
 #define OP_RST2INIT 0x502
 #define OP_INIT2RTR 0x503
 #define OP_RTR2RTS 0x504
+#define OP_2RST 0x508
 #define OP_QUERY_QP 0x50b
 #define ST_BAD_OP 0x2
 #define ST_BAD_PARAM 0x3
@@ -580,6 +581,50 @@ static void test_send_imm_other_process(void)
 	close(b[0]);
 }
 
+/*
+ * A WQE whose lkey the PD does not know: the error CQE of the PRM (REQ_ERR,
+ * local protection), nothing written at the responder, QUERY_QP reports the
+ * QP in ERR; 2RST_QP brings it back to RST.
+ */
+static void test_wqe_error_state(void)
+{
+	struct dx *d = NULL;
+	struct peer *p = calloc(1, sizeof(*p));
+	uint8_t out[OUT_SZ], qout[QUERY_OUT];
+	struct mlx5_err_cqe e;
+	struct mlx5_cqe64 c;
+	struct ibv_wc wc;
+	uint32_t st;
+
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	CHECK(p != NULL);
+	th_defer(peer_close, p);
+	CHECK_OK(peer_open(p, d->c));
+	dx_create(d);
+	dx_up(d, p->qp->qp_num);
+	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
+	CHECK_OK(peer_recv(p));
+	memset(p->buf, 0x6b, 64);
+	fill(d->buf, 64, 1);
+	d->mr->lkey += 0x100; /* a key nobody registered */
+	dx_send_imm(d, 64, IMM);
+	d->mr->lkey -= 0x100;
+	dx_poll(d, &c);
+	memcpy(&e, &c, sizeof(e));
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ_ERR);
+	CHECK(e.syndrome == MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+	CHECK(be16toh(e.wqe_counter) == 0);
+	CHECK((be32toh(e.s_wqe_opcode_qpn) & 0xffffff) == d->qpn);
+	CHECK(ibv_poll_cq(p->cq, 1, &wc) == 0);
+	CHECK(p->buf[0] == 0x6b && p->buf[63] == 0x6b);
+	dx_state(d, qout, &st);
+	CHECK(st == 6); /* ERR */
+	CHECK_OK(dx_modify(d, OP_2RST, 0, out));
+	CHECK(status_of(out) == 0);
+	dx_state(d, qout, &st);
+	CHECK(st == 0);
+}
+
 /* Commands the device refuses: the PRM's status and the syndrome in out, EREMOTEIO, nothing made or moved. */
 static void test_bad_commands(void)
 {
@@ -716,6 +761,7 @@ int main(void)
 {
 	RUN(test_send_imm_local);
 	RUN(test_send_imm_other_process);
+	RUN(test_wqe_error_state);
 	RUN(test_bad_commands);
 	RUN(test_destroy_cq_with_qp);
 	RUN(test_umem_too_small);
