@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include "harness.h"
+#include "verbs_fixture.h"
 #include "verbs_qp_fixture.h"
 
 /* PRM opcodes and statuses. */
@@ -625,6 +626,98 @@ static void test_wqe_error_state(void)
 	CHECK(st == 0);
 }
 
+/*
+ * Closing the context with a DevX QP and CQ left destroys them, as the
+ * kernel destroys a closed file's objects: the program may scribble over
+ * their umem at once, the ibv QP connected to the DevX QP gets the error of
+ * a peer gone (transport retries exceeded, not an RNR wait on the unposted
+ * RQ), and the handles are freed by their destroy and dereg calls. The
+ * DevX side is a child process, which leaves its PD (in use until the
+ * close) to its exit.
+ */
+static int close_in = -1, close_out = -1;
+
+static void close_child_case(void)
+{
+	struct dx *d = NULL;
+	uint32_t dest;
+	char ok;
+
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	dx_create(d);
+	CHECK(write(close_out, &d->qpn, sizeof(d->qpn)) == sizeof(d->qpn));
+	CHECK(read(close_in, &dest, sizeof(dest)) == sizeof(dest));
+	dx_up(d, dest);
+	CHECK(write(close_out, "r", 1) == 1);
+	CHECK(read(close_in, &ok, 1) == 1 && ok == 'u');
+	CHECK_OK(ibv_dereg_mr(d->mr));
+	d->mr = NULL;
+	CHECK(ibv_dealloc_pd(d->pd) == EBUSY); /* the DevX QP is on it */
+	CHECK_OK(ibv_close_device(d->c));
+	d->c = NULL;
+	d->pd = NULL;
+	memset(d->qp_mem, 0xa5, RQ_BYTES + SQ_BYTES);
+	memset(d->cq_mem, 0xa5, 4096);
+	memset(d->dbr, 0xa5, 64);
+	CHECK(write(close_out, "c", 1) == 1);
+	CHECK(read(close_in, &ok, 1) == 1 && ok == 'd');
+	/* The handles outlive the context until their calls free them. */
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->qp));
+	d->qp = NULL;
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->cq));
+	d->cq = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->qp_um));
+	d->qp_um = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->cq_um));
+	d->cq_um = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->dbr_um));
+	d->dbr_um = NULL;
+}
+
+static void test_close_with_queues(void)
+{
+	struct ibv_context *c = open_devx();
+	struct peer *p = calloc(1, sizeof(*p));
+	int a[2], b[2], ws = 0;
+	uint32_t cqpn;
+	struct ibv_wc wc;
+	char ok = 0;
+
+	CHECK(c != NULL && p != NULL);
+	th_defer(vf_close_cb, c);
+	th_defer(peer_close, p); /* runs before the close */
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		int failed = th_failed;
+
+		close_in = a[0];
+		close_out = b[1];
+		th_run("close_child", close_child_case);
+		_exit(th_failed != failed ? 1 : 0);
+	}
+	close(a[0]);
+	close(b[1]);
+	th_defer(reap_cb, NULL);
+	CHECK_OK(peer_open(p, c));
+	CHECK(read(b[0], &cqpn, sizeof(cqpn)) == sizeof(cqpn));
+	CHECK(write(a[1], &p->qp->qp_num, sizeof(uint32_t)) == sizeof(uint32_t));
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'r');
+	CHECK_OK(vq_up(p->qp, cqpn, 12, 0));
+	CHECK(write(a[1], "u", 1) == 1);
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'c');
+	CHECK_OK(peer_send_imm(p, 64, IMM));
+	CHECK(vq_poll1(p->cq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
+	CHECK(write(a[1], "d", 1) == 1);
+	CHECK(waitpid(kid, &ws, 0) == kid);
+	kid = -1;
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	close(a[1]);
+	close(b[0]);
+}
+
 /* Commands the device refuses: the PRM's status and the syndrome in out, EREMOTEIO, nothing made or moved. */
 static void test_bad_commands(void)
 {
@@ -762,6 +855,7 @@ int main(void)
 	RUN(test_send_imm_local);
 	RUN(test_send_imm_other_process);
 	RUN(test_wqe_error_state);
+	RUN(test_close_with_queues);
 	RUN(test_bad_commands);
 	RUN(test_destroy_cq_with_qp);
 	RUN(test_umem_too_small);

@@ -151,6 +151,34 @@ static struct mlx5dv_devx_obj *vb_create_tir(struct vb_context *ctx, const uint8
 	return obj;
 }
 
+/* The engine part of a queue goes; the handle stays (priv NULL) for the program's destroy. */
+static void vb_devx_queue_drop(struct mlx5dv_devx_obj *o)
+{
+	if (o->kind == VB_DEVX_CQ)
+		vb_devx_cq_destroy(o);
+	else
+		vb_devx_qp_destroy(o);
+	o->priv = NULL;
+	o->ctx = NULL;
+}
+
+void vb_devx_close(struct vb_context *ctx)
+{
+	struct mlx5dv_devx_obj *o;
+
+	/* QPs first: a CQ goes once nothing reports to it. */
+	for (o = ctx->devx_queues; o != NULL; o = o->next)
+		if (o->kind == VB_DEVX_QP)
+			vb_devx_queue_drop(o);
+	for (o = ctx->devx_queues; o != NULL; o = o->next)
+		if (o->kind == VB_DEVX_CQ)
+			vb_devx_queue_drop(o);
+	ctx->devx_queues = NULL;
+	for (struct vb_umem *u = ctx->umems; u != NULL; u = u->next)
+		u->ctx = NULL; /* deregistered with its context */
+	ctx->umems = NULL;
+}
+
 /* A CQ or QP: the kind's file fills the object, which then joins the context's queues. */
 static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t opcode, const uint8_t *in,
 					       size_t inlen, uint8_t *out, size_t outlen)
@@ -213,15 +241,17 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	int rc;
 
 	/* A queue leaves the context's numbers first, so no command finds it half gone. */
-	if (obj->kind == VB_DEVX_TIR)
+	if (obj->kind != VB_DEVX_TIR && obj->priv == NULL) /* it went with its context */
+		rc = 0;
+	else if (obj->kind == VB_DEVX_TIR)
 		rc = vb_destroy_tir(obj);
 	else
 		rc = vb_devx_queue_del(vb_ctx(obj->ctx), obj);
 	if (rc != 0)
 		return rc;
-	if (obj->kind == VB_DEVX_CQ)
+	if (obj->kind == VB_DEVX_CQ && obj->priv != NULL)
 		vb_devx_cq_destroy(obj);
-	else if (obj->kind == VB_DEVX_QP)
+	else if (obj->kind == VB_DEVX_QP && obj->priv != NULL)
 		vb_devx_qp_destroy(obj);
 	obj->magic = 0;
 	free(obj);
@@ -232,8 +262,8 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				 size_t outlen)
 {
-	if (in == NULL || inlen < 2 || out == NULL)
-		return EINVAL;
+	if (in == NULL || inlen < 2 || out == NULL || (obj->kind != VB_DEVX_TIR && obj->priv == NULL))
+		return EINVAL;	/* a queue whose context was closed */
 	if (obj->kind != VB_DEVX_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_modify(obj, in, inlen, out, outlen);
@@ -243,8 +273,8 @@ static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, si
 static int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				size_t outlen)
 {
-	if (in == NULL || inlen < 2 || out == NULL)
-		return EINVAL;
+	if (in == NULL || inlen < 2 || out == NULL || (obj->kind != VB_DEVX_TIR && obj->priv == NULL))
+		return EINVAL;	/* a queue whose context was closed */
 	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_query(obj, in, inlen, out, outlen);

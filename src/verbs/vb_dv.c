@@ -284,6 +284,10 @@ static int vb_dv_umem_dereg(struct mlx5dv_devx_umem *umem)
 
 	if (umem == NULL)
 		return EINVAL;
+	if (u->ctx == NULL) { /* deregistered with its context (vb_devx_close) */
+		free(u);
+		return 0;
+	}
 	ctx = vb_ctx(u->ctx);
 	pthread_mutex_lock(&ctx->lock);
 	if (atomic_load(&u->users) != 0)

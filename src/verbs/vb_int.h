@@ -354,6 +354,12 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj);
 
 /* DevX general commands: QUERY_HCA_CAP of the device-memory page (vb_devx_cmd.c). */
 int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, void *out, size_t outlen);
+/*
+ * ibv_close_device with DevX queues left: the device lets go of them and of
+ * the program's umem, as the kernel destroys a closed file's objects; the
+ * handles stay for mlx5dv_devx_obj_destroy / _umem_dereg to free (vb_devx_obj.c).
+ */
+void vb_devx_close(struct vb_context *ctx);
 
 /* mlx5dv_dr steering over hw_steer (vb_dr.c). */
 struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5dv_dr_domain_type type);
