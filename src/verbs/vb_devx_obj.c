@@ -3,8 +3,9 @@
  * _modify and _query, the PRM commands a program sends the card to make
  * objects of its own, and mlx5dv_devx_query_eqn. Objects known here:
  * CREATE_TIR (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr
- * rules name), CREATE_CQ (vb_devx_cq.c) and CREATE_QP with its state
- * commands (vb_devx_qp.c): engine queues over the program's umem. This file
+ * rules name), ALLOC_FLOW_COUNTER (vb_devx_counter.c), CREATE_CQ
+ * (vb_devx_cq.c) and CREATE_QP with its state commands (vb_devx_qp.c):
+ * engine queues over the program's umem. This file
  * dispatches by opcode and keeps the context's umems and DevX queues by
  * number, as the card's command interface finds them.
  *
@@ -16,6 +17,7 @@
  * The TIR command and its answer are PRM layouts, big-endian: create_tir_in
  * (a 0x20-byte header, then the TIR context) and create_tir_out.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,7 @@
 #include "vb_devx_prm.h"
 
 #define VB_OP_CREATE_TIR 0x900
+#define VB_OP_ALLOC_FLOW_COUNTER 0x939
 #define VB_OP_CREATE_CQ 0x400
 #define VB_OP_CREATE_QP 0x500
 #define VB_OP_QP_FIRST 0x501	  /* DESTROY_QP .. QUERY_QP, INIT2INIT: the QP's own commands */
@@ -217,6 +220,8 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 	opcode = vb_prm_opcode(in);
 	if (opcode == VB_OP_CREATE_TIR)
 		return vb_create_tir(ctx, in, inlen, out, outlen);
+	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
+		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
 	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP)
 		return vb_create_queue(ctx, opcode, in, inlen, out, outlen);
 	if (opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST)	/* a command of an existing QP */
@@ -236,44 +241,52 @@ static int vb_destroy_tir(struct mlx5dv_devx_obj *obj)
 	}
 }
 
+static bool vb_devx_is_queue(const struct mlx5dv_devx_obj *obj)
+{
+	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP;
+}
+
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 {
-	int rc;
+	int rc = 0;
 
+	if (obj->kind == VB_DEVX_FLOW_COUNTER)
+		return vb_devx_counter_destroy(obj);
 	/* A queue leaves the context's numbers first, so no command finds it half gone. */
-	if (obj->kind != VB_DEVX_TIR && obj->priv == NULL) /* it went with its context */
-		rc = 0;
-	else if (obj->kind == VB_DEVX_TIR)
+	if (obj->kind == VB_DEVX_TIR)
 		rc = vb_destroy_tir(obj);
-	else
+	else if (obj->priv != NULL) /* NULL: it went with its context (vb_devx_close) */
 		rc = vb_devx_queue_del(vb_ctx(obj->ctx), obj);
 	if (rc != 0)
 		return rc;
-	if (obj->kind == VB_DEVX_CQ && obj->priv != NULL)
-		vb_devx_cq_destroy(obj);
-	else if (obj->kind == VB_DEVX_QP && obj->priv != NULL)
-		vb_devx_qp_destroy(obj);
+	if (vb_devx_is_queue(obj) && obj->priv != NULL) {
+		if (obj->kind == VB_DEVX_CQ)
+			vb_devx_cq_destroy(obj);
+		else
+			vb_devx_qp_destroy(obj);
+	}
 	obj->magic = 0;
 	free(obj);
 	return 0;
 }
 
-/* mlx5dv_devx_obj_modify: the QP state commands; any other is BAD_OP (the TIR and CQ take none here). */
+/* mlx5dv_devx_obj_modify: the QP state commands; any other is BAD_OP (the other kinds take none here). */
 static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				 size_t outlen)
 {
-	if (in == NULL || inlen < 2 || out == NULL || (obj->kind != VB_DEVX_TIR && obj->priv == NULL))
+	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
 	if (obj->kind != VB_DEVX_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_modify(obj, in, inlen, out, outlen);
 }
 
-/* mlx5dv_devx_obj_query: QUERY_QP of a QP. */
-static int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
-				size_t outlen)
+/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP. */
+int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
-	if (in == NULL || inlen < 2 || out == NULL || (obj->kind != VB_DEVX_TIR && obj->priv == NULL))
+	if (obj->kind == VB_DEVX_FLOW_COUNTER)
+		return vb_devx_counter_query(obj, in, inlen, out, outlen);
+	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
 	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
@@ -297,6 +310,5 @@ static int vb_dv_devx_query_eqn(struct ibv_context *c, uint32_t vector, uint32_t
 
 const struct vb_dv_devx_ops vb_dv_devx_ops_impl = {
 	.obj_modify = vb_dv_devx_obj_modify,
-	.obj_query = vb_dv_devx_obj_query,
 	.query_eqn = vb_dv_devx_query_eqn,
 };

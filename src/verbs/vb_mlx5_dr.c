@@ -66,14 +66,6 @@ VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in
 	return obj->dv->devx->obj_modify(obj, in, inlen, out, outlen);
 }
 
-VB_EXPORT int mlx5dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
-				    size_t outlen)
-{
-	if (obj == NULL || obj->magic != VB_MAGIC_DEVX_OBJ)
-		return EINVAL;
-	return obj->dv->devx->obj_query(obj, in, inlen, out, outlen);
-}
-
 VB_EXPORT int mlx5dv_devx_query_eqn(struct ibv_context *context, uint32_t vector, uint32_t *eqn)
 {
 	const struct vb_dv_ops *dv = vb_dv_of(context);
@@ -414,6 +406,7 @@ VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 		(void)action->dv->dr_qp_dest(action->qp, false, NULL);
 	for (size_t i = 0; action->type == VB_DR_ACT_DESTS && i < action->n_dests; i++)
 		atomic_fetch_sub(&action->dests[i]->users, 1);
+	vb_mlx5_dr_act_release(action);
 	action->magic = 0;
 	free(action);
 	return 0;
