@@ -872,6 +872,42 @@ static void test_bad_input(void)
 	sg_no_cqe(u.p.cq[0]);
 	/* The key is as it was: a good configuration goes. */
 	CHECK_OK(sg_conf(&u, m, 0, 512, &sa, false));
+	/*
+	 * As many translations as fit max_inline_data + 4 in whole 64-byte
+	 * units: the layout alone fits, with the 64-byte segment it does not (ENOMEM).
+	 */
+	{
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qi;
+		struct mlx5dv_mkey_conf_attr ca = {0};
+		struct mlx5dv_mkey_init_attr ma = {.pd = u.p.pd,
+						   .create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+								   MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE};
+		struct mlx5dv_mkey *big;
+		struct ibv_sge sl[256];
+		uint32_t n;
+
+		CHECK_OK(ibv_query_qp(u.p.qp[0], &qa, IBV_QP_CAP, &qi));
+		n = (qa.cap.max_inline_data + 4) / 64 * 4;
+		CHECK(n >= 4 && n <= 256);
+		ma.max_entries = (uint16_t)n;
+		big = mlx5dv_create_mkey(&ma);
+		CHECK(big != NULL);
+		th_defer(sg_destroy_mkey_cb, big);
+		for (uint32_t i = 0; i < n; i++)
+			sl[i] = (struct ibv_sge){.addr = (uintptr_t)u.p.buf[1] + 64 * i, .length = 8, .lkey = u.p.mr[1]->lkey};
+		for (int with_sig = 1; with_sig >= 0; with_sig--) {
+			ibv_wr_start(u.x[0]);
+			u.x[0]->wr_id = 50;
+			u.x[0]->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+			mlx5dv_wr_mkey_configure(u.dx[0], big, with_sig ? 2 : 1, &ca);
+			mlx5dv_wr_set_mkey_layout_list(u.dx[0], (uint16_t)n, sl);
+			if (with_sig)
+				mlx5dv_wr_set_mkey_sig_block(u.dx[0], &sa);
+			CHECK_ERR(ibv_wr_complete(u.x[0]), with_sig ? ENOMEM : 0);
+		}
+		sg_expect(u.p.cq[0], 50, IBV_WC_SUCCESS, MLX5DV_WC_UMR, UINT32_MAX);
+	}
 }
 
 int main(void)
