@@ -643,6 +643,50 @@ static void test_memory_check_on_send(void)
 	sg_check_err(m, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD, good ^ 0x10u, good, 516);
 }
 
+/*
+ * copy_mask (MLX5DV_SIG_BLOCK_ATTR_FLAG_COPY_MASK) between domains of one
+ * structure: on receive into T10-DIF memory from a T10-DIF wire, the
+ * application tag is taken from the wire's field (not the memory domain's
+ * configured one), the guard and reference tag are generated.
+ */
+static void test_copy_mask(void)
+{
+	struct mlx5dv_sig_t10dif wdif = {.bg_type = MLX5DV_SIG_T10DIF_CRC, .bg = 0xffff, .app_tag = 0x2222,
+					 .ref_tag = 40, .flags = MLX5DV_SIG_T10DIF_FLAG_REF_REMAP};
+	struct mlx5dv_sig_t10dif mdif = {.bg_type = MLX5DV_SIG_T10DIF_CRC, .bg = 0, .app_tag = 0x1111,
+					 .ref_tag = 900, .flags = MLX5DV_SIG_T10DIF_FLAG_REF_REMAP};
+	struct mlx5dv_sig_block_domain wd = {.sig_type = MLX5DV_SIG_TYPE_T10DIF, .sig.dif = &wdif,
+					     .block_size = MLX5DV_BLOCK_SIZE_512};
+	struct mlx5dv_sig_block_domain md = {.sig_type = MLX5DV_SIG_TYPE_T10DIF, .sig.dif = &mdif,
+					     .block_size = MLX5DV_BLOCK_SIZE_512};
+	struct mlx5dv_sig_block_attr sa = {.mem = &md, .wire = &wd, .check_mask = MLX5DV_SIG_MASK_T10DIF_GUARD,
+					   .flags = MLX5DV_SIG_BLOCK_ATTR_FLAG_COPY_MASK,
+					   .copy_mask = MLX5DV_SIG_MASK_T10DIF_APPTAG};
+	struct sg_pair u;
+	struct mlx5dv_mkey *m;
+	uint8_t *src, f[8];
+	uint32_t len;
+
+	sg_pair(&u, 0);
+	m = sg_sig_mkey(u.p.pd);
+	CHECK(m != NULL);
+	CHECK_OK(sg_conf(&u, m, 0, 2 * 520, &sa, false));
+	src = u.p.buf[0];
+	len = wire_dif(src, 512, 2, &wdif, 30);
+	put16(src + 512 + 2, 0x3333); /* block 0's application tag on the wire: not checked, copied */
+	CHECK_OK(sg_recv(u.p.qp[1], 1, m->lkey, 0, len));
+	CHECK_OK(sg_send(&u, 0, 2, IBV_SEND_SIGNALED, u.p.mr[0]->lkey, (uintptr_t)src, len));
+	sg_expect(u.p.cq[0], 2, IBV_WC_SUCCESS, IBV_WC_SEND, UINT32_MAX);
+	sg_expect(u.p.cq[1], 1, IBV_WC_SUCCESS, IBV_WC_RECV, len);
+	for (uint32_t b = 0; b < 2; b++) {
+		CHECK(memcmp(u.p.buf[1] + b * 520, src + b * 520, 512) == 0);
+		ref_dif(f, &mdif, b, src + b * 520, 512);
+		put16(f + 2, b == 0 ? 0x3333 : 0x2222);
+		CHECK(memcmp(u.p.buf[1] + b * 520 + 512, f, 8) == 0);
+	}
+	sg_check_none(m);
+}
+
 /* RESET_SIG_ATTR: the key carries plain data again, its length the pattern's. */
 static void test_reset_sig_attr(void)
 {
@@ -920,6 +964,7 @@ int main(void)
 	RUN(test_receive_errors);
 	RUN(test_mask_and_escapes);
 	RUN(test_memory_check_on_send);
+	RUN(test_copy_mask);
 	RUN(test_reset_sig_attr);
 	RUN(test_pipelining);
 	RUN(test_pipelining_good);
