@@ -47,7 +47,6 @@ VB_OP_PTR(create_counters, struct ibv_counters *, struct ibv_context *context,
 VB_OP_INT(destroy_counters, EOPNOTSUPP, struct ibv_counters *counters)
 VB_OP_INT(modify_flow_action_esp, EOPNOTSUPP, struct ibv_flow_action *action,
 	  struct ibv_flow_action_esp_attr *attr)
-VB_OP_INT(destroy_flow_action, EOPNOTSUPP, struct ibv_flow_action *action)
 VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
 VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
@@ -107,7 +106,7 @@ void vb_ops_fill(struct verbs_context *v)
 	v->alloc_dm = vb_alloc_dm;
 	v->free_dm = vb_free_dm;
 	v->modify_flow_action_esp = vb_op_modify_flow_action_esp;
-	v->destroy_flow_action = vb_op_destroy_flow_action;
+	v->destroy_flow_action = vb_destroy_flow_action; /* vb_dr_act.c */
 	v->create_flow_action_esp = vb_op_create_flow_action_esp;
 	v->modify_qp_rate_limit = vb_op_modify_qp_rate_limit;
 	v->alloc_parent_domain = vb_alloc_parent_domain;
