@@ -125,6 +125,7 @@ struct vb_umem {
 struct vb_qp;
 struct vb_raw;
 struct vb_srq;
+struct vb_tm;
 struct vb_xrcd;
 
 /*
@@ -161,6 +162,7 @@ struct vb_cq {
 	struct ibv_wc cur;	  /* extended poll: the completion being read */
 	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */
 	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
+	bool ext;		  /* made by ibv_create_cq_ex (a tag matching SRQ needs one) */
 };
 
 /* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */
@@ -185,7 +187,8 @@ struct vb_srq {
 	_Atomic uint32_t users;	  /* QPs on it */
 	struct vb_xrcd *xrcd;	  /* an XRC SRQ: its domain (vb_xrc.c), and the CQ its receives complete into */
 	struct vb_cq *xcq;
-	struct vb_srq *x_next;	  /* xcq's list */
+	struct vb_srq *x_next;	  /* xcq's list (a tag matching SRQ's CQ lists it too) */
+	struct vb_tm *tm;	  /* a tag matching SRQ: its list's driver side (vb_tm.c); else NULL */
 };
 
 struct vb_ah {

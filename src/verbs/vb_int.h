@@ -332,6 +332,21 @@ void vb_xrc_srq_attach(struct vb_srq *srq);
 void vb_xrc_srq_detach(struct vb_srq *srq);
 /* The XRC SRQ numbered srqn completing into cq (the CQ's lock held), or NULL. */
 struct vb_srq *vb_xrc_cq_srq(struct vb_cq *cq, uint32_t srqn);
+
+/* Tag matching (vb_tm.c). */
+void vb_tm_caps(struct ibv_device_attr_ex *a);
+int vb_tm_attr_ok(struct vb_context *ctx, const struct ibv_srq_init_attr_ex *a);
+struct vb_tm *vb_tm_new(const struct ibv_srq_init_attr_ex *a, int *err);
+struct hw_tm *vb_tm_hw(const struct vb_tm *tm);
+void vb_tm_attach(struct vb_srq *srq, struct vb_tm *tm);
+void vb_tm_detach(struct vb_srq *srq);
+void vb_tm_free(struct vb_tm *tm);
+int vb_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad);
+/* A CQE with app TM of srq into wc (the whole ibv_wc); the ibv_wc_read_tm_info of one. */
+void vb_tm_cqe(struct vb_srq *srq, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
+void vb_tm_info(const struct hw_cqe64 *cqe, struct ibv_wc_tm_info *ti);
+/* Whether a CQE of srq took one of its ordinary receives (vb_cq_clean gives those back). */
+bool vb_tm_cqe_took_wqe(const struct hw_cqe64 *cqe);
 struct ibv_qp *vb_xrc_create_recv_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a);
 struct ibv_qp *vb_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
 int vb_xrc_destroy_qp(struct vb_qp *qp);

@@ -51,7 +51,6 @@ VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *
 	  struct ibv_flow_action_esp_attr *attr)
 VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
-VB_OP_INT(post_srq_ops, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 
 static void vb_ops_fill_compat(struct ibv_context_ops *o)
 {
@@ -113,7 +112,7 @@ void vb_ops_fill(struct verbs_context *v)
 	v->dealloc_td = vb_dealloc_td;
 	v->alloc_td = vb_alloc_td;
 	v->modify_cq = vb_op_modify_cq;
-	v->post_srq_ops = vb_op_post_srq_ops;
+	v->post_srq_ops = vb_post_srq_ops;
 	v->destroy_rwq_ind_table = vb_destroy_rwq_ind_table;
 	v->create_rwq_ind_table = vb_create_rwq_ind_table;
 	v->destroy_wq = vb_destroy_wq;
