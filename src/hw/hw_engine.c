@@ -46,6 +46,7 @@
 #include "hw_machine.h"
 #include "hw_mcast.h"
 #include "hw_qp.h"
+#include "hw_sig.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
 #include "hw_umr.h"
@@ -366,12 +367,76 @@ static void eng_copy_pattern1(const struct eng_span *pat, uint8_t *plain, bool i
 	}
 }
 
+static bool eng_has_sig(const struct eng_list *l)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->s[i].u != NULL && hw_sig_active(l->s[i].u->sig))
+			return true;
+	return false;
+}
+
+/* n bytes of a span from byte at on, out to buf or in from it; a signature key's through its transform. */
+static void eng_span_io(const struct eng_span *s, uint64_t at, uint8_t *buf, uint32_t n, bool out)
+{
+	if (s->u == NULL) {
+		if (out)
+			memcpy(buf, s->p + at, n);
+		else
+			memcpy(s->p + at, buf, n);
+	} else if (hw_sig_active(s->u->sig)) {
+		if (out)
+			(void)hw_sig_gather(s->u, s->off + at, n, buf);
+		else
+			(void)hw_sig_scatter(s->u, s->off + at, n, buf);
+	} else if (out) {
+		hw_umr_read(s->u, s->off + at, buf, n);
+	} else {
+		hw_umr_write(s->u, s->off + at, buf, n);
+	}
+}
+
+/*
+ * A copy through a signature key (hw_sig.h): the wire bytes are staged
+ * whole, so each side's transform sees its whole range at once (fields
+ * inserted, stripped and checked per block). Failed checks are the keys'.
+ */
+static void eng_copy_sig(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
+{
+	uint8_t *buf = malloc(src->total != 0 ? src->total : 1);
+	uint64_t at = 0;
+	uint32_t di = 0;
+
+	if (buf == NULL) {
+		BASE_ERR("signature copy of %llu bytes: out of memory", (unsigned long long)src->total);
+		return;
+	}
+	for (uint32_t i = 0; i < src->n; i++) {
+		eng_span_io(&src->s[i], 0, buf + at, src->s[i].len, true);
+		at += src->s[i].len;
+	}
+	while (di < dst->n && skip >= dst->s[di].len)
+		skip -= dst->s[di++].len;
+	for (at = 0; at < src->total && di < dst->n; di++, skip = 0) {
+		uint64_t k = dst->s[di].len - skip;
+
+		if (k > src->total - at)
+			k = src->total - at;
+		eng_span_io(&dst->s[di], skip, buf + at, (uint32_t)k, false);
+		at += k;
+	}
+	free(buf);
+}
+
 /* eng_copy_at for lists with pattern spans: both sides walked piece by piece. */
 static void eng_copy_pieces(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
 {
 	struct eng_cur d = { .l = dst }, s = { .l = src };
 	uint64_t left = src->total;
 
+	if (eng_has_sig(src) || eng_has_sig(dst)) {
+		eng_copy_sig(dst, skip, src);
+		return;
+	}
 	if (skip == 0 && src->n == 1 && dst->n == 1 && (src->s[0].u == NULL) != (dst->s[0].u == NULL)) {
 		if (dst->s[0].u != NULL)
 			eng_copy_pattern1(&dst->s[0], src->s[0].p, true);
@@ -2139,8 +2204,9 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	uint64_t moved = 0;
 	struct hw_qp *peer = NULL;
 
+	/* A signature-pipelining QP runs its WQEs one by one (eng_progress), each looked at for a signature error. */
 	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
-	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE || qp->sig_pipe)
 		return false;
 	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
 		uint8_t op, fm_ce_se;
@@ -2182,7 +2248,13 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		struct eng_wqe w;
 		uint32_t nbb = eng_load(qp, avail, &w);
 		struct eng_res res;
+		uint32_t sig_errs = 0;
 
+		if (__builtin_expect(qp->sig_pipe, 0)) {
+			if (hw_qp_sig_held(qp) && hw_qp_state_of(qp) != HW_QP_ERR)
+				return; /* drained after a signature error: the rest waits for the release */
+			sig_errs = hw_sig_thread_errs();
+		}
 		if (hw_qp_state_of(qp) == HW_QP_ERR) {
 			res = eng_fail(HW_CQE_SYNDROME_WR_FLUSH_ERR);
 		} else if (nbb == 0) {
@@ -2207,6 +2279,8 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 			nbb = avail; /* no usable size: the rest of the posted work goes with it */
 		__atomic_store_n(&qp->sq_ci, (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 		avail -= nbb;
+		if (__builtin_expect(qp->sig_pipe, 0) && hw_sig_thread_errs() != sig_errs)
+			hw_qp_sig_hold(qp);
 	}
 }
 

@@ -248,6 +248,7 @@ struct vb_qp {
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	bool dv_raw;		  /* and with MLX5DV_QP_EX_WITH_RAW_WQE (vb_raw_wqe.c) */
 	bool dv_memcpy;		  /* and with MLX5DV_QP_EX_WITH_MEMCPY (vb_memcpy_wr.c) */
+	bool sig_pipe;		  /* MLX5DV_QP_CREATE_SIG_PIPELINING (vb_sig_pipe.c) */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
@@ -272,6 +273,9 @@ struct vb_qp {
 	struct vb_mkey *wr_mkey;  /* the mkey an open mlx5dv_wr_mkey_configure sets (vb_mkey_wr.c) */
 	uint8_t wr_mk_left;	  /* the setters it still expects */
 	bool wr_mk_layout;	  /* a layout setter ran */
+	bool wr_mk_sig;		  /* the configuration carries a signature segment (vb_sig.c): wr_mk_sig_seg */
+	bool wr_mk_sig_set;	  /* mlx5dv_wr_set_mkey_sig_block ran in it */
+	_Alignas(8) uint8_t wr_mk_sig_seg[64]; /* struct hw_umr_sig_seg */
 	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
 	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */
 };
@@ -337,11 +341,18 @@ struct vb_dv_ops {
 	const struct vb_dv_act_ops *act;
 	/* DevX object modify, EQ numbers (vb_devx_obj.c). */
 	const struct vb_dv_devx_ops *devx;
+	/* Signature mkeys (vb_sig.c, vb_sig_pipe.c). */
+	const struct vb_dv_sig_ops *sig;
 };
 
 struct vb_dv_devx_ops {
 	int (*obj_modify)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
 	int (*query_eqn)(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn);
+};
+
+struct vb_dv_sig_ops {
+	int (*mkey_check)(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_err *err_info, size_t err_info_size);
+	int (*cancel_posted_send_wrs)(struct mlx5dv_qp_ex *dqp, uint64_t wr_id);
 };
 
 struct vb_dv_act_ops {
@@ -380,7 +391,7 @@ struct vb_mkey {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
 	struct vb_pd *pd;
-	struct hw_umr *umr;	  /* its pattern (hw_umr.h) */
+	struct hw_umr *umr;	  /* its pattern (hw_umr.h); umr->sig for a BLOCK_SIGNATURE key */
 	uint32_t cap;		  /* translation entries (max_entries rounded up to 4) */
 };
 

@@ -18,7 +18,7 @@
 	 MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |                  \
 	 MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS |               \
 	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH |            \
-	 MLX5DV_CONTEXT_MASK_DCI_STREAMS)
+	 MLX5DV_CONTEXT_MASK_DCI_STREAMS | MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD)
 
 /*
  * Fills what the caller's comp_mask asks for and the device can say, and
@@ -57,6 +57,8 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 		a->dci_streams_caps.max_log_num_concurent = HW_DCS_LOG_MAX_CONC;
 		a->dci_streams_caps.max_log_num_errored = HW_DCS_LOG_MAX_ERRORED;
 	}
+	if (want & MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD)
+		vb_sig_caps(&a->sig_caps); /* a ConnectX-6 Dx's (vb_sig.c) */
 	a->comp_mask = want & VB_DV_MASK_FILLED;
 	return 0;
 }
@@ -337,4 +339,5 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.dcs = &vb_dv_dcs_ops_impl,
 	.act = &vb_dv_act_ops_impl,
 	.devx = &vb_dv_devx_ops_impl,
+	.sig = &vb_dv_sig_ops_impl,
 };

@@ -390,6 +390,19 @@ void vb_dv_wr_set_mkey_access_flags(struct mlx5dv_qp_ex *d, uint32_t access);
 void vb_dv_wr_set_mkey_layout_list(struct mlx5dv_qp_ex *d, uint16_t num_sges, const struct ibv_sge *sge);
 void vb_dv_wr_set_mkey_layout_interleaved(struct mlx5dv_qp_ex *d, uint32_t repeat_count, uint16_t num_interleaved,
 					  const struct mlx5dv_mr_interleaved *data);
+/* Signature mkeys (vb_sig.c) and signature pipelining (vb_sig_pipe.c). */
+extern const struct vb_dv_sig_ops vb_dv_sig_ops_impl;
+void vb_dv_wr_set_mkey_sig_block(struct mlx5dv_qp_ex *d, const struct mlx5dv_sig_block_attr *attr);
+bool vb_mkey_setter_ok(struct vb_qp *qp);
+void vb_mkey_setter_done(struct vb_qp *qp);
+void vb_sig_conf_open(struct vb_qp *qp, bool reset);
+bool vb_sig_conf_close(struct vb_qp *qp);
+void vb_sig_caps(struct mlx5dv_sig_caps *caps);
+int vb_dv_mkey_check(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_err *err_info, size_t err_info_size);
+int vb_sig_pipe_enable(struct vb_qp *qp);
+int vb_sig_pipe_modify(struct vb_qp *qp, const struct ibv_qp_attr *a, int mask);
+bool vb_sig_pipe_held(const struct vb_qp *qp);
+int vb_dv_cancel_posted_send_wrs(struct mlx5dv_qp_ex *dqp, uint64_t wr_id);
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,
