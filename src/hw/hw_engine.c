@@ -44,6 +44,7 @@
 #include "hw_gid.h"
 #include "hw_grh.h"
 #include "hw_mcast.h"
+#include "hw_pace.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
@@ -2060,7 +2061,7 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	uint64_t moved = 0;
 	struct hw_qp *peer = NULL;
 
-	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	if (qp->type != HW_QPT_RC || qp->pace != NULL || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
 		return false;
 	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
@@ -2088,6 +2089,29 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	return true;
 }
 
+/*
+ * A paced QP's WQE (hw_pace.h): false while its buckets hold no token (the
+ * engine thread runs the SQ again at pace_deadline); else it runs and its
+ * bytes are taken from them. Out of line: unpaced QPs never come here.
+ */
+static __attribute__((noinline)) bool eng_exec_paced(struct hw_qp *qp, struct eng_wqe *w, struct eng_res *res)
+{
+	struct hw_pace *p = __atomic_load_n(&qp->pace, __ATOMIC_ACQUIRE);
+	uint64_t now = hw_pace_now(), at, waited = __atomic_load_n(&qp->pace_deadline, __ATOMIC_ACQUIRE);
+
+	if (p != NULL && !hw_pace_ready(p, now, &at)) {
+		__atomic_store_n(&qp->pace_deadline, at, __ATOMIC_RELEASE);
+		hw_eng_wake_by(at);
+		return false;
+	}
+	*res = eng_exec(qp, w);
+	if (waited != HW_QP_NO_DEADLINE)
+		__atomic_store_n(&qp->pace_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
+	if (p != NULL && !res->rnr)
+		hw_pace_charge(p, res->synd == 0 ? res->byte_cnt : 0, waited != HW_QP_NO_DEADLINE, now);
+	return true;
+}
+
 /* Executes the SQ up to the rung counter, or up to a WQE that waits on RNR. */
 static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 {
@@ -2109,7 +2133,12 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		} else if (nbb == 0) {
 			res = eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		} else {
-			res = eng_exec(qp, &w);
+			if (__builtin_expect(qp->pace != NULL, 0)) {
+				if (!eng_exec_paced(qp, &w, &res))
+					return; /* waits for tokens (hw_pace.h) */
+			} else {
+				res = eng_exec(qp, &w);
+			}
 			if (res.rnr && eng_rnr_wait(qp, now_ns, waiting))
 				return;
 			if (res.rnr)

@@ -16,6 +16,7 @@
 
 #include "hw_eng_thread.h"
 #include "hw_epoch.h"
+#include "hw_pace.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
@@ -280,6 +281,7 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	qp->roce = attr->roce;
 	memcpy(qp->gid, attr->gid, sizeof(qp->gid));
 	qp->rnr_deadline = HW_QP_NO_DEADLINE;
+	qp->pace_deadline = HW_QP_NO_DEADLINE;
 	if (attr->srq != NULL)
 		qp_geometry(qp, attr->log_sq_size, 0, 0);
 	else
@@ -351,6 +353,7 @@ void hw_qp_destroy(struct hw_qp *qp)
 	 * before its memory goes.
 	 */
 	hw_epoch_sync();
+	hw_pace_put(qp->pace);
 	free(qp->sq_own);
 	hw_qblock_free(&qp->qb);
 	free(qp);
@@ -432,6 +435,7 @@ enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
 	v->pd_id = v->sh->pd_id;
 	v->type = (enum hw_qp_type)v->sh->type;
 	v->rnr_deadline = HW_QP_NO_DEADLINE;
+	v->pace_deadline = HW_QP_NO_DEADLINE;
 	v->view->lifep = hw_life_at(__atomic_load_n(&v->sh->life_idx, __ATOMIC_RELAXED));
 	v->view->life_tid = __atomic_load_n(&v->sh->life_tid, __ATOMIC_RELAXED);
 	st = view_queues(v);
@@ -1175,6 +1179,8 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		}
 	}
 	pass_rnr_remote(qp, p);
+	if (qp->pace != NULL)
+		hw_pace_pass(qp, p);
 	if (hw_qp_xm_busy(qp)) { /* answers of another machine to reap: watched as a polled QP */
 		uint32_t before = __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE);
 

@@ -277,6 +277,9 @@ struct hw_qp {
 	uint8_t dcs_log_conc;
 	uint8_t dcs_log_err;
 	uint32_t dcs_errored;
+	/* A paced QP (hw_pace.h): its bucket, and until when its next WQE waits for tokens. */
+	struct hw_pace *pace;
+	uint64_t pace_deadline;
 };
 
 /*

@@ -50,7 +50,6 @@ VB_OP_INT(modify_flow_action_esp, EOPNOTSUPP, struct ibv_flow_action *action,
 VB_OP_INT(destroy_flow_action, EOPNOTSUPP, struct ibv_flow_action *action)
 VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
-VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
 VB_OP_INT(post_srq_ops, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 
@@ -109,7 +108,7 @@ void vb_ops_fill(struct verbs_context *v)
 	v->modify_flow_action_esp = vb_op_modify_flow_action_esp;
 	v->destroy_flow_action = vb_op_destroy_flow_action;
 	v->create_flow_action_esp = vb_op_create_flow_action_esp;
-	v->modify_qp_rate_limit = vb_op_modify_qp_rate_limit;
+	v->modify_qp_rate_limit = vb_modify_qp_rate_limit; /* vb_pace.c */
 	v->alloc_parent_domain = vb_alloc_parent_domain;
 	v->dealloc_td = vb_dealloc_td;
 	v->alloc_td = vb_alloc_td;

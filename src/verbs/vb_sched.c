@@ -1,0 +1,220 @@
+/*
+ * vb_sched — mlx5dv schedule elements: nodes (TSARs) and leaves (queue
+ * groups) in a tree, and a QP's sends attached to a leaf
+ * (mlx5dv_modify_qp_sched_elem).
+ *
+ * Each element has a token bucket (hw_pace.h) under its parent's: its
+ * max_avg_bw (Mbit/s = 125000 bytes/s) is its rate, 0 (or no
+ * MAX_AVG_BW flag) no limit at that level. A QP attached to a leaf is
+ * paced by the leaf's bucket, so every QP of the leaf and every leaf of a
+ * node share that element's rate, as a queue group and a TSAR cap what
+ * passes through them. bw_share is checked and kept, but not enforced:
+ * the elements under a node share what it lets through in the order their
+ * sends come, not by weight.
+ *
+ * Errors as v44's provider (mlx5.c) and the device: a NULL attribute, a
+ * comp_mask, an unknown flag, a root node with flags or a leaf without a
+ * parent EINVAL; a parent of another context EINVAL; a bw_share above
+ * max_tsar_bw_share or a max_avg_bw above the port's 100 Gbit/s EINVAL.
+ * Destroying a node that still has elements under it is EBUSY (the
+ * device's "resource busy"); a leaf may be destroyed with QPs attached:
+ * they keep its rate until they are attached elsewhere or destroyed. An
+ * RC QP attaches in INIT or RTS, UC and UD with no responder leaf, a raw
+ * packet QP in RTS with no responder leaf; another state EOPNOTSUPP.
+ * The responder leaf of an RC QP is kept and paces nothing (a responder
+ * sends no data of its own here).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "hw_epoch.h"
+#include "hw_pace.h"
+#include "hw_qp.h"
+#include "vb_int.h"
+
+#define SCHED_FLAGS_ALL (MLX5DV_SCHED_ELEM_ATTR_FLAGS_BW_SHARE | MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW)
+#define SCHED_BW_SHARE_MAX 100u	 /* max_tsar_bw_share (vb_devx_caps.c) */
+#define SCHED_MAX_AVG_BW_MAX 100000u /* Mbit/s: the port's rate */
+#define SCHED_MBPS_BYTES 125000u
+
+static bool sched_attr_valid(const struct mlx5dv_sched_attr *a, bool node)
+{
+	if (a == NULL || a->comp_mask != 0 || (a->flags & ~(uint32_t)SCHED_FLAGS_ALL))
+		return false;
+	if (node && a->parent == NULL && a->flags != 0)
+		return false;
+	return node || a->parent != NULL;
+}
+
+/* The device's ranges and the parent's context: 0 or EINVAL. */
+static int sched_values_ok(struct ibv_context *c, const struct mlx5dv_sched_attr *a)
+{
+	const struct mlx5dv_sched_node *parent = a->parent;
+
+	if (parent != NULL && (parent->magic != VB_MAGIC_SCHED || parent->leaf || parent->ctx != c))
+		return EINVAL;
+	if ((a->flags & MLX5DV_SCHED_ELEM_ATTR_FLAGS_BW_SHARE) && a->bw_share > SCHED_BW_SHARE_MAX)
+		return EINVAL;
+	if ((a->flags & MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW) && a->max_avg_bw > SCHED_MAX_AVG_BW_MAX)
+		return EINVAL;
+	return 0;
+}
+
+static void sched_take(struct mlx5dv_sched_node *se, const struct mlx5dv_sched_attr *a)
+{
+	if (a->flags & MLX5DV_SCHED_ELEM_ATTR_FLAGS_BW_SHARE)
+		se->bw_share = a->bw_share;
+	if (a->flags & MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW)
+		se->max_avg_bw = a->max_avg_bw;
+}
+
+static struct mlx5dv_sched_node *sched_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a, bool leaf)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct mlx5dv_sched_node *se;
+	int rc;
+
+	if (ctx == NULL || !sched_attr_valid(a, !leaf)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = sched_values_ok(c, a);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	se = calloc(1, leaf ? sizeof(struct mlx5dv_sched_leaf) : sizeof(*se));
+	if (se == NULL)
+		goto err_nomem;
+	sched_take(se, a);
+	if (hw_pace_create((uint64_t)se->max_avg_bw * SCHED_MBPS_BYTES, 0, a->parent != NULL ? a->parent->pace : NULL,
+			   &se->pace) != HW_OK)
+		goto err_free;
+	se->dv = ctx->dev->dv;
+	se->magic = VB_MAGIC_SCHED;
+	se->leaf = leaf;
+	se->ctx = c;
+	se->parent = a->parent;
+	if (se->parent != NULL)
+		atomic_fetch_add(&se->parent->users, 1);
+	return se;
+
+err_free:
+	free(se);
+err_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct mlx5dv_sched_node *vb_sched_node_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a)
+{
+	return sched_create(c, a, false);
+}
+
+struct mlx5dv_sched_leaf *vb_sched_leaf_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a)
+{
+	return (struct mlx5dv_sched_leaf *)sched_create(c, a, true);
+}
+
+/* Modify: the values (the parent stays, as the device's MODIFY leaves it). */
+static int sched_modify(struct mlx5dv_sched_node *se, const struct mlx5dv_sched_attr *a, bool leaf)
+{
+	int rc;
+
+	if (se == NULL || se->magic != VB_MAGIC_SCHED || se->leaf != leaf || !sched_attr_valid(a, !leaf))
+		return EINVAL;
+	rc = sched_values_ok(se->ctx, a);
+	if (rc != 0)
+		return rc;
+	sched_take(se, a);
+	hw_pace_set(se->pace, (uint64_t)se->max_avg_bw * SCHED_MBPS_BYTES, 0);
+	return 0;
+}
+
+int vb_sched_node_modify(struct mlx5dv_sched_node *node, const struct mlx5dv_sched_attr *a)
+{
+	return sched_modify(node, a, false);
+}
+
+int vb_sched_leaf_modify(struct mlx5dv_sched_leaf *leaf, const struct mlx5dv_sched_attr *a)
+{
+	return sched_modify(leaf != NULL ? &leaf->se : NULL, a, true);
+}
+
+static int sched_destroy(struct mlx5dv_sched_node *se, bool leaf)
+{
+	if (se == NULL || se->magic != VB_MAGIC_SCHED || se->leaf != leaf)
+		return EINVAL;
+	if (atomic_load(&se->users) != 0)
+		return EBUSY;
+	if (se->parent != NULL)
+		atomic_fetch_sub(&se->parent->users, 1);
+	se->magic = 0;
+	hw_pace_put(se->pace); /* QPs still attached hold it (and it its parent's) */
+	free(se);
+	return 0;
+}
+
+int vb_sched_node_destroy(struct mlx5dv_sched_node *node)
+{
+	return sched_destroy(node, false);
+}
+
+int vb_sched_leaf_destroy(struct mlx5dv_sched_leaf *leaf)
+{
+	return sched_destroy(leaf != NULL ? &leaf->se : NULL, true);
+}
+
+static bool sched_leaf_ok(const struct mlx5dv_sched_leaf *l, struct ibv_context *c)
+{
+	return l == NULL || (l->se.magic == VB_MAGIC_SCHED && l->se.leaf && l->se.ctx == c);
+}
+
+int vb_sched_modify_qp(struct ibv_qp *ibqp, const struct mlx5dv_sched_leaf *req, const struct mlx5dv_sched_leaf *resp)
+{
+	struct vb_qp *qp;
+
+	if (ibqp == NULL || vb_ctx_checked(ibqp->context) == NULL)
+		return EINVAL;
+	if (!sched_leaf_ok(req, ibqp->context) || !sched_leaf_ok(resp, ibqp->context))
+		return EINVAL;
+	qp = vb_qp_of(ibqp);
+	switch (ibqp->qp_type) {
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		if (resp != NULL)
+			return EINVAL;
+		/* fallthrough */
+	case IBV_QPT_RC:
+		if (ibqp->state != IBV_QPS_INIT && ibqp->state != IBV_QPS_RTS)
+			return EOPNOTSUPP;
+		hw_qp_set_pace(qp->hw, req != NULL ? req->se.pace : NULL);
+		return 0;
+	case IBV_QPT_RAW_PACKET:
+		if (resp != NULL)
+			return EINVAL;
+		if (ibqp->state != IBV_QPS_RTS)
+			return EOPNOTSUPP;
+		return vb_raw_set_leaf(qp, req != NULL ? req->se.pace : NULL);
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
+void vb_pace_qp_stats(struct ibv_qp *ibqp, struct hw_pace_stats *s)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+	struct hw_pace *p;
+
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET) {
+		vb_raw_pace_stats(qp, s);
+		return;
+	}
+	hw_epoch_enter(); /* the bucket stays while it is read */
+	p = qp->hw != NULL ? __atomic_load_n(&qp->hw->pace, __ATOMIC_ACQUIRE) : NULL;
+	if (p != NULL)
+		hw_pace_stats(p, s);
+	else
+		*s = (struct hw_pace_stats){ 0 };
+	hw_epoch_leave();
+}
