@@ -350,6 +350,7 @@ struct vb_pp {
 	struct mlx5dv_pp pp;
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
+	struct vb_pp *live_next;  /* the entries not yet freed (vb_pace.c) */
 };
 
 struct hw_pace;
@@ -369,6 +370,7 @@ struct mlx5dv_sched_node {
 	uint32_t bw_share;
 	uint32_t max_avg_bw;	  /* Mbit/s, 0: no limit */
 	_Atomic uint32_t users;	  /* elements under it: destroy is EBUSY while non-zero */
+	struct mlx5dv_sched_node *live_next; /* the elements not yet destroyed (vb_sched.c) */
 };
 
 struct mlx5dv_sched_leaf {

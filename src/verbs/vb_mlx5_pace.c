@@ -2,8 +2,10 @@
  * vb_mlx5_pace — libmlx5.so.1's packet-pacing entries and schedule
  * elements: each finds its device's table and calls libibverbs (vb_pace.c,
  * vb_sched.c). A device without the table answers as mlx5 does for an
- * operation it lacks: EOPNOTSUPP. An element's own table is the one it was
- * made by, so modify and destroy need no context.
+ * operation it lacks: EOPNOTSUPP. Freeing, modifying and destroying take
+ * the table an entry or element was made by (every device has the same
+ * one), and read nothing of the handle: one already freed is looked up
+ * among the live ones there (EINVAL, or nothing for mlx5dv_pp_free).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -11,16 +13,22 @@
 #include "vb_export.h"
 #include "vb.h"
 
+static const struct vb_dv_pace_ops *_Atomic pace_made; /* the table of the first entry or element made */
+
 static const struct vb_dv_pace_ops *vb_pace_of(struct ibv_context *c)
 {
 	struct vb_context *ctx = vb_ctx_checked(c);
+	const struct vb_dv_pace_ops *p = ctx != NULL && ctx->dev->dv != NULL ? ctx->dev->dv->pace : NULL;
 
-	return ctx != NULL && ctx->dev->dv != NULL ? ctx->dev->dv->pace : NULL;
+	if (p != NULL && __atomic_load_n(&pace_made, __ATOMIC_ACQUIRE) == NULL)
+		__atomic_store_n(&pace_made, p, __ATOMIC_RELEASE);
+	return p;
 }
 
-static const struct vb_dv_pace_ops *vb_pace_of_se(const struct mlx5dv_sched_node *se)
+static const struct vb_dv_pace_ops *vb_pace_of_se(const void *handle)
 {
-	return se != NULL && se->magic == VB_MAGIC_SCHED && se->dv != NULL ? se->dv->pace : NULL;
+	(void)handle; /* not read: it may be one already destroyed */
+	return __atomic_load_n(&pace_made, __ATOMIC_ACQUIRE);
 }
 
 VB_EXPORT struct mlx5dv_pp *mlx5dv_pp_alloc(struct ibv_context *context, size_t pp_context_sz, const void *pp_context,
@@ -37,10 +45,10 @@ VB_EXPORT struct mlx5dv_pp *mlx5dv_pp_alloc(struct ibv_context *context, size_t 
 
 VB_EXPORT void mlx5dv_pp_free(struct mlx5dv_pp *pp)
 {
-	const struct vb_pp *e = (const struct vb_pp *)pp;
+	const struct vb_dv_pace_ops *p = vb_pace_of_se(pp);
 
-	if (e != NULL && e->magic == VB_MAGIC_PP && e->dv != NULL && e->dv->pace != NULL)
-		e->dv->pace->pp_free(pp);
+	if (p != NULL)
+		p->pp_free(pp);
 }
 
 VB_EXPORT struct mlx5dv_sched_node *mlx5dv_sched_node_create(struct ibv_context *context,
@@ -76,7 +84,7 @@ VB_EXPORT int mlx5dv_sched_node_modify(struct mlx5dv_sched_node *node, const str
 
 VB_EXPORT int mlx5dv_sched_leaf_modify(struct mlx5dv_sched_leaf *leaf, const struct mlx5dv_sched_attr *sched_attr)
 {
-	const struct vb_dv_pace_ops *p = vb_pace_of_se(leaf != NULL ? &leaf->se : NULL);
+	const struct vb_dv_pace_ops *p = vb_pace_of_se(leaf);
 
 	return p != NULL ? p->leaf_modify(leaf, sched_attr) : EINVAL;
 }
@@ -90,7 +98,7 @@ VB_EXPORT int mlx5dv_sched_node_destroy(struct mlx5dv_sched_node *node)
 
 VB_EXPORT int mlx5dv_sched_leaf_destroy(struct mlx5dv_sched_leaf *leaf)
 {
-	const struct vb_dv_pace_ops *p = vb_pace_of_se(leaf != NULL ? &leaf->se : NULL);
+	const struct vb_dv_pace_ops *p = vb_pace_of_se(leaf);
 
 	return p != NULL ? p->leaf_destroy(leaf) : EINVAL;
 }

@@ -13,9 +13,12 @@
  * Errors are the kernel's (mlx5_rl_add_rate, mlx5_ib's PP object): a rate
  * outside the caps EINVAL, a full table ENOSPC, a context shorter than its
  * rate_limit field or longer than set_pp_rate_limit_context EINVAL, unknown
- * flags EOPNOTSUPP (the provider's own check).
+ * flags EOPNOTSUPP (the provider's own check). mlx5dv_pp_free of an entry
+ * already freed (or of any pointer that is no live entry) does nothing: the
+ * live entries are listed and a handle is looked up there, never read first.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <infiniband/mlx5_user_ioctl_verbs.h>
@@ -36,6 +39,26 @@ void vb_pace_device_caps(struct ibv_device_attr_ex *a)
 int vb_pace_rate_ok(uint32_t rate_kbps)
 {
 	return rate_kbps == 0 || (rate_kbps >= VB_PP_RATE_MIN && rate_kbps <= VB_PP_RATE_MAX) ? 0 : EINVAL;
+}
+
+static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vb_pp *pp_live;
+
+/* Takes pp off the live list: false when it was not on it. */
+static bool pp_unlist(const struct vb_pp *pp)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&pp_lock);
+	for (struct vb_pp **pl = &pp_live; *pl != NULL; pl = &(*pl)->live_next) {
+		if (*pl == pp) {
+			*pl = pp->live_next;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pp_lock);
+	return found;
 }
 
 static struct mlx5dv_pp *vb_dv_pp_alloc(struct ibv_context *c, size_t sz, const void *pp_ctx, uint32_t flags)
@@ -72,6 +95,10 @@ static struct mlx5dv_pp *vb_dv_pp_alloc(struct ibv_context *c, size_t sz, const 
 	pp->pp.index = index;
 	pp->dv = ctx->dev->dv;
 	pp->magic = VB_MAGIC_PP;
+	pthread_mutex_lock(&pp_lock);
+	pp->live_next = pp_live;
+	pp_live = pp;
+	pthread_mutex_unlock(&pp_lock);
 	return &pp->pp;
 }
 
@@ -79,7 +106,7 @@ static void vb_dv_pp_free(struct mlx5dv_pp *dv_pp)
 {
 	struct vb_pp *pp = (struct vb_pp *)dv_pp;
 
-	if (pp == NULL || pp->magic != VB_MAGIC_PP)
+	if (!pp_unlist(pp))
 		return; /* void: nothing to report a foreign or freed entry to */
 	pp->magic = 0;
 	(void)hw_pp_free(pp->pp.index);

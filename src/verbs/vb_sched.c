@@ -17,7 +17,9 @@
  * parent EINVAL; a parent of another context EINVAL; a bw_share above
  * max_tsar_bw_share or a max_avg_bw above the port's 100 Gbit/s EINVAL.
  * Destroying a node that still has elements under it is EBUSY (the
- * device's "resource busy"); a leaf may be destroyed with QPs attached:
+ * device's "resource busy"); an element already destroyed (or any pointer
+ * that is not a live element) is EINVAL wherever it is passed: the live
+ * ones are listed and a handle is looked up there, never read first. A leaf may be destroyed with QPs attached:
  * they keep its rate until they are attached elsewhere or destroyed. An
  * RC QP attaches in INIT or RTS, UC and UD with no responder leaf, a raw
  * packet QP in RTS with no responder leaf; another state EOPNOTSUPP.
@@ -25,6 +27,7 @@
  * sends no data of its own here).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "hw_epoch.h"
@@ -36,6 +39,28 @@
 #define SCHED_BW_SHARE_MAX 100u	 /* max_tsar_bw_share (vb_devx_caps.c) */
 #define SCHED_MAX_AVG_BW_MAX 100000u /* Mbit/s: the port's rate */
 #define SCHED_MBPS_BYTES 125000u
+
+static pthread_mutex_t se_lock = PTHREAD_MUTEX_INITIALIZER; /* the list, and every operation on an element */
+static struct mlx5dv_sched_node *se_live;
+
+/* Lock held: whether se is a live element (compared, not read). */
+static bool se_is_live(const struct mlx5dv_sched_node *se)
+{
+	for (const struct mlx5dv_sched_node *l = se_live; l != NULL; l = l->live_next)
+		if (l == se)
+			return true;
+	return false;
+}
+
+/* Lock held. */
+static void se_unlist(struct mlx5dv_sched_node *se)
+{
+	struct mlx5dv_sched_node **pl = &se_live;
+
+	while (*pl != se)
+		pl = &(*pl)->live_next;
+	*pl = se->live_next;
+}
 
 static bool sched_attr_valid(const struct mlx5dv_sched_attr *a, bool node)
 {
@@ -51,7 +76,7 @@ static int sched_values_ok(struct ibv_context *c, const struct mlx5dv_sched_attr
 {
 	const struct mlx5dv_sched_node *parent = a->parent;
 
-	if (parent != NULL && (parent->magic != VB_MAGIC_SCHED || parent->leaf || parent->ctx != c))
+	if (parent != NULL && (!se_is_live(parent) || parent->leaf || parent->ctx != c))
 		return EINVAL;
 	if ((a->flags & MLX5DV_SCHED_ELEM_ATTR_FLAGS_BW_SHARE) && a->bw_share > SCHED_BW_SHARE_MAX)
 		return EINVAL;
@@ -68,7 +93,8 @@ static void sched_take(struct mlx5dv_sched_node *se, const struct mlx5dv_sched_a
 		se->max_avg_bw = a->max_avg_bw;
 }
 
-static struct mlx5dv_sched_node *sched_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a, bool leaf)
+static struct mlx5dv_sched_node *sched_create_locked(struct ibv_context *c, const struct mlx5dv_sched_attr *a,
+						      bool leaf)
 {
 	struct vb_context *ctx = vb_ctx_checked(c);
 	struct mlx5dv_sched_node *se;
@@ -97,6 +123,8 @@ static struct mlx5dv_sched_node *sched_create(struct ibv_context *c, const struc
 	se->parent = a->parent;
 	if (se->parent != NULL)
 		atomic_fetch_add(&se->parent->users, 1);
+	se->live_next = se_live;
+	se_live = se;
 	return se;
 
 err_free:
@@ -104,6 +132,16 @@ err_free:
 err_nomem:
 	errno = ENOMEM;
 	return NULL;
+}
+
+static struct mlx5dv_sched_node *sched_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a, bool leaf)
+{
+	struct mlx5dv_sched_node *se;
+
+	pthread_mutex_lock(&se_lock);
+	se = sched_create_locked(c, a, leaf);
+	pthread_mutex_unlock(&se_lock);
+	return se;
 }
 
 struct mlx5dv_sched_node *vb_sched_node_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a)
@@ -119,16 +157,17 @@ struct mlx5dv_sched_leaf *vb_sched_leaf_create(struct ibv_context *c, const stru
 /* Modify: the values (the parent stays, as the device's MODIFY leaves it). */
 static int sched_modify(struct mlx5dv_sched_node *se, const struct mlx5dv_sched_attr *a, bool leaf)
 {
-	int rc;
+	int rc = EINVAL;
 
-	if (se == NULL || se->magic != VB_MAGIC_SCHED || se->leaf != leaf || !sched_attr_valid(a, !leaf))
-		return EINVAL;
-	rc = sched_values_ok(se->ctx, a);
-	if (rc != 0)
-		return rc;
-	sched_take(se, a);
-	hw_pace_set(se->pace, (uint64_t)se->max_avg_bw * SCHED_MBPS_BYTES, 0);
-	return 0;
+	pthread_mutex_lock(&se_lock);
+	if (se_is_live(se) && se->leaf == leaf && sched_attr_valid(a, !leaf))
+		rc = sched_values_ok(se->ctx, a);
+	if (rc == 0) {
+		sched_take(se, a);
+		hw_pace_set(se->pace, (uint64_t)se->max_avg_bw * SCHED_MBPS_BYTES, 0);
+	}
+	pthread_mutex_unlock(&se_lock);
+	return rc;
 }
 
 int vb_sched_node_modify(struct mlx5dv_sched_node *node, const struct mlx5dv_sched_attr *a)
@@ -143,12 +182,19 @@ int vb_sched_leaf_modify(struct mlx5dv_sched_leaf *leaf, const struct mlx5dv_sch
 
 static int sched_destroy(struct mlx5dv_sched_node *se, bool leaf)
 {
-	if (se == NULL || se->magic != VB_MAGIC_SCHED || se->leaf != leaf)
+	pthread_mutex_lock(&se_lock);
+	if (!se_is_live(se) || se->leaf != leaf) {
+		pthread_mutex_unlock(&se_lock);
 		return EINVAL;
-	if (atomic_load(&se->users) != 0)
+	}
+	if (atomic_load(&se->users) != 0) {
+		pthread_mutex_unlock(&se_lock);
 		return EBUSY;
+	}
+	se_unlist(se);
 	if (se->parent != NULL)
 		atomic_fetch_sub(&se->parent->users, 1);
+	pthread_mutex_unlock(&se_lock);
 	se->magic = 0;
 	hw_pace_put(se->pace); /* QPs still attached hold it (and it its parent's) */
 	free(se);
@@ -165,20 +211,16 @@ int vb_sched_leaf_destroy(struct mlx5dv_sched_leaf *leaf)
 	return sched_destroy(leaf != NULL ? &leaf->se : NULL, true);
 }
 
+/* Lock held. */
 static bool sched_leaf_ok(const struct mlx5dv_sched_leaf *l, struct ibv_context *c)
 {
-	return l == NULL || (l->se.magic == VB_MAGIC_SCHED && l->se.leaf && l->se.ctx == c);
+	return l == NULL || (se_is_live(&l->se) && l->se.leaf && l->se.ctx == c);
 }
 
-int vb_sched_modify_qp(struct ibv_qp *ibqp, const struct mlx5dv_sched_leaf *req, const struct mlx5dv_sched_leaf *resp)
+static int sched_attach(struct ibv_qp *ibqp, const struct mlx5dv_sched_leaf *req, const struct mlx5dv_sched_leaf *resp)
 {
-	struct vb_qp *qp;
+	struct vb_qp *qp = vb_qp_of(ibqp);
 
-	if (ibqp == NULL || vb_ctx_checked(ibqp->context) == NULL)
-		return EINVAL;
-	if (!sched_leaf_ok(req, ibqp->context) || !sched_leaf_ok(resp, ibqp->context))
-		return EINVAL;
-	qp = vb_qp_of(ibqp);
 	switch (ibqp->qp_type) {
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
@@ -199,6 +241,19 @@ int vb_sched_modify_qp(struct ibv_qp *ibqp, const struct mlx5dv_sched_leaf *req,
 	default:
 		return EOPNOTSUPP;
 	}
+}
+
+int vb_sched_modify_qp(struct ibv_qp *ibqp, const struct mlx5dv_sched_leaf *req, const struct mlx5dv_sched_leaf *resp)
+{
+	int rc;
+
+	if (ibqp == NULL || vb_ctx_checked(ibqp->context) == NULL)
+		return EINVAL;
+	pthread_mutex_lock(&se_lock); /* the leaf stays while the QP takes its bucket */
+	rc = sched_leaf_ok(req, ibqp->context) && sched_leaf_ok(resp, ibqp->context) ? sched_attach(ibqp, req, resp)
+										      : EINVAL;
+	pthread_mutex_unlock(&se_lock);
+	return rc;
 }
 
 void vb_pace_qp_stats(struct ibv_qp *ibqp, struct hw_pace_stats *s)
