@@ -2061,7 +2061,8 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	uint64_t moved = 0;
 	struct hw_qp *peer = NULL;
 
-	if (qp->type != HW_QPT_RC || qp->pace != NULL || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->pace, __ATOMIC_RELAXED) != NULL ||
+	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
 		return false;
 	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
@@ -2133,7 +2134,7 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		} else if (nbb == 0) {
 			res = eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		} else {
-			if (__builtin_expect(qp->pace != NULL, 0)) {
+			if (__builtin_expect(__atomic_load_n(&qp->pace, __ATOMIC_RELAXED) != NULL, 0)) {
 				if (!eng_exec_paced(qp, &w, &res))
 					return; /* waits for tokens (hw_pace.h) */
 			} else {

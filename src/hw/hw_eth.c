@@ -700,7 +700,7 @@ void hw_eth_sq_set_pace(struct hw_eth_sq *sq, struct hw_pace *p)
 		hw_pace_get(p);
 	pthread_mutex_lock(&sq->run_lock);
 	old = sq->pace;
-	sq->pace = p;
+	__atomic_store_n(&sq->pace, p, __ATOMIC_RELEASE);
 	if (old == NULL)
 		sq->pi = sq->ci; /* the doorbells so far ran whole */
 	if (old != NULL || p != NULL)
@@ -736,7 +736,7 @@ enum hw_status hw_eth_sq_ring(struct hw_eth_sq *sq, uint32_t pi)
 	avail = (pi - sq->ci) & ETH_COUNTER_MASK;
 	if (avail > (1u << sq->log_size))
 		return HW_ERR_INVAL;
-	if (__builtin_expect(sq->pace != NULL, 0))
+	if (__builtin_expect(__atomic_load_n(&sq->pace, __ATOMIC_RELAXED) != NULL, 0))
 		return sq_ring_paced(sq, pi);
 	while (avail != 0) {
 		uint8_t synd;

@@ -1179,7 +1179,7 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		}
 	}
 	pass_rnr_remote(qp, p);
-	if (qp->pace != NULL)
+	if (__atomic_load_n(&qp->pace, __ATOMIC_RELAXED) != NULL)
 		hw_pace_pass(qp, p);
 	if (hw_qp_xm_busy(qp)) { /* answers of another machine to reap: watched as a polled QP */
 		uint32_t before = __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE);
