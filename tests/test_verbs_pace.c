@@ -28,7 +28,7 @@
 #include "verbs_fixture.h"
 #include "verbs_qp_fixture.h"
 
-#define MSG 1000u
+#define MSG 2000u
 #define NMSG 4
 #define SECOND 1000000000ull
 
@@ -303,8 +303,8 @@ static void fill_sbuf(void)
 
 /*
  * An RC QP attached to a leaf of max_avg_bw 1 Mbit/s (125000 bytes/s, a
- * bucket of 1 ms: 125 bytes) under a node of 2 Mbit/s: the first 1000-byte
- * SEND goes at once and leaves the leaf 875 bytes in debt, the others wait;
+ * bucket of 10 ms: 1250 bytes) under a node of 2 Mbit/s: the first 2000-byte
+ * SEND goes at once and leaves the leaf 750 bytes in debt, the others wait;
  * each move of the clock (by far more than the refill takes) lets exactly
  * one more go. The leaf's accounting: every byte sent, three waits.
  */
@@ -345,7 +345,7 @@ static void test_sched_paces_rc(void)
 	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 1 && wc.wr_id == 0 && wc.status == IBV_WC_SUCCESS);
 	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 0);
 	vb_pace_qp_stats(p.qp[0], &st);
-	CHECK(st.bytes == MSG && st.wqes == 1 && st.deferred == 0 && st.tokens == 125 - (int64_t)MSG);
+	CHECK(st.bytes == MSG && st.wqes == 1 && st.deferred == 0 && st.tokens == 1250 - (int64_t)MSG);
 	for (uint64_t i = 1; i < NMSG; i++) {
 		hw_pace_clock_advance(SECOND);
 		CHECK(vq_poll1(p.cq[0], &wc) == 1);

@@ -18,7 +18,13 @@
 #include "hw_qp.h"
 
 #define PACE_NS 1000000000ll
-#define PACE_DEFAULT_DEPTH_NS 1000000ull /* no depth given: what the rate carries in 1 ms */
+/*
+ * No depth given: what the rate carries in 10 ms. A software engine's sends
+ * run when the host schedules its threads, which under load leaves gaps of
+ * milliseconds; a bucket shallower than the gap would lose that time's rate
+ * (1 ms lost half of it at 10 Mbit/s on a loaded machine, bench/pace.sh).
+ */
+#define PACE_DEFAULT_DEPTH_NS 10000000ull
 
 typedef __int128 pace_t;
 

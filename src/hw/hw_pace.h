@@ -35,7 +35,7 @@ struct hw_pace;
 struct hw_qp;
 struct hw_eng_pass;
 
-/* A bucket of the given rate (bytes/s, 0: unlimited) and depth (bytes, 0: what the rate carries in 1 ms), full. */
+/* A bucket of the given rate (bytes/s, 0: unlimited) and depth (bytes, 0: what the rate carries in 10 ms), full. */
 enum hw_status hw_pace_create(uint64_t rate, uint64_t depth, struct hw_pace *parent, struct hw_pace **out);
 /* New rate and depth; the tokens it holds stay (capped at the new depth). */
 void hw_pace_set(struct hw_pace *p, uint64_t rate, uint64_t depth);

@@ -870,14 +870,16 @@ static bool qp_remote_recv_posted(const struct hw_qp *qp)
 
 uint64_t hw_qp_deadline(struct hw_qp *qp)
 {
-	uint64_t d;
+	uint64_t d, pd;
 	bool due;
 
 	if (qp == NULL)
 		return HW_QP_NO_DEADLINE;
 	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	/* A paced SQ waiting for tokens (hw_pace.h): a polling program runs it at that time, before the thread's wake. */
+	pd = __atomic_load_n(&qp->pace_deadline, __ATOMIC_ACQUIRE);
 	if (d == HW_QP_NO_DEADLINE)
-		return d;
+		return pd;
 	/* The program watches this wait itself (pass_rnr_remote); a lost count among racing pollers is no matter. */
 	__atomic_store_n(&qp->rnr_asks, __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	/*
@@ -888,7 +890,7 @@ uint64_t hw_qp_deadline(struct hw_qp *qp)
 	hw_epoch_enter(); /* the peer's view stays while it is looked at */
 	due = qp_remote_recv_posted(qp);
 	hw_epoch_leave();
-	return due ? 0 : d;
+	return due ? 0 : d < pd ? d : pd;
 }
 
 /*

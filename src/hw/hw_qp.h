@@ -475,8 +475,9 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
 enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
 
 /*
- * When the next kick is due, HW_QP_NO_DEADLINE when the SQ waits for nothing;
- * 0 (due now) when the RC responder of another process it waits on RNR for
+ * When the next kick is due (an RNR retry, or the tokens a paced SQ waits
+ * for: hw_pace.h), HW_QP_NO_DEADLINE when the SQ waits for nothing; 0 (due
+ * now) when the RC responder of another process it waits on RNR for
  * has receives posted since for the WQEs waiting (up to 32, or its whole
  * ring): the kick runs them.
  */

@@ -7,7 +7,7 @@
  * packet QPs, burst and typical packet size accepted (MLX5_IB_PP_SUPPORT_BURST).
  * A rate is applied by the engine (hw_pace.h): the QP's SQ gets a token
  * bucket filled at the rate, as deep as burst_upper_bound bytes (or what the
- * rate carries in 1 ms); the typical packet size is kept in the entry and
+ * rate carries in 10 ms); the typical packet size is kept in the entry and
  * changes nothing here (the bucket counts bytes, not packets).
  *
  * Errors are the kernel's (mlx5_rl_add_rate, mlx5_ib's PP object): a rate
