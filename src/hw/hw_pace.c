@@ -215,7 +215,7 @@ void hw_pace_timer_arm(struct hw_pace_timer *t, uint64_t at)
 	if (!t->armed) {
 		t->armed = true;
 		t->next = timers;
-		timers = t;
+		__atomic_store_n(&timers, t, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&timer_lock);
 	if (__atomic_load_n(&pace_virtual, __ATOMIC_ACQUIRE))
@@ -231,7 +231,7 @@ static void timer_unlink(struct hw_pace_timer *t)
 	while (*pt != NULL && *pt != t)
 		pt = &(*pt)->next;
 	if (*pt == t)
-		*pt = t->next;
+		__atomic_store_n(pt, t->next, __ATOMIC_RELEASE); /* the head is read unlocked (hw_pace_timers_run) */
 	t->armed = false;
 }
 
@@ -265,9 +265,12 @@ static struct hw_pace_timer *timer_take_due(uint64_t now, uint64_t *next)
 
 void hw_pace_timers_run(struct hw_eng_pass *pass)
 {
-	uint64_t next = HW_QP_NO_DEADLINE, now = hw_pace_now();
+	uint64_t next = HW_QP_NO_DEADLINE, now;
 	struct hw_pace_timer *t;
 
+	if (__atomic_load_n(&timers, __ATOMIC_ACQUIRE) == NULL)
+		return; /* no paced Ethernet SQ waits: the pass takes no lock for them */
+	now = hw_pace_now();
 	pthread_mutex_lock(&timer_lock);
 	while ((t = timer_take_due(now, &next)) != NULL) {
 		pthread_mutex_unlock(&timer_lock);

@@ -23,8 +23,10 @@
 
 #include <infiniband/mlx5_user_ioctl_verbs.h>
 
+#include "hw_epoch.h"
 #include "hw_pace.h"
 #include "hw_pp.h"
+#include "hw_qp.h"
 #include "vb_int.h"
 
 #define PP_CTX_MIN 4u /* the rate_limit field */
@@ -138,6 +140,24 @@ int vb_modify_qp_rate_limit(struct ibv_qp *ibqp, struct ibv_qp_rate_limit_attr *
 	if (rc == 0)
 		qp->attr.rate_limit = attr->rate_limit;
 	return rc;
+}
+
+void vb_pace_qp_stats(struct ibv_qp *ibqp, struct hw_pace_stats *s)
+{
+	struct vb_qp *qp = vb_qp_of(ibqp);
+	struct hw_pace *p;
+
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET) {
+		vb_raw_pace_stats(qp, s);
+		return;
+	}
+	hw_epoch_enter(); /* the bucket stays while it is read */
+	p = qp->hw != NULL ? __atomic_load_n(&qp->hw->pace, __ATOMIC_ACQUIRE) : NULL;
+	if (p != NULL)
+		hw_pace_stats(p, s);
+	else
+		*s = (struct hw_pace_stats){ 0 };
+	hw_epoch_leave();
 }
 
 const struct vb_dv_pace_ops vb_dv_pace_ops_impl = {

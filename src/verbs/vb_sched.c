@@ -30,9 +30,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "hw_epoch.h"
 #include "hw_pace.h"
-#include "hw_qp.h"
 #include "vb_int.h"
 
 #define SCHED_FLAGS_ALL (MLX5DV_SCHED_ELEM_ATTR_FLAGS_BW_SHARE | MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW)
@@ -254,22 +252,4 @@ int vb_sched_modify_qp(struct ibv_qp *ibqp, const struct mlx5dv_sched_leaf *req,
 										      : EINVAL;
 	pthread_mutex_unlock(&se_lock);
 	return rc;
-}
-
-void vb_pace_qp_stats(struct ibv_qp *ibqp, struct hw_pace_stats *s)
-{
-	struct vb_qp *qp = vb_qp_of(ibqp);
-	struct hw_pace *p;
-
-	if (ibqp->qp_type == IBV_QPT_RAW_PACKET) {
-		vb_raw_pace_stats(qp, s);
-		return;
-	}
-	hw_epoch_enter(); /* the bucket stays while it is read */
-	p = qp->hw != NULL ? __atomic_load_n(&qp->hw->pace, __ATOMIC_ACQUIRE) : NULL;
-	if (p != NULL)
-		hw_pace_stats(p, s);
-	else
-		*s = (struct hw_pace_stats){ 0 };
-	hw_epoch_leave();
 }
