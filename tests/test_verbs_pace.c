@@ -362,6 +362,61 @@ static void test_sched_paces_rc(void)
 	CHECK_OK(ops(p.c)->modify_qp_sched_elem(p.qp[0], NULL, NULL));
 }
 
+/*
+ * A node's max_avg_bw caps what passes through a leaf of no limit under it:
+ * a node of 1 Mbit/s (1250 bytes deep) lets one 2000-byte SEND go and holds
+ * the next. The leaf, the node and the root destroyed meanwhile (the leaf
+ * first, then nothing is under the node) leave the QP paced as before: the
+ * held SEND goes at the next move of the clock, and its bytes are counted.
+ */
+static void test_sched_node_caps_leaf(void)
+{
+	struct mlx5dv_sched_attr a = { 0 };
+	struct mlx5dv_sched_node *root, *node;
+	struct mlx5dv_sched_leaf *leaf;
+	struct hw_pace_stats st;
+	struct ibv_wc wc;
+	struct vq_pair p;
+	struct vq_pair_spec s = { .buf = { sbuf, rbuf }, .len = sizeof(sbuf),
+				  .access = { VQ_ACCESS_ALL, VQ_ACCESS_ALL }, .type = IBV_QPT_RC };
+
+	hw_pace_clock_virtual(true);
+	th_defer(clock_real_cb, NULL);
+	vq_pair_open(&p, &s);
+	vq_pair_up(&p);
+	fill_sbuf();
+	root = ops(p.c)->node_create(p.c, &a);
+	CHECK(root != NULL);
+	a.parent = root;
+	a.flags = MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW;
+	a.max_avg_bw = 1;
+	node = ops(p.c)->node_create(p.c, &a);
+	CHECK(node != NULL);
+	a.parent = node;
+	a.flags = 0;
+	leaf = ops(p.c)->leaf_create(p.c, &a);
+	CHECK(leaf != NULL);
+	CHECK_OK(ops(p.c)->modify_qp_sched_elem(p.qp[0], leaf, NULL));
+	post_recvs(p.qp[1], p.mr[1], 2);
+	post_sends(p.qp[0], p.mr[0], 2);
+	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 1 && wc.wr_id == 0 && wc.status == IBV_WC_SUCCESS);
+	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 0);
+	CHECK_ERR(ops(p.c)->node_destroy(node), EBUSY);
+	CHECK_OK(ops(p.c)->leaf_destroy(leaf));
+	CHECK_OK(ops(p.c)->node_destroy(node));
+	CHECK_OK(ops(p.c)->node_destroy(root));
+	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 0);
+	hw_pace_clock_advance(SECOND);
+	CHECK(vq_poll1(p.cq[0], &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	vb_pace_qp_stats(p.qp[0], &st);
+	CHECK(st.bytes == 2 * MSG && st.wqes == 2 && st.deferred == 1);
+	for (uint64_t i = 0; i < 2; i++) {
+		CHECK(vq_poll1(p.cq[1], &wc) == 1);
+		CHECK(wc.wr_id == i && wc.status == IBV_WC_SUCCESS && wc.byte_len == MSG);
+	}
+	CHECK(memcmp(sbuf, rbuf, 2 * MSG) == 0);
+}
+
 /* A flow of one ETH spec (destination MAC) to qp. */
 static struct ibv_flow *flow_to(struct ibv_qp *qp, const uint8_t *dmac)
 {
@@ -480,6 +535,7 @@ int main(void)
 	RUN(test_sched_qp_states);
 	RUN(test_rate_limit_errors);
 	RUN(test_sched_paces_rc);
+	RUN(test_sched_node_caps_leaf);
 	RUN(test_rate_paces_raw);
 	return th_summary("test_verbs_pace");
 }
