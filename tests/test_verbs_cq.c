@@ -54,7 +54,11 @@ static void test_create(void)
 	cqx = ibv_create_cq_ex(c, &ax);
 	CHECK(cqx != NULL);
 	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
-	ax.wc_flags = IBV_WC_EX_WITH_TM_INFO; /* tag matching: not on this device */
+	ax.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO; /* tag matching (test_verbs_tm) */
+	cqx = ibv_create_cq_ex(c, &ax);
+	CHECK(cqx != NULL);
+	CHECK_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	ax.wc_flags = 1ull << 20; /* a field mlx5 has no value for */
 	CHECK(ibv_create_cq_ex(c, &ax) == NULL && errno == EOPNOTSUPP);
 	ax.wc_flags = 0;
 	ax.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;

@@ -106,14 +106,17 @@ static void check_prop(unsigned base, int receive)
 {
 	CHECK(field(base + 0, 1) == 1);		   /* ft_support */
 	CHECK(field(base + 1, 1) == (receive ? 1u : 0u)); /* flow_tag: the receive CQE's */
-	CHECK(field(base + 2, 1) == 0);		   /* flow_counter */
-	CHECK(field(base + 7, 1) == 0);		   /* reformat */
-	CHECK(field(base + 8, 1) == 0);		   /* decap */
+	CHECK(field(base + 2, 1) == 1);		   /* flow_counter: DevX flow counters */
+	CHECK(field(base + 7, 1) == 1);		   /* reformat: L2 decap on receive, encap on transmit */
+	CHECK(field(base + 8, 1) == (receive ? 1u : 0u)); /* decap */
+	CHECK(field(base + 18, 2) == 0);	   /* reformat_l3_tunnel_to_l2, reformat_l2_to_l3_tunnel: not done */
 	CHECK(field(base + 10, 1) == (receive ? 1u : 0u)); /* pop_vlan */
 	CHECK(field(base + 11, 1) == (receive ? 0u : 1u)); /* push_vlan */
 	CHECK(field(base + 17, 1) == 0);	   /* sw_owner */
 	CHECK(field(base + 30, 1) == 0);	   /* sw_owner_v2 */
-	CHECK(field(base + 40, 8) == 0);	   /* log_max_modify_header_context */
+	CHECK(field(base + 40, 8) == 24);	   /* log_max_modify_header_context */
+	CHECK(field(base + 48, 8) == 32);	   /* max_modify_header_actions */
+	CHECK(field(base + 136, 8) == 3);	   /* log_max_flow_counter: a rule's 8 actions */
 	CHECK(field(base + 56, 8) == 0xff);	   /* max_ft_level */
 	CHECK(field(base + 152, 8) == 4);	   /* log_max_destination: a dest array's 16 */
 	/* ft_field_support: outer dmac, smac, ethertype, IP version, VLAN, TTL; not the second VLAN. */
@@ -132,7 +135,10 @@ static void test_nic_flow_table_page(void)
 	CHECK_OK(query(c, 0x7 << 1 | 1));
 	check_header();
 	/* What rdma-core's requires_reformat_support reads: encap_general_header, log_max_packet_reformat, reformat. */
-	CHECK((out[20] & 0x80) == 0 && (out[21] & 0x1f) == 0 && (out[80] & 1) == 0 && (out[272] & 1) == 0);
+	CHECK((out[20] & 0x80) != 0 && (out[21] & 0x1f) != 0 && (out[80] & 1) != 0 && (out[272] & 1) != 0);
+	CHECK(field(32, 1) == 1);    /* encap_general_header */
+	CHECK(field(43, 5) == 24);   /* log_max_packet_reformat_context */
+	CHECK(field(54, 10) == 128); /* max_encap_header_size */
 	check_prop(512, 1);  /* flow_table_properties_nic_receive */
 	check_prop(2048, 0); /* flow_table_properties_nic_transmit */
 	CHECK(field(1024, 1) == 0); /* nic_receive_rdma: not steered here */

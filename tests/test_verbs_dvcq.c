@@ -115,7 +115,7 @@ static void test_refusals(void)
 	}
 	/* The generic checks come first: an unsupported wc flag is EOPNOTSUPP even with a bad vendor mask. */
 	dv = (struct mlx5dv_cq_init_attr){ .comp_mask = 1u << 7 };
-	a.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
+	a.wc_flags = IBV_WC_STANDARD_FLAGS | (1ull << 20);
 	CHECK(dv_refusal(c, &a, &dv) == EOPNOTSUPP);
 	a.wc_flags = IBV_WC_STANDARD_FLAGS;
 	a.cqe = 0;

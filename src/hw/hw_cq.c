@@ -883,7 +883,8 @@ typedef hw_cq_v2 cq_v2;
  * consumer trusts the rest once it sees its owner bit.
  */
 static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uint32_t pi,
-							   const struct hw_cqe_fields *f, bool err, uint64_t stamp)
+							   const struct hw_cqe_fields *f, bool err, uint64_t stamp,
+							   const struct hw_cqe_tm *tm)
 {
 	struct hw_cqe64 *slot = cq_slot(cq, pi);
 	cq_v2 *v = (cq_v2 *)(void *)slot;
@@ -910,6 +911,12 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 					(uint64_t)htobe32(f->byte_cnt) << 32 };
 		}
 	}
+	if (tm != NULL) { /* a constant NULL but in hw_cq_push_tm_locked: no test on the other paths */
+		memcpy(slot, tm->head, sizeof(tm->head));
+		slot->app = HW_CQE_APP_TM;
+		slot->app_op = tm->app_op;
+		slot->app_info = htobe16(tm->app_info);
+	}
 	memcpy(&slot->timestamp, &w6, sizeof(w6)); /* the error CQE's syndromes, else the timestamp */
 	memcpy(&slot->sop_drop_qpn, &top, sizeof(top));
 	memcpy(&slot->wqe_counter, &cnt, sizeof(cnt));
@@ -933,7 +940,7 @@ static __attribute__((noinline)) enum hw_status cq_push_fire(struct hw_cq *cq, u
  * calls nothing but a firing arm.
  */
 static inline __attribute__((always_inline)) enum hw_status cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f,
-								    bool sc, uint64_t stamp)
+								    bool sc, uint64_t stamp, const struct hw_cqe_tm *tm)
 {
 	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
 	uint32_t ci = atomic_load_explicit(&cq->ci_seen, memory_order_relaxed);
@@ -949,7 +956,7 @@ static inline __attribute__((always_inline)) enum hw_status cq_push(struct hw_cq
 			return HW_ERR_FULL;
 		}
 	}
-	cq_write(cq, pi, f, err, stamp);
+	cq_write(cq, pi, f, err, stamp, tm);
 	if (sol)
 		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
 	if (sc) {
@@ -970,7 +977,7 @@ static __attribute__((noinline)) enum hw_status cq_push_stamped(struct hw_cq *cq
 {
 	uint64_t stamp = htobe64(cq_clock_ns());
 
-	return sc ? cq_push(cq, f, true, stamp) : cq_push(cq, f, false, stamp);
+	return sc ? cq_push(cq, f, true, stamp, NULL) : cq_push(cq, f, false, stamp, NULL);
 }
 
 enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f)
@@ -979,7 +986,7 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
 		return HW_ERR_INVAL;
 	if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0) && !cq_is_err(f->opcode))
 		return cq_push_stamped(cq, f, true);
-	return cq_push(cq, f, true, 0);
+	return cq_push(cq, f, true, 0, NULL);
 }
 
 /*
@@ -994,7 +1001,20 @@ enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f)
 		return HW_ERR_INVAL;
 	if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0) && !cq_is_err(f->opcode))
 		return cq_push_stamped(cq, f, false);
-	return cq_push(cq, f, false, 0);
+	return cq_push(cq, f, false, 0, NULL);
+}
+
+/* A tag matching CQE (hw_tm.h): out of line, so the CQEs of everything else carry nothing of it. */
+enum hw_status hw_cq_push_tm_locked(struct hw_cq *cq, const struct hw_cqe_fields *f, const struct hw_cqe_tm *tm)
+{
+	uint64_t stamp = 0;
+
+	/* NO_PACKET is a tag list operation's only: checked here, not on every push */
+	if (!cq_opcode_valid(f->opcode) && f->opcode != HW_CQE_NO_PACKET)
+		return HW_ERR_INVAL;
+	if ((cq->st->flags & CQ_F_TIMESTAMP) && !cq_is_err(f->opcode))
+		stamp = htobe64(cq_clock_ns());
+	return cq_push(cq, f, true, stamp, tm);
 }
 
 enum hw_status hw_cq_sp_push_req_slow(struct hw_cq_sp *sp, uint32_t qpn_top, uint16_t wqe_counter, uint32_t byte_cnt,

@@ -177,6 +177,18 @@ enum hw_status hw_cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f);
  * as a flush writes them), or for a CQ with a single producer.
  */
 enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f);
+/*
+ * The tag matching part of a CQE (hw_tm.h): app is set to HW_CQE_APP_TM,
+ * app_op and app_info as given, and the CQE's first 16 bytes are head (the
+ * message's TMH, or a list operation's success word and phase count).
+ */
+struct hw_cqe_tm {
+	uint8_t app_op;
+	uint16_t app_info;
+	uint8_t head[16];
+};
+/* hw_cq_push_locked with the tag matching part written too. */
+enum hw_status hw_cq_push_tm_locked(struct hw_cq *cq, const struct hw_cqe_fields *f, const struct hw_cqe_tm *tm);
 /* The producer lock; a holder whose process died is taken over. */
 void hw_cq_lock(struct hw_cq *cq);
 void hw_cq_unlock(struct hw_cq *cq);

@@ -84,12 +84,14 @@ struct eng_wqe {
 	uint32_t rqpn;	    /* with dest: the requester, as the DCT's receive CQE reports it */
 	uint16_t slid;
 	struct hw_srq *xsrq; /* an XRC initiator's WQE: the SRQ its XRC segment names (eng_exec_xrc); else NULL */
+	uint8_t tm_fin[16];  /* a rendezvous SEND's FIN, owed to this QP after its CQE (eng_res.tm_fin) */
 };
 
 /* What one WQE did: syndrome 0 on success; rnr when the responder had no receive (nothing done). */
 struct eng_res {
 	uint8_t synd;
 	bool rnr;
+	bool tm_fin; /* the WQE's tm_fin goes to the QP's receive queue once its CQE is out (hw_eng_tm.h) */
 	uint32_t byte_cnt;
 };
 
@@ -646,6 +648,8 @@ static struct eng_res eng_rnr(void)
 	return (struct eng_res){ .rnr = true };
 }
 
+#include "hw_eng_tm.h" /* the SENDs a tag matching SRQ receives: they use the helpers above */
+
 /*
  * SEND, SEND_IMM and SEND_INVAL over RC: gather locally, scatter into the
  * peer's next receive. SEND_INVAL frees the key in its immediate, which must
@@ -665,6 +669,8 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+	if (__builtin_expect(peer->srq != NULL, 0) && peer->srq->tm != NULL && w->xsrq == NULL)
+		return eng_send_tm(qp, peer, w, &src);
 	if (!eng_rcv_take(peer, w, &r))
 		return eng_rnr();
 	if (eng_rcv_list(&r, &dst) != 0)
@@ -2147,8 +2153,11 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		}
 		if (waiting)
 			__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
-		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED))
+		if (res.synd != 0 || (w.fm_ce_se & ENG_CE_SIGNALED)) {
 			eng_req_cqe(qp, w.idx, w.opcode, res);
+			if (__builtin_expect(res.tm_fin, 0))
+				eng_tm_fin(qp, w.tm_fin);
+		}
 		if (res.synd != 0 && hw_qp_state_of(qp) != HW_QP_ERR)
 			eng_qp_error(qp, &w, nbb, res.synd);
 		if (nbb == 0)

@@ -25,6 +25,7 @@ enum hw_cqe_opcode {
 	HW_CQE_RESP_SEND = 0x2,
 	HW_CQE_RESP_SEND_IMM = 0x3,
 	HW_CQE_RESP_SEND_INV = 0x4,
+	HW_CQE_NO_PACKET = 0x6,	    /* a completion of no message: a tag list operation (hw_tm.h) */
 	HW_CQE_REQ_ERR = 0xd,
 	HW_CQE_RESP_ERR = 0xe,
 	HW_CQE_INVALID = 0xf,	    /* never written by the device: an empty slot */
@@ -91,6 +92,23 @@ struct hw_cqe64 {
 	uint8_t signature;
 	uint8_t op_own;
 };
+
+/*
+ * A CQE of tag matching has app HW_CQE_APP_TM and one of these app_ops
+ * (mlx5's MLX5_CQE_APP_OP_TM_*); app_info is the tag's list index.
+ */
+#define HW_CQE_APP_TM 1
+enum hw_cqe_tm_op {
+	HW_TM_OP_CONSUMED = 0x1,     /* a rendezvous matched: the data follows (EXPECTED) */
+	HW_TM_OP_EXPECTED = 0x2,     /* the rendezvous data is in the tag's buffer */
+	HW_TM_OP_UNEXPECTED = 0x3,   /* no tag matched: an ordinary receive took it, TMH and all */
+	HW_TM_OP_NO_TAG = 0x4,	     /* a message without a tag: an ordinary receive took it */
+	HW_TM_OP_APPEND = 0x5,	     /* list operations */
+	HW_TM_OP_REMOVE = 0x6,
+	HW_TM_OP_NOOP = 0x7,
+	HW_TM_OP_CONSUMED_MSG = 0xa, /* an eager message matched: its data is in the tag's buffer */
+};
+#define HW_TM_SUCCESS 0x80000000u /* a list operation's CQE: the first word, big-endian */
 
 /* The same 64 bytes when the opcode is REQ_ERR or RESP_ERR. */
 struct hw_err_cqe {

@@ -12,6 +12,7 @@
 #include "hw_life.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
+#include "hw_tm.h"
 #include "hw_xrc.h"
 
 #define SRQ_COUNTER_MASK 0xffffu
@@ -129,6 +130,9 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq->limit_arg = attr->limit_arg;
 	srq->xrcd = attr->xrcd;
 	srq->cq = attr->cq;
+	srq->tm = attr->tm;
+	if (srq->tm != NULL)
+		hw_tm_bind(srq->tm, srq->srqn);
 	st = srq_alloc_mem(srq, attr);
 	if (st != HW_OK)
 		goto err_block;

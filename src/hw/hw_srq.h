@@ -34,6 +34,7 @@
 #define HW_SRQ_LOG_STRIDE_MAX 10 /* the next segment and 63 data segments */
 
 struct hw_srq;
+struct hw_tm;
 struct hw_qp;
 
 typedef void (*hw_srq_limit_cb)(void *arg, struct hw_srq *srq);
@@ -62,6 +63,8 @@ struct hw_srq_attr {
 	 */
 	void *ring;
 	uint32_t *dbrec;
+	/* A tag matching SRQ (hw_tm.h): its list, the creator's; NULL for any other. */
+	struct hw_tm *tm;
 };
 
 #define HW_SRQ_RING_ALIGN 64
@@ -103,6 +106,7 @@ struct hw_srq {
 	bool view;	   /* another process's SRQ mapped here */
 	uint64_t xrcd;	   /* XRC: its domain (0: none) */
 	struct hw_cq *cq;  /* XRC: where its receives complete (a view's own attached CQ) */
+	struct hw_tm *tm;  /* tag matching: its list (hw_tm.h); NULL otherwise, and in a view */
 	const _Atomic uint32_t *seqp; /* a view: its record's sequence, which moves when the owner destroys it */
 	uint32_t seq;
 	const _Atomic int *lifep;     /* an XRC view: its owner's life word (NULL: not watched so), and holder */

@@ -18,11 +18,15 @@
  * end a transmit goes to the wire and a receive is dropped.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_counter.h"
 #include "hw_eth.h"
+#include "hw_modhdr.h"
+#include "hw_reformat.h"
 #include "hw_steer.h"
 
 #define STEER_MAX_ACTS 8
@@ -36,6 +40,8 @@ struct hw_steer_rule {
 	uint32_t n_edits;
 	struct hw_steer_action edits[STEER_MAX_ACTS];
 	uint32_t tag; /* 0: none */
+	uint32_t n_counters;
+	struct hw_counter *counters[STEER_MAX_ACTS];
 	struct hw_steer_action dests[HW_STEER_DESTS_MAX]; /* act's, when a DESTS */
 };
 
@@ -247,11 +253,22 @@ static enum hw_status steer_split(const struct hw_steer_action *acts, uint32_t n
 		case HW_STEER_ACT_WIRE:
 		case HW_STEER_ACT_MISS:
 		case HW_STEER_ACT_DESTS:
+		case HW_STEER_ACT_SAMPLE:
 			if (term)
 				return HW_ERR_INVAL;
 			term = true;
 			r->act = acts[i];
 			break;
+		case HW_STEER_ACT_COUNT:
+			if (acts[i].counter == NULL)
+				return HW_ERR_INVAL;
+			r->counters[r->n_counters++] = acts[i].counter;
+			break;
+		case HW_STEER_ACT_REFORMAT:
+		case HW_STEER_ACT_MODIFY:
+			if (acts[i].reformat == NULL && acts[i].modhdr == NULL)
+				return HW_ERR_INVAL;
+			/* fall through */
 		case HW_STEER_ACT_PUSH_VLAN:
 		case HW_STEER_ACT_POP_VLAN:
 		case HW_STEER_ACT_TAG: /* checked as an edit, kept as the rule's tag */
@@ -264,6 +281,16 @@ static enum hw_status steer_split(const struct hw_steer_action *acts, uint32_t n
 		}
 	}
 	return steer_split_dests(r);
+}
+
+/* A sampler of a NIC receive rule: its table a jump's, its TIR there. */
+static enum hw_status steer_sampler_ok(const struct hw_steer_table *t, const struct hw_steer_sampler *s)
+{
+	if (s == NULL || s->ratio == 0 || t->d->type != HW_STEER_NIC_RX)
+		return HW_ERR_INVAL;
+	if (s->table == NULL || s->table->d != t->d || s->table->level <= t->level)
+		return HW_ERR_INVAL;
+	return s->tirn == 0 || hw_eth_tir_exists(s->tirn) ? HW_OK : HW_ERR_KEY;
 }
 
 /* Whether a rule of table t may take action a; under the write lock (the TIR check must not race a destroy). */
@@ -283,6 +310,12 @@ static enum hw_status steer_action_ok(const struct hw_steer_table *t, const stru
 		return t->d->type == HW_STEER_NIC_TX ? HW_ERR_INVAL : HW_OK;
 	case HW_STEER_ACT_TAG: /* the receive CQE's */
 		return t->d->type == HW_STEER_NIC_RX ? HW_OK : HW_ERR_INVAL;
+	case HW_STEER_ACT_REFORMAT:
+		return a->reformat != NULL && hw_reformat_fits(a->reformat, t->d->type) ? HW_OK : HW_ERR_INVAL;
+	case HW_STEER_ACT_MODIFY:
+		return a->modhdr != NULL ? HW_OK : HW_ERR_INVAL;
+	case HW_STEER_ACT_SAMPLE:
+		return steer_sampler_ok(t, a->sampler);
 	case HW_STEER_ACT_DESTS:
 		for (uint32_t i = 0; i < a->n_dests; i++) {
 			enum hw_status st = steer_action_ok(t, &a->dests[i]);
@@ -310,6 +343,8 @@ static void steer_jumpers(const struct hw_steer_rule *r, int d)
 {
 	if (r->act.type == HW_STEER_ACT_TABLE)
 		r->act.table->jumpers += (uint32_t)d;
+	if (r->act.type == HW_STEER_ACT_SAMPLE)
+		r->act.sampler->table->jumpers += (uint32_t)d;
 	for (uint32_t i = 0; r->act.type == HW_STEER_ACT_DESTS && i < r->act.n_dests; i++)
 		if (r->dests[i].type == HW_STEER_ACT_TABLE)
 			r->dests[i].table->jumpers += (uint32_t)d;
@@ -365,6 +400,8 @@ static bool steer_rule_names_tir(const struct hw_steer_rule *r, uint32_t tirn)
 {
 	if (r->act.type == HW_STEER_ACT_TIR)
 		return r->act.tirn == tirn;
+	if (r->act.type == HW_STEER_ACT_SAMPLE)
+		return r->act.sampler->tirn == tirn;
 	for (uint32_t i = 0; r->act.type == HW_STEER_ACT_DESTS && i < r->act.n_dests; i++)
 		if (r->dests[i].type == HW_STEER_ACT_TIR && r->dests[i].tirn == tirn)
 			return true;
@@ -436,7 +473,12 @@ static bool steer_edit(const struct hw_steer_rule *r, struct hw_steer_frame *f)
 
 		if (a->type == HW_STEER_ACT_TAG)
 			continue;
-		if (a->type == HW_STEER_ACT_PUSH_VLAN) {
+		if (a->type == HW_STEER_ACT_REFORMAT) {
+			if (!hw_reformat_apply(a->reformat, f))
+				return false;
+		} else if (a->type == HW_STEER_ACT_MODIFY) {
+			hw_modhdr_apply(a->modhdr, f);
+		} else if (a->type == HW_STEER_ACT_PUSH_VLAN) {
 			if (f->len < STEER_MACS || f->cap - f->len < STEER_TAG)
 				return false;
 			memmove(tag + STEER_TAG, tag, f->len - STEER_MACS);
@@ -493,6 +535,26 @@ static bool steer_dests(const struct hw_steer_rule *r, struct hw_steer_frame *fr
 	return true;
 }
 
+/* The rule's counters count the frame as it reached the rule. */
+static void steer_count(const struct hw_steer_rule *r, const struct hw_steer_frame *fr)
+{
+	for (uint32_t i = 0; i < r->n_counters; i++)
+		hw_counter_add(r->counters[i], fr->len);
+}
+
+/* A sampler: one frame in ratio, from the first, also to its TIR (counted); the frame goes on to its table. */
+static const struct hw_steer_table *steer_sample(struct hw_steer_sampler *s, const struct hw_steer_frame *fr,
+						 struct hw_steer_verdict *v)
+{
+	if (atomic_fetch_add_explicit(&s->seen, 1, memory_order_relaxed) % s->ratio == 0) {
+		if (s->counter != NULL)
+			hw_counter_add(s->counter, fr->len);
+		if (s->tirn != 0)
+			steer_add_tir(v, s->tirn);
+	}
+	return s->table;
+}
+
 /*
  * A lookup from table t; false on a miss (none matched, or the default
  * miss). A copy (a dest array's table) takes no edits and no tags.
@@ -506,6 +568,8 @@ static bool steer_walk(const struct hw_steer_table *t, struct hw_steer_frame *fr
 
 		if (r == NULL)
 			return false;
+		if (r->n_counters != 0)
+			steer_count(r, fr);
 		if (!copy && !steer_apply(r, fr, f)) {
 			*v = (struct hw_steer_verdict){ .type = HW_STEER_ACT_DROP };
 			return true;
@@ -516,6 +580,10 @@ static bool steer_walk(const struct hw_steer_table *t, struct hw_steer_frame *fr
 			return false;
 		if (r->act.type == HW_STEER_ACT_DESTS)
 			return steer_dests(r, fr, f, v);
+		if (r->act.type == HW_STEER_ACT_SAMPLE) {
+			t = steer_sample(r->act.sampler, fr, v);
+			continue;
+		}
 		if (r->act.type != HW_STEER_ACT_TABLE) {
 			v->type = r->act.type;
 			if (r->act.type == HW_STEER_ACT_TIR)
@@ -531,8 +599,16 @@ static bool steer_walk(const struct hw_steer_table *t, struct hw_steer_frame *fr
 static bool steer_domain_lookup(const struct hw_steer_domain *d, struct hw_steer_frame *fr, uint64_t f[STEER_WORDS],
 				struct hw_steer_verdict *v)
 {
+	bool hit;
+
 	*v = (struct hw_steer_verdict){0};
-	return steer_walk(steer_root(d), fr, f, v, false);
+	hit = steer_walk(steer_root(d), fr, f, v, false);
+	/* Sampled copies land whatever became of the frame they were taken from. */
+	if (v->n_tirs != 0 && v->type != HW_STEER_ACT_TIR) {
+		v->type = HW_STEER_ACT_TIR;
+		return true;
+	}
+	return hit;
 }
 
 /* One stage: the first domain of that type with a verdict; false when all miss. */

@@ -33,6 +33,7 @@
 #ifndef HW_STEER_H_
 #define HW_STEER_H_
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "hw_mem.h"
@@ -55,8 +56,13 @@ enum hw_steer_action_type {
 	/* Edits, not terminal: */
 	HW_STEER_ACT_PUSH_VLAN, /* vlan: the 4 bytes (TPID, TCI, network order) inserted after the MACs */
 	HW_STEER_ACT_POP_VLAN,	/* the outer 802.1Q tag removed (an untagged frame is left as it is) */
+	HW_STEER_ACT_REFORMAT,	/* reformat: a tunnel header added or removed (hw_reformat.h) */
+	HW_STEER_ACT_MODIFY,	/* modify: header fields set, added to or copied (hw_modhdr.h) */
 	/* Neither: */
 	HW_STEER_ACT_TAG, /* tag: the flow tag the receive CQE carries (24 bits, NIC receive only) */
+	HW_STEER_ACT_COUNT, /* counter: the frames that take the rule and their bytes (hw_counter.h) */
+	/* Terminal, NIC receive only: */
+	HW_STEER_ACT_SAMPLE, /* sampler: every frame on to its table, one in ratio also a copy to its TIR */
 };
 
 #define HW_STEER_DESTS_MAX 16 /* destinations of one DESTS action, TIRs of one verdict */
@@ -65,6 +71,23 @@ struct hw_steer_domain;
 struct hw_steer_table;
 struct hw_steer_matcher;
 struct hw_steer_rule;
+struct hw_reformat;
+struct hw_modhdr;
+struct hw_counter;
+
+/*
+ * A sampler: every frame goes on to table (of the rule's domain, at a
+ * higher level), and the 1st, (ratio+1)th, ... frame that takes it also
+ * goes, unedited, to TIR tirn (0: no copy) after counter (NULL: none)
+ * counted it. The rule's own edits do not reach the copy.
+ */
+struct hw_steer_sampler {
+	uint32_t ratio;
+	struct hw_steer_table *table;
+	uint32_t tirn;
+	struct hw_counter *counter;
+	_Atomic uint64_t seen;
+};
 
 struct hw_steer_action {
 	enum hw_steer_action_type type;
@@ -74,6 +97,11 @@ struct hw_steer_action {
 	uint32_t tag;
 	uint32_t n_dests;			  /* DESTS: 1 .. HW_STEER_DESTS_MAX */
 	const struct hw_steer_action *dests;	  /* DESTS: TIR or TABLE each; copied by the rule */
+	/* Owned by the caller, who keeps each alive while a rule names it: */
+	const struct hw_reformat *reformat;
+	const struct hw_modhdr *modhdr;
+	struct hw_counter *counter;
+	struct hw_steer_sampler *sampler;
 };
 
 /* A frame the lookup may edit in place: len bytes in buf, which holds cap. */
@@ -99,12 +127,15 @@ enum hw_status hw_steer_matcher_create(struct hw_steer_table *t, uint16_t priori
 enum hw_status hw_steer_matcher_destroy(struct hw_steer_matcher *m);
 
 /*
- * n actions (1 .. 8): edits, applied in the order given, a tag, and at
- * most one terminal action (DROP, TIR, TABLE, WIRE, MISS, DESTS; none is
- * MISS). HW_ERR_KEY for a TIR that does not exist; HW_ERR_INVAL for a table
- * of another domain or not of a higher level, WIRE or PUSH_VLAN in a NIC
- * receive domain, POP_VLAN or TAG outside one, several terminal actions, a
- * DESTS of no or too many destinations, or one that is not a TIR or table.
+ * n actions (1 .. 8): edits, applied in the order given, a tag, counters
+ * (each counts the frame as the rule takes it, before the rule's edits),
+ * and at most one terminal action (DROP, TIR, TABLE, WIRE, MISS, DESTS,
+ * SAMPLE; none is MISS). HW_ERR_KEY for a TIR that does not exist;
+ * HW_ERR_INVAL for a table of another domain or not of a higher level,
+ * WIRE or PUSH_VLAN in a NIC receive domain, POP_VLAN or TAG outside one, a
+ * reformat that does not fit the domain's direction (hw_reformat_fits), a
+ * SAMPLE outside NIC receive, several terminal actions, a DESTS of no or
+ * too many destinations, or one that is not a TIR or table.
  * A DESTS's table is looked up for its copy as a jump would, without the
  * edits of its rules (every copy keeps the frame's bytes) or their tags.
  */

@@ -125,6 +125,7 @@ struct vb_umem {
 struct vb_qp;
 struct vb_raw;
 struct vb_srq;
+struct vb_tm;
 struct vb_xrcd;
 
 /*
@@ -161,6 +162,7 @@ struct vb_cq {
 	struct ibv_wc cur;	  /* extended poll: the completion being read */
 	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */
 	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
+	bool ext;		  /* made by ibv_create_cq_ex (a tag matching SRQ needs one) */
 };
 
 /* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */
@@ -185,7 +187,8 @@ struct vb_srq {
 	_Atomic uint32_t users;	  /* QPs on it */
 	struct vb_xrcd *xrcd;	  /* an XRC SRQ: its domain (vb_xrc.c), and the CQ its receives complete into */
 	struct vb_cq *xcq;
-	struct vb_srq *x_next;	  /* xcq's list */
+	struct vb_srq *x_next;	  /* xcq's list (a tag matching SRQ's CQ lists it too) */
+	struct vb_tm *tm;	  /* a tag matching SRQ: its list's driver side (vb_tm.c); else NULL */
 };
 
 struct vb_ah {
@@ -325,8 +328,26 @@ struct vb_dv_ops {
 				   struct mlx5dv_alloc_dm_attr *mattr);
 	/* DCI stream reset, AH-to-QP mapping (vb_dcs.c). */
 	const struct vb_dv_dcs_ops *dcs;
+	/* Steering actions with a device part, flow counters (vb_dr_act.c, vb_devx_counter.c). */
+	const struct vb_dv_act_ops *act;
 	/* Packet pacing entries and schedule elements (vb_pace.c, vb_sched.c). */
 	const struct vb_dv_pace_ops *pace;
+};
+
+struct vb_dv_act_ops {
+	/*
+	 * The device part of a REFORMAT (data: the header, len its bytes; the
+	 * type in a->reformat_type), MODIFY (data: the PRM actions, len their
+	 * bytes) or SAMPLER (data: the mlx5dv_dr_flow_sampler_attr) action into
+	 * a->hw: 0 or the errno mlx5dv gives.
+	 */
+	int (*dr_action_init)(struct mlx5dv_dr_action *a, const void *data, size_t len);
+	void (*dr_action_fini)(struct mlx5dv_dr_action *a);
+	int (*devx_obj_query)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+	struct ibv_flow_action *(*flow_action_reformat)(struct ibv_context *ctx, size_t data_sz, void *data,
+							 int reformat_type, int ft_type);
+	struct ibv_flow_action *(*flow_action_modify)(struct ibv_context *ctx, size_t actions_sz, uint64_t *actions,
+						       int ft_type);
 };
 
 struct vb_dv_pace_ops {
@@ -427,6 +448,7 @@ struct mlx5dv_flow_matcher {
  */
 enum vb_devx_kind {
 	VB_DEVX_TIR = 1,
+	VB_DEVX_FLOW_COUNTER,
 };
 
 struct mlx5dv_devx_obj {
@@ -434,7 +456,9 @@ struct mlx5dv_devx_obj {
 	uint32_t magic;
 	enum vb_devx_kind kind;
 	struct ibv_context *ctx;
-	uint32_t object_id;	  /* a TIR's tirn */
+	uint32_t object_id;	  /* a TIR's tirn, a flow counter's id */
+	void *hw;		  /* FLOW_COUNTER: its hw_counter */
+	_Atomic uint32_t users;	  /* FLOW_COUNTER: actions naming it (destroy EBUSY) */
 };
 
 struct hw_steer_domain;
@@ -499,6 +523,10 @@ enum vb_dr_action_type {
 	VB_DR_ACT_POP_VLAN,
 	VB_DR_ACT_TAG,		  /* the receive CQE's flow tag (NIC_RX) */
 	VB_DR_ACT_DESTS,	  /* a dest array: a copy of the frame to each of dests */
+	VB_DR_ACT_REFORMAT,	  /* packet reformat: hw a hw_reformat */
+	VB_DR_ACT_MODIFY,	  /* header modify: hw a hw_modhdr */
+	VB_DR_ACT_COUNTER,	  /* a DevX flow counter: devx, held */
+	VB_DR_ACT_SAMPLER,	  /* hw a hw_steer_sampler; tbl its table, dests its sample actions, held */
 };
 
 #define VB_DR_DESTS_MAX 16 /* hw_steer's HW_STEER_DESTS_MAX */
@@ -516,7 +544,13 @@ struct mlx5dv_dr_action {
 	size_t n_dests;		  /* DESTS: each counts the array in its users */
 	struct mlx5dv_dr_action *dests[VB_DR_DESTS_MAX];
 	_Atomic uint32_t users;	  /* rules: destroy is EBUSY while non-zero */
+	int reformat_type;	  /* REFORMAT: the mlx5dv type */
+	void *hw;		  /* REFORMAT, MODIFY, SAMPLER: made by vb_dv_act_ops */
+	struct mlx5dv_devx_obj *devx; /* COUNTER */
 };
+
+/* What a reformat, modify, counter or sampler action holds, let go at its destroy (libmlx5: vb_mlx5_dr_act.c). */
+void vb_mlx5_dr_act_release(struct mlx5dv_dr_action *a);
 
 #define VB_DR_MAX_ACTS 8 /* hw_steer's limit per rule */
 #define VB_DR_LOG_RULES_MAX 24 /* log_max_ft_size of the flow-table caps page */

@@ -23,7 +23,7 @@
 
 #define VB_CQ_WC_FLAGS                                                                            \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
-	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_TM_INFO)
 #define VB_CQ_COMP_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)
 /*
  * IGNORE_OVERRUN (a CQ that writes on over unpolled entries) is a flag mlx5
@@ -209,7 +209,10 @@ struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *context, struct ibv_cq_ini
 		return NULL;
 	}
 	cq = vb_cq_create(ctx, attr, NULL);
-	return cq != NULL ? &cq->cqx : NULL;
+	if (cq == NULL)
+		return NULL;
+	cq->ext = true;
+	return &cq->cqx;
 }
 
 VB_EXPORT int vb_destroy_cq(struct ibv_cq *cq);

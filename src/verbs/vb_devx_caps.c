@@ -8,15 +8,19 @@
  * ibv_query_port report, as logarithms; the port's type (Ethernet or
  * InfiniBand); NIC receive and transmit steering with the fields hw_steer
  * matches (vb_dr.c), drop, VLAN pop and flow tags (receive) and push
- * (transmit), dest arrays of up to 16 destinations. What the steering does
- * not do stays 0: packet reformat, header modify, flow counters,
- * software-owned ICM. Maximum and current values are the
+ * (transmit), dest arrays of up to 16 destinations, flow counters, header
+ * modify, and packet reformat: L2 tunnel decap (receive) and encap
+ * (transmit) of headers up to 128 bytes (hw_reformat.h). What the steering
+ * does not do stays 0: the L3 tunnel reformats, software-owned ICM.
+ * Maximum and current values are the
  * same (nothing here is set by a program). The QoS page (type 0xc) says
  * what packet pacing and the schedule elements offer (vb_pace.c, vb_sched.c).
  */
 #include <string.h>
 
+#include "hw_modhdr.h"
 #include "hw_pp.h"
+#include "hw_reformat.h"
 #include "vb_int.h"
 
 #define CAP_TYPE_GENERAL 0x0
@@ -88,6 +92,12 @@
 #define FT_NIC_TRANSMIT 2048
 #define P_FT_SUPPORT 0, 1
 #define P_FLOW_TAG 1, 1
+#define P_FLOW_COUNTER 2, 1
+#define P_REFORMAT 7, 1
+#define P_DECAP 8, 1
+#define P_LOG_MAX_MODIFY_HDR 40, 8
+#define P_MAX_MODIFY_HDR_ACTIONS 48, 8
+#define P_LOG_MAX_FLOW_COUNTER 136, 8
 #define P_FLOW_MODIFY_EN 3, 1
 #define P_MODIFY_ROOT 4, 1
 #define P_POP_VLAN 10, 1
@@ -97,6 +107,9 @@
 #define P_LOG_MAX_FT_NUM 120, 8
 #define P_LOG_MAX_DESTINATION 152, 8
 #define P_LOG_MAX_FLOW 184, 8
+#define N_ENCAP_GENERAL_HEADER 32, 1
+#define N_LOG_MAX_PACKET_REFORMAT 43, 5
+#define N_MAX_ENCAP_HEADER_SIZE 54, 10
 #define P_FIELD_SUPPORT 256 /* flow_table_fields_supported: one bit a field, from bit 0 */
 
 /* The outer fields hw_steer matches, as flow_table_fields_supported numbers them. */
@@ -127,6 +140,9 @@ static const unsigned steer_fields[] = {
 #define LOG_FT_NUM 24
 #define LOG_DESTINATION 4   /* a dest array's 16 destinations (VB_DR_DESTS_MAX) */
 #define LOG_FLOW 24
+#define LOG_MODIFY_HDR 24   /* header modify lists: limited by memory only */
+#define LOG_REFORMAT 24	    /* reformat contexts: the same */
+#define LOG_FLOW_COUNTER 3  /* counters of one rule: its 8 actions */
 
 /* Sets the field of width n at bit offset off (PRM numbering: bit 0 is the top bit of byte 0). */
 static void cap_set(uint8_t *page, unsigned off, unsigned n, uint32_t v)
@@ -208,7 +224,13 @@ static void cap_ft_prop(uint8_t *page, unsigned base, bool receive)
 	SET_AT(page, base, P_FT_SUPPORT, 1);
 	SET_AT(page, base, P_FLOW_MODIFY_EN, 1);
 	SET_AT(page, base, P_MODIFY_ROOT, 1);
+	SET_AT(page, base, P_FLOW_COUNTER, 1);
+	SET_AT(page, base, P_REFORMAT, 1); /* L2 decap on receive, encap on transmit */
+	SET_AT(page, base, P_LOG_MAX_MODIFY_HDR, LOG_MODIFY_HDR);
+	SET_AT(page, base, P_MAX_MODIFY_HDR_ACTIONS, HW_MODHDR_MAX);
+	SET_AT(page, base, P_LOG_MAX_FLOW_COUNTER, LOG_FLOW_COUNTER);
 	if (receive) {
+		SET_AT(page, base, P_DECAP, 1);
 		SET_AT(page, base, P_POP_VLAN, 1);
 		SET_AT(page, base, P_FLOW_TAG, 1); /* tags reach the receive CQE */
 	} else {
@@ -231,6 +253,9 @@ static int cap_nic_flow_table(struct ibv_context *c, uint8_t *page)
 		return EIO;
 	if (p.link_layer != IBV_LINK_LAYER_ETHERNET)
 		return 0; /* no NIC steering on an InfiniBand port: the page says none */
+	SET(page, N_ENCAP_GENERAL_HEADER, 1);
+	SET(page, N_LOG_MAX_PACKET_REFORMAT, LOG_REFORMAT);
+	SET(page, N_MAX_ENCAP_HEADER_SIZE, HW_REFORMAT_DATA_MAX);
 	cap_ft_prop(page, FT_NIC_RECEIVE, true);
 	cap_ft_prop(page, FT_NIC_TRANSMIT, false);
 	return 0;

@@ -1,7 +1,8 @@
 /*
  * vb_devx_obj — mlx5dv_devx_obj_create/destroy: the PRM commands a program
- * sends the card to make objects of its own. Only CREATE_TIR is known here
- * (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr rules name);
+ * sends the card to make objects of its own. Known here: CREATE_TIR
+ * (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr rules name),
+ * and ALLOC_FLOW_COUNTER (vb_devx_counter.c);
  * any other opcode fails as the card answers an opcode it does not know.
  *
  * The command and its answer are PRM layouts, big-endian: create_tir_in
@@ -14,6 +15,7 @@
 #include "vb_int.h"
 
 #define VB_OP_CREATE_TIR 0x900
+#define VB_OP_ALLOC_FLOW_COUNTER 0x939
 #define VB_TIR_IN_SZ 0x110	  /* create_tir_in: header 0x20, tirc 0xf0 */
 #define VB_TIR_OUT_SZ 0x10	  /* create_tir_out */
 #define VB_TIRC 0x20		  /* the TIR context in create_tir_in */
@@ -121,11 +123,15 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 	opcode = (uint16_t)(i[0] << 8 | i[1]);
 	if (opcode == VB_OP_CREATE_TIR)
 		return vb_create_tir(ctx, in, inlen, out, outlen);
+	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
+		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
 	return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EOPNOTSUPP);
 }
 
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 {
+	if (obj->kind == VB_DEVX_FLOW_COUNTER)
+		return vb_devx_counter_destroy(obj);
 	switch (hw_eth_tir_destroy(obj->object_id)) {
 	case HW_OK:
 		break;

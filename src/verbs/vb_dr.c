@@ -211,7 +211,8 @@ int vb_dv_dr_matcher_destroy(struct mlx5dv_dr_matcher *m)
 
 /*
  * A rule's value into hw_steer's 64 bytes: rdma-core takes a value shorter
- * than the parameters (the rest zero), refuses one not in whole words, and
+ * than the parameters (the rest zero), refuses one not in whole words above
+ * the root (a root rule is the kernel's flow, which takes any length), and
  * refuses bits the matcher's mask leaves out in every part it enabled.
  */
 static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_flow_match_parameters *value,
@@ -221,7 +222,7 @@ static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_fl
 	unsigned part;
 	size_t i;
 
-	if (value == NULL || value->match_sz > VB_DR_MATCH_SZ || value->match_sz % 4 != 0)
+	if (value == NULL || value->match_sz > VB_DR_MATCH_SZ || (m->tbl->level != 0 && value->match_sz % 4 != 0))
 		return EINVAL;
 	memcpy(buf, value->match_buf, value->match_sz);
 	for (part = 0; part < VB_DR_MATCH_PARTS; part++) {
@@ -240,7 +241,8 @@ static int vb_dr_value(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_fl
 
 static bool vb_dr_terminal(enum vb_dr_action_type t)
 {
-	return t != VB_DR_ACT_PUSH_VLAN && t != VB_DR_ACT_POP_VLAN && t != VB_DR_ACT_TAG;
+	return t != VB_DR_ACT_PUSH_VLAN && t != VB_DR_ACT_POP_VLAN && t != VB_DR_ACT_TAG && t != VB_DR_ACT_REFORMAT &&
+	       t != VB_DR_ACT_MODIFY && t != VB_DR_ACT_COUNTER;
 }
 
 /*
@@ -273,6 +275,36 @@ static int vb_dr_dests(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr
 		hw->n_dests++;
 	}
 	return hw->n_dests == 0 ? EINVAL : 0;
+}
+
+/* Reformat, modify, counter and sampler actions (vb_dr_act.c made their device parts). */
+static int vb_dr_action_more(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_dr_action *a,
+			     struct hw_steer_action *hw)
+{
+	const struct mlx5dv_dr_domain *d = m->tbl->dmn;
+
+	switch (a->type) {
+	case VB_DR_ACT_REFORMAT:
+		hw->type = HW_STEER_ACT_REFORMAT;
+		hw->reformat = a->hw;
+		return a->dmn != d ? EINVAL : 0;
+	case VB_DR_ACT_MODIFY:
+		hw->type = HW_STEER_ACT_MODIFY;
+		hw->modhdr = a->hw;
+		return a->dmn != d ? EINVAL : 0;
+	case VB_DR_ACT_COUNTER:
+		hw->type = HW_STEER_ACT_COUNT;
+		hw->counter = a->devx->hw;
+		return 0;
+	case VB_DR_ACT_SAMPLER:
+		if (a->tbl->dmn != d || a->tbl->level <= m->tbl->level)
+			return EINVAL;
+		hw->type = HW_STEER_ACT_SAMPLE;
+		hw->sampler = a->hw;
+		return 0;
+	default:
+		return EINVAL;
+	}
 }
 
 /* An action as hw_steer's, or an errno (rdma-core's for actions the domain cannot take). */
@@ -325,7 +357,7 @@ static int vb_dr_action(const struct mlx5dv_dr_matcher *m, const struct mlx5dv_d
 			return EINVAL;
 		return vb_dr_dests(m, a, hw, room);
 	default:
-		return EINVAL;
+		return vb_dr_action_more(m, a, hw);
 	}
 }
 

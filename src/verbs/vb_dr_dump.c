@@ -24,14 +24,19 @@ enum {
 	REC_MATCHER = 3200,
 	REC_MATCHER_MASK = 3205,
 	REC_RULE = 3300,
+	REC_ACT_ENCAP_L2 = 3400,
+	REC_ACT_MODIFY_HDR = 3402,
 	REC_ACT_DROP = 3403,
 	REC_ACT_QP = 3404,
 	REC_ACT_FT = 3405,
+	REC_ACT_CTR = 3406,
 	REC_ACT_TAG = 3407,
 	REC_ACT_VPORT = 3408,
+	REC_ACT_DECAP_L2 = 3409,
 	REC_ACT_TIR = 3411,
 	REC_ACT_PUSH_VLAN = 3412,
 	REC_ACT_POP_VLAN = 3413,
+	REC_ACT_SAMPLER = 3415,
 	REC_ACT_DEST_ARRAY = 3416,
 	REC_ACT_MISS = 3423,
 };
@@ -83,6 +88,27 @@ static int dump_matcher(FILE *f, const struct mlx5dv_dr_matcher *m)
 	return fprintf(f, "%d,0x%" PRIx64 ",%s,,,,,,\n", REC_MATCHER_MASK, dump_id(m), (m->criteria & 1) ? hex : "");
 }
 
+/* Reformat, modify, counter and sampler records; the ICM addresses and object numbers the card has are 0 here. */
+static int dump_action_more(FILE *f, uint64_t rule, const struct mlx5dv_dr_action *a, uint64_t id)
+{
+	switch (a->type) {
+	case VB_DR_ACT_REFORMAT:
+		if (a->reformat_type == MLX5DV_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TUNNEL_TO_L2)
+			return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 "\n", REC_ACT_DECAP_L2, id, rule);
+		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x\n", REC_ACT_ENCAP_L2, id, rule, 0u);
+	case VB_DR_ACT_MODIFY: /* index, single-action optimisation, and no pattern */
+		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x,%d,0x%x,0x%" PRIx32 ",0x%" PRIx32 "\n",
+			       REC_ACT_MODIFY_HDR, id, rule, 0u, 0, 0u, 0u, 0u);
+	case VB_DR_ACT_COUNTER:
+		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x\n", REC_ACT_CTR, id, rule, a->devx->object_id);
+	case VB_DR_ACT_SAMPLER: /* the default table, then objects and ICM addresses */
+		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%" PRIx64 ",0x%x,0x%x,0x%" PRIx64 ",0x%" PRIx64 "\n",
+			       REC_ACT_SAMPLER, id, rule, dump_id(a->tbl), 0u, 0u, (uint64_t)0, (uint64_t)0);
+	default:
+		return 0;
+	}
+}
+
 static int dump_action(FILE *f, uint64_t rule, const struct mlx5dv_dr_action *a)
 {
 	uint64_t id = dump_id(a);
@@ -113,7 +139,7 @@ static int dump_action(FILE *f, uint64_t rule, const struct mlx5dv_dr_action *a)
 		return fprintf(f, "%d,0x%" PRIx64 ",0x%" PRIx64 ",0x%x,0x%" PRIx64 ",0x%" PRIx64 "\n", REC_ACT_DEST_ARRAY,
 			       id, rule, 0u, (uint64_t)0, (uint64_t)0);
 	default:
-		return 0;
+		return dump_action_more(f, rule, a, id);
 	}
 }
 

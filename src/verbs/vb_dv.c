@@ -312,5 +312,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.misc = &vb_dv_misc_ops_impl,
 	.alloc_dm = vb_dv_alloc_dm,
 	.dcs = &vb_dv_dcs_ops_impl,
+	.act = &vb_dv_act_ops_impl,
 	.pace = &vb_dv_pace_ops_impl,
 };

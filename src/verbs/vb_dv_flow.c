@@ -11,9 +11,12 @@
  * matches under the matcher's mask.
  *
  * Actions: a raw packet QP (held while the flow lives), a DevX TIR, drop, or
- * the default miss; one destination at most. Counters, tags and flow actions
- * (modify header, reformat) are EOPNOTSUPP with a log line: the steering has
- * none of them. FDB and RDMA tables are EOPNOTSUPP the same way.
+ * the default miss; one destination at most; a tag; a packet reformat or
+ * header modify flow action (mlx5dv_create_flow_action_packet_reformat,
+ * _modify_header, vb_dr_act.c) of the matcher's direction, held while the
+ * flow lives. Counters and other flow
+ * actions are EOPNOTSUPP with a log line. FDB and RDMA tables are
+ * EOPNOTSUPP the same way.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +162,29 @@ static int dv_flow_tag(const struct mlx5dv_flow_matcher *m, const struct mlx5dv_
 	return 0;
 }
 
-/* One destination (mlx5 allows one) into act, and a tag into tag (type TAG when given); counters are not supported. */
+/* A reformat or modify-header flow action: one a flow, of the matcher's direction (EINVAL otherwise, as the kernel's mlx5). */
+static int dv_flow_reformat(const struct mlx5dv_flow_matcher *m, const struct mlx5dv_flow_action_attr *a,
+			    struct hw_steer_action *rf, struct vb_flow_action **held)
+{
+	struct vb_flow_action *fa = (struct vb_flow_action *)a->action;
+
+	if (fa == NULL || fa->magic != VB_MAGIC_FLOW_ACTION || fa->fa.context != m->ctx || *held != NULL ||
+	    fa->egress != m->egress)
+		return EINVAL;
+	rf->type = fa->rf != NULL ? HW_STEER_ACT_REFORMAT : HW_STEER_ACT_MODIFY;
+	rf->reformat = fa->rf;
+	rf->modhdr = fa->mh;
+	*held = fa;
+	return 0;
+}
+
+/*
+ * One destination (mlx5 allows one) into act, a tag into tag (type TAG when
+ * given) and a reformat into rf (*fa its flow action); counters are not supported.
+ */
 static int dv_flow_actions(const struct mlx5dv_flow_matcher *m, size_t n, const struct mlx5dv_flow_action_attr *acts,
-			   struct hw_steer_action *act, struct hw_steer_action *tag, struct vb_qp **qp)
+			   struct hw_steer_action *act, struct hw_steer_action *tag, struct vb_qp **qp,
+			   struct hw_steer_action *rf, struct vb_flow_action **fa)
 {
 	int err = 0, dests = 0;
 
@@ -178,6 +201,10 @@ static int dv_flow_actions(const struct mlx5dv_flow_matcher *m, size_t n, const 
 			err = dv_flow_tag(m, &acts[i], tag);
 			continue;
 		}
+		if (acts[i].type == MLX5DV_FLOW_ACTION_IBV_FLOW_ACTION) {
+			err = dv_flow_reformat(m, &acts[i], rf, fa);
+			continue;
+		}
 		err = dv_flow_action(m, &acts[i], dests == 0 ? act : &more, dests == 0 ? qp : &q2);
 		if (err == 0 && ++dests > 1)
 			err = EINVAL; /* a second destination */
@@ -191,21 +218,26 @@ struct ibv_flow *vb_dv_flow_create(struct mlx5dv_flow_matcher *m, struct mlx5dv_
 				   size_t n, struct mlx5dv_flow_action_attr *acts)
 {
 	uint8_t outer[HW_STEER_MATCH_BYTES];
-	struct hw_steer_action act[2];
+	struct hw_steer_action act[3] = {0}, rf = {0};
+	struct vb_flow_action *fa = NULL;
 	struct hw_steer_rule *r;
 	struct vb_qp *qp;
 	struct ibv_flow *fl;
 	enum hw_status st;
+	uint32_t k;
 	int err;
 
 	err = dv_flow_value(value, outer);
 	if (err == 0)
-		err = dv_flow_actions(m, n, acts, &act[0], &act[1], &qp);
+		err = dv_flow_actions(m, n, acts, &act[0], &act[1], &qp, &rf, &fa);
 	if (err != 0) {
 		errno = err;
 		return NULL;
 	}
-	st = hw_steer_rule_create(m->hw, outer, act, act[1].type == HW_STEER_ACT_TAG ? 2 : 1, &r);
+	k = act[1].type == HW_STEER_ACT_TAG ? 2 : 1;
+	if (fa != NULL)
+		act[k++] = rf;
+	st = hw_steer_rule_create(m->hw, outer, act, k, &r);
 	if (st != HW_OK) {
 		errno = st == HW_ERR_NOMEM ? ENOMEM : EINVAL; /* HW_ERR_KEY: the TIR is gone */
 		return NULL;
@@ -216,6 +248,8 @@ struct ibv_flow *vb_dv_flow_create(struct mlx5dv_flow_matcher *m, struct mlx5dv_
 		return NULL;
 	}
 	atomic_fetch_add(&m->users, 1);
+	if (fa != NULL)
+		vb_flow_hold_action(fl, &fa->users);
 	if (qp != NULL)
 		vb_raw_flow_hold(qp, true);
 	return fl;

@@ -55,6 +55,7 @@ struct vb_flow {
 	struct hw_steer_matcher *m;  /* the flow's own; NULL for a dv flow (its matcher's) */
 	struct hw_steer_rule *r;
 	_Atomic uint32_t *m_users;   /* a dv flow's matcher's count of flows */
+	_Atomic uint32_t *a_users;   /* a dv flow's flow action's count of flows (vb_dr_act.c) */
 };
 
 /* A flow's match being built: value and mask. */
@@ -318,6 +319,14 @@ struct ibv_flow *vb_flow_wrap(struct ibv_context *c, struct vb_qp *qp, struct hw
 	return &fl->flow;
 }
 
+void vb_flow_hold_action(struct ibv_flow *flow, _Atomic uint32_t *users)
+{
+	struct vb_flow *fl = (struct vb_flow *)flow;
+
+	fl->a_users = users;
+	atomic_fetch_add(users, 1);
+}
+
 struct ibv_flow *vb_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *a)
 {
 	struct vb_qp *qp = vb_qp_of(ibqp);
@@ -361,6 +370,8 @@ int vb_destroy_flow(struct ibv_flow *flow)
 		(void)vb_flow_root_matcher_destroy(false, fl->m);
 	if (fl->m_users != NULL)
 		atomic_fetch_sub(fl->m_users, 1);
+	if (fl->a_users != NULL)
+		atomic_fetch_sub(fl->a_users, 1);
 	if (fl->qp != NULL)
 		vb_raw_flow_hold(fl->qp, false);
 	free(fl);

@@ -47,6 +47,7 @@ bool vb_mcast_busy(const struct vb_qp *qp);
 /* vb_dvmisc.c: its vb_dv_ops entries; the reserved QPNs a closing context still holds freed. */
 extern const struct vb_dv_misc_ops vb_dv_misc_ops_impl;
 extern const struct vb_dv_dcs_ops vb_dv_dcs_ops_impl;
+extern const struct vb_dv_act_ops vb_dv_act_ops_impl;
 extern const struct vb_dv_pace_ops vb_dv_pace_ops_impl;
 void vb_rqpn_fini(struct vb_context *ctx);
 
@@ -218,8 +219,38 @@ struct ibv_flow *vb_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
  */
 struct hw_steer_matcher;
 struct hw_steer_rule;
+struct hw_reformat;
+struct hw_modhdr;
 int vb_flow_root_matcher(bool egress, uint16_t priority, const uint8_t *mask, struct hw_steer_matcher **m);
 int vb_flow_root_matcher_destroy(bool egress, struct hw_steer_matcher *m);
+/* A dv flow holds its flow action (users: its count of flows) until ibv_destroy_flow. */
+void vb_flow_hold_action(struct ibv_flow *flow, _Atomic uint32_t *users);
+
+/*
+ * A flow action of mlx5dv_create_flow_action_packet_reformat or
+ * _modify_header (vb_dr_act.c): its reformat or header modify (the other
+ * NULL), for the direction of ft_type; ibv_destroy_flow_action frees it
+ * (EBUSY while a flow uses it).
+ */
+struct vb_flow_action {
+	struct ibv_flow_action fa;
+	uint32_t magic;
+	bool egress;
+	_Atomic uint32_t users;
+	struct hw_reformat *rf;
+	struct hw_modhdr *mh;
+};
+
+#define VB_MAGIC_FLOW_ACTION 0x76624641u
+
+int vb_destroy_flow_action(struct ibv_flow_action *action);
+/* The counter devx objects (vb_devx_counter.c): ALLOC_FLOW_COUNTER, its destroy. */
+struct mlx5dv_devx_obj *vb_devx_counter_create(struct vb_context *ctx, const uint8_t *in, size_t inlen,
+					       uint8_t *out, size_t outlen);
+int vb_devx_counter_destroy(struct mlx5dv_devx_obj *obj);
+/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter object. */
+int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+
 struct ibv_flow *vb_flow_wrap(struct ibv_context *c, struct vb_qp *qp, struct hw_steer_rule *r,
 			      _Atomic uint32_t *m_users);
 /* mlx5dv_create_flow_matcher, mlx5dv_destroy_flow_matcher, mlx5dv_create_flow (vb_dv_flow.c). */
@@ -329,6 +360,21 @@ void vb_xrc_srq_attach(struct vb_srq *srq);
 void vb_xrc_srq_detach(struct vb_srq *srq);
 /* The XRC SRQ numbered srqn completing into cq (the CQ's lock held), or NULL. */
 struct vb_srq *vb_xrc_cq_srq(struct vb_cq *cq, uint32_t srqn);
+
+/* Tag matching (vb_tm.c). */
+void vb_tm_caps(struct ibv_device_attr_ex *a);
+int vb_tm_attr_ok(struct vb_context *ctx, const struct ibv_srq_init_attr_ex *a);
+struct vb_tm *vb_tm_new(const struct ibv_srq_init_attr_ex *a, int *err);
+struct hw_tm *vb_tm_hw(const struct vb_tm *tm);
+void vb_tm_attach(struct vb_srq *srq, struct vb_tm *tm);
+void vb_tm_detach(struct vb_srq *srq);
+void vb_tm_free(struct vb_tm *tm);
+int vb_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad);
+/* A CQE with app TM of srq into wc (the whole ibv_wc); the ibv_wc_read_tm_info of one. */
+void vb_tm_cqe(struct vb_srq *srq, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
+void vb_tm_info(const struct hw_cqe64 *cqe, struct ibv_wc_tm_info *ti);
+/* Whether a CQE of srq took one of its ordinary receives (vb_cq_clean gives those back). */
+bool vb_tm_cqe_took_wqe(const struct hw_cqe64 *cqe);
 struct ibv_qp *vb_xrc_create_recv_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a);
 struct ibv_qp *vb_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
 int vb_xrc_destroy_qp(struct vb_qp *qp);

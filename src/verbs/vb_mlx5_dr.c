@@ -391,6 +391,7 @@ VB_EXPORT int mlx5dv_dr_action_destroy(struct mlx5dv_dr_action *action)
 		(void)action->dv->dr_qp_dest(action->qp, false, NULL);
 	for (size_t i = 0; action->type == VB_DR_ACT_DESTS && i < action->n_dests; i++)
 		atomic_fetch_sub(&action->dests[i]->users, 1);
+	vb_mlx5_dr_act_release(action);
 	action->magic = 0;
 	free(action);
 	return 0;

@@ -34,18 +34,6 @@ VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_esp(struct ibv_conte
 	return NULL;
 }
 
-VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_modify_header(struct ibv_context *ctx, size_t actions_sz, uint64_t *actions, enum mlx5_ib_uapi_flow_table_type ft_type)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow_action_modify_header");
-	return NULL;
-}
-
-VB_EXPORT struct ibv_flow_action *mlx5dv_create_flow_action_packet_reformat(struct ibv_context *ctx, size_t data_sz, void *data, enum mlx5_ib_uapi_flow_action_packet_reformat_type reformat_type, enum mlx5_ib_uapi_flow_table_type ft_type)
-{
-	VB_UNSUPPORTED("mlx5dv_create_flow_action_packet_reformat");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_steering_anchor *mlx5dv_create_steering_anchor(struct ibv_context *context, struct mlx5dv_steering_anchor_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_create_steering_anchor");
@@ -206,12 +194,6 @@ VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_obj_query");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_devx_obj_query_async(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, size_t outlen, uint64_t wr_id, struct mlx5dv_devx_cmd_comp *cmd_comp)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_obj_query_async");
@@ -296,33 +278,9 @@ VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_dest_root_table(struc
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_flow_counter(struct mlx5dv_devx_obj *devx_obj, uint32_t offset)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_flow_counter");
-	return NULL;
-}
-
 VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_flow_meter(struct mlx5dv_dr_flow_meter_attr *attr)
 {
 	VB_UNSUPPORTED("mlx5dv_dr_action_create_flow_meter");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_flow_sampler(struct mlx5dv_dr_flow_sampler_attr *attr)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_flow_sampler");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_modify_header(struct mlx5dv_dr_domain *domain, uint32_t flags, size_t actions_sz, __be64 *actions)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_modify_header");
-	return NULL;
-}
-
-VB_EXPORT struct mlx5dv_dr_action *mlx5dv_dr_action_create_packet_reformat(struct mlx5dv_dr_domain *domain, uint32_t flags, enum mlx5_ib_uapi_flow_action_packet_reformat_type reformat_type, size_t data_sz, void *data)
-{
-	VB_UNSUPPORTED("mlx5dv_dr_action_create_packet_reformat");
 	return NULL;
 }
 

@@ -47,11 +47,9 @@ VB_OP_PTR(create_counters, struct ibv_counters *, struct ibv_context *context,
 VB_OP_INT(destroy_counters, EOPNOTSUPP, struct ibv_counters *counters)
 VB_OP_INT(modify_flow_action_esp, EOPNOTSUPP, struct ibv_flow_action *action,
 	  struct ibv_flow_action_esp_attr *attr)
-VB_OP_INT(destroy_flow_action, EOPNOTSUPP, struct ibv_flow_action *action)
 VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
 VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
-VB_OP_INT(post_srq_ops, EOPNOTSUPP, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 
 static void vb_ops_fill_compat(struct ibv_context_ops *o)
 {
@@ -106,14 +104,14 @@ void vb_ops_fill(struct verbs_context *v)
 	v->alloc_dm = vb_alloc_dm;
 	v->free_dm = vb_free_dm;
 	v->modify_flow_action_esp = vb_op_modify_flow_action_esp;
-	v->destroy_flow_action = vb_op_destroy_flow_action;
+	v->destroy_flow_action = vb_destroy_flow_action; /* vb_dr_act.c */
 	v->create_flow_action_esp = vb_op_create_flow_action_esp;
 	v->modify_qp_rate_limit = vb_modify_qp_rate_limit; /* vb_pace.c */
 	v->alloc_parent_domain = vb_alloc_parent_domain;
 	v->dealloc_td = vb_dealloc_td;
 	v->alloc_td = vb_alloc_td;
 	v->modify_cq = vb_op_modify_cq;
-	v->post_srq_ops = vb_op_post_srq_ops;
+	v->post_srq_ops = vb_post_srq_ops;
 	v->destroy_rwq_ind_table = vb_destroy_rwq_ind_table;
 	v->create_rwq_ind_table = vb_create_rwq_ind_table;
 	v->destroy_wq = vb_destroy_wq;

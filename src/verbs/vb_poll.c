@@ -79,20 +79,26 @@ static void vb_wc_send(struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_
 	atomic_store_explicit(&qp->sq_tail, qp->sq_wqe_head[idx] + 1, memory_order_release);
 }
 
-static void vb_wc_recv_id(struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_wc *wc)
+/* The receive's wr_id; true when the whole completion is written (a tag matching SRQ's, vb_tm.c). */
+static bool vb_wc_recv_id(struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_wc *wc)
 {
 	uint32_t t;
 
 	if (qp->srq != NULL) {
 		uint16_t idx = hw_cqe_wqe_counter(cqe);
 
+		if (__builtin_expect(cqe->app == HW_CQE_APP_TM, 0)) {
+			vb_tm_cqe(qp->srq, cqe, wc);
+			return true;
+		}
 		wc->wr_id = qp->srq->wrid[idx & (qp->srq->wqe_cnt - 1)];
 		vb_srq_free_wqe(qp->srq, idx);
-		return;
+		return false;
 	}
 	t = atomic_load_explicit(&qp->rq_tail, memory_order_relaxed);
 	wc->wr_id = qp->rq_wrid[t & (qp->rq_wqe_cnt - 1)];
 	atomic_store_explicit(&qp->rq_tail, t + 1, memory_order_release);
+	return false;
 }
 
 static void vb_wc_recv(const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc)
@@ -141,6 +147,10 @@ static bool vb_cqe_xrc_recv(struct vb_cq *cq, const struct hw_cqe64 *cqe, uint8_
 
 	if (srq == NULL)
 		return false;
+	if (cqe->app == HW_CQE_APP_TM) { /* a tag matching SRQ's, whose QP completes its own receives elsewhere */
+		vb_tm_cqe(srq, cqe, wc);
+		return true;
+	}
 	*wc = (struct ibv_wc){ .qp_num = hw_cqe_qpn(cqe), .status = IBV_WC_SUCCESS };
 	wc->wr_id = srq->wrid[idx & (srq->wqe_cnt - 1)];
 	vb_srq_free_wqe(srq, idx);
@@ -172,10 +182,8 @@ bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *w
 	wc->pkey_index = 0;
 	if (send) {
 		vb_wc_send(qp, cqe, wc);
-	} else {
-		vb_wc_recv_id(qp, cqe, wc);
-		if (op != HW_CQE_RESP_ERR)
-			vb_wc_recv(cqe, op, wc);
+	} else if (!vb_wc_recv_id(qp, cqe, wc) && op != HW_CQE_RESP_ERR) {
+		vb_wc_recv(cqe, op, wc);
 	}
 status:
 	if (op == HW_CQE_REQ_ERR || op == HW_CQE_RESP_ERR) {
@@ -329,7 +337,7 @@ void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq)
 		if (hw_cqe_qpn(cqe) == qpn) {
 			uint8_t op = hw_cqe_opcode(cqe);
 
-			if (srq != NULL && op != HW_CQE_REQ && op != HW_CQE_REQ_ERR)
+			if (srq != NULL && op != HW_CQE_REQ && op != HW_CQE_REQ_ERR && vb_tm_cqe_took_wqe(cqe))
 				vb_srq_free_wqe(srq, hw_cqe_wqe_counter(cqe));
 			nfreed++;
 		} else if (nfreed != 0) {
@@ -476,6 +484,14 @@ static uint32_t vb_read_flow_tag(struct ibv_cq_ex *c)
 	return vb_cqx(c)->cur_flow_tag;
 }
 
+/* As mlx5's: read from the CQE being read, still in the ring until end_poll. */
+static void vb_read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *ti)
+{
+	struct vb_cq *cq = vb_cqx(c);
+
+	vb_tm_info(vb_cq_cqe(cq, cq->cons_index - 1), ti);
+}
+
 void vb_cq_ex_fill(struct vb_cq *cq)
 {
 	struct ibv_cq_ex *x = &cq->cqx;
@@ -497,4 +513,5 @@ void vb_cq_ex_fill(struct vb_cq *cq)
 	x->read_flow_tag = vb_read_flow_tag;
 	x->read_completion_ts = vb_read_completion_ts;
 	x->read_completion_wallclock_ns = vb_read_completion_wallclock_ns;
+	x->read_tm_info = vb_read_tm_info;
 }

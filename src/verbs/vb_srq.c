@@ -39,6 +39,7 @@ static void vb_srq_free(struct vb_srq *srq)
 {
 	if (srq->hw != NULL)
 		(void)hw_srq_destroy(srq->hw);
+	vb_tm_free(srq->tm);	 /* the device's list, after the SRQ that used it */
 	vb_qmem_put(&srq->qmem); /* after the device's fence (hw_srq_destroy) */
 	if (srq->srqn != 0)
 		(void)hw_id_free(HW_ID_SRQN, srq->srqn);
@@ -65,7 +66,7 @@ static int vb_srq_sizes(struct vb_srq *srq, const struct ibv_srq_attr *a)
 }
 
 static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, struct ibv_srq_init_attr *init,
-				    struct vb_xrcd *xrcd, struct vb_cq *xcq)
+				    struct vb_xrcd *xrcd, struct vb_cq *xcq, struct vb_tm *tm)
 {
 	struct hw_srq_attr ha = {.limit_cb = vb_srq_limit_cb, .shared = true};
 	struct vb_srq *srq;
@@ -102,6 +103,7 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 	ha.limit_arg = srq;
 	ha.ring = srq->qmem.buf;
 	ha.dbrec = srq->qmem.dbrec;
+	ha.tm = tm != NULL ? vb_tm_hw(tm) : NULL;
 	if (xrcd != NULL) {
 		ha.xrcd = vb_xrcd_id(xrcd);
 		ha.cq = xcq->hw;
@@ -149,7 +151,7 @@ VB_EXPORT struct ibv_srq *vb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_a
 		errno = EINVAL;
 		return NULL;
 	}
-	srq = vb_srq_create(ctx, pd, init, NULL, NULL);
+	srq = vb_srq_create(ctx, pd, init, NULL, NULL, NULL);
 	return srq != NULL ? &srq->srq : NULL;
 }
 VB_SYMVER(vb_create_srq, ibv_create_srq, "IBVERBS_1.1");
@@ -174,9 +176,42 @@ static struct ibv_srq *vb_create_xrc_srq(struct ibv_context *c, struct ibv_srq_i
 	}
 	init.srq_context = a->srq_context;
 	init.attr = a->attr;
-	srq = vb_srq_create(ctx, a->pd, &init, x, vb_cq_of(a->cq));
+	srq = vb_srq_create(ctx, a->pd, &init, x, vb_cq_of(a->cq), NULL);
 	if (srq == NULL)
 		return NULL;
+	a->attr = init.attr;
+	return &srq->srq;
+}
+
+/*
+ * A tag matching SRQ (ibv_create_srq_ex(3), IBV_SRQT_TM): a PD, the
+ * extended CQ all its completions go to, and tm_cap within the device's
+ * tm_caps (vb_tm.c).
+ */
+static struct ibv_srq *vb_create_tm_srq(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+	struct ibv_srq_init_attr init;
+	struct vb_srq *srq;
+	struct vb_tm *tm;
+	int rc = ctx != NULL ? vb_tm_attr_ok(ctx, a) : EINVAL;
+
+	if (rc == 0)
+		tm = vb_tm_new(a, &rc);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	init.srq_context = a->srq_context;
+	init.attr = a->attr;
+	srq = vb_srq_create(ctx, a->pd, &init, NULL, NULL, tm);
+	if (srq == NULL) {
+		rc = errno;
+		vb_tm_free(tm);
+		errno = rc;
+		return NULL;
+	}
+	vb_tm_attach(srq, tm);
 	a->attr = init.attr;
 	return &srq->srq;
 }
@@ -193,8 +228,10 @@ struct ibv_srq *vb_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr
 	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_XRC &&
 	    !(a->comp_mask & IBV_SRQ_INIT_ATTR_TM))
 		return vb_create_xrc_srq(c, a);
+	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_TM)
+		return vb_create_tm_srq(c, a);
 	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC) {
-		errno = EOPNOTSUPP; /* tag matching SRQs */
+		errno = EINVAL; /* as mlx5: no such type */
 		return NULL;
 	}
 	if (a->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE)) {
@@ -268,6 +305,8 @@ VB_EXPORT int vb_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	if (srq->xrcd != NULL)
 		vb_xrc_srq_detach(srq);
+	if (srq->tm != NULL)
+		vb_tm_detach(srq);
 	atomic_fetch_sub(&srq->pd->users, 1);
 	pthread_mutex_destroy(&srq->srq.mutex);
 	pthread_cond_destroy(&srq->srq.cond);
