@@ -24,6 +24,7 @@
 
 #include "harness.h"
 #include "hw_pace.h"
+#include "hw_qp.h"
 #include "vb_int.h"
 #include "verbs_fixture.h"
 #include "verbs_qp_fixture.h"
@@ -359,7 +360,19 @@ static void test_sched_paces_rc(void)
 		CHECK(wc.wr_id == i && wc.status == IBV_WC_SUCCESS && wc.byte_len == MSG);
 	}
 	CHECK(memcmp(sbuf, rbuf, sizeof(sbuf)) == 0);
+	/* Detached while a SEND waits: it goes at once, unpaced, and the bucket counts it no more. */
+	hw_pace_clock_advance(SECOND);
+	post_recvs(p.qp[1], p.mr[1], 2);
+	post_sends(p.qp[0], p.mr[0], 2);
+	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 1 && wc.wr_id == 0 && wc.status == IBV_WC_SUCCESS);
+	CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 0);
 	CHECK_OK(ops(p.c)->modify_qp_sched_elem(p.qp[0], NULL, NULL));
+	CHECK(vq_poll1(p.cq[0], &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	CHECK(hw_qp_deadline(vb_qp_of(p.qp[0])->hw) == HW_QP_NO_DEADLINE); /* nothing left to kick it for */
+	vb_pace_qp_stats(p.qp[0], &st);
+	CHECK(st.bytes == 0 && st.wqes == 0);
+	for (uint64_t i = 0; i < 2; i++)
+		CHECK(vq_poll1(p.cq[1], &wc) == 1 && wc.wr_id == i && wc.status == IBV_WC_SUCCESS);
 }
 
 /*

@@ -183,8 +183,10 @@ void hw_qp_set_pace(struct hw_qp *qp, struct hw_pace *p)
 		return;
 	hw_epoch_sync(); /* a WQE running with the old bucket is done with it */
 	hw_pace_put(old);
-	/* A WQE that waited for the old bucket goes by the new one (or at once). */
-	if (__atomic_load_n(&qp->pace_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
+	/* A WQE that waited for the old bucket goes by the new one, or at once (nothing waits unpaced). */
+	if (p == NULL && __atomic_exchange_n(&qp->pace_deadline, HW_QP_NO_DEADLINE, __ATOMIC_ACQ_REL) != HW_QP_NO_DEADLINE)
+		hw_qp_drive(qp, 0);
+	else if (p != NULL && __atomic_load_n(&qp->pace_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
 		hw_qp_drive(qp, 0);
 }
 
