@@ -692,6 +692,55 @@ static void test_rate_limit(void)
 	CHECK_ERR(ibv_modify_qp(rc, &m, IBV_QP_RATE_LIMIT), EINVAL);
 }
 
+/*
+ * mlx5dv_pp_alloc(3) and mlx5dv_sched_node_create(3) through libmlx5.so.1,
+ * as a program calls them (test_verbs_pace checks what they do): an entry's
+ * index, shared for the same context and another one when dedicated; a
+ * tree whose node is EBUSY while a leaf is under it, a leaf destroyed twice
+ * EINVAL (the handle is looked up, not read); a QP in RESET EOPNOTSUPP.
+ */
+static void test_pace_through_libmlx5(void)
+{
+	uint8_t ctx[12] = { 0, 0, 0x03, 0xe8 }; /* rate_limit 1000 kbit/s, big-endian */
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_sched_attr a = { 0 };
+	struct mlx5dv_sched_node *root;
+	struct mlx5dv_sched_leaf *leaf;
+	struct mlx5dv_pp *p1, *p2, *p3;
+	struct ibv_qp *rc;
+	struct ibv_cq *cq;
+
+	CHECK(c != NULL);
+	p1 = mlx5dv_pp_alloc(c, sizeof(ctx), ctx, 0);
+	p2 = mlx5dv_pp_alloc(c, sizeof(ctx), ctx, 0);
+	p3 = mlx5dv_pp_alloc(c, sizeof(ctx), ctx, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	CHECK(p1 != NULL && p2 != NULL && p3 != NULL);
+	CHECK(p1->index == p2->index && p3->index != p1->index);
+	mlx5dv_pp_free(p3);
+	mlx5dv_pp_free(p2);
+	mlx5dv_pp_free(p1);
+	errno = 0;
+	CHECK(mlx5dv_pp_alloc(c, 2, ctx, 0) == NULL && errno == EINVAL);
+	root = mlx5dv_sched_node_create(c, &a);
+	CHECK(root != NULL);
+	a.parent = root;
+	a.flags = MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW;
+	a.max_avg_bw = 10;
+	leaf = mlx5dv_sched_leaf_create(c, &a);
+	CHECK(leaf != NULL);
+	CHECK_ERR(mlx5dv_sched_node_destroy(root), EBUSY);
+	a.max_avg_bw = 20;
+	CHECK_OK(mlx5dv_sched_leaf_modify(leaf, &a));
+	cq = vq_cq(c, 8);
+	CHECK(cq != NULL);
+	rc = vq_qp(vf_pd(c), IBV_QPT_RC, cq, cq, 4);
+	CHECK(rc != NULL);
+	CHECK_ERR(mlx5dv_modify_qp_sched_elem(rc, leaf, NULL), EOPNOTSUPP);
+	CHECK_OK(mlx5dv_sched_leaf_destroy(leaf));
+	CHECK_ERR(mlx5dv_sched_leaf_destroy(leaf), EINVAL);
+	CHECK_OK(mlx5dv_sched_node_destroy(root));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "query-port-dpu") == 0)
@@ -711,5 +760,6 @@ int main(int argc, char **argv)
 	RUN(test_resize_cq_while_other_process_sends);
 	RUN(test_resize_cq_parent_domain);
 	RUN(test_rate_limit);
+	RUN(test_pace_through_libmlx5);
 	return th_summary("test_verbs_dvmisc");
 }
