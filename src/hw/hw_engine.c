@@ -2205,10 +2205,13 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	uint64_t moved = 0;
 	struct hw_qp *peer = NULL;
 
-	/* A signature-pipelining QP runs its WQEs one by one (eng_progress), each looked at for a signature error. */
-	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->pace, __ATOMIC_RELAXED) != NULL ||
-	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
-	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE || qp->sig_pipe)
+	/*
+	 * A signature-pipelining QP runs its WQEs one by one (eng_progress), each
+	 * looked at for a signature error; a paced one waits for tokens there.
+	 */
+	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE ||
+	    qp->no_fast != 0) /* a plain byte test (one cmpb): a change is seen from the next doorbell on */
 		return false;
 	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
 		uint8_t op, fm_ce_se;

@@ -179,6 +179,11 @@ void hw_qp_set_pace(struct hw_qp *qp, struct hw_pace *p)
 	if (p != NULL)
 		hw_pace_get(p);
 	old = __atomic_exchange_n(&qp->pace, p, __ATOMIC_ACQ_REL);
+	/* The first look leaves a paced SQ to the general path, which waits for tokens. */
+	if (p != NULL)
+		__atomic_fetch_or(&qp->no_fast, HW_QP_NO_FAST_PACE, __ATOMIC_ACQ_REL);
+	else
+		__atomic_fetch_and(&qp->no_fast, (uint8_t)~HW_QP_NO_FAST_PACE, __ATOMIC_ACQ_REL);
 	if (old == NULL)
 		return;
 	hw_epoch_sync(); /* a WQE running with the old bucket is done with it */

@@ -209,6 +209,9 @@ struct hw_qp_sh {
 	uint32_t rq_ci __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
+#define HW_QP_NO_FAST_SIG 1u  /* signature pipelining */
+#define HW_QP_NO_FAST_PACE 2u /* paced (hw_pace.h) */
+
 struct hw_qview;
 
 /* The engine's view; nothing outside src/hw touches it. */
@@ -238,6 +241,11 @@ struct hw_qp {
 	uint8_t gid[16];
 	bool roce;		 /* hw_qp_attr.roce */
 	bool sig_pipe;		 /* signature pipelining (hw_sig_pipe.c): a signature error stops the SQ */
+	/*
+	 * Why the first look (eng_fast_pass) leaves this SQ to the general path,
+	 * one bit a reason: its one test for all of them.
+	 */
+	uint8_t no_fast;
 	uint32_t sq_pi;		 /* the last rung producer counter */
 	uint32_t drivers;	 /* threads that asked to run the SQ; the first one runs it */
 	uint8_t rnr_left;	 /* retries left for the stalled WQE */
