@@ -9,6 +9,8 @@
  * phase, so the next tagged one matches nothing until the sync; a NO_TAG
  * one is an ordinary receive with IBV_WC_TM_NO_TAG; a rendezvous reads the
  * child's memory into the tag's buffer and the child gets the FIN.
+ * Run as "machines" (test_verbs_tm_xm), the child is another machine
+ * (SOFTDPU_MACHINE) reached over UCX's TCP transport, and the same cases run.
  */
 #include <endian.h>
 #include <errno.h>
@@ -38,6 +40,9 @@
 
 /* The parent: [0] tagged buffers, [1] ordinary receives. The child: [2] its message, [3] its FIN receive. */
 static uint8_t xp_mem[4][XP_LEN] __attribute__((aligned(4096)));
+
+/* The sender is another machine (SOFTDPU_MACHINE 127.0.0.3, this one 127.0.0.2), over UCX. */
+static bool xp_machines;
 
 struct xp_env {
 	struct ibv_context *c;
@@ -136,8 +141,9 @@ static int kid_cmd(struct xp_kid *k, const char *line)
 static int role_sender(void)
 {
 	struct xp_kid k = { 0 };
-	char line[128];
+	char line[128], hex[40] = "-";
 	unsigned int qpn;
+	union ibv_gid g;
 
 	k.c = vf_open();
 	k.pd = k.c != NULL ? vf_pd(k.c) : NULL;
@@ -149,11 +155,18 @@ static int role_sender(void)
 	k.qp = vq_qp(k.pd, IBV_QPT_RC, k.cq, k.cq, 16);
 	if (k.mr[0] == NULL || k.mr[1] == NULL || k.qp == NULL)
 		return 3;
-	printf("PEER %u\n", k.qp->qp_num);
+	if (xp_machines && ibv_query_gid(k.c, 1, 0, &g) == 0)
+		th_hex_encode(g.raw, 16, hex);
+	printf("PEER %u %s\n", k.qp->qp_num, hex);
 	fflush(stdout);
-	if (fgets(line, sizeof(line), stdin) == NULL || sscanf(line, "CONNECT %u", &qpn) != 1)
+	if (fgets(line, sizeof(line), stdin) == NULL || sscanf(line, "CONNECT %u %39s", &qpn, hex) != 2)
 		return 4;
-	printf("OK %d\n", vq_up(k.qp, qpn, 0, 0));
+	if (!xp_machines)
+		printf("OK %d\n", vq_up(k.qp, qpn, 0, 0));
+	else if (th_hex_decode(hex, g.raw, 16) == 16)
+		printf("OK %d\n", vq_up_grh(k.qp, qpn, &g, 0));
+	else
+		return 5;
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) != NULL)
 		if (kid_cmd(&k, line) != 0)
@@ -185,6 +198,8 @@ static void xp_open(struct xp_env *e)
 {
 	struct ibv_cq_init_attr_ex ca = { .cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO };
 	unsigned int qpn = 0;
+	char hex[40] = "-";
+	union ibv_gid g;
 	const char *l;
 
 	memset(e, 0, sizeof(*e));
@@ -203,12 +218,22 @@ static void xp_open(struct xp_env *e)
 	}
 	e->qp = vq_qp_srq(e->pd, IBV_QPT_RC, ibv_cq_ex_to_cq(e->cq), ibv_cq_ex_to_cq(e->cq), e->srq, 16);
 	XP_NEED(e->qp != NULL);
-	e->p = th_proc_start(NULL, "sender", NULL);
+	if (xp_machines)
+		setenv("SOFTDPU_MACHINE", "127.0.0.3", 1);
+	e->p = th_proc_start(NULL, xp_machines ? "msender" : "sender", NULL);
+	if (xp_machines)
+		setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
 	XP_NEED(e->p != NULL);
 	l = th_proc_line(e->p);
-	XP_NEED(l != NULL && sscanf(l, "PEER %u", &qpn) == 1);
-	XP_NEED(vq_up(e->qp, qpn, 0, 0) == 0);
-	XP_NEED(th_proc_send(e->p, "CONNECT %u", e->qp->qp_num) == 0);
+	XP_NEED(l != NULL && sscanf(l, "PEER %u %39s", &qpn, hex) == 2);
+	if (xp_machines) {
+		XP_NEED(th_hex_decode(hex, g.raw, 16) == 16 && vq_up_grh(e->qp, qpn, &g, 0) == 0);
+		XP_NEED(ibv_query_gid(e->c, 1, 0, &g) == 0);
+		th_hex_encode(g.raw, 16, hex);
+	} else {
+		XP_NEED(vq_up(e->qp, qpn, 0, 0) == 0);
+	}
+	XP_NEED(th_proc_send(e->p, "CONNECT %u %s", e->qp->qp_num, hex) == 0);
 	l = th_proc_line(e->p);
 	XP_NEED(l != NULL && strcmp(l, "OK 0") == 0);
 }
@@ -379,8 +404,21 @@ static void test_xp_rndv(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "sender") == 0)
+	xp_machines = argc == 2 && (strcmp(argv[1], "machines") == 0 || strcmp(argv[1], "msender") == 0);
+	if (xp_machines) {
+		setenv("UCX_TLS", "tcp", 1);
+		setenv("UCX_NET_DEVICES", "lo", 1);
+		setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
+	}
+	if (argc == 2 && (strcmp(argv[1], "sender") == 0 || strcmp(argv[1], "msender") == 0))
 		return role_sender();
+	if (xp_machines) {
+		setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
+		RUN(test_xp_eager);
+		RUN(test_xp_unexpected_and_sync);
+		RUN(test_xp_rndv);
+		return th_summary("test_verbs_tm_xm");
+	}
 	RUN(test_xp_eager);
 	RUN(test_xp_unexpected_and_sync);
 	RUN(test_xp_rndv);

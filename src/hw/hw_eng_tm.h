@@ -125,9 +125,19 @@ static void eng_tm_fin(struct hw_qp *qp, const uint8_t *fin)
 	eng_rcv_complete(qp, &r, &f);
 }
 
+/* The RVH's range as a run for another machine brought it (eng_xm_tm): 0 or the syndrome the READ would get. */
+static uint8_t eng_tm_xm_src(const struct hw_qp *qp, const struct hw_xm_tm *x, uint32_t len, struct eng_list *rd)
+{
+	if (!(x->flags & HW_XM_TM_RD) || x->len != len ||
+	    eng_translate_into(x->lkey, qp->pd_id, x->addr, len, HW_ACCESS_LOCAL_READ, rd) != HW_OK)
+		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+	return 0;
+}
+
 static struct eng_res eng_tm_rndv(struct hw_qp *qp, struct hw_qp *peer, struct eng_wqe *w,
 				  const struct eng_list *src, const struct hw_tm_hit *hit)
 {
+	const struct hw_xm_tm *x = eng_xm_tm;
 	bool owed = false;
 	uint64_t va;
 	uint32_t rkey, len;
@@ -144,16 +154,18 @@ static struct eng_res eng_tm_rndv(struct hw_qp *qp, struct hw_qp *peer, struct e
 	if (synd == 0 && dst.total < len)
 		synd = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	eng_list_init(&rd);
-	if (synd == 0 && len != 0 &&
-	    eng_translate_into(rkey, qp->pd_id, va, len, HW_ACCESS_REMOTE_READ, &rd) != HW_OK)
+	if (synd == 0 && len != 0 && x != NULL)
+		synd = eng_tm_xm_src(qp, x, len, &rd); /* read on the requester's machine, sent with the SEND */
+	else if (synd == 0 && len != 0 &&
+		 eng_translate_into(rkey, qp->pd_id, va, len, HW_ACCESS_REMOTE_READ, &rd) != HW_OK)
 		synd = HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	if (synd == 0 && len != 0)
 		eng_copy(&dst, &rd);
 	if (synd == 0) {
 		memcpy(w->tm_fin, hit->tmh, HW_TMH_BYTES);
 		w->tm_fin[0] = HW_TMH_FIN;
-		/* After the SEND's own CQE when it has one, as the READ and the FIN follow its ACK on the wire. */
-		owed = (w->fm_ce_se & ENG_CE_SIGNALED) != 0;
+		/* After the SEND's own CQE when it has one, as the READ and the FIN follow its ACK on the wire; run for another machine, the answer carries it there. */
+		owed = x != NULL || (w->fm_ce_se & ENG_CE_SIGNALED) != 0;
 		if (!owed)
 			eng_tm_fin(qp, w->tm_fin);
 	}
@@ -213,6 +225,49 @@ static struct eng_res eng_send_tm(struct hw_qp *qp, struct hw_qp *peer, struct e
 	if (hit.op == HW_TMH_EAGER)
 		return eng_tm_eager(peer, w, src, &hit);
 	return eng_tm_rndv(qp, peer, w, src, &hit);
+}
+
+/* A SEND to another machine (its gathered list loc) that starts with a rendezvous TMH and an RVH. */
+static bool eng_tm_xm_rndv(const struct eng_wqe *w, const struct eng_list *loc)
+{
+	uint8_t op;
+
+	if (w->opcode == HW_WQE_RDMA_WRITE || w->opcode == HW_WQE_RDMA_WRITE_IMM ||
+	    loc->total < HW_TMH_BYTES + HW_RVH_BYTES)
+		return false;
+	eng_tm_peek(loc, &op, 1);
+	return op == HW_TMH_RNDV;
+}
+
+/*
+ * Its RVH's range, read here as the responder's READ would read it (the
+ * requester's rkey and PD), goes with it (hw_xm.h); w->tm_fin is the FIN
+ * the answer may owe.
+ */
+static void eng_tm_xm_rd(struct hw_qp *qp, struct eng_wqe *w, const struct eng_list *loc, struct hw_xm_req *q,
+			 struct eng_list *rd)
+{
+	uint8_t hdr[HW_TMH_BYTES + HW_RVH_BYTES];
+	uint64_t va;
+	uint32_t rkey, len;
+
+	eng_tm_peek(loc, hdr, sizeof(hdr));
+	memcpy(w->tm_fin, hdr, HW_TMH_BYTES);
+	w->tm_fin[0] = HW_TMH_FIN;
+	memcpy(&va, hdr + HW_TMH_BYTES, 8);
+	memcpy(&rkey, hdr + HW_TMH_BYTES + 8, 4);
+	memcpy(&len, hdr + HW_TMH_BYTES + 12, 4);
+	va = be64toh(va);
+	rkey = be32toh(rkey);
+	len = be32toh(len);
+	eng_list_init(rd);
+	if (len != 0 && eng_translate_into(rkey, qp->pd_id, va, len, HW_ACCESS_REMOTE_READ, rd) != HW_OK) {
+		eng_list_init(rd);
+		q->tm_flags = HW_XM_TM_RD_FAULT;
+		return;
+	}
+	q->tm_flags = HW_XM_TM_RD;
+	q->tm_rd_len = len;
 }
 
 #endif /* HW_ENG_TM_H_ */
