@@ -466,6 +466,47 @@ static void test_tm_rndv(void)
 	CHECK(w.status == IBV_WC_LOC_LEN_ERR && w.wr_id == 43);
 }
 
+/*
+ * A QP moved to RESET and destroyed while the completions of tags it
+ * received are still in the SRQ's CQ (RESET drops a QP's completions from
+ * its CQs, as mlx5's driver does): those tags go back to the list
+ * (ibv_post_srq_ops can list all max_num_tags again).
+ */
+static void test_tm_reset_qp_releases_tags(void)
+{
+	struct ibv_qp_attr ra = { .qp_state = IBV_QPS_RESET };
+	struct tm_env e;
+	struct tm_wc w;
+	struct ibv_sge sge;
+	struct ibv_ops_wr wr, *bad = NULL;
+	uint32_t len;
+	int n = 0;
+
+	tm_open(&e, 4, 16);
+	(void)tm_add(&e, 0x10, ~0ull, 0, 100, 10);
+	(void)tm_add(&e, 0x11, ~0ull, 100, 100, 11);
+	len = tm_msg(IBV_TMH_EAGER, 1, 0x10, 50, 0x10);
+	CHECK(tm_send(&e, len) == IBV_WC_SUCCESS);
+	len = tm_msg(IBV_TMH_EAGER, 1, 0x11, 50, 0x11);
+	CHECK(tm_send(&e, len) == IBV_WC_SUCCESS);
+	CHECK_OK(ibv_modify_qp(e.rqp, &ra, IBV_QP_STATE));
+	th_undefer(vq_destroy_qp_cb, e.rqp);
+	CHECK_OK(ibv_destroy_qp(e.rqp));
+	while (n < 8 && !tm_cq_empty(&e) && tm_poll(&e, &w))
+		n++;
+	CHECK(n == 0); /* dropped at RESET */
+	/* all four tags can be listed again; a fifth is the full list's ENOMEM */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)tm_mem[0], .length = 100, .lkey = e.mr[0]->lkey };
+	for (int i = 0; i < 4; i++) {
+		wr = tm_add_wr(&e, &sge, 0x20 + i, ~0ull, 20 + i);
+		wr.flags = 0;
+		CHECK_OK(ibv_post_srq_ops(e.srq, &wr, &bad));
+	}
+	wr = tm_add_wr(&e, &sge, 0x30, ~0ull, 30);
+	wr.flags = 0;
+	CHECK(ibv_post_srq_ops(e.srq, &wr, &bad) == ENOMEM && bad == &wr);
+}
+
 /* Bad input: the documented EINVAL, *bad_op naming the operation; an SRQ without tag matching has no list. */
 static void test_tm_bad_input(void)
 {
@@ -563,6 +604,7 @@ int main(void)
 	RUN(test_tm_no_tag);
 	RUN(test_tm_del);
 	RUN(test_tm_rndv);
+	RUN(test_tm_reset_qp_releases_tags);
 	RUN(test_tm_bad_input);
 	RUN(test_tm_limits);
 	return th_summary("test_verbs_tm");
