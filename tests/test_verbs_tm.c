@@ -507,6 +507,50 @@ static void test_tm_reset_qp_releases_tags(void)
 	CHECK(ibv_post_srq_ops(e.srq, &wr, &bad) == ENOMEM && bad == &wr);
 }
 
+/*
+ * A rendezvous whose sender has no receive posted for the FIN: the FIN is a
+ * SEND the responder retries after the sender's RNR NAK, so it arrives once
+ * the sender posts a receive, in order when two wait.
+ */
+static void test_tm_rndv_fin_waits_for_receive(void)
+{
+	struct tm_env e;
+	struct tm_wc w;
+	struct ibv_rvh *rvh = (struct ibv_rvh *)(tm_mem[2] + sizeof(struct ibv_tmh));
+	struct ibv_sge fs[2];
+	struct ibv_recv_wr fr[2], *fbad;
+	struct ibv_wc wc;
+
+	tm_open(&e, 16, 16);
+	for (int i = 0; i < 2; i++) {
+		(void)tm_add(&e, 0x60 + i, ~0ull, 1000 * (uint32_t)i, 1000, 60 + i);
+		(void)tm_msg(IBV_TMH_RNDV, 0x100 + i, 0x60 + i, 500, (uint8_t)(0x30 + i));
+		rvh->va = htobe64((uintptr_t)tm_mem[2] + 32);
+		rvh->rkey = htobe32(e.mr[2]->rkey);
+		rvh->len = htobe32(500);
+		CHECK(tm_send(&e, 64) == IBV_WC_SUCCESS);
+		CHECK(tm_poll(&e, &w));
+		CHECK(w.status == IBV_WC_SUCCESS && w.wr_id == 60u + i && w.flags == IBV_WC_TM_MATCH);
+		CHECK(tm_poll(&e, &w));
+		CHECK(w.status == IBV_WC_SUCCESS && w.wr_id == 60u + i && w.flags == IBV_WC_TM_DATA_VALID);
+		CHECK(w.byte_len == 500 && memcmp(tm_mem[0] + 1000 * i, tm_mem[2] + 32, 500) == 0);
+	}
+	CHECK(vq_poll1(e.scq, &wc) == 0); /* no receive: no FIN yet */
+	memset(tm_mem[3], 0xee, 128);
+	for (int i = 0; i < 2; i++) {
+		fs[i] = (struct ibv_sge){ .addr = (uintptr_t)tm_mem[3] + 64 * i, .length = 64, .lkey = e.mr[3]->lkey };
+		fr[i] = (struct ibv_recv_wr){ .wr_id = 90 + i, .sg_list = &fs[i], .num_sge = 1 };
+		CHECK_OK(ibv_post_recv(e.sqp, &fr[i], &fbad));
+	}
+	for (int i = 0; i < 2; i++) {
+		struct ibv_tmh *h = (struct ibv_tmh *)(tm_mem[3] + 64 * i);
+
+		CHECK(vq_poll1(e.scq, &wc) == 1);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == 90u + i && wc.byte_len == 16);
+		CHECK(h->opcode == IBV_TMH_FIN && be64toh(h->tag) == 0x60u + i && be32toh(h->app_ctx) == 0x100u + i);
+	}
+}
+
 /* Bad input: the documented EINVAL, *bad_op naming the operation; an SRQ without tag matching has no list. */
 static void test_tm_bad_input(void)
 {
@@ -605,6 +649,7 @@ int main(void)
 	RUN(test_tm_del);
 	RUN(test_tm_rndv);
 	RUN(test_tm_reset_qp_releases_tags);
+	RUN(test_tm_rndv_fin_waits_for_receive);
 	RUN(test_tm_bad_input);
 	RUN(test_tm_limits);
 	return th_summary("test_verbs_tm");

@@ -16,6 +16,8 @@
 #ifndef HW_ENG_TM_H_
 #define HW_ENG_TM_H_
 
+#include <pthread.h>
+
 #include "hw_tm.h"
 
 /* The part [skip, skip + len) of src (within it) as a list of its own. */
@@ -105,24 +107,89 @@ static struct eng_res eng_tm_eager(struct hw_qp *peer, const struct eng_wqe *w, 
 	return (struct eng_res){ .byte_cnt = (uint32_t)src->total };
 }
 
-/* The rendezvous's FIN (fin: a TMH) into the requester's next receive; none posted: it is lost. */
-static void eng_tm_fin(struct hw_qp *qp, const uint8_t *fin)
+/*
+ * FINs owed to a QP whose receive queue had none posted: a card's responder
+ * sends the FIN as a SEND, and the requester's RNR NAK makes it try again
+ * until a receive is there. They wait here, in order, and go at the QP's
+ * next receive doorbell (hw_qp_ring_rq), so a program that posts its FIN
+ * receive after the rendezvous still gets it.
+ */
+#define ENG_TM_FINS_MAX 256 /* owed at once; beyond, a FIN is lost (logged), as after RNR retries run out */
+
+struct hw_tm_fins {
+	pthread_mutex_t lock;
+	uint32_t head, n;
+	uint8_t fin[ENG_TM_FINS_MAX][HW_TMH_BYTES];
+};
+
+/* The FIN into the QP's next receive; false when none is posted. */
+static bool eng_tm_fin_put(struct hw_qp *qp, const uint8_t *fin)
 {
 	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .byte_cnt = HW_TMH_BYTES };
 	struct eng_list dst, src;
 	struct eng_rcv r;
 
 	if (!eng_rcv_take(qp, NULL, &r))
-		return;
-	if (eng_rcv_list(&r, &dst) != 0 || dst.total < sizeof(fin)) {
+		return false;
+	if (eng_rcv_list(&r, &dst) != 0 || dst.total < HW_TMH_BYTES) {
 		f = (struct hw_cqe_fields){ .opcode = HW_CQE_RESP_ERR, .syndrome = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR };
 		eng_rcv_complete(qp, &r, &f);
-		return;
+		return true;
 	}
 	eng_list_init(&src);
 	eng_add(&src, (uint8_t *)(uintptr_t)fin, HW_TMH_BYTES);
 	eng_copy(&dst, &src);
 	eng_rcv_complete(qp, &r, &f);
+	return true;
+}
+
+static struct hw_tm_fins *eng_tm_fins_of(struct hw_qp *qp)
+{
+	struct hw_tm_fins *q = __atomic_load_n(&qp->tm_fins, __ATOMIC_ACQUIRE), *none = NULL;
+
+	if (q != NULL)
+		return q;
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return NULL;
+	pthread_mutex_init(&q->lock, NULL);
+	if (__atomic_compare_exchange_n(&qp->tm_fins, &none, q, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return q;
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+	return none; /* another thread's, installed first */
+}
+
+/* Under q->lock: the owed FINs, oldest first, into the receives posted. */
+static void eng_tm_fins_drain_locked(struct hw_qp *qp, struct hw_tm_fins *q)
+{
+	while (q->n != 0 && eng_tm_fin_put(qp, q->fin[q->head])) {
+		q->head = (q->head + 1) % ENG_TM_FINS_MAX;
+		q->n--;
+	}
+	__atomic_store_n(&qp->tm_fins_owed, q->n, __ATOMIC_RELEASE);
+}
+
+/* The rendezvous's FIN (fin: a TMH) into the requester's next receive; none posted: owed until one is. */
+static void eng_tm_fin(struct hw_qp *qp, const uint8_t *fin)
+{
+	struct hw_tm_fins *q;
+
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) == 0 && eng_tm_fin_put(qp, fin))
+		return;
+	q = eng_tm_fins_of(qp);
+	if (q == NULL) {
+		BASE_WARN("qp 0x%x: a rendezvous FIN found no receive and no memory to wait in: lost", qp->qpn);
+		return;
+	}
+	pthread_mutex_lock(&q->lock);
+	if (q->n == ENG_TM_FINS_MAX)
+		BASE_WARN("qp 0x%x: %u rendezvous FINs wait for a receive already: one more lost", qp->qpn,
+			  ENG_TM_FINS_MAX);
+	else
+		memcpy(q->fin[(q->head + q->n++) % ENG_TM_FINS_MAX], fin, HW_TMH_BYTES);
+	eng_tm_fins_drain_locked(qp, q); /* a receive posted meanwhile, or the ones owed before */
+	pthread_mutex_unlock(&q->lock);
 }
 
 /* The RVH's range as a run for another machine brought it (eng_xm_tm): 0 or the syndrome the READ would get. */
@@ -268,6 +335,29 @@ static void eng_tm_xm_rd(struct hw_qp *qp, struct eng_wqe *w, const struct eng_l
 	}
 	q->tm_flags = HW_XM_TM_RD;
 	q->tm_rd_len = len;
+}
+
+void hw_eng_tm_fins_run(struct hw_qp *qp)
+{
+	struct hw_tm_fins *q = __atomic_load_n(&qp->tm_fins, __ATOMIC_ACQUIRE);
+
+	if (q == NULL)
+		return;
+	hw_epoch_enter(); /* the receive's memory and CQ stay while it is filled */
+	pthread_mutex_lock(&q->lock);
+	eng_tm_fins_drain_locked(qp, q);
+	pthread_mutex_unlock(&q->lock);
+	hw_epoch_leave();
+}
+
+void hw_eng_tm_fins_free(struct hw_qp *qp)
+{
+	struct hw_tm_fins *q = __atomic_exchange_n(&qp->tm_fins, NULL, __ATOMIC_ACQ_REL);
+
+	if (q == NULL)
+		return;
+	pthread_mutex_destroy(&q->lock);
+	free(q);
 }
 
 #endif /* HW_ENG_TM_H_ */

@@ -351,6 +351,7 @@ void hw_qp_destroy(struct hw_qp *qp)
 	 * before its memory goes.
 	 */
 	hw_epoch_sync();
+	hw_eng_tm_fins_free(qp);
 	free(qp->sq_own);
 	hw_qblock_free(&qp->qb);
 	free(qp);
@@ -953,6 +954,9 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 	}
 	qp->rq_pi_rung = pi;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
+	/* A rendezvous FIN that found no receive waits for this one, as a card's responder retries it after an RNR NAK. */
+	if (__builtin_expect(__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_RELAXED) != 0, 0))
+		hw_eng_tm_fins_run(qp);
 	peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	if (peer != NULL && peer == __atomic_load_n(&qp->peer_view, __ATOMIC_ACQUIRE)) {
 		/*
