@@ -6,8 +6,10 @@
  * after the TMH goes to the tag's buffer, one CQE (CONSUMED_MSG, the TMH in
  * it). Matched RNDV: the responder reads the RVH's range from the requester
  * into the tag's buffer; a first CQE (CONSUMED, the TMH) says the tag took
- * it, the requester's receive queue gets a FIN (the TMH with opcode FIN), a
- * second CQE (EXPECTED) says the data is there. Anything else takes an
+ * it, the requester's receive queue gets a FIN (the TMH with opcode FIN;
+ * with no receive there, once one is posted), a second CQE (EXPECTED) says
+ * the data is there. Run for another machine, the range came with the SEND
+ * and the answer carries the FIN back (hw_xm.h). Anything else takes an
  * ordinary receive of the SRQ, TMH and all (UNEXPECTED or NO_TAG); with
  * none posted the requester waits as on an RNR NAK. A tag whose buffer is
  * too small or not writable completes in error; the requester's SEND still
