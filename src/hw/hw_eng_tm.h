@@ -19,6 +19,7 @@
 #define HW_ENG_TM_H_
 
 #include <pthread.h>
+#include <time.h>
 
 #include "hw_tm.h"
 
@@ -112,9 +113,11 @@ static struct eng_res eng_tm_eager(struct hw_qp *peer, const struct eng_wqe *w, 
 /*
  * FINs owed to a QP whose receive queue had none posted: a card's responder
  * sends the FIN as a SEND, and the requester's RNR NAK makes it try again
- * until a receive is there. They wait here, in order, and go at the QP's
- * next receive doorbell (hw_qp_ring_rq), so a program that posts its FIN
- * receive after the rendezvous still gets it.
+ * until a receive is there. They wait here, in order, and the engine
+ * thread tries them again at its passes, at least every
+ * HW_ENG_TM_FIN_RETRY_NS while some wait (hw_qp.c, pass_tm_fins), so a
+ * program that posts its FIN receive after the rendezvous still gets it;
+ * the receive doorbell pays nothing for it.
  */
 #define ENG_TM_FINS_MAX 256 /* owed at once; beyond, a FIN is lost (logged), as after RNR retries run out */
 
@@ -192,6 +195,12 @@ static void eng_tm_fin(struct hw_qp *qp, const uint8_t *fin)
 		memcpy(q->fin[(q->head + q->n++) % ENG_TM_FINS_MAX], fin, HW_TMH_BYTES);
 	eng_tm_fins_drain_locked(qp, q); /* a receive posted meanwhile, or the ones owed before */
 	pthread_mutex_unlock(&q->lock);
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		hw_eng_wake_by((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + HW_ENG_TM_FIN_RETRY_NS);
+	}
 }
 
 /* The RVH's range as a run for another machine brought it (eng_xm_tm): 0 or the syndrome the READ would get. */

@@ -954,9 +954,6 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi)
 	}
 	qp->rq_pi_rung = pi;
 	__atomic_store_n(&qp->dbrec[HW_QP_DBR_RCV], htobe32(pi), __ATOMIC_SEQ_CST);
-	/* A rendezvous FIN that found no receive waits for this one, as a card's responder retries it after an RNR NAK. */
-	if (__builtin_expect(__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_RELAXED) != 0, 0))
-		hw_eng_tm_fins_run(qp);
 	peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
 	if (peer != NULL && peer == __atomic_load_n(&qp->peer_view, __ATOMIC_ACQUIRE)) {
 		/*
@@ -1152,6 +1149,24 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 
 #define QP_PASS_BUSY_NS 50000ull
 
+/*
+ * Rendezvous FINs owed to qp, which had no receive for them (hw_eng_tm.h):
+ * tried again at every pass, and a pass at least every HW_ENG_TM_FIN_RETRY_NS
+ * while some are owed, as a card's responder retries a SEND the requester
+ * NAKed for want of a receive. The receive doorbell pays nothing for it.
+ */
+static void pass_tm_fins(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	uint32_t before = __atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE);
+
+	hw_eng_tm_fins_run(qp);
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != before)
+		p->activity = true;
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0 &&
+	    p->now_ns + HW_ENG_TM_FIN_RETRY_NS < p->next_deadline)
+		p->next_deadline = p->now_ns + HW_ENG_TM_FIN_RETRY_NS;
+}
+
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
@@ -1191,6 +1206,8 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		pass_peer(qp, p->now_ns);
 	if (qp->srq != NULL && qp->srq->published)
 		(void)hw_srq_limit_poll(qp->srq);
+	if (__builtin_expect(__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0, 0))
+		pass_tm_fins(qp, p);
 }
 
 /*

@@ -467,7 +467,12 @@ static inline enum hw_qp_state hw_qp_state_now(struct hw_qp *qp)
  */
 enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
 
-/* Internal: delivers the rendezvous FINs owed to qp into the receives now posted (hw_eng_tm.h); frees them at destroy. */
+/*
+ * Internal: delivers the rendezvous FINs owed to qp into the receives now
+ * posted (hw_eng_tm.h; the engine thread's pass, at least every
+ * HW_ENG_TM_FIN_RETRY_NS while some are owed); frees them at destroy.
+ */
+#define HW_ENG_TM_FIN_RETRY_NS 50000ull
 void hw_eng_tm_fins_run(struct hw_qp *qp);
 void hw_eng_tm_fins_free(struct hw_qp *qp);
 
