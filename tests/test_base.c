@@ -298,6 +298,39 @@ static void test_config_machine(void)
 	base_log_set_sink(NULL);
 }
 
+/* SOFTDPU_MACHINES: IPv4 addresses separated by commas, at most 64; anything else is refused whole. */
+static void test_config_machines(void)
+{
+	static const char *const bad[] = { "127.0.0.2,", ",127.0.0.2", "127.0.0.2,,127.0.0.3", "127.0.0.2 127.0.0.3",
+					   "127.0.0.256", "127.0.0", "a.b.c.d", "127.0.0.2;127.0.0.3", " 127.0.0.2" };
+	uint32_t m[BASE_MACHINES_MAX];
+	char many[16 * (BASE_MACHINES_MAX + 1)] = "";
+
+	base_log_set_sink(record_sink);
+	set("SOFTDPU_MACHINES", NULL);
+	CHECK(base_config_machines(m) == 0);
+	set("SOFTDPU_MACHINES", "10.1.2.3");
+	CHECK(base_config_machines(m) == 1 && m[0] == 0x0a010203u);
+	set("SOFTDPU_MACHINES", "127.0.0.2,127.0.0.3,255.255.255.255");
+	CHECK(base_config_machines(m) == 3 && m[0] == 0x7f000002u && m[1] == 0x7f000003u && m[2] == 0xffffffffu);
+	for (size_t i = 0; i < BASE_ARRAY_SIZE(bad); i++) {
+		seen.calls = 0;
+		set("SOFTDPU_MACHINES", bad[i]);
+		CHECK(base_config_machines(m) == 0);
+		CHECK(seen.calls == 1 && seen.level == BASE_LOG_ERROR);
+	}
+	for (unsigned i = 0; i < BASE_MACHINES_MAX; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "%s10.0.0.%u", i ? "," : "", i + 1);
+	set("SOFTDPU_MACHINES", many);
+	CHECK(base_config_machines(m) == BASE_MACHINES_MAX && m[63] == 0x0a000040u);
+	strcat(many, ",10.0.1.1");
+	seen.calls = 0;
+	set("SOFTDPU_MACHINES", many);
+	CHECK(base_config_machines(m) == 0 && seen.calls == 1);
+	set("SOFTDPU_MACHINES", NULL);
+	base_log_set_sink(NULL);
+}
+
 static void test_config_ucx_err_mode(void)
 {
 	base_log_set_sink(record_sink);
@@ -454,6 +487,7 @@ int main(void)
 	RUN(test_config_fabric_timeout);
 	RUN(test_config_cm_timeout);
 	RUN(test_config_machine);
+	RUN(test_config_machines);
 	RUN(test_config_ucx_err_mode);
 	RUN(test_config_log_levels);
 	RUN(test_priv_shm_created_private);

@@ -5,7 +5,8 @@
  * (on RoCE v2 the GID ::ffff:<group>), QPN 0xffffff and the Q_Key
  * RDMA_UDP_QKEY; taking it attaches the id's QP, so a datagram sent through
  * that address reaches every member; leaving detaches it. Refusals as the
- * kernel's CM and rdma-core answer them.
+ * kernel's CM and rdma-core answer them. On an InfiniBand port a group may
+ * be named by its GID (AF_IB, as mckey -M does).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/ib.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -351,6 +353,21 @@ static int role_ib(void)
 	send_to_group(&a, 0);
 	got_msg(&b, 1, a.id->qp->qp_num);
 	printf("GOT %d\n", th_case_failed);
+	/* A group named by its GID (AF_IB, mckey -M): the event's destination is that GID. */
+	{
+		struct sockaddr_ib sib = {.sib_family = AF_IB};
+		struct rdma_cm_event ev;
+
+		inet_pton(AF_INET6, "ff0e::5344:77", &sib.sib_addr);
+		memset(&ev, 0, sizeof(ev));
+		if (rdma_join_multicast(b.id, (struct sockaddr *)&sib, &sib) != 0 ||
+		    !expect_event(b.ch, RDMA_CM_EVENT_MULTICAST_JOIN, 0, &ev) ||
+		    rdma_leave_multicast(b.id, (struct sockaddr *)&sib) != 0)
+			printf("JOINIB %s\n", strerror(errno));
+		ah = &ev.param.ud.ah_attr;
+		th_hex_encode(ah->grh.dgid.raw, 16, hex);
+		printf("JOINIB %s %#x %u %d\n", hex, ah->dlid, ah->is_global, ev.param.ud.private_data == &sib);
+	}
 	fflush(stdout);
 	/* Left, so that the QPs are free to go (a QP in a group cannot be destroyed). */
 	(void)rdma_leave_multicast(a.id, &a.id->route.addr.dst_addr);
@@ -386,6 +403,10 @@ static void test_infiniband_port(void)
 	CHECK(dlid >= 0xc000 && dlid < 0xffff && global == 1 && qpn == 0xffffff);
 	l = th_proc_line(p);
 	CHECK(l != NULL && sscanf(l, "GOT %d", &got) == 1 && got == 0);
+	l = th_proc_line(p);
+	CHECK(l != NULL && sscanf(l, "JOINIB %32s %x %u %d", hex, &dlid, &global, &got) == 4);
+	CHECK(strcmp(hex, "ff0e0000000000000000000053440077") == 0 && dlid >= 0xc000 && dlid < 0xffff &&
+	      global == 1 && got == 1);
 	CHECK(th_proc_wait(p) == 0);
 	unlink(path);
 }

@@ -196,18 +196,22 @@ udaddy_run "udaddy -C 10 -c 4" -C 10 -c 4
 # Multicast (mckey): a receiver joins a group of its own (so that runs at the
 # same time do not share it), then a sender joins and sends to it; the
 # receiver counts every message. Neither listens: the receiver's join line
-# (line-buffered, stdbuf) tells that it is in the group.
+# (line-buffered, stdbuf) tells that it is in the group. mc_group overrides
+# the group option (-m <address>, or -M <GID>), mc_srv_bind / mc_cli_bind
+# give each a -b address.
 mckey_run() { # <label> <args...>
 	local label=$1 group i
 	shift
-	group=239.77.$((($$ >> 8) % 256)).$(($$ % 256))
-	LD_LIBRARY_PATH=$lib timeout 60 stdbuf -oL mckey -m "$group" "$@" >"$tmp/s" 2>&1 &
+	group=${mc_group:-"-m 239.77.$((($$ >> 8) % 256)).$(($$ % 256))"}
+	env "${SRV[@]}" LD_LIBRARY_PATH="$lib" timeout 60 stdbuf -oL mckey $group ${mc_srv_bind:+-b "$mc_srv_bind"} \
+		"$@" >"$tmp/s" 2>&1 &
 	spid=$!
 	for i in $(seq 400); do
 		grep -q '^mckey: joined' "$tmp/s" && break
 		sleep 0.05
 	done
-	LD_LIBRARY_PATH=$lib timeout 60 mckey -m "$group" -s "$@" >"$tmp/c" 2>&1
+	env "${CLI[@]}" LD_LIBRARY_PATH="$lib" timeout 60 mckey $group -s ${mc_cli_bind:+-b "$mc_cli_bind"} "$@" \
+		>"$tmp/c" 2>&1
 	rc=$?
 	wait "$spid"
 	src=$?
@@ -219,6 +223,7 @@ mckey_run() { # <label> <args...>
 		report 0 "$label"
 	fi
 }
+SRV=() CLI=()
 mckey_run "mckey -C 10" -C 10
 mckey_run "mckey -c 2 -C 10 -l" -c 2 -C 10 -l
 
@@ -245,6 +250,20 @@ if ldconfig -p 2>/dev/null | grep -q 'libucp.so.0'; then
 	run "riostream -S 65536 -C 20 -T v, two machines" '^custom +64k +20 ' \
 		riostream -b 127.0.0.3 -p {port} -S 65536 -C 20 -T v -- riostream -s 127.0.0.3 -p {port} -S 65536 -C 20 -T v
 	ud_bind=127.0.0.3 ud_dst=127.0.0.3 udaddy_run "udaddy -C 10, two machines" -C 10
+	# Multicast: the sender's machine sends a group's datagrams to the
+	# network's other machines (SOFTDPU_MACHINES), whose members get them.
+	SRV+=(SOFTDPU_MACHINES=127.0.0.2,127.0.0.3)
+	CLI+=(SOFTDPU_MACHINES=127.0.0.2,127.0.0.3)
+	mckey_run "mckey -m, two machines" -C 10
+	# On InfiniBand ports (each machine's topology link=ib), the group by its GID (AF_IB).
+	for m in 2 3; do
+		echo "function name=a side=host type=pf pci=0000:0b:00.0 vuid=A ibdev=mlx5_0" \
+			"mac=02:53:44:0b:00:0$m ipv4=127.0.0.$m link=ib" >"$tmp/topo$m"
+	done
+	SRV+=(SOFTDPU_TOPOLOGY="$tmp/topo3")
+	CLI+=(SOFTDPU_TOPOLOGY="$tmp/topo2")
+	mc_group="-M ff0e::5344:$(printf %x $(($$ % 65536)))" mc_srv_bind=127.0.0.3 mc_cli_bind=127.0.0.2 \
+		mckey_run "mckey -M, two machines on InfiniBand" -C 10
 	# Not in a sanitized build: there the verbs' UCX path is slow enough for
 	# UCX's endpoint timeout to end a run now and then (the CM is done by then).
 	if [ -z "$asan" ]; then

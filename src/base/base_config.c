@@ -66,6 +66,40 @@ bool base_config_machine(uint32_t *ipv4)
 	return true;
 }
 
+/* One dotted quad at *s, ended by ',' or the string's end: true, *ipv4 and *s past it. */
+static bool parse_ipv4(const char **s, uint32_t *ipv4)
+{
+	unsigned int a, b, c, d;
+	int used = 0;
+
+	if (sscanf(*s, "%3u.%3u.%3u.%3u%n", &a, &b, &c, &d, &used) != 4 || a > 255 || b > 255 || c > 255 ||
+	    d > 255 || !((*s)[used] == ',' || (*s)[used] == '\0') || (*s)[0] < '0' || (*s)[0] > '9')
+		return false;
+	*ipv4 = a << 24 | b << 16 | c << 8 | d;
+	*s += used;
+	return true;
+}
+
+unsigned base_config_machines(uint32_t out[BASE_MACHINES_MAX])
+{
+	const char *v = env("SOFTDPU_MACHINES"), *s = v;
+	unsigned n = 0;
+
+	if (v == NULL)
+		return 0;
+	for (;;) {
+		if (n == BASE_MACHINES_MAX || !parse_ipv4(&s, &out[n])) {
+			BASE_ERR("SOFTDPU_MACHINES=%s is not a list of at most %u IPv4 addresses: no other machine is known",
+				 v, BASE_MACHINES_MAX);
+			return 0;
+		}
+		n++;
+		if (*s == '\0')
+			return n;
+		s++;
+	}
+}
+
 unsigned base_config_fabric_timeout_ms(void)
 {
 	const char *s = env("SOFTDPU_FABRIC_TIMEOUT_MS");

@@ -52,6 +52,15 @@ unsigned base_config_cm_timeout_ms(void);
  */
 bool base_config_machine(uint32_t *ipv4);
 
+/*
+ * SOFTDPU_MACHINES: the machines of the network, IPv4 addresses (dotted
+ * quads) separated by commas, at most BASE_MACHINES_MAX. Writes them to out
+ * (host byte order) and returns how many; unset or empty is 0, and so is a
+ * malformed list (with an error: no machine is guessed).
+ */
+#define BASE_MACHINES_MAX 64u
+unsigned base_config_machines(uint32_t out[BASE_MACHINES_MAX]);
+
 /* SOFTDPU_UCX_ERR_MODE: peer (default, true) or none (false): UCX peer failure detection. */
 bool base_config_ucx_peer_errors(void);
 

@@ -37,7 +37,10 @@
  * GID (FAB_XM_AV_GID), the GID its QP addressed, so the target reaches the
  * QP of that number on the port that has the GID only. A UD datagram
  * (SEND, SEND with immediate) is delivered or dropped and its reply is
- * success either way.
+ * success either way; to destination QPN 0xffffff it is multicast, taken by
+ * the target machine's members of the group its address names. It carries
+ * the sender's LID (InfiniBand); on InfiniBand without a GRH its 40-byte
+ * network header is zero and unused.
  * A call carries 1..FAB_XM_BATCH such requests back to back (a probe only
  * alone), run in order; its answer is their replies back to back, each
  * followed by its data when it has some (fab_xm_rep_has_data).

@@ -358,7 +358,7 @@ static uint64_t sv_run_ud(const uint8_t *req, const uint8_t *data, uint8_t *rep)
 {
 	uint64_t plen = fab_get_le(req + 56, 8);
 	struct hw_xm_ud d = { .dest = (uint32_t)fab_get_le(req + 16, 4), .src_qpn = (uint32_t)fab_get_le(req + 12, 4),
-			      .opcode = req[7], .fm_ce_se = req[36], .imm = (uint32_t)fab_get_le(req + 20, 4),
+			      .slid = (uint16_t)fab_get_le(req + 38, 2), .opcode = req[7], .fm_ce_se = req[36], .imm = (uint32_t)fab_get_le(req + 20, 4),
 			      .av = req + 64, .grh = data, .data = data + HW_UD_GRH_BYTES,
 			      .len = (uint32_t)(plen - HW_UD_GRH_BYTES) };
 

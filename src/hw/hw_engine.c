@@ -43,8 +43,10 @@
 #include "hw_eng_thread.h"
 #include "hw_gid.h"
 #include "hw_grh.h"
+#include "hw_machine.h"
 #include "hw_mcast.h"
 #include "hw_qp.h"
+#include "hw_sig.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
 #include "hw_umr.h"
@@ -365,12 +367,76 @@ static void eng_copy_pattern1(const struct eng_span *pat, uint8_t *plain, bool i
 	}
 }
 
+static bool eng_has_sig(const struct eng_list *l)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->s[i].u != NULL && hw_sig_active(l->s[i].u->sig))
+			return true;
+	return false;
+}
+
+/* n bytes of a span from byte at on, out to buf or in from it; a signature key's through its transform. */
+static void eng_span_io(const struct eng_span *s, uint64_t at, uint8_t *buf, uint32_t n, bool out)
+{
+	if (s->u == NULL) {
+		if (out)
+			memcpy(buf, s->p + at, n);
+		else
+			memcpy(s->p + at, buf, n);
+	} else if (hw_sig_active(s->u->sig)) {
+		if (out)
+			(void)hw_sig_gather(s->u, s->off + at, n, buf);
+		else
+			(void)hw_sig_scatter(s->u, s->off + at, n, buf);
+	} else if (out) {
+		hw_umr_read(s->u, s->off + at, buf, n);
+	} else {
+		hw_umr_write(s->u, s->off + at, buf, n);
+	}
+}
+
+/*
+ * A copy through a signature key (hw_sig.h): the wire bytes are staged
+ * whole, so each side's transform sees its whole range at once (fields
+ * inserted, stripped and checked per block). Failed checks are the keys'.
+ */
+static void eng_copy_sig(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
+{
+	uint8_t *buf = malloc(src->total != 0 ? src->total : 1);
+	uint64_t at = 0;
+	uint32_t di = 0;
+
+	if (buf == NULL) {
+		BASE_ERR("signature copy of %llu bytes: out of memory", (unsigned long long)src->total);
+		return;
+	}
+	for (uint32_t i = 0; i < src->n; i++) {
+		eng_span_io(&src->s[i], 0, buf + at, src->s[i].len, true);
+		at += src->s[i].len;
+	}
+	while (di < dst->n && skip >= dst->s[di].len)
+		skip -= dst->s[di++].len;
+	for (at = 0; at < src->total && di < dst->n; di++, skip = 0) {
+		uint64_t k = dst->s[di].len - skip;
+
+		if (k > src->total - at)
+			k = src->total - at;
+		eng_span_io(&dst->s[di], skip, buf + at, (uint32_t)k, false);
+		at += k;
+	}
+	free(buf);
+}
+
 /* eng_copy_at for lists with pattern spans: both sides walked piece by piece. */
 static void eng_copy_pieces(const struct eng_list *dst, uint32_t skip, const struct eng_list *src)
 {
 	struct eng_cur d = { .l = dst }, s = { .l = src };
 	uint64_t left = src->total;
 
+	if (eng_has_sig(src) || eng_has_sig(dst)) {
+		eng_copy_sig(dst, skip, src);
+		return;
+	}
 	if (skip == 0 && src->n == 1 && dst->n == 1 && (src->s[0].u == NULL) != (dst->s[0].u == NULL)) {
 		if (dst->s[0].u != NULL)
 			eng_copy_pattern1(&dst->s[0], src->s[0].p, true);
@@ -740,6 +806,19 @@ static bool eng_ud_port_has(const struct hw_qp *dst, const uint8_t gid[16])
 	return memcmp(gid, dst->sh->gid, 16) == 0 || hw_gid_port_has((uint16_t)dst->sh->lid, gid);
 }
 
+/*
+ * Whether an InfiniBand address names a port of another machine
+ * (hw_machine.h): a GRH to that machine's subnet, or without a GRH its LID.
+ */
+static bool eng_ib_elsewhere(const struct hw_wqe_datagram_seg *av, uint32_t *machine)
+{
+	uint32_t m;
+
+	if ((be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0)
+		return eng_gid_elsewhere(av->rgid, machine);
+	return hw_machine_of_lid(be16toh(av->rlid), machine != NULL ? machine : &m);
+}
+
 /* Does the UD destination take this datagram? When not, it is dropped as a fabric would. */
 static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const struct hw_wqe_datagram_seg *av)
 {
@@ -747,8 +826,7 @@ static bool eng_ud_takes(const struct hw_qp *qp, const struct hw_qp *dst, const 
 		return false;
 	if (qp->roce && !eng_ud_port_has(dst, av->rgid))
 		return false;
-	/* An InfiniBand GRH to another machine's subnet (hw_machine.h) names a port behind a router. */
-	if (!qp->roce && (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0 && eng_gid_elsewhere(av->rgid, NULL))
+	if (!qp->roce && eng_ib_elsewhere(av, NULL))
 		return false;
 	return eng_ud_accepts(qp, dst, av);
 }
@@ -839,11 +917,11 @@ static void eng_ud_deliver(struct hw_qp *qp, struct eng_wqe *w, struct hw_qp *pe
 }
 
 /*
- * A RoCE datagram to another machine: its network header (the GRH area the
- * receiver gets) and payload go to that machine, which delivers it there
- * (hw_xm_ud_deliver), with the Q_Key it carries. The sender completes as on
- * the wire, whatever became of it; a payload longer than the port's MTU
- * (RoCE: HW_UD_MTU_ROCE) does not leave.
+ * A datagram to another machine: its network header (the GRH area the
+ * receiver gets; zero on InfiniBand without a GRH) and payload go to that
+ * machine, which delivers it there (hw_xm_ud_deliver), with the Q_Key it
+ * carries. The sender completes as on the wire, whatever became of it; a
+ * payload longer than the port's MTU does not leave.
  */
 static struct eng_res eng_ud_xm(struct hw_qp *qp, struct eng_wqe *w, const struct hw_wqe_datagram_seg *av,
 				const struct eng_list *src, uint32_t machine)
@@ -851,13 +929,14 @@ static struct eng_res eng_ud_xm(struct hw_qp *qp, struct eng_wqe *w, const struc
 	const struct hw_xm_ops *ops = xm_ops;
 	struct hw_xm_req q = { .machine = machine, .dest = be32toh(av->dqp_dct) & 0xffffffu, .src_qpn = qp->qpn,
 			       .qp_type = HW_QPT_UD, .opcode = w->opcode, .fm_ce_se = w->fm_ce_se, .imm = w->imm,
-			       .len = HW_UD_GRH_BYTES + src->total };
+			       .src_lid = qp->roce ? 0 : qp->lid, .len = HW_UD_GRH_BYTES + src->total };
 	struct hw_wqe_datagram_seg *qav = (void *)q.av;
+	bool grh = qp->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0;
 	struct hw_xm_res res;
 	struct eng_list body;
 	uint8_t *buf;
 
-	if (src->total > HW_UD_MTU_ROCE)
+	if (src->total > (qp->roce ? HW_UD_MTU_ROCE : HW_UD_MTU))
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if (ops == NULL)
 		return (struct eng_res){ .byte_cnt = (uint32_t)src->total }; /* no path between machines: lost */
@@ -866,7 +945,10 @@ static struct eng_res eng_ud_xm(struct hw_qp *qp, struct eng_wqe *w, const struc
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	memcpy(q.av, av, sizeof(*av));
 	qav->qkey = htobe32(eng_ud_qkey(qp, av));
-	eng_ud_grh(qp, av, (uint32_t)src->total, w->opcode == HW_WQE_SEND_IMM, buf + ops->headroom);
+	if (grh)
+		eng_ud_grh(qp, av, (uint32_t)src->total, w->opcode == HW_WQE_SEND_IMM, buf + ops->headroom);
+	else
+		memset(buf + ops->headroom, 0, HW_UD_GRH_BYTES);
 	eng_list_init(&body);
 	eng_add(&body, buf + ops->headroom + HW_UD_GRH_BYTES, (uint32_t)src->total);
 	if (src->total != 0)
@@ -876,24 +958,79 @@ static struct eng_res eng_ud_xm(struct hw_qp *qp, struct eng_wqe *w, const struc
 	return (struct eng_res){ .byte_cnt = (uint32_t)src->total };
 }
 
-void hw_xm_ud_deliver(const struct hw_xm_ud *d)
+/*
+ * Puts d into peer's next receive when peer takes it (UD, RTR or RTS, the
+ * Q_Key; unicast: on the port the address names). RoCE always carries the
+ * network header; InfiniBand when the address has a GRH, else the LID
+ * names the port.
+ */
+static void eng_xm_ud_put(struct hw_qp *peer, const struct hw_xm_ud *d, const struct hw_wqe_datagram_seg *av,
+			  bool mcast)
 {
-	struct hw_qp *peer = hw_qp_dest_get(d->dest);
-	struct hw_wqe_datagram_seg av;
+	bool grh = peer != NULL && (peer->roce || (be32toh(av->grh_gid_fl) & HW_AV_GRH) != 0);
 	struct hw_cqe_fields f;
 	struct eng_list src;
 
+	if (!eng_ud_accepts_key(peer, be32toh(av->qkey)))
+		return;
+	if (!mcast && !(grh ? eng_ud_port_has(peer, av->rgid) : peer->sh->lid == be16toh(av->rlid)))
+		return;
+	/* The sender's number is another machine's word: 24 bits, as a DETH carries it. */
+	f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, grh, av->stat_rate_sl, d->src_qpn & 0xffffffu,
+		       peer->roce ? 0 : d->slid);
+	eng_list_init(&src);
+	eng_add(&src, (uint8_t *)(uintptr_t)d->data, d->len);
+	eng_ud_put(peer, grh ? (uint8_t *)(uintptr_t)d->grh : NULL, &src, &f);
+}
+
+/* A multicast datagram of another machine: to each member of the group here (hw_mcast.h). */
+static void eng_xm_ud_mcast(const struct hw_xm_ud *d, const struct hw_wqe_datagram_seg *av)
+{
+	/* Without a GRH (InfiniBand) the multicast LID names the group; RoCE's address holds the group's GID. */
+	bool by_lid = (be32toh(av->grh_gid_fl) & HW_AV_GRH) == 0 && !hw_mcast_gid(av->rgid);
+	uint32_t qpns[HW_MCAST_GROUP_MAX];
+	uint32_t n;
+
+	/* No QPN of this machine is the sender: none is left out as its own. */
+	n = hw_mcast_members(UINT32_MAX, av->rgid, be16toh(av->rlid), by_lid, qpns);
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_qp *peer = hw_qp_dest_get(qpns[i]);
+
+		eng_xm_ud_put(peer, d, av, true);
+		hw_qp_dest_put(peer);
+	}
+}
+
+void hw_xm_ud_deliver(const struct hw_xm_ud *d)
+{
+	struct hw_wqe_datagram_seg av;
+	struct hw_qp *peer;
+
 	memcpy(&av, d->av, sizeof(av)); /* where it lies in a call, unaligned */
 	hw_epoch_enter();
-	if (peer != NULL && eng_ud_accepts_key(peer, be32toh(av.qkey)) && eng_ud_port_has(peer, av.rgid)) {
-		/* The sender's number is another machine's word: 24 bits, as a DETH carries it. */
-		f = eng_ud_cqe(d->opcode, d->fm_ce_se, d->imm, true, av.stat_rate_sl, d->src_qpn & 0xffffffu, 0);
-		eng_list_init(&src);
-		eng_add(&src, (uint8_t *)(uintptr_t)d->data, d->len);
-		eng_ud_put(peer, (uint8_t *)(uintptr_t)d->grh, &src, &f);
+	if (d->dest == HW_MCAST_QPN) {
+		eng_xm_ud_mcast(d, &av);
+	} else {
+		peer = hw_qp_dest_get(d->dest);
+		eng_xm_ud_put(peer, d, &av, false);
+		hw_qp_dest_put(peer);
 	}
-	hw_qp_dest_put(peer);
 	hw_epoch_leave();
+}
+
+/*
+ * Multicast between machines: no membership crosses them; the datagram goes
+ * to every other machine of the network (hw_machine_others), as a switch
+ * floods a group's frames, and each delivers it to its own members.
+ */
+static void eng_ud_mcast_out(struct hw_qp *qp, struct eng_wqe *w, const struct hw_wqe_datagram_seg *av,
+			     const struct eng_list *src)
+{
+	const uint32_t *others;
+	unsigned n = hw_machine_others(&others);
+
+	for (unsigned i = 0; i < n; i++)
+		(void)eng_ud_xm(qp, w, av, src, others[i]);
 }
 
 /*
@@ -920,6 +1057,7 @@ static void eng_ud_mcast(struct hw_qp *qp, struct eng_wqe *w, const struct hw_wq
 			eng_ud_deliver(qp, w, peer, src);
 		hw_qp_dest_put(peer);
 	}
+	eng_ud_mcast_out(qp, w, av, src);
 }
 
 static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
@@ -949,8 +1087,8 @@ static struct eng_res eng_ud_send(struct hw_qp *qp, struct eng_wqe *w)
 	if (taken)
 		eng_ud_deliver(qp, w, peer, &src);
 	hw_qp_dest_put(peer);
-	/* Not for a QP here: another machine's GID (looked up only now, off the path of datagrams taken here). */
-	if (!taken && qp->roce && eng_gid_elsewhere(av->rgid, &machine))
+	/* Not for a QP here: another machine's GID or LID (looked up only now, off the path of datagrams taken here). */
+	if (!taken && (qp->roce ? eng_gid_elsewhere(av->rgid, &machine) : eng_ib_elsewhere(av, &machine)))
 		return eng_ud_xm(qp, w, av, &src, machine);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
@@ -2094,8 +2232,9 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	uint64_t moved = 0;
 	struct hw_qp *peer = NULL;
 
+	/* A signature-pipelining QP runs its WQEs one by one (eng_progress), each looked at for a signature error. */
 	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
-	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE)
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE || qp->sig_pipe)
 		return false;
 	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
 		uint8_t op, fm_ce_se;
@@ -2137,7 +2276,13 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		struct eng_wqe w;
 		uint32_t nbb = eng_load(qp, avail, &w);
 		struct eng_res res;
+		uint32_t sig_errs = 0;
 
+		if (__builtin_expect(qp->sig_pipe, 0)) {
+			if (hw_qp_sig_held(qp) && hw_qp_state_of(qp) != HW_QP_ERR)
+				return; /* drained after a signature error: the rest waits for the release */
+			sig_errs = hw_sig_thread_errs();
+		}
 		if (hw_qp_state_of(qp) == HW_QP_ERR) {
 			res = eng_fail(HW_CQE_SYNDROME_WR_FLUSH_ERR);
 		} else if (nbb == 0) {
@@ -2162,6 +2307,8 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 			nbb = avail; /* no usable size: the rest of the posted work goes with it */
 		__atomic_store_n(&qp->sq_ci, (qp->sq_ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 		avail -= nbb;
+		if (__builtin_expect(qp->sig_pipe, 0) && hw_sig_thread_errs() != sig_errs)
+			hw_qp_sig_hold(qp);
 	}
 }
 

@@ -24,10 +24,10 @@ void hw_gid_guid(const uint8_t mac[6], uint8_t guid[8])
 	guid[4] = 0xfe, guid[5] = mac[3], guid[6] = mac[4], guid[7] = mac[5];
 }
 
-/* LID 1 is the (absent) subnet manager's; a function's is unique on the card. */
+/* LID 1 is the (absent) subnet manager's; a function's is unique among the machines (hw_machine.h). */
 uint16_t hw_gid_port_lid(const struct hw_function *f)
 {
-	return (uint16_t)(f->id + 1);
+	return (uint16_t)(hw_machine_lid_base() + f->id + 1);
 }
 
 uint32_t hw_gid_tbl_len(const struct hw_function *f)

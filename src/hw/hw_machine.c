@@ -10,6 +10,7 @@
 #include "base_config.h"
 
 #define HW_SUBNET_LINK_LOCAL 0xfe80000000000000ull
+#define HW_MCAST_LID_MIN 0xc000u /* multicast LIDs from here */
 #define HW_SUBNET_MACHINE 0xfec0000000000000ull /* | ipv4 << 0: fec0:0000:<a.b>:<c.d> */
 
 static struct {
@@ -17,7 +18,28 @@ static struct {
 	bool named;
 	uint32_t ipv4;
 	char tag[24];
+	uint32_t others[BASE_MACHINES_MAX];
+	unsigned n_others;
 } machine = { .once = PTHREAD_ONCE_INIT };
+
+/* The list less this machine and repeats. */
+static void machine_others_load(void)
+{
+	uint32_t all[BASE_MACHINES_MAX];
+	unsigned n;
+
+	if (!machine.named)
+		return;
+	n = base_config_machines(all);
+	for (unsigned i = 0; i < n; i++) {
+		bool seen = all[i] == machine.ipv4;
+
+		for (unsigned j = 0; j < machine.n_others && !seen; j++)
+			seen = machine.others[j] == all[i];
+		if (!seen)
+			machine.others[machine.n_others++] = all[i];
+	}
+}
 
 static void machine_load(void)
 {
@@ -25,6 +47,7 @@ static void machine_load(void)
 	if (machine.named)
 		snprintf(machine.tag, sizeof(machine.tag), "-m%u.%u.%u.%u", machine.ipv4 >> 24,
 			 (machine.ipv4 >> 16) & 0xff, (machine.ipv4 >> 8) & 0xff, machine.ipv4 & 0xff);
+	machine_others_load();
 }
 
 bool hw_machine_ipv4(uint32_t *ipv4)
@@ -39,6 +62,30 @@ uint64_t hw_machine_subnet_prefix(void)
 {
 	pthread_once(&machine.once, machine_load);
 	return machine.named ? HW_SUBNET_MACHINE | machine.ipv4 : HW_SUBNET_LINK_LOCAL;
+}
+
+unsigned hw_machine_others(const uint32_t **list)
+{
+	pthread_once(&machine.once, machine_load);
+	*list = machine.others;
+	return machine.n_others;
+}
+
+uint16_t hw_machine_lid_base(void)
+{
+	pthread_once(&machine.once, machine_load);
+	return machine.named ? (uint16_t)((machine.ipv4 & 0xff) * HW_MACHINE_LIDS) : 0;
+}
+
+bool hw_machine_of_lid(uint16_t lid, uint32_t *ipv4)
+{
+	uint32_t d = lid / HW_MACHINE_LIDS;
+
+	pthread_once(&machine.once, machine_load);
+	if (!machine.named || lid >= HW_MCAST_LID_MIN || d == 0 || d == (machine.ipv4 & 0xff))
+		return false;
+	*ipv4 = (machine.ipv4 & 0xffffff00u) | d;
+	return true;
 }
 
 static uint32_t machine_ip(const uint8_t *b)

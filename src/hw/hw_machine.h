@@ -40,6 +40,29 @@ uint64_t hw_machine_subnet_prefix(void);
  */
 bool hw_machine_of_gid(const uint8_t gid[16], uint32_t *ipv4, uint8_t mac[6]);
 
+/*
+ * The other machines of the network (SOFTDPU_MACHINES, less this one), which
+ * a multicast datagram is sent to: how many, *list pointing at them (host
+ * order). None on the default machine: machines that talk are all named.
+ */
+unsigned hw_machine_others(const uint32_t **list);
+
+/*
+ * InfiniBand LIDs name a machine too: the machines share one LID space, as
+ * one subnet manager would assign it, function n of machine a.b.c.d having
+ * LID d * HW_MACHINE_LIDS + n + 1 (the default machine: n + 1). This
+ * machine's base (d * HW_MACHINE_LIDS, 0 on the default machine).
+ */
+#define HW_MACHINE_LIDS 128u /* more than a topology's functions */
+uint16_t hw_machine_lid_base(void);
+
+/*
+ * The machine a unicast LID names when it is another named machine's: true
+ * and *ipv4 = a.b.c.(lid / HW_MACHINE_LIDS), in this machine's a.b.c (the
+ * machines addressed by LID share their first three address bytes).
+ */
+bool hw_machine_of_lid(uint16_t lid, uint32_t *ipv4);
+
 /* Part of every device-wide shared-memory name: "" by default, "-m<a.b.c.d>" for a named machine. */
 const char *hw_machine_tag(void);
 

@@ -441,7 +441,8 @@ struct hw_wqe_umr_ctrl_seg {
 	uint16_t klm_octowords;
 	uint16_t translation_offset;
 	uint64_t mkey_mask;
-	uint8_t rsvd16[32];
+	uint16_t bsf_octowords; /* the signature segment after the translations (HW_UMR_MASK_BSF_EN) */
+	uint8_t rsvd18[30];
 };
 
 #define HW_UMR_CTRL_INLINE (1u << 7)
@@ -452,6 +453,7 @@ struct hw_wqe_umr_ctrl_seg {
 #define HW_UMR_MASK_QPN (1ull << 14)
 #define HW_UMR_MASK_FREE (1ull << 29)
 #define HW_UMR_MASK_LEN (1ull << 0)
+#define HW_UMR_MASK_BSF_EN (1ull << 12) /* the WQE carries a signature segment: the key's new signature */
 #define HW_UMR_MASK_START_ADDR (1ull << 6)
 #define HW_UMR_MASK_ACCESS_LOCAL_WRITE (1ull << 18)
 #define HW_UMR_MASK_ACCESS_REMOTE_READ (1ull << 19)
@@ -609,5 +611,31 @@ struct hw_wqe_mmo_seg {
 static_assert(sizeof(struct hw_wqe_mmo_seg) == 16, "MMO segment is 16 bytes");
 static_assert(offsetof(struct hw_wqe_mmo_seg, alg) == 4, "MMO segment layout");
 static_assert(offsetof(struct hw_wqe_mmo_seg, session) == 8, "MMO segment layout");
+
+/*
+ * The signature segment of a UMR WQE (bsf_octowords 4), this device's form
+ * of the card's BSF: each domain's signature, the check and copy masks.
+ * Both kinds NONE: the key carries plain data again.
+ */
+struct hw_umr_sig_dom_seg {
+	uint8_t kind;	    /* enum hw_sig_kind */
+	uint8_t flags;	    /* HW_SIG_REF_REMAP / _APP_ESCAPE / _APPREF_ESCAPE */
+	uint16_t block;	    /* data bytes per block */
+	uint16_t bg;	    /* T10-DIF guard seed */
+	uint16_t app_tag;
+	uint32_t ref_tag;
+	uint32_t rsvd12;
+	uint64_t seed;	    /* CRC seed */
+};
+
+struct hw_umr_sig_seg {
+	struct hw_umr_sig_dom_seg mem;
+	struct hw_umr_sig_dom_seg wire;
+	uint8_t check_mask;
+	uint8_t copy_mask;
+	uint8_t rsvd50[14];
+};
+
+static_assert(sizeof(struct hw_umr_sig_seg) == 64, "the signature segment is 4 octowords");
 
 #endif /* HW_PRM_H_ */

@@ -239,6 +239,7 @@ struct hw_qp {
 	uint16_t lid;
 	uint8_t gid[16];
 	bool roce;		 /* hw_qp_attr.roce */
+	bool sig_pipe;		 /* signature pipelining (hw_sig_pipe.c): a signature error stops the SQ */
 	uint32_t sq_pi;		 /* the last rung producer counter */
 	uint32_t drivers;	 /* threads that asked to run the SQ; the first one runs it */
 	uint8_t rnr_left;	 /* retries left for the stalled WQE */
@@ -248,6 +249,9 @@ struct hw_qp {
 	bool published;		 /* the block's record is under qpn */
 	bool polled;		 /* the engine thread watches the send record (hw_qp_set_polled) */
 	bool timers_by_caller;	 /* RNR deadlines are the caller's to kick (hw_qp_set_caller_timers) */
+	uint32_t sig_held;	 /* sig_pipe: the SQ stopped (drained) after a signature error */
+	void (*sig_drained)(void *arg); /* sig_pipe: told when the SQ stops so */
+	void *sig_drained_arg;
 	uint32_t seen_rq_pi;	 /* a polled QP: the receive counter the engine thread last saw */
 	struct hw_qview *view;	 /* non-NULL: another process's QP mapped here (a peer) */
 	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
@@ -342,6 +346,22 @@ enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t 
  * may wait that long. HW_ERR_INVAL when qp is NULL.
  */
 enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled);
+
+/*
+ * Signature pipelining (hw_sig_pipe.c, MLX5DV_QP_CREATE_SIG_PIPELINING): a
+ * WQE whose transfer fails a signature check completes, then the SQ stops
+ * before the next one (SQ drained) and drained(arg) is called; what is
+ * posted meanwhile waits until hw_qp_sig_release. Set before the QP runs.
+ */
+void hw_qp_set_sig_pipelining(struct hw_qp *qp, void (*drained)(void *arg), void *arg);
+bool hw_qp_sig_held(const struct hw_qp *qp);
+void hw_qp_sig_hold(struct hw_qp *qp);
+/* Resumes a stopped SQ: false when it was not stopped. */
+bool hw_qp_sig_release(struct hw_qp *qp);
+/* Lifts the stop without running the SQ (the QP goes to ERR or RESET). */
+void hw_qp_sig_clear(struct hw_qp *qp);
+/* The SQ's next basic block to run (16-bit counter): where a stopped SQ stands. */
+uint32_t hw_qp_sq_next(const struct hw_qp *qp);
 
 /*
  * RNR deadlines of qp are kicked by the caller with its own clock

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hw_prm.h"
+#include "hw_sig.h"
 
 #define UMR_OCTO 16u /* one translation entry: a KLM, a repeat block header or entry */
 
@@ -20,9 +21,61 @@ struct hw_umr *hw_umr_alloc(uint32_t cap)
 	return u;
 }
 
+struct hw_umr *hw_umr_alloc_sig(uint32_t cap)
+{
+	struct hw_umr *u = hw_umr_alloc(cap);
+
+	if (u == NULL)
+		return NULL;
+	u->sig = hw_sig_new();
+	if (u->sig == NULL) {
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
 void hw_umr_free(struct hw_umr *u)
 {
+	if (u != NULL)
+		hw_sig_free(u->sig);
 	free(u);
+}
+
+/* Both directions of a pattern copy: the pieces from off on, in order. */
+static void umr_copy(const struct hw_umr *u, uint64_t off, uint8_t *buf, uint64_t n, bool out)
+{
+	struct hw_umr_cur c;
+
+	if (n == 0)
+		return;
+	hw_umr_cur_init(&c, u, off);
+	for (;;) {
+		uint32_t k;
+		uint8_t *p = hw_umr_cur_piece(&c, &k);
+
+		if (k > n)
+			k = (uint32_t)n;
+		if (out)
+			memcpy(buf, p, k);
+		else
+			memcpy(p, buf, k);
+		n -= k;
+		if (n == 0)
+			return;
+		buf += k;
+		hw_umr_cur_advance(&c, k);
+	}
+}
+
+void hw_umr_read(const struct hw_umr *u, uint64_t off, uint8_t *buf, uint64_t n)
+{
+	umr_copy(u, off, buf, n, true);
+}
+
+void hw_umr_write(const struct hw_umr *u, uint64_t off, const uint8_t *buf, uint64_t n)
+{
+	umr_copy(u, off, (uint8_t *)buf, n, false);
 }
 
 void hw_umr_cur_init(struct hw_umr_cur *c, const struct hw_umr *u, uint64_t off)
@@ -50,12 +103,19 @@ static uint32_t umr_access(uint8_t a)
 
 /*
  * One entry's memory [va, va + span) through lkey: a direct local key of the
- * same domain granting the rights asked. Its local address, or NULL.
+ * same domain. The device reaches it locally on the indirect key's behalf:
+ * the key must allow a local write when the indirect key allows any write
+ * (its remote rights are the indirect key's, as on the card). Its local
+ * address, or NULL.
  */
 static uint8_t *umr_entry(uint32_t pd_id, uint32_t lkey, uint64_t va, uint64_t span, uint32_t access)
 {
 	const struct hw_mkey *mk = hw_mkey_lookup(lkey);
 	uint8_t *p = NULL;
+
+	access = (access & (HW_ACCESS_LOCAL_WRITE | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC))
+			 ? HW_ACCESS_LOCAL_WRITE
+			 : HW_ACCESS_LOCAL_READ;
 
 	if (mk == NULL || mk->umr != NULL || mk->chunks != NULL || mk->rops != NULL || mk->implicit)
 		return NULL; /* entries name plain registrations: no nesting, no implicit key (checked per access) */
@@ -127,6 +187,37 @@ static uint8_t umr_parse_list(uint32_t pd_id, const uint8_t *t, uint32_t tlen, u
 }
 
 /*
+ * The signature segment after the translations (HW_UMR_MASK_BSF_EN): only
+ * a key created for signatures takes one, and only one this device knows.
+ */
+static uint8_t umr_sig_seg(const struct hw_umr *u, const struct hw_wqe_umr_ctrl_seg *uc, const uint8_t *seg,
+			   uint32_t left, struct hw_sig_cfg *cfg)
+{
+	if (be16toh(uc->bsf_octowords) * UMR_OCTO != sizeof(struct hw_umr_sig_seg) || left < sizeof(struct hw_umr_sig_seg))
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (u->sig == NULL)
+		return HW_CQE_SYNDROME_MW_BIND_ERR;
+	if (!hw_sig_parse((const struct hw_umr_sig_seg *)seg, cfg))
+		return HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	return 0;
+}
+
+/*
+ * The key's new signature, if the WQE carried one (a key keeps its
+ * signature from one registration to the next otherwise), and its length:
+ * the wire length of the pattern's bytes.
+ */
+static uint64_t umr_sig_apply(struct hw_umr *u, const struct hw_wqe_umr_ctrl_seg *uc, const struct hw_sig_cfg *cfg)
+{
+	if (u->sig == NULL)
+		return u->total;
+	if (be64toh(uc->mkey_mask) & HW_UMR_MASK_BSF_EN)
+		u->sig->cfg = *cfg;
+	u->sig->mem_len = u->total;
+	return hw_sig_wire_len(&u->sig->cfg, u->total);
+}
+
+/*
  * The pattern goes into a scratch copy first and into the key's only once
  * every entry checked out, so a refused UMR leaves the key as it was.
  */
@@ -138,6 +229,7 @@ uint8_t hw_umr_register(uint32_t pd_id, uint32_t mkey, const uint8_t *segs, uint
 	uint64_t need = HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY | HW_UMR_MASK_LEN;
 	const struct hw_mkey *mk = hw_mkey_lookup(mkey);
 	struct hw_umr *scratch;
+	struct hw_sig_cfg cfg;
 	uint32_t access;
 	uint8_t synd;
 
@@ -163,6 +255,8 @@ uint8_t hw_umr_register(uint32_t pd_id, uint32_t mkey, const uint8_t *segs, uint
 	scratch->total = scratch->unit * scratch->repeat;
 	if (synd == 0 && scratch->total != be64toh(mc->len))
 		synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (synd == 0 && (be64toh(uc->mkey_mask) & HW_UMR_MASK_BSF_EN))
+		synd = umr_sig_seg(mk->umr, uc, segs + hdr + tlen, len - hdr - tlen, &cfg);
 	if (synd == 0) {
 		struct hw_umr *u = mk->umr;
 
@@ -171,7 +265,7 @@ uint8_t hw_umr_register(uint32_t pd_id, uint32_t mkey, const uint8_t *segs, uint
 		u->unit = scratch->unit != 0 ? scratch->unit : 1; /* an empty pattern: no offset is ever inside */
 		u->repeat = scratch->repeat;
 		u->total = scratch->total;
-		if (hw_mkey_umr_set(mkey, access, u->total) != HW_OK)
+		if (hw_mkey_umr_set(mkey, access, umr_sig_apply(u, uc, &cfg)) != HW_OK)
 			synd = HW_CQE_SYNDROME_MW_BIND_ERR;
 	}
 	hw_umr_free(scratch);

@@ -32,12 +32,18 @@ struct hw_umr {
 	uint32_t n;	 /* entries of the registered pattern */
 	uint64_t repeat; /* repetitions (1 for a list) */
 	uint64_t unit;	 /* data bytes of one repetition */
-	uint64_t total;	 /* unit * repeat: the key's length */
+	uint64_t total;	 /* unit * repeat: the pattern's bytes (the key's length unless it has a signature) */
+	struct hw_sig *sig; /* a signature key's context (hw_sig.h), NULL for others */
 	struct hw_umr_ent e[];
 };
 
+struct hw_sig;
+
 /* A pattern of cap entries, not registered; NULL on allocation failure. */
 struct hw_umr *hw_umr_alloc(uint32_t cap);
+
+/* As hw_umr_alloc, for a key that may carry a block signature (hw_sig.h). */
+struct hw_umr *hw_umr_alloc_sig(uint32_t cap);
 void hw_umr_free(struct hw_umr *u);
 
 /*
@@ -83,5 +89,9 @@ static inline void hw_umr_cur_advance(struct hw_umr_cur *c, uint32_t k)
 		}
 	}
 }
+
+/* Copies n pattern bytes from data offset off (off + n <= u->total) out to buf, or in from it. */
+void hw_umr_read(const struct hw_umr *u, uint64_t off, uint8_t *buf, uint64_t n);
+void hw_umr_write(const struct hw_umr *u, uint64_t off, const uint8_t *buf, uint64_t n);
 
 #endif /* HW_UMR_H_ */

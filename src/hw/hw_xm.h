@@ -125,6 +125,7 @@ enum hw_status hw_qp_connect_machine(struct hw_qp *qp, uint32_t machine, uint32_
 struct hw_xm_ud {
 	uint32_t dest;	  /* the destination QPN */
 	uint32_t src_qpn; /* the sender */
+	uint16_t slid;	  /* the sender's LID (InfiniBand) */
 	uint8_t opcode;	  /* HW_WQE_SEND or HW_WQE_SEND_IMM */
 	uint8_t fm_ce_se;
 	uint32_t imm;	  /* as sent (big-endian bits) */
@@ -137,8 +138,10 @@ struct hw_xm_ud {
 /*
  * Delivers d to the UD QP of its number on this machine as a datagram from
  * the wire: taken only by a UD QP in RTR or RTS of that Q_Key, on the port
- * whose table has the destination GID, into its next receive; anything
- * else drops it silently (UD is unreliable).
+ * whose table has the destination GID (InfiniBand without a GRH: whose LID
+ * is the destination's), into its next receive; anything else drops it
+ * silently (UD is unreliable). A multicast datagram (dest HW_MCAST_QPN)
+ * goes to every QP of this machine attached to the group, each checked so.
  */
 void hw_xm_ud_deliver(const struct hw_xm_ud *d);
 

@@ -16,11 +16,16 @@
  *   - leave: detaches the QP, forgets the group and drops its events not
  *     yet taken.
  *
+ * An InfiniBand port also joins a group named by its GID (AF_IB, as
+ * mckey -M gives it).
+ *
  * There is no subnet manager to ask: a join succeeds at once, and the
- * groups are the device's (hw_mcast.h), so members are this machine's.
+ * groups are the device's (hw_mcast.h); a datagram to a group also goes
+ * to the network's other machines (SOFTDPU_MACHINES), whose members get it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <infiniband/ib.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +56,15 @@ bool cm_mcast_group(const struct sockaddr *addr)
 	if (addr->sa_family == AF_INET6)
 		return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)addr)->sin6_addr);
 	return false;
+}
+
+/*
+ * A group's address length: an IP address's, or AF_IB's (sockaddr_ib, whose
+ * sib_addr is the group's GID itself: mckey -M), which only joins use.
+ */
+static socklen_t cm_mc_addr_len(const struct sockaddr *addr)
+{
+	return addr->sa_family == AF_IB ? (socklen_t)sizeof(struct sockaddr_ib) : cm_addr_len(addr);
 }
 
 static bool cm_gid_is_v4(const union ibv_gid *g)
@@ -137,7 +151,14 @@ static int cm_mc_mgid(bool roce, const struct sockaddr *addr, union ibv_gid *mgi
 	*mlid = 0;
 	if (cm_addr_is_any(addr))
 		return EINVAL;
-	if (addr->sa_family == AF_INET6) {
+	if (addr->sa_family == AF_IB) {
+		/* The MGID as given (cma_set_mgid); an InfiniBand port's only, and a multicast one. */
+		const struct sockaddr_ib *sib = (const struct sockaddr_ib *)addr;
+
+		if (roce || sib->sib_addr.sib_raw[0] != 0xff)
+			return EINVAL;
+		memcpy(mgid->raw, sib->sib_addr.sib_raw, 16);
+	} else if (addr->sa_family == AF_INET6) {
 		if (roce)
 			return CM_ENOTSUPP; /* the kernel joins no IPv6 group on a RoCE v2 port */
 		memcpy(mgid->raw, &s6->sin6_addr, 16);
@@ -212,7 +233,7 @@ static int cm_join_locked(struct cm_id *id, const struct sockaddr *addr, uint16_
 		free(mc);
 		return rc;
 	}
-	mc->addrlen = cm_addr_len(addr);
+	mc->addrlen = cm_mc_addr_len(addr);
 	memcpy(&mc->addr, addr, mc->addrlen);
 	mc->join_flags = flags;
 	mc->context = context;
@@ -226,7 +247,7 @@ static int cm_join(struct rdma_cm_id *id, struct sockaddr *addr, uint16_t flags,
 {
 	int rc;
 
-	if (id == NULL || addr == NULL || cm_addr_len(addr) == 0) {
+	if (id == NULL || addr == NULL || cm_mc_addr_len(addr) == 0) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -313,7 +334,7 @@ CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct cm_id *cid = (struct cm_id *)id;
 	struct cm_mc **pos, *mc = NULL;
-	socklen_t len = addr != NULL ? cm_addr_len(addr) : 0;
+	socklen_t len = addr != NULL ? cm_mc_addr_len(addr) : 0;
 
 	if (id == NULL || len == 0) {
 		errno = EINVAL;

@@ -30,6 +30,7 @@
 
 struct vb_dv_ops;
 struct vb_dv_dcs_ops;
+struct vb_dv_devx_ops;
 
 /*
  * One emulated function of this side, as ibv_get_device_list returns it.
@@ -63,6 +64,8 @@ struct vb_context {
 	struct vb_async *async;	  /* queued async events (vb_async.c) */
 	struct vb_async *async_tail;
 	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
+	struct vb_umem *umems;	  /* registered umems (under lock) */
+	struct mlx5dv_devx_obj *devx_queues; /* DevX CQs and QPs (under lock) */
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
@@ -120,6 +123,8 @@ struct vb_umem {
 	void *addr;
 	size_t size;
 	uint32_t access;
+	_Atomic uint32_t users;	  /* DevX queues placed in it: dereg is EBUSY while non-zero */
+	struct vb_umem *next;	  /* the context's umems, found by id (under its lock) */
 };
 
 struct vb_qp;
@@ -243,6 +248,7 @@ struct vb_qp {
 	bool dv_umr;		  /* mlx5dv_create_qp with the MR_INTERLEAVED / MR_LIST builders */
 	bool dv_raw;		  /* and with MLX5DV_QP_EX_WITH_RAW_WQE (vb_raw_wqe.c) */
 	bool dv_memcpy;		  /* and with MLX5DV_QP_EX_WITH_MEMCPY (vb_memcpy_wr.c) */
+	bool sig_pipe;		  /* MLX5DV_QP_CREATE_SIG_PIPELINING (vb_sig_pipe.c) */
 	uint8_t dc_type;	  /* 0, or the mlx5dv_dc_type of an IBV_QPT_DRIVER QP (vb_dc.c) */
 	bool block_self_mcast;	  /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct vb_xrcd *xrcd;	  /* an XRC receive QP: its domain (vb_xrc.c) */
@@ -267,6 +273,9 @@ struct vb_qp {
 	struct vb_mkey *wr_mkey;  /* the mkey an open mlx5dv_wr_mkey_configure sets (vb_mkey_wr.c) */
 	uint8_t wr_mk_left;	  /* the setters it still expects */
 	bool wr_mk_layout;	  /* a layout setter ran */
+	bool wr_mk_sig;		  /* the configuration carries a signature segment (vb_sig.c): wr_mk_sig_seg */
+	bool wr_mk_sig_set;	  /* mlx5dv_wr_set_mkey_sig_block ran in it */
+	_Alignas(8) uint8_t wr_mk_sig_seg[64]; /* struct hw_umr_sig_seg */
 	uint8_t *wr_p;		  /* where the open WQE is built: its ring slot, or wr_stage when it could wrap */
 	_Alignas(16) uint8_t wr_stage[1024]; /* a WQE that could wrap (segments are 16-byte aligned) */
 };
@@ -330,6 +339,20 @@ struct vb_dv_ops {
 	const struct vb_dv_dcs_ops *dcs;
 	/* Steering actions with a device part, flow counters (vb_dr_act.c, vb_devx_counter.c). */
 	const struct vb_dv_act_ops *act;
+	/* DevX object modify, EQ numbers (vb_devx_obj.c). */
+	const struct vb_dv_devx_ops *devx;
+	/* Signature mkeys (vb_sig.c, vb_sig_pipe.c). */
+	const struct vb_dv_sig_ops *sig;
+};
+
+struct vb_dv_devx_ops {
+	int (*obj_modify)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+	int (*query_eqn)(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn);
+};
+
+struct vb_dv_sig_ops {
+	int (*mkey_check)(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_err *err_info, size_t err_info_size);
+	int (*cancel_posted_send_wrs)(struct mlx5dv_qp_ex *dqp, uint64_t wr_id);
 };
 
 struct vb_dv_act_ops {
@@ -368,7 +391,7 @@ struct vb_mkey {
 	const struct vb_dv_ops *dv;
 	uint32_t magic;
 	struct vb_pd *pd;
-	struct hw_umr *umr;	  /* its pattern (hw_umr.h) */
+	struct hw_umr *umr;	  /* its pattern (hw_umr.h); umr->sig for a BLOCK_SIGNATURE key */
 	uint32_t cap;		  /* translation entries (max_entries rounded up to 4) */
 };
 
@@ -399,6 +422,8 @@ struct mlx5dv_flow_matcher {
 enum vb_devx_kind {
 	VB_DEVX_TIR = 1,
 	VB_DEVX_FLOW_COUNTER,
+	VB_DEVX_CQ,		  /* an engine CQ over the program's umem (vb_devx_cq.c) */
+	VB_DEVX_QP,		  /* an engine QP over the program's umem (vb_devx_qp.c) */
 };
 
 struct mlx5dv_devx_obj {
@@ -406,9 +431,11 @@ struct mlx5dv_devx_obj {
 	uint32_t magic;
 	enum vb_devx_kind kind;
 	struct ibv_context *ctx;
-	uint32_t object_id;	  /* a TIR's tirn, a flow counter's id */
+	uint32_t object_id;	  /* a TIR's tirn, a flow counter's id, a CQ's cqn, a QP's qpn */
 	void *hw;		  /* FLOW_COUNTER: its hw_counter */
 	_Atomic uint32_t users;	  /* FLOW_COUNTER: actions naming it (destroy EBUSY) */
+	void *priv;		  /* CQ, QP: the kind's state; NULL once its context was closed */
+	struct mlx5dv_devx_obj *next; /* the context's DevX queues, found by number (under its lock) */
 };
 
 struct hw_steer_domain;

@@ -114,8 +114,8 @@ static int vb_dc_common_ok(const struct ibv_qp_init_attr_ex *a, const struct mlx
 			return EINVAL;
 		if ((dv->create_flags & VB_DC_DV_FLAGS_SCATTER) == VB_DC_DV_FLAGS_SCATTER)
 			return EINVAL;
-		if (dv->create_flags & MLX5DV_QP_CREATE_SIG_PIPELINING)
-			return EOPNOTSUPP; /* the device reports no SQD->RTS */
+		if ((dv->create_flags & MLX5DV_QP_CREATE_SIG_PIPELINING) && a->qp_type != IBV_QPT_RC)
+			return EOPNOTSUPP; /* signature pipelining is RC's here (vb_sig_pipe.c) */
 	}
 	if (a->qp_type == IBV_QPT_DRIVER && !dc)
 		return EINVAL;
@@ -126,7 +126,7 @@ static int vb_dc_common_ok(const struct ibv_qp_init_attr_ex *a, const struct mlx
 static int vb_dc_flags_ok(const struct mlx5dv_qp_init_attr *dv)
 {
 	if (dv == NULL || !(dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS) ||
-	    (dv->create_flags & ~(uint32_t)VB_DC_DV_FLAGS_SCATTER) == 0)
+	    (dv->create_flags & ~(uint32_t)(VB_DC_DV_FLAGS_SCATTER | MLX5DV_QP_CREATE_SIG_PIPELINING)) == 0)
 		return 0;
 	vb_log_unsupported("mlx5dv_create_qp create_flags");
 	return EOPNOTSUPP;

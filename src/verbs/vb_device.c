@@ -213,6 +213,7 @@ VB_EXPORT int vb_close_device(struct ibv_context *context)
 		return EINVAL;
 	ctx->magic = 0;
 	vb_ctx_live_del(ctx);
+	vb_devx_close(ctx);
 	vb_context_fini(ctx);
 	return 0;
 }

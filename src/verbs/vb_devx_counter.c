@@ -102,7 +102,7 @@ int vb_devx_counter_destroy(struct mlx5dv_devx_obj *obj)
 	return 0;
 }
 
-int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
+int vb_devx_counter_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	const uint8_t *i = in;
 	uint64_t packets, bytes;

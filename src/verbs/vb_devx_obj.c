@@ -1,21 +1,36 @@
 /*
- * vb_devx_obj — mlx5dv_devx_obj_create/destroy: the PRM commands a program
- * sends the card to make objects of its own. Known here: CREATE_TIR
- * (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr rules name),
- * and ALLOC_FLOW_COUNTER (vb_devx_counter.c);
- * any other opcode fails as the card answers an opcode it does not know.
+ * vb_devx_obj — the DevX object calls: mlx5dv_devx_obj_create, _destroy,
+ * _modify and _query, the PRM commands a program sends the card to make
+ * objects of its own, and mlx5dv_devx_query_eqn. Objects known here:
+ * CREATE_TIR (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr
+ * rules name), ALLOC_FLOW_COUNTER (vb_devx_counter.c), CREATE_CQ
+ * (vb_devx_cq.c) and CREATE_QP with its state commands (vb_devx_qp.c):
+ * engine queues over the program's umem. This file
+ * dispatches by opcode and keeps the context's umems and DevX queues by
+ * number, as the card's command interface finds them.
  *
- * The command and its answer are PRM layouts, big-endian: create_tir_in
+ * An opcode the device knows but that makes no object (a QP state command
+ * sent to create, a create sent to modify) is BAD_OP with EREMOTEIO; an
+ * opcode of an object not emulated is BAD_OP with EOPNOTSUPP, so a program
+ * (and rdma-core's suite) can tell "not here" from "wrong".
+ *
+ * The TIR command and its answer are PRM layouts, big-endian: create_tir_in
  * (a 0x20-byte header, then the TIR context) and create_tir_out.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hw_eth.h"
-#include "vb_int.h"
+#include "vb_devx_prm.h"
 
 #define VB_OP_CREATE_TIR 0x900
 #define VB_OP_ALLOC_FLOW_COUNTER 0x939
+#define VB_OP_CREATE_CQ 0x400
+#define VB_OP_CREATE_QP 0x500
+#define VB_OP_QP_FIRST 0x501	  /* DESTROY_QP .. QUERY_QP, INIT2INIT: the QP's own commands */
+#define VB_OP_QP_LAST 0x50e
+#define VB_OP_QUERY_QP 0x50b
 #define VB_TIR_IN_SZ 0x110	  /* create_tir_in: header 0x20, tirc 0xf0 */
 #define VB_TIR_OUT_SZ 0x10	  /* create_tir_out */
 #define VB_TIRC 0x20		  /* the TIR context in create_tir_in */
@@ -24,46 +39,76 @@
 #define VB_TIR_DISP_DIRECT 0
 #define VB_TIR_DISP_INDIRECT 1
 
-/* The command status of an answer (its byte 0), as the card writes it. */
-#define VB_STAT_OK 0x0
-#define VB_STAT_BAD_OP 0x2
-#define VB_STAT_BAD_PARAM 0x3
-/* Syndromes (bytes 4..7) of softdpu's refusals: any non-zero value tells the program "see status". */
-#define VB_SYND_BAD_OP 0x5d0c0001u
 #define VB_SYND_TIR_NO_RQ 0x5d0c0002u
 #define VB_SYND_TIR_DISP 0x5d0c0003u
-
-static uint32_t vb_get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void vb_put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-/* Writes what of the status and syndrome fits into out (the card writes no more than outlen). */
-static void vb_cmd_status(void *out, size_t outlen, uint8_t status, uint32_t syndrome)
-{
-	uint8_t *o = out;
-
-	if (out == NULL || outlen < 1)
-		return;
-	o[0] = status;
-	if (outlen >= 8)
-		vb_put_be32(o + 4, syndrome);
-}
 
 /* The command failed: out says why, errno says how mlx5dv reports it. */
 static struct mlx5dv_devx_obj *vb_cmd_fail(void *out, size_t outlen, uint8_t status, uint32_t syndrome, int err)
 {
-	vb_cmd_status(out, outlen, status, syndrome);
+	(void)vb_devx_refuse(out, outlen, status, syndrome);
 	errno = err;
 	return NULL;
+}
+
+int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_t len, struct vb_umem **um,
+		      void *out, size_t outlen)
+{
+	struct vb_umem *u;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (u = ctx->umems; u != NULL && u->umem.umem_id != id; u = u->next)
+		;
+	if (u != NULL && off <= u->size && len <= u->size - off)
+		atomic_fetch_add(&u->users, 1);
+	pthread_mutex_unlock(&ctx->lock);
+	if (u == NULL)
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM);
+	if (off > u->size || len > u->size - off)
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM_SHORT);
+	*um = u;
+	return 0;
+}
+
+void vb_devx_umem_put(struct vb_umem *um)
+{
+	if (um != NULL)
+		atomic_fetch_sub(&um->users, 1);
+}
+
+void vb_devx_queue_add(struct vb_context *ctx, struct mlx5dv_devx_obj *obj)
+{
+	pthread_mutex_lock(&ctx->lock);
+	obj->next = ctx->devx_queues;
+	ctx->devx_queues = obj;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+int vb_devx_queue_del(struct vb_context *ctx, struct mlx5dv_devx_obj *obj)
+{
+	pthread_mutex_lock(&ctx->lock);
+	/* Under the lock a QP being created finds and holds its CQs with. */
+	if (obj->kind == VB_DEVX_CQ && vb_devx_cq_busy(obj)) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EINVAL;
+	}
+	for (struct mlx5dv_devx_obj **pp = &ctx->devx_queues; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == obj) {
+			*pp = obj->next;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+/* The caller holds the context's lock while it uses what it found. */
+struct mlx5dv_devx_obj *vb_devx_queue_find(struct vb_context *ctx, enum vb_devx_kind kind, uint32_t num)
+{
+	struct mlx5dv_devx_obj *o;
+
+	for (o = ctx->devx_queues; o != NULL; o = o->next)
+		if (o->kind == kind && o->object_id == num)
+			break;
+	return o;
 }
 
 static struct mlx5dv_devx_obj *vb_create_tir(struct vb_context *ctx, const uint8_t *in, size_t inlen,
@@ -82,7 +127,7 @@ static struct mlx5dv_devx_obj *vb_create_tir(struct vb_context *ctx, const uint8
 	if (disp != VB_TIR_DISP_DIRECT)	/* an indirect TIR spreads over an RQ table: none here */
 		return vb_cmd_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_TIR_DISP,
 				   disp == VB_TIR_DISP_INDIRECT ? EOPNOTSUPP : EINVAL);
-	rqn = vb_get_be32(tirc + VB_TIRC_INLINE_RQN) & 0xffffffu;
+	rqn = vb_prm_u24(tirc + VB_TIRC_INLINE_RQN);
 	obj = calloc(1, sizeof(*obj));
 	if (obj == NULL) {
 		errno = ENOMEM;
@@ -100,7 +145,7 @@ static struct mlx5dv_devx_obj *vb_create_tir(struct vb_context *ctx, const uint8
 		return vb_cmd_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_TIR_NO_RQ, EINVAL);
 	}
 	memset(out, 0, VB_TIR_OUT_SZ);
-	vb_put_be32(out + 8, tirn & 0xffffffu);
+	vb_prm_put32(out + 8, tirn & 0xffffffu);
 	obj->dv = ctx->dev->dv;
 	obj->magic = VB_MAGIC_DEVX_OBJ;
 	obj->kind = VB_DEVX_TIR;
@@ -109,39 +154,161 @@ static struct mlx5dv_devx_obj *vb_create_tir(struct vb_context *ctx, const uint8
 	return obj;
 }
 
+/* The engine part of a queue goes; the handle stays (priv NULL) for the program's destroy. */
+static void vb_devx_queue_drop(struct mlx5dv_devx_obj *o)
+{
+	if (o->kind == VB_DEVX_CQ)
+		vb_devx_cq_destroy(o);
+	else
+		vb_devx_qp_destroy(o);
+	o->priv = NULL;
+	o->ctx = NULL;
+}
+
+void vb_devx_close(struct vb_context *ctx)
+{
+	struct mlx5dv_devx_obj *o;
+
+	/* QPs first: a CQ goes once nothing reports to it. */
+	for (o = ctx->devx_queues; o != NULL; o = o->next)
+		if (o->kind == VB_DEVX_QP)
+			vb_devx_queue_drop(o);
+	for (o = ctx->devx_queues; o != NULL; o = o->next)
+		if (o->kind == VB_DEVX_CQ)
+			vb_devx_queue_drop(o);
+	ctx->devx_queues = NULL;
+	for (struct vb_umem *u = ctx->umems; u != NULL; u = u->next)
+		u->ctx = NULL; /* deregistered with its context */
+	ctx->umems = NULL;
+}
+
+/* A CQ or QP: the kind's file fills the object, which then joins the context's queues. */
+static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t opcode, const uint8_t *in,
+					       size_t inlen, uint8_t *out, size_t outlen)
+{
+	struct mlx5dv_devx_obj *obj = calloc(1, sizeof(*obj));
+	int rc;
+
+	if (obj == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	obj->dv = ctx->dev->dv;
+	obj->ctx = &ctx->vctx.context;
+	rc = opcode == VB_OP_CREATE_CQ ? vb_devx_cq_create(ctx, in, inlen, out, outlen, obj)
+				       : vb_devx_qp_create(ctx, in, inlen, out, outlen, obj);
+	if (rc != 0) {
+		free(obj);
+		errno = rc;
+		return NULL;
+	}
+	obj->magic = VB_MAGIC_DEVX_OBJ;
+	vb_devx_queue_add(ctx, obj);
+	return obj;
+}
+
 struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void *in, size_t inlen, void *out,
 					      size_t outlen)
 {
 	struct vb_context *ctx = vb_ctx_checked(c);
-	const uint8_t *i = in;
 	uint16_t opcode;
 
 	if (ctx == NULL || in == NULL || inlen < 2) {
 		errno = EINVAL;
 		return NULL;
 	}
-	opcode = (uint16_t)(i[0] << 8 | i[1]);
+	opcode = vb_prm_opcode(in);
 	if (opcode == VB_OP_CREATE_TIR)
 		return vb_create_tir(ctx, in, inlen, out, outlen);
 	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
 		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
+	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP)
+		return vb_create_queue(ctx, opcode, in, inlen, out, outlen);
+	if (opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST)	/* a command of an existing QP */
+		return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EREMOTEIO);
 	return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EOPNOTSUPP);
 }
 
-int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
+static int vb_destroy_tir(struct mlx5dv_devx_obj *obj)
 {
-	if (obj->kind == VB_DEVX_FLOW_COUNTER)
-		return vb_devx_counter_destroy(obj);
 	switch (hw_eth_tir_destroy(obj->object_id)) {
 	case HW_OK:
-		break;
+		return 0;
 	case HW_ERR_INVAL:	/* a steering rule still sends frames to it */
 		return EBUSY;
 	default:
 		return EINVAL;
+	}
+}
+
+static bool vb_devx_is_queue(const struct mlx5dv_devx_obj *obj)
+{
+	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP;
+}
+
+int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
+{
+	int rc = 0;
+
+	if (obj->kind == VB_DEVX_FLOW_COUNTER)
+		return vb_devx_counter_destroy(obj);
+	/* A queue leaves the context's numbers first, so no command finds it half gone. */
+	if (obj->kind == VB_DEVX_TIR)
+		rc = vb_destroy_tir(obj);
+	else if (obj->priv != NULL) /* NULL: it went with its context (vb_devx_close) */
+		rc = vb_devx_queue_del(vb_ctx(obj->ctx), obj);
+	if (rc != 0)
+		return rc;
+	if (vb_devx_is_queue(obj) && obj->priv != NULL) {
+		if (obj->kind == VB_DEVX_CQ)
+			vb_devx_cq_destroy(obj);
+		else
+			vb_devx_qp_destroy(obj);
 	}
 	obj->magic = 0;
 	free(obj);
 	return 0;
 }
 
+/* mlx5dv_devx_obj_modify: the QP state commands; any other is BAD_OP (the other kinds take none here). */
+static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
+				 size_t outlen)
+{
+	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
+		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind != VB_DEVX_QP)
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
+	return vb_devx_qp_modify(obj, in, inlen, out, outlen);
+}
+
+/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP. */
+int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	if (obj->kind == VB_DEVX_FLOW_COUNTER)
+		return vb_devx_counter_query(obj, in, inlen, out, outlen);
+	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
+		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
+	return vb_devx_qp_query(obj, in, inlen, out, outlen);
+}
+
+/*
+ * The EQ a CQ names for its events: one per completion vector, numbered as
+ * the vector (the device's events go to the CQ's own bell; the number is
+ * what cqc.c_eqn carries).
+ */
+static int vb_dv_devx_query_eqn(struct ibv_context *c, uint32_t vector, uint32_t *eqn)
+{
+	struct vb_context *ctx = vb_ctx_checked(c);
+
+	if (ctx == NULL || eqn == NULL || vector >= (uint32_t)c->num_comp_vectors)
+		return EINVAL;
+	*eqn = vector;
+	return 0;
+}
+
+const struct vb_dv_devx_ops vb_dv_devx_ops_impl = {
+	.obj_modify = vb_dv_devx_obj_modify,
+	.query_eqn = vb_dv_devx_query_eqn,
+};

@@ -18,7 +18,7 @@
 	 MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |                  \
 	 MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS |               \
 	 MLX5DV_CONTEXT_MASK_DC_ODP_CAPS | MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH |            \
-	 MLX5DV_CONTEXT_MASK_DCI_STREAMS)
+	 MLX5DV_CONTEXT_MASK_DCI_STREAMS | MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD)
 
 /*
  * Fills what the caller's comp_mask asks for and the device can say, and
@@ -57,6 +57,8 @@ static int vb_dv_query_device(struct ibv_context *c, struct mlx5dv_context *a)
 		a->dci_streams_caps.max_log_num_concurent = HW_DCS_LOG_MAX_CONC;
 		a->dci_streams_caps.max_log_num_errored = HW_DCS_LOG_MAX_ERRORED;
 	}
+	if (want & MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD)
+		vb_sig_caps(&a->sig_caps); /* a ConnectX-6 Dx's (vb_sig.c) */
 	a->comp_mask = want & VB_DV_MASK_FILLED;
 	return 0;
 }
@@ -203,7 +205,8 @@ static struct mlx5dv_devx_uar *vb_dv_alloc_uar(struct ibv_context *c, uint32_t f
 		return NULL;
 	}
 	memset(u->page, 0, (size_t)page);
-	id = atomic_fetch_add(&ctx->dev->next_uar_page, 1);
+	/* From 1: page 0 is the driver's own on the card, and programs take 0 for "none" (rdma-core's suite does). */
+	id = atomic_fetch_add(&ctx->dev->next_uar_page, 1) + 1;
 	u->dv = ctx->dev->dv;
 	u->uar.base_addr = u->page;
 	u->uar.reg_addr = (char *)u->page + VB_UAR_DB_OFFSET;
@@ -259,6 +262,8 @@ static struct mlx5dv_devx_umem *vb_dv_umem_reg_ex(struct ibv_context *c, struct 
 	u->access = in->access;
 	pthread_mutex_lock(&ctx->lock);
 	u->umem.umem_id = ++ctx->next_umem_id;
+	u->next = ctx->umems;
+	ctx->umems = u;	/* DevX commands name it by id */
 	pthread_mutex_unlock(&ctx->lock);
 	return &u->umem;
 }
@@ -272,12 +277,32 @@ static struct mlx5dv_devx_umem *vb_dv_umem_reg(struct ibv_context *c, void *addr
 	return vb_dv_umem_reg_ex(c, &in);
 }
 
+/* EBUSY while a DevX queue lives in it, as the kernel's reference on the umem refuses. */
 static int vb_dv_umem_dereg(struct mlx5dv_devx_umem *umem)
 {
+	struct vb_umem *u = (struct vb_umem *)umem;
+	struct vb_context *ctx;
+	int rc = 0;
+
 	if (umem == NULL)
 		return EINVAL;
-	free((struct vb_umem *)umem);
-	return 0;
+	if (u->ctx == NULL) { /* deregistered with its context (vb_devx_close) */
+		free(u);
+		return 0;
+	}
+	ctx = vb_ctx(u->ctx);
+	pthread_mutex_lock(&ctx->lock);
+	if (atomic_load(&u->users) != 0)
+		rc = EBUSY;
+	for (struct vb_umem **pp = &ctx->umems; rc == 0 && *pp != NULL; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc == 0)
+		free(u);
+	return rc;
 }
 
 const struct vb_dv_ops vb_dv_ops_impl = {
@@ -313,4 +338,6 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.alloc_dm = vb_dv_alloc_dm,
 	.dcs = &vb_dv_dcs_ops_impl,
 	.act = &vb_dv_act_ops_impl,
+	.devx = &vb_dv_devx_ops_impl,
+	.sig = &vb_dv_sig_ops_impl,
 };

@@ -47,6 +47,7 @@ bool vb_mcast_busy(const struct vb_qp *qp);
 /* vb_dvmisc.c: its vb_dv_ops entries; the reserved QPNs a closing context still holds freed. */
 extern const struct vb_dv_misc_ops vb_dv_misc_ops_impl;
 extern const struct vb_dv_dcs_ops vb_dv_dcs_ops_impl;
+extern const struct vb_dv_devx_ops vb_dv_devx_ops_impl;
 extern const struct vb_dv_act_ops vb_dv_act_ops_impl;
 void vb_rqpn_fini(struct vb_context *ctx);
 
@@ -220,7 +221,9 @@ int vb_destroy_flow_action(struct ibv_flow_action *action);
 struct mlx5dv_devx_obj *vb_devx_counter_create(struct vb_context *ctx, const uint8_t *in, size_t inlen,
 					       uint8_t *out, size_t outlen);
 int vb_devx_counter_destroy(struct mlx5dv_devx_obj *obj);
-/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter object. */
+/* QUERY_FLOW_COUNTER of a counter object. */
+int vb_devx_counter_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+/* mlx5dv_devx_obj_query: by the object's kind, counters above, DevX QPs (vb_devx_obj.c). */
 int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
 
 struct ibv_flow *vb_flow_wrap(struct ibv_context *c, struct vb_qp *qp, struct hw_steer_rule *r,
@@ -389,6 +392,19 @@ void vb_dv_wr_set_mkey_access_flags(struct mlx5dv_qp_ex *d, uint32_t access);
 void vb_dv_wr_set_mkey_layout_list(struct mlx5dv_qp_ex *d, uint16_t num_sges, const struct ibv_sge *sge);
 void vb_dv_wr_set_mkey_layout_interleaved(struct mlx5dv_qp_ex *d, uint32_t repeat_count, uint16_t num_interleaved,
 					  const struct mlx5dv_mr_interleaved *data);
+/* Signature mkeys (vb_sig.c) and signature pipelining (vb_sig_pipe.c). */
+extern const struct vb_dv_sig_ops vb_dv_sig_ops_impl;
+void vb_dv_wr_set_mkey_sig_block(struct mlx5dv_qp_ex *d, const struct mlx5dv_sig_block_attr *attr);
+bool vb_mkey_setter_ok(struct vb_qp *qp);
+void vb_mkey_setter_done(struct vb_qp *qp);
+void vb_sig_conf_open(struct vb_qp *qp, bool reset);
+bool vb_sig_conf_close(struct vb_qp *qp);
+void vb_sig_caps(struct mlx5dv_sig_caps *caps);
+int vb_dv_mkey_check(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_err *err_info, size_t err_info_size);
+int vb_sig_pipe_enable(struct vb_qp *qp);
+int vb_sig_pipe_modify(struct vb_qp *qp, const struct ibv_qp_attr *a, int mask);
+bool vb_sig_pipe_held(const struct vb_qp *qp);
+int vb_dv_cancel_posted_send_wrs(struct mlx5dv_qp_ex *dqp, uint64_t wr_id);
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access,
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,
@@ -401,6 +417,12 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj);
 
 /* DevX general commands: QUERY_HCA_CAP of the device-memory page (vb_devx_cmd.c). */
 int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, void *out, size_t outlen);
+/*
+ * ibv_close_device with DevX queues left: the device lets go of them and of
+ * the program's umem, as the kernel destroys a closed file's objects; the
+ * handles stay for mlx5dv_devx_obj_destroy / _umem_dereg to free (vb_devx_obj.c).
+ */
+void vb_devx_close(struct vb_context *ctx);
 
 /* mlx5dv_dr steering over hw_steer (vb_dr.c). */
 struct mlx5dv_dr_domain *vb_dv_dr_domain_create(struct ibv_context *c, enum mlx5dv_dr_domain_type type);

@@ -7,7 +7,8 @@
  * max_entries is rounded up to a multiple of 4 and written back; lkey == rkey.
  * This device adds: a NULL attribute or PD, flags without INDIRECT, and
  * max_entries 0 are EINVAL (the card would refuse an mkey of no
- * translation); signature and crypto mkeys are EOPNOTSUPP (not on this device).
+ * translation); crypto mkeys are EOPNOTSUPP (not on this device).
+ * BLOCK_SIGNATURE gives the key a signature context (hw_sig.h, vb_sig.c).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
 #define VB_MKEY_FLAGS_KNOWN                                                                        \
 	(MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE |       \
 	 MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE)
-#define VB_MKEY_FLAGS_OURS (MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE)
+#define VB_MKEY_FLAGS_OURS                                                                         \
+	(MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE |     \
+	 MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE)
 #define VB_MKEY_MAX_ENTRIES 0xfffcu /* the largest multiple of 4 max_entries can carry back */
 #define VB_DVQP_UMR_OPS (MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST | MLX5DV_QP_EX_WITH_MKEY_CONFIGURE)
 #define VB_DVQP_SEND_OPS (VB_DVQP_UMR_OPS | MLX5DV_QP_EX_WITH_RAW_WQE | MLX5DV_QP_EX_WITH_MEMCPY)
@@ -31,7 +34,7 @@ static int vb_mkey_attr_ok(const struct mlx5dv_mkey_init_attr *a)
 	if (a->create_flags == 0 || (a->create_flags & ~(uint32_t)VB_MKEY_FLAGS_KNOWN))
 		return EOPNOTSUPP;
 	if (a->create_flags & ~(uint32_t)VB_MKEY_FLAGS_OURS) {
-		vb_log_unsupported("mlx5dv_create_mkey with signature or crypto");
+		vb_log_unsupported("mlx5dv_create_mkey with crypto");
 		return EOPNOTSUPP;
 	}
 	if (!(a->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT))
@@ -54,7 +57,8 @@ struct mlx5dv_mkey *vb_dv_create_mkey(struct mlx5dv_mkey_init_attr *a)
 	if (mk == NULL)
 		goto err;
 	mk->cap = ((uint32_t)a->max_entries + 3u) & ~3u;
-	mk->umr = hw_umr_alloc(mk->cap);
+	mk->umr = (a->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE) ? hw_umr_alloc_sig(mk->cap)
+										  : hw_umr_alloc(mk->cap);
 	if (mk->umr == NULL)
 		goto err_free;
 	mk->pd = vb_pd_of(a->pd);
@@ -121,6 +125,9 @@ static struct ibv_qp *vb_dvqp_create_rc(struct ibv_context *c, struct ibv_qp_ini
 		vb_qp_of(qp)->dv_raw = (ops & MLX5DV_QP_EX_WITH_RAW_WQE) != 0;
 		vb_qp_of(qp)->dv_memcpy = (ops & MLX5DV_QP_EX_WITH_MEMCPY) != 0;
 	}
+	if (qp != NULL && dv != NULL && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS) &&
+	    (dv->create_flags & MLX5DV_QP_CREATE_SIG_PIPELINING))
+		(void)vb_sig_pipe_enable(vb_qp_of(qp)); /* a new QP has its device queue: this does not fail */
 	return qp;
 }
 

@@ -6,12 +6,13 @@
  *
  * Errors go to wr_complete as v44's do: not IBV_SEND_INLINE, unknown
  * conf_flags or a comp_mask are EOPNOTSUPP; a setter beyond num_setters, a
- * second layout or access setter EINVAL; RESET_SIG_ATTR resets nothing (no
- * mkey here has a signature context). This device adds: a NULL mkey EINVAL;
+ * second layout or access setter EINVAL; RESET_SIG_ATTR clears a signature
+ * key's signature (vb_sig.c). This device adds: a NULL mkey EINVAL;
  * fewer setters than announced leave the WQE open, EINVAL as for every
  * builder (v44 posts nothing and returns 0); a configuration without a
  * layout is EOPNOTSUPP (its keys are indirect: nothing to translate
- * through), as are the signature and crypto setters (vb_wr.c).
+ * through), as is the crypto setter (vb_wr.c). The signature setter and
+ * the segment it adds are vb_sig.c's.
  */
 #include <string.h>
 
@@ -49,6 +50,8 @@ static void vb_mk_finish(struct vb_qp *qp)
 		vb_wr_fail(qp, EOPNOTSUPP);
 		return;
 	}
+	if (!vb_sig_conf_close(qp))
+		return;
 	qp->wr_mkey = NULL;
 	vb_wr_close(qp, 0);
 }
@@ -85,12 +88,13 @@ void vb_dv_wr_mkey_configure(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *m, uint
 	qp->wr_mkey = mk;
 	qp->wr_mk_left = num_setters;
 	qp->wr_mk_layout = false;
+	vb_sig_conf_open(qp, (attr->conf_flags & MLX5DV_MKEY_CONF_FLAG_RESET_SIG_ATTR) != 0);
 	if (num_setters == 0)
 		vb_mk_finish(qp);
 }
 
 /* A setter of the open configuration: one more than announced is EINVAL. */
-static bool vb_mk_setter(struct vb_qp *qp)
+bool vb_mkey_setter_ok(struct vb_qp *qp)
 {
 	if (qp->wr_err != 0)
 		return false;
@@ -102,7 +106,7 @@ static bool vb_mk_setter(struct vb_qp *qp)
 	return true;
 }
 
-static void vb_mk_setter_done(struct vb_qp *qp)
+void vb_mkey_setter_done(struct vb_qp *qp)
 {
 	if (--qp->wr_mk_left == 0)
 		vb_mk_finish(qp);
@@ -113,7 +117,7 @@ void vb_dv_wr_set_mkey_access_flags(struct mlx5dv_qp_ex *d, uint32_t access)
 	struct vb_qp *qp = vb_mk_qp(d);
 	struct hw_wqe_umr_ctrl_seg *uc;
 
-	if (!vb_mk_setter(qp))
+	if (!vb_mkey_setter_ok(qp))
 		return;
 	if (access & ~(uint32_t)VB_MK_ACCESS) {
 		vb_wr_fail(qp, EINVAL);
@@ -126,7 +130,7 @@ void vb_dv_wr_set_mkey_access_flags(struct mlx5dv_qp_ex *d, uint32_t access)
 	}
 	uc->mkey_mask |= htobe64(VB_MK_MASK_ACCESS);
 	vb_mk_mc(qp)->access_flags = vb_umr_mkc_access(access);
-	vb_mk_setter_done(qp);
+	vb_mkey_setter_done(qp);
 }
 
 /*
@@ -165,7 +169,7 @@ void vb_dv_wr_set_mkey_layout_list(struct mlx5dv_qp_ex *d, uint16_t num_sges, co
 	struct hw_wqe_data_seg *ds;
 	uint64_t len = 0;
 
-	if (!vb_mk_setter(qp))
+	if (!vb_mkey_setter_ok(qp))
 		return;
 	if (num_sges == 0 || sge == NULL) {
 		vb_wr_fail(qp, EINVAL); /* a list of no entry registers nothing */
@@ -178,7 +182,7 @@ void vb_dv_wr_set_mkey_layout_list(struct mlx5dv_qp_ex *d, uint16_t num_sges, co
 		return;
 	for (uint32_t i = 0; i < num_sges; i++)
 		hw_data_seg_set(&ds[i], sge[i].length, sge[i].lkey, sge[i].addr);
-	vb_mk_setter_done(qp);
+	vb_mkey_setter_done(qp);
 }
 
 /* The entry's 16-bit fields: a block or stride that does not fit is refused, not truncated. */
@@ -203,7 +207,7 @@ void vb_dv_wr_set_mkey_layout_interleaved(struct mlx5dv_qp_ex *d, uint32_t repea
 	struct hw_umr_repeat_ent_seg *e;
 	uint64_t unit;
 
-	if (!vb_mk_setter(qp))
+	if (!vb_mkey_setter_ok(qp))
 		return;
 	if (!vb_mk_interleaved_ok(num_interleaved, data, &unit)) {
 		vb_wr_fail(qp, EINVAL);
@@ -223,5 +227,5 @@ void vb_dv_wr_set_mkey_layout_interleaved(struct mlx5dv_qp_ex *d, uint32_t repea
 		e[i].stride = htobe16((uint16_t)(data[i].bytes_count + data[i].bytes_skip));
 		e[i].memkey = htobe32(data[i].lkey);
 	}
-	vb_mk_setter_done(qp);
+	vb_mkey_setter_done(qp);
 }

@@ -58,6 +58,21 @@ VB_EXPORT int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	return obj->dv->devx_obj_destroy(obj);
 }
 
+VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
+				     size_t outlen)
+{
+	if (obj == NULL || obj->magic != VB_MAGIC_DEVX_OBJ)
+		return EINVAL;
+	return obj->dv->devx->obj_modify(obj, in, inlen, out, outlen);
+}
+
+VB_EXPORT int mlx5dv_devx_query_eqn(struct ibv_context *context, uint32_t vector, uint32_t *eqn)
+{
+	const struct vb_dv_ops *dv = vb_dv_of(context);
+
+	return dv != NULL ? dv->devx->query_eqn(context, vector, eqn) : errno;
+}
+
 VB_EXPORT struct mlx5dv_dr_domain *mlx5dv_dr_domain_create(struct ibv_context *ctx, enum mlx5dv_dr_domain_type type)
 {
 	const struct vb_dv_ops *dv = vb_dv_of(ctx);

@@ -16,12 +16,6 @@
 /* The parameters are the public prototype's; a stub reads none of them. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-VB_EXPORT int _mlx5dv_mkey_check(struct mlx5dv_mkey *mkey, struct mlx5dv_mkey_err *err_info, size_t err_info_size)
-{
-	VB_UNSUPPORTED("_mlx5dv_mkey_check");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT struct mlx5dv_var *mlx5dv_alloc_var(struct ibv_context *context, uint32_t flags)
 {
 	VB_UNSUPPORTED("mlx5dv_alloc_var");
@@ -188,12 +182,6 @@ VB_EXPORT int mlx5dv_devx_ind_tbl_query(struct ibv_rwq_ind_table *ind_tbl, const
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_obj_modify");
-	return EOPNOTSUPP;
-}
-
 VB_EXPORT int mlx5dv_devx_obj_query_async(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, size_t outlen, uint64_t wr_id, struct mlx5dv_devx_cmd_comp *cmd_comp)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_obj_query_async");
@@ -209,12 +197,6 @@ VB_EXPORT int mlx5dv_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t in
 VB_EXPORT int mlx5dv_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_qp_query");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_devx_query_eqn(struct ibv_context *context, uint32_t vector, uint32_t *eqn)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_query_eqn");
 	return EOPNOTSUPP;
 }
 
@@ -345,12 +327,6 @@ VB_EXPORT struct mlx5dv_pp *mlx5dv_pp_alloc(struct ibv_context *context, size_t 
 VB_EXPORT void mlx5dv_pp_free(struct mlx5dv_pp *pp)
 {
 	VB_UNSUPPORTED("mlx5dv_pp_free");
-}
-
-VB_EXPORT int mlx5dv_qp_cancel_posted_send_wrs(struct mlx5dv_qp_ex *mqp, uint64_t wr_id)
-{
-	VB_UNSUPPORTED("mlx5dv_qp_cancel_posted_send_wrs");
-	return EOPNOTSUPP;
 }
 
 VB_EXPORT int mlx5dv_query_qp_lag_port(struct ibv_qp *qp, uint8_t *port_num, uint8_t *active_port_num)

@@ -7,7 +7,8 @@
  * modify is checked whole before anything changes: the transition must be
  * in the IB table, the mask must hold the transition's required attributes
  * and nothing beyond its optional ones, and the values must be in range.
- * SQD and SQE are not states this device has: moving to them is EINVAL.
+ * SQD and SQE are not states a QP can be moved to: EINVAL. A signature
+ * pipelining QP stops in SQD by itself (vb_sig_pipe.c).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -775,6 +776,9 @@ VB_EXPORT int vb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int ma
 		return vb_raw_modify(qp, attr, mask);
 	if (qp->hw->view != NULL)
 		return EOPNOTSUPP; /* opened in another process than its creator's: only the creator moves it */
+	/* Stopped by a signature error (vb_sig_pipe.c): SQD's moves are that file's. */
+	if (qp->sig_pipe && (rc = vb_sig_pipe_modify(qp, attr, mask)) >= 0)
+		return rc;
 	/* A QP the device moved to ERR (a failed work request) is in ERR for the table too. */
 	if (hw_qp_state(qp->hw) == HW_QP_ERR)
 		ibqp->state = IBV_QPS_ERR;
@@ -816,6 +820,8 @@ VB_EXPORT int vb_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int att
 	*attr = qp->attr;
 	attr->qp_state = ibqp->state;
 	attr->cur_qp_state = ibqp->state;
+	if (vb_sig_pipe_held(qp))
+		attr->qp_state = attr->cur_qp_state = IBV_QPS_SQD; /* stopped by a signature error (vb_sig_pipe.c) */
 	attr->sq_draining = 0;
 	attr->en_sqd_async_notify = 0;
 	*init_attr = qp->init;

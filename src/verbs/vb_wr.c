@@ -452,7 +452,6 @@ static void vb_dv_wr_set_dc_addr_stream(struct mlx5dv_qp_ex *d, struct ibv_ah *a
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-VB_DV_WR(wr_set_mkey_sig_block, const struct mlx5dv_sig_block_attr *a)
 VB_DV_WR(wr_set_mkey_crypto, const struct mlx5dv_crypto_attr *a)
 #pragma GCC diagnostic pop
 

@@ -1,0 +1,116 @@
+/*
+ * vb_devx_prm — what the DevX object files share: reading and writing PRM
+ * command layouts (big-endian, fields given by byte offset and bit position
+ * as mlx5_ifc.h counts them), the command statuses, and the context's
+ * registries of umems and DevX queues by number.
+ *
+ * A command the device refuses gets the card's status and a syndrome in
+ * out and fails with EREMOTEIO, as the kernel answers a DevX command whose
+ * status is not OK; a call the kernel itself refuses (short buffers, an
+ * object of another kind) is EINVAL with out untouched.
+ */
+#ifndef VB_DEVX_PRM_H
+#define VB_DEVX_PRM_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vb_int.h"
+
+/* Command statuses (byte 0 of every answer). */
+#define VB_STAT_OK 0x0
+#define VB_STAT_BAD_OP 0x2
+#define VB_STAT_BAD_PARAM 0x3
+#define VB_STAT_BAD_RES 0x5
+#define VB_STAT_BAD_RES_STATE 0x9
+#define VB_STAT_BAD_QP_STATE 0x10
+
+/* Syndromes (bytes 4..7) of softdpu's refusals: each names the check that failed. */
+#define VB_SYND_BAD_OP 0x5d0c0001u	  /* an opcode this call does not take */
+#define VB_SYND_CQ_SIZE 0x5d0c0021u	  /* log_cq_size or cqe_sz out of range */
+#define VB_SYND_UMEM 0x5d0c0022u	  /* no umem of that id, or without valid bit (physical pages) */
+#define VB_SYND_UMEM_SHORT 0x5d0c0023u	  /* the umem ends before the queue or record does */
+#define VB_SYND_CQ_BUSY 0x5d0c0024u	  /* a QP still reports to the CQ */
+#define VB_SYND_QP_TYPE 0x5d0c0031u	  /* st other than RC */
+#define VB_SYND_QP_PD 0x5d0c0032u	  /* no PD of that number */
+#define VB_SYND_QP_CQ 0x5d0c0033u	  /* no DevX CQ of that number on the context */
+#define VB_SYND_QP_SIZE 0x5d0c0034u	  /* log sizes or stride out of range */
+#define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* an SRQ/RMP or no receive queue: not yet */
+#define VB_SYND_QP_STATE 0x5d0c0036u	  /* the transition does not start from the QP's state */
+#define VB_SYND_QP_RNR 0x5d0c0037u	  /* RNR values out of range */
+
+static inline uint32_t vb_prm_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t vb_prm_be64(const uint8_t *p)
+{
+	return (uint64_t)vb_prm_be32(p) << 32 | vb_prm_be32(p + 4);
+}
+
+static inline void vb_prm_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* The low 24 bits of the big-endian word at p (QPNs, CQNs, PDs, PSNs). */
+static inline uint32_t vb_prm_u24(const uint8_t *p)
+{
+	return vb_prm_be32(p) & 0xffffffu;
+}
+
+static inline uint16_t vb_prm_opcode(const void *in)
+{
+	const uint8_t *i = in;
+
+	return (uint16_t)(i[0] << 8 | i[1]);
+}
+
+/* The answer of a refused command: status and syndrome in out (what fits), EREMOTEIO. */
+static inline int vb_devx_refuse(void *out, size_t outlen, uint8_t status, uint32_t syndrome)
+{
+	uint8_t *o = out;
+
+	if (o != NULL && outlen >= 1)
+		o[0] = status;
+	if (o != NULL && outlen >= 8)
+		vb_prm_put32(o + 4, syndrome);
+	return EREMOTEIO;
+}
+
+/*
+ * The umem id names on ctx, with [off, off + len) inside it: a user taken
+ * (vb_devx_umem_put gives it back). 0, or the refusal's errno with out
+ * filled.
+ */
+int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_t len, struct vb_umem **um,
+		      void *out, size_t outlen);
+void vb_devx_umem_put(struct vb_umem *um);
+
+/* The context's DevX queues by kind and number (under the context's lock). */
+void vb_devx_queue_add(struct vb_context *ctx, struct mlx5dv_devx_obj *obj);
+/* EINVAL (nothing changed) for a CQ a QP still reports to: the card answers BAD_RES_STATE, the kernel EINVAL. */
+int vb_devx_queue_del(struct vb_context *ctx, struct mlx5dv_devx_obj *obj);
+struct mlx5dv_devx_obj *vb_devx_queue_find(struct vb_context *ctx, enum vb_devx_kind kind, uint32_t num);
+
+/* The kinds' commands (vb_devx_cq.c, vb_devx_qp.c): 0 or an errno value, obj filled on success. */
+int vb_devx_cq_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		      struct mlx5dv_devx_obj *obj);
+void vb_devx_cq_destroy(struct mlx5dv_devx_obj *obj);
+/* A QP reporting to the CQ holds it (under the context's lock): its destroy is refused meanwhile. */
+void vb_devx_cq_hold(struct mlx5dv_devx_obj *cq, int delta);
+bool vb_devx_cq_busy(struct mlx5dv_devx_obj *cq);
+struct hw_cq *vb_devx_cq_hw(struct mlx5dv_devx_obj *cq);
+int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		      struct mlx5dv_devx_obj *obj);
+void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj);
+int vb_devx_qp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+int vb_devx_qp_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+
+#endif

@@ -1,0 +1,865 @@
+/*
+ * DevX RC QPs and CQs (mlx5dv_devx_obj_create(3), mlx5dv_devx_obj_modify,
+ * mlx5dv_devx_obj_query, mlx5dv_devx_query_eqn(3)) made from the PRM's
+ * commands over the program's umem: CREATE_CQ and CREATE_QP with the cqc and
+ * qpc layouts of mlx5_ifc.h, moved by RST2INIT_QP / INIT2RTR_QP /
+ * RTR2RTS_QP, driven by WQEs, doorbell records and UAR writes the program
+ * makes itself, and talking SEND with immediate to QPs of ibv_create_qp in
+ * this process and in another one. Refused commands answer the PRM's status
+ * in out with EREMOTEIO, as the kernel answers a DevX command.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include "harness.h"
+#include "verbs_fixture.h"
+#include "verbs_qp_fixture.h"
+
+/* PRM opcodes and statuses. */
+#define OP_CREATE_CQ 0x400
+#define OP_CREATE_QP 0x500
+#define OP_RST2INIT 0x502
+#define OP_INIT2RTR 0x503
+#define OP_RTR2RTS 0x504
+#define OP_2RST 0x508
+#define OP_QUERY_QP 0x50b
+#define ST_BAD_OP 0x2
+#define ST_BAD_PARAM 0x3
+#define ST_BAD_QP_STATE 0x10
+/* softdpu's syndromes (docs/STATUS.md, mlx5dv_devx_obj_create). */
+#define SYND_BAD_OP 0x5d0c0001u
+#define SYND_UMEM_SHORT 0x5d0c0023u
+#define SYND_QP_TYPE 0x5d0c0031u
+#define SYND_QP_CQ 0x5d0c0033u
+#define SYND_QP_STATE 0x5d0c0036u
+
+/* Command sizes (mlx5_ifc.h). */
+#define CQ_IN 0x110
+#define QP_IN 0x110
+#define OUT_SZ 0x10
+#define QUERY_OUT 0x110
+/* Where the contexts sit in their commands, in bits. */
+#define CQC 0x80
+#define QPC 0xc0
+#define ADS (QPC + 0xc0) /* qpc.primary_address_path */
+
+#define LOG_CQ 6	/* 64 CQEs */
+#define LOG_RQ 4	/* 16 receive WQEs of 16 bytes */
+#define LOG_SQ 6	/* 64 basic blocks */
+#define RQ_BYTES (16u << LOG_RQ)
+#define SQ_BYTES (64u << LOG_SQ)
+#define MSG 1000
+#define IMM 0x03020100u
+#define POLL_TRIES 20000000L
+#define CQ_SET_CI 0 /* the CQ record's consumer-index word */
+
+/* MLX5_SET: a big-endian field of bits bits at bit offset off (mlx5_ifc.h numbering). */
+static void prm_set(uint8_t *b, unsigned int off, unsigned int bits, uint64_t v)
+{
+	for (unsigned int i = 0; i < bits; i++) {
+		unsigned int bit = off + bits - 1 - i;
+		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
+
+		if ((v >> i) & 1)
+			b[bit / 8] |= m;
+		else
+			b[bit / 8] &= (uint8_t)~m;
+	}
+}
+
+static uint64_t prm_get(const uint8_t *b, unsigned int off, unsigned int bits)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < bits; i++)
+		v = v << 1 | ((b[(off + i) / 8] >> (7 - (off + i) % 8)) & 1);
+	return v;
+}
+
+static uint8_t status_of(const uint8_t *out)
+{
+	return out[0];
+}
+
+static uint32_t syndrome_of(const uint8_t *out)
+{
+	return (uint32_t)prm_get(out, 0x20, 32);
+}
+
+/* One side's DevX objects: a CQ and an RC QP over umem, the UAR, a buffer registered for the data. */
+struct dx {
+	struct ibv_context *c;
+	struct ibv_pd *pd;
+	uint32_t pdn;
+	uint8_t *cq_mem, *qp_mem, *dbr;
+	struct mlx5dv_devx_umem *cq_um, *qp_um, *dbr_um;
+	struct mlx5dv_devx_uar *uar;
+	struct mlx5dv_devx_obj *cq, *qp;
+	uint32_t cqn, qpn, cq_ci, sq_pi, rq_pi;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+static void dx_free(void *arg)
+{
+	struct dx *d = arg;
+
+	if (d->qp != NULL)
+		mlx5dv_devx_obj_destroy(d->qp);
+	if (d->cq != NULL)
+		mlx5dv_devx_obj_destroy(d->cq);
+	if (d->uar != NULL)
+		mlx5dv_devx_free_uar(d->uar);
+	if (d->qp_um != NULL)
+		mlx5dv_devx_umem_dereg(d->qp_um);
+	if (d->cq_um != NULL)
+		mlx5dv_devx_umem_dereg(d->cq_um);
+	if (d->dbr_um != NULL)
+		mlx5dv_devx_umem_dereg(d->dbr_um);
+	if (d->mr != NULL)
+		ibv_dereg_mr(d->mr);
+	if (d->pd != NULL)
+		ibv_dealloc_pd(d->pd);
+	if (d->c != NULL)
+		ibv_close_device(d->c);
+	free(d->cq_mem);
+	free(d->qp_mem);
+	free(d->dbr);
+	free(d->buf);
+	free(d);
+}
+
+static struct ibv_context *open_devx(void)
+{
+	struct mlx5dv_context_attr a = {.flags = MLX5DV_CONTEXT_FLAGS_DEVX};
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL && l[0] != NULL ? mlx5dv_open_device(l[0], &a) : NULL;
+
+	if (l != NULL)
+		ibv_free_device_list(l);
+	return c;
+}
+
+/* The context, PD, UAR, umems (qp_len bytes for the rings) and data buffer; freed when the case ends. */
+static void dx_open(struct dx **dp, size_t qp_len)
+{
+	struct dx *d = calloc(1, sizeof(*d));
+	struct mlx5dv_obj o;
+	struct mlx5dv_pd dpd;
+
+	CHECK(d != NULL);
+	th_defer(dx_free, d);
+	d->c = open_devx();
+	CHECK(d->c != NULL);
+	d->pd = ibv_alloc_pd(d->c);
+	CHECK(d->pd != NULL);
+	o.pd.in = d->pd;
+	o.pd.out = &dpd;
+	CHECK_OK(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD));
+	d->pdn = dpd.pdn;
+	CHECK(posix_memalign((void **)&d->cq_mem, 4096, 4096) == 0);
+	CHECK(posix_memalign((void **)&d->qp_mem, 4096, qp_len) == 0); /* any length: not aligned_alloc's multiple */
+	CHECK(posix_memalign((void **)&d->dbr, 64, 64) == 0);
+	CHECK(posix_memalign((void **)&d->buf, 64, 4096) == 0);
+	memset(d->dbr, 0, 64);
+	memset(d->qp_mem, 0, qp_len);
+	/* The CQEs start invalid and owned by software's first pass, as a driver initialises them. */
+	for (unsigned int i = 0; i < (1u << LOG_CQ); i++)
+		((struct mlx5_cqe64 *)(void *)d->cq_mem)[i].op_own = MLX5_CQE_INVALID << 4 | 1;
+	d->cq_um = mlx5dv_devx_umem_reg(d->c, d->cq_mem, 4096, IBV_ACCESS_LOCAL_WRITE);
+	d->qp_um = mlx5dv_devx_umem_reg(d->c, d->qp_mem, qp_len, IBV_ACCESS_LOCAL_WRITE);
+	d->dbr_um = mlx5dv_devx_umem_reg(d->c, d->dbr, 64, IBV_ACCESS_LOCAL_WRITE);
+	d->uar = mlx5dv_devx_alloc_uar(d->c, MLX5DV_UAR_ALLOC_TYPE_NC);
+	CHECK(d->cq_um != NULL && d->qp_um != NULL && d->dbr_um != NULL && d->uar != NULL);
+	d->mr = ibv_reg_mr(d->pd, d->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(d->mr != NULL);
+	*dp = d;
+}
+
+/* CREATE_CQ of 2^LOG_CQ 64-byte CQEs in cq_mem, its record at dbr + 0. */
+static void cq_cmd(struct dx *d, uint8_t *in, uint32_t eqn)
+{
+	memset(in, 0, CQ_IN);
+	prm_set(in, 0, 16, OP_CREATE_CQ);
+	prm_set(in, CQC + 6, 1, 1);		/* dbr_umem_valid */
+	prm_set(in, CQC + 0x20, 32, d->dbr_um->umem_id);
+	prm_set(in, CQC + 0x63, 5, LOG_CQ);
+	prm_set(in, CQC + 0x68, 24, d->uar->page_id);
+	prm_set(in, CQC + 0xb8, 8, eqn);		/* c_eqn */
+	prm_set(in, CQC + 0x1c0, 64, 0);	/* dbr_addr: the record's offset in its umem */
+	prm_set(in, 0x280, 64, 0);		/* cq_umem_offset */
+	prm_set(in, 0x2c0, 32, d->cq_um->umem_id);
+	prm_set(in, 0x2e0, 1, 1);		/* cq_umem_valid */
+}
+
+/* CREATE_QP: RC, RQ of 2^LOG_RQ 16-byte WQEs at qp_mem, the SQ after it, the record at dbr + 8. */
+static void qp_cmd(struct dx *d, uint8_t *in, uint32_t cqn)
+{
+	memset(in, 0, QP_IN);
+	prm_set(in, 0, 16, OP_CREATE_QP);
+	prm_set(in, QPC + 0x8, 8, 0);		/* st: RC */
+	prm_set(in, QPC + 0x13, 2, 3);		/* pm_state: migrated */
+	prm_set(in, QPC + 0x28, 24, d->pdn);
+	prm_set(in, QPC + 0x49, 4, LOG_RQ);
+	prm_set(in, QPC + 0x4d, 3, 0);		/* log_rq_stride: 16 << 0 bytes */
+	prm_set(in, QPC + 0x51, 4, LOG_SQ);
+	prm_set(in, QPC + 0x68, 24, d->uar->page_id);
+	prm_set(in, QPC + 0x3e8, 24, cqn);	/* cqn_snd */
+	prm_set(in, QPC + 0x4e8, 24, cqn);	/* cqn_rcv */
+	prm_set(in, QPC + 0x500, 64, 8);	/* dbr_addr */
+	prm_set(in, QPC + 0x683, 1, 1);		/* dbr_umem_valid */
+	prm_set(in, QPC + 0x720, 32, d->dbr_um->umem_id);
+	prm_set(in, 0x800, 64, 0);		/* wq_umem_offset */
+	prm_set(in, 0x840, 32, d->qp_um->umem_id);
+	prm_set(in, 0x860, 1, 1);		/* wq_umem_valid */
+}
+
+static void dx_create(struct dx *d)
+{
+	uint8_t in[QP_IN], out[OUT_SZ];
+	uint32_t eqn = 99;
+
+	CHECK_OK(mlx5dv_devx_query_eqn(d->c, 0, &eqn));
+	CHECK(eqn != 99);
+	cq_cmd(d, in, eqn);
+	memset(out, 0xff, sizeof(out));
+	d->cq = mlx5dv_devx_obj_create(d->c, in, CQ_IN, out, sizeof(out));
+	CHECK(d->cq != NULL);
+	CHECK(status_of(out) == 0 && syndrome_of(out) == 0);
+	d->cqn = (uint32_t)prm_get(out, 0x48, 24);
+	qp_cmd(d, in, d->cqn);
+	memset(out, 0xff, sizeof(out));
+	d->qp = mlx5dv_devx_obj_create(d->c, in, QP_IN, out, sizeof(out));
+	CHECK(d->qp != NULL);
+	CHECK(status_of(out) == 0 && syndrome_of(out) == 0);
+	d->qpn = (uint32_t)prm_get(out, 0x48, 24);
+	CHECK(d->qpn != 0);
+}
+
+/* A state command; its status in out, the call's errno value returned. */
+static int dx_modify(struct dx *d, uint16_t op, uint32_t dest, uint8_t *out)
+{
+	uint8_t in[QP_IN] = {0};
+	union ibv_gid g;
+
+	prm_set(in, 0, 16, op);
+	prm_set(in, 0x48, 24, d->qpn);
+	prm_set(in, ADS + 0x128, 8, 1); /* vhca_port_num */
+	if (op == OP_RST2INIT) {
+		prm_set(in, QPC + 0x490, 1, 1); /* rre */
+		prm_set(in, QPC + 0x491, 1, 1); /* rwe */
+	}
+	if (op == OP_INIT2RTR) {
+		prm_set(in, QPC + 0x0, 3, 3);	  /* mtu 1024 */
+		prm_set(in, QPC + 0x3, 5, 20);	  /* log_msg_max */
+		prm_set(in, QPC + 0xa8, 24, dest); /* remote_qpn */
+		prm_set(in, QPC + 0x4a3, 5, 12);  /* min_rnr_nak */
+		/* A RoCE port routes by GID: the destination is this machine's port, GID 0. */
+		if (ibv_query_gid(d->c, 1, 0, &g) != 0)
+			return ENODEV;
+		memcpy(in + (ADS + 0x80) / 8, g.raw, 16);
+		prm_set(in, ADS + 0x28, 1, 1);	  /* grh */
+		prm_set(in, ADS + 0x58, 8, 64);	  /* hop_limit */
+	}
+	if (op == OP_RTR2RTS) {
+		prm_set(in, QPC + 0x38d, 3, 7); /* retry_count */
+		prm_set(in, QPC + 0x390, 3, 7); /* rnr_retry: forever */
+		prm_set(in, ADS + 0x40, 5, 14);	/* ack_timeout */
+	}
+	memset(out, 0xff, OUT_SZ);
+	return mlx5dv_devx_obj_modify(d->qp, in, sizeof(in), out, OUT_SZ);
+}
+
+static void dx_up(struct dx *d, uint32_t dest)
+{
+	uint8_t out[OUT_SZ];
+
+	CHECK_OK(dx_modify(d, OP_RST2INIT, 0, out));
+	CHECK(status_of(out) == 0);
+	CHECK_OK(dx_modify(d, OP_INIT2RTR, dest, out));
+	CHECK(status_of(out) == 0);
+	CHECK_OK(dx_modify(d, OP_RTR2RTS, 0, out));
+	CHECK(status_of(out) == 0);
+}
+
+/* QUERY_QP: the qpc's state field. */
+static void dx_state(struct dx *d, uint8_t *qout, uint32_t *state)
+{
+	uint8_t in[0x10] = {0};
+
+	prm_set(in, 0, 16, OP_QUERY_QP);
+	prm_set(in, 0x48, 24, d->qpn);
+	memset(qout, 0xff, QUERY_OUT);
+	CHECK_OK(mlx5dv_devx_obj_query(d->qp, in, sizeof(in), qout, QUERY_OUT));
+	CHECK(status_of(qout) == 0);
+	*state = (uint32_t)prm_get(qout, QPC, 4);
+}
+
+/* One SEND with immediate of len bytes of buf, signalled, then the record and the UAR. */
+static void dx_send_imm(struct dx *d, uint32_t len, uint32_t imm)
+{
+	uint8_t *wqe = d->qp_mem + RQ_BYTES + (d->sq_pi % (1u << LOG_SQ)) * 64;
+	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
+	struct mlx5_wqe_data_seg *data = (void *)(wqe + sizeof(*ctrl));
+	uint64_t bell;
+
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->sq_pi, MLX5_OPCODE_SEND_IMM, 0, d->qpn, MLX5_WQE_CTRL_CQ_UPDATE, 2, 0,
+			    htobe32(imm));
+	mlx5dv_set_data_seg(data, len, d->mr->lkey, (uintptr_t)d->buf);
+	d->sq_pi++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_SND_DBR] = htobe32(d->sq_pi & 0xffff);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(&bell, ctrl, sizeof(bell));
+	*(volatile uint64_t *)d->uar->reg_addr = bell;
+}
+
+/* One receive WQE of the whole buffer, then the receive record. */
+static void dx_post_recv(struct dx *d)
+{
+	struct mlx5_wqe_data_seg *seg = (void *)(d->qp_mem + (d->rq_pi % (1u << LOG_RQ)) * 16);
+
+	mlx5dv_set_data_seg(seg, 4096, d->mr->lkey, (uintptr_t)d->buf);
+	d->rq_pi++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_RCV_DBR] = htobe32(d->rq_pi & 0xffff);
+}
+
+/* The next CQE by its owner bit (bounded), consumed in the record. */
+static void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
+{
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
+	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
+	long i;
+
+	for (i = 0; i < POLL_TRIES; i++) {
+		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner)
+			break;
+		if (i % 1024 == 1023)
+			sched_yield();
+	}
+	CHECK(i < POLL_TRIES);
+	*out = *cqe;
+	d->cq_ci++;
+	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
+}
+
+/* An ibv RC QP of c on its own CQ, its receive of the whole of buf posted. */
+struct peer {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t buf[4096];
+};
+
+static int peer_open(struct peer *p, struct ibv_context *c)
+{
+	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 8, .max_recv_wr = 8,
+								    .max_send_sge = 1, .max_recv_sge = 1}};
+
+	p->pd = ibv_alloc_pd(c);
+	p->cq = p->pd != NULL ? ibv_create_cq(c, 16, NULL, NULL, 0) : NULL;
+	if (p->cq == NULL)
+		return ENOMEM;
+	a.send_cq = a.recv_cq = p->cq;
+	p->qp = ibv_create_qp(p->pd, &a);
+	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf), IBV_ACCESS_LOCAL_WRITE);
+	return p->qp != NULL && p->mr != NULL ? 0 : ENOMEM;
+}
+
+static int peer_recv(struct peer *p)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = sizeof(p->buf), .lkey = p->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 7, .sg_list = &s, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(p->qp, &wr, &bad);
+}
+
+static int peer_send_imm(struct peer *p, uint32_t len, uint32_t imm)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = len, .lkey = p->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = 9, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
+				 .send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(imm)},
+			   *bad;
+
+	return ibv_post_send(p->qp, &wr, &bad);
+}
+
+static void peer_close(void *arg)
+{
+	struct peer *p = arg;
+
+	if (p->qp != NULL)
+		ibv_destroy_qp(p->qp);
+	if (p->mr != NULL)
+		ibv_dereg_mr(p->mr);
+	if (p->cq != NULL)
+		ibv_destroy_cq(p->cq);
+	if (p->pd != NULL)
+		ibv_dealloc_pd(p->pd);
+	free(p);
+}
+
+static void fill(uint8_t *b, uint32_t len, uint8_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(seed + i * 7);
+}
+
+/* The DevX QP's side of a SEND with immediate: its send CQE, as the PRM lays it out. */
+static void check_req_cqe(struct dx *d, uint16_t wqe_counter)
+{
+	struct mlx5_cqe64 c;
+
+	dx_poll(d, &c);
+
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
+	CHECK(be16toh(c.wqe_counter) == wqe_counter);
+	CHECK((be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
+	CHECK(be32toh(c.sop_drop_qpn) >> 24 == MLX5_OPCODE_SEND_IMM);
+}
+
+/* A receive of len bytes with immediate in the DevX QP's RQ: its CQE and the bytes. */
+static void check_resp_cqe(struct dx *d, uint16_t wqe_counter, uint32_t len, uint32_t imm, const uint8_t *want)
+{
+	struct mlx5_cqe64 c;
+
+	dx_poll(d, &c);
+
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_RESP_SEND_IMM);
+	CHECK(be32toh(c.byte_cnt) == len);
+	CHECK(be32toh(c.imm_inval_pkey) == imm);
+	CHECK(be16toh(c.wqe_counter) == wqe_counter);
+	CHECK((be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
+	CHECK(memcmp(d->buf, want, len) == 0);
+}
+
+/* Both directions between a DevX QP and an ibv_create_qp QP of this process. */
+static void test_send_imm_local(void)
+{
+	struct dx *d = NULL;
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	struct peer *p = calloc(1, sizeof(*p));
+	uint8_t want[MSG], qout[QUERY_OUT];
+	struct ibv_wc wc;
+	uint32_t st;
+
+	CHECK(p != NULL);
+	th_defer(peer_close, p);
+	CHECK_OK(peer_open(p, d->c));
+	dx_create(d);
+	dx_state(d, qout, &st);
+	CHECK(st == 0); /* RST */
+	dx_up(d, p->qp->qp_num);
+	dx_state(d, qout, &st);
+	CHECK(st == 3); /* RTS */
+	CHECK(prm_get(qout, QPC + 0xa8, 24) == p->qp->qp_num);
+	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
+	for (int i = 0; i < 3; i++) {
+		fill(d->buf, MSG, (uint8_t)(0x10 + i));
+		memset(p->buf, 0, sizeof(p->buf));
+		CHECK_OK(peer_recv(p));
+		dx_send_imm(d, MSG, IMM + (uint32_t)i);
+		check_req_cqe(d, (uint16_t)i);
+		CHECK(vq_poll1(p->cq, &wc) == 1);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == 7);
+		CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && be32toh(wc.imm_data) == IMM + (uint32_t)i);
+		CHECK(wc.byte_len == MSG && wc.qp_num == p->qp->qp_num);
+		CHECK(memcmp(p->buf, d->buf, MSG) == 0);
+	}
+	/* The other way: the ibv QP's SEND lands in the DevX QP's receive ring. */
+	dx_post_recv(d);
+	fill(p->buf, MSG, 0x5a);
+	memcpy(want, p->buf, MSG);
+	memset(d->buf, 0, MSG);
+	CHECK_OK(peer_send_imm(p, MSG, 0xabcd1234u));
+	check_resp_cqe(d, 0, MSG, 0xabcd1234u, want);
+	CHECK(vq_poll1(p->cq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND && wc.wr_id == 9);
+}
+
+/* The other process: an ibv RC QP; says its number, takes ours, receives one SEND, sends one back. */
+static void child(int in, int out)
+{
+	struct ibv_context *c = open_devx();
+	struct peer *p = calloc(1, sizeof(*p));
+	uint32_t dest, qpn;
+	struct ibv_wc wc;
+	char ok;
+
+	if (c == NULL || p == NULL || peer_open(p, c) != 0)
+		_exit(2);
+	qpn = p->qp->qp_num;
+	if (write(out, &qpn, sizeof(qpn)) != sizeof(qpn) || read(in, &dest, sizeof(dest)) != sizeof(dest))
+		_exit(3);
+	if (vq_up(p->qp, dest, 12, 7) != 0 || peer_recv(p) != 0)
+		_exit(4);
+	ok = 'r';
+	if (write(out, &ok, 1) != 1)
+		_exit(5);
+	if (vq_poll1(p->cq, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+	    !(wc.wc_flags & IBV_WC_WITH_IMM) || be32toh(wc.imm_data) != IMM || wc.byte_len != MSG)
+		_exit(6);
+	/* Back: the same bytes, each one more, with IMM + 1. */
+	for (int i = 0; i < MSG; i++)
+		p->buf[i]++;
+	if (read(in, &ok, 1) != 1 || peer_send_imm(p, MSG, IMM + 1) != 0)
+		_exit(7);
+	if (vq_poll1(p->cq, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_SEND)
+		_exit(8);
+	ok = 'y';
+	if (write(out, &ok, 1) != 1)
+		_exit(9);
+	_exit(0);
+}
+
+static pid_t kid = -1;
+
+static void reap_cb(void *arg)
+{
+	(void)arg;
+	if (kid > 0) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	kid = -1;
+}
+
+/* A DevX QP and an ibv_create_qp QP of another process, both directions, bytes compared there and here. */
+static void test_send_imm_other_process(void)
+{
+	int a[2], b[2], ws = 0;
+	uint32_t cqpn;
+	uint8_t want[MSG];
+	char ok = 0;
+	struct dx *d;
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		close(a[1]);
+		close(b[0]);
+		child(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	th_defer(reap_cb, NULL);
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	dx_create(d);
+	CHECK(read(b[0], &cqpn, sizeof(cqpn)) == sizeof(cqpn));
+	dx_up(d, cqpn);
+	CHECK(write(a[1], &d->qpn, sizeof(d->qpn)) == sizeof(d->qpn));
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'r');
+	fill(d->buf, MSG, 0x21);
+	memcpy(want, d->buf, MSG);
+	for (int i = 0; i < MSG; i++)
+		want[i]++;
+	dx_send_imm(d, MSG, IMM);
+	check_req_cqe(d, 0);
+	dx_post_recv(d);
+	memset(d->buf, 0, MSG);
+	CHECK(write(a[1], "s", 1) == 1);
+	check_resp_cqe(d, 0, MSG, IMM + 1, want);
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'y');
+	CHECK(waitpid(kid, &ws, 0) == kid);
+	kid = -1;
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	close(a[1]);
+	close(b[0]);
+}
+
+/*
+ * A WQE whose lkey the PD does not know: the error CQE of the PRM (REQ_ERR,
+ * local protection), nothing written at the responder, QUERY_QP reports the
+ * QP in ERR; 2RST_QP brings it back to RST.
+ */
+static void test_wqe_error_state(void)
+{
+	struct dx *d = NULL;
+	struct peer *p = calloc(1, sizeof(*p));
+	uint8_t out[OUT_SZ], qout[QUERY_OUT];
+	struct mlx5_err_cqe e;
+	struct mlx5_cqe64 c;
+	struct ibv_wc wc;
+	uint32_t st;
+
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	CHECK(p != NULL);
+	th_defer(peer_close, p);
+	CHECK_OK(peer_open(p, d->c));
+	dx_create(d);
+	dx_up(d, p->qp->qp_num);
+	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
+	CHECK_OK(peer_recv(p));
+	memset(p->buf, 0x6b, 64);
+	fill(d->buf, 64, 1);
+	d->mr->lkey += 0x100; /* a key nobody registered */
+	dx_send_imm(d, 64, IMM);
+	d->mr->lkey -= 0x100;
+	dx_poll(d, &c);
+	memcpy(&e, &c, sizeof(e));
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ_ERR);
+	CHECK(e.syndrome == MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+	CHECK(be16toh(e.wqe_counter) == 0);
+	CHECK((be32toh(e.s_wqe_opcode_qpn) & 0xffffff) == d->qpn);
+	CHECK(ibv_poll_cq(p->cq, 1, &wc) == 0);
+	CHECK(p->buf[0] == 0x6b && p->buf[63] == 0x6b);
+	dx_state(d, qout, &st);
+	CHECK(st == 6); /* ERR */
+	CHECK_OK(dx_modify(d, OP_2RST, 0, out));
+	CHECK(status_of(out) == 0);
+	dx_state(d, qout, &st);
+	CHECK(st == 0);
+}
+
+/*
+ * Closing the context with a DevX QP and CQ left destroys them, as the
+ * kernel destroys a closed file's objects: the program may free their
+ * umem at once, the ibv QP connected to the DevX QP gets the error of
+ * a peer gone (transport retries exceeded, not an RNR wait on the unposted
+ * RQ), and the handles are freed by their destroy and dereg calls. The
+ * DevX side is a child process, which leaves its PD (in use until the
+ * close) to its exit.
+ */
+static int close_in = -1, close_out = -1;
+
+static void close_child_case(void)
+{
+	struct dx *d = NULL;
+	uint32_t dest;
+	char ok;
+
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	dx_create(d);
+	CHECK(write(close_out, &d->qpn, sizeof(d->qpn)) == sizeof(d->qpn));
+	CHECK(read(close_in, &dest, sizeof(dest)) == sizeof(dest));
+	dx_up(d, dest);
+	CHECK(write(close_out, "r", 1) == 1);
+	CHECK(read(close_in, &ok, 1) == 1 && ok == 'u');
+	CHECK_OK(ibv_dereg_mr(d->mr));
+	d->mr = NULL;
+	CHECK(ibv_dealloc_pd(d->pd) == EBUSY); /* the DevX QP is on it */
+	CHECK_OK(ibv_close_device(d->c));
+	d->c = NULL;
+	d->pd = NULL;
+	/* Nothing reads the rings or records any more: the memory goes back to the allocator. */
+	free(d->qp_mem);
+	free(d->cq_mem);
+	free(d->dbr);
+	d->qp_mem = d->cq_mem = d->dbr = NULL;
+	CHECK(write(close_out, "c", 1) == 1);
+	CHECK(read(close_in, &ok, 1) == 1 && ok == 'd');
+	/* The handles outlive the context until their calls free them. */
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->qp));
+	d->qp = NULL;
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->cq));
+	d->cq = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->qp_um));
+	d->qp_um = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->cq_um));
+	d->cq_um = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->dbr_um));
+	d->dbr_um = NULL;
+}
+
+static void test_close_with_queues(void)
+{
+	struct ibv_context *c = open_devx();
+	struct peer *p = calloc(1, sizeof(*p));
+	int a[2], b[2], ws = 0;
+	uint32_t cqpn;
+	struct ibv_wc wc;
+	char ok = 0;
+
+	CHECK(c != NULL && p != NULL);
+	th_defer(vf_close_cb, c);
+	th_defer(peer_close, p); /* runs before the close */
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		int failed = th_failed;
+
+		close_in = a[0];
+		close_out = b[1];
+		th_run("close_child", close_child_case);
+		_exit(th_failed != failed ? 1 : 0);
+	}
+	close(a[0]);
+	close(b[1]);
+	th_defer(reap_cb, NULL);
+	CHECK_OK(peer_open(p, c));
+	CHECK(read(b[0], &cqpn, sizeof(cqpn)) == sizeof(cqpn));
+	CHECK(write(a[1], &p->qp->qp_num, sizeof(uint32_t)) == sizeof(uint32_t));
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'r');
+	CHECK_OK(vq_up(p->qp, cqpn, 12, 0));
+	CHECK(write(a[1], "u", 1) == 1);
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'c');
+	CHECK_OK(peer_send_imm(p, 64, IMM));
+	CHECK(vq_poll1(p->cq, &wc) == 1);
+	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
+	CHECK(write(a[1], "d", 1) == 1);
+	CHECK(waitpid(kid, &ws, 0) == kid);
+	kid = -1;
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	close(a[1]);
+	close(b[0]);
+}
+
+/* Commands the device refuses: the PRM's status and the syndrome in out, EREMOTEIO, nothing made or moved. */
+static void test_bad_commands(void)
+{
+	struct dx *d = NULL;
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	uint8_t in[QP_IN], out[OUT_SZ], qout[QUERY_OUT];
+	uint32_t eqn, st;
+
+	/* A QP state command is no object to create: BAD_OP. */
+	memset(in, 0, sizeof(in));
+	prm_set(in, 0, 16, OP_RST2INIT);
+	memset(out, 0, sizeof(out));
+	errno = 0;
+	CHECK(mlx5dv_devx_obj_create(d->c, in, sizeof(in), out, sizeof(out)) == NULL);
+	CHECK(errno == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_OP && syndrome_of(out) == SYND_BAD_OP);
+	/* No EQ for a vector the context does not have. */
+	CHECK(mlx5dv_devx_query_eqn(d->c, (uint32_t)d->c->num_comp_vectors, &eqn) == EINVAL);
+	dx_create(d);
+	/* A QP of a CQ number nobody has: BAD_PARAM. */
+	qp_cmd(d, in, d->cqn + 1000);
+	memset(out, 0, sizeof(out));
+	errno = 0;
+	CHECK(mlx5dv_devx_obj_create(d->c, in, sizeof(in), out, sizeof(out)) == NULL);
+	CHECK(errno == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_PARAM && syndrome_of(out) == SYND_QP_CQ);
+	/* A transport service other than RC (st 2: UD): BAD_PARAM. */
+	qp_cmd(d, in, d->cqn);
+	prm_set(in, QPC + 0x8, 8, 2);
+	memset(out, 0, sizeof(out));
+	CHECK(mlx5dv_devx_obj_create(d->c, in, sizeof(in), out, sizeof(out)) == NULL);
+	CHECK(errno == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_PARAM && syndrome_of(out) == SYND_QP_TYPE);
+	/* RTR2RTS and INIT2RTR from RST: BAD_QP_STATE, the QP stays in RST. */
+	CHECK(dx_modify(d, OP_RTR2RTS, 0, out) == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_QP_STATE && syndrome_of(out) == SYND_QP_STATE);
+	CHECK(dx_modify(d, OP_INIT2RTR, 1, out) == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_QP_STATE);
+	dx_state(d, qout, &st);
+	CHECK(st == 0);
+	/* RST2INIT twice: the second starts from INIT. */
+	CHECK_OK(dx_modify(d, OP_RST2INIT, 0, out));
+	CHECK(status_of(out) == 0);
+	CHECK(dx_modify(d, OP_RST2INIT, 0, out) == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_QP_STATE);
+	dx_state(d, qout, &st);
+	CHECK(st == 1);
+	/* CREATE_CQ sent to modify a QP: BAD_OP. */
+	cq_cmd(d, in, 0);
+	prm_set(in, 0x48, 24, d->qpn);
+	CHECK(mlx5dv_devx_obj_modify(d->qp, in, sizeof(in), out, sizeof(out)) == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_OP && syndrome_of(out) == SYND_BAD_OP);
+}
+
+/*
+ * A CQ a QP reports to is not destroyed (the card's BAD_RES_STATE, EINVAL
+ * from the kernel): it keeps working, and goes once the QP has gone. A
+ * umem under a queue is not deregistered (EBUSY).
+ */
+static void test_destroy_cq_with_qp(void)
+{
+	struct dx *d = NULL;
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	struct peer *p = calloc(1, sizeof(*p));
+	struct ibv_wc wc;
+
+	CHECK(p != NULL);
+	th_defer(peer_close, p);
+	CHECK_OK(peer_open(p, d->c));
+	dx_create(d);
+	CHECK(mlx5dv_devx_obj_destroy(d->cq) == EINVAL);
+	CHECK(mlx5dv_devx_umem_dereg(d->qp_um) == EBUSY);
+	CHECK(mlx5dv_devx_umem_dereg(d->cq_um) == EBUSY);
+	dx_up(d, p->qp->qp_num);
+	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
+	fill(d->buf, 64, 3);
+	CHECK_OK(peer_recv(p));
+	dx_send_imm(d, 64, IMM);
+	check_req_cqe(d, 0);
+	CHECK(vq_poll1(p->cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 64);
+	CHECK(memcmp(p->buf, d->buf, 64) == 0);
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->qp));
+	d->qp = NULL;
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->cq));
+	d->cq = NULL;
+	CHECK_OK(mlx5dv_devx_umem_dereg(d->qp_um));
+	d->qp_um = NULL;
+}
+
+/* Rings that do not fit their umem: BAD_PARAM, no QP or CQ made. */
+static void test_umem_too_small(void)
+{
+	struct dx *d = NULL;
+	dx_open(&d, RQ_BYTES + SQ_BYTES - 64); /* one send basic block short */
+	uint8_t in[QP_IN], out[OUT_SZ];
+	uint32_t eqn;
+
+	CHECK_OK(mlx5dv_devx_query_eqn(d->c, 0, &eqn));
+	/* 2^7 CQEs of 64 bytes do not fit the CQ's one page. */
+	cq_cmd(d, in, eqn);
+	prm_set(in, CQC + 0x63, 5, 7);
+	memset(out, 0, sizeof(out));
+	errno = 0;
+	CHECK(mlx5dv_devx_obj_create(d->c, in, CQ_IN, out, sizeof(out)) == NULL);
+	CHECK(errno == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_PARAM && syndrome_of(out) == SYND_UMEM_SHORT);
+	cq_cmd(d, in, eqn);
+	d->cq = mlx5dv_devx_obj_create(d->c, in, CQ_IN, out, sizeof(out));
+	CHECK(d->cq != NULL);
+	d->cqn = (uint32_t)prm_get(out, 0x48, 24);
+	qp_cmd(d, in, d->cqn);
+	memset(out, 0, sizeof(out));
+	errno = 0;
+	CHECK(mlx5dv_devx_obj_create(d->c, in, QP_IN, out, sizeof(out)) == NULL);
+	CHECK(errno == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_PARAM && syndrome_of(out) == SYND_UMEM_SHORT);
+	/* The same rings one basic block smaller fit: the QP is made. */
+	prm_set(in, QPC + 0x51, 4, LOG_SQ - 1);
+	d->qp = mlx5dv_devx_obj_create(d->c, in, QP_IN, out, sizeof(out));
+	CHECK(d->qp != NULL);
+	/* The record past its umem's end. */
+	CHECK_OK(mlx5dv_devx_obj_destroy(d->qp));
+	d->qp = NULL;
+	qp_cmd(d, in, d->cqn);
+	prm_set(in, QPC + 0x51, 4, LOG_SQ - 1);
+	prm_set(in, QPC + 0x500, 64, 64);
+	memset(out, 0, sizeof(out));
+	CHECK(mlx5dv_devx_obj_create(d->c, in, QP_IN, out, sizeof(out)) == NULL);
+	CHECK(errno == EREMOTEIO);
+	CHECK(status_of(out) == ST_BAD_PARAM && syndrome_of(out) == SYND_UMEM_SHORT);
+}
+
+int main(void)
+{
+	RUN(test_send_imm_local);
+	RUN(test_send_imm_other_process);
+	RUN(test_wqe_error_state);
+	RUN(test_close_with_queues);
+	RUN(test_bad_commands);
+	RUN(test_destroy_cq_with_qp);
+	RUN(test_umem_too_small);
+	return th_summary("test_verbs_devx_qp");
+}
