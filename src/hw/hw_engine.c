@@ -714,6 +714,9 @@ static struct eng_res eng_rnr(void)
 	return (struct eng_res){ .rnr = true };
 }
 
+/* A rendezvous SEND run for another machine (hw_qp_exec_one_tm): its range; NULL for any other. */
+static __thread const struct hw_xm_tm *eng_xm_tm;
+
 #include "hw_eng_tm.h" /* the SENDs a tag matching SRQ receives: they use the helpers above */
 
 /*
@@ -1327,10 +1330,10 @@ static bool eng_xm_shape(const struct eng_wqe *w, struct hw_xm_req *q, uint32_t 
 
 /* Sends the request and, for a READ or an atomic, scatters what came back into the local list. */
 static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, struct hw_xm_req *q,
-				 struct eng_list *loc, bool out)
+				 struct eng_list *loc, const struct eng_list *rd, bool out)
 {
 	struct hw_xm_res res = { .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
-	uint8_t *buf = malloc(ops->headroom + (out ? loc->total : 0) + 1);
+	uint8_t *buf = malloc(ops->headroom + (out ? loc->total + rd->total : 0) + 1);
 	uint8_t *rbuf = out ? NULL : malloc(ops->headroom + loc->total + 1);
 	uint8_t *rdata = rbuf != NULL ? rbuf + ops->headroom : NULL;
 	struct eng_list lin;
@@ -1340,11 +1343,18 @@ static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, 
 		free(rbuf);
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	}
-	q->len = loc->total;
+	q->len = loc->total + rd->total;
 	eng_list_init(&lin);
 	eng_add(&lin, out ? buf + ops->headroom : rdata, (uint32_t)loc->total);
 	if (out && loc->total != 0)
 		eng_copy(&lin, loc);
+	if (out && rd->total != 0) {
+		struct eng_list tail;
+
+		eng_list_init(&tail);
+		eng_add(&tail, buf + ops->headroom + loc->total, (uint32_t)rd->total);
+		eng_copy(&tail, rd);
+	}
 	ops->exec(q, buf, rdata, &res);
 	if (!out && res.synd == 0 && !res.rnr && loc->total != 0)
 		eng_copy(loc, &lin);
@@ -1354,7 +1364,8 @@ static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, 
 		qp->dc_rnr_timer = res.rnr_timer; /* eng_rnr_timer takes it as the responder's NAK carried it */
 		return (struct eng_res){ .rnr = true };
 	}
-	return (struct eng_res){ .synd = res.synd, .byte_cnt = res.synd == 0 ? (uint32_t)loc->total : 0 };
+	return (struct eng_res){ .synd = res.synd, .byte_cnt = res.synd == 0 ? (uint32_t)loc->total : 0,
+				 .tm_fin = res.synd == 0 && res.tm_fin };
 }
 
 /* An RC request names its target port as a DC one does: by the GID, in the address's place (fab_xm.h). */
@@ -1372,11 +1383,13 @@ static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 	const struct hw_xm_ops *ops = xm_ops;
 	struct hw_xm_req q = { .machine = machine, .src_qpn = qp->qpn, .src_lid = qp->lid, .opcode = w->opcode,
 			       .fm_ce_se = w->fm_ce_se, .imm = w->imm };
-	struct eng_list loc;
+	struct eng_list loc, rd;
+	struct eng_res r;
 	uint32_t off, access;
 	uint8_t synd;
 	bool out;
 
+	eng_list_init(&rd);
 	if (!eng_xm_shape(w, &q, &off, &access, &out))
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	synd = eng_seg_list(qp, w, off, access, out, &loc);
@@ -1394,7 +1407,14 @@ static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 		q.dest = qp->xm_dest;
 		eng_xm_rc_gid(qp, &q);
 	}
-	return eng_xm_run(qp, ops, &q, &loc, out);
+	if (out && eng_tm_xm_rndv(w, &loc))
+		eng_tm_xm_rd(qp, w, &loc, &q, &rd);
+	r = eng_xm_run(qp, ops, &q, &loc, &rd, out);
+	if (r.tm_fin && !(w->fm_ce_se & ENG_CE_SIGNALED)) {
+		eng_tm_fin(qp, w->tm_fin); /* no CQE of its own to follow */
+		r.tm_fin = false;
+	}
+	return r;
 }
 
 /*
@@ -1626,6 +1646,12 @@ static uint8_t eng_rnr_code(const struct hw_qp *qp)
 enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
 			      struct hw_xm_res *res)
 {
+	return hw_qp_exec_one_tm(qp, wqe, len, rqpn, slid, NULL, res);
+}
+
+enum hw_status hw_qp_exec_one_tm(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
+				 const struct hw_xm_tm *tm, struct hw_xm_res *res)
+{
 	const struct hw_wqe_ctrl_seg *ctrl = wqe;
 	struct eng_wqe *w;
 	struct eng_res r;
@@ -1651,11 +1677,13 @@ enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, u
 	w->rqpn = rqpn;
 	w->slid = slid;
 	hw_epoch_enter();
+	eng_xm_tm = tm;
 	r = eng_exec(qp, w);
+	eng_xm_tm = NULL;
 	hw_epoch_leave();
 	free(w);
 	*res = (struct hw_xm_res){ .synd = r.synd, .rnr = r.rnr, .byte_cnt = r.byte_cnt,
-				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0 };
+				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0, .tm_fin = r.tm_fin };
 	return HW_OK;
 }
 
@@ -1937,8 +1965,8 @@ static bool eng_xm_req_at(struct hw_qp *qp, const struct hw_xm_flight *f, const 
 	*synd = eng_seg_list(qp, &w, off, access, out, &loc);
 	if (*synd == 0 && !out && w.opcode != HW_WQE_RDMA_READ && (loc.n != 1 || loc.total != ENG_ATOMIC_LEN))
 		*synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-	if (*synd == 0 && loc.total > ops->async_max)
-		return false;
+	if (*synd == 0 && (loc.total > ops->async_max || (out && eng_tm_xm_rndv(&w, &loc))))
+		return false; /* a rendezvous carries its range and may owe a FIN: the synchronous way */
 	q->opcode = w.opcode;
 	q->fm_ce_se = w.fm_ce_se;
 	q->imm = w.imm;

@@ -353,6 +353,7 @@ void hw_qp_destroy(struct hw_qp *qp)
 	 * before its memory goes.
 	 */
 	hw_epoch_sync();
+	hw_eng_tm_fins_free(qp);
 	hw_pace_put(qp->pace);
 	free(qp->sq_own);
 	hw_qblock_free(&qp->qb);
@@ -1154,6 +1155,24 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 
 #define QP_PASS_BUSY_NS 50000ull
 
+/*
+ * Rendezvous FINs owed to qp, which had no receive for them (hw_eng_tm.h):
+ * tried again at every pass, and a pass at least every HW_ENG_TM_FIN_RETRY_NS
+ * while some are owed, as a card's responder retries a SEND the requester
+ * NAKed for want of a receive. The receive doorbell pays nothing for it.
+ */
+static void pass_tm_fins(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	uint32_t before = __atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE);
+
+	hw_eng_tm_fins_run(qp);
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != before)
+		p->activity = true;
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0 &&
+	    p->now_ns + HW_ENG_TM_FIN_RETRY_NS < p->next_deadline)
+		p->next_deadline = p->now_ns + HW_ENG_TM_FIN_RETRY_NS;
+}
+
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
@@ -1195,6 +1214,8 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		pass_peer(qp, p->now_ns);
 	if (qp->srq != NULL && qp->srq->published)
 		(void)hw_srq_limit_poll(qp->srq);
+	if (__builtin_expect(__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0, 0))
+		pass_tm_fins(qp, p);
 }
 
 /*

@@ -215,6 +215,8 @@ struct hw_qp_sh {
 struct hw_qview;
 
 /* The engine's view; nothing outside src/hw touches it. */
+struct hw_tm_fins;
+
 struct hw_qp {
 	uint32_t qpn;
 	uint32_t pd_id;
@@ -284,6 +286,9 @@ struct hw_qp {
 	/* The receive doorbell's last counter and rq_ci as it last read it: a post within both needs no read of rq_ci. */
 	uint32_t rq_pi_rung;
 	uint32_t rq_ci_seen;
+	/* Rendezvous FINs owed to this QP's receive queue, which had no receive (hw_eng_tm.h); NULL: none ever. */
+	struct hw_tm_fins *_Atomic tm_fins;
+	_Atomic uint32_t tm_fins_owed;
 	/* A DCI with streams (hw_dcs.h): the logs it was given and the channels in error, one bit each. */
 	bool dcs;
 	uint8_t dcs_log_conc;
@@ -492,6 +497,15 @@ static inline enum hw_qp_state hw_qp_state_now(struct hw_qp *qp)
  * HW_ERR_INVAL for a QP on an SRQ or a counter more than a ring ahead.
  */
 enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
+
+/*
+ * Internal: delivers the rendezvous FINs owed to qp into the receives now
+ * posted (hw_eng_tm.h; the engine thread's pass, at least every
+ * HW_ENG_TM_FIN_RETRY_NS while some are owed); frees them at destroy.
+ */
+#define HW_ENG_TM_FIN_RETRY_NS 50000ull
+void hw_eng_tm_fins_run(struct hw_qp *qp);
+void hw_eng_tm_fins_free(struct hw_qp *qp);
 
 /*
  * Resumes an SQ stopped by RNR: its WQE runs if a receive arrived; when

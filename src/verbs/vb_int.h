@@ -378,6 +378,8 @@ void vb_tm_cqe(struct vb_srq *srq, const struct hw_cqe64 *cqe, struct ibv_wc *wc
 void vb_tm_info(const struct hw_cqe64 *cqe, struct ibv_wc_tm_info *ti);
 /* Whether a CQE of srq took one of its ordinary receives (vb_cq_clean gives those back). */
 bool vb_tm_cqe_took_wqe(const struct hw_cqe64 *cqe);
+/* A CQE of srq's that RESET drops unpolled (vb_cq_clean): a tag it would have freed is freed. */
+void vb_tm_cqe_dropped(struct vb_srq *srq, const struct hw_cqe64 *cqe);
 struct ibv_qp *vb_xrc_create_recv_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a);
 struct ibv_qp *vb_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
 int vb_xrc_destroy_qp(struct vb_qp *qp);
