@@ -337,7 +337,7 @@ static uint64_t word0(const char *name)
 static void test_foreign_table_refused(void)
 {
 	const uint64_t geom = (uint64_t)HW_ID_KINDS << 32 | 4;
-	const uint64_t ident = 0x53445049ull << 32 | 5;
+	const uint64_t ident = 0x53445049ull << 32 | 6; /* the table version (IDS_VERSION) */
 	struct hw_ids *t = NULL;
 
 	snprintf(tname, sizeof(tname), "/softdpu-test-ids-forged-%d", (int)getpid());
@@ -392,7 +392,7 @@ static void test_half_created_table_completed(void)
 	forge(tname, 0, 0);
 	CHECK_ERR(hw_ids_open(tname, 4, &t), HW_OK);
 	th_defer(close_cb, t);
-	CHECK(word0(tname) == (0x53445049ull << 32 | 5));
+	CHECK(word0(tname) == (0x53445049ull << 32 | 6));
 	CHECK_ERR(hw_ids_alloc(t, HW_ID_QPN, &n), HW_OK);
 }
 

@@ -101,7 +101,7 @@ static void test_device_list_sides_and_failure(void)
 }
 
 /*
- * The device's number table (/dev/shm/softdpu-<uid>[-m<machine>]-ids-v5)
+ * The device's number table (/dev/shm/softdpu-<uid>[-m<machine>]-ids-v6)
  * found open to others (mode 0666) is refused and left as it is: a CQ, which
  * needs a device-wide number, fails with EACCES, not ENOMEM. In a child
  * standing for a machine of its own, so the name is the case's alone.
@@ -137,7 +137,7 @@ static void test_number_table_open_to_others(void)
 	int fd, st;
 
 	snprintf(machine, sizeof(machine), "127.%u.%u.%u", (pid >> 16) & 255, (pid >> 8) & 255, pid & 255);
-	snprintf(name, sizeof(name), "/softdpu-%u-m%s-ids-v5", (unsigned)getuid(), machine);
+	snprintf(name, sizeof(name), "/softdpu-%u-m%s-ids-v6", (unsigned)getuid(), machine);
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0666);
 	CHECK(fd >= 0);

@@ -642,10 +642,11 @@ static void test_resize_cq_parent_domain(void)
 }
 
 /*
- * Packet pacing: the device reports none (packet_pacing_caps all zero), so
- * a raw packet QP's rate is refused as mlx5 refuses it without a rate table
- * (EOPNOTSUPP) and rate 0, no limit, is accepted; IBV_QP_RATE_LIMIT on an
- * RC QP is no attribute of any transition (EINVAL).
+ * Packet pacing: the device reports a ConnectX-6 Dx's (1 kbit/s to 100
+ * Gbit/s on raw packet QPs), so a raw packet QP's rate outside that range is
+ * mlx5_rl_add_rate's EINVAL, one within it and 0 (no limit) are accepted;
+ * IBV_QP_RATE_LIMIT on an RC QP is no attribute of any transition (EINVAL).
+ * test_verbs_pace checks what the rate does.
  */
 static void test_rate_limit(void)
 {
@@ -659,8 +660,8 @@ static void test_rate_limit(void)
 	CHECK(c != NULL);
 	memset(&ax, 0xa5, sizeof(ax));
 	CHECK_OK(ibv_query_device_ex(c, NULL, &ax));
-	CHECK(ax.packet_pacing_caps.qp_rate_limit_min == 0 && ax.packet_pacing_caps.qp_rate_limit_max == 0 &&
-	      ax.packet_pacing_caps.supported_qpts == 0);
+	CHECK(ax.packet_pacing_caps.qp_rate_limit_min == 1 && ax.packet_pacing_caps.qp_rate_limit_max == 100000000 &&
+	      ax.packet_pacing_caps.supported_qpts == 1u << IBV_QPT_RAW_PACKET);
 	pd = vf_pd(c);
 	cq = vq_cq(c, 16);
 	CHECK(pd != NULL && cq != NULL);
@@ -677,18 +678,67 @@ static void test_rate_limit(void)
 	m.qp_state = IBV_QPS_RTR;
 	CHECK_OK(ibv_modify_qp(raw, &m, IBV_QP_STATE));
 	m.qp_state = IBV_QPS_RTS;
-	m.rate_limit = 1000;
-	CHECK_ERR(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_RATE_LIMIT), EOPNOTSUPP);
+	m.rate_limit = 100000001;
+	CHECK_ERR(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_RATE_LIMIT), EINVAL);
 	CHECK(raw->state == IBV_QPS_RTR);
 	m.rate_limit = 0;
 	CHECK_OK(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_RATE_LIMIT));
 	CHECK(raw->state == IBV_QPS_RTS);
 	m.rate_limit = 100000;
-	CHECK_ERR(ibv_modify_qp(raw, &m, IBV_QP_RATE_LIMIT), EOPNOTSUPP);
+	CHECK_OK(ibv_modify_qp(raw, &m, IBV_QP_RATE_LIMIT));
 	rc = vq_qp(pd, IBV_QPT_RC, cq, cq, 4);
 	CHECK(rc != NULL);
 	CHECK_OK(vq_up(rc, rc->qp_num, 0, 0));
 	CHECK_ERR(ibv_modify_qp(rc, &m, IBV_QP_RATE_LIMIT), EINVAL);
+}
+
+/*
+ * mlx5dv_pp_alloc(3) and mlx5dv_sched_node_create(3) through libmlx5.so.1,
+ * as a program calls them (test_verbs_pace checks what they do): an entry's
+ * index, shared for the same context and another one when dedicated; a
+ * tree whose node is EBUSY while a leaf is under it, a leaf destroyed twice
+ * EINVAL (the handle is looked up, not read); a QP in RESET EOPNOTSUPP.
+ */
+static void test_pace_through_libmlx5(void)
+{
+	uint8_t ctx[12] = { 0, 0, 0x03, 0xe8 }; /* rate_limit 1000 kbit/s, big-endian */
+	struct ibv_context *c = vf_open();
+	struct mlx5dv_sched_attr a = { 0 };
+	struct mlx5dv_sched_node *root;
+	struct mlx5dv_sched_leaf *leaf;
+	struct mlx5dv_pp *p1, *p2, *p3;
+	struct ibv_qp *rc;
+	struct ibv_cq *cq;
+
+	CHECK(c != NULL);
+	p1 = mlx5dv_pp_alloc(c, sizeof(ctx), ctx, 0);
+	p2 = mlx5dv_pp_alloc(c, sizeof(ctx), ctx, 0);
+	p3 = mlx5dv_pp_alloc(c, sizeof(ctx), ctx, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	CHECK(p1 != NULL && p2 != NULL && p3 != NULL);
+	CHECK(p1->index == p2->index && p3->index != p1->index);
+	mlx5dv_pp_free(p3);
+	mlx5dv_pp_free(p2);
+	mlx5dv_pp_free(p1);
+	errno = 0;
+	CHECK(mlx5dv_pp_alloc(c, 2, ctx, 0) == NULL && errno == EINVAL);
+	root = mlx5dv_sched_node_create(c, &a);
+	CHECK(root != NULL);
+	a.parent = root;
+	a.flags = MLX5DV_SCHED_ELEM_ATTR_FLAGS_MAX_AVG_BW;
+	a.max_avg_bw = 10;
+	leaf = mlx5dv_sched_leaf_create(c, &a);
+	CHECK(leaf != NULL);
+	CHECK_ERR(mlx5dv_sched_node_destroy(root), EBUSY);
+	a.max_avg_bw = 20;
+	CHECK_OK(mlx5dv_sched_leaf_modify(leaf, &a));
+	cq = vq_cq(c, 8);
+	CHECK(cq != NULL);
+	rc = vq_qp(vf_pd(c), IBV_QPT_RC, cq, cq, 4);
+	CHECK(rc != NULL);
+	CHECK_ERR(mlx5dv_modify_qp_sched_elem(rc, leaf, NULL), EOPNOTSUPP);
+	CHECK_OK(mlx5dv_sched_leaf_destroy(leaf));
+	CHECK_ERR(mlx5dv_sched_leaf_destroy(leaf), EINVAL);
+	CHECK_OK(mlx5dv_sched_node_destroy(root));
 }
 
 int main(int argc, char **argv)
@@ -710,5 +760,6 @@ int main(int argc, char **argv)
 	RUN(test_resize_cq_while_other_process_sends);
 	RUN(test_resize_cq_parent_domain);
 	RUN(test_rate_limit);
+	RUN(test_pace_through_libmlx5);
 	return th_summary("test_verbs_dvmisc");
 }

@@ -466,6 +466,91 @@ static void test_tm_rndv(void)
 	CHECK(w.status == IBV_WC_LOC_LEN_ERR && w.wr_id == 43);
 }
 
+/*
+ * A QP moved to RESET and destroyed while the completions of tags it
+ * received are still in the SRQ's CQ (RESET drops a QP's completions from
+ * its CQs, as mlx5's driver does): those tags go back to the list
+ * (ibv_post_srq_ops can list all max_num_tags again).
+ */
+static void test_tm_reset_qp_releases_tags(void)
+{
+	struct ibv_qp_attr ra = { .qp_state = IBV_QPS_RESET };
+	struct tm_env e;
+	struct tm_wc w;
+	struct ibv_sge sge;
+	struct ibv_ops_wr wr, *bad = NULL;
+	uint32_t len;
+	int n = 0;
+
+	tm_open(&e, 4, 16);
+	(void)tm_add(&e, 0x10, ~0ull, 0, 100, 10);
+	(void)tm_add(&e, 0x11, ~0ull, 100, 100, 11);
+	len = tm_msg(IBV_TMH_EAGER, 1, 0x10, 50, 0x10);
+	CHECK(tm_send(&e, len) == IBV_WC_SUCCESS);
+	len = tm_msg(IBV_TMH_EAGER, 1, 0x11, 50, 0x11);
+	CHECK(tm_send(&e, len) == IBV_WC_SUCCESS);
+	CHECK_OK(ibv_modify_qp(e.rqp, &ra, IBV_QP_STATE));
+	th_undefer(vq_destroy_qp_cb, e.rqp);
+	CHECK_OK(ibv_destroy_qp(e.rqp));
+	while (n < 8 && !tm_cq_empty(&e) && tm_poll(&e, &w))
+		n++;
+	CHECK(n == 0); /* dropped at RESET */
+	/* all four tags can be listed again; a fifth is the full list's ENOMEM */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)tm_mem[0], .length = 100, .lkey = e.mr[0]->lkey };
+	for (int i = 0; i < 4; i++) {
+		wr = tm_add_wr(&e, &sge, 0x20 + i, ~0ull, 20 + i);
+		wr.flags = 0;
+		CHECK_OK(ibv_post_srq_ops(e.srq, &wr, &bad));
+	}
+	wr = tm_add_wr(&e, &sge, 0x30, ~0ull, 30);
+	wr.flags = 0;
+	CHECK(ibv_post_srq_ops(e.srq, &wr, &bad) == ENOMEM && bad == &wr);
+}
+
+/*
+ * A rendezvous whose sender has no receive posted for the FIN: the FIN is a
+ * SEND the responder retries after the sender's RNR NAK, so it arrives once
+ * the sender posts a receive, in order when two wait.
+ */
+static void test_tm_rndv_fin_waits_for_receive(void)
+{
+	struct tm_env e;
+	struct tm_wc w;
+	struct ibv_rvh *rvh = (struct ibv_rvh *)(tm_mem[2] + sizeof(struct ibv_tmh));
+	struct ibv_sge fs[2];
+	struct ibv_recv_wr fr[2], *fbad;
+	struct ibv_wc wc;
+
+	tm_open(&e, 16, 16);
+	for (int i = 0; i < 2; i++) {
+		(void)tm_add(&e, 0x60 + i, ~0ull, 1000 * (uint32_t)i, 1000, 60 + i);
+		(void)tm_msg(IBV_TMH_RNDV, 0x100 + i, 0x60 + i, 500, (uint8_t)(0x30 + i));
+		rvh->va = htobe64((uintptr_t)tm_mem[2] + 32);
+		rvh->rkey = htobe32(e.mr[2]->rkey);
+		rvh->len = htobe32(500);
+		CHECK(tm_send(&e, 64) == IBV_WC_SUCCESS);
+		CHECK(tm_poll(&e, &w));
+		CHECK(w.status == IBV_WC_SUCCESS && w.wr_id == 60u + i && w.flags == IBV_WC_TM_MATCH);
+		CHECK(tm_poll(&e, &w));
+		CHECK(w.status == IBV_WC_SUCCESS && w.wr_id == 60u + i && w.flags == IBV_WC_TM_DATA_VALID);
+		CHECK(w.byte_len == 500 && memcmp(tm_mem[0] + 1000 * i, tm_mem[2] + 32, 500) == 0);
+	}
+	CHECK(vq_poll1(e.scq, &wc) == 0); /* no receive: no FIN yet */
+	memset(tm_mem[3], 0xee, 128);
+	for (int i = 0; i < 2; i++) {
+		fs[i] = (struct ibv_sge){ .addr = (uintptr_t)tm_mem[3] + 64 * i, .length = 64, .lkey = e.mr[3]->lkey };
+		fr[i] = (struct ibv_recv_wr){ .wr_id = 90 + i, .sg_list = &fs[i], .num_sge = 1 };
+		CHECK_OK(ibv_post_recv(e.sqp, &fr[i], &fbad));
+	}
+	for (int i = 0; i < 2; i++) {
+		struct ibv_tmh *h = (struct ibv_tmh *)(tm_mem[3] + 64 * i);
+
+		CHECK(vq_poll1(e.scq, &wc) == 1);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == 90u + i && wc.byte_len == 16);
+		CHECK(h->opcode == IBV_TMH_FIN && be64toh(h->tag) == 0x60u + i && be32toh(h->app_ctx) == 0x100u + i);
+	}
+}
+
 /* Bad input: the documented EINVAL, *bad_op naming the operation; an SRQ without tag matching has no list. */
 static void test_tm_bad_input(void)
 {
@@ -563,6 +648,8 @@ int main(void)
 	RUN(test_tm_no_tag);
 	RUN(test_tm_del);
 	RUN(test_tm_rndv);
+	RUN(test_tm_reset_qp_releases_tags);
+	RUN(test_tm_rndv_fin_waits_for_receive);
 	RUN(test_tm_bad_input);
 	RUN(test_tm_limits);
 	return th_summary("test_verbs_tm");

@@ -158,12 +158,14 @@ static void xm_put_req(uint8_t *h, const struct hw_xm_req *q, uint8_t opcode, ui
 	memcpy(h + 64, q->av, HW_XM_AV_BYTES);
 	fab_put_le(h + 112, q->seq, 4);
 	fab_put_le(h + 116, q->epoch, 4);
+	h[37] = q->tm_flags;
+	fab_put_le(h + 120, q->tm_rd_len, 4);
 }
 
 static void xm_res_of(const uint8_t *rep, struct hw_xm_res *res)
 {
 	*res = (struct hw_xm_res){ .synd = rep[4], .rnr = rep[5] != 0, .rnr_timer = rep[6], .discarded = rep[7] != 0,
-				   .byte_cnt = (uint32_t)fab_get_le(rep + 8, 4) };
+				   .byte_cnt = (uint32_t)fab_get_le(rep + 8, 4), .tm_fin = rep[12] != 0 };
 }
 
 /* One call; false (and res set to the transport failure) when the machine could not be asked. */

@@ -25,10 +25,12 @@
  * area its receive gets, then its payload):
  *   0 magic u32 · 4 version u16 · 6 qp type u8 · 7 opcode u8 · 8 source machine u32 · 12 source QPN u32
  *   16 destination QPN u32 · 20 immediate u32 · 24 remote address u64 · 32 rkey u32 · 36 fm_ce_se u8
- *   37 reserved u8 · 38 source LID u16 · 40 swap/add u64 · 48 compare u64 · 56 len u64 · 64 DC address [48]
- *   112 sequence u32 · 116 connection epoch u32 · 120 reserved [8]
+ *   37 tag matching flags u8 (HW_XM_TM_*) · 38 source LID u16 · 40 swap/add u64 · 48 compare u64 · 56 len u64 · 64 DC address [48]
+ *   112 sequence u32 · 116 connection epoch u32 · 120 rendezvous bytes at the payload's end u32
+ *   124 reserved [4]
  * Reply, FAB_XM_REP_SIZE bytes, then the data of a READ or an atomic (len):
- *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 discarded u8 · 8 byte count u32 · 12 reserved u32
+ *   0 magic u32 · 4 syndrome u8 · 5 rnr u8 · 6 rnr timer u8 · 7 discarded u8 · 8 byte count u32
+ *   12 FIN owed u8 (a tag took the rendezvous) · 13 reserved [3]
  * QP type RC, DCI or UD (hw_qp.h). The address is a DC request's DC
  * address and a UD datagram's (its Q_Key resolved by the sender: never the
  * "the QP's own" high bit); an RC request carries there, at the address's

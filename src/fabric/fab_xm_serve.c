@@ -336,6 +336,7 @@ static void sv_rep(uint8_t *rep, const struct hw_xm_res *res)
 	rep[6] = res->rnr_timer;
 	rep[7] = res->discarded;
 	fab_put_le(rep + 8, res->byte_cnt, 4);
+	rep[12] = res->tm_fin;
 }
 
 /* The shadow a request runs on (NULL: none can be made, or the service is down). */
@@ -394,12 +395,16 @@ static uint64_t sv_run(const uint8_t *req, uint8_t *data, uint32_t key, uint8_t 
 	if (sh != NULL && !sv_in_order(sh, seq)) {
 		res = (struct hw_xm_res){ .discarded = true };
 	} else if (sh != NULL) {
-		uint32_t n = sv_wqe(wqe, req, key, data, plen);
+		/* A rendezvous SEND's range rides at the payload's end: not the message's, the tag's (hw_xm.h). */
+		uint32_t rd = out && !atomic && (req[37] & HW_XM_TM_RD) ? (uint32_t)fab_get_le(req + 120, 4) : 0;
+		struct hw_xm_tm tm = { .addr = (uint64_t)(uintptr_t)data + plen - (rd <= plen ? rd : 0), .lkey = key,
+				       .len = rd, .flags = (uint8_t)(req[37] & (HW_XM_TM_RD | HW_XM_TM_RD_FAULT)) };
+		uint32_t n = sv_wqe(wqe, req, key, data, rd <= plen ? plen - rd : plen);
 
 		/* Without a key over its data (registration failed) it fails, and so do the requests after it. */
-		if ((plen != 0 && key == 0) ||
-		    hw_qp_exec_one(sh->qp, wqe, n, (uint32_t)fab_get_le(req + 12, 4), (uint16_t)fab_get_le(req + 38, 2),
-				   &res) != HW_OK)
+		if ((plen != 0 && key == 0) || rd > plen ||
+		    hw_qp_exec_one_tm(sh->qp, wqe, n, (uint32_t)fab_get_le(req + 12, 4),
+				      (uint16_t)fab_get_le(req + 38, 2), tm.flags != 0 ? &tm : NULL, &res) != HW_OK)
 			res = (struct hw_xm_res){ .synd = plen != 0 && key == 0 ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
 										 : HW_CQE_SYNDROME_LOCAL_QP_OP_ERR };
 		sv_ran(sh, seq, &res);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "hw_pace.h"
 #include "hw_qp.h"
 
 struct eng_thr {
@@ -128,6 +129,7 @@ static void *eng_main(void *arg)
 		if (p.check_peers)
 			last_peer = p.now_ns;
 		hw_qp_engine_pass(&p);
+		hw_pace_timers_run(&p); /* paced Ethernet SQs whose wait is over */
 		now = eng_clock();
 		if (p.activity) {
 			last_act = now;

@@ -6,8 +6,10 @@
  * after the TMH goes to the tag's buffer, one CQE (CONSUMED_MSG, the TMH in
  * it). Matched RNDV: the responder reads the RVH's range from the requester
  * into the tag's buffer; a first CQE (CONSUMED, the TMH) says the tag took
- * it, the requester's receive queue gets a FIN (the TMH with opcode FIN), a
- * second CQE (EXPECTED) says the data is there. Anything else takes an
+ * it, the requester's receive queue gets a FIN (the TMH with opcode FIN;
+ * with no receive there, once one is posted), a second CQE (EXPECTED) says
+ * the data is there. Run for another machine, the range came with the SEND
+ * and the answer carries the FIN back (hw_xm.h). Anything else takes an
  * ordinary receive of the SRQ, TMH and all (UNEXPECTED or NO_TAG); with
  * none posted the requester waits as on an RNR NAK. A tag whose buffer is
  * too small or not writable completes in error; the requester's SEND still
@@ -15,6 +17,9 @@
  */
 #ifndef HW_ENG_TM_H_
 #define HW_ENG_TM_H_
+
+#include <pthread.h>
+#include <time.h>
 
 #include "hw_tm.h"
 
@@ -105,29 +110,112 @@ static struct eng_res eng_tm_eager(struct hw_qp *peer, const struct eng_wqe *w, 
 	return (struct eng_res){ .byte_cnt = (uint32_t)src->total };
 }
 
-/* The rendezvous's FIN (fin: a TMH) into the requester's next receive; none posted: it is lost. */
-static void eng_tm_fin(struct hw_qp *qp, const uint8_t *fin)
+/*
+ * FINs owed to a QP whose receive queue had none posted: a card's responder
+ * sends the FIN as a SEND, and the requester's RNR NAK makes it try again
+ * until a receive is there. They wait here, in order, and the engine
+ * thread tries them again at its passes, at least every
+ * HW_ENG_TM_FIN_RETRY_NS while some wait (hw_qp.c, pass_tm_fins), so a
+ * program that posts its FIN receive after the rendezvous still gets it;
+ * the receive doorbell pays nothing for it.
+ */
+#define ENG_TM_FINS_MAX 256 /* owed at once; beyond, a FIN is lost (logged), as after RNR retries run out */
+
+struct hw_tm_fins {
+	pthread_mutex_t lock;
+	uint32_t head, n;
+	uint8_t fin[ENG_TM_FINS_MAX][HW_TMH_BYTES];
+};
+
+/* The FIN into the QP's next receive; false when none is posted. */
+static bool eng_tm_fin_put(struct hw_qp *qp, const uint8_t *fin)
 {
 	struct hw_cqe_fields f = { .opcode = HW_CQE_RESP_SEND, .byte_cnt = HW_TMH_BYTES };
 	struct eng_list dst, src;
 	struct eng_rcv r;
 
 	if (!eng_rcv_take(qp, NULL, &r))
-		return;
-	if (eng_rcv_list(&r, &dst) != 0 || dst.total < sizeof(fin)) {
+		return false;
+	if (eng_rcv_list(&r, &dst) != 0 || dst.total < HW_TMH_BYTES) {
 		f = (struct hw_cqe_fields){ .opcode = HW_CQE_RESP_ERR, .syndrome = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR };
 		eng_rcv_complete(qp, &r, &f);
-		return;
+		return true;
 	}
 	eng_list_init(&src);
 	eng_add(&src, (uint8_t *)(uintptr_t)fin, HW_TMH_BYTES);
 	eng_copy(&dst, &src);
 	eng_rcv_complete(qp, &r, &f);
+	return true;
+}
+
+static struct hw_tm_fins *eng_tm_fins_of(struct hw_qp *qp)
+{
+	struct hw_tm_fins *q = __atomic_load_n(&qp->tm_fins, __ATOMIC_ACQUIRE), *none = NULL;
+
+	if (q != NULL)
+		return q;
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return NULL;
+	pthread_mutex_init(&q->lock, NULL);
+	if (__atomic_compare_exchange_n(&qp->tm_fins, &none, q, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return q;
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+	return none; /* another thread's, installed first */
+}
+
+/* Under q->lock: the owed FINs, oldest first, into the receives posted. */
+static void eng_tm_fins_drain_locked(struct hw_qp *qp, struct hw_tm_fins *q)
+{
+	while (q->n != 0 && eng_tm_fin_put(qp, q->fin[q->head])) {
+		q->head = (q->head + 1) % ENG_TM_FINS_MAX;
+		q->n--;
+	}
+	__atomic_store_n(&qp->tm_fins_owed, q->n, __ATOMIC_RELEASE);
+}
+
+/* The rendezvous's FIN (fin: a TMH) into the requester's next receive; none posted: owed until one is. */
+static void eng_tm_fin(struct hw_qp *qp, const uint8_t *fin)
+{
+	struct hw_tm_fins *q;
+
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) == 0 && eng_tm_fin_put(qp, fin))
+		return;
+	q = eng_tm_fins_of(qp);
+	if (q == NULL) {
+		BASE_WARN("qp 0x%x: a rendezvous FIN found no receive and no memory to wait in: lost", qp->qpn);
+		return;
+	}
+	pthread_mutex_lock(&q->lock);
+	if (q->n == ENG_TM_FINS_MAX)
+		BASE_WARN("qp 0x%x: %u rendezvous FINs wait for a receive already: one more lost", qp->qpn,
+			  ENG_TM_FINS_MAX);
+	else
+		memcpy(q->fin[(q->head + q->n++) % ENG_TM_FINS_MAX], fin, HW_TMH_BYTES);
+	eng_tm_fins_drain_locked(qp, q); /* a receive posted meanwhile, or the ones owed before */
+	pthread_mutex_unlock(&q->lock);
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		hw_eng_wake_by((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + HW_ENG_TM_FIN_RETRY_NS);
+	}
+}
+
+/* The RVH's range as a run for another machine brought it (eng_xm_tm): 0 or the syndrome the READ would get. */
+static uint8_t eng_tm_xm_src(const struct hw_qp *qp, const struct hw_xm_tm *x, uint32_t len, struct eng_list *rd)
+{
+	if (!(x->flags & HW_XM_TM_RD) || x->len != len ||
+	    eng_translate_into(x->lkey, qp->pd_id, x->addr, len, HW_ACCESS_LOCAL_READ, rd) != HW_OK)
+		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+	return 0;
 }
 
 static struct eng_res eng_tm_rndv(struct hw_qp *qp, struct hw_qp *peer, struct eng_wqe *w,
 				  const struct eng_list *src, const struct hw_tm_hit *hit)
 {
+	const struct hw_xm_tm *x = eng_xm_tm;
 	bool owed = false;
 	uint64_t va;
 	uint32_t rkey, len;
@@ -144,16 +232,18 @@ static struct eng_res eng_tm_rndv(struct hw_qp *qp, struct hw_qp *peer, struct e
 	if (synd == 0 && dst.total < len)
 		synd = HW_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	eng_list_init(&rd);
-	if (synd == 0 && len != 0 &&
-	    eng_translate_into(rkey, qp->pd_id, va, len, HW_ACCESS_REMOTE_READ, &rd) != HW_OK)
+	if (synd == 0 && len != 0 && x != NULL)
+		synd = eng_tm_xm_src(qp, x, len, &rd); /* read on the requester's machine, sent with the SEND */
+	else if (synd == 0 && len != 0 &&
+		 eng_translate_into(rkey, qp->pd_id, va, len, HW_ACCESS_REMOTE_READ, &rd) != HW_OK)
 		synd = HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	if (synd == 0 && len != 0)
 		eng_copy(&dst, &rd);
 	if (synd == 0) {
 		memcpy(w->tm_fin, hit->tmh, HW_TMH_BYTES);
 		w->tm_fin[0] = HW_TMH_FIN;
-		/* After the SEND's own CQE when it has one, as the READ and the FIN follow its ACK on the wire. */
-		owed = (w->fm_ce_se & ENG_CE_SIGNALED) != 0;
+		/* After the SEND's own CQE when it has one, as the READ and the FIN follow its ACK on the wire; run for another machine, the answer carries it there. */
+		owed = x != NULL || (w->fm_ce_se & ENG_CE_SIGNALED) != 0;
 		if (!owed)
 			eng_tm_fin(qp, w->tm_fin);
 	}
@@ -213,6 +303,72 @@ static struct eng_res eng_send_tm(struct hw_qp *qp, struct hw_qp *peer, struct e
 	if (hit.op == HW_TMH_EAGER)
 		return eng_tm_eager(peer, w, src, &hit);
 	return eng_tm_rndv(qp, peer, w, src, &hit);
+}
+
+/* A SEND to another machine (its gathered list loc) that starts with a rendezvous TMH and an RVH. */
+static bool eng_tm_xm_rndv(const struct eng_wqe *w, const struct eng_list *loc)
+{
+	uint8_t op;
+
+	if (w->opcode == HW_WQE_RDMA_WRITE || w->opcode == HW_WQE_RDMA_WRITE_IMM ||
+	    loc->total < HW_TMH_BYTES + HW_RVH_BYTES)
+		return false;
+	eng_tm_peek(loc, &op, 1);
+	return op == HW_TMH_RNDV;
+}
+
+/*
+ * Its RVH's range, read here as the responder's READ would read it (the
+ * requester's rkey and PD), goes with it (hw_xm.h); w->tm_fin is the FIN
+ * the answer may owe.
+ */
+static void eng_tm_xm_rd(struct hw_qp *qp, struct eng_wqe *w, const struct eng_list *loc, struct hw_xm_req *q,
+			 struct eng_list *rd)
+{
+	uint8_t hdr[HW_TMH_BYTES + HW_RVH_BYTES];
+	uint64_t va;
+	uint32_t rkey, len;
+
+	eng_tm_peek(loc, hdr, sizeof(hdr));
+	memcpy(w->tm_fin, hdr, HW_TMH_BYTES);
+	w->tm_fin[0] = HW_TMH_FIN;
+	memcpy(&va, hdr + HW_TMH_BYTES, 8);
+	memcpy(&rkey, hdr + HW_TMH_BYTES + 8, 4);
+	memcpy(&len, hdr + HW_TMH_BYTES + 12, 4);
+	va = be64toh(va);
+	rkey = be32toh(rkey);
+	len = be32toh(len);
+	eng_list_init(rd);
+	if (len != 0 && eng_translate_into(rkey, qp->pd_id, va, len, HW_ACCESS_REMOTE_READ, rd) != HW_OK) {
+		eng_list_init(rd);
+		q->tm_flags = HW_XM_TM_RD_FAULT;
+		return;
+	}
+	q->tm_flags = HW_XM_TM_RD;
+	q->tm_rd_len = len;
+}
+
+void hw_eng_tm_fins_run(struct hw_qp *qp)
+{
+	struct hw_tm_fins *q = __atomic_load_n(&qp->tm_fins, __ATOMIC_ACQUIRE);
+
+	if (q == NULL)
+		return;
+	hw_epoch_enter(); /* the receive's memory and CQ stay while it is filled */
+	pthread_mutex_lock(&q->lock);
+	eng_tm_fins_drain_locked(qp, q);
+	pthread_mutex_unlock(&q->lock);
+	hw_epoch_leave();
+}
+
+void hw_eng_tm_fins_free(struct hw_qp *qp)
+{
+	struct hw_tm_fins *q = __atomic_exchange_n(&qp->tm_fins, NULL, __ATOMIC_ACQ_REL);
+
+	if (q == NULL)
+		return;
+	pthread_mutex_destroy(&q->lock);
+	free(q);
 }
 
 #endif /* HW_ENG_TM_H_ */

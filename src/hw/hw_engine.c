@@ -45,6 +45,7 @@
 #include "hw_grh.h"
 #include "hw_machine.h"
 #include "hw_mcast.h"
+#include "hw_pace.h"
 #include "hw_qp.h"
 #include "hw_sig.h"
 #include "hw_srq.h"
@@ -713,6 +714,9 @@ static struct eng_res eng_rnr(void)
 	return (struct eng_res){ .rnr = true };
 }
 
+/* A rendezvous SEND run for another machine (hw_qp_exec_one_tm): its range; NULL for any other. */
+static __thread const struct hw_xm_tm *eng_xm_tm;
+
 #include "hw_eng_tm.h" /* the SENDs a tag matching SRQ receives: they use the helpers above */
 
 /*
@@ -1326,10 +1330,10 @@ static bool eng_xm_shape(const struct eng_wqe *w, struct hw_xm_req *q, uint32_t 
 
 /* Sends the request and, for a READ or an atomic, scatters what came back into the local list. */
 static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, struct hw_xm_req *q,
-				 struct eng_list *loc, bool out)
+				 struct eng_list *loc, const struct eng_list *rd, bool out)
 {
 	struct hw_xm_res res = { .synd = HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR };
-	uint8_t *buf = malloc(ops->headroom + (out ? loc->total : 0) + 1);
+	uint8_t *buf = malloc(ops->headroom + (out ? loc->total + rd->total : 0) + 1);
 	uint8_t *rbuf = out ? NULL : malloc(ops->headroom + loc->total + 1);
 	uint8_t *rdata = rbuf != NULL ? rbuf + ops->headroom : NULL;
 	struct eng_list lin;
@@ -1339,11 +1343,18 @@ static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, 
 		free(rbuf);
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	}
-	q->len = loc->total;
+	q->len = loc->total + rd->total;
 	eng_list_init(&lin);
 	eng_add(&lin, out ? buf + ops->headroom : rdata, (uint32_t)loc->total);
 	if (out && loc->total != 0)
 		eng_copy(&lin, loc);
+	if (out && rd->total != 0) {
+		struct eng_list tail;
+
+		eng_list_init(&tail);
+		eng_add(&tail, buf + ops->headroom + loc->total, (uint32_t)rd->total);
+		eng_copy(&tail, rd);
+	}
 	ops->exec(q, buf, rdata, &res);
 	if (!out && res.synd == 0 && !res.rnr && loc->total != 0)
 		eng_copy(loc, &lin);
@@ -1353,7 +1364,8 @@ static struct eng_res eng_xm_run(struct hw_qp *qp, const struct hw_xm_ops *ops, 
 		qp->dc_rnr_timer = res.rnr_timer; /* eng_rnr_timer takes it as the responder's NAK carried it */
 		return (struct eng_res){ .rnr = true };
 	}
-	return (struct eng_res){ .synd = res.synd, .byte_cnt = res.synd == 0 ? (uint32_t)loc->total : 0 };
+	return (struct eng_res){ .synd = res.synd, .byte_cnt = res.synd == 0 ? (uint32_t)loc->total : 0,
+				 .tm_fin = res.synd == 0 && res.tm_fin };
 }
 
 /* An RC request names its target port as a DC one does: by the GID, in the address's place (fab_xm.h). */
@@ -1371,11 +1383,13 @@ static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 	const struct hw_xm_ops *ops = xm_ops;
 	struct hw_xm_req q = { .machine = machine, .src_qpn = qp->qpn, .src_lid = qp->lid, .opcode = w->opcode,
 			       .fm_ce_se = w->fm_ce_se, .imm = w->imm };
-	struct eng_list loc;
+	struct eng_list loc, rd;
+	struct eng_res r;
 	uint32_t off, access;
 	uint8_t synd;
 	bool out;
 
+	eng_list_init(&rd);
 	if (!eng_xm_shape(w, &q, &off, &access, &out))
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	synd = eng_seg_list(qp, w, off, access, out, &loc);
@@ -1393,7 +1407,14 @@ static struct eng_res eng_exec_xm(struct hw_qp *qp, struct eng_wqe *w, uint32_t 
 		q.dest = qp->xm_dest;
 		eng_xm_rc_gid(qp, &q);
 	}
-	return eng_xm_run(qp, ops, &q, &loc, out);
+	if (out && eng_tm_xm_rndv(w, &loc))
+		eng_tm_xm_rd(qp, w, &loc, &q, &rd);
+	r = eng_xm_run(qp, ops, &q, &loc, &rd, out);
+	if (r.tm_fin && !(w->fm_ce_se & ENG_CE_SIGNALED)) {
+		eng_tm_fin(qp, w->tm_fin); /* no CQE of its own to follow */
+		r.tm_fin = false;
+	}
+	return r;
 }
 
 /*
@@ -1625,6 +1646,12 @@ static uint8_t eng_rnr_code(const struct hw_qp *qp)
 enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
 			      struct hw_xm_res *res)
 {
+	return hw_qp_exec_one_tm(qp, wqe, len, rqpn, slid, NULL, res);
+}
+
+enum hw_status hw_qp_exec_one_tm(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
+				 const struct hw_xm_tm *tm, struct hw_xm_res *res)
+{
 	const struct hw_wqe_ctrl_seg *ctrl = wqe;
 	struct eng_wqe *w;
 	struct eng_res r;
@@ -1650,11 +1677,13 @@ enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, u
 	w->rqpn = rqpn;
 	w->slid = slid;
 	hw_epoch_enter();
+	eng_xm_tm = tm;
 	r = eng_exec(qp, w);
+	eng_xm_tm = NULL;
 	hw_epoch_leave();
 	free(w);
 	*res = (struct hw_xm_res){ .synd = r.synd, .rnr = r.rnr, .byte_cnt = r.byte_cnt,
-				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0 };
+				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0, .tm_fin = r.tm_fin };
 	return HW_OK;
 }
 
@@ -1936,8 +1965,8 @@ static bool eng_xm_req_at(struct hw_qp *qp, const struct hw_xm_flight *f, const 
 	*synd = eng_seg_list(qp, &w, off, access, out, &loc);
 	if (*synd == 0 && !out && w.opcode != HW_WQE_RDMA_READ && (loc.n != 1 || loc.total != ENG_ATOMIC_LEN))
 		*synd = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-	if (*synd == 0 && loc.total > ops->async_max)
-		return false;
+	if (*synd == 0 && (loc.total > ops->async_max || (out && eng_tm_xm_rndv(&w, &loc))))
+		return false; /* a rendezvous carries its range and may owe a FIN: the synchronous way */
 	q->opcode = w.opcode;
 	q->fm_ce_se = w.fm_ce_se;
 	q->imm = w.imm;
@@ -2204,9 +2233,13 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 	uint64_t moved = 0;
 	struct hw_qp *peer = NULL;
 
-	/* A signature-pipelining QP runs its WQEs one by one (eng_progress), each looked at for a signature error. */
+	/*
+	 * A signature-pipelining QP runs its WQEs one by one (eng_progress), each
+	 * looked at for a signature error; a paced one waits for tokens there.
+	 */
 	if (qp->type != HW_QPT_RC || __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
-	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE || qp->sig_pipe)
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) != HW_QP_NO_DEADLINE ||
+	    qp->no_fast != 0) /* a plain byte test (one cmpb): a change is seen from the next doorbell on */
 		return false;
 	for (uint32_t nbb = 0; ci != pi; ci = (ci + nbb) & HW_QP_COUNTER_MASK) {
 		uint8_t op, fm_ce_se;
@@ -2230,6 +2263,29 @@ static __attribute__((noinline)) bool eng_fast_pass(struct hw_qp *qp)
 			eng_req_cqe(qp, (uint16_t)ci, op, (struct eng_res){ .byte_cnt = (uint32_t)n });
 		__atomic_store_n(&qp->sq_ci, (ci + nbb) & HW_QP_COUNTER_MASK, __ATOMIC_RELEASE);
 	}
+	return true;
+}
+
+/*
+ * A paced QP's WQE (hw_pace.h): false while its buckets hold no token (the
+ * engine thread runs the SQ again at pace_deadline); else it runs and its
+ * bytes are taken from them. Out of line: unpaced QPs never come here.
+ */
+static __attribute__((noinline)) bool eng_exec_paced(struct hw_qp *qp, struct eng_wqe *w, struct eng_res *res)
+{
+	struct hw_pace *p = __atomic_load_n(&qp->pace, __ATOMIC_ACQUIRE);
+	uint64_t now = hw_pace_now(), at, waited = __atomic_load_n(&qp->pace_deadline, __ATOMIC_ACQUIRE);
+
+	if (p != NULL && !hw_pace_ready(p, now, &at)) {
+		__atomic_store_n(&qp->pace_deadline, at, __ATOMIC_RELEASE);
+		hw_eng_wake_by(at);
+		return false;
+	}
+	*res = eng_exec(qp, w);
+	if (waited != HW_QP_NO_DEADLINE)
+		__atomic_store_n(&qp->pace_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
+	if (p != NULL && !res->rnr)
+		hw_pace_charge(p, res->synd == 0 ? res->byte_cnt : 0, waited != HW_QP_NO_DEADLINE, now);
 	return true;
 }
 
@@ -2260,7 +2316,12 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 		} else if (nbb == 0) {
 			res = eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		} else {
-			res = eng_exec(qp, &w);
+			if (__builtin_expect(__atomic_load_n(&qp->pace, __ATOMIC_RELAXED) != NULL, 0)) {
+				if (!eng_exec_paced(qp, &w, &res))
+					return; /* waits for tokens (hw_pace.h) */
+			} else {
+				res = eng_exec(qp, &w);
+			}
 			if (res.rnr && eng_rnr_wait(qp, now_ns, waiting))
 				return;
 			if (res.rnr)

@@ -27,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_eng_thread.h"
 #include "hw_eth.h"
+#include "hw_pace.h"
 #include "hw_prm.h"
 #include "hw_qp.h"
 #include "hw_rss.h"
@@ -50,6 +52,12 @@ struct hw_eth_sq {
 	uint32_t *dbrec;
 	uint32_t ci;  /* basic blocks, 16 bits used */
 	bool stopped; /* an error CQE went out: no more doorbells */
+	/* A paced SQ (hw_pace.h): run under run_lock by its doorbell and the engine thread's timer. */
+	struct hw_pace *pace;
+	pthread_mutex_t run_lock;
+	uint32_t pi;	  /* the last rung counter */
+	bool waited;	  /* the WQE at ci waits for tokens */
+	struct hw_pace_timer timer;
 	uint8_t frame[HW_ETH_FRAME_MAX];
 };
 
@@ -465,6 +473,8 @@ static void eth_transmit(uint8_t *frame, uint32_t len, uint32_t cap)
 
 /* ---- SQ ---- */
 
+static void sq_timer_fn(void *arg);
+
 static bool sq_attr_ok(const struct hw_eth_sq_attr *a)
 {
 	return a->pd != NULL && a->cq != NULL && a->log_size <= HW_ETH_LOG_WQ_MAX &&
@@ -486,12 +496,19 @@ enum hw_status hw_eth_sq_create(const struct hw_eth_sq_attr *attr, struct hw_eth
 	sq->log_size = attr->log_size;
 	sq->ring = attr->ring;
 	sq->dbrec = attr->dbrec;
+	pthread_mutex_init(&sq->run_lock, NULL);
+	sq->timer.fn = sq_timer_fn;
+	sq->timer.arg = sq;
 	*out = sq;
 	return HW_OK;
 }
 
 void hw_eth_sq_destroy(struct hw_eth_sq *sq)
 {
+	if (sq == NULL)
+		return;
+	hw_eth_sq_set_pace(sq, NULL);
+	pthread_mutex_destroy(&sq->run_lock);
 	free(sq);
 }
 
@@ -602,8 +619,8 @@ static void sq_cqe(const struct hw_eth_sq *sq, const struct sq_wqe *w, uint8_t s
 	(void)hw_cq_push(sq->cq, &f); /* a full CQ latches its overrun flag */
 }
 
-/* Executes one WQE; the basic blocks it took, *synd its outcome. */
-static uint32_t sq_exec_one(struct hw_eth_sq *sq, uint32_t avail, uint8_t *synd)
+/* Executes one WQE; the basic blocks it took, *synd its outcome and *len the frame's length. */
+static uint32_t sq_exec_one(struct hw_eth_sq *sq, uint32_t avail, uint8_t *synd, uint32_t *flen)
 {
 	struct sq_wqe w;
 	uint32_t nbb = sq_load(sq, avail, &w), len = 0;
@@ -618,7 +635,96 @@ static uint32_t sq_exec_one(struct hw_eth_sq *sq, uint32_t avail, uint8_t *synd)
 		eth_transmit(sq->frame, len, sizeof(sq->frame));
 	if (*synd != 0 || (w.fm_ce_se & ETH_CE_SIGNALED))
 		sq_cqe(sq, &w, *synd, len);
+	*flen = len;
 	return nbb;
+}
+
+/*
+ * A paced SQ, run lock held: each WQE starts when the bucket holds a token
+ * (its frame's bytes are then taken); until then the SQ stops there and the
+ * engine thread's timer runs it again at the time the bucket says.
+ */
+static void sq_run_paced(struct hw_eth_sq *sq)
+{
+	uint32_t avail = (sq->pi - sq->ci) & ETH_COUNTER_MASK;
+
+	while (avail != 0 && !sq->stopped) {
+		uint64_t now = hw_pace_now(), at;
+		uint32_t nbb, len;
+		uint8_t synd;
+
+		if (sq->pace != NULL && !hw_pace_ready(sq->pace, now, &at)) {
+			sq->waited = true;
+			hw_pace_timer_arm(&sq->timer, at);
+			return;
+		}
+		nbb = sq_exec_one(sq, avail, &synd, &len);
+		if (sq->pace != NULL)
+			hw_pace_charge(sq->pace, synd == 0 ? len : 0, sq->waited, now);
+		sq->waited = false;
+		sq->ci = (sq->ci + nbb) & ETH_COUNTER_MASK;
+		avail -= nbb;
+		if (synd != 0)
+			sq->stopped = true; /* what follows the failed WQE is not executed */
+	}
+}
+
+static void sq_timer_fn(void *arg)
+{
+	struct hw_eth_sq *sq = arg;
+
+	pthread_mutex_lock(&sq->run_lock);
+	sq_run_paced(sq);
+	pthread_mutex_unlock(&sq->run_lock);
+}
+
+/* Out of line: an unpaced SQ's doorbell never comes here. */
+static __attribute__((noinline)) enum hw_status sq_ring_paced(struct hw_eth_sq *sq, uint32_t pi)
+{
+	pthread_mutex_lock(&sq->run_lock);
+	if (sq->stopped) {
+		pthread_mutex_unlock(&sq->run_lock);
+		return HW_ERR_INVAL;
+	}
+	sq->pi = pi;
+	sq_run_paced(sq);
+	pthread_mutex_unlock(&sq->run_lock);
+	return HW_OK;
+}
+
+void hw_eth_sq_set_pace(struct hw_eth_sq *sq, struct hw_pace *p)
+{
+	struct hw_pace *old;
+
+	if (p != NULL)
+		hw_pace_get(p);
+	pthread_mutex_lock(&sq->run_lock);
+	old = sq->pace;
+	__atomic_store_n(&sq->pace, p, __ATOMIC_RELEASE);
+	if (old == NULL)
+		sq->pi = sq->ci; /* the doorbells so far ran whole */
+	if (old != NULL || p != NULL)
+		sq_run_paced(sq); /* a WQE that waited goes by the new bucket, or at once */
+	pthread_mutex_unlock(&sq->run_lock);
+	if (p == NULL && old != NULL)
+		hw_pace_timer_cancel(&sq->timer);
+	if (old == NULL && p != NULL)
+		hw_eng_get(); /* the engine thread runs the timer */
+	if (old != NULL) {
+		hw_pace_put(old);
+		if (p == NULL)
+			hw_eng_put();
+	}
+}
+
+void hw_eth_sq_pace_stats(struct hw_eth_sq *sq, struct hw_pace_stats *s)
+{
+	pthread_mutex_lock(&sq->run_lock);
+	if (sq->pace != NULL)
+		hw_pace_stats(sq->pace, s);
+	else
+		*s = (struct hw_pace_stats){ 0 };
+	pthread_mutex_unlock(&sq->run_lock);
 }
 
 enum hw_status hw_eth_sq_ring(struct hw_eth_sq *sq, uint32_t pi)
@@ -630,9 +736,11 @@ enum hw_status hw_eth_sq_ring(struct hw_eth_sq *sq, uint32_t pi)
 	avail = (pi - sq->ci) & ETH_COUNTER_MASK;
 	if (avail > (1u << sq->log_size))
 		return HW_ERR_INVAL;
+	if (__builtin_expect(__atomic_load_n(&sq->pace, __ATOMIC_RELAXED) != NULL, 0))
+		return sq_ring_paced(sq, pi);
 	while (avail != 0) {
 		uint8_t synd;
-		uint32_t nbb = sq_exec_one(sq, avail, &synd);
+		uint32_t len, nbb = sq_exec_one(sq, avail, &synd, &len);
 
 		sq->ci = (sq->ci + nbb) & ETH_COUNTER_MASK;
 		avail -= nbb;

@@ -65,6 +65,18 @@ uint32_t hw_eth_sq_num(const struct hw_eth_sq *sq);
  */
 enum hw_status hw_eth_sq_ring(struct hw_eth_sq *sq, uint32_t pi);
 
+struct hw_pace;
+struct hw_pace_stats;
+/*
+ * Paces the SQ by bucket p (a reference taken; NULL: no pacing, the bucket
+ * it had released). A paced SQ's doorbell runs the WQEs the bucket allows
+ * and returns; the engine thread runs the rest as tokens come (hw_pace.h).
+ * The caller rings no doorbell meanwhile.
+ */
+void hw_eth_sq_set_pace(struct hw_eth_sq *sq, struct hw_pace *p);
+/* The accounting of the SQ's bucket (all 0 when it has none). */
+void hw_eth_sq_pace_stats(struct hw_eth_sq *sq, struct hw_pace_stats *s);
+
 struct hw_eth_rq_attr {
 	uint32_t rqn; /* low 24 bits: the qpn of its CQEs and what TIRs name */
 	struct hw_pd *pd;

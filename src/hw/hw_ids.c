@@ -21,7 +21,7 @@
 #include "base_private.h"
 
 #define IDS_MAGIC 0x53445049u /* "SDPI" */
-#define IDS_VERSION 5u /* 2: a record per slot; 3: records of 256 bytes; 4: device-memory pages; 5: VARs */
+#define IDS_VERSION 6u /* 2: a record per slot; 3: records of 256 bytes; 4: device-memory pages; 5: rate entries; 6: VARs */
 #define IDS_IDENT (((uint64_t)IDS_MAGIC << 32) | IDS_VERSION)
 
 /* Linux pids stay below PID_MAX_LIMIT (2^22); start times in clock ticks fit the rest. */
@@ -67,6 +67,7 @@ static const uint32_t id_base[HW_ID_KINDS] = {
 	[HW_ID_PD] = 0x1,   /* 0 means "any domain" to the key check */
 	[HW_ID_MKEY] = 0x1, /* index 0 would make key 0, which names no key */
 	[HW_ID_DM] = 0x1,
+	[HW_ID_PP] = 0x1, /* index 0 is "no rate" (a QP's packet_pacing_rate_limit_index) */
 	[HW_ID_VAR] = 0x0, /* page_ids count from 0, as the card's doorbell pages */
 };
 

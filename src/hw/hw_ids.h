@@ -41,6 +41,7 @@ enum hw_id_kind {
 	HW_ID_PD,   /* protection domains: a foreign key's domain is comparable */
 	HW_ID_MKEY, /* memory key indices (key = index << 8 | tag) */
 	HW_ID_DM,   /* pages of the device's on-chip memory (hw_dm.h): a capacity, held per page */
+	HW_ID_PP,   /* packet-pacing rate entries (hw_pp.h): a capacity, the number is the entry's index */
 	HW_ID_VAR,  /* virtio access regions (mlx5dv_alloc_var): a capacity, number = page_id */
 	HW_ID_KINDS,
 };

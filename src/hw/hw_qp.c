@@ -16,6 +16,7 @@
 
 #include "hw_eng_thread.h"
 #include "hw_epoch.h"
+#include "hw_pace.h"
 #include "hw_qp.h"
 #include "hw_srq.h"
 #include "hw_xrc.h"
@@ -280,6 +281,7 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	qp->roce = attr->roce;
 	memcpy(qp->gid, attr->gid, sizeof(qp->gid));
 	qp->rnr_deadline = HW_QP_NO_DEADLINE;
+	qp->pace_deadline = HW_QP_NO_DEADLINE;
 	if (attr->srq != NULL)
 		qp_geometry(qp, attr->log_sq_size, 0, 0);
 	else
@@ -351,6 +353,8 @@ void hw_qp_destroy(struct hw_qp *qp)
 	 * before its memory goes.
 	 */
 	hw_epoch_sync();
+	hw_eng_tm_fins_free(qp);
+	hw_pace_put(qp->pace);
 	free(qp->sq_own);
 	hw_qblock_free(&qp->qb);
 	free(qp);
@@ -432,6 +436,7 @@ enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
 	v->pd_id = v->sh->pd_id;
 	v->type = (enum hw_qp_type)v->sh->type;
 	v->rnr_deadline = HW_QP_NO_DEADLINE;
+	v->pace_deadline = HW_QP_NO_DEADLINE;
 	v->view->lifep = hw_life_at(__atomic_load_n(&v->sh->life_idx, __ATOMIC_RELAXED));
 	v->view->life_tid = __atomic_load_n(&v->sh->life_tid, __ATOMIC_RELAXED);
 	st = view_queues(v);
@@ -866,14 +871,16 @@ static bool qp_remote_recv_posted(const struct hw_qp *qp)
 
 uint64_t hw_qp_deadline(struct hw_qp *qp)
 {
-	uint64_t d;
+	uint64_t d, pd;
 	bool due;
 
 	if (qp == NULL)
 		return HW_QP_NO_DEADLINE;
 	d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+	/* A paced SQ waiting for tokens (hw_pace.h): a polling program runs it at that time, before the thread's wake. */
+	pd = __atomic_load_n(&qp->pace_deadline, __ATOMIC_ACQUIRE);
 	if (d == HW_QP_NO_DEADLINE)
-		return d;
+		return pd;
 	/* The program watches this wait itself (pass_rnr_remote); a lost count among racing pollers is no matter. */
 	__atomic_store_n(&qp->rnr_asks, __atomic_load_n(&qp->rnr_asks, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	/*
@@ -884,7 +891,7 @@ uint64_t hw_qp_deadline(struct hw_qp *qp)
 	hw_epoch_enter(); /* the peer's view stays while it is looked at */
 	due = qp_remote_recv_posted(qp);
 	hw_epoch_leave();
-	return due ? 0 : d;
+	return due ? 0 : d < pd ? d : pd;
 }
 
 /*
@@ -1148,6 +1155,24 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 
 #define QP_PASS_BUSY_NS 50000ull
 
+/*
+ * Rendezvous FINs owed to qp, which had no receive for them (hw_eng_tm.h):
+ * tried again at every pass, and a pass at least every HW_ENG_TM_FIN_RETRY_NS
+ * while some are owed, as a card's responder retries a SEND the requester
+ * NAKed for want of a receive. The receive doorbell pays nothing for it.
+ */
+static void pass_tm_fins(struct hw_qp *qp, struct hw_eng_pass *p)
+{
+	uint32_t before = __atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE);
+
+	hw_eng_tm_fins_run(qp);
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != before)
+		p->activity = true;
+	if (__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0 &&
+	    p->now_ns + HW_ENG_TM_FIN_RETRY_NS < p->next_deadline)
+		p->next_deadline = p->now_ns + HW_ENG_TM_FIN_RETRY_NS;
+}
+
 static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 {
 	uint64_t d = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
@@ -1175,6 +1200,8 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		}
 	}
 	pass_rnr_remote(qp, p);
+	if (__atomic_load_n(&qp->pace, __ATOMIC_RELAXED) != NULL)
+		hw_pace_pass(qp, p);
 	if (hw_qp_xm_busy(qp)) { /* answers of another machine to reap: watched as a polled QP */
 		uint32_t before = __atomic_load_n(&qp->xm_inflight, __ATOMIC_ACQUIRE);
 
@@ -1187,6 +1214,8 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		pass_peer(qp, p->now_ns);
 	if (qp->srq != NULL && qp->srq->published)
 		(void)hw_srq_limit_poll(qp->srq);
+	if (__builtin_expect(__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0, 0))
+		pass_tm_fins(qp, p);
 }
 
 /*

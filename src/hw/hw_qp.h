@@ -209,9 +209,14 @@ struct hw_qp_sh {
 	uint32_t rq_ci __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
+#define HW_QP_NO_FAST_SIG 1u  /* signature pipelining */
+#define HW_QP_NO_FAST_PACE 2u /* paced (hw_pace.h) */
+
 struct hw_qview;
 
 /* The engine's view; nothing outside src/hw touches it. */
+struct hw_tm_fins;
+
 struct hw_qp {
 	uint32_t qpn;
 	uint32_t pd_id;
@@ -238,6 +243,11 @@ struct hw_qp {
 	uint8_t gid[16];
 	bool roce;		 /* hw_qp_attr.roce */
 	bool sig_pipe;		 /* signature pipelining (hw_sig_pipe.c): a signature error stops the SQ */
+	/*
+	 * Why the first look (eng_fast_pass) leaves this SQ to the general path,
+	 * one bit a reason: its one test for all of them.
+	 */
+	uint8_t no_fast;
 	uint32_t sq_pi;		 /* the last rung producer counter */
 	uint32_t drivers;	 /* threads that asked to run the SQ; the first one runs it */
 	uint8_t rnr_left;	 /* retries left for the stalled WQE */
@@ -276,11 +286,17 @@ struct hw_qp {
 	/* The receive doorbell's last counter and rq_ci as it last read it: a post within both needs no read of rq_ci. */
 	uint32_t rq_pi_rung;
 	uint32_t rq_ci_seen;
+	/* Rendezvous FINs owed to this QP's receive queue, which had no receive (hw_eng_tm.h); NULL: none ever. */
+	struct hw_tm_fins *_Atomic tm_fins;
+	_Atomic uint32_t tm_fins_owed;
 	/* A DCI with streams (hw_dcs.h): the logs it was given and the channels in error, one bit each. */
 	bool dcs;
 	uint8_t dcs_log_conc;
 	uint8_t dcs_log_err;
 	uint32_t dcs_errored;
+	/* A paced QP (hw_pace.h): its bucket, and until when its next WQE waits for tokens. */
+	struct hw_pace *pace;
+	uint64_t pace_deadline;
 };
 
 /*
@@ -483,6 +499,15 @@ static inline enum hw_qp_state hw_qp_state_now(struct hw_qp *qp)
 enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
 
 /*
+ * Internal: delivers the rendezvous FINs owed to qp into the receives now
+ * posted (hw_eng_tm.h; the engine thread's pass, at least every
+ * HW_ENG_TM_FIN_RETRY_NS while some are owed); frees them at destroy.
+ */
+#define HW_ENG_TM_FIN_RETRY_NS 50000ull
+void hw_eng_tm_fins_run(struct hw_qp *qp);
+void hw_eng_tm_fins_free(struct hw_qp *qp);
+
+/*
  * Resumes an SQ stopped by RNR: its WQE runs if a receive arrived; when
  * now_ns (CLOCK_MONOTONIC ns, or a caller's clock that agrees with
  * hw_qp_deadline) is at or past the deadline, a retry is counted and the
@@ -492,8 +517,9 @@ enum hw_status hw_qp_ring_rq(struct hw_qp *qp, uint32_t pi);
 enum hw_status hw_qp_kick(struct hw_qp *qp, uint64_t now_ns);
 
 /*
- * When the next kick is due, HW_QP_NO_DEADLINE when the SQ waits for nothing;
- * 0 (due now) when the RC responder of another process it waits on RNR for
+ * When the next kick is due (an RNR retry, or the tokens a paced SQ waits
+ * for: hw_pace.h), HW_QP_NO_DEADLINE when the SQ waits for nothing; 0 (due
+ * now) when the RC responder of another process it waits on RNR for
  * has receives posted since for the WQEs waiting (up to 32, or its whole
  * ring): the kick runs them.
  */

@@ -10,6 +10,7 @@ void hw_qp_set_sig_pipelining(struct hw_qp *qp, void (*drained)(void *arg), void
 	qp->sig_drained = drained;
 	qp->sig_drained_arg = arg;
 	qp->sig_pipe = true;
+	__atomic_fetch_or(&qp->no_fast, HW_QP_NO_FAST_SIG, __ATOMIC_RELEASE);
 }
 
 bool hw_qp_sig_held(const struct hw_qp *qp)

@@ -45,10 +45,22 @@ static size_t srq_ring_room(uint32_t log_size, uint32_t log_stride)
 	return (srq_ring_bytes(log_size, log_stride) + SRQ_DBREC_BYTES - 1) & ~(size_t)(SRQ_DBREC_BYTES - 1);
 }
 
-/* [ring][record][state]: one block, shareable. */
-static size_t srq_mem_size(uint32_t log_size, uint32_t log_stride)
+/* A tag matching SRQ's list (hw_tm.h) of nent entries, after the state; 0 for none. */
+static size_t srq_tm_room(uint32_t nent)
 {
-	return srq_ring_room(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh);
+	return nent != 0 ? hw_tm_sh_bytes(nent) : 0;
+}
+
+/* [ring][record][state][tag list]: one block, shareable. */
+static size_t srq_mem_size(uint32_t log_size, uint32_t log_stride, uint32_t nent)
+{
+	return srq_ring_room(log_size, log_stride) + SRQ_DBREC_BYTES + sizeof(struct hw_srq_sh) + srq_tm_room(nent);
+}
+
+/* Where the tag list is: right after the state. */
+static void *srq_tm_mem(const struct hw_srq *srq)
+{
+	return (uint8_t *)srq->sh + sizeof(struct hw_srq_sh);
 }
 
 static void srq_place(struct hw_srq *srq, void *mem)
@@ -62,7 +74,7 @@ static void srq_place(struct hw_srq *srq, void *mem)
 
 static enum hw_status srq_publish(struct hw_srq *srq)
 {
-	uint32_t geo[3] = { srq->log_size, srq->log_stride };
+	uint32_t geo[3] = { srq->log_size, srq->log_stride, srq->tm != NULL ? hw_tm_nent(srq->tm) : 0 };
 	enum hw_status st = hw_qshare_publish(HW_ID_SRQN, srq->srqn, HW_QREC_SRQ, geo, &srq->qb);
 
 	srq->published = st == HW_OK && srq->qb.ops != NULL;
@@ -72,15 +84,16 @@ static enum hw_status srq_publish(struct hw_srq *srq)
 /* The block; with a ring and record given, the state alone, and the given memory shared beside it. */
 static enum hw_status srq_alloc_mem(struct hw_srq *srq, const struct hw_srq_attr *attr)
 {
+	uint32_t nent = attr->tm != NULL ? hw_tm_nent(attr->tm) : 0;
 	enum hw_status st;
 
 	if (attr->ring == NULL) {
-		st = hw_qblock_alloc(&srq->qb, srq_mem_size(attr->log_size, attr->log_stride), attr->shared);
+		st = hw_qblock_alloc(&srq->qb, srq_mem_size(attr->log_size, attr->log_stride, nent), attr->shared);
 		if (st == HW_OK)
 			srq_place(srq, srq->qb.p);
 		return st;
 	}
-	st = hw_qblock_alloc(&srq->qb, sizeof(struct hw_srq_sh), attr->shared);
+	st = hw_qblock_alloc(&srq->qb, sizeof(struct hw_srq_sh) + srq_tm_room(nent), attr->shared);
 	if (st != HW_OK)
 		return st;
 	srq->buf = attr->ring;
@@ -94,13 +107,15 @@ static enum hw_status srq_alloc_mem(struct hw_srq *srq, const struct hw_srq_attr
 /* A view's places in what hw_qshare_map mapped (see srq_alloc_mem); false when the record does not agree. */
 static bool srq_view_place(struct hw_srq *srq, const struct hw_qrec *r)
 {
+	uint32_t nent = r->geo[2];
+
 	if (srq->qb.xhandle == NULL) {
-		if (srq_mem_size(srq->log_size, srq->log_stride) != r->len)
+		if (srq_mem_size(srq->log_size, srq->log_stride, nent) != r->len)
 			return false;
 		srq_place(srq, srq->qb.p);
 		return true;
 	}
-	if (r->len != sizeof(struct hw_srq_sh) || r->xring_len != srq_ring_bytes(srq->log_size, srq->log_stride) ||
+	if (r->len != sizeof(struct hw_srq_sh) + srq_tm_room(nent) || r->xring_len != srq_ring_bytes(srq->log_size, srq->log_stride) ||
 	    r->xdbrec_len < HW_SRQ_DBREC_BYTES || srq->qb.xring == NULL || (uintptr_t)srq->qb.xdbrec % 4 != 0)
 		return false;
 	srq->buf = srq->qb.xring;
@@ -131,11 +146,11 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq->xrcd = attr->xrcd;
 	srq->cq = attr->cq;
 	srq->tm = attr->tm;
-	if (srq->tm != NULL)
-		hw_tm_bind(srq->tm, srq->srqn);
 	st = srq_alloc_mem(srq, attr);
 	if (st != HW_OK)
 		goto err_block;
+	if (srq->tm != NULL)
+		hw_tm_bind(srq->tm, srq->srqn, srq_tm_mem(srq)); /* before the record: a view finds it whole */
 	*srq->sh = (struct hw_srq_sh){ .srqn = srq->srqn, .pd_id = srq->pd_id, .log_size = srq->log_size,
 				       .log_stride = srq->log_stride, .xrcd = srq->xrcd,
 				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0, .life_idx = HW_LIFE_NONE };
@@ -186,7 +201,8 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 	if (st != HW_OK)
 		goto err_free;
 	st = HW_ERR_LAYOUT;
-	if (r.geo[0] > HW_SRQ_LOG_MAX || r.geo[1] < HW_SRQ_LOG_STRIDE_MIN || r.geo[1] > HW_SRQ_LOG_STRIDE_MAX)
+	if (r.geo[0] > HW_SRQ_LOG_MAX || r.geo[1] < HW_SRQ_LOG_STRIDE_MIN || r.geo[1] > HW_SRQ_LOG_STRIDE_MAX ||
+	    r.geo[2] > HW_TM_MAX_TAGS + 1)
 		goto err_unmap;
 	srq->log_size = r.geo[0];
 	srq->log_stride = r.geo[1];
@@ -203,11 +219,16 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 	/* An XRC SRQ's receives complete into its own CQ, which the view reaches as the QP views reach theirs. */
 	if (srq->xrcd != 0 && (st = hw_cq_attach_num(srq->sh->cqn, &srq->cq)) != HW_OK)
 		goto err_unmap;
+	/* A tag matching SRQ's list is in its block: this process's requesters match against it too. */
+	if (r.geo[2] != 0 && (st = hw_tm_view(srq_tm_mem(srq), r.geo[2], srq->srqn, &srq->tm)) != HW_OK)
+		goto err_cq;
 	srq->lifep = hw_life_at(__atomic_load_n(&srq->sh->life_idx, __ATOMIC_RELAXED));
 	srq->life_tid = __atomic_load_n(&srq->sh->life_tid, __ATOMIC_RELAXED);
 	*out = srq;
 	return HW_OK;
 
+err_cq:
+	hw_cq_destroy(srq->cq);
 err_unmap:
 	hw_qblock_free(&srq->qb);
 err_free:
@@ -227,8 +248,10 @@ enum hw_status hw_srq_destroy(struct hw_srq *srq)
 		hw_qshare_withdraw(HW_ID_SRQN, srq->srqn, &srq->qb);
 	if (!srq->view)
 		hw_epoch_sync(); /* no requester of any thread or process still takes from it */
-	if (srq->view)
+	if (srq->view) {
 		hw_cq_destroy(srq->cq); /* an XRC view's CQ view; nothing for NULL */
+		hw_tm_destroy(srq->tm); /* a tag matching view's list view; the owner's is the creator's */
+	}
 	else if (srq->xrcd != 0)
 		hw_eng_put();
 	hw_qblock_free(&srq->qb);

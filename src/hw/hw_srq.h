@@ -106,7 +106,7 @@ struct hw_srq {
 	bool view;	   /* another process's SRQ mapped here */
 	uint64_t xrcd;	   /* XRC: its domain (0: none) */
 	struct hw_cq *cq;  /* XRC: where its receives complete (a view's own attached CQ) */
-	struct hw_tm *tm;  /* tag matching: its list (hw_tm.h); NULL otherwise, and in a view */
+	struct hw_tm *tm;  /* tag matching: its list (hw_tm.h), in the block; a view's is a view of it */
 	const _Atomic uint32_t *seqp; /* a view: its record's sequence, which moves when the owner destroys it */
 	uint32_t seq;
 	const _Atomic int *lifep;     /* an XRC view: its owner's life word (NULL: not watched so), and holder */

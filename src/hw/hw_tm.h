@@ -23,14 +23,17 @@
  * phase count and, for remove, whether the entry was still listed. Every
  * receive of the SRQ completes into that CQ, with app TM and its app_op.
  *
- * Not yet: a TM SRQ seen from another process (requesters there deliver to
- * its ordinary receives only), more than one buffer per tag, SEND with
- * invalidate into one (the key is not invalidated).
+ * The list is in the SRQ's shared block, so requesters of other processes
+ * match against it as the owner's do (hw_tm_view).
+ *
+ * Not yet: more than one buffer per tag, SEND with invalidate into one (the
+ * key is not invalidated).
  */
 #ifndef HW_TM_H_
 #define HW_TM_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw_cq.h"
@@ -75,10 +78,19 @@ struct hw_tm_op {
 
 /*
  * A list of max_tags entries whose CQEs go to cq (held by the caller); the
- * SRQ created with it (hw_srq_attr.tm) binds its number. Destroyed after it.
+ * SRQ created with it (hw_srq_attr.tm) binds its number and places the
+ * list in its block (hw_tm_sh_bytes(hw_tm_nent) of it). Destroyed after it.
  */
 enum hw_status hw_tm_create(uint32_t max_tags, struct hw_cq *cq, struct hw_tm **out);
-void hw_tm_bind(struct hw_tm *tm, uint32_t srqn);
+uint32_t hw_tm_nent(const struct hw_tm *tm);
+size_t hw_tm_sh_bytes(uint32_t nent);
+void hw_tm_bind(struct hw_tm *tm, uint32_t srqn, void *mem);
+/*
+ * Another process's list of nent entries at mem (its SRQ's block, mapped),
+ * with a view of its CQ. HW_ERR_LAYOUT when mem does not hold that list;
+ * what hw_cq_attach_num says of the CQ. hw_tm_destroy releases both.
+ */
+enum hw_status hw_tm_view(void *mem, uint32_t nent, uint32_t srqn, struct hw_tm **out);
 void hw_tm_destroy(struct hw_tm *tm);
 struct hw_cq *hw_tm_cq(const struct hw_tm *tm);
 

@@ -38,6 +38,26 @@ struct hw_xm_req {
 	uint32_t seq;	   /* RC in flight: the request's place in its QP's order (0: unsequenced) */
 	uint32_t epoch;	   /* RC: the connection (a reconnected QP starts a new order) */
 	uint8_t av[HW_XM_AV_BYTES];
+	uint8_t tm_flags;  /* a tag matching rendezvous SEND: HW_XM_TM_* */
+	uint32_t tm_rd_len; /* with HW_XM_TM_RD: the payload's last bytes are the RVH's range, this long */
+};
+
+/*
+ * A SEND starting with a rendezvous TMH (hw_tm.h) goes to another machine
+ * with the RVH's range read from the requester's memory at its end (the
+ * responder's tag buffer would be filled by an RDMA READ of it), or a
+ * mark that the range was not readable there. The target keeps those bytes
+ * out of the message and copies them into the tag that matches.
+ */
+#define HW_XM_TM_RD 1u
+#define HW_XM_TM_RD_FAULT 2u
+
+/* What hw_qp_exec_one_tm takes of it: the range's bytes there (a key of the QP's domain) and the flags. */
+struct hw_xm_tm {
+	uint64_t addr;
+	uint32_t lkey;
+	uint32_t len;
+	uint8_t flags;
 };
 
 /* The requester's outcome (also what hw_qp_exec_one reports). */
@@ -47,6 +67,7 @@ struct hw_xm_res {
 	uint8_t rnr_timer; /* with rnr: the responder's min_rnr_timer */
 	uint32_t byte_cnt;
 	bool discarded;	   /* not run: an earlier request of the same order was not done (RNR, error) */
+	bool tm_fin;	   /* a rendezvous a tag took: the requester's receive queue gets the FIN (its TMH) */
 };
 
 /* Requests of one QP that one call of the transport carries at most, back to back. */
@@ -150,5 +171,8 @@ void hw_eng_xm_free(struct hw_xm_flight *f);
  */
 enum hw_status hw_qp_exec_one(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
 			      struct hw_xm_res *res);
+/* The same for a rendezvous SEND (tm: its range, HW_XM_TM_*); a tag that takes it sets res->tm_fin. */
+enum hw_status hw_qp_exec_one_tm(struct hw_qp *qp, const void *wqe, uint32_t len, uint32_t rqpn, uint16_t slid,
+				 const struct hw_xm_tm *tm, struct hw_xm_res *res);
 
 #endif /* HW_XM_H_ */

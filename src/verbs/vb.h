@@ -343,6 +343,8 @@ struct vb_dv_ops {
 	const struct vb_dv_devx_ops *devx;
 	/* Signature mkeys (vb_sig.c, vb_sig_pipe.c). */
 	const struct vb_dv_sig_ops *sig;
+	/* Packet pacing entries and schedule elements (vb_pace.c, vb_sched.c). */
+	const struct vb_dv_pace_ops *pace;
 	/* MEMIC operation addresses (vb_memic.c) and VARs (vb_var.c). */
 	void *(*dm_map_op_addr)(struct ibv_dm *dm, uint8_t op);
 	const struct vb_dv_var_ops *var;
@@ -377,6 +379,54 @@ struct vb_dv_act_ops {
 							 int reformat_type, int ft_type);
 	struct ibv_flow_action *(*flow_action_modify)(struct ibv_context *ctx, size_t actions_sz, uint64_t *actions,
 						       int ft_type);
+};
+
+struct vb_dv_pace_ops {
+	struct mlx5dv_pp *(*pp_alloc)(struct ibv_context *ctx, size_t sz, const void *pp_ctx, uint32_t flags);
+	void (*pp_free)(struct mlx5dv_pp *pp);
+	struct mlx5dv_sched_node *(*node_create)(struct ibv_context *ctx, const struct mlx5dv_sched_attr *attr);
+	struct mlx5dv_sched_leaf *(*leaf_create)(struct ibv_context *ctx, const struct mlx5dv_sched_attr *attr);
+	int (*node_modify)(struct mlx5dv_sched_node *node, const struct mlx5dv_sched_attr *attr);
+	int (*leaf_modify)(struct mlx5dv_sched_leaf *leaf, const struct mlx5dv_sched_attr *attr);
+	int (*node_destroy)(struct mlx5dv_sched_node *node);
+	int (*leaf_destroy)(struct mlx5dv_sched_leaf *leaf);
+	int (*modify_qp_sched_elem)(struct ibv_qp *qp, const struct mlx5dv_sched_leaf *req,
+				    const struct mlx5dv_sched_leaf *resp);
+};
+
+#define VB_MAGIC_PP 0x76625050u
+#define VB_MAGIC_SCHED 0x76625345u
+
+/* A packet-pacing entry (vb_pace.c): the public struct first. */
+struct vb_pp {
+	struct mlx5dv_pp pp;
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	struct vb_pp *live_next;  /* the entries not yet freed (vb_pace.c) */
+};
+
+struct hw_pace;
+
+/*
+ * A schedule element (vb_sched.c): a node (a TSAR) or a leaf (a queue
+ * group), with the bucket its max_avg_bw fills (rate 0 without one) under
+ * its parent's. The leaf is the node's layout.
+ */
+struct mlx5dv_sched_node {
+	const struct vb_dv_ops *dv;
+	uint32_t magic;
+	bool leaf;
+	struct ibv_context *ctx;
+	struct mlx5dv_sched_node *parent;
+	struct hw_pace *pace;
+	uint32_t bw_share;
+	uint32_t max_avg_bw;	  /* Mbit/s, 0: no limit */
+	_Atomic uint32_t users;	  /* elements under it: destroy is EBUSY while non-zero */
+	struct mlx5dv_sched_node *live_next; /* the elements not yet destroyed (vb_sched.c) */
+};
+
+struct mlx5dv_sched_leaf {
+	struct mlx5dv_sched_node se;
 };
 
 struct vb_dv_dcs_ops {

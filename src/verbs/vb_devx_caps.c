@@ -13,16 +13,19 @@
  * (transmit) of headers up to 128 bytes (hw_reformat.h). What the steering
  * does not do stays 0: the L3 tunnel reformats, software-owned ICM.
  * Maximum and current values are the
- * same (nothing here is set by a program).
+ * same (nothing here is set by a program). The QoS page (type 0xc) says
+ * what packet pacing and the schedule elements offer (vb_pace.c, vb_sched.c).
  */
 #include <string.h>
 
 #include "hw_modhdr.h"
+#include "hw_pp.h"
 #include "hw_reformat.h"
 #include "vb_int.h"
 
 #define CAP_TYPE_GENERAL 0x0
 #define CAP_TYPE_NIC_FLOW_TABLE 0x7
+#define CAP_TYPE_QOS 0xc
 
 /* cmd_hca_cap: bit offsets and widths (mlx5_ifc_cmd_hca_cap_bits). */
 #define G_LOG_MAX_SRQ_SZ 128, 8
@@ -32,6 +35,7 @@
 #define G_LOG_MAX_CQ_SZ 200, 8
 #define G_LOG_MAX_CQ 219, 5
 #define G_LOG_MAX_MKEY 234, 6
+#define G_QPC_EXTENSION 290, 1
 #define G_LOG_MAX_RA_REQ_QP 330, 6
 #define G_LOG_MAX_RA_RES_QP 346, 6
 #define G_GID_TABLE_SIZE 368, 16
@@ -41,6 +45,7 @@
 #define G_NUM_PORTS 440, 8
 #define G_LOG_MAX_MSG 451, 5
 #define G_CQE_VERSION 508, 4
+#define G_QOS 539, 1
 #define G_ROCE 541, 1
 #define G_LOG_PG_SZ 600, 8
 #define G_LOG_MAX_PD 811, 5
@@ -49,6 +54,31 @@
 #define G_LOG_MAX_SQ 875, 5
 #define G_LOG_MAX_TIR 883, 5
 #define G_LOG_MAX_WQ_SZ 987, 5
+
+/*
+ * qos_cap (the PRM's, of which rdma-core's mlx5_ifc.h names the NIC part):
+ * packet pacing and the NIC scheduling elements, as a ConnectX-6 Dx
+ * reports them (vb_pace.c, vb_sched.c).
+ */
+#define Q_PACKET_PACING 0, 1
+#define Q_PP_BURST_BOUND 5, 1
+#define Q_PP_TYPICAL_SIZE 6, 1
+#define Q_NIC_SQ_SCHEDULING 8, 1
+#define Q_NIC_BW_SHARE 9, 1
+#define Q_NIC_RATE_LIMIT 10, 1
+#define Q_PP_UID 11, 1
+#define Q_NIC_QP_SCHEDULING 33, 1
+#define Q_PP_MAX_RATE 64, 32
+#define Q_PP_MIN_RATE 96, 32
+#define Q_PP_RATE_TABLE_SIZE 144, 16
+#define Q_MAX_TSAR_BW_SHARE 224, 32
+#define Q_NIC_ELEMENT_TYPE 256, 16
+#define Q_NIC_TSAR_TYPE 272, 16
+
+#define ELEMENT_TYPE_TSAR (1u << 0)
+#define ELEMENT_TYPE_QUEUE_GROUP (1u << 4)
+#define TSAR_TYPE_DWRR (1u << 0)
+#define QOS_MAX_TSAR_BW_SHARE 100u /* vb_sched.c's bound */
 
 #define PORT_TYPE_IB 0
 #define PORT_TYPE_ETH 1
@@ -174,6 +204,8 @@ static int cap_general(struct ibv_context *c, uint8_t *page)
 	SET(page, G_LOG_MAX_MSG, cap_log(p.max_msg_sz));
 	SET(page, G_CQE_VERSION, CQE_VERSION_1);
 	SET(page, G_ROCE, eth);
+	SET(page, G_QOS, 1); /* the QoS page (type 0xc) is there */
+	SET(page, G_QPC_EXTENSION, 1); /* a QP's queue group (mlx5dv_modify_qp_sched_elem) */
 	SET(page, G_LOG_PG_SZ, LOG_PAGE);
 	SET(page, G_LOG_MAX_PD, cap_log((uint64_t)a.max_pd));
 	SET(page, G_LOG_MAX_XRCD, cap_log((uint64_t)a.max_pd)); /* one XRC domain a PD at most */
@@ -229,6 +261,25 @@ static int cap_nic_flow_table(struct ibv_context *c, uint8_t *page)
 	return 0;
 }
 
+static int cap_qos(uint8_t *page)
+{
+	SET(page, Q_PACKET_PACING, 1);
+	SET(page, Q_PP_BURST_BOUND, 1);
+	SET(page, Q_PP_TYPICAL_SIZE, 1);
+	SET(page, Q_NIC_SQ_SCHEDULING, 1);
+	SET(page, Q_NIC_BW_SHARE, 1);
+	SET(page, Q_NIC_RATE_LIMIT, 1);
+	SET(page, Q_PP_UID, 1);
+	SET(page, Q_NIC_QP_SCHEDULING, 1);
+	SET(page, Q_PP_MAX_RATE, VB_PP_RATE_MAX);
+	SET(page, Q_PP_MIN_RATE, VB_PP_RATE_MIN);
+	SET(page, Q_PP_RATE_TABLE_SIZE, HW_PP_ENTRIES + 1); /* entry 0 is "no rate" */
+	SET(page, Q_MAX_TSAR_BW_SHARE, QOS_MAX_TSAR_BW_SHARE);
+	SET(page, Q_NIC_ELEMENT_TYPE, ELEMENT_TYPE_TSAR | ELEMENT_TYPE_QUEUE_GROUP);
+	SET(page, Q_NIC_TSAR_TYPE, TSAR_TYPE_DWRR);
+	return 0;
+}
+
 int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page)
 {
 	switch (type) {
@@ -236,6 +287,8 @@ int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page)
 		return cap_general(c, page);
 	case CAP_TYPE_NIC_FLOW_TABLE:
 		return cap_nic_flow_table(c, page);
+	case CAP_TYPE_QOS:
+		return cap_qos(page);
 	default:
 		return EOPNOTSUPP;
 	}

@@ -340,6 +340,7 @@ const struct vb_dv_ops vb_dv_ops_impl = {
 	.act = &vb_dv_act_ops_impl,
 	.devx = &vb_dv_devx_ops_impl,
 	.sig = &vb_dv_sig_ops_impl,
+	.pace = &vb_dv_pace_ops_impl,
 	.dm_map_op_addr = vb_dm_map_op_addr,
 	.var = &vb_dv_var_ops_impl,
 };

@@ -49,6 +49,7 @@ extern const struct vb_dv_misc_ops vb_dv_misc_ops_impl;
 extern const struct vb_dv_dcs_ops vb_dv_dcs_ops_impl;
 extern const struct vb_dv_devx_ops vb_dv_devx_ops_impl;
 extern const struct vb_dv_act_ops vb_dv_act_ops_impl;
+extern const struct vb_dv_pace_ops vb_dv_pace_ops_impl;
 void vb_rqpn_fini(struct vb_context *ctx);
 
 /* The queue objects' slots of ctx->ops and verbs_context (vb_cq.c, vb_poll.c, vb_qp.c, vb_post.c, vb_srq.c). */
@@ -194,6 +195,33 @@ int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *attr, int mask);
 int vb_raw_post_send(struct vb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int vb_raw_post_recv(struct vb_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 uint32_t vb_raw_tirn(const struct vb_qp *qp);
+/* A raw QP's pacing (vb_raw.c): its rate entry (kbit/s, 0: none; an RTS QP), its schedule leaf's bucket. */
+struct hw_pace;
+struct hw_pace_stats;
+int vb_raw_set_rate(struct vb_qp *qp, uint32_t rate_kbps, uint32_t burst, uint16_t typical);
+int vb_raw_set_leaf(struct vb_qp *qp, struct hw_pace *leaf);
+void vb_raw_pace_stats(struct vb_qp *qp, struct hw_pace_stats *s);
+
+/*
+ * Packet pacing as a ConnectX-6 Dx reports it (vb_pace.c): rates in kbit/s
+ * from VB_PP_RATE_MIN to VB_PP_RATE_MAX (100 Gbit/s), on raw packet QPs.
+ */
+#define VB_PP_RATE_MIN 1u
+#define VB_PP_RATE_MAX 100000000u
+void vb_pace_device_caps(struct ibv_device_attr_ex *a);
+/* 0 (no limit) or a rate within the caps: 0; else EINVAL. */
+int vb_pace_rate_ok(uint32_t rate_kbps);
+int vb_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
+/* Schedule elements (vb_sched.c): the vb_dv_pace_ops entries, errno as v44's mlx5. */
+struct mlx5dv_sched_node *vb_sched_node_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a);
+struct mlx5dv_sched_leaf *vb_sched_leaf_create(struct ibv_context *c, const struct mlx5dv_sched_attr *a);
+int vb_sched_node_modify(struct mlx5dv_sched_node *node, const struct mlx5dv_sched_attr *a);
+int vb_sched_leaf_modify(struct mlx5dv_sched_leaf *leaf, const struct mlx5dv_sched_attr *a);
+int vb_sched_node_destroy(struct mlx5dv_sched_node *node);
+int vb_sched_leaf_destroy(struct mlx5dv_sched_leaf *leaf);
+int vb_sched_modify_qp(struct ibv_qp *qp, const struct mlx5dv_sched_leaf *req, const struct mlx5dv_sched_leaf *resp);
+/* The accounting of a QP's bucket (a raw QP's SQ, or the schedule leaf of another QP); all 0 unpaced. */
+void vb_pace_qp_stats(struct ibv_qp *qp, struct hw_pace_stats *s);
 int vb_raw_rss_new(struct vb_qp *qp, uint32_t tirn, struct ibv_rwq_ind_table *ind);
 struct ibv_rwq_ind_table *vb_raw_rss_ind(const struct vb_qp *qp);
 struct ibv_qp *vb_rss_create_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *attr);
@@ -370,6 +398,8 @@ void vb_tm_cqe(struct vb_srq *srq, const struct hw_cqe64 *cqe, struct ibv_wc *wc
 void vb_tm_info(const struct hw_cqe64 *cqe, struct ibv_wc_tm_info *ti);
 /* Whether a CQE of srq took one of its ordinary receives (vb_cq_clean gives those back). */
 bool vb_tm_cqe_took_wqe(const struct hw_cqe64 *cqe);
+/* A CQE of srq's that RESET drops unpolled (vb_cq_clean): a tag it would have freed is freed. */
+void vb_tm_cqe_dropped(struct vb_srq *srq, const struct hw_cqe64 *cqe);
 struct ibv_qp *vb_xrc_create_recv_qp(struct vb_context *ctx, struct ibv_qp_init_attr_ex *a);
 struct ibv_qp *vb_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
 int vb_xrc_destroy_qp(struct vb_qp *qp);

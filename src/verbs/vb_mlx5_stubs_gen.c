@@ -295,62 +295,9 @@ VB_EXPORT int mlx5dv_modify_qp_lag_port(struct ibv_qp *qp, uint8_t port_num)
 	return EOPNOTSUPP;
 }
 
-VB_EXPORT int mlx5dv_modify_qp_sched_elem(struct ibv_qp *qp, const struct mlx5dv_sched_leaf *requestor, const struct mlx5dv_sched_leaf *responder)
-{
-	VB_UNSUPPORTED("mlx5dv_modify_qp_sched_elem");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT struct mlx5dv_pp *mlx5dv_pp_alloc(struct ibv_context *context, size_t pp_context_sz, const void *pp_context, uint32_t flags)
-{
-	VB_UNSUPPORTED("mlx5dv_pp_alloc");
-	return NULL;
-}
-
-VB_EXPORT void mlx5dv_pp_free(struct mlx5dv_pp *pp)
-{
-	VB_UNSUPPORTED("mlx5dv_pp_free");
-}
-
 VB_EXPORT int mlx5dv_query_qp_lag_port(struct ibv_qp *qp, uint8_t *port_num, uint8_t *active_port_num)
 {
 	VB_UNSUPPORTED("mlx5dv_query_qp_lag_port");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT struct mlx5dv_sched_leaf *mlx5dv_sched_leaf_create(struct ibv_context *context, const struct mlx5dv_sched_attr *sched_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_sched_leaf_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_sched_leaf_destroy(struct mlx5dv_sched_leaf *leaf)
-{
-	VB_UNSUPPORTED("mlx5dv_sched_leaf_destroy");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_sched_leaf_modify(struct mlx5dv_sched_leaf *leaf, const struct mlx5dv_sched_attr *sched_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_sched_leaf_modify");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT struct mlx5dv_sched_node *mlx5dv_sched_node_create(struct ibv_context *context, const struct mlx5dv_sched_attr *sched_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_sched_node_create");
-	return NULL;
-}
-
-VB_EXPORT int mlx5dv_sched_node_destroy(struct mlx5dv_sched_node *node)
-{
-	VB_UNSUPPORTED("mlx5dv_sched_node_destroy");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_sched_node_modify(struct mlx5dv_sched_node *node, const struct mlx5dv_sched_attr *sched_attr)
-{
-	VB_UNSUPPORTED("mlx5dv_sched_node_modify");
 	return EOPNOTSUPP;
 }
 

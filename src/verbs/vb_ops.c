@@ -49,7 +49,6 @@ VB_OP_INT(modify_flow_action_esp, EOPNOTSUPP, struct ibv_flow_action *action,
 	  struct ibv_flow_action_esp_attr *attr)
 VB_OP_PTR(create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
-VB_OP_INT(modify_qp_rate_limit, EOPNOTSUPP, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 VB_OP_INT(modify_cq, EOPNOTSUPP, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
 
 static void vb_ops_fill_compat(struct ibv_context_ops *o)
@@ -107,7 +106,7 @@ void vb_ops_fill(struct verbs_context *v)
 	v->modify_flow_action_esp = vb_op_modify_flow_action_esp;
 	v->destroy_flow_action = vb_destroy_flow_action; /* vb_dr_act.c */
 	v->create_flow_action_esp = vb_op_create_flow_action_esp;
-	v->modify_qp_rate_limit = vb_op_modify_qp_rate_limit;
+	v->modify_qp_rate_limit = vb_modify_qp_rate_limit; /* vb_pace.c */
 	v->alloc_parent_domain = vb_alloc_parent_domain;
 	v->dealloc_td = vb_dealloc_td;
 	v->alloc_td = vb_alloc_td;

@@ -339,6 +339,8 @@ void vb_cq_clean(struct vb_cq *cq, uint32_t qpn, struct vb_srq *srq)
 
 			if (srq != NULL && op != HW_CQE_REQ && op != HW_CQE_REQ_ERR && vb_tm_cqe_took_wqe(cqe))
 				vb_srq_free_wqe(srq, hw_cqe_wqe_counter(cqe));
+			else if (srq != NULL && op != HW_CQE_REQ && op != HW_CQE_REQ_ERR)
+				vb_tm_cqe_dropped(srq, cqe); /* its tag is freed as the poll would have */
 			nfreed++;
 		} else if (nfreed != 0) {
 			struct hw_cqe64 *dest = vb_cq_cqe(cq, pi + nfreed);

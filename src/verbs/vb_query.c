@@ -159,6 +159,7 @@ int vb_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_i
 	vb_odp_caps(&full);
 	vb_tm_caps(&full);
 	full.max_dm_size = HW_DM_SIZE; /* the device's MEMIC (vb_dm.c) */
+	vb_pace_device_caps(&full);
 	/* A caller built against older headers has a smaller struct: write no more than it has. */
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "hw_eth.h"
+#include "hw_pace.h"
+#include "hw_pp.h"
 #include "vb_export.h"
 #include "vb_int.h"
 
@@ -33,6 +35,10 @@ struct vb_raw {
 	uint32_t tirn; /* the direct TIR flows name; an RSS QP's indirect one */
 	struct ibv_rwq_ind_table *ind; /* an RSS QP's table (vb_rss.c): no queues then */
 	_Atomic uint32_t flows;
+	/* Its pacing (vb_pace.c): the rate entry it holds (0: none) and the schedule leaf's bucket. */
+	uint16_t pp_index;
+	struct hw_pp_rate rate;
+	struct hw_pace *leaf;
 	_Alignas(64) uint32_t dbrec[2]; /* what the device reads: [0] receive counter, [1] send counter */
 };
 
@@ -95,8 +101,20 @@ static int raw_queues_create(struct vb_qp *qp)
 	return 0;
 }
 
+/* The rate and the schedule leaf go with the queues (RESET, ERR, destroy). */
+static void raw_pace_drop(struct vb_raw *r)
+{
+	if (r->pp_index != 0)
+		(void)hw_pp_free(r->pp_index);
+	r->pp_index = 0;
+	memset(&r->rate, 0, sizeof(r->rate));
+	hw_pace_put(r->leaf); /* NULL is fine */
+	r->leaf = NULL;
+}
+
 static void raw_queues_destroy(struct vb_raw *r)
 {
+	raw_pace_drop(r);
 	hw_eth_rq_destroy(r->rq); /* NULL is fine */
 	r->rq = NULL;
 	if (r->sq != NULL)
@@ -266,11 +284,17 @@ int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *a, int mask)
 	rc = raw_mask_ok(cur, to, mask);
 	if (rc == 0 && (mask & IBV_QP_PORT) && a->port_num != VB_PORT)
 		rc = EINVAL;
-	/* No packet pacing (packet_pacing_caps 0): a rate is mlx5_rl_add_rate's EOPNOTSUPP; 0, no limit, stays. */
-	if (rc == 0 && (mask & IBV_QP_RATE_LIMIT) && a->rate_limit != 0)
-		rc = EOPNOTSUPP;
+	/* A rate outside packet_pacing_caps is mlx5_rl_add_rate's EINVAL; 0 is no limit. */
+	if (rc == 0 && (mask & IBV_QP_RATE_LIMIT))
+		rc = vb_pace_rate_ok(a->rate_limit);
 	if (rc != 0)
 		return rc;
+	/* Only to RTS (raw_mask_ok): the entry is taken before the move, so a full table leaves the QP as it was. */
+	if ((mask & IBV_QP_RATE_LIMIT) && (a->rate_limit != qp->raw->rate.rate_kbps || qp->raw->rate.burst != 0)) {
+		rc = vb_raw_set_rate(qp, a->rate_limit, 0, 0);
+		if (rc != 0)
+			return rc;
+	}
 	if (to == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		rc = raw_reset(qp);
 		if (rc != 0)
@@ -288,6 +312,69 @@ int vb_raw_modify(struct vb_qp *qp, struct ibv_qp_attr *a, int mask)
 		vb_sq_unlock(qp);
 	}
 	return 0;
+}
+
+/* ---- Pacing ---- */
+
+/* The SQ's bucket: the entry's rate (kbit/s = 125 bytes/s) under the leaf's; none when neither is set. */
+static int raw_pace_apply(struct vb_qp *qp)
+{
+	struct vb_raw *r = qp->raw;
+	struct hw_pace *p = NULL;
+
+	if (r->pp_index != 0 || r->leaf != NULL) {
+		if (hw_pace_create((uint64_t)r->rate.rate_kbps * 125u, r->rate.burst, r->leaf, &p) != HW_OK)
+			return ENOMEM;
+	}
+	vb_sq_lock(qp); /* no doorbell while the bucket changes */
+	hw_eth_sq_set_pace(r->sq, p);
+	vb_sq_unlock(qp);
+	hw_pace_put(p);
+	return 0;
+}
+
+int vb_raw_set_rate(struct vb_qp *qp, uint32_t rate_kbps, uint32_t burst, uint16_t typical)
+{
+	struct vb_raw *r = qp->raw;
+	struct hw_pp_rate want = { .rate_kbps = rate_kbps, .burst = burst, .typical = typical };
+	uint8_t ctx[HW_PP_CTX_BYTES];
+	uint16_t index = 0;
+
+	if (r->sq == NULL)
+		return EINVAL;
+	if (rate_kbps != 0) {
+		hw_pp_ctx(&want, ctx);
+		/* A full table is mlx5_rl_add_rate's ENOSPC. */
+		if (hw_pp_alloc(ctx, sizeof(ctx), false, &index) != HW_OK)
+			return ENOSPC;
+	}
+	if (r->pp_index != 0)
+		(void)hw_pp_free(r->pp_index);
+	r->pp_index = index;
+	r->rate = want;
+	return raw_pace_apply(qp);
+}
+
+int vb_raw_set_leaf(struct vb_qp *qp, struct hw_pace *leaf)
+{
+	struct vb_raw *r = qp->raw;
+
+	if (r == NULL || r->sq == NULL)
+		return EOPNOTSUPP; /* an RSS QP, or not in RTS */
+	if (leaf != NULL)
+		hw_pace_get(leaf);
+	hw_pace_put(r->leaf);
+	r->leaf = leaf;
+	return raw_pace_apply(qp);
+}
+
+void vb_raw_pace_stats(struct vb_qp *qp, struct hw_pace_stats *s)
+{
+	if (qp->raw == NULL || qp->raw->sq == NULL) {
+		*s = (struct hw_pace_stats){ 0 };
+		return;
+	}
+	hw_eth_sq_pace_stats(qp->raw->sq, s);
 }
 
 /* ---- Posting ---- */

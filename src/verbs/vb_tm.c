@@ -376,6 +376,18 @@ void vb_tm_cqe(struct vb_srq *srq, const struct hw_cqe64 *cqe, struct ibv_wc *wc
 	pthread_spin_unlock(&srq->lock);
 }
 
+void vb_tm_cqe_dropped(struct vb_srq *srq, const struct hw_cqe64 *cqe)
+{
+	struct ibv_wc wc;
+
+	/* a tag's CQE only: ordinary receives are the caller's (vb_srq_free_wqe), list operations name no QP */
+	if (srq->tm == NULL || cqe->app != HW_CQE_APP_TM ||
+	    (cqe->app_op != HW_TM_OP_CONSUMED && cqe->app_op != HW_TM_OP_CONSUMED_MSG &&
+	     cqe->app_op != HW_TM_OP_EXPECTED))
+		return;
+	vb_tm_cqe(srq, cqe, &wc); /* what polling it would have done to the tag */
+}
+
 bool vb_tm_cqe_took_wqe(const struct hw_cqe64 *cqe)
 {
 	return cqe->app != HW_CQE_APP_TM || cqe->app_op == HW_TM_OP_UNEXPECTED || cqe->app_op == HW_TM_OP_NO_TAG;
