@@ -8,7 +8,7 @@
 #   gdb, valgrind); .ci/run installs it before the first suite runs.
 set -euo pipefail
 
-need=(meson ninja-build pkg-config gcc python3 libucx-dev libssl-dev ibverbs-utils perftest python3-pyverbs librdmacm-dev rdmacm-utils libfabric1 libfabric-bin)
+need=(meson ninja-build pkg-config gcc python3 libucx-dev libssl-dev ibverbs-utils perftest python3-pyverbs python3-scapy librdmacm-dev rdmacm-utils libfabric1 libfabric-bin)
 [ "${1:-}" = bench ] && need+=(dpdk-dev libdpdk-dev ucx-utils valgrind)
 [ "${1:-}" = ci ] && need+=(dpdk-dev libdpdk-dev ucx-utils clang libclang-rt-14-dev libibverbs-dev gdb valgrind)
 
