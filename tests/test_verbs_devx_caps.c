@@ -284,6 +284,9 @@ static void test_refusals(void)
 	CHECK(out[0] == 0x2 && be32(out + 4) == 0x5d0c0011u);
 	CHECK_ERR(query(c, 0x4 << 1 | 1), EOPNOTSUPP);
 	CHECK(out[0] == 0x3 && be32(out + 4) == 0x5d0c0012u);
+	/* QUERY_HCA_CAP of another function (other_function): not emulated. */
+	CHECK_ERR(cmd(c, OP_QUERY_HCA_CAP, 0x80, 1, CAP_IN_SZ, CAP_OUT_SZ), EOPNOTSUPP);
+	CHECK(out[0] == 0x3 && be32(out + 4) == 0x5d0c0013u);
 }
 
 /* One direction's flow_table_prop_layout at bit base of the page. */

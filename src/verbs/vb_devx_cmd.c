@@ -13,8 +13,9 @@
  *
  * PRM layouts, big-endian: query_hca_cap_in is opcode (bytes 0-1) and op_mod
  * (bytes 6-7: the page's type << 1, bit 0 current rather than maximum
- * values) in 0x10 bytes; query_hca_cap_out a 0x10-byte header (status in
- * byte 0, syndrome in bytes 4-7) and the 0x1000-byte page.
+ * values) and other_function (bit 7 of byte 8) in 0x10 bytes;
+ * query_hca_cap_out a 0x10-byte header (status in byte 0, syndrome in bytes
+ * 4-7) and the 0x1000-byte page.
  */
 #include <string.h>
 
@@ -37,6 +38,7 @@
 /* Syndromes of softdpu's refusals (bytes 4..7): any non-zero value tells the program "see status". */
 #define VB_SYND_GEN_BAD_OP 0x5d0c0011u
 #define VB_SYND_CAP_PAGE 0x5d0c0012u
+#define VB_SYND_CAP_OTHER_FN 0x5d0c0013u
 
 /*
  * device_mem_cap (PRM): memic (bit 0), the access sizes of the atomic
@@ -83,6 +85,8 @@ static int vb_query_hca_cap(struct ibv_context *c, const uint8_t *in, size_t inl
 	/* An output shorter than the page gets what fits, as the card's mailbox (rdma-core's suite reads 0x810 bytes). */
 	if (inlen < VB_CAP_IN_SZ || outlen < VB_CAP_HDR_SZ)
 		return EINVAL;
+	if (in[8] & 0x80) /* other_function: another function's caps, which this one does not manage here */
+		return vb_gen_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_CAP_OTHER_FN);
 	op_mod = (uint16_t)(in[6] << 8 | in[7]);
 	/* Maximum and current values alike. */
 	if (op_mod >> 1 == VB_CAP_DEV_MEM)
