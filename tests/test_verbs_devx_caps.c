@@ -9,8 +9,8 @@
  * which rdma-core's suite checks at bytes 20, 21, 80 and 272 of out).
  * The general page also says what UCX 1.13.1 reads (ib_mlx5dv_md.c): DC
  * (dct, log_max_ra_req_dc), atomics and ODP with their pages (types 3 and
- * 2), log_max_msg 30, no KSM or atomic UMR mkeys; QUERY_NIC_VPORT_CONTEXT
- * and QUERY_LAG answer, and bad commands get the kernel's and the card's
+ * 2), log_max_msg 30, no KSM or atomic UMR mkeys; QUERY_NIC_VPORT_CONTEXT,
+ * QUERY_HCA_VPORT_CONTEXT and QUERY_LAG answer, and bad commands get the kernel's and the card's
  * refusals (EINVAL with out untouched; EREMOTEIO or EOPNOTSUPP with status
  * and syndrome in out).
  */
@@ -190,17 +190,24 @@ static void test_odp_page(void)
 #define OP_QUERY_LAG 0x842
 #define NVC_OUT_SZ 0x110
 
-static int cmd(struct ibv_context *c, uint16_t op, uint8_t in8, uint16_t vport, size_t inlen, size_t outlen)
+/* A command of in's 16 bytes: byte 8 (other_vport, other_function at its top bit), byte 9 (port_num), vport_number. */
+static int cmd9(struct ibv_context *c, uint16_t op, uint8_t in8, uint8_t in9, uint16_t vport, size_t inlen, size_t outlen)
 {
 	uint8_t in[CAP_IN_SZ] = {0};
 
 	in[0] = (uint8_t)(op >> 8);
 	in[1] = (uint8_t)op;
 	in[8] = in8;
+	in[9] = in9;
 	in[10] = (uint8_t)(vport >> 8);
 	in[11] = (uint8_t)vport;
 	memset(out, 0xee, sizeof(out));
 	return mlx5dv_devx_general_cmd(c, in, inlen, out, outlen);
+}
+
+static int cmd(struct ibv_context *c, uint16_t op, uint8_t in8, uint16_t vport, size_t inlen, size_t outlen)
+{
+	return cmd9(c, op, in8, 0, vport, inlen, outlen);
 }
 
 static uint32_t be32(const uint8_t *p)
@@ -239,6 +246,45 @@ static void test_nic_vport(void)
 	/* other_vport: another function's vport, which this one does not manage here. */
 	CHECK_ERR(cmd(c, OP_QUERY_NIC_VPORT, 0x80, 1, CAP_IN_SZ, NVC_OUT_SZ), EOPNOTSUPP);
 	CHECK(out[0] == 0x3 && be32(out + 4) == 0x5d0c0042u);
+}
+
+#define OP_QUERY_HCA_VPORT 0x762
+#define HVC_OUT_SZ 0x210
+
+/* QUERY_HCA_VPORT_CONTEXT: the port as ibv_query_port and ibv_query_device say it (port_num 0 or 1: the one port). */
+static void test_hca_vport(void)
+{
+	struct ibv_context *c = vf_open();
+	struct ibv_device_attr a;
+	struct ibv_port_attr p;
+	union ibv_gid gid;
+	const uint8_t *x = out + HDR;
+
+	CHECK(c != NULL);
+	CHECK_OK(ibv_query_device(c, &a));
+	CHECK_OK(ibv_query_port(c, 1, &p));
+	CHECK_OK(ibv_query_gid(c, 1, 0, &gid));
+	for (uint8_t port = 0; port < 2; port++) {
+		CHECK_OK(cmd9(c, OP_QUERY_HCA_VPORT, 0, port, 0, CAP_IN_SZ, HVC_OUT_SZ));
+		check_header();
+		CHECK(x[0x22] >> 4 == p.phys_state);			 /* port_physical_state */
+		CHECK(x[0x23] >> 4 == p.state && (x[0x23] & 0xf) == p.state); /* port_state, vport_state */
+		CHECK(p.state == IBV_PORT_ACTIVE);
+		CHECK(memcmp(x + 0x28, &a.sys_image_guid, 8) == 0);	 /* system_image_guid */
+		CHECK(memcmp(x + 0x30, gid.raw + 8, 8) == 0);		 /* port_guid */
+		CHECK(memcmp(x + 0x38, &a.node_guid, 8) == 0);		 /* node_guid */
+		CHECK(be32(x + 0x40) == p.port_cap_flags);		 /* cap_mask1 */
+		CHECK((x[0x60] << 8 | x[0x61]) == p.lid);
+		CHECK(x[0x63] >> 5 == p.lmc && (x[0x63] & 0x1f) == p.subnet_timeout);
+		CHECK((x[0x64] << 8 | x[0x65]) == p.sm_lid);
+		CHECK(x[0x66] >> 4 == p.sm_sl);
+		CHECK(out[HVC_OUT_SZ] == 0xee);
+	}
+	/* Port 2 of this one-port device, vport 1 without other_vport: the card's bad parameter. */
+	CHECK_ERR(cmd9(c, OP_QUERY_HCA_VPORT, 0, 2, 0, CAP_IN_SZ, HVC_OUT_SZ), EREMOTEIO);
+	CHECK(out[0] == 0x3 && be32(out + 4) == 0x5d0c0043u);
+	CHECK_ERR(cmd(c, OP_QUERY_HCA_VPORT, 0, 1, CAP_IN_SZ, HVC_OUT_SZ), EREMOTEIO);
+	CHECK(out[0] == 0x3 && be32(out + 4) == 0x5d0c0041u);
 }
 
 /* QUERY_LAG: no link aggregation, lag_state 0 (UCX then trusts the dct bit). */
@@ -280,7 +326,7 @@ static void test_refusals(void)
 	CHECK_ERR(cmd(c, 0x7fff, 0, 0, CAP_IN_SZ, CAP_OUT_SZ), EINVAL);
 	CHECK(untouched());
 	/* A general command not emulated: bad opcode 0x2; a page not emulated (ROCE, type 4): bad parameter 0x3. */
-	CHECK_ERR(cmd(c, 0x762, 0, 0, CAP_IN_SZ, CAP_OUT_SZ), EOPNOTSUPP); /* QUERY_HCA_VPORT_CONTEXT */
+	CHECK_ERR(cmd(c, 0x760, 0, 0, CAP_IN_SZ, CAP_OUT_SZ), EOPNOTSUPP); /* QUERY_ROCE_ADDRESS */
 	CHECK(out[0] == 0x2 && be32(out + 4) == 0x5d0c0011u);
 	CHECK_ERR(query(c, 0x4 << 1 | 1), EOPNOTSUPP);
 	CHECK(out[0] == 0x3 && be32(out + 4) == 0x5d0c0012u);
@@ -343,6 +389,7 @@ int main(void)
 	RUN(test_atomic_page);
 	RUN(test_odp_page);
 	RUN(test_nic_vport);
+	RUN(test_hca_vport);
 	RUN(test_lag);
 	RUN(test_refusals);
 	return th_summary("test_verbs_devx_caps");

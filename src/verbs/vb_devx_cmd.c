@@ -5,7 +5,8 @@
  * MEMIC of HW_DM_SIZE bytes, as ibv_query_device_ex's max_dm_size, its
  * atomic operations on single bytes (vb_memic.c) and no software-owned
  * steering ICM; of the general, ODP, atomic, NIC flow-table and QoS pages
- * (vb_devx_caps.c); QUERY_NIC_VPORT_CONTEXT and QUERY_LAG (vb_devx_vport.c).
+ * (vb_devx_caps.c); QUERY_NIC_VPORT_CONTEXT, QUERY_HCA_VPORT_CONTEXT and
+ * QUERY_LAG (vb_devx_vport.c).
  * As the kernel: in or out shorter than the 16-byte header, or an opcode
  * that is not a general command, EINVAL with out untouched. Another
  * general command or capability page fails with EOPNOTSUPP and the card's
@@ -24,6 +25,7 @@
 
 #define VB_OP_QUERY_HCA_CAP 0x100
 #define VB_OP_QUERY_NIC_VPORT 0x754
+#define VB_OP_QUERY_HCA_VPORT 0x762
 #define VB_OP_QUERY_LAG 0x842
 #define VB_OP_GENERAL_START 0xb00 /* the general objects' commands, all general for the kernel */
 #define VB_OP_GENERAL_END 0xd00
@@ -108,7 +110,7 @@ static bool vb_is_general(uint16_t op)
 	static const uint16_t ops[] = {VB_OP_QUERY_HCA_CAP, 0x101 /* QUERY_ADAPTER */, 0x10a /* QUERY_ISSI */,
 				       0x80a /* GET_DROPPED_PACKET_LOG */, 0x80d /* NOP */, 0x750 /* QUERY_VPORT_STATE */, 0x752 /* QUERY_ESW_VPORT_CONTEXT */,
 				       VB_OP_QUERY_NIC_VPORT, 0x760 /* QUERY_ROCE_ADDRESS */,
-				       0x762 /* QUERY_HCA_VPORT_CONTEXT */, 0x76f /* QUERY_VNIC_ENV */,
+				       VB_OP_QUERY_HCA_VPORT, 0x76f /* QUERY_VNIC_ENV */,
 				       0x770 /* QUERY_VPORT_COUNTER */, 0x822, 0x824, 0x826 /* congestion queries */,
 				       VB_OP_QUERY_LAG, 0x740 /* QUERY_ESW_FUNCTIONS */};
 
@@ -135,6 +137,8 @@ int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, 
 		return vb_query_hca_cap(c, in, inlen, out, outlen);
 	if (op == VB_OP_QUERY_NIC_VPORT)
 		return vb_devx_query_nic_vport(c, in, out, outlen);
+	if (op == VB_OP_QUERY_HCA_VPORT)
+		return vb_devx_query_hca_vport(c, in, out, outlen);
 	if (op == VB_OP_QUERY_LAG)
 		return vb_devx_query_lag(out, outlen);
 	return vb_gen_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_GEN_BAD_OP);
