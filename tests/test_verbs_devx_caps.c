@@ -191,7 +191,8 @@ static void test_odp_page(void)
 #define NVC_OUT_SZ 0x110
 
 /* A command of in's 16 bytes: byte 8 (other_vport, other_function at its top bit), byte 9 (port_num), vport_number. */
-static int cmd9(struct ibv_context *c, uint16_t op, uint8_t in8, uint8_t in9, uint16_t vport, size_t inlen, size_t outlen)
+static int cmd9(struct ibv_context *c, uint16_t op, uint8_t in8, uint8_t in9, uint16_t vport, size_t inlen,
+		size_t outlen)
 {
 	uint8_t in[CAP_IN_SZ] = {0};
 

@@ -98,7 +98,7 @@
 #define ATOMIC_OPS_CMP_SWAP_FETCH_ADD 0x3 /* bits 0 and 1; the masked forms (bits 2, 3) not offered */
 #define ATOMIC_SIZE_8 0x8 /* bit n: 2^n bytes */
 
-/* odp_cap: one odp_per_transport_service_cap (send, receive, write, read, atomic, srq_receive from bit 0) a transport. */
+/* odp_cap: per transport one odp_per_transport_service_cap (send, receive, write, read, atomic, srq_receive). */
 #define O_RC 128
 #define O_UC 160
 #define O_UD 192

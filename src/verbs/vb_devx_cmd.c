@@ -108,7 +108,8 @@ static int vb_query_hca_cap(struct ibv_context *c, const uint8_t *in, size_t inl
 static bool vb_is_general(uint16_t op)
 {
 	static const uint16_t ops[] = {VB_OP_QUERY_HCA_CAP, 0x101 /* QUERY_ADAPTER */, 0x10a /* QUERY_ISSI */,
-				       0x80a /* GET_DROPPED_PACKET_LOG */, 0x80d /* NOP */, 0x750 /* QUERY_VPORT_STATE */, 0x752 /* QUERY_ESW_VPORT_CONTEXT */,
+				       0x80a /* GET_DROPPED_PACKET_LOG */, 0x80d /* NOP */, 0x750 /* QUERY_VPORT_STATE */,
+				       0x752 /* QUERY_ESW_VPORT_CONTEXT */,
 				       VB_OP_QUERY_NIC_VPORT, 0x760 /* QUERY_ROCE_ADDRESS */,
 				       VB_OP_QUERY_HCA_VPORT, 0x76f /* QUERY_VNIC_ENV */,
 				       0x770 /* QUERY_VPORT_COUNTER */, 0x822, 0x824, 0x826 /* congestion queries */,

@@ -36,7 +36,10 @@
 #define HVC_LMC 0x63	 /* lmc (3 bits), subnet_timeout (5) */
 #define HVC_SM_LID 0x64
 #define HVC_SM_SL 0x66	 /* the high nibble */
-/* The Ethernet MTU in the PRM's form: 1500 bytes with the Ethernet and VLAN headers and FCS (as RoCE's 1024-byte active MTU assumes). */
+/*
+ * The Ethernet MTU in the PRM's form: 1500 bytes with the Ethernet and VLAN
+ * headers and FCS (what RoCE's 1024-byte active MTU assumes).
+ */
 #define NVC_HW_MTU (1500 + 14 + 4 + 4)
 
 #define VB_STAT_BAD_PARAM 0x3
@@ -94,7 +97,8 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-static void hvc_fill(uint8_t *ctx, const struct ibv_device_attr *a, const struct ibv_port_attr *p, const union ibv_gid *gid)
+static void hvc_fill(uint8_t *ctx, const struct ibv_device_attr *a, const struct ibv_port_attr *p,
+		     const union ibv_gid *gid)
 {
 	ctx[HVC_STATES] = (uint8_t)(p->phys_state << 4);
 	ctx[HVC_STATES + 1] = (uint8_t)(p->state << 4 | p->state);
