@@ -8,8 +8,6 @@ tool=${1:?usage: check-devnodes.sh <softdpu-devnodes>}
 name=devnodes
 export LC_ALL=C
 unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY
-# A sanitized build: leaks of the forked counting children are not this test's subject.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if ! mknod "$tmp/probe" c 0 192 2>/dev/null; then
