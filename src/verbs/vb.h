@@ -358,6 +358,19 @@ struct vb_dv_var_ops {
 struct vb_dv_devx_ops {
 	int (*obj_modify)(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
 	int (*query_eqn)(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn);
+	/* Event channels (vb_devx_evch.c), each as the mlx5dv function it serves. */
+	struct mlx5dv_devx_event_channel *(*evch_create)(struct ibv_context *ctx, uint32_t flags);
+	void (*evch_destroy)(struct mlx5dv_devx_event_channel *ch);
+	int (*evch_subscribe)(struct mlx5dv_devx_event_channel *ch, int fd, struct mlx5dv_devx_obj *obj,
+			      uint16_t n, const uint16_t *types, uint64_t cookie);
+	ssize_t (*evch_get_event)(struct mlx5dv_devx_event_channel *ch, struct mlx5_ib_uapi_devx_async_event_hdr *ev,
+				  size_t len);
+};
+
+/* The head of an event channel: the program's handle, then the ops that serve it. */
+struct vb_evch_head {
+	struct mlx5dv_devx_event_channel pub;
+	const struct vb_dv_ops *dv;
 };
 
 struct vb_dv_sig_ops {

@@ -13,6 +13,7 @@
  * 5 bits of byte 0xc, uar_page at 0xd, c_eqn byte 0x17, the record's offset
  * in its umem at 0x38 (64 bits). create_cq_out: cqn at 8 (low 24 bits).
  */
+#include <endian.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,10 @@ void vb_devx_cq_hold(struct mlx5dv_devx_obj *cq, int delta)
 
 static void vb_devx_cq_free(struct vb_devx_cq *cq, uint32_t cqn)
 {
-	if (cq->hw != NULL)
-		hw_cq_destroy(cq->hw);	/* the fence: no producer writes into the umem after it */
+	if (cq->hw != NULL) {
+		vb_devx_evch_cq_gone(cq->hw);	/* no event channel looks at it after this */
+		hw_cq_destroy(cq->hw);
+	}	/* the fence: no producer writes into the umem after it */
 	vb_devx_umem_put(cq->ring_um);
 	vb_devx_umem_put(cq->dbr_um);
 	if (cqn != 0)
@@ -117,6 +120,7 @@ int vb_devx_cq_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 		rc = vb_qmem_errno(st);
 		goto err;
 	}
+	ha.dbrec[HW_CQ_DBR_ARM] = htobe32(VB_DEVX_CQ_UNARMED);
 	memset(out, 0, VB_CQ_OUT_SZ);
 	vb_prm_put32(out + 8, cqn);
 	obj->kind = VB_DEVX_CQ;

@@ -311,4 +311,8 @@ static int vb_dv_devx_query_eqn(struct ibv_context *c, uint32_t vector, uint32_t
 const struct vb_dv_devx_ops vb_dv_devx_ops_impl = {
 	.obj_modify = vb_dv_devx_obj_modify,
 	.query_eqn = vb_dv_devx_query_eqn,
+	.evch_create = vb_evch_create,
+	.evch_destroy = vb_evch_destroy,
+	.evch_subscribe = vb_evch_subscribe,
+	.evch_get_event = vb_evch_get_event,
 };

@@ -107,6 +107,15 @@ void vb_devx_cq_destroy(struct mlx5dv_devx_obj *obj);
 void vb_devx_cq_hold(struct mlx5dv_devx_obj *cq, int delta);
 bool vb_devx_cq_busy(struct mlx5dv_devx_obj *cq);
 struct hw_cq *vb_devx_cq_hw(struct mlx5dv_devx_obj *cq);
+/*
+ * The arm word a DevX CQ's record holds until the program arms it: no arm
+ * writes it (bits outside sn, command and ci), so the device tells a first
+ * arm of word 0 from none (vb_devx_evch.c).
+ */
+#define VB_DEVX_CQ_UNARMED 0xffffffffu
+/* The CQ goes: event channels drop their subscriptions to it (vb_devx_evch.c). */
+struct hw_cq;
+void vb_devx_evch_cq_gone(struct hw_cq *cq);
 int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
 		      struct mlx5dv_devx_obj *obj);
 void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj);

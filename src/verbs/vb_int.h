@@ -48,6 +48,13 @@ bool vb_mcast_busy(const struct vb_qp *qp);
 extern const struct vb_dv_misc_ops vb_dv_misc_ops_impl;
 extern const struct vb_dv_dcs_ops vb_dv_dcs_ops_impl;
 extern const struct vb_dv_devx_ops vb_dv_devx_ops_impl;
+/* DevX event channels (vb_devx_evch.c), served through vb_dv_devx_ops. */
+struct mlx5dv_devx_event_channel *vb_evch_create(struct ibv_context *c, uint32_t flags);
+void vb_evch_destroy(struct mlx5dv_devx_event_channel *ch);
+int vb_evch_subscribe(struct mlx5dv_devx_event_channel *ch, int fd, struct mlx5dv_devx_obj *obj, uint16_t n,
+		      const uint16_t *types, uint64_t cookie);
+ssize_t vb_evch_get_event(struct mlx5dv_devx_event_channel *ch, struct mlx5_ib_uapi_devx_async_event_hdr *ev,
+			  size_t len);
 extern const struct vb_dv_act_ops vb_dv_act_ops_impl;
 extern const struct vb_dv_pace_ops vb_dv_pace_ops_impl;
 void vb_rqpn_fini(struct vb_context *ctx);

@@ -124,12 +124,6 @@ VB_EXPORT struct mlx5dv_devx_eq *mlx5dv_devx_create_eq(struct ibv_context *ibctx
 	return NULL;
 }
 
-VB_EXPORT struct mlx5dv_devx_event_channel *mlx5dv_devx_create_event_channel(struct ibv_context *context, enum mlx5_ib_uapi_devx_create_event_channel_flags flags)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_create_event_channel");
-	return NULL;
-}
-
 VB_EXPORT void mlx5dv_devx_destroy_cmd_comp(struct mlx5dv_devx_cmd_comp *cmd_comp)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_destroy_cmd_comp");
@@ -139,11 +133,6 @@ VB_EXPORT int mlx5dv_devx_destroy_eq(struct mlx5dv_devx_eq *eq)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_destroy_eq");
 	return EOPNOTSUPP;
-}
-
-VB_EXPORT void mlx5dv_devx_destroy_event_channel(struct mlx5dv_devx_event_channel *event_channel)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_destroy_event_channel");
 }
 
 VB_EXPORT int mlx5dv_devx_free_msi_vector(struct mlx5dv_devx_msi_vector *msi)
@@ -156,12 +145,6 @@ VB_EXPORT int mlx5dv_devx_get_async_cmd_comp(struct mlx5dv_devx_cmd_comp *cmd_co
 {
 	VB_UNSUPPORTED("mlx5dv_devx_get_async_cmd_comp");
 	return EOPNOTSUPP;
-}
-
-VB_EXPORT ssize_t mlx5dv_devx_get_event(struct mlx5dv_devx_event_channel *event_channel, struct mlx5_ib_uapi_devx_async_event_hdr *event_data, size_t event_resp_len)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_get_event");
-	return -1;
 }
 
 VB_EXPORT int mlx5dv_devx_ind_tbl_modify(struct ibv_rwq_ind_table *ind_tbl, const void *in, size_t inlen, void *out, size_t outlen)
@@ -203,18 +186,6 @@ VB_EXPORT int mlx5dv_devx_srq_modify(struct ibv_srq *srq, const void *in, size_t
 VB_EXPORT int mlx5dv_devx_srq_query(struct ibv_srq *srq, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	VB_UNSUPPORTED("mlx5dv_devx_srq_query");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *event_channel, struct mlx5dv_devx_obj *obj, uint16_t events_sz, uint16_t *events_num, uint64_t cookie)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_subscribe_devx_event");
-	return EOPNOTSUPP;
-}
-
-VB_EXPORT int mlx5dv_devx_subscribe_devx_event_fd(struct mlx5dv_devx_event_channel *event_channel, int fd, struct mlx5dv_devx_obj *obj, uint16_t event_num)
-{
-	VB_UNSUPPORTED("mlx5dv_devx_subscribe_devx_event_fd");
 	return EOPNOTSUPP;
 }
 

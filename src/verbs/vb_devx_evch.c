@@ -1,0 +1,316 @@
+/*
+ * vb_devx_evch — DevX event channels (mlx5dv_devx_create_event_channel and
+ * its subscribe and get_event calls), as the kernel's devx serves them.
+ *
+ * A channel is an eventfd in semaphore mode, readable while events wait
+ * (one count per queued event), so poll() and epoll see it as they see the
+ * kernel's channel file. An event is the subscription's cookie and, unless
+ * the channel omits it, the 64-byte EQE the card reported.
+ *
+ * Delivered: the completion event (type 0) of a DevX CQ. The program arms
+ * the CQ as on the card, the arm word into the CQ's doorbell record and the
+ * UAR; the UAR page is plain memory here, so the device takes the arm from
+ * the record: a watcher thread, running while completion subscriptions
+ * exist, passes the record's arm word to the CQ when it changes and turns
+ * each firing (the CQ's event bell moving on) into one event per
+ * subscription. A DevX QP's affiliated events are accepted, as the kernel
+ * accepts them, but not yet raised.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "hw_cq.h"
+#include "vb_devx_prm.h"
+
+#define VB_EV_COMP 0x00		 /* MLX5_EVENT_TYPE_COMP */
+#define VB_EQE_BYTES 64		 /* struct mlx5_eqe */
+#define VB_EQE_COMP_CQN 0x38	 /* data.comp.cqn */
+#define VB_EVCH_PERIOD_NS 50000L /* between looks at the records */
+
+struct vb_evch_event {
+	struct vb_evch_event *next;
+	uint64_t cookie;
+	uint8_t eqe[VB_EQE_BYTES];
+};
+
+struct vb_evch {
+	struct vb_evch_head h;		      /* first: the program's handle */
+	bool omit_data;
+	struct vb_evch_event *head, **tail;   /* under vb_evch_lock */
+};
+
+struct vb_evch_sub {
+	struct vb_evch_sub *next;
+	struct vb_evch *ch;
+	int fd;			/* >= 0: an eventfd signalled instead of an event */
+	uint64_t cookie;
+	uint16_t type;
+	struct hw_cq *cq;	/* a completion subscription's CQ, else NULL */
+	uint32_t cqn;
+	uint32_t last_arm;	/* the record's arm word last passed on */
+	uint32_t seen;		/* the event bell's sequence last turned into an event */
+};
+
+static pthread_mutex_t vb_evch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vb_evch_sub *vb_evch_subs;
+static bool vb_evch_running;
+
+/* Under the lock: one event to the subscription's channel or fd. */
+static void vb_evch_raise(struct vb_evch_sub *s)
+{
+	struct vb_evch_event *ev;
+	uint64_t one = 1;
+
+	if (s->fd >= 0) {
+		(void)!write(s->fd, &one, sizeof(one));
+		return;
+	}
+	ev = calloc(1, sizeof(*ev));
+	if (ev == NULL)
+		return;	/* the kernel drops an event it cannot queue, too */
+	ev->cookie = s->cookie;
+	ev->eqe[1] = (uint8_t)s->type;
+	vb_prm_put32(ev->eqe + VB_EQE_COMP_CQN, s->cqn);
+	*s->ch->tail = ev;
+	s->ch->tail = &ev->next;
+	(void)!write(s->ch->h.pub.fd, &one, sizeof(one));
+}
+
+/* Under the lock: the arm the program wrote, and the firing it caused. */
+static void vb_evch_look(struct vb_evch_sub *s)
+{
+	struct hw_bell *bell = hw_cq_event_bell(s->cq);
+	uint32_t arm = be32toh(__atomic_load_n(&hw_cq_dbrec(s->cq)[HW_CQ_DBR_ARM], __ATOMIC_ACQUIRE));
+	uint32_t seq;
+
+	if (arm != s->last_arm && arm != VB_DEVX_CQ_UNARMED) {
+		s->last_arm = arm;
+		(void)hw_cq_arm(s->cq, arm);
+	}
+	seq = hw_bell_seq(bell);
+	if (seq != s->seen) {
+		s->seen = seq;
+		vb_evch_raise(s);
+	}
+}
+
+static void *vb_evch_thread(void *arg)
+{
+	struct timespec ts = {.tv_nsec = VB_EVCH_PERIOD_NS};
+	struct vb_evch_sub *s;
+	bool any;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&vb_evch_lock);
+		any = false;
+		for (s = vb_evch_subs; s != NULL; s = s->next)
+			if (s->cq != NULL) {
+				vb_evch_look(s);
+				any = true;
+			}
+		if (!any)
+			vb_evch_running = false;
+		pthread_mutex_unlock(&vb_evch_lock);
+		if (!any)
+			return NULL;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Under the lock: a completion subscription exists, so the watcher runs. */
+static int vb_evch_start(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int rc;
+
+	if (vb_evch_running)
+		return 0;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &a, vb_evch_thread, NULL);
+	pthread_attr_destroy(&a);
+	if (rc == 0)
+		vb_evch_running = true;
+	return rc;
+}
+
+/* Under the lock: drops the subscriptions match() picks. */
+static void vb_evch_drop(bool (*match)(const struct vb_evch_sub *, const void *), const void *arg)
+{
+	struct vb_evch_sub **p = &vb_evch_subs, *s;
+
+	while ((s = *p) != NULL) {
+		if (match(s, arg)) {
+			*p = s->next;
+			free(s);
+		} else {
+			p = &s->next;
+		}
+	}
+}
+
+static bool vb_evch_of_cq(const struct vb_evch_sub *s, const void *cq)
+{
+	return s->cq == cq;
+}
+
+static bool vb_evch_of_ch(const struct vb_evch_sub *s, const void *ch)
+{
+	return s->ch == ch;
+}
+
+void vb_devx_evch_cq_gone(struct hw_cq *cq)
+{
+	pthread_mutex_lock(&vb_evch_lock);
+	vb_evch_drop(vb_evch_of_cq, cq);
+	pthread_mutex_unlock(&vb_evch_lock);
+}
+
+struct mlx5dv_devx_event_channel *vb_evch_create(struct ibv_context *context, uint32_t flags)
+{
+	struct vb_evch *ch;
+
+	if (vb_ctx_checked(context) == NULL || (flags & ~MLX5_IB_UAPI_DEVX_CR_EV_CH_FLAGS_OMIT_DATA) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->h.pub.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (ch->h.pub.fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	ch->omit_data = (flags & MLX5_IB_UAPI_DEVX_CR_EV_CH_FLAGS_OMIT_DATA) != 0;
+	ch->tail = &ch->head;
+	ch->h.dv = &vb_dv_ops_impl;
+	return &ch->h.pub;
+}
+
+void vb_evch_destroy(struct mlx5dv_devx_event_channel *event_channel)
+{
+	struct vb_evch *ch = (struct vb_evch *)event_channel;
+	struct vb_evch_event *ev;
+
+	if (ch == NULL)
+		return;
+	pthread_mutex_lock(&vb_evch_lock);
+	vb_evch_drop(vb_evch_of_ch, ch);
+	pthread_mutex_unlock(&vb_evch_lock);
+	while ((ev = ch->head) != NULL) {
+		ch->head = ev->next;
+		free(ev);
+	}
+	close(ch->h.pub.fd);
+	free(ch);
+}
+
+/* The kernel's check: the event numbers an object of that kind raises (EINVAL otherwise). */
+static bool vb_evch_valid(const struct mlx5dv_devx_obj *obj, uint16_t type)
+{
+	if (obj->kind == VB_DEVX_CQ)
+		return type == VB_EV_COMP;
+	if (obj->kind == VB_DEVX_QP)	/* path migration, comm established, SQ drained, WQ errors, last WQE */
+		return (type >= 0x01 && type <= 0x03) || type == 0x07 || (type >= 0x10 && type <= 0x13);
+	return false;
+}
+
+/* One subscription per event number, all or none. */
+int vb_evch_subscribe(struct mlx5dv_devx_event_channel *event_channel, int fd, struct mlx5dv_devx_obj *obj,
+		      uint16_t n, const uint16_t *types, uint64_t cookie)
+{
+	struct vb_evch *ch = (struct vb_evch *)event_channel;
+	struct vb_evch_sub *s, *added = NULL, *last = NULL;
+	uint16_t i;
+	int rc = 0;
+
+	if (ch == NULL || obj == NULL || types == NULL || n == 0)
+		return EINVAL;
+	for (i = 0; i < n; i++)
+		if (!vb_evch_valid(obj, types[i]) || (obj->kind == VB_DEVX_CQ && obj->priv == NULL))
+			return EINVAL;
+	pthread_mutex_lock(&vb_evch_lock);
+	for (i = 0; i < n && rc == 0; i++) {
+		s = calloc(1, sizeof(*s));
+		if (s == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		*s = (struct vb_evch_sub){.ch = ch, .fd = fd, .cookie = cookie, .type = types[i]};
+		if (obj->kind == VB_DEVX_CQ) {
+			s->cq = vb_devx_cq_hw(obj);
+			s->cqn = obj->object_id;
+			s->seen = hw_bell_seq(hw_cq_event_bell(s->cq));
+			/* An arm already in the record (written before subscribing) is taken too. */
+			s->last_arm = VB_DEVX_CQ_UNARMED;
+			rc = vb_evch_start();
+		}
+		s->next = added;
+		added = s;
+	}
+	if (rc != 0) {
+		while ((s = added) != NULL) {
+			added = s->next;
+			free(s);
+		}
+	} else if (added != NULL) {
+		for (last = added; last->next != NULL; last = last->next)
+			;
+		last->next = vb_evch_subs;
+		vb_evch_subs = added;
+	}
+	pthread_mutex_unlock(&vb_evch_lock);
+	return rc;
+}
+
+ssize_t vb_evch_get_event(struct mlx5dv_devx_event_channel *event_channel,
+			  struct mlx5_ib_uapi_devx_async_event_hdr *event_data, size_t event_resp_len)
+{
+	struct vb_evch *ch = (struct vb_evch *)event_channel;
+	struct vb_evch_event *ev;
+	size_t sz;
+	uint64_t v;
+
+	if (ch == NULL || event_data == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	sz = sizeof(event_data->cookie) + (ch->omit_data ? 0 : VB_EQE_BYTES);
+	if (event_resp_len < sz) {	/* the kernel's read refuses a buffer the event does not fit */
+		errno = ENOSPC;
+		return -1;
+	}
+	/* Blocks, or EAGAIN on a non-blocking channel, as the kernel's read. */
+	if (read(ch->h.pub.fd, &v, sizeof(v)) != sizeof(v))
+		return -1;
+	pthread_mutex_lock(&vb_evch_lock);
+	ev = ch->head;
+	if (ev != NULL) {
+		ch->head = ev->next;
+		if (ch->head == NULL)
+			ch->tail = &ch->head;
+	}
+	pthread_mutex_unlock(&vb_evch_lock);
+	if (ev == NULL) {
+		errno = EAGAIN;
+		return -1;
+	}
+	event_data->cookie = ev->cookie;
+	if (!ch->omit_data)
+		memcpy(event_data->out_data, ev->eqe, VB_EQE_BYTES);
+	free(ev);
+	return (ssize_t)sz;
+}
