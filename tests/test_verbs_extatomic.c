@@ -26,7 +26,7 @@
 #include "harness.h"
 #include "verbs_qp_fixture.h"
 
-#define XA_QPS 4 /* 0: the operations, 1: unaligned, 2: no atomic rights at the responder, 3: bad size */
+#define XA_QPS 5 /* 0: the operations, 1: unaligned, 2: no atomic rights at the responder, 3: bad size, 4: bad rkey */
 #define XA_MEM 64
 #define XA_MASKED_CS 0x14
 #define XA_MASKED_FA 0x15
@@ -41,6 +41,7 @@ struct xa_hello {
 static uint8_t xa_res[64] __attribute__((aligned(64)));
 static pid_t xa_kid = -1;
 static int xa_st; /* the last xa_run's completion status */
+static uint32_t xa_rkey_xor; /* nonzero: a key the responder does not know */
 static int xa_sock = -1;
 
 static int xa_io(int fd, const void *out, size_t olen, void *in, size_t ilen)
@@ -206,7 +207,7 @@ static void xa_run(struct xa *x, int qi, uint8_t opcode, uint8_t opmod, const vo
 	wqe.ctrl.qpn_ds = htobe32(x->qp[qi]->qp_num << 8 | (3 + seg_len / 16));
 	wqe.ctrl.fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
 	wqe.raddr.raddr = htobe64(x->peer.addr + off);
-	wqe.raddr.rkey = htobe32(x->peer.rkey);
+	wqe.raddr.rkey = htobe32(x->peer.rkey ^ xa_rkey_xor);
 	memcpy(wqe.seg, segs, seg_len);
 	memcpy(wqe.seg + seg_len, &d, sizeof(d));
 	memset(xa_res, 0xee, sizeof(xa_res));
@@ -398,8 +399,14 @@ static void test_masked_errors(void)
 		uint64_t s[2] = {htobe64(1), 0};
 
 		xa_run(&x, 3, XA_MASKED_FA, XA_OPMOD(4), s, 16, 16, 16);
-	CHECK(xa_st == IBV_WC_LOC_QP_OP_ERR);
+		CHECK(xa_st == IBV_WC_LOC_QP_OP_ERR);
 	}
+	xa_expect32(20, 5);
+	/* A key the responder does not have: remote access error. */
+	xa_rkey_xor = 0x100;
+	xa_run32(&x, 4, XA_MASKED_FA, 1, 0, 0, 0, 20);
+	xa_rkey_xor = 0;
+	CHECK(xa_st == IBV_WC_REM_ACCESS_ERR);
 	xa_expect32(20, 5);
 }
 

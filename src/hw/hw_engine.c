@@ -1612,7 +1612,8 @@ static struct eng_res eng_exec_uc(struct hw_qp *qp, struct eng_wqe *w)
 {
 	struct eng_res res;
 
-	if (w->opcode == HW_WQE_RDMA_READ || w->opcode == HW_WQE_ATOMIC_CS || w->opcode == HW_WQE_ATOMIC_FA)
+	if (w->opcode == HW_WQE_RDMA_READ || w->opcode == HW_WQE_ATOMIC_CS || w->opcode == HW_WQE_ATOMIC_FA ||
+	    w->opcode == HW_WQE_ATOMIC_MASKED_CS || w->opcode == HW_WQE_ATOMIC_MASKED_FA)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	res = eng_exec_rc(qp, w);
 	if (res.rnr || (res.synd >= HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR && res.synd <= HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR))

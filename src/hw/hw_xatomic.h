@@ -9,6 +9,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * What the DevX ATOMIC capability page reports (PRM atomic_caps): the
+ * operations (bits 0..3: compare-swap, fetch-add, masked compare-swap,
+ * masked fetch-add), the operand sizes on RC and DC (bit n: 2^n bytes) and
+ * the 8-byte endianness mode (1: host order, the answers of the 8-byte forms).
+ */
+#define HW_XATOMIC_CAP_OPS 0xfu
+#define HW_XATOMIC_CAP_SIZES 0xcu
+#define HW_XATOMIC_CAP_8B_MODE 1u
+
 /* What a masked WQE asks for, decoded from its opmod and atomic segments. */
 struct hw_xatomic {
 	bool cs;	  /* MASKED_CS; else MASKED_FA */
