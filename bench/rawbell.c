@@ -10,12 +10,15 @@
  *                 the median one-way time (half a round trip), beside the
  *                 median one-way time of a futex wake between two processes
  *                 (each sleeping in FUTEX_WAIT, woken by the other) measured
- *                 in the same run;
+ *                 in the same run, and the same ping-pong through
+ *                 ibv_post_send/ibv_poll_cq (work run by the caller);
  *   stream <n>    n 64-byte RDMA WRITEs through raw doorbells, 32 in flight,
  *                 each CQE polled in memory, then the same through
  *                 ibv_post_send / ibv_poll_cq: both rates;
- *   idle <s>      a process holding such a QP sleeps s seconds: the CPU it
- *                 used meanwhile (getrusage), as a share of one core.
+ *   idle <s>      within one process, 1000 raw WRITEs each waited for
+ *                 (doorbell to CQE, median); then the process, holding the
+ *                 QP, sleeps s seconds: the CPU it used meanwhile
+ *                 (getrusage), as a share of one core.
  *
  * Usage: rawbell pingpong|stream|idle <n>
  */
@@ -226,7 +229,25 @@ static void rb_xfer(int wfd, int rfd, const void *out, void *in, size_t len)
 }
 
 /* One side of the raw ping-pong; side 0 times n round trips and returns the median one-way ns. */
-static uint64_t rb_pingpong_side(int side, int wfd, int rfd, int n)
+/* One WRITE through the library, its completion taken from ibv_poll_cq. */
+static void rb_verbs_write(struct rb_side *s, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = raddr, .rkey = rkey } },
+			   *bad;
+	struct ibv_wc wc;
+	int got;
+
+	if (ibv_post_send(s->qp, &wr, &bad) != 0)
+		rb_die("ibv_post_send");
+	while ((got = ibv_poll_cq(s->cq, 1, &wc)) == 0)
+		;
+	if (got < 0 || wc.status != IBV_WC_SUCCESS)
+		rb_die("a WRITE (error completion)");
+}
+
+static uint64_t rb_pingpong_side(int side, int wfd, int rfd, int n, bool raw)
 {
 	struct rb_side s = { 0 };
 	struct rb_peer me, peer;
@@ -239,7 +260,8 @@ static uint64_t rb_pingpong_side(int side, int wfd, int rfd, int n)
 	me = (struct rb_peer){ .qpn = s.qp->qp_num, .rkey = s.mr->rkey, .addr = (uintptr_t)s.buf + 4096 };
 	rb_xfer(wfd, rfd, &me, &peer, sizeof(me));
 	rb_up(s.qp, peer.qpn);
-	rb_dv(&s);
+	if (raw)
+		rb_dv(&s);
 	rb_xfer(wfd, rfd, &go, &go, 1); /* both up before the first write */
 	in = (volatile uint64_t *)(void *)(s.buf + 4096);
 	for (int i = 1; i <= n + 100; i++) { /* 100 rounds of warm-up */
@@ -248,8 +270,12 @@ static uint64_t rb_pingpong_side(int side, int wfd, int rfd, int n)
 		if (side == 1)
 			rb_wait_value(in, (uint64_t)i);
 		memcpy(s.buf, &(uint64_t){ (uint64_t)i }, 8);
-		rb_raw_write(&s, s.buf, 8, peer.addr, peer.rkey);
-		rb_raw_cqe(&s);
+		if (raw) {
+			rb_raw_write(&s, s.buf, 8, peer.addr, peer.rkey);
+			rb_raw_cqe(&s);
+		} else {
+			rb_verbs_write(&s, 8, peer.addr, peer.rkey);
+		}
 		if (side == 0) {
 			rb_wait_value(in, (uint64_t)i);
 			if (i > 100)
@@ -305,25 +331,37 @@ static uint64_t rb_futex_pingpong(int n)
 	return med;
 }
 
-static int rb_pingpong(int n)
+/* Two processes ping-pong through WRITEs (raw doorbells or the library): the median one-way ns. */
+static uint64_t rb_pingpong_run(int n, bool raw)
 {
 	int a[2], b[2], ws;
-	uint64_t raw, fut;
+	uint64_t med;
 	pid_t kid;
 
-	fut = rb_futex_pingpong(n);
 	if (pipe(a) != 0 || pipe(b) != 0)
 		rb_die("pipe");
 	kid = fork(); /* before any device is opened: the child starts clean */
 	if (kid == 0) {
-		rb_pingpong_side(1, b[1], a[0], n);
+		rb_pingpong_side(1, b[1], a[0], n, raw);
 		_exit(0);
 	}
-	raw = rb_pingpong_side(0, a[1], b[0], n);
+	med = rb_pingpong_side(0, a[1], b[0], n, raw);
 	if (waitpid(kid, &ws, 0) != kid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
 		rb_die("the peer");
-	printf("pingpong  raw doorbell one-way %8.2f us   futex wake one-way %8.2f us   ratio %.2f  (median of %d)\n",
-	       (double)raw / 1000.0, (double)fut / 1000.0, (double)raw / (double)fut, n);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+	return med;
+}
+
+static int rb_pingpong(int n)
+{
+	uint64_t fut = rb_futex_pingpong(n), raw = rb_pingpong_run(n, true), lib = rb_pingpong_run(n, false);
+
+	printf("pingpong  raw doorbell one-way %8.2f us   futex wake one-way %8.2f us   ratio %.2f  "
+	       "(ibv_post_send one-way %.2f us; median of %d)\n",
+	       (double)raw / 1000.0, (double)fut / 1000.0, (double)raw / (double)fut, (double)lib / 1000.0, n);
 	return 0;
 }
 
@@ -425,8 +463,18 @@ static int rb_idle(int secs)
 	rb_up(s.qp, b->qp_num);
 	rb_up(b, s.qp->qp_num);
 	rb_dv(&s);
-	rb_raw_write(&s, s.buf, 8, (uintptr_t)s.buf + 4096, s.mr->rkey); /* one doorbell, then quiet */
-	rb_raw_cqe(&s);
+	{
+		uint64_t lat[1000];
+
+		for (int i = 0; i < 1000; i++) {
+			uint64_t t0 = rb_now();
+
+			rb_raw_write(&s, s.buf, 8, (uintptr_t)s.buf + 4096, s.mr->rkey);
+			rb_raw_cqe(&s);
+			lat[i] = rb_now() - t0;
+		}
+		printf("one process: doorbell to CQE %.2f us (median of 1000)\n", (double)rb_median(lat, 1000) / 1000.0);
+	}
 	c0 = rb_cpu_s();
 	t0 = rb_now();
 	sleep((unsigned)secs);

@@ -554,6 +554,7 @@ struct hw_eng_pass {
 	bool check_peers;	/* look whether remote peers still live (every ~100 ms) */
 	bool activity;		/* out: something ran */
 	bool polled;		/* out: a polled QP exists */
+	bool raw;		/* out: a polled QP's record had moved: a raw doorbell ran */
 	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
 	/*
