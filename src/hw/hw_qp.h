@@ -287,8 +287,8 @@ struct hw_qp {
 	uint32_t rq_pi_rung;
 	uint32_t rq_ci_seen;
 	/* Rendezvous FINs owed to this QP's receive queue, which had no receive (hw_eng_tm.h); NULL: none ever. */
-	struct hw_tm_fins *_Atomic tm_fins;
-	_Atomic uint32_t tm_fins_owed;
+	struct hw_tm_fins *tm_fins; /* __atomic builtins */
+	uint32_t tm_fins_owed; /* __atomic builtins */
 	/* A DCI with streams (hw_dcs.h): the logs it was given and the channels in error, one bit each. */
 	bool dcs;
 	uint8_t dcs_log_conc;

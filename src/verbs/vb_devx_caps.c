@@ -1,7 +1,7 @@
 /*
  * vb_devx_caps — the QUERY_HCA_CAP pages mlx5dv_devx_general_cmd answers
- * beside the device-memory page: the general device capabilities (type 0)
- * and the NIC flow-table capabilities (type 7), laid out as the PRM's
+ * beside the device-memory page: the general device capabilities (type 0),
+ * ODP (type 2), atomics (type 3) and the NIC flow-table capabilities (type 7), laid out as the PRM's
  * cmd_hca_cap and flow_table_nic_cap (mlx5_ifc.h), big-endian, each field
  * at its bit offset. The values say what this device does, so a program
  * that reads them finds what it can use: the sizes ibv_query_device and
@@ -24,6 +24,8 @@
 #include "vb_int.h"
 
 #define CAP_TYPE_GENERAL 0x0
+#define CAP_TYPE_ODP 0x2
+#define CAP_TYPE_ATOMIC 0x3
 #define CAP_TYPE_NIC_FLOW_TABLE 0x7
 #define CAP_TYPE_QOS 0xc
 
@@ -35,7 +37,14 @@
 #define G_LOG_MAX_CQ_SZ 200, 8
 #define G_LOG_MAX_CQ 219, 5
 #define G_LOG_MAX_MKEY 234, 6
+#define G_FIXED_BUFFER_SIZE 264, 1
 #define G_QPC_EXTENSION 290, 1
+#define G_LOG_MAX_RA_REQ_DC 298, 6
+#define G_LOG_MAX_RA_RES_DC 314, 6
+#define G_UMR_MODIFY_ATOMIC_DISABLED 520, 1
+#define G_DCT 538, 1
+#define G_ATOMIC 542, 1
+#define G_PG 551, 1
 #define G_LOG_MAX_RA_REQ_QP 330, 6
 #define G_LOG_MAX_RA_RES_QP 346, 6
 #define G_GID_TABLE_SIZE 368, 16
@@ -79,6 +88,22 @@
 #define ELEMENT_TYPE_QUEUE_GROUP (1u << 4)
 #define TSAR_TYPE_DWRR (1u << 0)
 #define QOS_MAX_TSAR_BW_SHARE 100u /* vb_sched.c's bound */
+
+/* atomic_caps (PRM): what ibv_query_device's IBV_ATOMIC_HCA says. */
+#define A_REQ_8B_ENDIANNESS_MODE 64, 2
+#define A_OPERATIONS 144, 16
+#define A_SIZE_QP 176, 16
+#define A_SIZE_DC 208, 16
+#define ATOMIC_MODE_HOST_ENDIAN 1 /* the kernel's condition for IB_ATOMIC_HCA */
+#define ATOMIC_OPS_CMP_SWAP_FETCH_ADD 0x3 /* bits 0 and 1; the masked forms (bits 2, 3) not offered */
+#define ATOMIC_SIZE_8 0x8 /* bit n: 2^n bytes */
+
+/* odp_cap: per transport one odp_per_transport_service_cap (send, receive, write, read, atomic, srq_receive). */
+#define O_RC 128
+#define O_UC 160
+#define O_UD 192
+#define O_XRC 224
+#define O_DC 256
 
 #define PORT_TYPE_IB 0
 #define PORT_TYPE_ETH 1
@@ -196,6 +221,15 @@ static int cap_general(struct ibv_context *c, uint8_t *page)
 	SET(page, G_LOG_MAX_MKEY, cap_log((uint64_t)a.max_mr));
 	SET(page, G_LOG_MAX_RA_REQ_QP, cap_log((uint64_t)a.max_qp_init_rd_atom));
 	SET(page, G_LOG_MAX_RA_RES_QP, cap_log((uint64_t)a.max_qp_rd_atom));
+	/* DC as mlx5dv_query_device reports it: DCIs read as RC QPs do. */
+	SET(page, G_DCT, 1);
+	SET(page, G_LOG_MAX_RA_REQ_DC, cap_log((uint64_t)a.max_qp_init_rd_atom));
+	SET(page, G_LOG_MAX_RA_RES_DC, cap_log((uint64_t)a.max_qp_rd_atom));
+	SET(page, G_ATOMIC, a.atomic_cap != IBV_ATOMIC_NONE); /* the atomic page (type 3) is there */
+	SET(page, G_PG, 1);				     /* ODP, the ODP page (type 2) */
+	/* No KSM mkeys and no atomic mkeys by UMR: programs must not build them through DevX. */
+	SET(page, G_FIXED_BUFFER_SIZE, 0);
+	SET(page, G_UMR_MODIFY_ATOMIC_DISABLED, 1);
 	SET(page, G_GID_TABLE_SIZE, p.gid_tbl_len);
 	SET(page, G_PKEY_TABLE_SIZE, p.pkey_tbl_len);
 	SET(page, G_NIC_FLOW_TABLE, eth);
@@ -280,11 +314,53 @@ static int cap_qos(uint8_t *page)
 	return 0;
 }
 
+static int cap_atomic(struct ibv_context *c, uint8_t *page)
+{
+	struct ibv_device_attr a;
+
+	if (ibv_query_device(c, &a) != 0)
+		return EIO;
+	if (a.atomic_cap == IBV_ATOMIC_NONE)
+		return 0;
+	SET(page, A_REQ_8B_ENDIANNESS_MODE, ATOMIC_MODE_HOST_ENDIAN);
+	SET(page, A_OPERATIONS, ATOMIC_OPS_CMP_SWAP_FETCH_ADD);
+	SET(page, A_SIZE_QP, ATOMIC_SIZE_8);
+	SET(page, A_SIZE_DC, ATOMIC_SIZE_8);
+	return 0;
+}
+
+/* One transport's ODP bits, from the verbs' IBV_ODP_SUPPORT_* (same order: send, receive, write, read, atomic, srq). */
+static void cap_odp_transport(uint8_t *page, unsigned base, uint32_t caps)
+{
+	static const uint32_t bits[] = {IBV_ODP_SUPPORT_SEND, IBV_ODP_SUPPORT_RECV, IBV_ODP_SUPPORT_WRITE,
+					IBV_ODP_SUPPORT_READ, IBV_ODP_SUPPORT_ATOMIC, IBV_ODP_SUPPORT_SRQ_RECV};
+
+	for (unsigned i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		cap_set(page, base + i, 1, (caps & bits[i]) != 0);
+}
+
+static int cap_odp(uint8_t *page)
+{
+	struct ibv_device_attr_ex a = {0};
+
+	vb_odp_caps(&a);
+	cap_odp_transport(page, O_RC, a.odp_caps.per_transport_caps.rc_odp_caps);
+	cap_odp_transport(page, O_UC, a.odp_caps.per_transport_caps.uc_odp_caps);
+	cap_odp_transport(page, O_UD, a.odp_caps.per_transport_caps.ud_odp_caps);
+	cap_odp_transport(page, O_XRC, a.xrc_odp_caps);
+	cap_odp_transport(page, O_DC, vb_odp_dc_caps());
+	return 0;
+}
+
 int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page)
 {
 	switch (type) {
 	case CAP_TYPE_GENERAL:
 		return cap_general(c, page);
+	case CAP_TYPE_ODP:
+		return cap_odp(page);
+	case CAP_TYPE_ATOMIC:
+		return cap_atomic(c, page);
 	case CAP_TYPE_NIC_FLOW_TABLE:
 		return cap_nic_flow_table(c, page);
 	case CAP_TYPE_QOS:

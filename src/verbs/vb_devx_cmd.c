@@ -4,15 +4,19 @@
  * capability page, which says what ibv_alloc_dm gives (vb_dm.c, hw_dm.h):
  * MEMIC of HW_DM_SIZE bytes, as ibv_query_device_ex's max_dm_size, its
  * atomic operations on single bytes (vb_memic.c) and no software-owned
- * steering ICM; and of the general and NIC
- * flow-table pages (vb_devx_caps.c). Any other command or capability page fails with
- * EOPNOTSUPP and the card's status for it in out (0x2 bad opcode, 0x3 bad
- * parameter): the other general commands are not emulated.
+ * steering ICM; of the general, ODP, atomic, NIC flow-table and QoS pages
+ * (vb_devx_caps.c); QUERY_NIC_VPORT_CONTEXT, QUERY_HCA_VPORT_CONTEXT and
+ * QUERY_LAG (vb_devx_vport.c).
+ * As the kernel: in or out shorter than the 16-byte header, or an opcode
+ * that is not a general command, EINVAL with out untouched. Another
+ * general command or capability page fails with EOPNOTSUPP and the card's
+ * status for it in out (0x2 bad opcode, 0x3 bad parameter): not emulated.
  *
  * PRM layouts, big-endian: query_hca_cap_in is opcode (bytes 0-1) and op_mod
  * (bytes 6-7: the page's type << 1, bit 0 current rather than maximum
- * values) in 0x10 bytes; query_hca_cap_out a 0x10-byte header (status in
- * byte 0, syndrome in bytes 4-7) and the 0x1000-byte page.
+ * values) and other_function (bit 7 of byte 8) in 0x10 bytes;
+ * query_hca_cap_out a 0x10-byte header (status in byte 0, syndrome in bytes
+ * 4-7) and the 0x1000-byte page.
  */
 #include <string.h>
 
@@ -20,6 +24,12 @@
 #include "vb_int.h"
 
 #define VB_OP_QUERY_HCA_CAP 0x100
+#define VB_OP_QUERY_NIC_VPORT 0x754
+#define VB_OP_QUERY_HCA_VPORT 0x762
+#define VB_OP_QUERY_LAG 0x842
+#define VB_OP_GENERAL_START 0xb00 /* the general objects' commands, all general for the kernel */
+#define VB_OP_GENERAL_END 0xd00
+#define VB_CMD_HDR_SZ 0x10
 #define VB_CAP_IN_SZ 0x10
 #define VB_CAP_OUT_SZ 0x1010
 #define VB_CAP_HDR_SZ 0x10
@@ -30,6 +40,7 @@
 /* Syndromes of softdpu's refusals (bytes 4..7): any non-zero value tells the program "see status". */
 #define VB_SYND_GEN_BAD_OP 0x5d0c0011u
 #define VB_SYND_CAP_PAGE 0x5d0c0012u
+#define VB_SYND_CAP_OTHER_FN 0x5d0c0013u
 
 /*
  * device_mem_cap (PRM): memic (bit 0), the access sizes of the atomic
@@ -76,6 +87,8 @@ static int vb_query_hca_cap(struct ibv_context *c, const uint8_t *in, size_t inl
 	/* An output shorter than the page gets what fits, as the card's mailbox (rdma-core's suite reads 0x810 bytes). */
 	if (inlen < VB_CAP_IN_SZ || outlen < VB_CAP_HDR_SZ)
 		return EINVAL;
+	if (in[8] & 0x80) /* other_function: another function's caps, which this one does not manage here */
+		return vb_gen_fail(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_CAP_OTHER_FN);
 	op_mod = (uint16_t)(in[6] << 8 | in[7]);
 	/* Maximum and current values alike. */
 	if (op_mod >> 1 == VB_CAP_DEV_MEM)
@@ -91,13 +104,43 @@ static int vb_query_hca_cap(struct ibv_context *c, const uint8_t *in, size_t inl
 	return 0;
 }
 
+/* The kernel's list of general commands (devx_is_general_cmd); any other opcode it refuses itself. */
+static bool vb_is_general(uint16_t op)
+{
+	static const uint16_t ops[] = {VB_OP_QUERY_HCA_CAP, 0x101 /* QUERY_ADAPTER */, 0x10a /* QUERY_ISSI */,
+				       0x80a /* GET_DROPPED_PACKET_LOG */, 0x80d /* NOP */, 0x750 /* QUERY_VPORT_STATE */,
+				       0x752 /* QUERY_ESW_VPORT_CONTEXT */,
+				       VB_OP_QUERY_NIC_VPORT, 0x760 /* QUERY_ROCE_ADDRESS */,
+				       VB_OP_QUERY_HCA_VPORT, 0x76f /* QUERY_VNIC_ENV */,
+				       0x770 /* QUERY_VPORT_COUNTER */, 0x822, 0x824, 0x826 /* congestion queries */,
+				       VB_OP_QUERY_LAG, 0x740 /* QUERY_ESW_FUNCTIONS */};
+
+	if (op >= VB_OP_GENERAL_START && op < VB_OP_GENERAL_END)
+		return true;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		if (ops[k] == op)
+			return true;
+	return false;
+}
+
 int vb_dv_devx_general_cmd(struct ibv_context *c, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	const uint8_t *i = in;
+	uint16_t op;
 
-	if (vb_ctx_checked(c) == NULL || in == NULL || inlen < 2 || out == NULL)
+	/* The kernel's own refusals, out untouched: the 16-byte headers of in and out, a command not general. */
+	if (vb_ctx_checked(c) == NULL || in == NULL || inlen < VB_CMD_HDR_SZ || out == NULL || outlen < VB_CMD_HDR_SZ)
 		return EINVAL;
-	if ((uint16_t)(i[0] << 8 | i[1]) == VB_OP_QUERY_HCA_CAP)
+	op = (uint16_t)(i[0] << 8 | i[1]);
+	if (!vb_is_general(op))
+		return EINVAL;
+	if (op == VB_OP_QUERY_HCA_CAP)
 		return vb_query_hca_cap(c, in, inlen, out, outlen);
+	if (op == VB_OP_QUERY_NIC_VPORT)
+		return vb_devx_query_nic_vport(c, in, out, outlen);
+	if (op == VB_OP_QUERY_HCA_VPORT)
+		return vb_devx_query_hca_vport(c, in, out, outlen);
+	if (op == VB_OP_QUERY_LAG)
+		return vb_devx_query_lag(out, outlen);
 	return vb_gen_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_GEN_BAD_OP);
 }

@@ -487,6 +487,10 @@ int vb_dv_dr_qp_dest(struct ibv_qp *qp, bool hold, uint32_t *tirn);
 void vb_dv_dr_allow_duplicates(struct mlx5dv_dr_domain *d, bool allow);
 /* QUERY_HCA_CAP page type into page (0x1000 bytes, zeroed): 0, EOPNOTSUPP for a page not answered (vb_devx_caps.c). */
 int vb_devx_cap_page(struct ibv_context *c, unsigned type, uint8_t *page);
+/* QUERY_NIC_VPORT_CONTEXT, QUERY_HCA_VPORT_CONTEXT, QUERY_LAG (vb_devx_vport.c); in has its 16 bytes. */
+int vb_devx_query_nic_vport(struct ibv_context *c, const uint8_t *in, uint8_t *out, size_t outlen);
+int vb_devx_query_hca_vport(struct ibv_context *c, const uint8_t *in, uint8_t *out, size_t outlen);
+int vb_devx_query_lag(uint8_t *out, size_t outlen);
 /* The dump in rdma-core's dr_dbg.c text format (vb_dr_dump.c). */
 int vb_dv_dr_dump(FILE *f, enum vb_dr_dump_kind kind, void *obj);
 

@@ -13,7 +13,7 @@
 #include "vb_export.h"
 #include "vb.h"
 
-static const struct vb_dv_pace_ops *_Atomic pace_made; /* the table of the first entry or element made */
+static const struct vb_dv_pace_ops *pace_made; /* __atomic builtins; the table of the first entry or element made */
 
 static const struct vb_dv_pace_ops *vb_pace_of(struct ibv_context *c)
 {
