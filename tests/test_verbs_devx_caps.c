@@ -122,7 +122,10 @@ static void test_general_page(void)
 	}
 }
 
-/* atomic_caps (type 3): what the kernel turns into IBV_ATOMIC_HCA, 8-byte compare-swap and fetch-add on RC and DC. */
+/*
+ * atomic_caps (type 3): what the kernel turns into IBV_ATOMIC_HCA, 8-byte compare-swap and fetch-add, and
+ * the masked (extended) forms in 4 and 8 bytes on RC and DC (test_verbs_extatomic runs them).
+ */
 static void test_atomic_page(void)
 {
 	struct ibv_context *c = vf_open();
@@ -135,9 +138,9 @@ static void test_atomic_page(void)
 		CHECK_OK(query(c, (uint16_t)(0x3 << 1 | cur)));
 		check_header();
 		CHECK(field(64, 2) == 1);	/* atomic_req_8B_endianness_mode: host (IBV_ATOMIC_HCA) */
-		CHECK(field(144, 16) == 0x3);	/* atomic_operations: compare-swap, fetch-add */
-		CHECK(field(176, 16) == 0x8);	/* atomic_size_qp: 8 bytes */
-		CHECK(field(208, 16) == 0x8);	/* atomic_size_dc */
+		CHECK(field(144, 16) == 0xf);	/* atomic_operations: compare-swap, fetch-add, their masked forms */
+		CHECK(field(176, 16) == 0xc);	/* atomic_size_qp: 4 and 8 bytes */
+		CHECK(field(208, 16) == 0xc);	/* atomic_size_dc */
 		/* No PCI atomics, as ibv_query_device_ex's pci_atomic_caps. */
 		CHECK(ax.pci_atomic_caps.fetch_add == 0 && ax.pci_atomic_caps.compare_swap == 0);
 		CHECK(field(640, 16) == 0 && field(672, 16) == 0);

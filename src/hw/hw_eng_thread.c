@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "hw_eng_raw.h"
 #include "hw_pace.h"
 #include "hw_qp.h"
 
@@ -116,7 +117,9 @@ static void *eng_main(void *arg)
 {
 	struct eng_thr *me = arg;
 	uint64_t last_act = 0, last_peer = eng_clock(), backoff = 1000;
+	struct hw_eng_raw raw;
 
+	hw_eng_raw_init(&raw);
 	pthread_mutex_lock(&eng.lock);
 	while (!me->stop) {
 		uint32_t wakes = eng.wakes;
@@ -135,10 +138,12 @@ static void *eng_main(void *arg)
 			last_act = now;
 			backoff = 1000;
 		}
+		if (p.raw)
+			hw_eng_raw_seen(&raw, now);
 		pthread_mutex_lock(&eng.lock);
 		if (me->stop || eng.wakes != wakes || p.activity)
 			continue;
-		if (p.polled && now - last_act < HW_ENG_SPIN_NS) {
+		if (p.polled && (now - last_act < HW_ENG_SPIN_NS || hw_eng_raw_spinning(&raw, now))) {
 			pthread_mutex_unlock(&eng.lock);
 			sched_yield(); /* spinning, but the program's thread gets the core first */
 			pthread_mutex_lock(&eng.lock);
@@ -154,7 +159,7 @@ static void *eng_main(void *arg)
 			until = eng_min(until, now + HW_ENG_XM_NS);
 		if (p.polled) {
 			until = eng_min(until, now + backoff);
-			backoff = eng_min(backoff * 2, HW_ENG_POLL_MAX_NS);
+			backoff = eng_min(backoff * 2, hw_eng_raw_max_sleep(&raw, now));
 		}
 		/* More waiters than one sleep can watch: the others are looked at as a polled QP is. */
 		if (p.bells_over)

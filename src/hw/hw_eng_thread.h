@@ -20,6 +20,8 @@
  * It spins a short while after activity, then sleeps, longer and longer up to
  * HW_ENG_POLL_MAX_NS while a polled QP exists (the latency of a raw doorbell
  * after a quiet spell), otherwise until the next deadline or peer check.
+ * Raw doorbells arm it adaptively (hw_eng_raw.h): it spins longer while they
+ * keep coming, and sleeps longer once none came for a while.
  *
  * It starts with the first QP and stops when the last is destroyed, and at
  * exit. Across fork the child starts without it (none half-copied) and gets
@@ -30,8 +32,8 @@
 
 #include <stdint.h>
 
-#define HW_ENG_POLL_MAX_NS 1000000ull	   /* the longest sleep while a polled QP exists */
-#define HW_ENG_SPIN_NS 50000ull		   /* spinning after activity */
+#include "hw_eng_raw.h" /* HW_ENG_SPIN_NS, HW_ENG_POLL_MAX_NS */
+
 #define HW_ENG_PEER_CHECK_NS 100000000ull /* between looks at remote peers */
 
 /* A QP exists: the thread runs (started if needed). */

@@ -52,6 +52,7 @@
 #include "hw_xrc.h"
 #include "hw_umr.h"
 #include "hw_xm.h"
+#include "hw_xatomic.h"
 
 #define ENG_MAX_DS 63 /* the 6-bit ds field */
 #define ENG_MAX_BBS ((ENG_MAX_DS * HW_WQE_DS_BYTES + HW_SEND_WQE_BB - 1) / HW_SEND_WQE_BB)
@@ -1274,6 +1275,42 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 	return (struct eng_res){ .byte_cnt = ENG_ATOMIC_LEN };
 }
 
+/*
+ * MASKED_CS and MASKED_FA (hw_xatomic.h): 4 or 8 bytes aligned to their size,
+ * checked as the standard ones; the old value lands in the local segment.
+ */
+static struct eng_res eng_xatomic(struct hw_qp *qp, struct eng_wqe *w)
+{
+	const struct hw_wqe_raddr_seg *r = (const void *)(w->p + HW_WQE_DS_BYTES);
+	struct hw_xatomic x;
+	struct eng_list dst;
+	struct hw_qp *peer;
+	uint8_t *rp;
+	uint8_t synd;
+
+	if (!hw_xatomic_shape(w->opcode, hw_ctrl_opmod((const void *)w->p), &x) ||
+	    w->end != 3 * HW_WQE_DS_BYTES + x.seg_len)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	hw_xatomic_load(&x, w->p + 2 * HW_WQE_DS_BYTES);
+	synd = eng_seg_list(qp, w, 2 * HW_WQE_DS_BYTES + x.seg_len, HW_ACCESS_LOCAL_WRITE, false, &dst);
+	if (synd != 0)
+		return eng_fail(synd);
+	if (dst.n != 1 || dst.total != x.size)
+		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	peer = eng_peer(qp, w);
+	if (peer == NULL)
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+	if (hw_raddr_seg_addr(r) % x.size != 0)
+		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	if (!(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE) & HW_ACCESS_REMOTE_ATOMIC))
+		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	synd = eng_remote(eng_resp_pd(peer, w), r, x.size, HW_ACCESS_REMOTE_ATOMIC, &rp);
+	if (synd != 0)
+		return eng_fail(synd);
+	hw_xatomic_result(&x, hw_xatomic_run(&x, rp), dst.s[0].p);
+	return (struct eng_res){ .byte_cnt = x.size };
+}
+
 /* ---- requests another machine runs (hw_xm.h) ---- */
 
 void hw_xm_set_ops(const struct hw_xm_ops *ops)
@@ -1484,6 +1521,9 @@ static struct eng_res eng_exec_rc(struct hw_qp *qp, struct eng_wqe *w)
 	case HW_WQE_ATOMIC_CS:
 	case HW_WQE_ATOMIC_FA:
 		return eng_atomic(qp, w);
+	case HW_WQE_ATOMIC_MASKED_CS:
+	case HW_WQE_ATOMIC_MASKED_FA:
+		return eng_xatomic(qp, w);
 	case HW_WQE_UMR:
 		return eng_umr(qp, w);
 	case HW_WQE_MMO:
@@ -1572,7 +1612,8 @@ static struct eng_res eng_exec_uc(struct hw_qp *qp, struct eng_wqe *w)
 {
 	struct eng_res res;
 
-	if (w->opcode == HW_WQE_RDMA_READ || w->opcode == HW_WQE_ATOMIC_CS || w->opcode == HW_WQE_ATOMIC_FA)
+	if (w->opcode == HW_WQE_RDMA_READ || w->opcode == HW_WQE_ATOMIC_CS || w->opcode == HW_WQE_ATOMIC_FA ||
+	    w->opcode == HW_WQE_ATOMIC_MASKED_CS || w->opcode == HW_WQE_ATOMIC_MASKED_FA)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	res = eng_exec_rc(qp, w);
 	if (res.rnr || (res.synd >= HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR && res.synd <= HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR))

@@ -220,9 +220,14 @@ enum hw_wqe_opcode {
 	HW_WQE_RDMA_READ = 0x10,
 	HW_WQE_ATOMIC_CS = 0x11,
 	HW_WQE_ATOMIC_FA = 0x12,
+	HW_WQE_ATOMIC_MASKED_CS = 0x14, /* extended atomics: opmod HW_WQE_OPMOD_EXT_ATOMIC */
+	HW_WQE_ATOMIC_MASKED_FA = 0x15,
 	HW_WQE_LOCAL_INVAL = 0x1b,
 	HW_WQE_UMR = 0x25,
 };
+
+/* opmod of a masked atomic: extended, operand size 2^log_size bytes. */
+#define HW_WQE_OPMOD_EXT_ATOMIC(log_size) (8u | ((log_size) - 2u))
 
 /* fm_ce_se of the control segment. */
 #define HW_WQE_CTRL_SOLICITED (1u << 1)

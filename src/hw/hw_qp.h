@@ -352,8 +352,9 @@ enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t 
  * itself (mlx5dv) never calls hw_qp_ring_sq: with polled set, the engine
  * thread watches the send record and runs the SQ when its counter moves,
  * and resumes a requester waiting on RNR when the receive record moves.
- * Latency: the thread spins a short while after activity and then sleeps up
- * to HW_ENG_POLL_MAX_NS between looks, so the first WQE after a quiet spell
+ * Latency: the thread spins while raw doorbells come and then sleeps up to
+ * HW_ENG_POLL_MAX_NS between looks, HW_ENG_POLL_IDLE_MAX_NS once none came
+ * for HW_ENG_QUIET_NS (hw_eng_raw.h), so the first WQE after a quiet spell
  * may wait that long. HW_ERR_INVAL when qp is NULL.
  */
 enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled);
@@ -554,6 +555,7 @@ struct hw_eng_pass {
 	bool check_peers;	/* look whether remote peers still live (every ~100 ms) */
 	bool activity;		/* out: something ran */
 	bool polled;		/* out: a polled QP exists */
+	bool raw;		/* out: a polled QP's record had moved: a raw doorbell ran */
 	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
 	/*

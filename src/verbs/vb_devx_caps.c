@@ -21,6 +21,7 @@
 #include "hw_modhdr.h"
 #include "hw_pp.h"
 #include "hw_reformat.h"
+#include "hw_xatomic.h"
 #include "vb_int.h"
 
 #define CAP_TYPE_GENERAL 0x0
@@ -89,14 +90,12 @@
 #define TSAR_TYPE_DWRR (1u << 0)
 #define QOS_MAX_TSAR_BW_SHARE 100u /* vb_sched.c's bound */
 
-/* atomic_caps (PRM): what ibv_query_device's IBV_ATOMIC_HCA says. */
+/* atomic_caps (PRM): IBV_ATOMIC_HCA's 8-byte forms and the masked ones the engine runs (hw_xatomic.h). */
 #define A_REQ_8B_ENDIANNESS_MODE 64, 2
 #define A_OPERATIONS 144, 16
 #define A_SIZE_QP 176, 16
 #define A_SIZE_DC 208, 16
-#define ATOMIC_MODE_HOST_ENDIAN 1 /* the kernel's condition for IB_ATOMIC_HCA */
-#define ATOMIC_OPS_CMP_SWAP_FETCH_ADD 0x3 /* bits 0 and 1; the masked forms (bits 2, 3) not offered */
-#define ATOMIC_SIZE_8 0x8 /* bit n: 2^n bytes */
+/* The values: the engine's (hw_xatomic.h); mode 1 (host order) is also the kernel's condition for IB_ATOMIC_HCA. */
 
 /* odp_cap: per transport one odp_per_transport_service_cap (send, receive, write, read, atomic, srq_receive). */
 #define O_RC 128
@@ -322,10 +321,10 @@ static int cap_atomic(struct ibv_context *c, uint8_t *page)
 		return EIO;
 	if (a.atomic_cap == IBV_ATOMIC_NONE)
 		return 0;
-	SET(page, A_REQ_8B_ENDIANNESS_MODE, ATOMIC_MODE_HOST_ENDIAN);
-	SET(page, A_OPERATIONS, ATOMIC_OPS_CMP_SWAP_FETCH_ADD);
-	SET(page, A_SIZE_QP, ATOMIC_SIZE_8);
-	SET(page, A_SIZE_DC, ATOMIC_SIZE_8);
+	SET(page, A_REQ_8B_ENDIANNESS_MODE, HW_XATOMIC_CAP_8B_MODE);
+	SET(page, A_OPERATIONS, HW_XATOMIC_CAP_OPS);
+	SET(page, A_SIZE_QP, HW_XATOMIC_CAP_SIZES);
+	SET(page, A_SIZE_DC, HW_XATOMIC_CAP_SIZES);
 	return 0;
 }
 
