@@ -1,0 +1,289 @@
+/*
+ * DevX CQs and RC QPs over the program's umem, built from the PRM's
+ * commands (mlx5_ifc.h layouts): what test_verbs_devx_qp and
+ * test_verbs_devx_evch both make.
+ */
+#ifndef SOFTDPU_TEST_DEVX_FIXTURE_H_
+#define SOFTDPU_TEST_DEVX_FIXTURE_H_
+
+#include <endian.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include "harness.h"
+#include "verbs_fixture.h"
+#include "verbs_qp_fixture.h"
+
+/* PRM opcodes and statuses. */
+#define OP_CREATE_CQ 0x400
+#define OP_CREATE_QP 0x500
+#define OP_RST2INIT 0x502
+#define OP_INIT2RTR 0x503
+#define OP_RTR2RTS 0x504
+#define OP_2RST 0x508
+#define OP_QUERY_QP 0x50b
+#define ST_BAD_OP 0x2
+#define ST_BAD_PARAM 0x3
+#define ST_BAD_QP_STATE 0x10
+/* softdpu's syndromes (docs/STATUS.md, mlx5dv_devx_obj_create). */
+#define SYND_BAD_OP 0x5d0c0001u
+#define SYND_UMEM_SHORT 0x5d0c0023u
+#define SYND_QP_TYPE 0x5d0c0031u
+#define SYND_QP_CQ 0x5d0c0033u
+#define SYND_QP_STATE 0x5d0c0036u
+
+/* Command sizes (mlx5_ifc.h). */
+#define CQ_IN 0x110
+#define QP_IN 0x110
+#define OUT_SZ 0x10
+#define QUERY_OUT 0x110
+/* Where the contexts sit in their commands, in bits. */
+#define CQC 0x80
+#define QPC 0xc0
+#define ADS (QPC + 0xc0) /* qpc.primary_address_path */
+
+#define LOG_CQ 6	/* 64 CQEs */
+#define LOG_RQ 4	/* 16 receive WQEs of 16 bytes */
+#define LOG_SQ 6	/* 64 basic blocks */
+#define RQ_BYTES (16u << LOG_RQ)
+#define SQ_BYTES (64u << LOG_SQ)
+#define MSG 1000
+#define IMM 0x03020100u
+#define POLL_TRIES 20000000L
+#define CQ_SET_CI 0 /* the CQ record's consumer-index word */
+
+/* MLX5_SET: a big-endian field of bits bits at bit offset off (mlx5_ifc.h numbering). */
+static inline void prm_set(uint8_t *b, unsigned int off, unsigned int bits, uint64_t v)
+{
+	for (unsigned int i = 0; i < bits; i++) {
+		unsigned int bit = off + bits - 1 - i;
+		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
+
+		if ((v >> i) & 1)
+			b[bit / 8] |= m;
+		else
+			b[bit / 8] &= (uint8_t)~m;
+	}
+}
+
+static inline uint64_t prm_get(const uint8_t *b, unsigned int off, unsigned int bits)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < bits; i++)
+		v = v << 1 | ((b[(off + i) / 8] >> (7 - (off + i) % 8)) & 1);
+	return v;
+}
+
+static inline uint8_t status_of(const uint8_t *out)
+{
+	return out[0];
+}
+
+static inline uint32_t syndrome_of(const uint8_t *out)
+{
+	return (uint32_t)prm_get(out, 0x20, 32);
+}
+
+/* One side's DevX objects: a CQ and an RC QP over umem, the UAR, a buffer registered for the data. */
+struct dx {
+	struct ibv_context *c;
+	struct ibv_pd *pd;
+	uint32_t pdn;
+	uint8_t *cq_mem, *qp_mem, *dbr;
+	struct mlx5dv_devx_umem *cq_um, *qp_um, *dbr_um;
+	struct mlx5dv_devx_uar *uar;
+	struct mlx5dv_devx_obj *cq, *qp;
+	uint32_t cqn, qpn, cq_ci, sq_pi, rq_pi;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+static inline void dx_free(void *arg)
+{
+	struct dx *d = arg;
+
+	if (d->qp != NULL)
+		mlx5dv_devx_obj_destroy(d->qp);
+	if (d->cq != NULL)
+		mlx5dv_devx_obj_destroy(d->cq);
+	if (d->uar != NULL)
+		mlx5dv_devx_free_uar(d->uar);
+	if (d->qp_um != NULL)
+		mlx5dv_devx_umem_dereg(d->qp_um);
+	if (d->cq_um != NULL)
+		mlx5dv_devx_umem_dereg(d->cq_um);
+	if (d->dbr_um != NULL)
+		mlx5dv_devx_umem_dereg(d->dbr_um);
+	if (d->mr != NULL)
+		ibv_dereg_mr(d->mr);
+	if (d->pd != NULL)
+		ibv_dealloc_pd(d->pd);
+	if (d->c != NULL)
+		ibv_close_device(d->c);
+	free(d->cq_mem);
+	free(d->qp_mem);
+	free(d->dbr);
+	free(d->buf);
+	free(d);
+}
+
+static inline struct ibv_context *open_devx(void)
+{
+	struct mlx5dv_context_attr a = {.flags = MLX5DV_CONTEXT_FLAGS_DEVX};
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL && l[0] != NULL ? mlx5dv_open_device(l[0], &a) : NULL;
+
+	if (l != NULL)
+		ibv_free_device_list(l);
+	return c;
+}
+
+/* The context, PD, UAR, umems (qp_len bytes for the rings) and data buffer; freed when the case ends. */
+static inline void dx_open(struct dx **dp, size_t qp_len)
+{
+	struct dx *d = calloc(1, sizeof(*d));
+	struct mlx5dv_obj o;
+	struct mlx5dv_pd dpd;
+
+	CHECK(d != NULL);
+	th_defer(dx_free, d);
+	d->c = open_devx();
+	CHECK(d->c != NULL);
+	d->pd = ibv_alloc_pd(d->c);
+	CHECK(d->pd != NULL);
+	o.pd.in = d->pd;
+	o.pd.out = &dpd;
+	CHECK_OK(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD));
+	d->pdn = dpd.pdn;
+	CHECK(posix_memalign((void **)&d->cq_mem, 4096, 4096) == 0);
+	CHECK(posix_memalign((void **)&d->qp_mem, 4096, qp_len) == 0); /* any length: not aligned_alloc's multiple */
+	CHECK(posix_memalign((void **)&d->dbr, 64, 64) == 0);
+	CHECK(posix_memalign((void **)&d->buf, 64, 4096) == 0);
+	memset(d->dbr, 0, 64);
+	memset(d->qp_mem, 0, qp_len);
+	/* The CQEs start invalid and owned by software's first pass, as a driver initialises them. */
+	for (unsigned int i = 0; i < (1u << LOG_CQ); i++)
+		((struct mlx5_cqe64 *)(void *)d->cq_mem)[i].op_own = MLX5_CQE_INVALID << 4 | 1;
+	d->cq_um = mlx5dv_devx_umem_reg(d->c, d->cq_mem, 4096, IBV_ACCESS_LOCAL_WRITE);
+	d->qp_um = mlx5dv_devx_umem_reg(d->c, d->qp_mem, qp_len, IBV_ACCESS_LOCAL_WRITE);
+	d->dbr_um = mlx5dv_devx_umem_reg(d->c, d->dbr, 64, IBV_ACCESS_LOCAL_WRITE);
+	d->uar = mlx5dv_devx_alloc_uar(d->c, MLX5DV_UAR_ALLOC_TYPE_NC);
+	CHECK(d->cq_um != NULL && d->qp_um != NULL && d->dbr_um != NULL && d->uar != NULL);
+	d->mr = ibv_reg_mr(d->pd, d->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(d->mr != NULL);
+	*dp = d;
+}
+
+/* CREATE_CQ of 2^LOG_CQ 64-byte CQEs in cq_mem, its record at dbr + 0. */
+static inline void cq_cmd(struct dx *d, uint8_t *in, uint32_t eqn)
+{
+	memset(in, 0, CQ_IN);
+	prm_set(in, 0, 16, OP_CREATE_CQ);
+	prm_set(in, CQC + 6, 1, 1);		/* dbr_umem_valid */
+	prm_set(in, CQC + 0x20, 32, d->dbr_um->umem_id);
+	prm_set(in, CQC + 0x63, 5, LOG_CQ);
+	prm_set(in, CQC + 0x68, 24, d->uar->page_id);
+	prm_set(in, CQC + 0xb8, 8, eqn);		/* c_eqn */
+	prm_set(in, CQC + 0x1c0, 64, 0);	/* dbr_addr: the record's offset in its umem */
+	prm_set(in, 0x280, 64, 0);		/* cq_umem_offset */
+	prm_set(in, 0x2c0, 32, d->cq_um->umem_id);
+	prm_set(in, 0x2e0, 1, 1);		/* cq_umem_valid */
+}
+
+/* CREATE_QP: RC, RQ of 2^LOG_RQ 16-byte WQEs at qp_mem, the SQ after it, the record at dbr + 8. */
+static inline void qp_cmd(struct dx *d, uint8_t *in, uint32_t cqn)
+{
+	memset(in, 0, QP_IN);
+	prm_set(in, 0, 16, OP_CREATE_QP);
+	prm_set(in, QPC + 0x8, 8, 0);		/* st: RC */
+	prm_set(in, QPC + 0x13, 2, 3);		/* pm_state: migrated */
+	prm_set(in, QPC + 0x28, 24, d->pdn);
+	prm_set(in, QPC + 0x49, 4, LOG_RQ);
+	prm_set(in, QPC + 0x4d, 3, 0);		/* log_rq_stride: 16 << 0 bytes */
+	prm_set(in, QPC + 0x51, 4, LOG_SQ);
+	prm_set(in, QPC + 0x68, 24, d->uar->page_id);
+	prm_set(in, QPC + 0x3e8, 24, cqn);	/* cqn_snd */
+	prm_set(in, QPC + 0x4e8, 24, cqn);	/* cqn_rcv */
+	prm_set(in, QPC + 0x500, 64, 8);	/* dbr_addr */
+	prm_set(in, QPC + 0x683, 1, 1);		/* dbr_umem_valid */
+	prm_set(in, QPC + 0x720, 32, d->dbr_um->umem_id);
+	prm_set(in, 0x800, 64, 0);		/* wq_umem_offset */
+	prm_set(in, 0x840, 32, d->qp_um->umem_id);
+	prm_set(in, 0x860, 1, 1);		/* wq_umem_valid */
+}
+
+static inline void dx_create(struct dx *d)
+{
+	uint8_t in[QP_IN], out[OUT_SZ];
+	uint32_t eqn = 99;
+
+	CHECK_OK(mlx5dv_devx_query_eqn(d->c, 0, &eqn));
+	CHECK(eqn != 99);
+	cq_cmd(d, in, eqn);
+	memset(out, 0xff, sizeof(out));
+	d->cq = mlx5dv_devx_obj_create(d->c, in, CQ_IN, out, sizeof(out));
+	CHECK(d->cq != NULL);
+	CHECK(status_of(out) == 0 && syndrome_of(out) == 0);
+	d->cqn = (uint32_t)prm_get(out, 0x48, 24);
+	qp_cmd(d, in, d->cqn);
+	memset(out, 0xff, sizeof(out));
+	d->qp = mlx5dv_devx_obj_create(d->c, in, QP_IN, out, sizeof(out));
+	CHECK(d->qp != NULL);
+	CHECK(status_of(out) == 0 && syndrome_of(out) == 0);
+	d->qpn = (uint32_t)prm_get(out, 0x48, 24);
+	CHECK(d->qpn != 0);
+}
+
+/* A state command; its status in out, the call's errno value returned. */
+static inline int dx_modify(struct dx *d, uint16_t op, uint32_t dest, uint8_t *out)
+{
+	uint8_t in[QP_IN] = {0};
+	union ibv_gid g;
+
+	prm_set(in, 0, 16, op);
+	prm_set(in, 0x48, 24, d->qpn);
+	prm_set(in, ADS + 0x128, 8, 1); /* vhca_port_num */
+	if (op == OP_RST2INIT) {
+		prm_set(in, QPC + 0x490, 1, 1); /* rre */
+		prm_set(in, QPC + 0x491, 1, 1); /* rwe */
+	}
+	if (op == OP_INIT2RTR) {
+		prm_set(in, QPC + 0x0, 3, 3);	  /* mtu 1024 */
+		prm_set(in, QPC + 0x3, 5, 20);	  /* log_msg_max */
+		prm_set(in, QPC + 0xa8, 24, dest); /* remote_qpn */
+		prm_set(in, QPC + 0x4a3, 5, 12);  /* min_rnr_nak */
+		/* A RoCE port routes by GID: the destination is this machine's port, GID 0. */
+		if (ibv_query_gid(d->c, 1, 0, &g) != 0)
+			return ENODEV;
+		memcpy(in + (ADS + 0x80) / 8, g.raw, 16);
+		prm_set(in, ADS + 0x28, 1, 1);	  /* grh */
+		prm_set(in, ADS + 0x58, 8, 64);	  /* hop_limit */
+	}
+	if (op == OP_RTR2RTS) {
+		prm_set(in, QPC + 0x38d, 3, 7); /* retry_count */
+		prm_set(in, QPC + 0x390, 3, 7); /* rnr_retry: forever */
+		prm_set(in, ADS + 0x40, 5, 14);	/* ack_timeout */
+	}
+	memset(out, 0xff, OUT_SZ);
+	return mlx5dv_devx_obj_modify(d->qp, in, sizeof(in), out, OUT_SZ);
+}
+
+static inline void dx_up(struct dx *d, uint32_t dest)
+{
+	uint8_t out[OUT_SZ];
+
+	CHECK_OK(dx_modify(d, OP_RST2INIT, 0, out));
+	CHECK(status_of(out) == 0);
+	CHECK_OK(dx_modify(d, OP_INIT2RTR, dest, out));
+	CHECK(status_of(out) == 0);
+	CHECK_OK(dx_modify(d, OP_RTR2RTS, 0, out));
+	CHECK(status_of(out) == 0);
+}
+
+#endif
