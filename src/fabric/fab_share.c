@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "base_maps.h"
 #include "base_private.h"
 #include "fab_freeze.h"
 
@@ -61,30 +61,31 @@ static bool movable_line(const char *perms, unsigned long ino, const char *name,
  * ranges no registration holds any more). 0 when not; -1 when the map cannot
  * be read (no descriptor: errno).
  */
+struct movable_scan {
+	uint64_t covered, end; /* [covered, end) is still to be seen */
+	const struct backing *absorbed;
+};
+
+/* One mapping of mapped_as's walk: 1 (stop) at one that may not be moved or once the range is covered. */
+static int movable_part(const struct base_map *m, void *arg)
+{
+	struct movable_scan *s = arg;
+
+	if (m->hi <= s->covered || m->lo > s->covered)
+		return 0;
+	if (!movable_line(m->perms, m->ino, m->path, s->absorbed))
+		return 1;
+	s->covered = m->hi;
+	return s->covered >= s->end;
+}
+
 static int mapped_as(uint64_t start, uint64_t end, const struct backing *absorbed)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	uint64_t covered = start;
+	struct movable_scan s = {.covered = start, .end = end, .absorbed = absorbed};
 
-	if (f == NULL)
+	if (start < end && base_maps_scan(movable_part, &s) < 0)
 		return -1;
-	while (covered < end && fgets(line, sizeof(line), f) != NULL) {
-		unsigned long long lo, hi, off;
-		char perms[8], dev[16];
-		unsigned long ino;
-		int name_at = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %15s %lu %n", &lo, &hi, perms, &off, dev, &ino, &name_at) < 6)
-			break;
-		if (hi <= covered || lo > covered)
-			continue;
-		if (!movable_line(perms, ino, line + name_at, absorbed))
-			break;
-		covered = hi;
-	}
-	fclose(f);
-	return covered >= end;
+	return s.covered >= end;
 }
 
 /*
@@ -136,67 +137,44 @@ err_close:
 	return -1;
 }
 
-/*
- * Calls fn for each part of a backing's range that is still mapped from its
- * memfd; returns how many there were. The program may have unmapped all or
- * part of it (free of a large block, the heap trimmed) and reused the
- * addresses: the parts left are still shared pages and must stay tracked.
- */
-/* One line of /proc/self/maps: fn on its part of k when it maps k's memfd shared; true when it did. */
-static bool maps_line(const char *line, const struct backing *k, unsigned long ino, void (*fn)(uint64_t, uint64_t))
-{
-	uint64_t start = k->b.base, end = k->b.base + k->b.len;
-	unsigned long long lo, hi, off;
-	char perms[8], dev[16];
-	unsigned long lino;
+struct mapped_scan {
+	uint64_t start, end; /* the backing's range */
+	unsigned long ino;   /* its memfd's */
+	void (*fn)(uint64_t lo, uint64_t hi);
+	unsigned parts;
+};
 
-	if (sscanf(line, "%llx-%llx %7s %llx %15s %lu", &lo, &hi, perms, &off, dev, &lino) < 6)
-		return false;
-	if (hi <= start || lo >= end || lino != ino || perms[3] != 's')
-		return false;
-	if (fn != NULL)
-		fn(lo < start ? start : lo, hi > end ? end : hi);
-	return true;
+/* One mapping: fn on its part of the backing when it maps the memfd shared. */
+static int mapped_part(const struct base_map *m, void *arg)
+{
+	struct mapped_scan *s = arg;
+
+	if (m->hi <= s->start || m->lo >= s->end || m->ino != s->ino || m->perms[3] != 's')
+		return 0;
+	if (s->fn != NULL)
+		s->fn(m->lo < s->start ? s->start : m->lo, m->hi > s->end ? s->end : m->hi);
+	s->parts++;
+	return 0;
 }
 
 /*
  * Calls fn on each part of k's range still mapped from its memfd; the
- * number of parts. Reads /proc/self/maps with read(2) into the stack, not
- * stdio: a fork's child runs it, where nothing may allocate.
+ * number of parts. The program may have unmapped all or part of it (free of
+ * a large block, the heap trimmed) and reused the addresses: the parts left
+ * are still shared pages and must stay tracked. base_maps_scan allocates
+ * nothing: a fork's child runs this.
  */
 static unsigned each_mapped(const struct backing *k, void (*fn)(uint64_t lo, uint64_t hi))
 {
-	char buf[4096];
-	size_t have = 0;
-	unsigned parts = 0;
+	struct mapped_scan s = {.start = k->b.base, .end = k->b.base + k->b.len, .fn = fn};
 	struct stat st;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0 || fstat(k->b.memfd, &st) != 0) {
-		if (fd >= 0)
-			close(fd);
+	if (fstat(k->b.memfd, &st) != 0)
 		return 1; /* cannot tell: keep it */
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line = buf, *nl;
-
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		while ((nl = strchr(line, '\n')) != NULL) {
-			*nl = '\0';
-			parts += maps_line(line, k, (unsigned long)st.st_ino, fn);
-			line = nl + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0; /* a line longer than the buffer: a path, never ours to match */
-	}
-	close(fd);
-	return parts;
+	s.ino = (unsigned long)st.st_ino;
+	if (base_maps_scan(mapped_part, &s) < 0)
+		return 1;
+	return s.parts;
 }
 
 static void drop_stale(void)

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "base_maps.h"
 #include "base_private.h"
 #include "vb_int.h"
 
@@ -245,76 +246,24 @@ static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_
 }
 #endif
 
-/* Reads a number in base (10 or 16) at *p, moving past it. */
-static uint64_t memic_num(const char **p, unsigned base)
+/* The mapping holding *addr: 1 when it is the op file's, 2 when another's; 0 (go on) when it does not hold it. */
+static int memic_map(const struct base_map *m, void *arg)
 {
-	uint64_t v = 0;
+	uintptr_t addr = *(const uintptr_t *)arg;
 
-	for (;; (*p)++) {
-		char c = **p;
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 99;
-
-		if (d >= base)
-			return v;
-		v = v * base + d;
-	}
-}
-
-/* Whether line (of /proc/self/maps) maps addr from the op file: -1 when it does not hold addr. */
-static int memic_line(const char *line, uintptr_t addr)
-{
-	uint64_t lo, hi;
-
-	lo = memic_num(&line, 16);
-	line++;
-	hi = memic_num(&line, 16);
-	if (addr < lo || addr >= hi)
-		return -1;
-	while (*line == ' ')
-		line++;
-	for (int field = 0; field < 3; field++) { /* perms, offset, device */
-		while (*line != ' ' && *line != '\0')
-			line++;
-		while (*line == ' ')
-			line++;
-	}
-	return memic_num(&line, 10) == op_ino;
+	if (addr < m->lo || addr >= m->hi)
+		return 0;
+	return m->ino == op_ino ? 1 : 2;
 }
 
 /*
  * Whether addr is still mapped from the op file: the program unmaps op
  * mappings itself, and the addresses may hold another mapping since.
- * Reads /proc/self/maps with read(2) into the stack: the SIGSEGV handler
- * runs it.
+ * base_maps_scan allocates nothing: the SIGSEGV handler runs this.
  */
 static bool memic_mapped_ours(uintptr_t addr)
 {
-	char buf[4096];
-	size_t have = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), found = -1;
-
-	if (fd < 0)
-		return false;
-	while (found < 0) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line = buf, *nl;
-
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		while (found < 0 && (nl = strchr(line, '\n')) != NULL) {
-			*nl = '\0';
-			found = memic_line(line, addr);
-			line = nl + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0; /* a line longer than the buffer: a path, never one of these */
-	}
-	close(fd);
-	return found == 1;
+	return base_maps_scan(memic_map, &addr) == 1;
 }
 
 /* The op mapping holding addr, copied consistently; false when none does. */
