@@ -464,6 +464,11 @@ void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, u
 			     uint32_t repeat_count, uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data);
 void vb_dv_wr_mr_list(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t num_sges,
 		      struct ibv_sge *sge);
+/* An interleaved layout's entries checked (*unit: the block's bytes) and written as the PRM's repeat block (vb_umr_wr.c). */
+struct hw_umr_repeat_block_seg;
+bool vb_umr_interleaved_ok(uint16_t n, const struct mlx5dv_mr_interleaved *data, uint64_t *unit);
+void vb_umr_repeat_fill(struct hw_umr_repeat_block_seg *rb, uint32_t unit, uint32_t repeat_count, uint16_t n,
+			const struct mlx5dv_mr_interleaved *data);
 
 /* DevX objects: CREATE_TIR over hw_eth (vb_devx_obj.c). */
 struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void *in, size_t inlen, void *out,

@@ -185,47 +185,22 @@ void vb_dv_wr_set_mkey_layout_list(struct mlx5dv_qp_ex *d, uint16_t num_sges, co
 	vb_mkey_setter_done(qp);
 }
 
-/* The entry's 16-bit fields: a block or stride that does not fit is refused, not truncated. */
-static bool vb_mk_interleaved_ok(uint16_t n, const struct mlx5dv_mr_interleaved *data, uint64_t *unit)
-{
-	*unit = 0;
-	if (n != 0 && data == NULL)
-		return false;
-	for (uint32_t i = 0; i < n; i++) {
-		if (data[i].bytes_count > UINT16_MAX || data[i].bytes_skip > UINT16_MAX - data[i].bytes_count)
-			return false;
-		*unit += data[i].bytes_count;
-	}
-	return *unit <= UINT32_MAX;
-}
-
 void vb_dv_wr_set_mkey_layout_interleaved(struct mlx5dv_qp_ex *d, uint32_t repeat_count, uint16_t num_interleaved,
 					  const struct mlx5dv_mr_interleaved *data)
 {
 	struct vb_qp *qp = vb_mk_qp(d);
 	struct hw_umr_repeat_block_seg *rb;
-	struct hw_umr_repeat_ent_seg *e;
 	uint64_t unit;
 
 	if (!vb_mkey_setter_ok(qp))
 		return;
-	if (!vb_mk_interleaved_ok(num_interleaved, data, &unit)) {
+	if (!vb_umr_interleaved_ok(num_interleaved, data, &unit)) {
 		vb_wr_fail(qp, EINVAL);
 		return;
 	}
 	rb = (void *)vb_mk_layout(qp, num_interleaved, 1, unit * repeat_count);
 	if (rb == NULL)
 		return;
-	rb->byte_count = htobe32((uint32_t)unit);
-	rb->op = htobe32(HW_UMR_REPEAT_BLOCK_OP);
-	rb->repeat_count = htobe32(repeat_count);
-	rb->num_ent = htobe16(num_interleaved);
-	e = (void *)(rb + 1);
-	for (uint32_t i = 0; i < num_interleaved; i++) {
-		e[i].va = htobe64(data[i].addr);
-		e[i].byte_count = htobe16((uint16_t)data[i].bytes_count);
-		e[i].stride = htobe16((uint16_t)(data[i].bytes_count + data[i].bytes_skip));
-		e[i].memkey = htobe32(data[i].lkey);
-	}
+	vb_umr_repeat_fill(rb, (uint32_t)unit, repeat_count, num_interleaved, data);
 	vb_mkey_setter_done(qp);
 }

@@ -107,6 +107,38 @@ static void vb_umr_end(struct vb_qp *qp, uint32_t tbytes)
 	vb_wr_close(qp, 0);
 }
 
+/* The entry's 16-bit fields: a block or stride that does not fit is refused, not truncated; *unit the block's bytes. */
+bool vb_umr_interleaved_ok(uint16_t n, const struct mlx5dv_mr_interleaved *data, uint64_t *unit)
+{
+	*unit = 0;
+	if (n != 0 && data == NULL)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		if (data[i].bytes_count > UINT16_MAX || data[i].bytes_skip > UINT16_MAX - data[i].bytes_count)
+			return false;
+		*unit += data[i].bytes_count;
+	}
+	return *unit <= UINT32_MAX;
+}
+
+/* The repeat block segment and its n entries, as the PRM lays them out. */
+void vb_umr_repeat_fill(struct hw_umr_repeat_block_seg *rb, uint32_t unit, uint32_t repeat_count, uint16_t n,
+			const struct mlx5dv_mr_interleaved *data)
+{
+	struct hw_umr_repeat_ent_seg *e = (void *)(rb + 1);
+
+	rb->byte_count = htobe32(unit);
+	rb->op = htobe32(HW_UMR_REPEAT_BLOCK_OP);
+	rb->repeat_count = htobe32(repeat_count);
+	rb->num_ent = htobe16(n);
+	for (uint32_t i = 0; i < n; i++) {
+		e[i].va = htobe64(data[i].addr);
+		e[i].byte_count = htobe16((uint16_t)data[i].bytes_count);
+		e[i].stride = htobe16((uint16_t)(data[i].bytes_count + data[i].bytes_skip));
+		e[i].memkey = htobe32(data[i].lkey);
+	}
+}
+
 void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *m, uint32_t access, uint32_t repeat_count,
 			     uint16_t num_interleaved, struct mlx5dv_mr_interleaved *data)
 {
@@ -114,39 +146,16 @@ void vb_dv_wr_mr_interleaved(struct mlx5dv_qp_ex *d, struct mlx5dv_mkey *m, uint
 	struct vb_mkey *mk = vb_umr_mkey(m);
 	uint32_t tbytes = ((uint32_t)num_interleaved + 1) * VB_UMR_ENT;
 	struct hw_umr_repeat_block_seg *rb;
-	struct hw_umr_repeat_ent_seg *e;
-	uint64_t unit = 0;
+	uint64_t unit;
 
 	if (vb_umr_begin(qp, m, access, num_interleaved, 1) == NULL)
 		return;
-	if (num_interleaved != 0 && data == NULL) {
-		vb_wr_fail(qp, EINVAL);
-		return;
-	}
-	/* The entry's 16-bit fields: a block or stride that does not fit is refused, not truncated. */
-	for (uint32_t i = 0; i < num_interleaved; i++) {
-		if (data[i].bytes_count > UINT16_MAX || data[i].bytes_skip > UINT16_MAX - data[i].bytes_count) {
-			vb_wr_fail(qp, EINVAL);
-			return;
-		}
-		unit += data[i].bytes_count;
-	}
-	if (unit > UINT32_MAX) {
+	if (!vb_umr_interleaved_ok(num_interleaved, data, &unit)) {
 		vb_wr_fail(qp, EINVAL);
 		return;
 	}
 	rb = (void *)vb_umr_head(qp, mk, access, tbytes, unit * repeat_count);
-	rb->byte_count = htobe32((uint32_t)unit);
-	rb->op = htobe32(HW_UMR_REPEAT_BLOCK_OP);
-	rb->repeat_count = htobe32(repeat_count);
-	rb->num_ent = htobe16(num_interleaved);
-	e = (void *)(rb + 1);
-	for (uint32_t i = 0; i < num_interleaved; i++) {
-		e[i].va = htobe64(data[i].addr);
-		e[i].byte_count = htobe16((uint16_t)data[i].bytes_count);
-		e[i].stride = htobe16((uint16_t)(data[i].bytes_count + data[i].bytes_skip));
-		e[i].memkey = htobe32(data[i].lkey);
-	}
+	vb_umr_repeat_fill(rb, (uint32_t)unit, repeat_count, num_interleaved, data);
 	vb_umr_end(qp, tbytes);
 }
 
