@@ -33,7 +33,8 @@ static void vb_device_init(struct vb_device *dev, const struct hw_function *f, i
 	snprintf(d->name, sizeof(d->name), "%s", f->ibdev);
 	snprintf(d->dev_name, sizeof(d->dev_name), "uverbs%d", n);
 	snprintf(d->dev_path, sizeof(d->dev_path), "/sys/class/infiniband_verbs/uverbs%d", n);
-	snprintf(d->ibdev_path, sizeof(d->ibdev_path), "/sys/class/infiniband/%s", f->ibdev);
+	if (!vb_sysfs_publish(f->pci_str, f->ibdev, d->ibdev_path, sizeof(d->ibdev_path)))
+		snprintf(d->ibdev_path, sizeof(d->ibdev_path), "/sys/class/infiniband/%s", f->ibdev);
 	dev->magic = VB_MAGIC_DEVICE;
 	dev->func_index = (uint32_t)idx;
 	dev->func_id = f->id;

@@ -16,6 +16,14 @@
 /* The devices of this side (vb_device.c): NULL when the topology was refused. */
 struct vb_device *vb_devices(int *n);
 
+#define VB_SYSFS_PATH_MAX 256 /* IBV_SYSFS_PATH_MAX */
+/*
+ * Publishes the PCI identity of function bdf (vb_sysfs.c) and writes the
+ * device's sysfs-shaped ibdev directory to path; false (path untouched) when
+ * the user's directory cannot be made or is refused.
+ */
+bool vb_sysfs_publish(const char *bdf, const char *ibdev, char *path, size_t size);
+
 /* The identity and limits every device reports (vb_query.c). */
 void vb_device_attr(const struct vb_device *dev, struct ibv_device_attr *attr);
 void vb_port_attr(const struct vb_device *dev, struct ibv_port_attr *attr);
