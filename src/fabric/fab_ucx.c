@@ -125,21 +125,25 @@ static int fab_ucx_peer_errors(void)
 }
 
 /*
- * UCX's configuration (its environment), with one default of ours: messages
- * up to FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
+ * UCX's configuration (its environment: UCX_*, then SOFTDPU_UCX_* over it,
+ * so a program that uses UCX itself over softdpu's verbs, such as Open MPI
+ * with UCX_TLS=rc_verbs, can give the fabric other transports with
+ * SOFTDPU_UCX_TLS=tcp), with one default of ours: messages up to
+ * FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
  * machines (fab_xm.c) stays below it, so it arrives in one piece, in the
  * order sent, without rendezvous's extra round trip (docs/PERFORMANCE.md).
- * UCX_RNDV_THRESH set by the user wins. NULL: UCX's defaults alone.
+ * A RNDV_THRESH set by the user wins. NULL: UCX's defaults alone.
  */
 static ucp_config_t *ucx_config(void)
 {
 	ucp_config_t *cfg = NULL;
 	char v[24];
 
-	if (fab_ucx.ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
+	if (fab_ucx.ucp_config_read("SOFTDPU", NULL, &cfg) != UCS_OK)
 		return NULL;
 	snprintf(v, sizeof(v), "%u", FAB_UCX_EAGER_MAX);
-	if (getenv("UCX_RNDV_THRESH") == NULL && fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
+	if (getenv("UCX_RNDV_THRESH") == NULL && getenv("SOFTDPU_UCX_RNDV_THRESH") == NULL &&
+	    fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
 		ucx_log("cannot set UCX's RNDV_THRESH; UCX's default stays");
 	return cfg;
 }
