@@ -128,7 +128,8 @@ static int fab_ucx_peer_errors(void)
  * UCX's configuration (its environment: UCX_*, then SOFTDPU_UCX_* over it,
  * so a program that uses UCX itself over softdpu's verbs, such as Open MPI
  * with UCX_TLS=rc_verbs, can give the fabric other transports with
- * SOFTDPU_UCX_TLS=tcp), with one default of ours: messages up to
+ * SOFTDPU_UCX_TLS=tcp), with two defaults of ours: no InfiniBand
+ * transport unless the user names the transports, and messages up to
  * FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
  * machines (fab_xm.c) stays below it, so it arrives in one piece, in the
  * order sent, without rendezvous's extra round trip (docs/PERFORMANCE.md).
@@ -141,6 +142,14 @@ static ucp_config_t *ucx_config(void)
 
 	if (fab_ucx.ucp_config_read("SOFTDPU", NULL, &cfg) != UCS_OK)
 		return NULL;
+	/*
+	 * UCX's InfiniBand transports in this process run on softdpu's own
+	 * devices (its libibverbs is the one loaded): the fabric under them
+	 * cannot ride on them. Unless the user chose the transports.
+	 */
+	if (getenv("UCX_TLS") == NULL && getenv("SOFTDPU_UCX_TLS") == NULL &&
+	    fab_ucx.ucp_config_modify(cfg, "TLS", "^ib") != UCS_OK)
+		ucx_log("cannot keep UCX off softdpu's own devices (TLS ^ib)");
 	snprintf(v, sizeof(v), "%u", FAB_UCX_EAGER_MAX);
 	if (getenv("UCX_RNDV_THRESH") == NULL && getenv("SOFTDPU_UCX_RNDV_THRESH") == NULL &&
 	    fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
