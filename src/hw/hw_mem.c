@@ -318,6 +318,47 @@ enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len)
 	return HW_OK;
 }
 
+enum hw_status hw_mkey_umr_rebase(uint32_t key, uint64_t addr)
+{
+	struct hw_mkey *mk = (struct hw_mkey *)hw_mkey_lookup(key);
+
+	if (mk == NULL || mk->umr == NULL || !(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE))
+		return HW_ERR_KEY;
+	mk->addr = addr;
+	return HW_OK;
+}
+
+/*
+ * The slot keeps its index and contents; only the key's low byte changes,
+ * and a device-wide key's record says so (with no memory yet: the caller
+ * shares it afterwards).
+ */
+enum hw_status hw_mkey_retag(uint32_t key, uint8_t tag, uint32_t *out)
+{
+	uint32_t idx = key >> 8, nk = (key & ~0xffu) | tag;
+	struct hw_mkey *mk;
+	enum hw_status st = HW_OK;
+
+	if (out == NULL)
+		return HW_ERR_INVAL;
+	pthread_mutex_lock(&tbl.lock);
+	mk = (struct hw_mkey *)hw_mkey_lookup(key);
+	if (mk == NULL || mk->seqp != NULL) {
+		pthread_mutex_unlock(&tbl.lock);
+		return HW_ERR_KEY;
+	}
+	__atomic_store_n(&mk->key, nk, __ATOMIC_RELEASE);
+	if (!mk->device_wide)
+		page_at(idx >> HW_MKEY_PAGE_SHIFT)->tag[idx & (HW_MKEY_PAGE_SIZE - 1)] = tag;
+	else
+		st = publish_key(mk, NULL, 0);
+	if (st != HW_OK)
+		__atomic_store_n(&mk->key, key, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&tbl.lock);
+	*out = st == HW_OK ? nk : key;
+	return st;
+}
+
 enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chunks, uint32_t n)
 {
 	struct hw_mkey *mk;

@@ -183,6 +183,20 @@ enum hw_status hw_mkey_reg_umr(struct hw_pd *pd, struct hw_umr *u, bool remote_i
 /* A UMR wrote the key's pattern: its rights and length set, the key made valid. */
 enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len);
 
+/*
+ * A free UMR key is used at addresses from addr on (0 for the zero-based
+ * keys mlx5dv_create_mkey makes; a DevX indirect mkey's start_addr):
+ * offset into its pattern = address - addr. HW_ERR_KEY when not a free UMR key.
+ */
+enum hw_status hw_mkey_umr_rebase(uint32_t key, uint64_t addr);
+
+/*
+ * A key just registered by this process, before anyone was given it, takes
+ * the low byte tag (the mkey_7_0 a DevX CREATE_MKEY names): the new key in
+ * *out. HW_ERR_KEY for no such key or a view of another process's key.
+ */
+enum hw_status hw_mkey_retag(uint32_t key, uint8_t tag, uint32_t *out);
+
 /* SEND with invalidate: hw_mkey_invalidate, and a UMR key must allow remote invalidation (HW_ERR_ACCESS). */
 enum hw_status hw_mkey_invalidate_remote(uint32_t key, uint32_t pd_id);
 

@@ -40,6 +40,9 @@
 #define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* an SRQ/RMP or no receive queue: not yet */
 #define VB_SYND_QP_STATE 0x5d0c0036u	  /* the transition does not start from the QP's state */
 #define VB_SYND_QP_RNR 0x5d0c0037u	  /* RNR values out of range */
+#define VB_SYND_MKEY_MODE 0x5d0c0041u	  /* an access mode, QP binding, free or whole-space key not here */
+#define VB_SYND_MKEY_LEN 0x5d0c0042u	  /* no length, or translations that cover less than it */
+#define VB_SYND_MKEY_ENTRY 0x5d0c0043u	  /* a translation outside its key, or a key of another domain or process */
 
 static inline uint32_t vb_prm_be32(const uint8_t *p)
 {
@@ -121,5 +124,10 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj);
 int vb_devx_qp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 int vb_devx_qp_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+/* CREATE_MKEY, DESTROY_MKEY (a fence) and QUERY_MKEY (vb_devx_mkey.c). */
+int vb_devx_mkey_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+			struct mlx5dv_devx_obj *obj);
+void vb_devx_mkey_destroy(struct mlx5dv_devx_obj *obj);
+int vb_devx_mkey_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 
 #endif
