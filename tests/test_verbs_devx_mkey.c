@@ -380,11 +380,114 @@ static void test_rights(void)
 	CHECK(is_pat(b[0], 4096, 0x30, 0));
 }
 
+/*
+ * An MR an indirect key names is deregistered (ibv_dereg_mr succeeds, as
+ * the kernel's does): accesses through the KLM key are then remote access
+ * errors, the memory is not written.
+ */
+static void test_klm_mr_gone(void)
+{
+	uint8_t in[MKEY_IN + 16], *b[1];
+	struct ibv_mr *mr[1];
+	struct mlx5dv_devx_obj *mk;
+	uint32_t key, cnt = 4096, k;
+	uint64_t a;
+	struct lp l;
+
+	lp_open(&l);
+	mrs(&l, 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, b, mr, 0x30);
+	k = mr[0]->lkey;
+	a = (uintptr_t)b[0];
+	mkey_cmd(in, MK_KLM, MK_LR | MK_LW | MK_RW, l.d->pdn, 4, IOVA, 4096);
+	mkey_cmd_list(in, 1, &cnt, &k, &a, 0);
+	mkey_make(l.d, in, sizeof(in), &mk, &key);
+	fill_pat(l.src, 64, 0x61, 0);
+	CHECK(lp_rdma(&l, IBV_WR_RDMA_WRITE, 0, 64, IOVA, key) == IBV_WC_SUCCESS);
+	CHECK(is_pat(b[0], 64, 0x61, 0));
+	CHECK(th_undefer(vf_dereg_cb, mr[0]) == 1);
+	CHECK_OK(ibv_dereg_mr(mr[0]));
+	fill_pat(l.src, 64, 0x62, 0);
+	CHECK(lp_rdma(&l, IBV_WR_RDMA_WRITE, 0, 64, IOVA, key) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(is_pat(b[0], 64, 0x61, 0));
+}
+
+/*
+ * DESTROY_MKEY in the process: the umem under the key is not deregistered
+ * while it lives (EBUSY), the key is refused once it went (a tag other
+ * than the command's never worked), and then the umem goes.
+ */
+static void test_destroy_local(void)
+{
+	struct mlx5dv_devx_umem *um;
+	struct mlx5dv_devx_obj *mk;
+	uint8_t in[MKEY_IN], *m;
+	uint32_t key;
+	struct lp l;
+
+	lp_open(&l);
+	umem_buf(l.d, 4096, &m, &um);
+	fill_pat(m, 4096, 0x40, 0);
+	mkey_cmd(in, MK_MTT, MK_ALL, l.d->pdn, 0xc3, IOVA, 4096);
+	mkey_cmd_umem(in, um->umem_id, 0);
+	mkey_make(l.d, in, MKEY_IN, &mk, &key);
+	CHECK(mlx5dv_devx_umem_dereg(um) == EBUSY);
+	fill_pat(l.src, 64, 0x71, 0);
+	CHECK(lp_rdma(&l, IBV_WR_RDMA_WRITE, 0, 64, IOVA, key ^ 0x01) == IBV_WC_REM_ACCESS_ERR);
+	lp_restate(&l);
+	CHECK(lp_rdma(&l, IBV_WR_RDMA_WRITE, 0, 64, IOVA, key) == IBV_WC_SUCCESS);
+	CHECK(is_pat(m, 64, 0x71, 0));
+	CHECK(th_undefer(obj_destroy_cb, mk) == 1);
+	CHECK_OK(mlx5dv_devx_obj_destroy(mk));
+	fill_pat(l.src, 64, 0x72, 0);
+	CHECK(lp_rdma(&l, IBV_WR_RDMA_WRITE, 0, 64, IOVA, key) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(is_pat(m, 64, 0x71, 0));
+	CHECK(th_undefer(umem_dereg_cb, um) == 1);
+	CHECK_OK(mlx5dv_devx_umem_dereg(um));
+}
+
+/* QUERY_MKEY gives back the key's context: mode, rights, qpn, tag, pd, start_addr and len; another index EINVAL. */
+static void test_query(void)
+{
+	struct mlx5dv_devx_umem *um;
+	struct mlx5dv_devx_obj *mk;
+	uint8_t in[MKEY_IN], out[MKEY_QUERY_OUT], *m;
+	uint32_t key;
+	struct dx *d = NULL;
+
+	dx_open(&d, 4096);
+	umem_buf(d, 8192, &m, &um);
+	mkey_cmd(in, MK_MTT, MK_LR | MK_LW | MK_RR, d->pdn, 0x3c, IOVA + 8, 4000);
+	mkey_cmd_umem(in, um->umem_id, 8);
+	mkey_make(d, in, MKEY_IN, &mk, &key);
+	memset(in, 0, 16);
+	prm_set(in, 0, 16, OP_QUERY_MKEY);
+	prm_set(in, 0x48, 24, key >> 8);
+	memset(out, 0xee, sizeof(out));
+	CHECK_OK(mlx5dv_devx_obj_query(mk, in, 16, out, sizeof(out)));
+	CHECK(status_of(out) == 0 && syndrome_of(out) == 0);
+	CHECK(prm_get(out, MKC + 0x1, 1) == 0);		/* free */
+	CHECK(prm_get(out, MKC + 0x16, 2) == MK_MTT);
+	CHECK(prm_get(out, MKC + 0x11, 5) == 0x07);	/* a 0, rw 0, rr, lw, lr */
+	CHECK(prm_get(out, MKC + 0x20, 24) == 0xffffff);
+	CHECK(prm_get(out, MKC + 0x38, 8) == 0x3c);
+	CHECK(prm_get(out, MKC + 0x68, 24) == d->pdn);
+	CHECK(prm_get(out, MKC + 0x80, 64) == IOVA + 8);
+	CHECK(prm_get(out, MKC + 0xc0, 64) == 4000);
+	/* The command names another key than the object's: the kernel's EINVAL, out untouched. */
+	prm_set(in, 0x48, 24, (key >> 8) + 1);
+	memset(out, 0xee, sizeof(out));
+	CHECK(mlx5dv_devx_obj_query(mk, in, 16, out, sizeof(out)) == EINVAL);
+	CHECK(out[0] == 0xee);
+}
+
 int main(void)
 {
 	RUN(test_mtt_other_process);
 	RUN(test_klm_two_mrs);
 	RUN(test_ksm_two_mrs);
 	RUN(test_rights);
+	RUN(test_klm_mr_gone);
+	RUN(test_destroy_local);
+	RUN(test_query);
 	return th_summary("test_verbs_devx_mkey");
 }

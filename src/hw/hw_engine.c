@@ -204,6 +204,8 @@ static enum hw_status eng_translate_into(uint32_t key, uint32_t pd_id, uint64_t 
 	if (st != HW_OK)
 		return st;
 	if (__builtin_expect(mk->umr != NULL, 0)) {
+		if (!hw_umr_live(mk->umr)) /* an entry's key was deregistered */
+			return HW_ERR_KEY;
 		eng_add_umr(l, mk->umr, addr - mk->addr, (uint32_t)len); /* the pattern's offset: a DevX key's start_addr on */
 		return HW_OK;
 	}

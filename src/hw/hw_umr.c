@@ -78,6 +78,14 @@ void hw_umr_write(const struct hw_umr *u, uint64_t off, const uint8_t *buf, uint
 	umr_copy(u, off, (uint8_t *)buf, n, false);
 }
 
+bool hw_umr_live(const struct hw_umr *u)
+{
+	for (uint32_t i = 0; i < u->n; i++)
+		if (hw_mkey_find(u->e[i].key) == NULL)
+			return false;
+	return true;
+}
+
 void hw_umr_cur_init(struct hw_umr_cur *c, const struct hw_umr *u, uint64_t off)
 {
 	uint64_t w = off % u->unit;
@@ -144,7 +152,8 @@ static uint8_t umr_parse_strided(uint32_t pd_id, const uint8_t *t, uint32_t tlen
 
 		if (p == NULL)
 			return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
-		u->e[i] = (struct hw_umr_ent){ .base = p, .count = count, .stride = stride, .prefix = unit };
+		u->e[i] = (struct hw_umr_ent){ .base = p, .count = count, .stride = stride, .prefix = unit,
+					       .key = be32toh(e->memkey) };
 		unit += count;
 	}
 	if (unit != be32toh(rb->byte_count))
@@ -177,7 +186,7 @@ static uint8_t umr_parse_list(uint32_t pd_id, const uint8_t *t, uint32_t tlen, u
 
 		if (p == NULL)
 			return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
-		u->e[i] = (struct hw_umr_ent){ .base = p, .count = len, .prefix = unit };
+		u->e[i] = (struct hw_umr_ent){ .base = p, .count = len, .prefix = unit, .key = hw_data_seg_lkey(d) };
 		unit += len;
 	}
 	u->n = n;

@@ -25,6 +25,7 @@ struct hw_umr_ent {
 	uint32_t count;	 /* bytes of data per repetition */
 	uint32_t stride; /* bytes from one repetition's start to the next (strided only) */
 	uint64_t prefix; /* data bytes of the earlier entries in one repetition */
+	uint32_t key;	 /* the key the entry was registered through: it must live while the pattern is used */
 };
 
 struct hw_umr {
@@ -53,6 +54,16 @@ void hw_umr_free(struct hw_umr *u);
  * Returns 0 or the CQE syndrome; on failure nothing changed.
  */
 uint8_t hw_umr_register(uint32_t pd_id, uint32_t mkey, const uint8_t *segs, uint32_t len);
+
+/*
+ * Whether every key the pattern's entries name still lives. An entry's
+ * address is resolved once, at registration: a key deregistered since
+ * (ibv_dereg_mr does not wait for the indirect keys over it, as on the
+ * card) makes every access through the pattern fail, checked inside the
+ * access's epoch so the memory is not reached after the deregistration
+ * returned.
+ */
+bool hw_umr_live(const struct hw_umr *u);
 
 /* A position in a pattern's data; pieces are read without locks. */
 struct hw_umr_cur {
