@@ -18,9 +18,9 @@
 #define ST_BAD_PARAM_ 0x3
 #define SYND_UMEM 0x5d0c0022u
 #define SYND_QP_PD 0x5d0c0032u
-#define SYND_MKEY_MODE 0x5d0c0041u
-#define SYND_MKEY_LEN 0x5d0c0042u
-#define SYND_MKEY_ENTRY 0x5d0c0043u
+#define SYND_MKEY_MODE 0x5d0c0071u
+#define SYND_MKEY_LEN 0x5d0c0072u
+#define SYND_MKEY_ENTRY 0x5d0c0073u
 #define IOVA 0x10000ull
 
 /* out filled with 0xee: nothing written there when it still is. */

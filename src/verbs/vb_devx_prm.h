@@ -40,9 +40,9 @@
 #define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* an SRQ/RMP or no receive queue: not yet */
 #define VB_SYND_QP_STATE 0x5d0c0036u	  /* the transition does not start from the QP's state */
 #define VB_SYND_QP_RNR 0x5d0c0037u	  /* RNR values out of range */
-#define VB_SYND_MKEY_MODE 0x5d0c0041u	  /* an access mode, QP binding, free or whole-space key not here */
-#define VB_SYND_MKEY_LEN 0x5d0c0042u	  /* no length, or translations that cover less than it */
-#define VB_SYND_MKEY_ENTRY 0x5d0c0043u	  /* a translation outside its key, or a key of another domain or process */
+#define VB_SYND_MKEY_MODE 0x5d0c0071u	  /* an access mode, QP binding, free or whole-space key not here */
+#define VB_SYND_MKEY_LEN 0x5d0c0072u	  /* no length, or translations that cover less than it */
+#define VB_SYND_MKEY_ENTRY 0x5d0c0073u	  /* a translation outside its key, or a key of another domain or process */
 
 static inline uint32_t vb_prm_be32(const uint8_t *p)
 {
