@@ -162,7 +162,7 @@ static void test_create(void)
 	CHECK_OK(mlx5dv_devx_umem_dereg(um));
 }
 
-/* Numbers of another context of the same process reach nothing: its CQ, its umem, its MR. */
+/* Numbers of another context of the same process reach nothing: its CQ, its umem, its PD, its MR. */
 static void test_other_context(void)
 {
 	struct dx *a = NULL, *b = NULL;
@@ -188,6 +188,13 @@ static void test_other_context(void)
 	prm_set(in, 0x2c0, 32, um->umem_id);
 	create_refused(a->c, in, CQ_IN, ST_BAD_PARAM, SYND_UMEM);
 	CHECK_OK(mlx5dv_devx_umem_dereg(um));
+	/* b's PD in a's key and a's QP. */
+	mkey_cmd(in, MK_MTT, MK_ALL, b->pdn, 1, IOVA, 64);
+	mkey_cmd_umem(in, a->qp_um->umem_id, 0);
+	create_refused(a->c, in, MKEY_IN, ST_BAD_PARAM, SYND_QP_PD);
+	qp_cmd(a, in, 0);
+	prm_set(in, QPC + 0x28, 24, b->pdn);
+	create_refused(a->c, in, QP_IN, ST_BAD_PARAM, SYND_QP_PD);
 	/* A KLM of a's naming b's MR (another PD). */
 	key = b->mr->lkey;
 	addr = (uintptr_t)b->buf;

@@ -95,6 +95,13 @@ bool hw_pd_shared(const struct hw_pd *pd);
 
 /* A live domain of this process by number, with a reference taken; NULL when there is none. */
 struct hw_pd *hw_pd_get(uint32_t pd_id);
+/*
+ * Who made the domain (the verbs library: its context), so commands that
+ * name a domain by number can refuse one of another context, as the card
+ * refuses an object of another user id. NULL: not said.
+ */
+void hw_pd_set_owner(struct hw_pd *pd, const void *owner);
+const void *hw_pd_owner(const struct hw_pd *pd);
 
 /*
  * Handing a domain to the other API family: the verbs library plugs in how

@@ -212,7 +212,7 @@ int vb_devx_mkey_create(struct vb_context *ctx, const uint8_t *in, size_t inlen,
 	mk = calloc(1, sizeof(*mk));
 	if (mk == NULL)
 		return ENOMEM;
-	mk->pd = hw_pd_get(vb_prm_u24(mkc + 0xc)); /* this process's domains only */
+	mk->pd = vb_devx_pd_get(ctx, vb_prm_u24(mkc + 0xc));
 	if (mk->pd == NULL)
 		rc = vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_PD);
 	else if (mode == VB_MK_PA || mode == VB_MK_MTT)

@@ -72,6 +72,17 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 	return 0;
 }
 
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn)
+{
+	struct hw_pd *pd = hw_pd_get(pdn); /* this process's domains only */
+
+	if (pd != NULL && hw_pd_owner(pd) != NULL && hw_pd_owner(pd) != ctx) {
+		hw_pd_free(pd);
+		pd = NULL;
+	}
+	return pd;
+}
+
 void vb_devx_umem_put(struct vb_umem *um)
 {
 	if (um != NULL)

@@ -96,6 +96,9 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 		      void *out, size_t outlen);
 void vb_devx_umem_put(struct vb_umem *um);
 
+/* The domain pdn names, held (hw_pd_free gives it back), if it is this context's or nobody's; else NULL. */
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn);
+
 /* The context's DevX queues by kind and number (under the context's lock). */
 void vb_devx_queue_add(struct vb_context *ctx, struct mlx5dv_devx_obj *obj);
 /* EINVAL (nothing changed) for a CQ a QP still reports to: the card answers BAD_RES_STATE, the kernel EINVAL. */
