@@ -138,7 +138,7 @@ static int vb_mk_indirect(const uint8_t *in, size_t inlen, struct vb_devx_mkey *
 
 	if (inlen < VB_MK_TRANS + (size_t)n * VB_MK_ENT)
 		return EINVAL; /* the command ends before its translations */
-	if (n == 0 || n > VB_MK_ENTS_MAX || len == 0 || (mkc[0x3b] & 0x1f) > 31)
+	if (n == 0 || n > VB_MK_ENTS_MAX || len == 0)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_MKEY_LEN);
 	w = calloc(1, sizeof(*uc) + sizeof(*mc) + tbytes);
 	mk->umr = hw_umr_alloc(cap);
