@@ -139,6 +139,7 @@ static void umem_buf(struct dx *d, size_t len, uint8_t **bp, struct mlx5dv_devx_
 struct plan {
 	uint32_t qpn, key;
 	uint64_t iova;
+	uint32_t qpn2, klm; /* a second QP, and a KLM key over the MTT key's first 4096 bytes at iova */
 };
 
 static int child_rdma(int in, int out)
@@ -149,14 +150,20 @@ static int child_rdma(int in, int out)
 	struct ibv_qp_init_attr a = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				     .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
 	struct ibv_qp *qp = cq != NULL ? ibv_create_qp(pd, &a) : NULL;
+	struct ibv_qp *qp2 = qp != NULL ? ibv_create_qp(pd, &a) : NULL;
 	static uint8_t buf[UMEM_LEN];
-	struct ibv_mr *mr = qp != NULL ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_mr *mr = qp2 != NULL ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	uint32_t qpns[2];
 	struct plan p;
 	char ok;
 
-	if (mr == NULL || write(out, &qp->qp_num, 4) != 4 || read(in, &p, sizeof(p)) != sizeof(p))
+	if (mr == NULL)
 		return 2;
-	if (vq_up(qp, p.qpn, 12, 7) != 0)
+	qpns[0] = qp->qp_num;
+	qpns[1] = qp2->qp_num;
+	if (write(out, qpns, sizeof(qpns)) != sizeof(qpns) || read(in, &p, sizeof(p)) != sizeof(p))
+		return 2;
+	if (vq_up(qp, p.qpn, 12, 7) != 0 || vq_up(qp2, p.qpn2, 12, 7) != 0)
 		return 3;
 	fill_pat(buf, 4096, 0x33, 0);
 	if (rdma(qp, cq, IBV_WR_RDMA_WRITE, buf, 4096, mr->lkey, p.iova + 512, p.key) != IBV_WC_SUCCESS)
@@ -166,6 +173,9 @@ static int child_rdma(int in, int out)
 		return 5;
 	if (!is_pat(buf + 4096, 2048, 0x40, 5000))
 		return 6;
+	/* An indirect key works in its own process only: here it reaches nothing (on its own QP: this one errs). */
+	if (rdma(qp2, cq, IBV_WR_RDMA_WRITE, buf, 16, mr->lkey, p.iova, p.klm) != IBV_WC_REM_ACCESS_ERR)
+		return 10;
 	ok = 'w';
 	if (write(out, &ok, 1) != 1 || read(in, &ok, 1) != 1 || ok != 'd')
 		return 7;
@@ -192,7 +202,9 @@ static void reap_cb(void *arg)
  * An MTT key over a umem, at an address other than the memory's, with a
  * tag of the program's: an ibv QP of another process writes and reads
  * through it; after DESTROY_MKEY the same key is a remote access error
- * there and the memory is not written.
+ * there and the memory is not written. A KLM key over the MTT key is
+ * this process's: the other one's write through it is a remote access
+ * error and writes nothing.
  */
 static void test_mtt_other_process(void)
 {
@@ -200,7 +212,8 @@ static void test_mtt_other_process(void)
 	struct mlx5dv_devx_obj *mk;
 	uint8_t in[MKEY_IN];
 	int a[2], b[2], ws = 0;
-	uint32_t cqpn = 0;
+	struct mlx5dv_devx_obj *klm;
+	uint32_t cqpn[2] = {0, 0};
 	struct plan p;
 	struct dx *d = NULL;
 	char ok = 0;
@@ -222,6 +235,8 @@ static void test_mtt_other_process(void)
 	CHECK(cq != NULL);
 	struct ibv_qp *qp = vq_qp(d->pd, IBV_QPT_RC, cq, cq, 8);
 	CHECK(qp != NULL);
+	struct ibv_qp *qp2 = vq_qp(d->pd, IBV_QPT_RC, cq, cq, 8);
+	CHECK(qp2 != NULL);
 	umem_buf(d, UMEM_LEN, &m, &um);
 	fill_pat(m, UMEM_LEN, 0x40, 0);
 	mkey_cmd(in, MK_MTT, MK_ALL, d->pdn, TAG, IOVA, UMEM_LEN);
@@ -230,14 +245,27 @@ static void test_mtt_other_process(void)
 	CHECK((p.key & 0xff) == TAG);
 	p.iova = IOVA;
 	p.qpn = qp->qp_num;
-	CHECK(read(b[0], &cqpn, 4) == 4);
-	CHECK_OK(vq_up(qp, cqpn, 12, 7));
+	p.qpn2 = qp2->qp_num;
+	{
+		uint8_t kin[MKEY_IN + 16];
+		uint32_t cnt = 4096;
+		uint64_t at = IOVA;
+
+		mkey_cmd(kin, MK_KLM, MK_ALL, d->pdn, (uint8_t)(TAG + 1), IOVA, 4096);
+		mkey_cmd_list(kin, 1, &cnt, &p.key, &at, 0);
+		mkey_make(d, kin, sizeof(kin), &klm, &p.klm);
+	}
+	CHECK(read(b[0], cqpn, 8) == 8);
+	CHECK_OK(vq_up(qp, cqpn[0], 12, 7));
+	CHECK_OK(vq_up(qp2, cqpn[1], 12, 7));
 	CHECK(write(a[1], &p, sizeof(p)) == sizeof(p));
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'w');
 	/* The child's bytes at 512..4608, the rest as filled. */
 	CHECK(is_pat(m, 512, 0x40, 0));
 	CHECK(is_pat(m + 512, 4096, 0x33, 0));
 	CHECK(is_pat(m + 4608, UMEM_LEN - 4608, 0x40, 4608));
+	CHECK(th_undefer(obj_destroy_cb, klm) == 1); /* it names the MTT key: it goes first */
+	CHECK_OK(mlx5dv_devx_obj_destroy(klm));
 	CHECK(th_undefer(obj_destroy_cb, mk) == 1);
 	CHECK_OK(mlx5dv_devx_obj_destroy(mk));
 	CHECK(write(a[1], "d", 1) == 1);
