@@ -173,8 +173,9 @@ static int child_rdma(int in, int out)
 		return 5;
 	if (!is_pat(buf + 4096, 2048, 0x40, 5000))
 		return 6;
-	/* An indirect key works in its own process only: here it reaches nothing (on its own QP: this one errs). */
-	if (rdma(qp2, cq, IBV_WR_RDMA_WRITE, buf, 16, mr->lkey, p.iova, p.klm) != IBV_WC_REM_ACCESS_ERR)
+	/* The KLM key over the MTT key: rebuilt here over this process's view of it. */
+	fill_pat(buf, 16, 0x99, 0);
+	if (rdma(qp2, cq, IBV_WR_RDMA_WRITE, buf, 16, mr->lkey, p.iova, p.klm) != IBV_WC_SUCCESS)
 		return 10;
 	ok = 'w';
 	if (write(out, &ok, 1) != 1 || read(in, &ok, 1) != 1 || ok != 'd')
@@ -182,6 +183,9 @@ static int child_rdma(int in, int out)
 	/* The key was destroyed: the responder refuses it. */
 	if (rdma(qp, cq, IBV_WR_RDMA_WRITE, buf, 16, mr->lkey, p.iova + 512, p.key) != IBV_WC_REM_ACCESS_ERR)
 		return 8;
+	/* The KLM key lives, the key its entry names does not: refused too. */
+	if (rdma(qp2, cq, IBV_WR_RDMA_WRITE, buf, 16, mr->lkey, p.iova, p.klm) != IBV_WC_REM_ACCESS_ERR)
+		return 11;
 	ok = 'f';
 	return write(out, &ok, 1) == 1 ? 0 : 9;
 }
@@ -203,8 +207,7 @@ static void reap_cb(void *arg)
  * tag of the program's: an ibv QP of another process writes and reads
  * through it; after DESTROY_MKEY the same key is a remote access error
  * there and the memory is not written. A KLM key over the MTT key is
- * this process's: the other one's write through it is a remote access
- * error and writes nothing.
+ * reached from there too, and refused once the MTT key went.
  */
 static void test_mtt_other_process(void)
 {
@@ -260,13 +263,12 @@ static void test_mtt_other_process(void)
 	CHECK_OK(vq_up(qp2, cqpn[1], 12, 7));
 	CHECK(write(a[1], &p, sizeof(p)) == sizeof(p));
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'w');
-	/* The child's bytes at 512..4608, the rest as filled. */
-	CHECK(is_pat(m, 512, 0x40, 0));
+	/* The child's bytes at 0..16 (through the KLM key) and 512..4608, the rest as filled. */
+	CHECK(is_pat(m, 16, 0x99, 0));
+	CHECK(is_pat(m + 16, 512 - 16, 0x40, 16));
 	CHECK(is_pat(m + 512, 4096, 0x33, 0));
 	CHECK(is_pat(m + 4608, UMEM_LEN - 4608, 0x40, 4608));
-	CHECK(th_undefer(obj_destroy_cb, klm) == 1); /* it names the MTT key: it goes first */
-	CHECK_OK(mlx5dv_devx_obj_destroy(klm));
-	CHECK(th_undefer(obj_destroy_cb, mk) == 1);
+	CHECK(th_undefer(obj_destroy_cb, mk) == 1); /* the KLM key over it stays */
 	CHECK_OK(mlx5dv_devx_obj_destroy(mk));
 	CHECK(write(a[1], "d", 1) == 1);
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'f');
@@ -274,6 +276,7 @@ static void test_mtt_other_process(void)
 	kid = -1;
 	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 	CHECK(is_pat(m + 512, 4096, 0x33, 0));
+	CHECK(is_pat(m, 16, 0x99, 0));
 	close(a[1]);
 	close(b[0]);
 }

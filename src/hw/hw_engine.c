@@ -21,9 +21,10 @@
  * answers nothing: TRANSPORT_RETRY_EXC, as an unreachable responder.
  *
  * Keys registered by UMR (hw_umr.h) enter a WQE's lists as pattern spans,
- * walked piece by piece by the same copy routine as plain memory.
+ * walked piece by piece by the same copy routine as plain memory; another
+ * process's shared one (hw_mkey_share_umr) as its pattern rebuilt here.
  *
- * Not yet: UMR keys of another process, keys of remote memory (refused
+ * Not yet: UMR keys of another process not shared, keys of remote memory (refused
  * as a protection or access error), SEND with invalidate of a key of another
  * process (it invalidates this process's view only). Fences need nothing:
  * WQEs run one after the other.

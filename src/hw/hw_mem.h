@@ -187,6 +187,18 @@ struct hw_mkey {
  */
 enum hw_status hw_mkey_reg_umr(struct hw_pd *pd, struct hw_umr *u, bool remote_inv, uint32_t *key);
 
+/*
+ * Lets other processes of the device reach a registered UMR key of this
+ * process: its record describes the pattern (hw_umr_describe) and another
+ * process rebuilds it over its views of the entries' keys, each checked
+ * alive at every access as here. HW_ERR_NOTSUP when the pattern cannot be
+ * described (too many entries, a key numbered in this process only, a
+ * signature key): the key then stays this process's; HW_ERR_KEY for no
+ * such key. A shared key can no longer be invalidated (its views would not
+ * see it), so its pattern stays as registered until it is deregistered.
+ */
+enum hw_status hw_mkey_share_umr(uint32_t key);
+
 /* A UMR wrote the key's pattern: its rights and length set, the key made valid. */
 enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len);
 

@@ -168,6 +168,8 @@ static int vb_mk_indirect(const uint8_t *in, size_t inlen, struct vb_devx_mkey *
 		rc = vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_MKEY_ENTRY);
 	else if (hw_mkey_retag(mk->key, mkc[7], &mk->key) != HW_OK)
 		rc = ENOMEM;
+	else /* other processes rebuild it over their views of its entries' keys; else it stays this process's */
+		(void)hw_mkey_share_umr(mk->key);
 out:
 	free(w);
 	return rc;
