@@ -227,9 +227,9 @@ static int cap_general(struct ibv_context *c, uint8_t *page)
 	SET(page, G_ATOMIC, a.atomic_cap != IBV_ATOMIC_NONE); /* the atomic page (type 3) is there */
 	SET(page, G_PG, 1);				     /* ODP, the ODP page (type 2) */
 	/*
-	 * DevX KLM/KSM keys work in their own process only (vb_devx_mkey.c);
-	 * UCX hands KSM, indirect and atomic keys to its peers as rkeys when
-	 * these say so, and the MRs' own keys, which peers reach, when not.
+	 * With these UCX makes KSM keys of 2 GiB entries past its MRs' ends
+	 * (refused here at creation) and atomic keys at an offset; without,
+	 * it hands peers the MRs' own keys, which serve RDMA and atomics alike.
 	 */
 	SET(page, G_FIXED_BUFFER_SIZE, 0);
 	SET(page, G_UMR_MODIFY_ATOMIC_DISABLED, 1);

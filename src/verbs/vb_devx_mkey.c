@@ -12,8 +12,8 @@
  *    same domain (KLM: byte_count, mkey, address; KSM: entries of
  *    2^log_entity_size bytes), the pattern a UMR would register
  *    (hw_umr.h), used from start_addr on. Each entry must lie inside its
- *    key when the command runs. As UMR keys, this process's QPs only:
- *    another process resolving it finds no memory (a bad key there).
+ *    key when the command runs. Shared by description (hw_mkey_share_umr)
+ *    when its entries fit a record; else this process's QPs only.
  *
  * The key is the returned mkey_index << 8 | mkey_7_0, the tag the command
  * named. DESTROY is a fence (hw_mkey_dereg): the key is refused
