@@ -495,6 +495,7 @@ enum vb_devx_kind {
 	VB_DEVX_FLOW_COUNTER,
 	VB_DEVX_CQ,		  /* an engine CQ over the program's umem (vb_devx_cq.c) */
 	VB_DEVX_QP,		  /* an engine QP over the program's umem (vb_devx_qp.c) */
+	VB_DEVX_MKEY,		  /* a key of the device's table (vb_devx_mkey.c) */
 };
 
 struct mlx5dv_devx_obj {

@@ -5,7 +5,7 @@
  * CREATE_TIR (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr
  * rules name), ALLOC_FLOW_COUNTER (vb_devx_counter.c), CREATE_CQ
  * (vb_devx_cq.c) and CREATE_QP with its state commands (vb_devx_qp.c):
- * engine queues over the program's umem. This file
+ * engine queues over the program's umem; CREATE_MKEY (vb_devx_mkey.c). This file
  * dispatches by opcode and keeps the context's umems and DevX queues by
  * number, as the card's command interface finds them.
  *
@@ -31,6 +31,9 @@
 #define VB_OP_QP_FIRST 0x501	  /* DESTROY_QP .. QUERY_QP, INIT2INIT: the QP's own commands */
 #define VB_OP_QP_LAST 0x50e
 #define VB_OP_QUERY_QP 0x50b
+#define VB_OP_CREATE_MKEY 0x200
+#define VB_OP_QUERY_MKEY 0x201
+#define VB_OP_DESTROY_MKEY 0x202
 #define VB_TIR_IN_SZ 0x110	  /* create_tir_in: header 0x20, tirc 0xf0 */
 #define VB_TIR_OUT_SZ 0x10	  /* create_tir_out */
 #define VB_TIRC 0x20		  /* the TIR context in create_tir_in */
@@ -67,6 +70,17 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM_SHORT);
 	*um = u;
 	return 0;
+}
+
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn)
+{
+	struct hw_pd *pd = hw_pd_get(pdn); /* this process's domains only */
+
+	if (pd != NULL && hw_pd_owner(pd) != NULL && hw_pd_owner(pd) != ctx) {
+		hw_pd_free(pd);
+		pd = NULL;
+	}
+	return pd;
 }
 
 void vb_devx_umem_put(struct vb_umem *um)
@@ -159,6 +173,8 @@ static void vb_devx_queue_drop(struct mlx5dv_devx_obj *o)
 {
 	if (o->kind == VB_DEVX_CQ)
 		vb_devx_cq_destroy(o);
+	else if (o->kind == VB_DEVX_MKEY)
+		vb_devx_mkey_destroy(o);
 	else
 		vb_devx_qp_destroy(o);
 	o->priv = NULL;
@@ -169,9 +185,9 @@ void vb_devx_close(struct vb_context *ctx)
 {
 	struct mlx5dv_devx_obj *o;
 
-	/* QPs first: a CQ goes once nothing reports to it. */
+	/* QPs first: a CQ goes once nothing reports to it; keys before the umems they lie in. */
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
-		if (o->kind == VB_DEVX_QP)
+		if (o->kind == VB_DEVX_QP || o->kind == VB_DEVX_MKEY)
 			vb_devx_queue_drop(o);
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
 		if (o->kind == VB_DEVX_CQ)
@@ -195,8 +211,12 @@ static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t 
 	}
 	obj->dv = ctx->dev->dv;
 	obj->ctx = &ctx->vctx.context;
-	rc = opcode == VB_OP_CREATE_CQ ? vb_devx_cq_create(ctx, in, inlen, out, outlen, obj)
-				       : vb_devx_qp_create(ctx, in, inlen, out, outlen, obj);
+	if (opcode == VB_OP_CREATE_CQ)
+		rc = vb_devx_cq_create(ctx, in, inlen, out, outlen, obj);
+	else if (opcode == VB_OP_CREATE_MKEY)
+		rc = vb_devx_mkey_create(ctx, in, inlen, out, outlen, obj);
+	else
+		rc = vb_devx_qp_create(ctx, in, inlen, out, outlen, obj);
 	if (rc != 0) {
 		free(obj);
 		errno = rc;
@@ -222,9 +242,11 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 		return vb_create_tir(ctx, in, inlen, out, outlen);
 	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
 		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
-	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP)
+	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP || opcode == VB_OP_CREATE_MKEY)
 		return vb_create_queue(ctx, opcode, in, inlen, out, outlen);
-	if (opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST)	/* a command of an existing QP */
+	/* A command of an existing QP or key */
+	if ((opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST) || opcode == VB_OP_QUERY_MKEY ||
+	    opcode == VB_OP_DESTROY_MKEY)
 		return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EREMOTEIO);
 	return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EOPNOTSUPP);
 }
@@ -243,7 +265,7 @@ static int vb_destroy_tir(struct mlx5dv_devx_obj *obj)
 
 static bool vb_devx_is_queue(const struct mlx5dv_devx_obj *obj)
 {
-	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP;
+	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP || obj->kind == VB_DEVX_MKEY;
 }
 
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
@@ -262,6 +284,8 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	if (vb_devx_is_queue(obj) && obj->priv != NULL) {
 		if (obj->kind == VB_DEVX_CQ)
 			vb_devx_cq_destroy(obj);
+		else if (obj->kind == VB_DEVX_MKEY)
+			vb_devx_mkey_destroy(obj);
 		else
 			vb_devx_qp_destroy(obj);
 	}
@@ -288,6 +312,8 @@ int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inl
 		return vb_devx_counter_query(obj, in, inlen, out, outlen);
 	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind == VB_DEVX_MKEY && vb_prm_opcode(in) == VB_OP_QUERY_MKEY)
+		return vb_devx_mkey_query(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_query(obj, in, inlen, out, outlen);

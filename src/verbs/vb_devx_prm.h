@@ -40,6 +40,9 @@
 #define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* an SRQ/RMP or no receive queue: not yet */
 #define VB_SYND_QP_STATE 0x5d0c0036u	  /* the transition does not start from the QP's state */
 #define VB_SYND_QP_RNR 0x5d0c0037u	  /* RNR values out of range */
+#define VB_SYND_MKEY_MODE 0x5d0c0071u	  /* an access mode, QP binding, free or whole-space key not here */
+#define VB_SYND_MKEY_LEN 0x5d0c0072u	  /* no length, or translations that cover less than it */
+#define VB_SYND_MKEY_ENTRY 0x5d0c0073u	  /* a translation outside its key, or a key of another domain or process */
 
 static inline uint32_t vb_prm_be32(const uint8_t *p)
 {
@@ -93,6 +96,9 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 		      void *out, size_t outlen);
 void vb_devx_umem_put(struct vb_umem *um);
 
+/* The domain pdn names, held (hw_pd_free gives it back), if it is this context's or nobody's; else NULL. */
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn);
+
 /* The context's DevX queues by kind and number (under the context's lock). */
 void vb_devx_queue_add(struct vb_context *ctx, struct mlx5dv_devx_obj *obj);
 /* EINVAL (nothing changed) for a CQ a QP still reports to: the card answers BAD_RES_STATE, the kernel EINVAL. */
@@ -121,5 +127,10 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj);
 int vb_devx_qp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 int vb_devx_qp_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+/* CREATE_MKEY, DESTROY_MKEY (a fence) and QUERY_MKEY (vb_devx_mkey.c). */
+int vb_devx_mkey_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+			struct mlx5dv_devx_obj *obj);
+void vb_devx_mkey_destroy(struct mlx5dv_devx_obj *obj);
+int vb_devx_mkey_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 
 #endif

@@ -129,7 +129,7 @@ static int vb_devx_qp_shape(const uint8_t *qpc, struct hw_qp_attr *ha, uint8_t *
 static int vb_devx_qp_objs(struct vb_context *ctx, const uint8_t *qpc, struct vb_devx_qp *qp, uint8_t *out,
 			   size_t outlen)
 {
-	qp->pd = hw_pd_get(vb_prm_u24(qpc + 4));
+	qp->pd = vb_devx_pd_get(ctx, vb_prm_u24(qpc + 4));
 	if (qp->pd == NULL)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_PD);
 	pthread_mutex_lock(&ctx->lock);
