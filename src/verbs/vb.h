@@ -171,6 +171,13 @@ struct vb_cq {
 	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
 	bool ext;		  /* made by ibv_create_cq_ex (a tag matching SRQ needs one) */
 	struct vb_cq *named_next; /* the context's CQs (vb_devx_named.c) */
+	struct vb_cq_srq *dsrqs;  /* SRQs whose receives DevX DCTs complete into it (lock) */
+};
+
+/* An SRQ a DevX DCT completes receives of into a verbs CQ: the CQ's list, for the poll to find its wr_id. */
+struct vb_cq_srq {
+	struct vb_srq *srq;
+	struct vb_cq_srq *next;
 };
 
 /* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */

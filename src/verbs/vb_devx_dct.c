@@ -54,6 +54,8 @@ struct vb_devx_dct {
 	struct hw_pd *pd;
 	struct vb_devx_cqref cq;
 	struct vb_srq *srq;
+	struct vb_cq_srq link; /* on a verbs CQ's list while linked */
+	bool linked;
 	uint8_t dctc[VB_DCTC_SZ]; /* the context as created, for QUERY_DCT */
 };
 
@@ -61,6 +63,8 @@ static void vb_devx_dct_free(struct vb_devx_dct *d, uint32_t dctn)
 {
 	if (d->hw != NULL)
 		hw_qp_destroy(d->hw); /* the fence: no request runs on it after this */
+	if (d->linked)
+		vb_devx_cq_srq_unlink(d->cq.vcq, &d->link);
 	if (dctn != 0)
 		(void)hw_id_free(HW_ID_QPN, dctn);
 	vb_devx_cqref_put(&d->cq);
@@ -147,6 +151,11 @@ int vb_devx_dct_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, 
 	if (rc != 0) {
 		vb_devx_dct_free(d, dctn);
 		return rc;
+	}
+	if (d->cq.vcq != NULL) {
+		d->link.srq = d->srq;
+		vb_devx_cq_srq_link(d->cq.vcq, &d->link);
+		d->linked = true;
 	}
 	memcpy(d->dctc, dctc, VB_DCTC_SZ);
 	d->dctc[0] &= 0xf0; /* state: ACTIVE */

@@ -108,6 +108,34 @@ struct vb_srq *vb_devx_srq_take(struct vb_context *ctx, uint32_t srqn)
 	return srq;
 }
 
+/* The poll holds the CQ's lock: the list changes under it only. */
+struct vb_srq *vb_named_cq_srq(struct vb_cq *cq, uint32_t srqn)
+{
+	for (struct vb_cq_srq *l = cq->dsrqs; l != NULL; l = l->next)
+		if (l->srq->srqn == srqn)
+			return l->srq;
+	return NULL;
+}
+
+void vb_devx_cq_srq_link(struct vb_cq *cq, struct vb_cq_srq *l)
+{
+	pthread_spin_lock(&cq->lock);
+	l->next = cq->dsrqs;
+	cq->dsrqs = l;
+	pthread_spin_unlock(&cq->lock);
+}
+
+void vb_devx_cq_srq_unlink(struct vb_cq *cq, struct vb_cq_srq *l)
+{
+	pthread_spin_lock(&cq->lock);
+	for (struct vb_cq_srq **pp = &cq->dsrqs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	pthread_spin_unlock(&cq->lock);
+}
+
 void vb_devx_srq_put(struct vb_srq *srq)
 {
 	if (srq != NULL)
