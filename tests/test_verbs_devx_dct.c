@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
@@ -55,6 +56,7 @@
 #define DC_WQE_DS 5	    /* ctrl, 48-byte address, data: 80 bytes in 16-byte units (a raddr one more) */
 #define LEN 700
 #define SYND_RETRY_EXC 0x15 /* MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR */
+#define POLL_GUARD_S 60.0   /* a CQE that never comes: the case fails instead of hanging */
 
 /* The DCT side: a verbs CQ, SRQ and buffer, as UCX makes them, and their numbers. */
 struct tgt {
@@ -318,22 +320,37 @@ static void dci_post(struct dx *d, const struct mlx5_wqe_av *port, const struct 
 	*(volatile uint64_t *)d->uar->reg_addr = bell;
 }
 
-/* The next CQE of the DevX CQ by its owner bit (bounded), consumed in the record. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The next CQE of the DevX CQ by its owner bit, consumed in the record. The
+ * WQE runs when the engine thread sees the record move, which on a loaded
+ * machine may take a while: the bound is a hang guard only.
+ */
 static void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
 {
 	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
 	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
-	long i;
+	double give_up = now_s() + POLL_GUARD_S;
+	bool seen = false;
 
-	for (i = 0; i < POLL_TRIES; i++) {
+	for (long i = 0; !seen; i++) {
 		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
 
-		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner)
-			break;
-		if (i % 1024 == 1023)
+		seen = (op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner;
+		if (!seen && i % 1024 == 1023) {
+			if (now_s() > give_up)
+				break;
 			sched_yield();
+		}
 	}
-	CHECK(i < POLL_TRIES);
+	CHECK(seen);
 	*out = *cqe;
 	d->cq_ci++;
 	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
@@ -575,6 +592,7 @@ static void test_wrong_key(void)
 	CHECK(mlx5dv_get_cqe_opcode((struct mlx5_cqe64 *)(void *)&e) == MLX5_CQE_REQ_ERR);
 	CHECK(e.syndrome == SYND_RETRY_EXC);
 	CHECK(be16toh(e.wqe_counter) == 0 && (be32toh(e.s_wqe_opcode_qpn) & 0xffffff) == d->qpn);
+	CHECK((be32toh(e.srqn) & 0xffffff) == UIDX); /* the DCI's user index, as in its good CQEs */
 	for (int k = 0; k < 64; k++)
 		CHECK(t->buf[k] == 0);
 	CHECK_OK(dct_query(o, dctn, out));
@@ -663,13 +681,17 @@ static void expect_dct_refused(struct tgt *t, unsigned int off, unsigned int bit
 
 static void test_bad_commands(void)
 {
-	struct tgt *t = NULL;
+	struct tgt *t = NULL, *other = NULL;
 	uint8_t in[DCT_IN], out[DCT_QUERY_OUT], qin[0x10] = {0};
 	struct mlx5dv_devx_obj *o;
 	uint32_t dctn = 0;
 
 	tgt_env(&t);
+	tgt_env(&other);
 	expect_dct_refused(t, DCTC + 0xa8, 24, t->srqn + 1000, SYND_DCT_SRQ);
+	/* Another context's SRQ and CQ are not this one's, as the kernel checks an object's owner. */
+	expect_dct_refused(t, DCTC + 0xa8, 24, other->srqn, SYND_DCT_SRQ);
+	expect_dct_refused(t, DCTC + 0x48, 24, other->cqn, SYND_DCT_CQ);
 	expect_dct_refused(t, DCTC + 0x48, 24, t->cqn + 1000, SYND_DCT_CQ);
 	expect_dct_refused(t, DCTC + 0xc8, 24, 0xfffff, SYND_DCT_PD);
 	expect_dct_refused(t, DCTC + 0x148, 8, 2, SYND_DCT_PORT);
@@ -734,6 +756,58 @@ static void test_dci_on_verbs_cq(void)
 	}
 }
 
+/* A DCT on a DevX CQ: a SEND's receive CQE lands in that CQ's ring (with the DCI's own CQE), the bytes in the SRQ's buffer. */
+static void test_dct_on_devx_cq(void)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct mlx5_wqe_av av;
+	struct dx *d = NULL;
+	struct mlx5dv_srq dsrq = {.comp_mask = MLX5DV_SRQ_MASK_SRQN};
+	struct mlx5dv_obj ob = {.srq = {.out = &dsrq}};
+	struct tgt t = {0};
+	struct mlx5_cqe64 c[2];
+	struct mlx5dv_devx_obj *o;
+	uint32_t dctn = 0;
+	int req = 0, resp = 0;
+
+	dci_env(&d, &av);
+	/* The DCT side in the DCI's context: the SRQ and buffer there, the DevX CQ the DCI reports to. */
+	t.c = d->c;
+	t.pd = d->pd;
+	t.pdn = d->pdn;
+	t.cqn = d->cqn;
+	t.srq = ibv_create_srq(d->pd, &sa);
+	CHECK(t.srq != NULL);
+	th_defer(vq_destroy_srq_cb, t.srq);
+	ob.srq.in = t.srq;
+	CHECK_OK(mlx5dv_init_obj(&ob, MLX5DV_OBJ_SRQ));
+	t.srqn = dsrq.srqn;
+	t.mr = ibv_reg_mr(d->pd, t.buf, sizeof(t.buf), VQ_ACCESS_ALL);
+	CHECK(t.mr != NULL);
+	th_defer(vf_dereg_cb, t.mr);
+	CHECK_OK(tgt_recv(&t, 0, 2048, 5));
+	o = dct_create(&t, &dctn);
+	CHECK(o != NULL);
+	th_defer(dct_destroy_cb, o);
+	fill(d->buf, LEN, 0x77);
+	dci_post(d, &av, &(struct dc_op){.opcode = MLX5_OPCODE_SEND, .dctn = dctn, .key = KEY, .len = LEN});
+	dx_poll(d, &c[0]);
+	dx_poll(d, &c[1]);
+	for (int i = 0; i < 2; i++) {
+		if (mlx5dv_get_cqe_opcode(&c[i]) == MLX5_CQE_REQ) {
+			req++;
+			CHECK((be32toh(c[i].sop_drop_qpn) & 0xffffff) == d->qpn);
+		} else {
+			resp++;
+			CHECK(mlx5dv_get_cqe_opcode(&c[i]) == MLX5_CQE_RESP_SEND);
+			CHECK((be32toh(c[i].sop_drop_qpn) & 0xffffff) == dctn);
+			CHECK(be32toh(c[i].byte_cnt) == LEN && be16toh(c[i].wqe_counter) == 0);
+		}
+	}
+	CHECK(req == 1 && resp == 1);
+	CHECK(memcmp(t.buf, d->buf, LEN) == 0);
+}
+
 int main(void)
 {
 	RUN(test_dci_to_dcts_other_process);
@@ -743,5 +817,6 @@ int main(void)
 	RUN(test_dci_states);
 	RUN(test_bad_commands);
 	RUN(test_dci_on_verbs_cq);
+	RUN(test_dct_on_devx_cq);
 	return th_summary("test_verbs_devx_dct");
 }
