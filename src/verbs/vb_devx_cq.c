@@ -66,7 +66,7 @@ static int vb_devx_cq_mem(struct vb_context *ctx, const uint8_t *in, struct hw_c
 	uint64_t ring_len = (uint64_t)ha->cqe_size << ha->log_size;
 	int rc;
 
-	/* cq_umem_valid and dbr_umem_valid are not read: the kernel sets both in every DevX CREATE_CQ (devx_set_umem_valid). */
+	/* cq_umem_valid and dbr_umem_valid are not read: the kernel sets both in every DevX CREATE_CQ. */
 	rc = vb_devx_umem_take(ctx, vb_prm_be32(in + VB_CQ_UMEM_ID), vb_prm_be64(in + VB_CQ_UMEM_OFF), ring_len,
 			       &cq->ring_um, out, outlen);
 	if (rc != 0)

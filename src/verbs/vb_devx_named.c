@@ -5,7 +5,9 @@
  * commands on CQs and an SRQ it made by verbs, whose numbers mlx5dv_init_obj
  * gave it). Each is listed on its context while it lives; a DevX object
  * that names one holds it (its users), so ibv_destroy_cq/srq is EBUSY
- * meanwhile, as for a QP on it.
+ * meanwhile, as for a QP on it. A DevX DCT's SRQ also joins its verbs CQ's
+ * list (vb_cq.dsrqs), where ibv_poll_cq finds the wr_id of a receive no
+ * QP of the CQ took.
  */
 #include <stdatomic.h>
 

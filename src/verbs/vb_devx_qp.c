@@ -1,27 +1,28 @@
 /*
- * vb_devx_qp — an RC QP or a DCI made and moved by DevX commands: CREATE_QP over the
- * program's umem, the state commands (RST2INIT, INIT2INIT, INIT2RTR,
- * RTR2RTS, RTS2RTS, 2ERR, 2RST), QUERY_QP, DESTROY. It is an engine QP
- * (hw_qp) like any ibv_create_qp QP, shared under its number so QPs of
- * other processes connect to it, whose receive ring, send ring and doorbell
- * record are the addresses the command names: the program writes WQEs
- * there, moves the record and writes the UAR itself. A DCI (st 5) is the engine's DCI (hw_dct.h): no
- * receive queue (rq_type and its sizes are not used), its SQ at the umem
- * offset, no destination (each WQE names its DCT), so INIT2RTR connects
- * nothing. The CQs named are DevX CQs or verbs CQs of the context
- * (vb_devx_named.c), and the user index goes into each send CQE
- * (srqn_uidx), as CQE version 1 gives it. The UAR page is plain
+ * vb_devx_qp — an RC QP or a DCI made and moved by DevX commands: CREATE_QP
+ * over the program's umem, the state commands (RST2INIT, INIT2INIT,
+ * INIT2RTR, RTR2RTS, RTS2RTS, 2ERR, 2RST), QUERY_QP, DESTROY. It is an
+ * engine QP (hw_qp) like any ibv_create_qp QP, shared under its number so
+ * QPs of other processes connect to it, whose receive ring, send ring and
+ * doorbell record are the addresses the command names: the program writes
+ * WQEs there, moves the record and writes the UAR itself. A DCI (st 5) is
+ * the engine's DCI (hw_dct.h): no receive queue (rq_type and its sizes are
+ * not used), its SQ at the umem offset, no destination (each WQE names its
+ * DCT), so INIT2RTR connects nothing. The CQs named are DevX CQs or verbs
+ * CQs of the context (vb_devx_named.c), and the user index goes into each
+ * send CQE (srqn_uidx), as CQE version 1 gives it. The UAR page is plain
  * memory here, so the QP is polled (hw_qp_set_polled): the engine thread
  * runs the send queue when the record's send counter moves, as the card
  * runs it at the doorbell.
  *
  * PRM layouts (mlx5_ifc.h), big-endian. create_qp_in: the QP context at
  * 0x18 (0xe8 bytes), wq_umem_offset at 0x100, wq_umem_id at 0x108;
- * create_qp_out: qpn at 8. The state commands: qpn at 8, the context at 0x18; their answer 0x10 bytes.
- * query_qp_out: the context at 0x18. Context fields used: state (top 4 bits
- * of 0), st (1), pd (4), mtu and log_msg_max (8), log_rq_size,
- * log_rq_stride (9), user_index (0x10), no_sq, log_sq_size (0xa), remote_qpn (0x14), the primary address
- * path (0x18: grh 0x1d, rlid 0x1e, rgid 0x28, rmac 0x3e), log_sra_max,
+ * create_qp_out: qpn at 8. The state commands: qpn at 8, the context at
+ * 0x18; their answer 0x10 bytes. query_qp_out: the context at 0x18.
+ * Context fields used: state (top 4 bits of 0), st (1), pd (4), mtu and
+ * log_msg_max (8), log_rq_size, log_rq_stride (9), no_sq, log_sq_size
+ * (0xa), user_index (0x10), remote_qpn (0x14), the primary address path
+ * (0x18: grh 0x1d, rlid 0x1e, rgid 0x28, rmac 0x3e), log_sra_max,
  * retry_count (0x71), rnr_retry (0x72), next_send_psn (0x78), cqn_snd
  * (0x7c), rre/rwe/rae (0x92), min_rnr_nak (0x94), next_rcv_psn (0x94),
  * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), dbr_umem_id (0xe4).
@@ -161,7 +162,7 @@ static int vb_devx_qp_mem(struct vb_context *ctx, const uint8_t *in, struct hw_q
 	uint64_t off = vb_prm_be64(in + VB_QP_WQ_OFF), dbr_off = vb_prm_be64(qpc + 0xa0);
 	int rc;
 
-	/* wq_umem_valid and dbr_umem_valid are not read: the kernel sets both in every DevX CREATE_QP (devx_set_umem_valid). */
+	/* wq_umem_valid and dbr_umem_valid are not read: the kernel sets both in every DevX CREATE_QP. */
 	rc = vb_devx_umem_take(ctx, vb_prm_be32(in + VB_QP_WQ_ID), off, len, &qp->wq_um, out, outlen);
 	if (rc == 0)
 		rc = vb_devx_umem_take(ctx, vb_prm_be32(qpc + 0xe4), dbr_off, HW_QP_DBREC_BYTES, &qp->dbr_um, out, outlen);
