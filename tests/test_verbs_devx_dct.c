@@ -808,6 +808,39 @@ static void test_dct_on_devx_cq(void)
 	CHECK(memcmp(t.buf, d->buf, LEN) == 0);
 }
 
+/*
+ * Closing the context with a DevX DCT left destroys it, as the kernel
+ * destroys a closed file's objects: its number reaches nobody, and the
+ * handles (the DCT's, the verbs CQ and SRQ it held) are freed by their
+ * destroy calls after.
+ */
+static void test_close_with_dct(void)
+{
+	struct mlx5_wqe_av av;
+	struct dx *d = NULL;
+	struct tgt *t = calloc(1, sizeof(*t));
+	struct mlx5dv_devx_obj *o;
+	struct mlx5_err_cqe e;
+	uint32_t dctn = 0;
+
+	CHECK(t != NULL);
+	th_defer(free, t);
+	CHECK_OK(tgt_open(t));
+	o = dct_create(t, &dctn);
+	CHECK(o != NULL);
+	CHECK_OK(ibv_close_device(t->c));
+	dci_env(&d, &av);
+	dci_post(d, &av, &(struct dc_op){.opcode = MLX5_OPCODE_SEND, .dctn = dctn, .key = KEY, .len = 8});
+	dx_poll(d, (struct mlx5_cqe64 *)(void *)&e);
+	CHECK(mlx5dv_get_cqe_opcode((struct mlx5_cqe64 *)(void *)&e) == MLX5_CQE_REQ_ERR);
+	CHECK(e.syndrome == SYND_RETRY_EXC);
+	CHECK_OK(mlx5dv_devx_obj_destroy(o));
+	CHECK_OK(ibv_dereg_mr(t->mr));
+	CHECK_OK(ibv_destroy_srq(t->srq));
+	CHECK_OK(ibv_destroy_cq(t->cq));
+	CHECK_OK(ibv_dealloc_pd(t->pd));
+}
+
 int main(void)
 {
 	RUN(test_dci_to_dcts_other_process);
@@ -818,5 +851,6 @@ int main(void)
 	RUN(test_bad_commands);
 	RUN(test_dci_on_verbs_cq);
 	RUN(test_dct_on_devx_cq);
+	RUN(test_close_with_dct);
 	return th_summary("test_verbs_devx_dct");
 }

@@ -171,6 +171,7 @@ struct vb_cq {
 	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
 	bool ext;		  /* made by ibv_create_cq_ex (a tag matching SRQ needs one) */
 	struct vb_cq *named_next; /* the context's CQs (vb_devx_named.c) */
+	bool named;		  /* on that list: false once the context closed */
 	struct vb_cq_srq *dsrqs;  /* SRQs whose receives DevX DCTs complete into it (lock) */
 };
 
@@ -205,6 +206,7 @@ struct vb_srq {
 	struct vb_srq *x_next;	  /* xcq's list (a tag matching SRQ's CQ lists it too) */
 	struct vb_tm *tm;	  /* a tag matching SRQ: its list's driver side (vb_tm.c); else NULL */
 	struct vb_srq *named_next; /* the context's SRQs (vb_devx_named.c) */
+	bool named;		  /* on that list: false once the context closed */
 };
 
 struct vb_ah {

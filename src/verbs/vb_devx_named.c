@@ -18,12 +18,19 @@ void vb_named_cq_add(struct vb_cq *cq)
 	pthread_mutex_lock(&cq->ctx->lock);
 	cq->named_next = cq->ctx->named_cqs;
 	cq->ctx->named_cqs = cq;
+	cq->named = true;
 	pthread_mutex_unlock(&cq->ctx->lock);
 }
 
-/* Under the lock a DevX command finds and holds it with: none can take it after the check. */
+/*
+ * Under the lock a DevX command finds and holds it with: none can take it
+ * after the check. A CQ outliving its context (destroyed after
+ * ibv_close_device) is on no list and its context is gone: its users say.
+ */
 int vb_named_cq_del(struct vb_cq *cq)
 {
+	if (!cq->named)
+		return atomic_load(&cq->users) != 0 ? EBUSY : 0;
 	pthread_mutex_lock(&cq->ctx->lock);
 	if (atomic_load(&cq->users) != 0) {
 		pthread_mutex_unlock(&cq->ctx->lock);
@@ -43,11 +50,14 @@ void vb_named_srq_add(struct vb_srq *srq)
 	pthread_mutex_lock(&srq->ctx->lock);
 	srq->named_next = srq->ctx->named_srqs;
 	srq->ctx->named_srqs = srq;
+	srq->named = true;
 	pthread_mutex_unlock(&srq->ctx->lock);
 }
 
 int vb_named_srq_del(struct vb_srq *srq)
 {
+	if (!srq->named)
+		return atomic_load(&srq->users) != 0 ? EBUSY : 0;
 	pthread_mutex_lock(&srq->ctx->lock);
 	if (atomic_load(&srq->users) != 0) {
 		pthread_mutex_unlock(&srq->ctx->lock);
@@ -60,6 +70,17 @@ int vb_named_srq_del(struct vb_srq *srq)
 		}
 	pthread_mutex_unlock(&srq->ctx->lock);
 	return 0;
+}
+
+/* The context closes (vb_devx_close, its DevX objects already gone): its CQs and SRQs leave the lists. */
+void vb_named_close(struct vb_context *ctx)
+{
+	for (struct vb_cq *cq = ctx->named_cqs; cq != NULL; cq = cq->named_next)
+		cq->named = false;
+	for (struct vb_srq *srq = ctx->named_srqs; srq != NULL; srq = srq->named_next)
+		srq->named = false;
+	ctx->named_cqs = NULL;
+	ctx->named_srqs = NULL;
 }
 
 int vb_devx_cqref_take(struct vb_context *ctx, uint32_t cqn, struct vb_devx_cqref *r)

@@ -183,6 +183,7 @@ void vb_devx_close(struct vb_context *ctx)
 		if (o->kind == VB_DEVX_CQ)
 			vb_devx_queue_drop(o);
 	ctx->devx_queues = NULL;
+	vb_named_close(ctx); /* after the DCTs and QPs: none holds a verbs CQ or SRQ any more */
 	for (struct vb_umem *u = ctx->umems; u != NULL; u = u->next)
 		u->ctx = NULL; /* deregistered with its context */
 	ctx->umems = NULL;

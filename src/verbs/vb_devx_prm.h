@@ -119,6 +119,8 @@ void vb_devx_cqref_put(struct vb_devx_cqref *r);
 /* A verbs SRQ of the context by number (not XRC, not tag matching), held; NULL when none. */
 struct vb_srq *vb_devx_srq_take(struct vb_context *ctx, uint32_t srqn);
 void vb_devx_srq_put(struct vb_srq *srq);
+/* At the context's close, after its DevX objects: the verbs CQs and SRQs leave its lists. */
+void vb_named_close(struct vb_context *ctx);
 /* A DCT's SRQ on a verbs CQ's list, so ibv_poll_cq finds the wr_id of its receives. */
 void vb_devx_cq_srq_link(struct vb_cq *cq, struct vb_cq_srq *l);
 void vb_devx_cq_srq_unlink(struct vb_cq *cq, struct vb_cq_srq *l);
