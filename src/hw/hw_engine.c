@@ -1737,6 +1737,7 @@ static void eng_req_cqe(struct hw_qp *qp, uint16_t idx, uint8_t op, struct eng_r
 	struct hw_cqe_fields f = {
 		.opcode = res.synd != 0 ? HW_CQE_REQ_ERR : HW_CQE_REQ,
 		.qpn = qp->qpn,
+		.srqn = qp->uidx,
 		.wqe_counter = idx,
 		.byte_cnt = res.byte_cnt,
 		.syndrome = res.synd,
@@ -2391,7 +2392,8 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 
 void hw_qp_fail_sq(struct hw_qp *qp)
 {
-	struct hw_cqe_fields f = { .opcode = HW_CQE_REQ_ERR, .qpn = qp->qpn, .syndrome = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR,
+	struct hw_cqe_fields f = { .opcode = HW_CQE_REQ_ERR, .qpn = qp->qpn, .srqn = qp->uidx,
+				   .syndrome = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR,
 				   .wqe_counter = (uint16_t)__atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE) };
 
 	hw_qp_set_err(qp);
