@@ -87,13 +87,13 @@ for tls in "${tls_list[@]}"; do
 done
 
 # Two machines of one host: each rank names its own, and softdpu's fabric
-# between them keeps to TCP on loopback (SOFTDPU_UCX_*), whatever UCX_TLS
+# between them keeps to TCP (SOFTDPU_UCX_TLS), whatever UCX_TLS
 # the program's own UCX has. Up to 64 KiB (rendezvous included): larger
 # messages both ways at once stall calls between the machines (README,
 # "Open MPI over softdpu"); a longer fabric timeout rides out a busy host.
 for tls in "rc_verbs,ud_verbs" "ud_verbs"; do
 	run "2 machines UCX_TLS=$tls" 2 $((64 << 10)) "$tls" get_zcopy \
-		-x SOFTDPU_UCX_TLS=tcp -x SOFTDPU_UCX_NET_DEVICES=lo -x SOFTDPU_MACHINES=127.0.0.2,127.0.0.3 \
+		-x SOFTDPU_UCX_TLS=tcp -x SOFTDPU_MACHINES=127.0.0.2,127.0.0.3 \
 		-x SOFTDPU_FABRIC_TIMEOUT_MS=20000 \
 		sh -c 'SOFTDPU_MACHINE=127.0.0.$((2 + OMPI_COMM_WORLD_RANK)) exec "$0" "$@"'
 done

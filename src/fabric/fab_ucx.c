@@ -125,35 +125,49 @@ static int fab_ucx_peer_errors(void)
 }
 
 /*
- * UCX's configuration (its environment: UCX_*, then SOFTDPU_UCX_* over it,
- * so a program that uses UCX itself over softdpu's verbs, such as Open MPI
- * with UCX_TLS=rc_verbs, can give the fabric other transports with
- * SOFTDPU_UCX_TLS=tcp), with two defaults of ours: no InfiniBand
- * transport unless the user names the transports, and messages up to
- * FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
+ * The transports the fabric's own context may use. It carries softdpu's
+ * traffic between machines, so it must never ride on softdpu's devices,
+ * which UCX also sees (their ibdev directories name mlx5 functions): a
+ * program's UCX_TLS naming rc_mlx5 for its own use would otherwise make the
+ * fabric carry itself. SOFTDPU_UCX_TLS chooses for the fabric alone; else
+ * the program's UCX_TLS when it names no RDMA transport (UCX_TLS=tcp forces
+ * TCP, as before); else every transport but UCX's "ib" set.
+ */
+static const char *fab_ucx_tls(void)
+{
+	static const char *const rdma[] = { "ib", "rc", "ud", "dc", "mlx5", "verbs", "all" };
+	const char *own = getenv("SOFTDPU_UCX_TLS");
+	const char *tls = getenv("UCX_TLS");
+
+	if (own != NULL && own[0] != '\0')
+		return own;
+	if (tls == NULL || tls[0] == '\0' || tls[0] == '^')
+		return "^ib";
+	for (size_t i = 0; i < sizeof(rdma) / sizeof(rdma[0]); i++)
+		if (strstr(tls, rdma[i]) != NULL)
+			return "^ib";
+	return tls;
+}
+
+/*
+ * UCX's configuration (its environment), with one default of ours: messages
+ * up to FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
  * machines (fab_xm.c) stays below it, so it arrives in one piece, in the
  * order sent, without rendezvous's extra round trip (docs/PERFORMANCE.md).
- * A RNDV_THRESH set by the user wins. NULL: UCX's defaults alone.
+ * UCX_RNDV_THRESH set by the user wins. NULL: UCX's defaults alone.
  */
 static ucp_config_t *ucx_config(void)
 {
 	ucp_config_t *cfg = NULL;
 	char v[24];
 
-	if (fab_ucx.ucp_config_read("SOFTDPU", NULL, &cfg) != UCS_OK)
+	if (fab_ucx.ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
 		return NULL;
-	/*
-	 * UCX's InfiniBand transports in this process run on softdpu's own
-	 * devices (its libibverbs is the one loaded): the fabric under them
-	 * cannot ride on them. Unless the user chose the transports.
-	 */
-	if (getenv("UCX_TLS") == NULL && getenv("SOFTDPU_UCX_TLS") == NULL &&
-	    fab_ucx.ucp_config_modify(cfg, "TLS", "^ib") != UCS_OK)
-		ucx_log("cannot keep UCX off softdpu's own devices (TLS ^ib)");
 	snprintf(v, sizeof(v), "%u", FAB_UCX_EAGER_MAX);
-	if (getenv("UCX_RNDV_THRESH") == NULL && getenv("SOFTDPU_UCX_RNDV_THRESH") == NULL &&
-	    fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
+	if (getenv("UCX_RNDV_THRESH") == NULL && fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
 		ucx_log("cannot set UCX's RNDV_THRESH; UCX's default stays");
+	if (fab_ucx.ucp_config_modify(cfg, "TLS", fab_ucx_tls()) != UCS_OK)
+		ucx_log("cannot set UCX's TLS for the fabric; UCX's choice stays");
 	return cfg;
 }
 

@@ -481,13 +481,6 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 	return FAB_UCX_ST_OK;
 }
 
-/*
- * This thread is starting the service: UCX's initialisation probes the
- * verbs devices it finds, softdpu's own among them (with their device
- * nodes), and creates QPs on them; those must not start the service again.
- */
-static _Thread_local bool sv_starting;
-
 static void sv_start(void)
 {
 	uint8_t addr[SV_ADDR_MAX];
@@ -501,9 +494,7 @@ static void sv_start(void)
 	if (sv.pd == NULL || hw_cq_create(&ca, &sv.cq) != HW_OK)
 		goto err;
 	sv.up = 1; /* before the address goes out: the service may be called at once */
-	sv_starting = true;
 	alen = fab_ucx_service_start(FAB_UCX_SERVICE_VERBS, fab_xm_service, addr, sizeof(addr));
-	sv_starting = false;
 	if (alen <= 0 || fab_xm_rdv_listen(ip, addr, (size_t)alen) != 0)
 		goto err;
 	return;
@@ -512,10 +503,25 @@ err:
 	BASE_WARN("this machine cannot take requests of other machines (UCX or the rendezvous port unavailable)");
 }
 
+/*
+ * Set while this thread starts the service: UCX's context creation probes
+ * the RDMA devices it sees, softdpu's among them, and a probe's
+ * ibv_create_qp comes back here. That QP belongs to the probe, not to a
+ * program, so it needs no service; waiting on the once would deadlock.
+ */
+static __thread int sv_starting;
+
+static void sv_start_guarded(void)
+{
+	sv_starting = 1;
+	sv_start();
+	sv_starting = 0;
+}
+
 int fab_xm_serve(void)
 {
 	if (sv_starting)
-		return -1; /* a probe of UCX's, from inside sv_start: its QP is this machine's only */
-	pthread_once(&sv.once, sv_start);
+		return -1;
+	pthread_once(&sv.once, sv_start_guarded);
 	return sv.up ? 0 : -1;
 }
