@@ -556,6 +556,7 @@ struct hw_eng_pass {
 	bool activity;		/* out: something ran */
 	bool polled;		/* out: a polled QP exists */
 	bool raw;		/* out: a polled QP's record had moved: a raw doorbell ran */
+	bool no_polled_run;	/* in: polled QPs' records are not looked at (SOFTDPU_ENGINE_RAW_POLL=0) */
 	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
 	/*
@@ -569,6 +570,12 @@ struct hw_eng_pass {
 	uint32_t bell_seen[HW_ENG_BELLS_MAX];
 };
 void hw_qp_engine_pass(struct hw_eng_pass *p);
+/*
+ * Internal to a doorbell page's trap (hw_trap.h): every polled QP's SQ run
+ * up to its record, and a waiting requester resumed by its receive record,
+ * on the calling thread.
+ */
+void hw_qp_polled_run(void);
 /* Internal: the registry's lock, held across fork by the engine thread's handlers. */
 void hw_qp_reg_lock(void);
 void hw_qp_reg_unlock(void);
