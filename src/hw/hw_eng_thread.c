@@ -133,6 +133,7 @@ static void *eng_main(void *arg)
 		pthread_mutex_unlock(&eng.lock);
 		p.now_ns = eng_clock();
 		p.check_peers = p.now_ns - last_peer >= HW_ENG_PEER_CHECK_NS;
+		p.polled_trapped = hw_trap_serving();
 		if (p.check_peers)
 			last_peer = p.now_ns;
 		hw_qp_engine_pass(&p);

@@ -1179,7 +1179,7 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 
 	if (__atomic_load_n(&qp->polled, __ATOMIC_ACQUIRE)) {
 		p->polled = true;
-		if (!p->no_polled_run && pass_polled(qp))
+		if (!p->no_polled_run && pass_polled(qp) && !p->polled_trapped)
 			p->activity = p->raw = true;
 	}
 	if (d != HW_QP_NO_DEADLINE && !__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE)) {

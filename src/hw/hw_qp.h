@@ -557,6 +557,7 @@ struct hw_eng_pass {
 	bool polled;		/* out: a polled QP exists */
 	bool raw;		/* out: a polled QP's record had moved: a raw doorbell ran */
 	bool no_polled_run;	/* in: polled QPs' records are not looked at (SOFTDPU_ENGINE_RAW_POLL=0) */
+	bool polled_trapped;	/* in: traps serve raw doorbells: what a look finds is no activity to spin for */
 	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
 	/*

@@ -37,6 +37,7 @@ static struct trap_slot slots[TRAP_SLOTS];
 static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t trap_once = PTHREAD_ONCE_INIT;
 static _Atomic uint32_t trap_nopen;
+static _Atomic uint32_t trap_narmed; /* slots ARMED or OPEN */
 static _Atomic uint64_t st_served, st_stepped, st_opened;
 static uintptr_t trap_pgsz;
 static bool trap_on;
@@ -170,6 +171,7 @@ static void trap_child(void)
 		memset(&slots[i], 0, sizeof(slots[i]));
 	}
 	__atomic_store_n(&trap_nopen, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&trap_narmed, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&trap_lock);
 }
 
@@ -246,6 +248,7 @@ int hw_trap_arm(void *page)
 		s->refs = 1;
 		s->age = 0;
 		__atomic_store_n(&s->state, TRAP_ARMED, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&trap_narmed, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&trap_lock);
 	return rc;
@@ -258,6 +261,7 @@ static void trap_unarm(struct trap_slot *s)
 
 	if (st == TRAP_OPEN)
 		__atomic_fetch_sub(&trap_nopen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&trap_narmed, 1, __ATOMIC_RELEASE);
 	(void)mprotect((void *)__atomic_load_n(&s->page, __ATOMIC_RELAXED), trap_pgsz, PROT_READ | PROT_WRITE);
 	s->refs = 0;
 	__atomic_store_n(&s->state, TRAP_GONE, __ATOMIC_RELEASE);
@@ -316,6 +320,11 @@ void hw_trap_rearm(void)
 		__atomic_fetch_sub(&trap_nopen, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&trap_lock);
+}
+
+bool hw_trap_serving(void)
+{
+	return __atomic_load_n(&trap_narmed, __ATOMIC_ACQUIRE) != 0 && __atomic_load_n(&trap_nopen, __ATOMIC_ACQUIRE) == 0;
 }
 
 void hw_trap_stats(struct hw_trap_stats *out)

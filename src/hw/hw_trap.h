@@ -43,6 +43,12 @@ void hw_trap_forget(void *page);
 bool hw_trap_armed(const void *page);
 /* The engine thread's: pages opened for an unknown instruction are write-protected again. */
 void hw_trap_rearm(void);
+/*
+ * Whether trapped pages serve raw doorbells now (some armed, none opened):
+ * the engine thread's look at polled QPs is then a fallback, not a rhythm
+ * to spin for.
+ */
+bool hw_trap_serving(void);
 /* Whether traps are on (x86-64, SOFTDPU_RAW_TRAP not 0). */
 bool hw_trap_enabled(void);
 
