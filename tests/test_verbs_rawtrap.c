@@ -9,7 +9,8 @@
  * nowhere (the register is write-only on a card). A BlueFlame copy (64
  * bytes into bf.reg) serves as well as an 8-byte doorbell. A QP's destroy
  * leaves its page a plain one when no other QP is rung through it, and a
- * fork's child writes the page as plain memory.
+ * fork's child writes the page as plain memory. DevX QPs rung through a
+ * UAR's page are served the same way.
  */
 #include <endian.h>
 #include <stdbool.h>
@@ -23,6 +24,8 @@
 
 #include "harness.h"
 #include "verbs_qp_fixture.h"
+
+#include "devx_fixture.h"
 
 #define VRT_ROUNDS 64
 
@@ -196,6 +199,65 @@ static void test_devx_uar_trapped(void)
 	mlx5dv_devx_free_uar(u);
 }
 
+/* The CQE at d's consumer index is there now (no waiting); copied out and consumed. */
+static bool dx_take_now(struct dx *d, struct mlx5_cqe64 *out)
+{
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
+	uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	if ((op >> 4) == MLX5_CQE_INVALID || (op & 1) != ((d->cq_ci >> LOG_CQ) & 1))
+		return false;
+	*out = *cqe;
+	d->cq_ci++;
+	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
+	return true;
+}
+
+/*
+ * DevX QPs over umem, rung through their UAR as UCX's DevX transports do (a
+ * BlueFlame copy of the 64-byte WQE to reg_addr): the sender's CQE and the
+ * receiver's, with the immediate and the bytes, are there when the copy
+ * returns.
+ */
+static void test_devx_qp_runs_on_store(void)
+{
+	struct dx *a, *b;
+
+	dx_open(&a, RQ_BYTES + (64u << LOG_SQ));
+	dx_open(&b, RQ_BYTES + (64u << LOG_SQ));
+	dx_create(a);
+	dx_create(b);
+	dx_up(a, b->qpn);
+	dx_up(b, a->qpn);
+	for (uint32_t r = 0; r < 8; r++) {
+		uint8_t *wqe = a->qp_mem + RQ_BYTES + (a->sq_pi % (1u << LOG_SQ)) * 64;
+		struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
+		struct mlx5_wqe_data_seg *data = (void *)(wqe + sizeof(*ctrl));
+		struct mlx5_wqe_data_seg *rseg = (void *)(b->qp_mem + (b->rq_pi % (1u << LOG_RQ)) * 16);
+		struct mlx5_cqe64 c;
+
+		mlx5dv_set_data_seg(rseg, 4096, b->mr->lkey, (uintptr_t)b->buf);
+		b->rq_pi++;
+		__atomic_store_n(&((uint32_t *)(void *)(b->dbr + 8))[MLX5_RCV_DBR], htobe32(b->rq_pi & 0xffff),
+				 __ATOMIC_SEQ_CST);
+		memset(a->buf, (int)(0x30 + r), 256);
+		mlx5dv_set_ctrl_seg(ctrl, (uint16_t)a->sq_pi, MLX5_OPCODE_SEND_IMM, 0, a->qpn, MLX5_WQE_CTRL_CQ_UPDATE,
+				    2, 0, htobe32(0x100 + r));
+		mlx5dv_set_data_seg(data, 256, a->mr->lkey, (uintptr_t)a->buf);
+		a->sq_pi++;
+		__atomic_store_n(&((uint32_t *)(void *)(a->dbr + 8))[MLX5_SND_DBR], htobe32(a->sq_pi & 0xffff),
+				 __ATOMIC_SEQ_CST);
+		memcpy(a->uar->reg_addr, wqe, 64);
+		__asm__ volatile("" ::: "memory");
+		CHECK(dx_take_now(a, &c));
+		CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ && be16toh(c.wqe_counter) == (uint16_t)r);
+		CHECK(dx_take_now(b, &c));
+		CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_RESP_SEND_IMM && be32toh(c.byte_cnt) == 256);
+		CHECK(be32toh(c.imm_inval_pkey) == 0x100 + r);
+		CHECK(((volatile uint8_t *)b->buf)[0] == 0x30 + r && ((volatile uint8_t *)b->buf)[255] == 0x30 + r);
+	}
+}
+
 int main(void)
 {
 	/* The engine thread does not look at send records: only the trap can run a raw doorbell. */
@@ -205,5 +267,6 @@ int main(void)
 	RUN(test_destroy_leaves_no_trap);
 	RUN(test_fork_child);
 	RUN(test_devx_uar_trapped);
+	RUN(test_devx_qp_runs_on_store);
 	return th_summary("test_verbs_rawtrap");
 }
