@@ -355,7 +355,9 @@ enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t 
  * Latency: the thread spins while raw doorbells come and then sleeps up to
  * HW_ENG_POLL_MAX_NS between looks, HW_ENG_POLL_IDLE_MAX_NS once none came
  * for HW_ENG_QUIET_NS (hw_eng_raw.h), so the first WQE after a quiet spell
- * may wait that long. HW_ERR_INVAL when qp is NULL.
+ * may wait that long — unless the doorbell register's page is trapped
+ * (hw_trap.h), when the write to it runs the SQ on the writer's thread and
+ * this watch is the fallback. HW_ERR_INVAL when qp is NULL.
  */
 enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled);
 
