@@ -230,7 +230,8 @@ check "instructions per operation of the small-message paths within 10 % of benc
 # The tests whose code runs on more than one thread (the watch engine, CQ arming, sync
 # events across processes, the comm channel, graphs, the queue engine and its thread,
 # FlexIO harts and command-queue workers, destroys and deregistrations fencing other threads' work,
-# a CQ resize fencing producers, paced queues run by the engine thread, tag matching FINs it retries),
+# a CQ resize fencing producers, paced queues run by the engine thread, tag matching FINs it retries,
+# raw doorbells run in a fault handler beside the engine thread),
 # under ThreadSanitizer.
 # The UCX tests stay out: UCX's memory hooks do not run under TSan.
 tsan() {
@@ -239,7 +240,7 @@ tsan() {
 	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_verbs_fence test_flexio \
 		test_flexio_queue test_flexio_window test_flexio_isolation test_verbs_mr_move test_hw_eth test_flexio_eth test_verbs_mw \
 		test_verbs_xrc test_verbs_mcast test_rdmacm test_rsocket test_rdmacm_timers test_rdmacm_hostile test_verbs_dvmisc \
-		test_verbs_pace test_verbs_tm test_verbs_tm_xp test_hw_eng_raw; do
+		test_verbs_pace test_verbs_tm test_verbs_tm_xp test_hw_eng_raw test_verbs_rawtrap; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1

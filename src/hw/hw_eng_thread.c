@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "hw_eng_raw.h"
 #include "hw_pace.h"
 #include "hw_qp.h"
+#include "hw_trap.h"
 
 struct eng_thr {
 	pthread_t tid;
@@ -41,6 +43,8 @@ static struct {
 } eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t eng_once = PTHREAD_ONCE_INIT;
+/* SOFTDPU_ENGINE_RAW_POLL=0: polled QPs' records are not looked at (a test's knob: traps alone serve raw doorbells). */
+static bool eng_no_raw_poll;
 
 static uint64_t eng_clock(void)
 {
@@ -123,15 +127,17 @@ static void *eng_main(void *arg)
 	pthread_mutex_lock(&eng.lock);
 	while (!me->stop) {
 		uint32_t wakes = eng.wakes;
-		struct hw_eng_pass p = { .next_deadline = HW_QP_NO_DEADLINE };
+		struct hw_eng_pass p = { .next_deadline = HW_QP_NO_DEADLINE, .no_polled_run = eng_no_raw_poll };
 		uint64_t now, until;
 
 		pthread_mutex_unlock(&eng.lock);
 		p.now_ns = eng_clock();
 		p.check_peers = p.now_ns - last_peer >= HW_ENG_PEER_CHECK_NS;
+		p.polled_trapped = hw_trap_serving();
 		if (p.check_peers)
 			last_peer = p.now_ns;
 		hw_qp_engine_pass(&p);
+		hw_trap_rearm(); /* doorbell pages opened for an instruction not stepped over */
 		hw_pace_timers_run(&p); /* paced Ethernet SQs whose wait is over */
 		now = eng_clock();
 		if (p.activity) {
@@ -243,6 +249,9 @@ static void eng_child(void)
 
 static void eng_init(void)
 {
+	const char *e = getenv("SOFTDPU_ENGINE_RAW_POLL");
+
+	eng_no_raw_poll = e != NULL && strcmp(e, "0") == 0;
 	eng_cond_init();
 	pthread_atfork(eng_prepare, eng_parent, eng_child);
 }

@@ -1181,7 +1181,7 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 
 	if (__atomic_load_n(&qp->polled, __ATOMIC_ACQUIRE)) {
 		p->polled = true;
-		if (pass_polled(qp))
+		if (!p->no_polled_run && pass_polled(qp) && !p->polled_trapped)
 			p->activity = p->raw = true;
 	}
 	if (d != HW_QP_NO_DEADLINE && !__atomic_load_n(&qp->timers_by_caller, __ATOMIC_ACQUIRE)) {
@@ -1218,6 +1218,33 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		(void)hw_srq_limit_poll(qp->srq);
 	if (__builtin_expect(__atomic_load_n(&qp->tm_fins_owed, __ATOMIC_ACQUIRE) != 0, 0))
 		pass_tm_fins(qp, p);
+}
+
+#define QP_RUN_CHUNK 32 /* QPs listed at once by hw_qp_polled_run: its stack may be a small signal stack */
+
+void hw_qp_polled_run(void)
+{
+	struct hw_qp *list[QP_RUN_CHUNK];
+	uint32_t at = 0, n;
+
+	/*
+	 * As the engine thread's pass, in chunks; a QP moved within the list by
+	 * a destroy meanwhile may be missed, and its doorbell is then the
+	 * engine thread's polling's to find.
+	 */
+	hw_epoch_enter();
+	do {
+		pthread_mutex_lock(&reg.lock);
+		n = at < reg.nlive ? reg.nlive - at : 0;
+		n = n < QP_RUN_CHUNK ? n : QP_RUN_CHUNK;
+		memcpy(list, &reg.live[at], n * sizeof(list[0]));
+		pthread_mutex_unlock(&reg.lock);
+		for (uint32_t i = 0; i < n; i++)
+			if (__atomic_load_n(&list[i]->polled, __ATOMIC_ACQUIRE))
+				(void)pass_polled(list[i]);
+		at += n;
+	} while (n == QP_RUN_CHUNK);
+	hw_epoch_leave();
 }
 
 /*

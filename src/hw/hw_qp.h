@@ -362,7 +362,9 @@ enum hw_status hw_qp_connect_port(struct hw_qp *qp, uint32_t dest_qpn, uint16_t 
  * Latency: the thread spins while raw doorbells come and then sleeps up to
  * HW_ENG_POLL_MAX_NS between looks, HW_ENG_POLL_IDLE_MAX_NS once none came
  * for HW_ENG_QUIET_NS (hw_eng_raw.h), so the first WQE after a quiet spell
- * may wait that long. HW_ERR_INVAL when qp is NULL.
+ * may wait that long — unless the doorbell register's page is trapped
+ * (hw_trap.h), when the write to it runs the SQ on the writer's thread and
+ * this watch is the fallback. HW_ERR_INVAL when qp is NULL.
  */
 enum hw_status hw_qp_set_polled(struct hw_qp *qp, bool polled);
 
@@ -563,6 +565,8 @@ struct hw_eng_pass {
 	bool activity;		/* out: something ran */
 	bool polled;		/* out: a polled QP exists */
 	bool raw;		/* out: a polled QP's record had moved: a raw doorbell ran */
+	bool no_polled_run;	/* in: polled QPs' records are not looked at (SOFTDPU_ENGINE_RAW_POLL=0) */
+	bool polled_trapped;	/* in: traps serve raw doorbells: what a look finds is no activity to spin for */
 	bool xm;		/* out: a QP waits for answers of another machine */
 	uint64_t next_deadline; /* out: the nearest RNR deadline not yet due */
 	/*
@@ -576,6 +580,12 @@ struct hw_eng_pass {
 	uint32_t bell_seen[HW_ENG_BELLS_MAX];
 };
 void hw_qp_engine_pass(struct hw_eng_pass *p);
+/*
+ * Internal to a doorbell page's trap (hw_trap.h): every polled QP's SQ run
+ * up to its record, and a waiting requester resumed by its receive record,
+ * on the calling thread.
+ */
+void hw_qp_polled_run(void);
 /* Internal: the registry's lock, held across fork by the engine thread's handlers. */
 void hw_qp_reg_lock(void);
 void hw_qp_reg_unlock(void);

@@ -68,7 +68,8 @@ struct vb_context {
 	struct mlx5dv_devx_obj *devx_queues; /* DevX CQs, QPs and DCTs (under lock) */
 	struct vb_cq *named_cqs;  /* verbs CQs and SRQs a DevX command may name (vb_devx_named.c; under lock) */
 	struct vb_srq *named_srqs;
-	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
+	void *uar;		  /* the CQs' doorbell page mlx5dv_init_obj hands out (cq_uar) */
+	void *bell;		  /* the QPs' doorbell page (bf.reg), trapped (vb_bell.c) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
 	uint64_t cmd_ino;	  /* cmd_fd's inode: what names the context to ibv_import_device */
@@ -268,6 +269,7 @@ struct vb_qp {
 	struct vb_qp *open_of;	  /* a handle ibv_open_qp gave: the QP it opened (NULL: this one is the QP) */
 	struct vb_raw *raw;	  /* a raw packet QP: its Ethernet queues (vb_raw.c); NULL otherwise */
 	_Atomic uint32_t opens;	  /* handles open on this QP: destroy is EBUSY while non-zero */
+	_Atomic bool bell_armed;  /* its mlx5dv view was taken: the context's bell page is trapped for it (vb_bell.c) */
 	_Atomic uint16_t udp_sport; /* mlx5dv_modify_qp_udp_sport's port; 0: the one the path gives */
 	/* ibv_wr_* session state (vb_wr.c) */
 	uint32_t wr_cur_post_rb;

@@ -89,9 +89,9 @@ static int vb_dv_qp(struct mlx5dv_qp *out, struct ibv_qp *in)
 {
 	struct vb_qp *qp = vb_qp_of(in);
 	struct vb_context *ctx = vb_ctx_checked(in->context);
-	uint8_t *uar = ctx != NULL ? vb_dv_uar(ctx) : NULL;
+	uint8_t *bell = ctx != NULL ? vb_bell_ctx_page(ctx) : NULL;
 
-	if (uar == NULL)
+	if (bell == NULL)
 		return ctx == NULL ? EINVAL : ENOMEM;
 	out->dbrec = (__be32 *)qp->dbrec;
 	out->sq.buf = qp->sq_buf;
@@ -100,16 +100,18 @@ static int vb_dv_qp(struct mlx5dv_qp *out, struct ibv_qp *in)
 	out->rq.buf = qp->rq_wqe_cnt != 0 ? qp->rq_buf : NULL;
 	out->rq.wqe_cnt = qp->rq_wqe_cnt;
 	out->rq.stride = qp->rq_wqe_cnt != 0 ? 1u << qp->rq_shift : 0;
-	out->bf.reg = uar + VB_UAR_DB_OFFSET;
+	out->bf.reg = bell + VB_UAR_DB_OFFSET;
 	out->bf.size = 0; /* no BlueFlame buffer: the doorbell is one 8-byte write */
 	if (out->comp_mask & MLX5DV_QP_MASK_UAR_MMAP_OFFSET)
 		out->uar_mmap_offset = 0;
 	out->comp_mask &= MLX5DV_QP_MASK_UAR_MMAP_OFFSET;
 	/*
 	 * The program may now write WQEs, the record and bf.reg itself, never
-	 * calling the library: the engine thread watches this QP's record.
+	 * calling the library: the write to bf.reg traps and runs the SQ on the
+	 * writer's thread (vb_bell.c), and the engine thread watches the record.
 	 */
 	hw_qp_set_polled(qp->hw, true);
+	vb_bell_qp_arm(qp, bell);
 	return 0;
 }
 
@@ -199,12 +201,11 @@ static struct mlx5dv_devx_uar *vb_dv_alloc_uar(struct ibv_context *c, uint32_t f
 		return NULL;
 	}
 	u = calloc(1, sizeof(*u));
-	if (u == NULL || posix_memalign(&u->page, (size_t)page, (size_t)page) != 0) {
+	if (u == NULL || (u->page = vb_bell_uar_page()) == NULL) {
 		free(u);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(u->page, 0, (size_t)page);
 	/* From 1: page 0 is the driver's own on the card, and programs take 0 for "none" (rdma-core's suite does). */
 	id = atomic_fetch_add(&ctx->dev->next_uar_page, 1) + 1;
 	u->dv = ctx->dev->dv;
@@ -221,7 +222,7 @@ static void vb_dv_free_uar(struct mlx5dv_devx_uar *uar)
 
 	if (uar == NULL)
 		return;
-	free(u->page);
+	vb_bell_uar_free(u->page);
 	free(u);
 }
 

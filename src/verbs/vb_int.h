@@ -137,6 +137,13 @@ void *vb_dm_map_op_addr(struct ibv_dm *dm, uint8_t op);
 #define VB_MEMIC_SIZES 0x1u
 void *vb_memic_map(const void *owner, uint8_t *mem, size_t len, uint8_t op);
 void vb_memic_drop(const void *owner);
+/* Doorbell pages programs write themselves, trapped (vb_bell.c). */
+void *vb_bell_ctx_page(struct vb_context *ctx);
+void vb_bell_ctx_fini(struct vb_context *ctx);
+void vb_bell_qp_arm(struct vb_qp *qp, void *page);
+void vb_bell_qp_disarm(struct vb_qp *qp);
+void *vb_bell_uar_page(void);
+void vb_bell_uar_free(void *page);
 
 /* VARs (vb_var.c): the card's number of them, the table, a closing context's freed. */
 #define VB_VAR_MAX 1024u

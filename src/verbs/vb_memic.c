@@ -44,6 +44,8 @@
 
 #include "base_log.h"
 #include "base_maps.h"
+#include "base_segv.h"
+#include "base_x86.h"
 #include "base_private.h"
 #include "vb_int.h"
 
@@ -71,23 +73,10 @@ struct vb_memic_view {
 static struct vb_memic_map maps[VB_MEMIC_MAPS];
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
-static struct sigaction prev_segv;
 static int handler_err;
 /* The memory file every op mapping maps (PROT_NONE): what names a mapping as one of these in /proc/self/maps. */
 static int op_fd = -1;
 static uint64_t op_ino;
-
-/* The decoded access: its size and direction, the register or immediate it moves. */
-struct vb_memic_insn {
-	uint8_t len;	  /* instruction bytes */
-	bool store;
-	bool has_imm;
-	bool high8;	  /* AH, CH, DH or BH */
-	bool sign;	  /* MOVSX */
-	uint8_t dst_bits; /* a load's destination width: 8, 16, 32 or 64 */
-	uint8_t reg;	  /* 0..15 */
-	uint8_t imm;
-};
 
 #if defined(__x86_64__)
 #define VB_MEMIC_DECODER 1
@@ -98,82 +87,10 @@ static const int greg_of[16] = {
 	REG_R8,	 REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
 };
 
-/* Bytes of the ModRM memory operand after the ModRM byte (SIB, displacement); -1 for a register operand. */
-static int modrm_tail(const uint8_t *p)
+/* Whether the decoded instruction is one of the one-byte moves performed here. */
+static bool memic_insn_ok(const struct base_x86_insn *in)
 {
-	uint8_t mod = p[0] >> 6, rm = p[0] & 7;
-	int n = 0;
-
-	if (mod == 3)
-		return -1;
-	if (rm == 4) {
-		n = 1;
-		if (mod == 0 && (p[1] & 7) == 5)
-			return n + 4;
-	} else if (mod == 0 && rm == 5) {
-		return 4; /* RIP-relative */
-	}
-	return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
-}
-
-/* The opcode after prefixes: 0 when it is not one of the one-byte moves, else its ModRM offset. */
-static int memic_opcode(const uint8_t *p, int i, struct vb_memic_insn *in, uint8_t opsz)
-{
-	switch (p[i]) {
-	case 0x88: /* MOV r/m8, r8 */
-		in->store = true;
-		return i + 1;
-	case 0x8a: /* MOV r8, r/m8 */
-		in->dst_bits = 8;
-		return i + 1;
-	case 0xc6: /* MOV r/m8, imm8 (/0) */
-		in->store = true;
-		in->has_imm = true;
-		return (p[i + 1] >> 3 & 7) == 0 ? i + 1 : 0;
-	case 0x0f:
-		if (p[i + 1] != 0xb6 && p[i + 1] != 0xbe)
-			return 0;
-		in->sign = p[i + 1] == 0xbe; /* MOVSX r, r/m8, else MOVZX */
-		in->dst_bits = opsz;
-		return i + 2;
-	default:
-		return 0;
-	}
-}
-
-/* Decodes the instruction at p; false when it is not an access this emulation performs. */
-static bool memic_decode(const uint8_t *p, struct vb_memic_insn *in)
-{
-	uint8_t rex = 0, opsz = 32;
-	int i = 0, m, tail;
-
-	memset(in, 0, sizeof(*in));
-	for (;; i++) {
-		if (p[i] == 0x66)
-			opsz = 16;
-		else if (p[i] != 0x2e && p[i] != 0x3e && p[i] != 0x26 && p[i] != 0x36)
-			break; /* a lock, rep, fs/gs or address-size prefix is not a plain move */
-	}
-	if ((p[i] & 0xf0) == 0x40) {
-		rex = p[i++];
-		if (rex & 8)
-			opsz = 64;
-	}
-	m = memic_opcode(p, i, in, opsz);
-	if (m == 0)
-		return false;
-	tail = modrm_tail(&p[m]);
-	if (tail < 0)
-		return false;
-	in->reg = (uint8_t)((p[m] >> 3 & 7) | (rex & 4 ? 8 : 0));
-	/* Byte registers 4..7 without a REX prefix are AH, CH, DH, BH. */
-	in->high8 = rex == 0 && in->reg >= 4 && in->reg < 8 && (p[m - 1] == 0x88 || p[m - 1] == 0x8a);
-	if (in->high8)
-		in->reg -= 4;
-	in->len = (uint8_t)(m + 1 + tail);
-	if (in->has_imm)
-		in->imm = p[in->len++];
-	return true;
+	return in->width == 1 && in->kind != BASE_X86_STORE_VEC;
 }
 
 /* The op on the byte: a load's result, or 0 for a store. */
@@ -194,10 +111,10 @@ static uint8_t memic_apply(const struct vb_memic_view *v, uintptr_t addr, bool s
 }
 
 /* A load's result into its destination register, as the instruction would have left it. */
-static void memic_set_reg(greg_t *g, const struct vb_memic_insn *in, uint8_t val)
+static void memic_set_reg(greg_t *g, const struct base_x86_insn *in, uint8_t val)
 {
 	uint64_t r = (uint64_t)g[greg_of[in->reg]];
-	uint64_t x = in->sign ? (uint64_t)(int64_t)(int8_t)val : val;
+	uint64_t x = in->kind == BASE_X86_LOAD_SX ? (uint64_t)(int64_t)(int8_t)val : val;
 
 	if (in->dst_bits == 8 && in->high8)
 		r = (r & ~0xff00ull) | (uint64_t)val << 8;
@@ -211,12 +128,12 @@ static void memic_set_reg(greg_t *g, const struct vb_memic_insn *in, uint8_t val
 }
 
 /* The source byte of a store. */
-static uint8_t memic_store_val(const greg_t *g, const struct vb_memic_insn *in)
+static uint8_t memic_store_val(const greg_t *g, const struct base_x86_insn *in)
 {
 	uint64_t r;
 
-	if (in->has_imm)
-		return in->imm;
+	if (in->kind == BASE_X86_STORE_IMM)
+		return (uint8_t)in->imm;
 	r = (uint64_t)g[greg_of[in->reg]];
 	return (uint8_t)(in->high8 ? r >> 8 : r);
 }
@@ -225,13 +142,16 @@ static uint8_t memic_store_val(const greg_t *g, const struct vb_memic_insn *in)
 static bool memic_emulate(uintptr_t addr, ucontext_t *uc, const struct vb_memic_view *v)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct vb_memic_insn in;
+	struct base_x86_insn in;
 	uint8_t val;
 
-	if (!memic_decode((const uint8_t *)g[REG_RIP], &in))
+	bool store;
+
+	if (!base_x86_decode((const uint8_t *)g[REG_RIP], &in) || !memic_insn_ok(&in))
 		return false;
-	val = memic_apply(v, addr, in.store, in.store ? memic_store_val(g, &in) : 0);
-	if (!in.store)
+	store = in.kind == BASE_X86_STORE_REG || in.kind == BASE_X86_STORE_IMM;
+	val = memic_apply(v, addr, store, store ? memic_store_val(g, &in) : 0);
+	if (!store)
 		memic_set_reg(g, &in, val);
 	g[REG_RIP] += in.len;
 	return true;
@@ -287,38 +207,17 @@ static bool memic_find(uintptr_t addr, struct vb_memic_view *out)
 	return false;
 }
 
-/* Not an op address's fault: the previous handler's, or the default action once this returns. */
-static void memic_chain(int sig, siginfo_t *si, void *uc)
-{
-	if (prev_segv.sa_flags & SA_SIGINFO) {
-		prev_segv.sa_sigaction(sig, si, uc);
-		return;
-	}
-	if (prev_segv.sa_handler != SIG_DFL && prev_segv.sa_handler != SIG_IGN) {
-		prev_segv.sa_handler(sig);
-		return;
-	}
-	/* The faulting instruction runs again and dies of the signal, as it would have. */
-	signal(SIGSEGV, SIG_DFL);
-}
-
-static void memic_segv(int sig, siginfo_t *si, void *uc)
+/* An op address's fault performed; false when the fault is not one (base_segv.h). */
+static bool memic_fault(void *addr, ucontext_t *uc)
 {
 	struct vb_memic_view v;
-	int saved = errno;
 
-	if (si->si_code == SEGV_ACCERR && memic_find((uintptr_t)si->si_addr, &v) &&
-	    memic_mapped_ours((uintptr_t)si->si_addr) && memic_emulate((uintptr_t)si->si_addr, uc, &v)) {
-		errno = saved;
-		return;
-	}
-	errno = saved;
-	memic_chain(sig, si, uc);
+	return memic_find((uintptr_t)addr, &v) && memic_mapped_ours((uintptr_t)addr) &&
+	       memic_emulate((uintptr_t)addr, uc, &v);
 }
 
 static void memic_install(void)
 {
-	struct sigaction sa;
 	struct stat st;
 
 	op_fd = base_priv_memfd("softdpu-memic-op", MFD_CLOEXEC);
@@ -327,13 +226,7 @@ static void memic_install(void)
 		return;
 	}
 	op_ino = (uint64_t)st.st_ino;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = memic_segv;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, &prev_segv) != 0)
-		handler_err = errno;
+	handler_err = base_segv_add(memic_fault);
 }
 
 /* Writes a slot's fields between two seq bumps. Lock held. */

@@ -179,6 +179,7 @@ static int vb_qp_attr_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_e
 
 static void vb_qp_free(struct vb_qp *qp)
 {
+	vb_bell_qp_disarm(qp);
 	if (qp->hw != NULL)
 		hw_qp_destroy(qp->hw);
 	vb_qmem_put(&qp->qmem); /* after the device's fence (hw_qp_destroy) */

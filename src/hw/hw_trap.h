@@ -1,0 +1,63 @@
+/*
+ * hw_trap — doorbell pages that run the work on the writer's thread.
+ *
+ * A program that rings a QP itself (mlx5dv, DevX: WQE in the SQ, counter in
+ * the send record, then a store to the doorbell/BlueFlame register) gives
+ * the device nothing but memory to notice. A trapped page is that register
+ * page write-protected: the store faults, and the SIGSEGV handler
+ * (base_segv.h), on the writer's own thread, runs the SQs of the process's
+ * polled QPs up to their records (the engine thread's polled look,
+ * hw_qp_polled_run) and steps past the store without performing it (no one
+ * reads the register), and past the stores right after it into armed
+ * pages (the rest of a BlueFlame copy), so one doorbell costs one signal.
+ * The WQE has completed when the store "returns".
+ *
+ * An instruction the decoder does not know (base_x86.h) is not stepped
+ * over: the page is made writable, the store runs again and lands, the
+ * engine thread's polling serves the doorbell, and the page is
+ * write-protected again at the engine thread's next pass but one
+ * (hw_trap_rearm).
+ *
+ * x86-64 only (elsewhere hw_trap_arm is EOPNOTSUPP and the engine thread's
+ * polling serves every doorbell). SOFTDPU_RAW_TRAP=0 turns traps off.
+ *
+ * A fork's child gets its pages writable and forgotten: the parent's QPs
+ * are not run from it. Arm and disarm are counted per page; the last
+ * disarm makes the page writable and forgets it (the caller may then free
+ * it); what the handler reaches is the QP registry under the epoch, never
+ * the page or the caller's objects.
+ */
+#ifndef HW_TRAP_H_
+#define HW_TRAP_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Write-protects page (page-aligned, one page of the caller's own mapping), counted; 0 or an errno. */
+int hw_trap_arm(void *page);
+/* Drops one count; at none the page is writable again and forgotten. */
+void hw_trap_disarm(void *page);
+/* Forgets page whatever its count (the caller frees it next): writable again. */
+void hw_trap_forget(void *page);
+/* Whether page is armed (write-protected by a trap) now. */
+bool hw_trap_armed(const void *page);
+/* The engine thread's: pages opened for an unknown instruction are write-protected again. */
+void hw_trap_rearm(void);
+/*
+ * Whether trapped pages serve raw doorbells now (some armed, none opened):
+ * the engine thread's look at polled QPs is then a fallback, not a rhythm
+ * to spin for.
+ */
+bool hw_trap_serving(void);
+/* Whether traps are on (x86-64, SOFTDPU_RAW_TRAP not 0). */
+bool hw_trap_enabled(void);
+
+/* Counters, for tests and benchmarks: doorbells served, instructions stepped over, pages opened. */
+struct hw_trap_stats {
+	uint64_t served;
+	uint64_t stepped;
+	uint64_t opened;
+};
+void hw_trap_stats(struct hw_trap_stats *out);
+
+#endif /* HW_TRAP_H_ */
