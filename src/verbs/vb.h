@@ -66,6 +66,7 @@ struct vb_context {
 	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
 	struct vb_umem *umems;	  /* registered umems (under lock) */
 	struct mlx5dv_devx_obj *devx_queues; /* DevX CQs and QPs (under lock) */
+	struct vb_cq *cqs;	  /* its verbs CQs, which DevX QPs name by number (under lock) */
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
@@ -168,6 +169,8 @@ struct vb_cq {
 	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */
 	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
 	bool ext;		  /* made by ibv_create_cq_ex (a tag matching SRQ needs one) */
+	struct vb_cq *ctx_next;	  /* the context's CQs (context lock) */
+	bool ctx_closed;	  /* its context was closed first: the list went with it */
 };
 
 /* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */
@@ -495,6 +498,7 @@ enum vb_devx_kind {
 	VB_DEVX_FLOW_COUNTER,
 	VB_DEVX_CQ,		  /* an engine CQ over the program's umem (vb_devx_cq.c) */
 	VB_DEVX_QP,		  /* an engine QP over the program's umem (vb_devx_qp.c) */
+	VB_DEVX_RMP,		  /* an engine SRQ over the program's umem (vb_devx_rmp.c) */
 };
 
 struct mlx5dv_devx_obj {
@@ -505,7 +509,7 @@ struct mlx5dv_devx_obj {
 	uint32_t object_id;	  /* a TIR's tirn, a flow counter's id, a CQ's cqn, a QP's qpn */
 	void *hw;		  /* FLOW_COUNTER: its hw_counter */
 	_Atomic uint32_t users;	  /* FLOW_COUNTER: actions naming it (destroy EBUSY) */
-	void *priv;		  /* CQ, QP: the kind's state; NULL once its context was closed */
+	void *priv;		  /* CQ, QP, RMP: the kind's state; NULL once its context was closed */
 	struct mlx5dv_devx_obj *next; /* the context's DevX queues, found by number (under its lock) */
 };
 

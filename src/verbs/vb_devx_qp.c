@@ -5,7 +5,12 @@
  * (hw_qp) like any ibv_create_qp QP, shared under its number so QPs of
  * other processes connect to it, whose receive ring, send ring and doorbell
  * record are the addresses the command names: the program writes WQEs
- * there, moves the record and writes the UAR itself. The UAR page is plain
+ * there, moves the record and writes the UAR itself. Its CQs are DevX CQs
+ * or CQs of ibv_create_cq / mlx5dv_create_cq, of the same context (a CQ
+ * of another context is not found). With rq_type SRQ it
+ * has no receive ring and takes its receives from the RMP srqn_rmpn_xrqn
+ * names (vb_devx_rmp.c), of the same context, which it holds until it is
+ * destroyed. The UAR page is plain
  * memory here, so the QP is polled (hw_qp_set_polled): the engine thread
  * runs the send queue when the record's send counter moves, as the card
  * runs it at the doorbell.
@@ -20,8 +25,9 @@
  * path (0x18: grh 0x1d, rlid 0x1e, rgid 0x28, rmac 0x3e), log_sra_max,
  * retry_count (0x71), rnr_retry (0x72), next_send_psn (0x78), cqn_snd
  * (0x7c), rre/rwe/rae (0x92), min_rnr_nak (0x94), next_rcv_psn (0x94),
- * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), dbr_umem_valid (0xd0),
- * dbr_umem_id (0xe4).
+ * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), srqn_rmpn_xrqn (0xad),
+ * dbr_umem_id (0xe4). The umem valid bits are the kernel's to set (it sets
+ * them for CREATE_QP), so they are not read.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -42,11 +48,11 @@
 #define VB_QP_OUT_SZ 0x10
 #define VB_QP_WQ_OFF 0x100
 #define VB_QP_WQ_ID 0x108
-#define VB_QP_WQ_VALID 0x10c
 #define VB_QP_MOD_IN_SZ (VB_QPC + VB_QPC_SZ)
 #define VB_QP_QUERY_IN_SZ 0x10
 #define VB_QP_QUERY_OUT_SZ (VB_QPC + VB_QPC_SZ)
 #define VB_ADS (VB_QPC + 0x18) /* the primary address path, in a command */
+#define VB_RQ_SRQ 0x1		/* qpc.rq_type: receives from an SRQ or RMP */
 
 #define VB_OP_RST2INIT 0x502
 #define VB_OP_INIT2RTR 0x503
@@ -64,11 +70,18 @@
 #define VB_QPS_RTS 0x3
 #define VB_QPS_ERR 0x6
 
+/* A CQ a QP reports to: a DevX CQ, or one of ibv_create_cq / mlx5dv_create_cq of the same context. */
+struct vb_devx_cqref {
+	struct mlx5dv_devx_obj *dx;
+	struct vb_cq *v;
+};
+
 struct vb_devx_qp {
 	struct hw_qp *hw;
 	struct hw_pd *pd;
-	struct mlx5dv_devx_obj *scq;
-	struct mlx5dv_devx_obj *rcq;
+	struct vb_devx_cqref scq;
+	struct vb_devx_cqref rcq;
+	struct mlx5dv_devx_obj *rmp; /* rq_type SRQ: where its receives come from */
 	struct vb_umem *wq_um;
 	struct vb_umem *dbr_um;
 	uint8_t min_rnr;	/* kept: hw_qp_set_rnr takes both */
@@ -91,16 +104,38 @@ static const struct vb_qp_cmd vb_qp_cmds[] = {
 	{VB_OP_2RST, true, HW_QP_RESET, HW_QP_RESET},
 };
 
+/* Holds (delta 1) or lets go (-1) of the CQ, if any; under the context's lock to take it. */
+static void vb_devx_cqref_hold(struct vb_devx_cqref *r, int delta)
+{
+	if (r->dx != NULL)
+		vb_devx_cq_hold(r->dx, delta);
+	else if (r->v != NULL)
+		atomic_fetch_add(&r->v->users, (uint32_t)delta);
+}
+
+/* The context's CQ of that number, DevX or verbs (under the context's lock); false when none. */
+static bool vb_devx_cqref_find(struct vb_context *ctx, uint32_t cqn, struct vb_devx_cqref *r)
+{
+	r->dx = vb_devx_queue_find(ctx, VB_DEVX_CQ, cqn);
+	r->v = r->dx == NULL ? vb_cq_find(ctx, cqn) : NULL;
+	return r->dx != NULL || r->v != NULL;
+}
+
+static struct hw_cq *vb_devx_cqref_hw(const struct vb_devx_cqref *r)
+{
+	return r->dx != NULL ? vb_devx_cq_hw(r->dx) : r->v->hw;
+}
+
 static void vb_devx_qp_free(struct vb_devx_qp *qp, uint32_t qpn)
 {
 	if (qp->hw != NULL)
 		hw_qp_destroy(qp->hw); /* the fence: nothing runs on the umem after it */
 	if (qpn != 0)
 		(void)hw_id_free(HW_ID_QPN, qpn);
-	if (qp->scq != NULL)
-		vb_devx_cq_hold(qp->scq, -1);
-	if (qp->rcq != NULL)
-		vb_devx_cq_hold(qp->rcq, -1);
+	vb_devx_cqref_hold(&qp->scq, -1);
+	vb_devx_cqref_hold(&qp->rcq, -1);
+	if (qp->rmp != NULL)
+		vb_devx_rmp_hold(qp->rmp, -1);
 	vb_devx_umem_put(qp->wq_um);
 	vb_devx_umem_put(qp->dbr_um);
 	if (qp->pd != NULL)
@@ -113,51 +148,68 @@ static int vb_devx_qp_shape(const uint8_t *qpc, struct hw_qp_attr *ha, uint8_t *
 {
 	if (qpc[1] != 0) /* st: RC only */
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_TYPE);
-	if ((qpc[0xac] & 7) != 0 || (qpc[0xa] & 0x80)) /* an SRQ/RMP, no RQ, or no SQ: not yet */
+	if ((qpc[0xac] & 7) > VB_RQ_SRQ || (qpc[0xa] & 0x80)) /* no RQ, or no SQ: not yet */
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_RQ_TYPE);
 	ha->type = HW_QPT_RC;
 	ha->log_rq_size = (qpc[9] >> 3) & 0xf;
 	ha->log_rq_stride = (qpc[9] & 7) + 4u; /* the PRM counts 16-byte units */
 	ha->log_sq_size = (qpc[0xa] >> 3) & 0xf;
+	if ((qpc[0xac] & 7) == VB_RQ_SRQ) /* the RQ's sizes mean nothing then */
+		ha->log_rq_size = 0, ha->log_rq_stride = HW_QP_LOG_RQ_STRIDE_MIN;
 	if (ha->log_sq_size > HW_QP_LOG_SQ_MAX || ha->log_rq_size > HW_QP_LOG_RQ_MAX ||
 	    ha->log_rq_stride > HW_QP_LOG_RQ_STRIDE_MAX)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_SIZE);
 	return 0;
 }
 
-/* The PD and the two CQs the context names: each held by the QP. */
+/* rq_type SRQ: the context's RMP of that number, held (under the context's lock). */
+static bool vb_devx_qp_rmp(struct vb_context *ctx, const uint8_t *qpc, struct vb_devx_qp *qp)
+{
+	if ((qpc[0xac] & 7) != VB_RQ_SRQ)
+		return true;
+	qp->rmp = vb_devx_queue_find(ctx, VB_DEVX_RMP, vb_prm_u24(qpc + 0xac));
+	if (qp->rmp != NULL)
+		vb_devx_rmp_hold(qp->rmp, 1);
+	return qp->rmp != NULL;
+}
+
+/* The PD, the two CQs and the RMP the context names: each held by the QP. */
 static int vb_devx_qp_objs(struct vb_context *ctx, const uint8_t *qpc, struct vb_devx_qp *qp, uint8_t *out,
 			   size_t outlen)
 {
+	bool rmp_ok, cqs_ok;
+
 	qp->pd = hw_pd_get(vb_prm_u24(qpc + 4));
 	if (qp->pd == NULL)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_PD);
 	pthread_mutex_lock(&ctx->lock);
-	qp->scq = vb_devx_queue_find(ctx, VB_DEVX_CQ, vb_prm_u24(qpc + 0x7c));
-	qp->rcq = vb_devx_queue_find(ctx, VB_DEVX_CQ, vb_prm_u24(qpc + 0x9c));
-	if (qp->scq == NULL || qp->rcq == NULL) {
-		qp->scq = qp->rcq = NULL;
+	rmp_ok = vb_devx_qp_rmp(ctx, qpc, qp);
+	cqs_ok = vb_devx_cqref_find(ctx, vb_prm_u24(qpc + 0x7c), &qp->scq) &&
+		 vb_devx_cqref_find(ctx, vb_prm_u24(qpc + 0x9c), &qp->rcq);
+	if (!cqs_ok) {
+		qp->scq = qp->rcq = (struct vb_devx_cqref){0};
 	} else {
-		vb_devx_cq_hold(qp->scq, 1);
-		vb_devx_cq_hold(qp->rcq, 1);
+		vb_devx_cqref_hold(&qp->scq, 1);
+		vb_devx_cqref_hold(&qp->rcq, 1);
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	if (qp->scq == NULL)
+	if (!rmp_ok)
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_SRQ);
+	if (!cqs_ok)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_CQ);
 	return 0;
 }
 
-/* The rings (RQ at the umem offset, SQ right after it) and the record, each inside its umem. */
+/* The rings (RQ at the umem offset, SQ right after it; the SQ alone on an RMP) and the record, each inside its umem. */
 static int vb_devx_qp_mem(struct vb_context *ctx, const uint8_t *in, struct hw_qp_attr *ha, struct vb_devx_qp *qp,
 			  uint8_t *out, size_t outlen)
 {
 	const uint8_t *qpc = in + VB_QPC;
-	uint64_t len = ((uint64_t)1 << (ha->log_rq_size + ha->log_rq_stride)) + ((uint64_t)HW_SEND_WQE_BB << ha->log_sq_size);
+	uint64_t rq = qp->rmp != NULL ? 0 : (uint64_t)1 << (ha->log_rq_size + ha->log_rq_stride);
+	uint64_t len = rq + ((uint64_t)HW_SEND_WQE_BB << ha->log_sq_size);
 	uint64_t off = vb_prm_be64(in + VB_QP_WQ_OFF), dbr_off = vb_prm_be64(qpc + 0xa0);
 	int rc;
 
-	if (!(in[VB_QP_WQ_VALID] & 0x80) || !(qpc[0xd0] & 0x10)) /* physical pages: no such memory here */
-		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM);
 	rc = vb_devx_umem_take(ctx, vb_prm_be32(in + VB_QP_WQ_ID), off, len, &qp->wq_um, out, outlen);
 	if (rc == 0)
 		rc = vb_devx_umem_take(ctx, vb_prm_be32(qpc + 0xe4), dbr_off, HW_QP_DBREC_BYTES, &qp->dbr_um, out, outlen);
@@ -176,8 +228,9 @@ static int vb_devx_qp_engine(struct vb_context *ctx, struct hw_qp_attr *ha, stru
 	enum hw_status st;
 
 	ha->pd = qp->pd;
-	ha->send_cq = vb_devx_cq_hw(qp->scq);
-	ha->recv_cq = vb_devx_cq_hw(qp->rcq);
+	ha->send_cq = vb_devx_cqref_hw(&qp->scq);
+	ha->recv_cq = vb_devx_cqref_hw(&qp->rcq);
+	ha->srq = qp->rmp != NULL ? vb_devx_rmp_hw(qp->rmp) : NULL;
 	ha->lid = ctx->dev->lid;
 	ha->roce = ctx->dev->roce;
 	ha->shared = true;
@@ -323,8 +376,12 @@ int vb_devx_qp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inl
 
 	if (cmd == NULL && opcode != VB_OP_SQERR2RTS)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
-	/* The kernel runs a command on the object it names only: another qpn is refused before the card. */
-	if (inlen < VB_QP_MOD_IN_SZ || outlen < VB_QP_OUT_SZ || vb_prm_u24(in + 8) != obj->object_id)
+	/*
+	 * The kernel runs a command on the object it names only: another qpn is
+	 * refused before the card. 2ERR and 2RST carry no context (0x10 bytes).
+	 */
+	if (inlen < (cmd != NULL && cmd->from_any ? VB_QP_OUT_SZ : VB_QP_MOD_IN_SZ) || outlen < VB_QP_OUT_SZ ||
+	    vb_prm_u24(in + 8) != obj->object_id)
 		return EINVAL;
 	cur = hw_qp_state(qp->hw);
 	if (cmd == NULL || (!cmd->from_any && cur != cmd->from)) /* SQER is never a state here */

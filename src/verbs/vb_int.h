@@ -75,6 +75,8 @@ void vb_cq_ex_fill(struct vb_cq *cq);
 void vb_cq_tell_overrun(struct vb_cq *cq);
 /* ibv_create_cq(_ex) (dv NULL) and mlx5dv_create_cq: NULL and errno as mlx5's create_cq. */
 struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv);
+/* The context's verbs CQ of that number, NULL if none (the caller holds the context's lock). */
+struct vb_cq *vb_cq_find(struct vb_context *ctx, uint32_t cqn);
 /*
  * mlx5's checks of the CQE size and the mlx5dv attributes (vb_dvcq.c): 0 and
  * *cqe_log (6 or 7), or the errno mlx5 and the kernel give. dv NULL reads
