@@ -6,14 +6,13 @@
  * other processes connect to it, whose receive ring, send ring and doorbell
  * record are the addresses the command names: the program writes WQEs
  * there, moves the record and writes the UAR itself. Its CQs are DevX CQs
- * or CQs of ibv_create_cq / mlx5dv_create_cq, of the same context (a CQ
- * of another context is not found). With rq_type SRQ it
- * has no receive ring and takes its receives from the RMP srqn_rmpn_xrqn
- * names (vb_devx_rmp.c), of the same context, which it holds until it is
- * destroyed. The UAR page is plain
- * memory here, so the QP is polled (hw_qp_set_polled): the engine thread
- * runs the send queue when the record's send counter moves, as the card
- * runs it at the doorbell.
+ * or CQs of ibv_create_cq / mlx5dv_create_cq, of the same context (a CQ of
+ * another context is not found). With rq_type SRQ it has no receive ring
+ * and takes its receives from the RMP srqn_rmpn_xrqn names (vb_devx_rmp.c),
+ * of the same context, which it holds until it is destroyed. The UAR page
+ * is plain memory here, so the QP is polled (hw_qp_set_polled): the engine
+ * thread runs the send queue when the record's send counter moves, as the
+ * card runs it at the doorbell.
  *
  * PRM layouts (mlx5_ifc.h), big-endian. create_qp_in: the QP context at
  * 0x18 (0xe8 bytes), wq_umem_offset at 0x100, wq_umem_id at 0x108,
