@@ -8,7 +8,8 @@
  * (low 16 bits). The device keeps its own head and consumed counter: it takes
  * the WQE at its head and moves the head to that WQE's next_wqe_index, as
  * the card does, so the program's free list (an mlx5 driver links freed WQEs
- * at its tail) decides the order. A responder CQE carries the taken WQE's
+ * at its tail) decides the order; a cyclic SRQ (hw_srq_attr.cyclic, the
+ * PRM's cyclic WQ of an RMP) moves the head to the next WQE in ring order. A responder CQE carries the taken WQE's
  * index in wqe_counter and the SRQ number.
  *
  * Several requesters may deliver into one SRQ from different threads: a take
