@@ -35,11 +35,11 @@
 #define ST_BAD_RES_STATE 0x9
 #define SYND_UMEM 0x5d0c0022u
 #define SYND_QP_SRQ 0x5d0c0038u
-#define SYND_RMP_TYPE 0x5d0c0041u
-#define SYND_RMP_SIZE 0x5d0c0042u
-#define SYND_RMP_PD 0x5d0c0043u
-#define SYND_RMP_STATE 0x5d0c0044u
-#define SYND_RMP_LWM 0x5d0c0045u
+#define SYND_RMP_TYPE 0x5d0c0081u
+#define SYND_RMP_SIZE 0x5d0c0082u
+#define SYND_RMP_PD 0x5d0c0083u
+#define SYND_RMP_STATE 0x5d0c0084u
+#define SYND_RMP_LWM 0x5d0c0085u
 
 #define RMP_IN 0x110
 #define RMPC 0x100		/* bits: the RMP context in create_rmp_in, modify_rmp_in, query_rmp_out */
@@ -632,6 +632,36 @@ static void test_destroy_while_attached(void)
 	r->obj = NULL;
 }
 
+/* A DC target (CREATE_DCT) on an RMP, as UCX's dc_mlx5 makes it: made, and it holds the RMP (EBUSY) until destroyed. */
+static void test_dct_on_rmp(void)
+{
+	int err;
+	struct dx *d = NULL;
+	struct rmp *r = NULL;
+	struct mlx5dv_devx_obj *dct;
+	uint8_t in[0x90] = {0}, out[OUT_SZ];
+
+	dx_open(&d, SQ_BYTES);
+	cq_create(d);
+	rmp_create(d, &r, WQ_CYCLIC, out, &err);
+	CHECK(err == 0);
+	prm_set(in, 0, 16, 0x710);		/* CREATE_DCT */
+	prm_set(in, 0x80 + 0x48, 24, d->cqn);
+	prm_set(in, 0x80 + 0x6c, 1, 1);		/* rre */
+	prm_set(in, 0x80 + 0xa8, 24, r->rmpn);	/* srqn_xrqn: the RMP */
+	prm_set(in, 0x80 + 0xc8, 24, d->pdn);
+	prm_set(in, 0x80 + 0x100, 64, 0x1234);	/* dc_access_key */
+	prm_set(in, 0x80 + 0x145, 3, 3);	/* mtu 1024 */
+	prm_set(in, 0x80 + 0x148, 8, 1);	/* port */
+	memset(out, 0xff, sizeof(out));
+	dct = mlx5dv_devx_obj_create(d->c, in, sizeof(in), out, sizeof(out));
+	CHECK(dct != NULL && status_of(out) == 0 && syndrome_of(out) == 0);
+	CHECK_ERR(mlx5dv_devx_obj_destroy(r->obj), EBUSY);
+	CHECK_OK(mlx5dv_devx_obj_destroy(dct));
+	CHECK_OK(mlx5dv_devx_obj_destroy(r->obj));
+	r->obj = NULL;
+}
+
 /* The general capability page says RMPs are there: log_max_rmp, as log_max_srq. */
 static void test_cap_log_max_rmp(void)
 {
@@ -653,6 +683,7 @@ int main(void)
 	RUN(test_modify_states);
 	RUN(test_bad_commands);
 	RUN(test_destroy_while_attached);
+	RUN(test_dct_on_rmp);
 	RUN(test_cap_log_max_rmp);
 	return th_summary("test_verbs_devx_rmp");
 }

@@ -167,10 +167,7 @@ struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a
 		atomic_fetch_add(&cq->parent->users, 1);
 	}
 	vb_cq_ex_fill(cq);
-	pthread_mutex_lock(&ctx->lock);
-	cq->ctx_next = ctx->cqs;
-	ctx->cqs = cq;
-	pthread_mutex_unlock(&ctx->lock);
+	vb_named_cq_add(cq);
 	return cq;
 
 err_free:
@@ -219,25 +216,6 @@ struct ibv_cq_ex *vb_create_cq_ex(struct ibv_context *context, struct ibv_cq_ini
 	return &cq->cqx;
 }
 
-/* Leaves the context's list unless queues still complete into it (EBUSY); a closed context's list went already. */
-static int vb_cq_unlist(struct vb_cq *cq)
-{
-	if (cq->ctx_closed)
-		return atomic_load(&cq->users) != 0 ? EBUSY : 0;
-	pthread_mutex_lock(&cq->ctx->lock);
-	if (atomic_load(&cq->users) != 0) {
-		pthread_mutex_unlock(&cq->ctx->lock);
-		return EBUSY;
-	}
-	for (struct vb_cq **pp = &cq->ctx->cqs; *pp != NULL; pp = &(*pp)->ctx_next)
-		if (*pp == cq) {
-			*pp = cq->ctx_next;
-			break;
-		}
-	pthread_mutex_unlock(&cq->ctx->lock);
-	return 0;
-}
-
 VB_EXPORT int vb_destroy_cq(struct ibv_cq *cq);
 VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 {
@@ -246,8 +224,8 @@ VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 
 	if (ibcq == NULL)
 		return EINVAL;
-	/* As the kernel: a CQ that queues still complete into stays (a DevX QP takes it under the lock). */
-	if (vb_cq_unlist(cq) != 0)
+	/* As the kernel: a CQ that queues still complete into stays. */
+	if (vb_named_cq_del(cq) != 0)
 		return EBUSY;
 	(void)hw_waiter_disarm(&cq->waiter);
 	ch = cq->cqx.channel;
@@ -260,15 +238,6 @@ VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 VB_SYMVER(vb_destroy_cq, ibv_destroy_cq, "IBVERBS_1.1");
-
-struct vb_cq *vb_cq_find(struct vb_context *ctx, uint32_t cqn)
-{
-	struct vb_cq *cq;
-
-	for (cq = ctx->cqs; cq != NULL && cq->cqn != cqn; cq = cq->ctx_next)
-		;
-	return cq;
-}
 
 /*
  * The consumer's arm, as mlx5's: the arm word (sequence number, command,

@@ -4,9 +4,10 @@
  * objects of its own, and mlx5dv_devx_query_eqn. Objects known here:
  * CREATE_TIR (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr
  * rules name), ALLOC_FLOW_COUNTER (vb_devx_counter.c), CREATE_CQ
- * (vb_devx_cq.c), CREATE_QP with its state commands (vb_devx_qp.c) and
- * CREATE_RMP with MODIFY_RMP and QUERY_RMP (vb_devx_rmp.c): engine queues
- * over the program's umem. This file
+ * (vb_devx_cq.c) and CREATE_QP with its state commands (vb_devx_qp.c):
+ * engine queues over the program's umem; CREATE_MKEY (vb_devx_mkey.c);
+ * CREATE_DCT with DRAIN_DCT and QUERY_DCT (vb_devx_dct.c); CREATE_RMP with
+ * MODIFY_RMP and QUERY_RMP (vb_devx_rmp.c). This file
  * dispatches by opcode and keeps the context's umems and DevX queues by
  * number, as the card's command interface finds them.
  *
@@ -32,8 +33,14 @@
 #define VB_OP_QP_FIRST 0x501	  /* DESTROY_QP .. QUERY_QP, INIT2INIT: the QP's own commands */
 #define VB_OP_QP_LAST 0x50e
 #define VB_OP_QUERY_QP 0x50b
+#define VB_OP_CREATE_MKEY 0x200
+#define VB_OP_QUERY_MKEY 0x201
+#define VB_OP_DESTROY_MKEY 0x202
+#define VB_OP_CREATE_DCT 0x710
+#define VB_OP_DCT_FIRST 0x711	  /* DESTROY_DCT .. ARM_DCT_FOR_KEY_VIOLATION: a DCT's own commands */
+#define VB_OP_DCT_LAST 0x714
 #define VB_OP_CREATE_RMP 0x90c
-#define VB_OP_RMP_FIRST 0x90d	  /* MODIFY_RMP .. QUERY_RMP: the RMP's own commands */
+#define VB_OP_RMP_FIRST 0x90d	  /* MODIFY_RMP .. QUERY_RMP: an RMP's own commands */
 #define VB_OP_RMP_LAST 0x90f
 #define VB_TIR_IN_SZ 0x110	  /* create_tir_in: header 0x20, tirc 0xf0 */
 #define VB_TIR_OUT_SZ 0x10	  /* create_tir_out */
@@ -73,6 +80,17 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 	return 0;
 }
 
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn)
+{
+	struct hw_pd *pd = hw_pd_get(pdn); /* this process's domains only */
+
+	if (pd != NULL && hw_pd_owner(pd) != NULL && hw_pd_owner(pd) != ctx) {
+		hw_pd_free(pd);
+		pd = NULL;
+	}
+	return pd;
+}
+
 void vb_devx_umem_put(struct vb_umem *um)
 {
 	if (um != NULL)
@@ -90,7 +108,7 @@ void vb_devx_queue_add(struct vb_context *ctx, struct mlx5dv_devx_obj *obj)
 int vb_devx_queue_del(struct vb_context *ctx, struct mlx5dv_devx_obj *obj)
 {
 	pthread_mutex_lock(&ctx->lock);
-	/* Under the lock a QP being created finds and holds its CQs (and RMP) with. */
+	/* Under the lock a QP being created finds and holds its CQs with. */
 	if (obj->kind == VB_DEVX_CQ && vb_devx_cq_busy(obj)) {
 		pthread_mutex_unlock(&ctx->lock);
 		return EINVAL;
@@ -167,6 +185,10 @@ static void vb_devx_queue_drop(struct mlx5dv_devx_obj *o)
 {
 	if (o->kind == VB_DEVX_CQ)
 		vb_devx_cq_destroy(o);
+	else if (o->kind == VB_DEVX_MKEY)
+		vb_devx_mkey_destroy(o);
+	else if (o->kind == VB_DEVX_DCT)
+		vb_devx_dct_destroy(o);
 	else if (o->kind == VB_DEVX_RMP)
 		vb_devx_rmp_destroy(o);
 	else
@@ -179,26 +201,24 @@ void vb_devx_close(struct vb_context *ctx)
 {
 	struct mlx5dv_devx_obj *o;
 
-	/* QPs first: a CQ or RMP goes once nothing reports to it or receives from it. */
+	/* QPs and DCTs first: a CQ goes once nothing reports to it; keys before the umems they lie in. */
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
-		if (o->kind == VB_DEVX_QP)
+		if (o->kind == VB_DEVX_QP || o->kind == VB_DEVX_DCT || o->kind == VB_DEVX_MKEY)
 			vb_devx_queue_drop(o);
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
-		if (o->kind == VB_DEVX_RMP)
+		if (o->kind == VB_DEVX_RMP) /* once no QP or DCT receives from it */
 			vb_devx_queue_drop(o);
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
 		if (o->kind == VB_DEVX_CQ)
 			vb_devx_queue_drop(o);
 	ctx->devx_queues = NULL;
-	for (struct vb_cq *cq = ctx->cqs; cq != NULL; cq = cq->ctx_next)
-		cq->ctx_closed = true; /* a destroy after the close leaves the context alone */
-	ctx->cqs = NULL;
+	vb_named_close(ctx); /* after the DCTs and QPs: none holds a verbs CQ or SRQ any more */
 	for (struct vb_umem *u = ctx->umems; u != NULL; u = u->next)
 		u->ctx = NULL; /* deregistered with its context */
 	ctx->umems = NULL;
 }
 
-/* A CQ, QP or RMP: the kind's file fills the object, which then joins the context's queues. */
+/* A CQ or QP: the kind's file fills the object, which then joins the context's queues. */
 static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t opcode, const uint8_t *in,
 					       size_t inlen, uint8_t *out, size_t outlen)
 {
@@ -213,6 +233,10 @@ static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t 
 	obj->ctx = &ctx->vctx.context;
 	if (opcode == VB_OP_CREATE_CQ)
 		rc = vb_devx_cq_create(ctx, in, inlen, out, outlen, obj);
+	else if (opcode == VB_OP_CREATE_MKEY)
+		rc = vb_devx_mkey_create(ctx, in, inlen, out, outlen, obj);
+	else if (opcode == VB_OP_CREATE_DCT)
+		rc = vb_devx_dct_create(ctx, in, inlen, out, outlen, obj);
 	else if (opcode == VB_OP_CREATE_RMP)
 		rc = vb_devx_rmp_create(ctx, in, inlen, out, outlen, obj);
 	else
@@ -242,10 +266,14 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 		return vb_create_tir(ctx, in, inlen, out, outlen);
 	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
 		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
-	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP || opcode == VB_OP_CREATE_RMP)
+	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP || opcode == VB_OP_CREATE_MKEY ||
+	    opcode == VB_OP_CREATE_DCT || opcode == VB_OP_CREATE_RMP)
 		return vb_create_queue(ctx, opcode, in, inlen, out, outlen);
+	/* A command of an existing QP, DCT, RMP or key */
 	if ((opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST) ||
-	    (opcode >= VB_OP_RMP_FIRST && opcode <= VB_OP_RMP_LAST))	/* a command of an existing object */
+	    (opcode >= VB_OP_DCT_FIRST && opcode <= VB_OP_DCT_LAST) ||
+	    (opcode >= VB_OP_RMP_FIRST && opcode <= VB_OP_RMP_LAST) || opcode == VB_OP_QUERY_MKEY ||
+	    opcode == VB_OP_DESTROY_MKEY)
 		return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EREMOTEIO);
 	return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EOPNOTSUPP);
 }
@@ -264,7 +292,8 @@ static int vb_destroy_tir(struct mlx5dv_devx_obj *obj)
 
 static bool vb_devx_is_queue(const struct mlx5dv_devx_obj *obj)
 {
-	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP || obj->kind == VB_DEVX_RMP;
+	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP || obj->kind == VB_DEVX_MKEY ||
+	       obj->kind == VB_DEVX_DCT || obj->kind == VB_DEVX_RMP;
 }
 
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
@@ -283,6 +312,10 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	if (vb_devx_is_queue(obj) && obj->priv != NULL) {
 		if (obj->kind == VB_DEVX_CQ)
 			vb_devx_cq_destroy(obj);
+		else if (obj->kind == VB_DEVX_MKEY)
+			vb_devx_mkey_destroy(obj);
+		else if (obj->kind == VB_DEVX_DCT)
+			vb_devx_dct_destroy(obj);
 		else if (obj->kind == VB_DEVX_RMP)
 			vb_devx_rmp_destroy(obj);
 		else
@@ -293,12 +326,14 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	return 0;
 }
 
-/* mlx5dv_devx_obj_modify: the QP state commands, MODIFY_RMP; any other is BAD_OP (the other kinds take none here). */
+/* mlx5dv_devx_obj_modify: the QP state commands, DRAIN_DCT, MODIFY_RMP; any other is BAD_OP (the other kinds take none here). */
 static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				 size_t outlen)
 {
 	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind == VB_DEVX_DCT)
+		return vb_devx_dct_modify(obj, in, inlen, out, outlen);
 	if (obj->kind == VB_DEVX_RMP)
 		return vb_devx_rmp_modify(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP)
@@ -306,13 +341,20 @@ static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, si
 	return vb_devx_qp_modify(obj, in, inlen, out, outlen);
 }
 
-/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP, QUERY_RMP of an RMP. */
+/*
+ * mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP, QUERY_DCT of a
+ * DCT, QUERY_RMP of an RMP.
+ */
 int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	if (obj->kind == VB_DEVX_FLOW_COUNTER)
 		return vb_devx_counter_query(obj, in, inlen, out, outlen);
 	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind == VB_DEVX_MKEY && vb_prm_opcode(in) == VB_OP_QUERY_MKEY)
+		return vb_devx_mkey_query(obj, in, inlen, out, outlen);
+	if (obj->kind == VB_DEVX_DCT)
+		return vb_devx_dct_query(obj, in, inlen, out, outlen);
 	if (obj->kind == VB_DEVX_RMP)
 		return vb_devx_rmp_query(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)

@@ -194,6 +194,18 @@ void vb_devx_rmp_hold(struct mlx5dv_devx_obj *rmp, int delta)
 	atomic_fetch_add(&((struct vb_devx_rmp *)rmp->priv)->qps, (uint32_t)delta);
 }
 
+struct mlx5dv_devx_obj *vb_devx_rmp_take(struct vb_context *ctx, uint32_t rmpn)
+{
+	struct mlx5dv_devx_obj *o;
+
+	pthread_mutex_lock(&ctx->lock);
+	o = vb_devx_queue_find(ctx, VB_DEVX_RMP, rmpn);
+	if (o != NULL)
+		vb_devx_rmp_hold(o, 1);
+	pthread_mutex_unlock(&ctx->lock);
+	return o;
+}
+
 bool vb_devx_rmp_busy(struct mlx5dv_devx_obj *rmp)
 {
 	return atomic_load(&((struct vb_devx_rmp *)rmp->priv)->qps) != 0;

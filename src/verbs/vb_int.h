@@ -75,8 +75,6 @@ void vb_cq_ex_fill(struct vb_cq *cq);
 void vb_cq_tell_overrun(struct vb_cq *cq);
 /* ibv_create_cq(_ex) (dv NULL) and mlx5dv_create_cq: NULL and errno as mlx5's create_cq. */
 struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a, struct mlx5dv_cq_init_attr *dv);
-/* The context's verbs CQ of that number, NULL if none (the caller holds the context's lock). */
-struct vb_cq *vb_cq_find(struct vb_context *ctx, uint32_t cqn);
 /*
  * mlx5's checks of the CQE size and the mlx5dv attributes (vb_dvcq.c): 0 and
  * *cqe_log (6 or 7), or the errno mlx5 and the kernel give. dv NULL reads
@@ -96,6 +94,13 @@ static inline void vb_cq_check_overrun(struct vb_cq *cq)
 		vb_cq_tell_overrun(cq);
 }
 void vb_cq_add_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
+/* The context's CQs and SRQs by number, for DevX commands (vb_devx_named.c); del: EBUSY while one is held. */
+void vb_named_cq_add(struct vb_cq *cq);
+int vb_named_cq_del(struct vb_cq *cq);
+void vb_named_srq_add(struct vb_srq *srq);
+int vb_named_srq_del(struct vb_srq *srq);
+/* The SRQ of srqn a DevX DCT completes receives of into cq (no QP of the CQ's lists took them), or NULL; cq's lock held. */
+struct vb_srq *vb_named_cq_srq(struct vb_cq *cq, uint32_t srqn);
 void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 /*
  * Drops qpn's completions from cq (a QP moved to RESET, as mlx5 cleans its
