@@ -115,7 +115,7 @@ static void test_general_page(void)
 		CHECK(field(264, 1) == 0);			      /* fixed_buffer_size: no KSM mkeys */
 		CHECK(field(280, 2) == 0);			      /* umr_extended_translation_offset, null_mkey */
 		CHECK(field(520, 1) == 1);			      /* umr_modify_atomic_disabled */
-		CHECK(field(899, 5) == 0);			      /* log_max_rmp: no DevX RMPs */
+		CHECK(field(899, 5) == lg((uint64_t)a.max_srq));    /* log_max_rmp: DevX RMPs, counted as SRQs */
 		CHECK(field(312, 1) == 0);			      /* ooo_sl_mask */
 		CHECK(field(504, 1) == 0);			      /* init2_lag_tx_port_affinity */
 		CHECK(field(1470, 2) == 0);			      /* cqe_compression (128 and 64 bytes) */

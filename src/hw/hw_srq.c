@@ -1,6 +1,7 @@
 /*
  * hw_srq — shared receive queues: memory, the device's consumption by
- * next_wqe_index, the limit event, and the doorbell that resumes requesters.
+ * next_wqe_index (or in ring order, cyclic), the limit event, and the
+ * doorbell that resumes requesters.
  */
 #include <endian.h>
 #include <pthread.h>
@@ -99,7 +100,8 @@ static enum hw_status srq_alloc_mem(struct hw_srq *srq, const struct hw_srq_attr
 	srq->buf = attr->ring;
 	srq->dbrec = attr->dbrec;
 	srq->sh = srq->qb.p;
-	*srq->dbrec = 0;
+	if (!attr->program_ring)
+		*srq->dbrec = 0;
 	return hw_qblock_adopt(&srq->qb, srq->buf, srq_ring_bytes(srq->log_size, srq->log_stride), srq->dbrec,
 			       HW_SRQ_DBREC_BYTES);
 }
@@ -132,6 +134,7 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	if (attr == NULL || out == NULL || attr->pd == NULL || attr->log_size > HW_SRQ_LOG_MAX ||
 	    attr->log_stride < HW_SRQ_LOG_STRIDE_MIN || attr->log_stride > HW_SRQ_LOG_STRIDE_MAX ||
 	    (attr->xrcd != 0) != (attr->cq != NULL) || (attr->ring == NULL) != (attr->dbrec == NULL) ||
+	    (attr->program_ring && attr->ring == NULL) ||
 	    (uintptr_t)attr->ring % HW_SRQ_RING_ALIGN != 0 || (uintptr_t)attr->dbrec % 8 != 0)
 		return HW_ERR_INVAL;
 	srq = calloc(1, sizeof(*srq));
@@ -146,6 +149,7 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 	srq->xrcd = attr->xrcd;
 	srq->cq = attr->cq;
 	srq->tm = attr->tm;
+	srq->cyclic = attr->cyclic;
 	st = srq_alloc_mem(srq, attr);
 	if (st != HW_OK)
 		goto err_block;
@@ -153,12 +157,13 @@ enum hw_status hw_srq_create(const struct hw_srq_attr *attr, struct hw_srq **out
 		hw_tm_bind(srq->tm, srq->srqn, srq_tm_mem(srq)); /* before the record: a view finds it whole */
 	*srq->sh = (struct hw_srq_sh){ .srqn = srq->srqn, .pd_id = srq->pd_id, .log_size = srq->log_size,
 				       .log_stride = srq->log_stride, .xrcd = srq->xrcd,
-				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0, .life_idx = HW_LIFE_NONE };
+				       .cqn = srq->cq != NULL ? hw_cq_cqn(srq->cq) : 0, .life_idx = HW_LIFE_NONE,
+				       .cyclic = srq->cyclic };
 	/* An XRC SRQ is reached by requesters of other processes alone: they must see its owner die. */
 	if (srq->xrcd != 0 && attr->shared)
 		hw_life_self(&srq->sh->life_idx, &srq->sh->life_tid);
 	/* The list a driver starts with: each WQE linked to the next, the last back to the first. */
-	for (uint32_t i = 0; i < srq_size(srq); i++)
+	for (uint32_t i = 0; i < srq_size(srq) && !attr->program_ring; i++)
 		srq_wqe(srq, i)->next_wqe_index = htobe16((uint16_t)((i + 1) & (srq_size(srq) - 1)));
 	__atomic_store_n(&srq->sh->magic, SRQ_MAGIC, __ATOMIC_RELEASE);
 	st = srq_publish(srq);
@@ -214,6 +219,7 @@ enum hw_status hw_srq_attach_num(uint32_t srqn, struct hw_srq **out)
 		goto err_unmap;
 	srq->srqn = srq->sh->srqn;
 	srq->pd_id = srq->sh->pd_id;
+	srq->cyclic = __atomic_load_n(&srq->sh->cyclic, __ATOMIC_RELAXED) != 0;
 	srq->view = true;
 	srq->xrcd = __atomic_load_n(&srq->sh->xrcd, __ATOMIC_RELAXED);
 	/* An XRC SRQ's receives complete into its own CQ, which the view reaches as the QP views reach theirs. */
@@ -287,6 +293,11 @@ uint32_t hw_srq_posted(const struct hw_srq *srq)
 	return posted > srq_size(srq) ? 0 : posted;
 }
 
+uint32_t hw_srq_limit(const struct hw_srq *srq)
+{
+	return __atomic_load_n(&srq->sh->limit, __ATOMIC_ACQUIRE);
+}
+
 enum hw_status hw_srq_arm(struct hw_srq *srq, uint32_t limit)
 {
 	if (srq == NULL || limit > srq_size(srq) || limit > hw_srq_posted(srq))
@@ -331,7 +342,7 @@ const uint8_t *hw_srq_take(struct hw_srq *srq, uint16_t *idx)
 		if (posted == 0 || posted > srq_size(srq) || tries == SRQ_TAKE_TRIES)
 			return NULL;
 		head = (hc >> 16) & (srq_size(srq) - 1);
-		next = be16toh(srq_wqe(srq, head)->next_wqe_index) & (srq_size(srq) - 1);
+		next = (srq->cyclic ? head + 1 : be16toh(srq_wqe(srq, head)->next_wqe_index)) & (srq_size(srq) - 1);
 		if (__atomic_compare_exchange_n(&srq->sh->hc, &hc, next << 16 | ((hc + 1) & SRQ_COUNTER_MASK), false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;

@@ -8,7 +8,8 @@
  * (low 16 bits). The device keeps its own head and consumed counter: it takes
  * the WQE at its head and moves the head to that WQE's next_wqe_index, as
  * the card does, so the program's free list (an mlx5 driver links freed WQEs
- * at its tail) decides the order. A responder CQE carries the taken WQE's
+ * at its tail) decides the order; a cyclic SRQ (hw_srq_attr.cyclic, the
+ * PRM's cyclic WQ of an RMP) moves the head to the next WQE in ring order. A responder CQE carries the taken WQE's
  * index in wqe_counter and the SRQ number.
  *
  * Several requesters may deliver into one SRQ from different threads: a take
@@ -65,6 +66,14 @@ struct hw_srq_attr {
 	uint32_t *dbrec;
 	/* A tag matching SRQ (hw_tm.h): its list, the creator's; NULL for any other. */
 	struct hw_tm *tm;
+	/*
+	 * The WQEs as the program lays them out (a DevX RMP, vb_devx_rmp.c):
+	 * create writes neither the ring's links nor the record, as the card
+	 * reads both as the program wrote them. cyclic: the device takes the
+	 * WQEs in ring order (the PRM's cyclic WQ) and ignores next_wqe_index.
+	 */
+	bool program_ring;
+	bool cyclic;
 };
 
 #define HW_SRQ_RING_ALIGN 64
@@ -87,6 +96,7 @@ struct hw_srq_sh {
 	uint64_t xrcd;	     /* XRC: its domain, 0 for an ordinary SRQ */
 	uint32_t life_idx;   /* XRC: the owner's life entry (hw_life.h), HW_LIFE_NONE: not watched so */
 	uint32_t life_tid;
+	uint32_t cyclic;     /* WQEs taken in ring order, not by next_wqe_index */
 } __attribute__((aligned(64)));
 
 /* The engine's view; nothing outside src/hw touches it. */
@@ -97,6 +107,7 @@ struct hw_srq {
 	uint32_t *dbrec;
 	uint32_t log_size;
 	uint32_t log_stride;
+	bool cyclic;	   /* the block's cyclic, read once */
 	struct hw_srq_sh *sh;
 	hw_srq_limit_cb limit_cb;
 	void *limit_arg;
@@ -144,6 +155,9 @@ enum hw_status hw_srq_ring(struct hw_srq *srq, uint32_t pi);
 
 /* WQEs posted and not yet taken. */
 uint32_t hw_srq_posted(const struct hw_srq *srq);
+
+/* The limit armed now: 0 when disarmed or once it fired. */
+uint32_t hw_srq_limit(const struct hw_srq *srq);
 
 /*
  * Arms the limit event (limit 0 disarms). HW_ERR_INVAL when limit exceeds the

@@ -512,6 +512,7 @@ enum vb_devx_kind {
 	VB_DEVX_QP,		  /* an engine QP over the program's umem (vb_devx_qp.c) */
 	VB_DEVX_MKEY,		  /* a key of the device's table (vb_devx_mkey.c) */
 	VB_DEVX_DCT,		  /* an engine DCT (vb_devx_dct.c) */
+	VB_DEVX_RMP,		  /* an engine SRQ over the program's umem (vb_devx_rmp.c) */
 };
 
 struct mlx5dv_devx_obj {

@@ -13,7 +13,8 @@
  * (transmit) of headers up to 128 bytes (hw_reformat.h). What the steering
  * does not do stays 0: the L3 tunnel reformats, software-owned ICM.
  * Maximum and current values are the
- * same (nothing here is set by a program). The QoS page (type 0xc) says
+ * same (nothing here is set by a program). DevX RMPs (vb_devx_rmp.c) are
+ * SRQs of the engine: log_max_rmp is log_max_srq. The QoS page (type 0xc) says
  * what packet pacing and the schedule elements offer (vb_pace.c, vb_sched.c).
  */
 #include <string.h>
@@ -61,6 +62,7 @@
 #define G_LOG_MAX_PD 811, 5
 #define G_LOG_MAX_XRCD 827, 5
 #define G_LOG_MAX_RQ 867, 5
+#define G_LOG_MAX_RMP 899, 5
 #define G_LOG_MAX_SQ 875, 5
 #define G_LOG_MAX_TIR 883, 5
 #define G_LOG_MAX_WQ_SZ 987, 5
@@ -246,6 +248,7 @@ static int cap_general(struct ibv_context *c, uint8_t *page)
 	SET(page, G_LOG_PG_SZ, LOG_PAGE);
 	SET(page, G_LOG_MAX_PD, cap_log((uint64_t)a.max_pd));
 	SET(page, G_LOG_MAX_XRCD, cap_log((uint64_t)a.max_pd)); /* one XRC domain a PD at most */
+	SET(page, G_LOG_MAX_RMP, cap_log((uint64_t)a.max_srq)); /* DevX RMPs are SRQs (vb_devx_rmp.c) */
 	if (eth) {
 		SET(page, G_LOG_MAX_RQ, cap_log((uint64_t)a.max_qp));
 		SET(page, G_LOG_MAX_SQ, cap_log((uint64_t)a.max_qp));

@@ -10,7 +10,8 @@
  * requests to it then find nobody and their DCI's retries run out. A
  * request with another key is dropped and counted
  * (dc_access_key_violation_count in QUERY_DCT). The CQ and SRQ named are
- * the context's, DevX or verbs (vb_devx_named.c); the DCT holds them.
+ * the context's, DevX or verbs (vb_devx_named.c); the SRQ may also be a
+ * DevX RMP (vb_devx_rmp.c), as UCX's dc_mlx5 makes it; the DCT holds them.
  *
  * PRM layouts (mlx5_ifc.h), big-endian. create_dct_in: the DCT context at
  * 0x10 (0x40 bytes); create_dct_out: dctn at 8. drain_dct_in and
@@ -54,6 +55,7 @@ struct vb_devx_dct {
 	struct hw_pd *pd;
 	struct vb_devx_cqref cq;
 	struct vb_srq *srq;
+	struct mlx5dv_devx_obj *rmp; /* or a DevX RMP (vb_devx_rmp.c): UCX's dc_mlx5 makes one */
 	struct vb_cq_srq link; /* on a verbs CQ's list while linked */
 	bool linked;
 	uint8_t dctc[VB_DCTC_SZ]; /* the context as created, for QUERY_DCT */
@@ -69,6 +71,8 @@ static void vb_devx_dct_free(struct vb_devx_dct *d, uint32_t dctn)
 		(void)hw_id_free(HW_ID_QPN, dctn);
 	vb_devx_cqref_put(&d->cq);
 	vb_devx_srq_put(d->srq);
+	if (d->rmp != NULL)
+		vb_devx_rmp_hold(d->rmp, -1);
 	if (d->pd != NULL)
 		hw_pd_free(d->pd);
 	free(d);
@@ -87,6 +91,8 @@ static int vb_devx_dct_objs(struct vb_context *ctx, const uint8_t *dctc, struct 
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_DCT_CQ);
 	d->srq = vb_devx_srq_take(ctx, vb_prm_u24(dctc + 0x14));
 	if (d->srq == NULL)
+		d->rmp = vb_devx_rmp_take(ctx, vb_prm_u24(dctc + 0x14));
+	if (d->srq == NULL && d->rmp == NULL)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_DCT_SRQ);
 	if (dctc[0x29] != VB_DCT_PORT || !hw_gid_get(&ctx->dev->fn, dctc[0x2d], &g))
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_DCT_PORT);
@@ -101,7 +107,7 @@ static int vb_devx_dct_engine(struct vb_context *ctx, const uint8_t *dctc, struc
 		.pd = d->pd,
 		.send_cq = d->cq.hw,
 		.recv_cq = d->cq.hw,
-		.srq = d->srq->hw,
+		.srq = d->srq != NULL ? d->srq->hw : vb_devx_rmp_hw(d->rmp),
 		.dc_key = vb_prm_be64(dctc + 0x20),
 		.min_rnr_timer = dctc[0x12] & 0x1f,
 		.lid = ctx->dev->lid,
@@ -152,7 +158,7 @@ int vb_devx_dct_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, 
 		vb_devx_dct_free(d, dctn);
 		return rc;
 	}
-	if (d->cq.vcq != NULL) {
+	if (d->cq.vcq != NULL && d->srq != NULL) { /* an RMP's WQEs are the program's: no wr_id to find */
 		d->link.srq = d->srq;
 		vb_devx_cq_srq_link(d->cq.vcq, &d->link);
 		d->linked = true;

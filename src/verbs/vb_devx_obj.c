@@ -6,7 +6,8 @@
  * rules name), ALLOC_FLOW_COUNTER (vb_devx_counter.c), CREATE_CQ
  * (vb_devx_cq.c) and CREATE_QP with its state commands (vb_devx_qp.c):
  * engine queues over the program's umem; CREATE_MKEY (vb_devx_mkey.c);
- * CREATE_DCT with DRAIN_DCT and QUERY_DCT (vb_devx_dct.c). This file
+ * CREATE_DCT with DRAIN_DCT and QUERY_DCT (vb_devx_dct.c); CREATE_RMP with
+ * MODIFY_RMP and QUERY_RMP (vb_devx_rmp.c). This file
  * dispatches by opcode and keeps the context's umems and DevX queues by
  * number, as the card's command interface finds them.
  *
@@ -38,6 +39,9 @@
 #define VB_OP_CREATE_DCT 0x710
 #define VB_OP_DCT_FIRST 0x711	  /* DESTROY_DCT .. ARM_DCT_FOR_KEY_VIOLATION: a DCT's own commands */
 #define VB_OP_DCT_LAST 0x714
+#define VB_OP_CREATE_RMP 0x90c
+#define VB_OP_RMP_FIRST 0x90d	  /* MODIFY_RMP .. QUERY_RMP: an RMP's own commands */
+#define VB_OP_RMP_LAST 0x90f
 #define VB_TIR_IN_SZ 0x110	  /* create_tir_in: header 0x20, tirc 0xf0 */
 #define VB_TIR_OUT_SZ 0x10	  /* create_tir_out */
 #define VB_TIRC 0x20		  /* the TIR context in create_tir_in */
@@ -108,6 +112,10 @@ int vb_devx_queue_del(struct vb_context *ctx, struct mlx5dv_devx_obj *obj)
 	if (obj->kind == VB_DEVX_CQ && vb_devx_cq_busy(obj)) {
 		pthread_mutex_unlock(&ctx->lock);
 		return EINVAL;
+	}
+	if (obj->kind == VB_DEVX_RMP && vb_devx_rmp_busy(obj)) { /* the kernel's answer to a pool in use */
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
 	}
 	for (struct mlx5dv_devx_obj **pp = &ctx->devx_queues; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == obj) {
@@ -181,6 +189,8 @@ static void vb_devx_queue_drop(struct mlx5dv_devx_obj *o)
 		vb_devx_mkey_destroy(o);
 	else if (o->kind == VB_DEVX_DCT)
 		vb_devx_dct_destroy(o);
+	else if (o->kind == VB_DEVX_RMP)
+		vb_devx_rmp_destroy(o);
 	else
 		vb_devx_qp_destroy(o);
 	o->priv = NULL;
@@ -194,6 +204,9 @@ void vb_devx_close(struct vb_context *ctx)
 	/* QPs and DCTs first: a CQ goes once nothing reports to it; keys before the umems they lie in. */
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
 		if (o->kind == VB_DEVX_QP || o->kind == VB_DEVX_DCT || o->kind == VB_DEVX_MKEY)
+			vb_devx_queue_drop(o);
+	for (o = ctx->devx_queues; o != NULL; o = o->next)
+		if (o->kind == VB_DEVX_RMP) /* once no QP or DCT receives from it */
 			vb_devx_queue_drop(o);
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
 		if (o->kind == VB_DEVX_CQ)
@@ -224,6 +237,8 @@ static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t 
 		rc = vb_devx_mkey_create(ctx, in, inlen, out, outlen, obj);
 	else if (opcode == VB_OP_CREATE_DCT)
 		rc = vb_devx_dct_create(ctx, in, inlen, out, outlen, obj);
+	else if (opcode == VB_OP_CREATE_RMP)
+		rc = vb_devx_rmp_create(ctx, in, inlen, out, outlen, obj);
 	else
 		rc = vb_devx_qp_create(ctx, in, inlen, out, outlen, obj);
 	if (rc != 0) {
@@ -252,11 +267,12 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
 		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
 	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP || opcode == VB_OP_CREATE_MKEY ||
-	    opcode == VB_OP_CREATE_DCT)
+	    opcode == VB_OP_CREATE_DCT || opcode == VB_OP_CREATE_RMP)
 		return vb_create_queue(ctx, opcode, in, inlen, out, outlen);
-	/* A command of an existing QP, DCT or key */
+	/* A command of an existing QP, DCT, RMP or key */
 	if ((opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST) ||
-	    (opcode >= VB_OP_DCT_FIRST && opcode <= VB_OP_DCT_LAST) || opcode == VB_OP_QUERY_MKEY ||
+	    (opcode >= VB_OP_DCT_FIRST && opcode <= VB_OP_DCT_LAST) ||
+	    (opcode >= VB_OP_RMP_FIRST && opcode <= VB_OP_RMP_LAST) || opcode == VB_OP_QUERY_MKEY ||
 	    opcode == VB_OP_DESTROY_MKEY)
 		return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EREMOTEIO);
 	return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EOPNOTSUPP);
@@ -277,7 +293,7 @@ static int vb_destroy_tir(struct mlx5dv_devx_obj *obj)
 static bool vb_devx_is_queue(const struct mlx5dv_devx_obj *obj)
 {
 	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP || obj->kind == VB_DEVX_MKEY ||
-	       obj->kind == VB_DEVX_DCT;
+	       obj->kind == VB_DEVX_DCT || obj->kind == VB_DEVX_RMP;
 }
 
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
@@ -300,6 +316,8 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 			vb_devx_mkey_destroy(obj);
 		else if (obj->kind == VB_DEVX_DCT)
 			vb_devx_dct_destroy(obj);
+		else if (obj->kind == VB_DEVX_RMP)
+			vb_devx_rmp_destroy(obj);
 		else
 			vb_devx_qp_destroy(obj);
 	}
@@ -308,7 +326,7 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	return 0;
 }
 
-/* mlx5dv_devx_obj_modify: the QP state commands, DRAIN_DCT; any other is BAD_OP (the other kinds take none here). */
+/* mlx5dv_devx_obj_modify: the QP state commands, DRAIN_DCT, MODIFY_RMP; any other is BAD_OP (the other kinds take none here). */
 static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				 size_t outlen)
 {
@@ -316,12 +334,17 @@ static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, si
 		return EINVAL;	/* a queue whose context was closed */
 	if (obj->kind == VB_DEVX_DCT)
 		return vb_devx_dct_modify(obj, in, inlen, out, outlen);
+	if (obj->kind == VB_DEVX_RMP)
+		return vb_devx_rmp_modify(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_modify(obj, in, inlen, out, outlen);
 }
 
-/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP, QUERY_DCT of a DCT. */
+/*
+ * mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP, QUERY_DCT of a
+ * DCT, QUERY_RMP of an RMP.
+ */
 int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	if (obj->kind == VB_DEVX_FLOW_COUNTER)
@@ -332,6 +355,8 @@ int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inl
 		return vb_devx_mkey_query(obj, in, inlen, out, outlen);
 	if (obj->kind == VB_DEVX_DCT)
 		return vb_devx_dct_query(obj, in, inlen, out, outlen);
+	if (obj->kind == VB_DEVX_RMP)
+		return vb_devx_rmp_query(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_query(obj, in, inlen, out, outlen);

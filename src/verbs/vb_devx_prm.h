@@ -37,9 +37,15 @@
 #define VB_SYND_QP_PD 0x5d0c0032u	  /* no PD of that number */
 #define VB_SYND_QP_CQ 0x5d0c0033u	  /* no DevX CQ of that number on the context */
 #define VB_SYND_QP_SIZE 0x5d0c0034u	  /* log sizes or stride out of range */
-#define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* an SRQ/RMP or no receive queue: not yet */
+#define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* no receive queue, or no send queue: not yet */
 #define VB_SYND_QP_STATE 0x5d0c0036u	  /* the transition does not start from the QP's state */
 #define VB_SYND_QP_RNR 0x5d0c0037u	  /* RNR values out of range */
+#define VB_SYND_QP_SRQ 0x5d0c0038u	  /* rq_type SRQ: no RMP of that number on the context */
+#define VB_SYND_RMP_TYPE 0x5d0c0081u	  /* a striding WQ, or WQEs without the next segment */
+#define VB_SYND_RMP_SIZE 0x5d0c0082u	  /* log_wq_sz or log_wq_stride out of range */
+#define VB_SYND_RMP_PD 0x5d0c0083u	  /* no PD of that number */
+#define VB_SYND_RMP_STATE 0x5d0c0084u	  /* a state other than RDY, or not the RMP's */
+#define VB_SYND_RMP_LWM 0x5d0c0085u	  /* lwm above the ring or the WQEs posted */
 #define VB_SYND_MKEY_MODE 0x5d0c0071u	  /* an access mode, QP binding, free or whole-space key not here */
 #define VB_SYND_MKEY_LEN 0x5d0c0072u	  /* no length, or translations that cover less than it */
 #define VB_SYND_MKEY_ENTRY 0x5d0c0073u	  /* a translation outside its key, or a key of another domain or process */
@@ -164,5 +170,18 @@ void vb_devx_dct_destroy(struct mlx5dv_devx_obj *obj);
 /* DRAIN_DCT and ARM_DCT_FOR_KEY_VIOLATION (modify), QUERY_DCT (query). */
 int vb_devx_dct_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 int vb_devx_dct_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+
+/* RMPs (vb_devx_rmp.c). A QP receiving from one holds it (under the context's lock): its destroy is EBUSY meanwhile. */
+struct hw_srq;
+int vb_devx_rmp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		       struct mlx5dv_devx_obj *obj);
+void vb_devx_rmp_destroy(struct mlx5dv_devx_obj *obj);
+int vb_devx_rmp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+int vb_devx_rmp_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+void vb_devx_rmp_hold(struct mlx5dv_devx_obj *rmp, int delta);
+/* The context's RMP of that number, held (vb_devx_rmp_hold(o, -1) lets go); NULL when none. */
+struct mlx5dv_devx_obj *vb_devx_rmp_take(struct vb_context *ctx, uint32_t rmpn);
+bool vb_devx_rmp_busy(struct mlx5dv_devx_obj *rmp);
+struct hw_srq *vb_devx_rmp_hw(struct mlx5dv_devx_obj *rmp);
 
 #endif

@@ -10,7 +10,10 @@
  * not used), its SQ at the umem offset, no destination (each WQE names its
  * DCT), so INIT2RTR connects nothing. The CQs named are DevX CQs or verbs
  * CQs of the context (vb_devx_named.c), and the user index goes into each
- * send CQE (srqn_uidx), as CQE version 1 gives it. The UAR page is plain
+ * send CQE (srqn_uidx), as CQE version 1 gives it. An RC QP with rq_type
+ * SRQ has no receive ring (its SQ at the umem offset) and takes its
+ * receives from the RMP srqn_rmpn_xrqn names (vb_devx_rmp.c), of the same
+ * context, which it holds until it is destroyed. The UAR page is plain
  * memory here, so the QP is polled (hw_qp_set_polled): the engine thread
  * runs the send queue when the record's send counter moves, as the card
  * runs it at the doorbell.
@@ -25,7 +28,8 @@
  * (0x18: grh 0x1d, rlid 0x1e, rgid 0x28, rmac 0x3e), log_sra_max,
  * retry_count (0x71), rnr_retry (0x72), next_send_psn (0x78), cqn_snd
  * (0x7c), rre/rwe/rae (0x92), min_rnr_nak (0x94), next_rcv_psn (0x94),
- * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), dbr_umem_id (0xe4).
+ * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), srqn_rmpn_xrqn (0xad),
+ * dbr_umem_id (0xe4).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -50,6 +54,7 @@
 #define VB_QP_QUERY_IN_SZ 0x10
 #define VB_QP_QUERY_OUT_SZ (VB_QPC + VB_QPC_SZ)
 #define VB_ADS (VB_QPC + 0x18) /* the primary address path, in a command */
+#define VB_RQ_SRQ 0x1		/* qpc.rq_type: receives from an SRQ or RMP */
 
 #define VB_OP_RST2INIT 0x502
 #define VB_OP_INIT2RTR 0x503
@@ -75,6 +80,7 @@ struct vb_devx_qp {
 	struct hw_pd *pd;
 	struct vb_devx_cqref scq;
 	struct vb_devx_cqref rcq;
+	struct mlx5dv_devx_obj *rmp; /* rq_type SRQ: where its receives come from */
 	struct vb_umem *wq_um;
 	struct vb_umem *dbr_um;
 	uint8_t min_rnr;	/* kept: hw_qp_set_rnr takes both */
@@ -105,6 +111,8 @@ static void vb_devx_qp_free(struct vb_devx_qp *qp, uint32_t qpn)
 		(void)hw_id_free(HW_ID_QPN, qpn);
 	vb_devx_cqref_put(&qp->scq);
 	vb_devx_cqref_put(&qp->rcq);
+	if (qp->rmp != NULL)
+		vb_devx_rmp_hold(qp->rmp, -1);
 	vb_devx_umem_put(qp->wq_um);
 	vb_devx_umem_put(qp->dbr_um);
 	if (qp->pd != NULL)
@@ -126,38 +134,51 @@ static int vb_devx_qp_shape(const uint8_t *qpc, struct hw_qp_attr *ha, uint8_t *
 			       ? vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_SIZE)
 			       : 0;
 	}
-	if ((qpc[0xac] & 7) != 0) /* an SRQ/RMP or no RQ: not yet */
+	if ((qpc[0xac] & 7) > VB_RQ_SRQ) /* no RQ: not yet */
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_RQ_TYPE);
 	ha->type = HW_QPT_RC;
 	ha->log_rq_size = (qpc[9] >> 3) & 0xf;
 	ha->log_rq_stride = (qpc[9] & 7) + 4u; /* the PRM counts 16-byte units */
 	ha->log_sq_size = (qpc[0xa] >> 3) & 0xf;
+	if ((qpc[0xac] & 7) == VB_RQ_SRQ) /* the RQ's sizes mean nothing then */
+		ha->log_rq_size = 0, ha->log_rq_stride = HW_QP_LOG_RQ_STRIDE_MIN;
 	if (ha->log_sq_size > HW_QP_LOG_SQ_MAX || ha->log_rq_size > HW_QP_LOG_RQ_MAX ||
 	    ha->log_rq_stride > HW_QP_LOG_RQ_STRIDE_MAX)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_SIZE);
 	return 0;
 }
 
-/* The PD and the two CQs the context names: each held by the QP. */
+/* An RC QP of rq_type SRQ: the context's RMP of that number, held. */
+static bool vb_devx_qp_rmp(struct vb_context *ctx, const uint8_t *qpc, struct vb_devx_qp *qp)
+{
+	if (qpc[1] != VB_ST_RC || (qpc[0xac] & 7) != VB_RQ_SRQ)
+		return true;
+	qp->rmp = vb_devx_rmp_take(ctx, vb_prm_u24(qpc + 0xac));
+	return qp->rmp != NULL;
+}
+
+/* The PD, the two CQs and the RMP the context names: each held by the QP. */
 static int vb_devx_qp_objs(struct vb_context *ctx, const uint8_t *qpc, struct vb_devx_qp *qp, uint8_t *out,
 			   size_t outlen)
 {
 	qp->pd = vb_devx_pd_get(ctx, vb_prm_u24(qpc + 4));
 	if (qp->pd == NULL)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_PD);
+	if (!vb_devx_qp_rmp(ctx, qpc, qp))
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_SRQ);
 	if (vb_devx_cqref_take(ctx, vb_prm_u24(qpc + 0x7c), &qp->scq) != 0 ||
 	    vb_devx_cqref_take(ctx, vb_prm_u24(qpc + 0x9c), &qp->rcq) != 0)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_CQ);
 	return 0;
 }
 
-/* The rings (RQ at the umem offset, SQ right after it) and the record, each inside its umem. */
+/* The rings (RQ at the umem offset, SQ right after it; the SQ alone on an RMP) and the record, each inside its umem. */
 static int vb_devx_qp_mem(struct vb_context *ctx, const uint8_t *in, struct hw_qp_attr *ha, struct vb_devx_qp *qp,
 			  uint8_t *out, size_t outlen)
 {
 	const uint8_t *qpc = in + VB_QPC;
 	bool dci = ha->type == HW_QPT_DCI;
-	uint64_t rq = dci ? 0 : (uint64_t)1 << (ha->log_rq_size + ha->log_rq_stride);
+	uint64_t rq = dci || qp->rmp != NULL ? 0 : (uint64_t)1 << (ha->log_rq_size + ha->log_rq_stride);
 	uint64_t len = rq + ((uint64_t)HW_SEND_WQE_BB << ha->log_sq_size);
 	uint64_t off = vb_prm_be64(in + VB_QP_WQ_OFF), dbr_off = vb_prm_be64(qpc + 0xa0);
 	int rc;
@@ -184,6 +205,7 @@ static int vb_devx_qp_engine(struct vb_context *ctx, struct hw_qp_attr *ha, stru
 	ha->pd = qp->pd;
 	ha->send_cq = qp->scq.hw;
 	ha->recv_cq = qp->rcq.hw;
+	ha->srq = qp->rmp != NULL ? vb_devx_rmp_hw(qp->rmp) : NULL;
 	ha->lid = ctx->dev->lid;
 	ha->roce = ctx->dev->roce;
 	ha->shared = true;
@@ -331,8 +353,12 @@ int vb_devx_qp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inl
 
 	if (cmd == NULL && opcode != VB_OP_SQERR2RTS)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
-	/* The kernel runs a command on the object it names only: another qpn is refused before the card. */
-	if (inlen < VB_QP_MOD_IN_SZ || outlen < VB_QP_OUT_SZ || vb_prm_u24(in + 8) != obj->object_id)
+	/*
+	 * The kernel runs a command on the object it names only: another qpn is
+	 * refused before the card. 2ERR and 2RST carry no context (0x10 bytes).
+	 */
+	if (inlen < (cmd != NULL && cmd->from_any ? VB_QP_OUT_SZ : VB_QP_MOD_IN_SZ) || outlen < VB_QP_OUT_SZ ||
+	    vb_prm_u24(in + 8) != obj->object_id)
 		return EINVAL;
 	cur = hw_qp_state(qp->hw);
 	if (cmd == NULL || (!cmd->from_any && cur != cmd->from)) /* SQER is never a state here */

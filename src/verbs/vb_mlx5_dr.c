@@ -61,9 +61,14 @@ VB_EXPORT int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 VB_EXPORT int mlx5dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				     size_t outlen)
 {
+	int rc;
+
 	if (obj == NULL || obj->magic != VB_MAGIC_DEVX_OBJ)
-		return EINVAL;
-	return obj->dv->devx->obj_modify(obj, in, inlen, out, outlen);
+		return errno = EINVAL;
+	rc = obj->dv->devx->obj_modify(obj, in, inlen, out, outlen);
+	if (rc != 0)
+		errno = rc; /* as rdma-core's, whose ioctl sets it: programs print %m */
+	return rc;
 }
 
 VB_EXPORT int mlx5dv_devx_query_eqn(struct ibv_context *context, uint32_t vector, uint32_t *eqn)

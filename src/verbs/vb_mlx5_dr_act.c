@@ -194,9 +194,14 @@ void vb_mlx5_dr_act_release(struct mlx5dv_dr_action *a)
 VB_EXPORT int mlx5dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				    size_t outlen)
 {
+	int rc;
+
 	if (obj == NULL || obj->magic != VB_MAGIC_DEVX_OBJ)
-		return EINVAL;
-	return obj->dv->act->devx_obj_query(obj, in, inlen, out, outlen);
+		return errno = EINVAL;
+	rc = obj->dv->act->devx_obj_query(obj, in, inlen, out, outlen);
+	if (rc != 0)
+		errno = rc; /* as rdma-core's, whose ioctl sets it: programs print %m */
+	return rc;
 }
 
 VB_EXPORT struct ibv_flow_action *
