@@ -71,6 +71,7 @@ struct peer {
 	struct ibv_mr *mr2;
 	struct ibv_qp *qp2;
 	union ibv_gid gid2;
+	int xfer_rc;		     /* XFER: what its post returned */
 	struct mlx5dv_devx_umem *um; /* MKEY: a DevX MTT key over part of the memory */
 	struct mlx5dv_devx_obj *mkey, *klm; /* and a KLM key over its first 4096 bytes */
 };
@@ -279,6 +280,60 @@ static int peer_ud_cmd(struct peer *p, const char *line)
  * One command a line: CONNECT qpn gid, RECV off len, SRQRECV off len, POLL, SUM off len, ACCESS flags,
  * PORT2, CONNECT2 qpn gid, the UD commands (peer_ud_cmd), EXIT.
  */
+#define XM_BOTH (4u << 20)
+#define XM_BOTH_WRITES 12
+
+/* The k-th WRITE's length: above 1 MiB (each one call), each of its own size. */
+static uint32_t both_len(uint32_t k)
+{
+	return (1u << 20) + 4096u * (k + 1) + 100u * k;
+}
+
+/*
+ * XFER rkey raddr: towards this machine's memory at raddr, WRITEs of the
+ * peer's [4, 8) MiB to [8, 12) MiB (XM_BOTH_WRITES of them, of as many
+ * sizes) and a READ of [0, 4) MiB into the peer's [16, 20) MiB, posted
+ * without waiting.
+ */
+static int peer_xfer(struct peer *p, uint32_t rkey, uint64_t raddr)
+{
+	struct ibv_sge ws[XM_BOTH_WRITES], rs = {.addr = (uint64_t)(uintptr_t)(xm_mem + 4 * XM_BOTH),
+						 .length = XM_BOTH, .lkey = p->mr->lkey};
+	struct ibv_send_wr w[XM_BOTH_WRITES + 1], *bad;
+
+	for (uint32_t k = 0; k < XM_BOTH_WRITES; k++) {
+		ws[k] = (struct ibv_sge){.addr = (uint64_t)(uintptr_t)(xm_mem + XM_BOTH), .length = both_len(k),
+					 .lkey = p->mr->lkey};
+		w[k] = (struct ibv_send_wr){.wr_id = k, .next = &w[k + 1], .sg_list = &ws[k], .num_sge = 1,
+					    .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+					    .wr.rdma = {.remote_addr = raddr + 2 * XM_BOTH, .rkey = rkey}};
+	}
+	w[XM_BOTH_WRITES] = (struct ibv_send_wr){.wr_id = XM_BOTH_WRITES, .sg_list = &rs, .num_sge = 1,
+						 .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+						 .wr.rdma = {.remote_addr = raddr, .rkey = rkey}};
+	return ibv_post_send(p->qp, w, &bad);
+}
+
+/* WAITALL: the completions of an XFER (a hang guard of two minutes), as "WCS n first-bad-status its-id". */
+static void peer_waitall(struct peer *p)
+{
+	struct ibv_wc wc;
+	time_t end = time(NULL) + 120;
+	int n = 0, bad = IBV_WC_SUCCESS;
+	unsigned long long bad_id = 0;
+
+	while (n < XM_BOTH_WRITES + 1 && time(NULL) < end) {
+		if (ibv_poll_cq(p->cq, 1, &wc) != 1)
+			continue;
+		if ((wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)n) && bad == IBV_WC_SUCCESS) {
+			bad = wc.status != IBV_WC_SUCCESS ? (int)wc.status : -1;
+			bad_id = wc.wr_id;
+		}
+		n++;
+	}
+	printf("WCS %d %d %llu\n", p->xfer_rc == 0 ? n : -1, bad, bad_id);
+}
+
 static int peer_cmd(struct peer *p, const char *line)
 {
 	unsigned long long off, len;
@@ -329,6 +384,13 @@ static int peer_cmd(struct peer *p, const char *line)
 			return -1;
 	} else if (strncmp(line, "MKEYDEL", 7) == 0) {
 		peer_mkey_del(p);
+	} else if (sscanf(line, "XFER %llu %llu", &off, &len) == 2) {
+		/* Answered first: the post itself may run the requests on this thread, while this machine posts its own. */
+		printf("OK 0\n");
+		fflush(stdout);
+		p->xfer_rc = peer_xfer(p, (uint32_t)off, len);
+	} else if (strncmp(line, "WAITALL", 7) == 0) {
+		peer_waitall(p);
 	} else if (strncmp(line, "FILL", 4) == 0) {
 		fill(xm_mem, XM_LEN, 77);
 		printf("OK 0\n");
@@ -845,6 +907,70 @@ static void test_rc_long_in_flight(void)
 		CHECK(peer_sum(20u << 20, mib) == fnv(pattern, mib)); /* untouched */
 		free(pattern);
 	}
+	xm_down();
+}
+
+/* The next completion here, waiting at most two minutes (a hang guard). */
+static enum ibv_wc_status wait1_long(uint64_t *wr_id)
+{
+	struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+	time_t end = time(NULL) + 120;
+	int n = 0;
+
+	while (n == 0 && time(NULL) < end)
+		n = ibv_poll_cq(X.cq, 1, &wc);
+	if (n != 1)
+		return IBV_WC_GENERAL_ERR;
+	if (wc.status != IBV_WC_SUCCESS)
+		fprintf(stderr, "completion %llu: %s (vendor %u)\n", (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status), wc.vendor_err);
+	*wr_id = wc.wr_id;
+	return wc.status;
+}
+
+/*
+ * Both machines WRITE to the other and READ 4 MiB from it at the same time,
+ * on the two ends of one RC connection, as two MPI ranks exchanging large
+ * messages do: a dozen WRITEs of a little over 1 MiB each, every one of a
+ * size of its own, and the READ behind them. Every request completes
+ * successfully, in order on each side, and every byte lands.
+ */
+static void test_rc_both_ways(void)
+{
+	const uint64_t m = XM_BOTH;
+	struct ibv_qp *qp;
+	const char *l;
+	uint8_t *want;
+	uint64_t id;
+	int n, bad;
+	unsigned long long bad_id;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	fill(xm_mem, XM_LEN, 23);
+	CHECK(ask_ok("FILL", 0, 0));
+	/* The peer's first, then this machine's: both run at once. */
+	CHECK(ask_ok("XFER %llu %llu", X.mr->rkey, (unsigned long long)(uintptr_t)xm_mem));
+	for (uint32_t k = 0; k < XM_BOTH_WRITES; k++)
+		CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, m, both_len(k), 2 * m, X.rkey, 0, k));
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 4 * m, (uint32_t)m, 0, X.rkey, 0, XM_BOTH_WRITES));
+	for (uint64_t k = 0; k <= XM_BOTH_WRITES; k++)
+		CHECK(wait1_long(&id) == IBV_WC_SUCCESS && id == k);
+	l = ask("WAITALL", 0, 0);
+	CHECK(l != NULL && sscanf(l, "WCS %d %d %llu", &n, &bad, &bad_id) == 3);
+	if (bad != IBV_WC_SUCCESS)
+		fprintf(stderr, "peer's completion %llu: status %d\n", bad_id, bad);
+	CHECK(n == XM_BOTH_WRITES + 1 && bad == IBV_WC_SUCCESS);
+	/* Here: the peer's bytes from 4 MiB on at [8, 12) MiB, its [0, 4) at [16, 20); there: the mirror. */
+	want = malloc(2 * m);
+	CHECK(want != NULL);
+	for (size_t i = 0; i < 2 * m; i++)
+		want[i] = (uint8_t)((i * 2654435761u) >> 13 ^ 77);
+	CHECK(memcmp(xm_mem + 2 * m, want + m, both_len(XM_BOTH_WRITES - 1)) == 0);
+	CHECK(memcmp(xm_mem + 4 * m, want, m) == 0);
+	free(want);
+	CHECK(peer_sum(2 * m, both_len(XM_BOTH_WRITES - 1)) == fnv(xm_mem + m, both_len(XM_BOTH_WRITES - 1)));
+	CHECK(peer_sum(4 * m, m) == fnv(xm_mem, m));
 	xm_down();
 }
 
@@ -1392,6 +1518,8 @@ int main(int argc, char **argv)
 {
 	setenv("UCX_TLS", "tcp", 1);
 	setenv("UCX_NET_DEVICES", "lo", 1);
+	/* UCX logs to stdout by default, which is the peer role's answer channel. */
+	setenv("UCX_LOG_FILE", "/dev/stderr", 0);
 	setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
 	if (argc == 2 && strcmp(argv[1], "rendezvous") == 0)
 		setenv("UCX_RNDV_THRESH", "4096", 1); /* the peer role inherits it */
@@ -1405,6 +1533,11 @@ int main(int argc, char **argv)
 		RUN(test_devx_mkey_between_machines);
 		munmap(xm_mem, XM_LEN);
 		return th_summary("test_verbs_xm_devx_mkey");
+	}
+	if (argc == 2 && strcmp(argv[1], "both") == 0) { /* the two-way case alone */
+		RUN(test_rc_both_ways);
+		munmap(xm_mem, XM_LEN);
+		return th_summary("test_verbs_xm_both");
 	}
 	if (argc == 2 && strcmp(argv[1], "ud") == 0) { /* the UD and port cases alone */
 		RUN(test_ud_between_machines);
@@ -1421,6 +1554,7 @@ int main(int argc, char **argv)
 		 */
 		RUN(test_rc_stream);
 		RUN(test_rc_long_in_flight);
+		RUN(test_rc_both_ways);
 		munmap(xm_mem, XM_LEN);
 		return th_summary("test_verbs_xm_rendezvous");
 	}
@@ -1431,6 +1565,7 @@ int main(int argc, char **argv)
 	RUN(test_rc_in_flight_order);
 	RUN(test_rc_stream);
 	RUN(test_rc_long_in_flight);
+	RUN(test_rc_both_ways);
 	RUN(test_dc_between_machines);
 	RUN(test_ud_between_machines);
 	RUN(test_ud_drops_between_machines);

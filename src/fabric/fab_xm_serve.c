@@ -21,6 +21,7 @@
 #include "fab_wire.h"
 #include "fab_xm.h"
 #include "fab_xm_rdv.h"
+#include "fab_xm_reap.h"
 #include "hw_cq.h"
 #include "hw_gid.h"
 #include "hw_ids.h"
@@ -37,7 +38,9 @@
  * Keys over large call buffers are kept for reuse: the transport recycles
  * its large staging buffers, so a stream of long requests meets the same
  * few again, and a deregistration waits for every execution of the device
- * (an IPI to every core each time).
+ * (an IPI to every core each time). The service deregisters none itself
+ * (fab_xm_reap.h): it would wait for this machine's requesters, which may
+ * be waiting for the very machine it serves.
  */
 #define SV_KEYS 8
 #define SV_KEY_KEEP_MIN (64u << 10)
@@ -438,7 +441,7 @@ static uint32_t sv_key(const void *p, uint64_t len, bool *fresh)
 		return key;
 	}
 	if (sv.keys[lru].key != 0)
-		hw_mkey_dereg(sv.keys[lru].key);
+		fab_xm_key_drop(sv.keys[lru].key);
 	sv.keys[lru].p = p;
 	sv.keys[lru].len = len;
 	sv.keys[lru].key = key;
@@ -474,9 +477,9 @@ uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t
 		at += FAB_XM_REQ_SIZE + (out ? plen : 0);
 	}
 	if (fin)
-		hw_mkey_dereg(kin);
+		fab_xm_key_drop(kin);
 	if (fout)
-		hw_mkey_dereg(kout);
+		fab_xm_key_drop(kout);
 	*rlen = rat;
 	return FAB_UCX_ST_OK;
 }
