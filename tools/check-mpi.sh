@@ -87,15 +87,16 @@ for tls in "${tls_list[@]}"; do
 done
 
 # Two machines of one host: each rank names its own, and softdpu's fabric
-# between them keeps to TCP (SOFTDPU_UCX_TLS), whatever UCX_TLS
-# the program's own UCX has. Up to 64 KiB (rendezvous included): larger
-# messages both ways at once stall calls between the machines (README,
-# "Open MPI over softdpu"); a longer fabric timeout rides out a busy host.
+# between them keeps to TCP (SOFTDPU_UCX_TLS), whatever UCX_TLS the
+# program's own UCX has. To 4 MiB, with both rendezvous schemes; a longer
+# fabric timeout rides out a busy host.
 for tls in "rc_verbs,ud_verbs" "ud_verbs"; do
-	run "2 machines UCX_TLS=$tls" 2 $((64 << 10)) "$tls" get_zcopy \
-		-x SOFTDPU_UCX_TLS=tcp -x SOFTDPU_MACHINES=127.0.0.2,127.0.0.3 \
-		-x SOFTDPU_FABRIC_TIMEOUT_MS=20000 \
-		sh -c 'SOFTDPU_MACHINE=127.0.0.$((2 + OMPI_COMM_WORLD_RANK)) exec "$0" "$@"'
+	for scheme in put_zcopy get_zcopy; do
+		run "2 machines UCX_TLS=$tls rndv $scheme" 2 $((4 << 20)) "$tls" "$scheme" \
+			-x SOFTDPU_UCX_TLS=tcp -x SOFTDPU_MACHINES=127.0.0.2,127.0.0.3 \
+			-x SOFTDPU_FABRIC_TIMEOUT_MS=20000 \
+			sh -c 'SOFTDPU_MACHINE=127.0.0.$((2 + OMPI_COMM_WORLD_RANK)) exec "$0" "$@"'
+	done
 done
 
 echo "$name: $pass passed, $fail failed"
