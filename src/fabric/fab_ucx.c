@@ -1417,6 +1417,18 @@ int fab_ucx_service_start(uint32_t id, fab_ucx_service_fn fn, uint8_t *addr, siz
 	return len;
 }
 
+int fab_ucx_client_start(void)
+{
+	int rc;
+
+	if (fab_ucx_load() != 0)
+		return -1;
+	pthread_mutex_lock(&im.mu);
+	rc = imp_init_locked();
+	pthread_mutex_unlock(&im.mu);
+	return rc;
+}
+
 int fab_ucx_connect(const uint8_t *addr, size_t alen, struct fab_remote **out)
 {
 	struct fab_remote *r;

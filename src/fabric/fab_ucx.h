@@ -106,6 +106,15 @@ int fab_ucx_service_start(uint32_t id, fab_ucx_service_fn fn, uint8_t *addr, siz
 struct fab_remote;
 /* A connection to the process whose worker address is addr. A fab_status. */
 int fab_ucx_connect(const uint8_t *addr, size_t alen, struct fab_remote **r);
+
+/*
+ * Brings up the calling (client) side of this process now, 0 when it is up.
+ * Making UCX's context probes the RDMA devices, softdpu's among them, and a
+ * probe's destroy waits for the device's executions: done at the first
+ * request instead, under the locks requests take, it would wait for an
+ * execution waiting for those very locks.
+ */
+int fab_ucx_client_start(void);
 void fab_ucx_disconnect(struct fab_remote *r);
 /* True once the peer was found gone (UCX's error handling): every later call fails at once. */
 bool fab_ucx_peer_failed(const struct fab_remote *r);

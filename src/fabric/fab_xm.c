@@ -176,7 +176,17 @@ static bool xm_call(const struct hw_xm_req *q, const uint8_t *msg, size_t mlen, 
 	enum fab_status st = FAB_ERR_NO_PATH;
 	size_t rlen = 0;
 
-	pthread_mutex_lock(&xm.lock);
+	/*
+	 * A probe (the engine thread's, inside an execution) does not wait
+	 * behind another call: that call finds out itself whether the machine
+	 * is there, and the wait could be for a holder waiting on executions.
+	 */
+	if (q->opcode == HW_WQE_NOP && pthread_mutex_trylock(&xm.lock) != 0) {
+		*res = (struct hw_xm_res){ 0 };
+		return true;
+	}
+	if (q->opcode != HW_WQE_NOP)
+		pthread_mutex_lock(&xm.lock);
 	/*
 	 * A connection to a process of the machine that has gone since: the
 	 * request never reached anyone, so it goes once more to whichever

@@ -497,6 +497,8 @@ static void sv_start(void)
 	if (sv.pd == NULL || hw_cq_create(&ca, &sv.cq) != HW_OK)
 		goto err;
 	sv.up = 1; /* before the address goes out: the service may be called at once */
+	/* This machine's requests need it later; made now, outside any execution (fab_ucx.h). */
+	(void)fab_ucx_client_start();
 	alen = fab_ucx_service_start(FAB_UCX_SERVICE_VERBS, fab_xm_service, addr, sizeof(addr));
 	if (alen <= 0 || fab_xm_rdv_listen(ip, addr, (size_t)alen) != 0)
 		goto err;
