@@ -408,6 +408,8 @@ int main(int argc, char **argv)
 	if (xp_machines) {
 		setenv("UCX_TLS", "tcp", 1);
 		setenv("UCX_NET_DEVICES", "lo", 1);
+		/* UCX logs to stdout by default, which is the peer role's answer channel. */
+		setenv("UCX_LOG_FILE", "/dev/stderr", 0);
 		setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
 	}
 	if (argc == 2 && (strcmp(argv[1], "sender") == 0 || strcmp(argv[1], "msender") == 0))

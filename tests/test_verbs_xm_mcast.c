@@ -565,6 +565,8 @@ int main(int argc, char **argv)
 
 	setenv("UCX_TLS", "tcp", 1);
 	setenv("UCX_NET_DEVICES", "lo", 1);
+	/* UCX logs to stdout by default, which is the peer role's answer channel. */
+	setenv("UCX_LOG_FILE", "/dev/stderr", 0);
 	setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
 	setenv("SOFTDPU_MACHINES", "127.0.0.2,127.0.0.3", 1);
 	unsetenv("SOFTDPU_SIDE");
