@@ -155,6 +155,9 @@ static void *eng_main(void *arg)
 			pthread_mutex_lock(&eng.lock);
 			continue;
 		}
+		/* Doorbell pages left open to a stream trap again before this thread sleeps; one more look first. */
+		if (__builtin_expect(hw_trap_streams_close(), 0))
+			continue;
 		until = eng_min(last_peer + HW_ENG_PEER_CHECK_NS, p.next_deadline);
 		/*
 		 * Answers of another machine: looked at every HW_ENG_XM_NS, without
@@ -254,6 +257,12 @@ static void eng_init(void)
 	eng_no_raw_poll = e != NULL && strcmp(e, "0") == 0;
 	eng_cond_init();
 	pthread_atfork(eng_prepare, eng_parent, eng_child);
+}
+
+bool hw_eng_polls_raw(void)
+{
+	pthread_once(&eng_once, eng_init);
+	return !eng_no_raw_poll;
 }
 
 void hw_eng_fork_ready(void)

@@ -1222,10 +1222,10 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 
 #define QP_RUN_CHUNK 32 /* QPs listed at once by hw_qp_polled_run: its stack may be a small signal stack */
 
-void hw_qp_polled_run(void)
+uint32_t hw_qp_polled_run(void)
 {
 	struct hw_qp *list[QP_RUN_CHUNK];
-	uint32_t at = 0, n;
+	uint32_t at = 0, n, backlog = 0;
 
 	/*
 	 * As the engine thread's pass, in chunks; a QP moved within the list by
@@ -1240,11 +1240,16 @@ void hw_qp_polled_run(void)
 		memcpy(list, &reg.live[at], n * sizeof(list[0]));
 		pthread_mutex_unlock(&reg.lock);
 		for (uint32_t i = 0; i < n; i++)
-			if (__atomic_load_n(&list[i]->polled, __ATOMIC_ACQUIRE))
-				(void)pass_polled(list[i]);
+			if (__atomic_load_n(&list[i]->polled, __ATOMIC_ACQUIRE) && pass_polled(list[i]) &&
+			    list[i]->send_cq != NULL) {
+				uint32_t b = hw_cq_backlog(list[i]->send_cq);
+
+				backlog = b > backlog ? b : backlog;
+			}
 		at += n;
 	} while (n == QP_RUN_CHUNK);
 	hw_epoch_leave();
+	return backlog;
 }
 
 /*
