@@ -7,7 +7,9 @@
  * the WQEs; the engine thread write-protects the page again once the stream
  * stops, and the next doorbell traps and has run when its store returns.
  * A ping-pong (each CQE consumed before the next doorbell) never opens the
- * page. Every WQE's CQE is a requester's, in order, and its bytes land.
+ * page. A hand-over in which the engine thread ran little before the page
+ * closed (it lost its core, or the stream was short) doubles the run the
+ * next one needs. Every WQE's CQE is a requester's, in order, and its bytes land.
  */
 #include <endian.h>
 #include <stdbool.h>
@@ -210,6 +212,37 @@ static void test_stream_opens_then_rearms(void)
 	CHECK(a.served == b.served + opener + 1 && a.streams == b.streams + 1);
 }
 
+/*
+ * The hand-over before ran one WQE on the engine thread before the page
+ * closed (it did not pay): the next needs twice the run, 32 stream
+ * doorbells in a row, not 16.
+ */
+static void test_unpaid_handover_doubles_run(void)
+{
+	const uint32_t opener = VRS_BACKLOG - 1 + 2 * VRS_RUN;
+	struct vrs_env e;
+	struct hw_trap_stats b, a;
+	time_t until;
+
+	CHECK_OK(vrs_open(&e));
+	hw_trap_streams_hold(true);
+	b = vrs_stats();
+	while (e.pi < opener - 1)
+		vrs_ring(&e);
+	CHECK(!hw_trap_streaming(e.dq.bf.reg));
+	vrs_ring(&e);
+	a = vrs_stats();
+	CHECK(a.served == b.served + opener && a.streams == b.streams + 1);
+	CHECK(hw_trap_streaming(e.dq.bf.reg));
+	while (e.ci != e.pi)
+		vrs_consume(&e, false);
+	hw_trap_streams_hold(false);
+	until = time(NULL) + VRS_HANG_S;
+	while (hw_trap_streaming(e.dq.bf.reg) && time(NULL) < until)
+		;
+	CHECK(!hw_trap_streaming(e.dq.bf.reg));
+}
+
 int main(void)
 {
 	const char *off = getenv("SOFTDPU_RAW_TRAP");
@@ -226,5 +259,6 @@ int main(void)
 	RUN(test_pingpong_stays_trapped);
 	RUN(test_short_batches_stay_trapped);
 	RUN(test_stream_opens_then_rearms);
+	RUN(test_unpaid_handover_doubles_run); /* after the one above */
 	return th_summary("test_verbs_rawstream");
 }

@@ -1220,6 +1220,23 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		pass_tm_fins(qp, p);
 }
 
+/*
+ * A trap's run of one polled QP; the larger of backlog and its send CQ's
+ * when its SQ moved since the last trap's look (run here, or by the engine
+ * thread's look just before).
+ */
+static uint32_t qp_trap_run(struct hw_qp *qp, uint32_t backlog)
+{
+	uint32_t pi, b;
+
+	(void)pass_polled(qp);
+	pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
+	if (pi == __atomic_exchange_n(&qp->trap_sq_pi, pi, __ATOMIC_RELAXED) || qp->send_cq == NULL)
+		return backlog;
+	b = hw_cq_backlog(qp->send_cq);
+	return b > backlog ? b : backlog;
+}
+
 #define QP_RUN_CHUNK 32 /* QPs listed at once by hw_qp_polled_run: its stack may be a small signal stack */
 
 uint32_t hw_qp_polled_run(void)
@@ -1240,12 +1257,8 @@ uint32_t hw_qp_polled_run(void)
 		memcpy(list, &reg.live[at], n * sizeof(list[0]));
 		pthread_mutex_unlock(&reg.lock);
 		for (uint32_t i = 0; i < n; i++)
-			if (__atomic_load_n(&list[i]->polled, __ATOMIC_ACQUIRE) && pass_polled(list[i]) &&
-			    list[i]->send_cq != NULL) {
-				uint32_t b = hw_cq_backlog(list[i]->send_cq);
-
-				backlog = b > backlog ? b : backlog;
-			}
+			if (__atomic_load_n(&list[i]->polled, __ATOMIC_ACQUIRE))
+				backlog = qp_trap_run(list[i], backlog);
 		at += n;
 	} while (n == QP_RUN_CHUNK);
 	hw_epoch_leave();

@@ -268,6 +268,7 @@ struct hw_qp {
 	void (*sig_drained)(void *arg); /* sig_pipe: told when the SQ stops so */
 	void *sig_drained_arg;
 	uint32_t seen_rq_pi;	 /* a polled QP: the receive counter the engine thread last saw */
+	uint32_t trap_sq_pi;	 /* a polled QP: sq_pi at the last doorbell trap's look (hw_qp_polled_run) */
 	struct hw_qview *view;	 /* non-NULL: another process's QP mapped here (a peer) */
 	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
 	uint32_t xm_machine;	 /* non-zero: the RC peer is QP xm_dest of that machine (hw_xm.h) */

@@ -34,6 +34,16 @@
  */
 #define TRAP_STREAM_BACKLOG 4
 #define TRAP_STREAM_RUN 16
+/*
+ * A hand-over pays when the engine thread then ran raw work in at least
+ * TRAP_STREAM_PAID passes before the stream stopped; one that did not (the
+ * engine thread, or the program, lost its core on a loaded machine, and the
+ * page went back and forth) doubles the run the next one needs, up to
+ * TRAP_STREAM_NEED_MAX, so such a machine keeps the traps, which cost the
+ * writer a signal each but never wait for another thread's core.
+ */
+#define TRAP_STREAM_PAID 32
+#define TRAP_STREAM_NEED_MAX 65536u
 
 /* OPEN: writable for an instruction not stepped over; STREAM: writable while the engine thread serves a stream. */
 enum { TRAP_FREE, TRAP_ARMED, TRAP_OPEN, TRAP_GONE, TRAP_STREAM };
@@ -56,6 +66,7 @@ static _Atomic uint64_t st_served, st_stepped, st_opened, st_streams, st_closed;
 static uintptr_t trap_pgsz;
 static bool trap_on;
 static bool trap_streams; /* the engine thread polls records, so it can take a stream over */
+static _Atomic uint32_t trap_need = TRAP_STREAM_RUN; /* stream doorbells in a row that open a page */
 static _Atomic bool trap_hold; /* tests: pages open to a stream stay open */
 static int trap_err;
 
@@ -141,7 +152,8 @@ static void trap_stream_seen(struct trap_slot *s, uintptr_t page, uint32_t backl
 		__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
 		return;
 	}
-	if (__atomic_add_fetch(&s->run, 1, __ATOMIC_RELAXED) < TRAP_STREAM_RUN || !trap_streams)
+	if (__atomic_add_fetch(&s->run, 1, __ATOMIC_RELAXED) < __atomic_load_n(&trap_need, __ATOMIC_RELAXED) ||
+	    !trap_streams)
 		return;
 	__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
 	if (!__atomic_compare_exchange_n(&s->state, &armed, TRAP_STREAM, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -362,8 +374,9 @@ bool hw_trap_streaming(const void *addr)
 	return s != NULL && trap_state(s) == TRAP_STREAM;
 }
 
-bool hw_trap_streams_close(void)
+bool hw_trap_streams_close(uint32_t passes)
 {
+	uint32_t need = __atomic_load_n(&trap_need, __ATOMIC_RELAXED);
 	bool closed = false;
 
 	if (__atomic_load_n(&trap_nstream, __ATOMIC_ACQUIRE) == 0 || __atomic_load_n(&trap_hold, __ATOMIC_ACQUIRE))
@@ -381,6 +394,12 @@ bool hw_trap_streams_close(void)
 		__atomic_fetch_add(&st_closed, 1, __ATOMIC_RELAXED);
 		closed = true;
 	}
+	if (closed)
+		__atomic_store_n(&trap_need,
+				 passes >= TRAP_STREAM_PAID		     ? TRAP_STREAM_RUN
+				 : need >= TRAP_STREAM_NEED_MAX / 2 ? TRAP_STREAM_NEED_MAX
+								     : need * 2,
+				 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&trap_lock);
 	return closed;
 }
@@ -408,6 +427,11 @@ void hw_trap_rearm(void)
 bool hw_trap_serving(void)
 {
 	return __atomic_load_n(&trap_narmed, __ATOMIC_ACQUIRE) != 0 && __atomic_load_n(&trap_nopen, __ATOMIC_ACQUIRE) == 0;
+}
+
+bool hw_trap_streams_open(void)
+{
+	return __atomic_load_n(&trap_nstream, __ATOMIC_ACQUIRE) != 0;
 }
 
 void hw_trap_streams_hold(bool hold)

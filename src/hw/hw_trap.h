@@ -26,7 +26,9 @@
  * stream's; a run of them in a row leaves the page writable (STREAM) and
  * wakes the engine thread, which spins on the records while they move and
  * write-protects the page again before it sleeps (hw_trap_streams_close);
- * the next doorbell traps again. SOFTDPU_RAW_STREAM=0 keeps every doorbell
+ * the next doorbell traps again. A hand-over that did not pay (the engine
+ * thread ran little before the page closed, as when it loses its core on a
+ * loaded machine) doubles the run the next one needs. SOFTDPU_RAW_STREAM=0 keeps every doorbell
  * trapped; without the engine thread's look at records
  * (SOFTDPU_ENGINE_RAW_POLL=0) a page never opens for a stream.
  *
@@ -58,11 +60,16 @@ void hw_trap_rearm(void);
 /* Whether the page holding addr is open to a stream now (written without trapping, served by the engine thread). */
 bool hw_trap_streaming(const void *addr);
 /*
- * The engine thread's, before it stops spinning: pages open to a stream are
- * write-protected again; true when some were (a store that landed before
- * is then the next look's to serve).
+ * The engine thread's, before it stops spinning (or when it finds it lost
+ * its core while a page was open): pages open to a stream are
+ * write-protected again; true when some were (a store that landed before is
+ * then the next look's to serve). passes: its passes that ran raw work
+ * while they were open; a hand-over that ran few makes the next one need a
+ * longer run of stream doorbells (a loaded machine keeps its traps).
  */
-bool hw_trap_streams_close(void);
+bool hw_trap_streams_close(uint32_t passes);
+/* Whether some page is open to a stream (the engine thread then keeps its core while it spins). */
+bool hw_trap_streams_open(void);
 /* For tests: while held, pages open to a stream stay open (hw_trap_streams_close does nothing). */
 void hw_trap_streams_hold(bool hold);
 /*
