@@ -22,6 +22,7 @@
 
 #include "harness.h"
 #include "verbs_fixture.h"
+#include "shm_machine.h"
 
 /* rdma-core's driver interface (driver.h is not installed): exported, ibv_devinfo imports it. */
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, int *type);
@@ -50,14 +51,20 @@ static void test_device_list(void)
 	CHECK(n == 5);
 	CHECK(l[5] == NULL);
 	for (int i = 0; i < n; i++) {
-		char path[64];
+		char path[64], root[64];
+		size_t pl, rl;
 
 		CHECK(strcmp(ibv_get_device_name(l[i]), names[i]) == 0);
 		CHECK(strcmp(l[i]->name, names[i]) == 0);
 		CHECK(l[i]->node_type == IBV_NODE_CA);
 		CHECK(l[i]->transport_type == IBV_TRANSPORT_IB);
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s", names[i]);
-		CHECK(strcmp(l[i]->ibdev_path, path) == 0);
+		/* The function's sysfs-shaped directory (test_verbs_sysfs reads it as UCX does). */
+		snprintf(root, sizeof(root), "/dev/shm/softdpu-%u-sysfs/devices/", (unsigned)getuid());
+		snprintf(path, sizeof(path), "/infiniband/%s", names[i]);
+		pl = strlen(path);
+		rl = strlen(l[i]->ibdev_path);
+		CHECK(strncmp(l[i]->ibdev_path, root, strlen(root)) == 0);
+		CHECK(rl > pl && strcmp(l[i]->ibdev_path + rl - pl, path) == 0);
 		snprintf(path, sizeof(path), "uverbs%d", i);
 		CHECK(strcmp(l[i]->dev_name, path) == 0);
 		CHECK(ibv_get_device_index(l[i]) == i);
@@ -122,15 +129,16 @@ static int child_cq_errno(const char *machine)
 	return cq == NULL ? errno : 101;
 }
 
-static void unlink_shm(void *name)
+/* The case machine's files and sysfs tree (the child's open publishes one). */
+static void remove_machine_cb(void *machine)
 {
-	shm_unlink(name);
+	shm_machine_remove(machine);
 }
 
 static void test_number_table_open_to_others(void)
 {
-	static char name[96];
-	char machine[32], path[128];
+	static char name[96], machine[32];
+	char path[128];
 	struct stat sb;
 	unsigned pid = (unsigned)getpid();
 	pid_t child;
@@ -141,7 +149,7 @@ static void test_number_table_open_to_others(void)
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0666);
 	CHECK(fd >= 0);
-	th_defer(unlink_shm, name);
+	th_defer(remove_machine_cb, machine);
 	CHECK(fchmod(fd, 0666) == 0);
 	close(fd);
 	child = fork();
