@@ -149,7 +149,7 @@ final() { grep -E '^Final:' "$tmp/c" | awk '{printf "%s us, %s MB/s", $3, $6}'; 
 tls="rc_mlx5 dc_mlx5 ud_mlx5 rc_verbs ud_verbs"
 opened=""
 for tl in $tls; do
-	timeout 60 ucx_info -d -t "$tl" >"$tmp/info-$tl" 2>&1
+	(timeout 60 ucx_info -d -t "$tl" >"$tmp/info-$tl" 2>&1) 2>/dev/null
 	rc=$?
 	awk -v tl="$tl" -v dev="$dev" '
 		/Transport: / { on = ($3 == tl) ; next }
