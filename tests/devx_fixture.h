@@ -274,6 +274,76 @@ static inline int dx_modify(struct dx *d, uint16_t op, uint32_t dest, uint8_t *o
 	return mlx5dv_devx_obj_modify(d->qp, in, sizeof(in), out, OUT_SZ);
 }
 
+/* DevX mkeys (mlx5_ifc.h create_mkey_in; bit offsets). */
+#define OP_CREATE_MKEY 0x200
+#define OP_QUERY_MKEY 0x201
+#define OP_DESTROY_MKEY 0x202
+#define MKEY_IN 0x110		/* through the context; the translations follow */
+#define MKEY_QUERY_OUT 0x50
+#define MKC 0x80		/* memory_key_mkey_entry */
+#define MK_PA 0
+#define MK_MTT 1
+#define MK_KLM 2
+#define MK_KSM 3
+/* The rights of an mkey context (lr, lw, rr, rw, a). */
+#define MK_LR 1u
+#define MK_LW 2u
+#define MK_RR 4u
+#define MK_RW 8u
+#define MK_A 16u
+#define MK_ALL (MK_LR | MK_LW | MK_RR | MK_RW | MK_A)
+
+/* CREATE_MKEY's fixed part: mode, rights, qpn 0xffffff, the tag, pd, start_addr and len. */
+static inline void mkey_cmd(uint8_t *in, unsigned int mode, unsigned int acc, uint32_t pdn, uint8_t tag,
+			    uint64_t start, uint64_t len)
+{
+	memset(in, 0, MKEY_IN);
+	prm_set(in, 0, 16, OP_CREATE_MKEY);
+	prm_set(in, MKC + 0x3, 3, mode >> 2);	/* access_mode_4_2 */
+	prm_set(in, MKC + 0x16, 2, mode & 3);	/* access_mode_1_0 */
+	prm_set(in, MKC + 0x11, 1, (acc & MK_A) != 0);
+	prm_set(in, MKC + 0x12, 1, (acc & MK_RW) != 0);
+	prm_set(in, MKC + 0x13, 1, (acc & MK_RR) != 0);
+	prm_set(in, MKC + 0x14, 1, (acc & MK_LW) != 0);
+	prm_set(in, MKC + 0x15, 1, (acc & MK_LR) != 0);
+	prm_set(in, MKC + 0x20, 24, 0xffffff);	/* qpn: no QP's key */
+	prm_set(in, MKC + 0x38, 8, tag);	/* mkey_7_0 */
+	prm_set(in, MKC + 0x68, 24, pdn);
+	prm_set(in, MKC + 0x80, 64, start);
+	prm_set(in, MKC + 0xc0, 64, len);
+}
+
+/* An MTT key over umem bytes from off. */
+static inline void mkey_cmd_umem(uint8_t *in, uint32_t umem_id, uint64_t off)
+{
+	prm_set(in, 0x61, 1, 1);		/* mkey_umem_valid */
+	prm_set(in, 0x320, 32, umem_id);	/* mkey_umem_id */
+	prm_set(in, 0x340, 64, off);		/* mkey_umem_offset */
+}
+
+/* in (room for MKEY_IN + 16 * n bytes): n KLMs (byte count, key, address), or KSM entries of 2^log_ent bytes. */
+static inline void mkey_cmd_list(uint8_t *in, uint32_t n, const uint32_t *cnt, const uint32_t *key,
+				 const uint64_t *addr, unsigned int log_ent)
+{
+	prm_set(in, MKC + 0x1a0, 32, n);	/* translations_octword_size */
+	prm_set(in, MKC + 0x1db, 5, log_ent);	/* log_entity_size */
+	prm_set(in, 0x300, 32, n);		/* translations_octword_actual_size */
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *e = in + MKEY_IN + 16 * i;
+
+		memset(e, 0, 16);
+		prm_set(e, 0, 32, cnt != NULL ? cnt[i] : 0);
+		prm_set(e, 0x20, 32, key[i]);
+		prm_set(e, 0x40, 64, addr[i]);
+	}
+}
+
+/* The key CREATE_MKEY made: its mkey_index << 8 | the tag the command named. */
+static inline uint32_t mkey_of(const uint8_t *out, uint8_t tag)
+{
+	return (uint32_t)prm_get(out, 0x48, 24) << 8 | tag;
+}
+
 static inline void dx_up(struct dx *d, uint32_t dest)
 {
 	uint8_t out[OUT_SZ];

@@ -4,6 +4,7 @@
  * TCP transport on loopback, as two hosts would. RC WRITE, READ (also
  * longer than one transfer), SEND and WRITE with immediate into posted
  * receives, RNR waits ended by a receive posted later, atomics, a bad rkey;
+ * DevX MTT and KLM keys over the other machine's umem, and their destroy;
  * DC from a DCI here to a DCT there, and a wrong DC key; UD datagrams both
  * ways (the GRH area byte for byte) and those the other machine drops; a
  * request by the GID of the other machine's second port, or of none of its
@@ -24,6 +25,7 @@
 
 #include "harness.h"
 #include "th_proc.h"
+#include "devx_fixture.h"
 #include "verbs_qp_fixture.h"
 
 #define XM_LEN (24u << 20) /* room for a WRITE longer than one transfer (8 MiB) */
@@ -69,7 +71,53 @@ struct peer {
 	struct ibv_mr *mr2;
 	struct ibv_qp *qp2;
 	union ibv_gid gid2;
+	struct mlx5dv_devx_umem *um; /* MKEY: a DevX MTT key over part of the memory */
+	struct mlx5dv_devx_obj *mkey, *klm; /* and a KLM key over its first 4096 bytes */
 };
+
+#define XM_MKEY_IOVA 0x5000000ull
+#define XM_MKEY_TAG 0x77
+
+/* MKEY off len: a DevX MTT key over a umem of those bytes, used at XM_MKEY_IOVA, and a KLM key; their keys printed. */
+static int peer_mkey(struct peer *p, uint64_t off, uint64_t len)
+{
+	struct mlx5dv_pd dpd;
+	struct mlx5dv_obj o = {.pd = {.in = p->pd, .out = &dpd}};
+	uint8_t in[MKEY_IN + 16], out[OUT_SZ], kout[OUT_SZ];
+	uint32_t key, cnt = 4096;
+	uint64_t at = XM_MKEY_IOVA;
+
+	p->um = mlx5dv_devx_umem_reg(p->c, xm_mem + off, len, IBV_ACCESS_LOCAL_WRITE);
+	if (p->um == NULL || mlx5dv_init_obj(&o, MLX5DV_OBJ_PD) != 0)
+		return -1;
+	mkey_cmd(in, MK_MTT, MK_ALL, dpd.pdn, XM_MKEY_TAG, XM_MKEY_IOVA, len);
+	mkey_cmd_umem(in, p->um->umem_id, 0);
+	p->mkey = mlx5dv_devx_obj_create(p->c, in, MKEY_IN, out, sizeof(out));
+	if (p->mkey == NULL)
+		return -1;
+	key = mkey_of(out, XM_MKEY_TAG);
+	mkey_cmd(in, MK_KLM, MK_ALL, dpd.pdn, XM_MKEY_TAG, XM_MKEY_IOVA, 4096);
+	mkey_cmd_list(in, 1, &cnt, &key, &at, 0);
+	p->klm = mlx5dv_devx_obj_create(p->c, in, sizeof(in), kout, sizeof(kout));
+	if (p->klm == NULL)
+		return -1;
+	printf("MKEY %u %u\n", key, mkey_of(kout, XM_MKEY_TAG));
+	return 0;
+}
+
+/* MKEYDEL: the keys destroyed (a fence), then the umem. */
+static int peer_mkey_del(struct peer *p)
+{
+	int rc = mlx5dv_devx_obj_destroy(p->klm);
+
+	if (rc == 0)
+		rc = mlx5dv_devx_obj_destroy(p->mkey);
+
+	if (rc == 0)
+		rc = mlx5dv_devx_umem_dereg(p->um);
+	printf("OK %d\n", rc);
+	return 0;
+}
 
 static int peer_up(struct peer *p)
 {
@@ -276,6 +324,11 @@ static int peer_cmd(struct peer *p, const char *line)
 		struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RTS, .qp_access_flags = (unsigned int)off};
 
 		printf("OK %d\n", ibv_modify_qp(p->qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS));
+	} else if (sscanf(line, "MKEY %llu %llu", &off, &len) == 2) {
+		if (peer_mkey(p, off, len) != 0)
+			return -1;
+	} else if (strncmp(line, "MKEYDEL", 7) == 0) {
+		peer_mkey_del(p);
 	} else if (strncmp(line, "FILL", 4) == 0) {
 		fill(xm_mem, XM_LEN, 77);
 		printf("OK 0\n");
@@ -1298,6 +1351,43 @@ static void test_peer_gone_spares_others(void)
 	xm_down();
 }
 
+/*
+ * A DevX MTT key over a umem of the other machine's memory, at an address
+ * other than the memory's: WRITE and READ through it from here land in
+ * and come from those bytes, as a WRITE through a KLM key over it does;
+ * once destroyed there, the same key is a remote access error and writes
+ * nothing.
+ */
+static void test_devx_mkey_between_machines(void)
+{
+	unsigned int key = 0, klm = 0;
+	struct ibv_qp *qp;
+	const char *l;
+
+	xm_up();
+	CHECK((qp = rc_qp()) != NULL);
+	CHECK(ask_ok("FILL", 0, 0));
+	l = ask("MKEY %llu %llu", 1u << 20, 1u << 20);
+	CHECK(l != NULL && sscanf(l, "MKEY %u %u", &key, &klm) == 2 && (key & 0xff) == XM_MKEY_TAG);
+	fill(xm_mem, 1u << 20, 9);
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 0, 300000, XM_MKEY_IOVA + 4096 - X.raddr, key, 0, 1));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(peer_sum((1u << 20) + 4096, 300000) == fnv(xm_mem, 300000));
+	memset(xm_mem + (2u << 20), 0, 8192);
+	CHECK_OK(post(qp, IBV_WR_RDMA_READ, 2u << 20, 8192, XM_MKEY_IOVA - X.raddr, key, 0, 2));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(fnv(xm_mem + (2u << 20), 8192) == peer_sum(1u << 20, 8192));
+	/* Through the KLM key over the MTT key's first page. */
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 400000, 100, XM_MKEY_IOVA + 8 - X.raddr, klm, 0, 4));
+	CHECK(wait1(NULL) == IBV_WC_SUCCESS);
+	CHECK(peer_sum((1u << 20) + 8, 100) == fnv(xm_mem + 400000, 100));
+	CHECK(ask_ok("MKEYDEL", 0, 0));
+	CHECK_OK(post(qp, IBV_WR_RDMA_WRITE, 300000, 64, XM_MKEY_IOVA + 4096 - X.raddr, key, 0, 3));
+	CHECK(wait1(NULL) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(peer_sum((1u << 20) + 4096, 300000) == fnv(xm_mem, 300000));
+	xm_down();
+}
+
 int main(int argc, char **argv)
 {
 	setenv("UCX_TLS", "tcp", 1);
@@ -1311,6 +1401,11 @@ int main(int argc, char **argv)
 	xm_mem = mmap(NULL, XM_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (xm_mem == MAP_FAILED)
 		return 1;
+	if (argc == 2 && strcmp(argv[1], "devx_mkey") == 0) { /* the DevX key case alone */
+		RUN(test_devx_mkey_between_machines);
+		munmap(xm_mem, XM_LEN);
+		return th_summary("test_verbs_xm_devx_mkey");
+	}
 	if (argc == 2 && strcmp(argv[1], "ud") == 0) { /* the UD and port cases alone */
 		RUN(test_ud_between_machines);
 		RUN(test_ud_drops_between_machines);
@@ -1330,6 +1425,7 @@ int main(int argc, char **argv)
 		return th_summary("test_verbs_xm_rendezvous");
 	}
 	RUN(test_rc_write_read);
+	RUN(test_devx_mkey_between_machines);
 	RUN(test_rc_by_ipv4_mapped_gid);
 	RUN(test_rc_send_rnr_imm_atomic);
 	RUN(test_rc_in_flight_order);

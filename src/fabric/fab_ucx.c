@@ -125,6 +125,31 @@ static int fab_ucx_peer_errors(void)
 }
 
 /*
+ * The transports the fabric's own context may use. It carries softdpu's
+ * traffic between machines, so it must never ride on softdpu's devices,
+ * which UCX also sees (their ibdev directories name mlx5 functions): a
+ * program's UCX_TLS naming rc_mlx5 for its own use would otherwise make the
+ * fabric carry itself. SOFTDPU_UCX_TLS chooses for the fabric alone; else
+ * the program's UCX_TLS when it names no RDMA transport (UCX_TLS=tcp forces
+ * TCP, as before); else every transport but UCX's "ib" set.
+ */
+static const char *fab_ucx_tls(void)
+{
+	static const char *const rdma[] = { "ib", "rc", "ud", "dc", "mlx5", "verbs", "all" };
+	const char *own = getenv("SOFTDPU_UCX_TLS");
+	const char *tls = getenv("UCX_TLS");
+
+	if (own != NULL && own[0] != '\0')
+		return own;
+	if (tls == NULL || tls[0] == '\0' || tls[0] == '^')
+		return "^ib";
+	for (size_t i = 0; i < sizeof(rdma) / sizeof(rdma[0]); i++)
+		if (strstr(tls, rdma[i]) != NULL)
+			return "^ib";
+	return tls;
+}
+
+/*
  * UCX's configuration (its environment), with one default of ours: messages
  * up to FAB_UCX_EAGER_MAX go eagerly. A call of several requests between
  * machines (fab_xm.c) stays below it, so it arrives in one piece, in the
@@ -141,6 +166,8 @@ static ucp_config_t *ucx_config(void)
 	snprintf(v, sizeof(v), "%u", FAB_UCX_EAGER_MAX);
 	if (getenv("UCX_RNDV_THRESH") == NULL && fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
 		ucx_log("cannot set UCX's RNDV_THRESH; UCX's default stays");
+	if (fab_ucx.ucp_config_modify(cfg, "TLS", fab_ucx_tls()) != UCS_OK)
+		ucx_log("cannot set UCX's TLS for the fabric; UCX's choice stays");
 	return cfg;
 }
 

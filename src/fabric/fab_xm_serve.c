@@ -503,8 +503,25 @@ err:
 	BASE_WARN("this machine cannot take requests of other machines (UCX or the rendezvous port unavailable)");
 }
 
+/*
+ * Set while this thread starts the service: UCX's context creation probes
+ * the RDMA devices it sees, softdpu's among them, and a probe's
+ * ibv_create_qp comes back here. That QP belongs to the probe, not to a
+ * program, so it needs no service; waiting on the once would deadlock.
+ */
+static __thread int sv_starting;
+
+static void sv_start_guarded(void)
+{
+	sv_starting = 1;
+	sv_start();
+	sv_starting = 0;
+}
+
 int fab_xm_serve(void)
 {
-	pthread_once(&sv.once, sv_start);
+	if (sv_starting)
+		return -1;
+	pthread_once(&sv.once, sv_start_guarded);
 	return sv.up ? 0 : -1;
 }

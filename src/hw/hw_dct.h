@@ -67,8 +67,8 @@ static inline bool hw_dc_port_ok(const struct hw_qp *t, const struct hw_wqe_data
  * (this process, or shared by another), in RTR, on the port the address
  * names (its LID, or with a GRH its GID), and whose key the address carries.
  * NULL otherwise: a DCT that is not there answers nothing, and one that gets
- * a wrong key drops the request silently (the card raises a key-violation
- * event at the DCT, no NAK), so either way the requester's retries run out.
+ * a wrong key drops the request silently (the card counts a key violation
+ * at the DCT, no NAK), so either way the requester's retries run out.
  * Give a result back with hw_qp_dest_put. Inline: every DCI WQE asks.
  */
 static inline struct hw_qp *hw_dc_target_get(const struct hw_wqe_datagram_seg *av)
@@ -84,6 +84,9 @@ static inline struct hw_qp *hw_dc_target_get(const struct hw_wqe_datagram_seg *a
 	/* The key and the port are fixed at the DCT's creation: plain reads of its block. */
 	if (t->type != HW_QPT_DCT || !hw_qp_view_live(t) || hw_qp_state_of(t) != HW_QP_RTR || !hw_dc_port_ok(t, av) ||
 	    t->sh->dc_key != hw_av_dc_key(av)) {
+		/* A DCT that would have answered but for the key: the card counts the violation. */
+		if (t->type == HW_QPT_DCT && hw_qp_view_live(t) && hw_qp_state_of(t) == HW_QP_RTR && hw_dc_port_ok(t, av))
+			__atomic_fetch_add(&t->sh->dc_key_violations, 1, __ATOMIC_RELAXED);
 		hw_qp_dest_put(t);
 		return NULL;
 	}

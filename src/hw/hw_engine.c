@@ -21,9 +21,10 @@
  * answers nothing: TRANSPORT_RETRY_EXC, as an unreachable responder.
  *
  * Keys registered by UMR (hw_umr.h) enter a WQE's lists as pattern spans,
- * walked piece by piece by the same copy routine as plain memory.
+ * walked piece by piece by the same copy routine as plain memory; another
+ * process's shared one (hw_mkey_share_umr) as its pattern rebuilt here.
  *
- * Not yet: UMR keys of another process, keys of remote memory (refused
+ * Not yet: UMR keys of another process not shared, keys of remote memory (refused
  * as a protection or access error), SEND with invalidate of a key of another
  * process (it invalidates this process's view only). Fences need nothing:
  * WQEs run one after the other.
@@ -204,7 +205,9 @@ static enum hw_status eng_translate_into(uint32_t key, uint32_t pd_id, uint64_t 
 	if (st != HW_OK)
 		return st;
 	if (__builtin_expect(mk->umr != NULL, 0)) {
-		eng_add_umr(l, mk->umr, addr, (uint32_t)len);
+		if (!hw_umr_live(mk->umr)) /* an entry's key was deregistered */
+			return HW_ERR_KEY;
+		eng_add_umr(l, mk->umr, addr - mk->addr, (uint32_t)len); /* the pattern's offset: a DevX key's start_addr on */
 		return HW_OK;
 	}
 	if (p == NULL)
@@ -1734,6 +1737,7 @@ static void eng_req_cqe(struct hw_qp *qp, uint16_t idx, uint8_t op, struct eng_r
 	struct hw_cqe_fields f = {
 		.opcode = res.synd != 0 ? HW_CQE_REQ_ERR : HW_CQE_REQ,
 		.qpn = qp->qpn,
+		.srqn = qp->uidx,
 		.wqe_counter = idx,
 		.byte_cnt = res.byte_cnt,
 		.syndrome = res.synd,
@@ -2388,7 +2392,8 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 
 void hw_qp_fail_sq(struct hw_qp *qp)
 {
-	struct hw_cqe_fields f = { .opcode = HW_CQE_REQ_ERR, .qpn = qp->qpn, .syndrome = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR,
+	struct hw_cqe_fields f = { .opcode = HW_CQE_REQ_ERR, .qpn = qp->qpn, .srqn = qp->uidx,
+				   .syndrome = HW_CQE_SYNDROME_LOCAL_QP_OP_ERR,
 				   .wqe_counter = (uint16_t)__atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE) };
 
 	hw_qp_set_err(qp);

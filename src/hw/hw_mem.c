@@ -13,6 +13,10 @@
 #include "base_status.h"
 #include "hw_epoch.h"
 #include "hw_ids.h"
+#include "hw_umr.h"
+
+/* A record's access bit (beyond the rights): its backing describes a UMR pattern (hw_umr_describe), not memory. */
+#define HW_MKEY_REC_PATTERN (1u << 31)
 
 /* A slot being deregistered: its index is beyond the table, so no key matches it, and it is not free. */
 #define HW_MKEY_DYING 0xffffffffu
@@ -107,9 +111,9 @@ static int claim_device_slot(uint32_t *idx, uint8_t *tag)
 }
 
 /* Publishes the key so other processes of the device can check accesses to it. */
-static enum hw_status publish_key(const struct hw_mkey *mk, const void *backing, uint32_t blen)
+static enum hw_status publish_rec(const struct hw_mkey *mk, uint32_t flags, const void *backing, uint32_t blen)
 {
-	struct mkey_rec r = { .key = mk->key, .pd_id = mk->pd_id, .access = mk->access, .addr = mk->addr,
+	struct mkey_rec r = { .key = mk->key, .pd_id = mk->pd_id, .access = mk->access | flags, .addr = mk->addr,
 			      .len = mk->len, .backing_len = blen };
 
 	if (blen > sizeof(r.backing))
@@ -117,6 +121,23 @@ static enum hw_status publish_key(const struct hw_mkey *mk, const void *backing,
 	if (blen != 0)
 		memcpy(r.backing, backing, blen);
 	return hw_id_publish(HW_ID_MKEY, mk->key >> 8, &r, sizeof(r), NULL);
+}
+
+static enum hw_status publish_key(const struct hw_mkey *mk, const void *backing, uint32_t blen)
+{
+	return publish_rec(mk, 0, backing, blen);
+}
+
+/*
+ * A view of another process's UMR key owns the pattern rebuilt for it: it
+ * goes when the slot is taken again, which is after the key's owner
+ * deregistered it (a fence over every process), so nothing walks it.
+ */
+static void drop_view(struct hw_mkey *mk)
+{
+	if (mk->seqp != NULL && mk->umr != NULL)
+		hw_umr_free(mk->umr);
+	mk->umr = NULL;
 }
 
 /*
@@ -231,6 +252,7 @@ static enum hw_status reg_entry(struct hw_pd *pd, const struct hw_mkey *proto, u
 	if (!wide)
 		tag = ++pg->tag[pos];
 	/* The slot may hold a view of the index's previous holder's key: replaced. */
+	drop_view(&pg->slot[pos]);
 	pg->slot[pos] = *proto;
 	pg->slot[pos].pd_id = hw_pd_id(pd);
 	fast_set(&pg->slot[pos]);
@@ -316,6 +338,47 @@ enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len)
 	/* Release: a reader that sees the key valid sees its pattern, rights and length. */
 	__atomic_fetch_and(&mk->state, ~HW_MKEY_FREE, __ATOMIC_ACQ_REL);
 	return HW_OK;
+}
+
+enum hw_status hw_mkey_umr_rebase(uint32_t key, uint64_t addr)
+{
+	struct hw_mkey *mk = (struct hw_mkey *)hw_mkey_lookup(key);
+
+	if (mk == NULL || mk->umr == NULL || !(__atomic_load_n(&mk->state, __ATOMIC_ACQUIRE) & HW_MKEY_FREE))
+		return HW_ERR_KEY;
+	mk->addr = addr;
+	return HW_OK;
+}
+
+/*
+ * The slot keeps its index and contents; only the key's low byte changes,
+ * and a device-wide key's record says so (with no memory yet: the caller
+ * shares it afterwards).
+ */
+enum hw_status hw_mkey_retag(uint32_t key, uint8_t tag, uint32_t *out)
+{
+	uint32_t idx = key >> 8, nk = (key & ~0xffu) | tag;
+	struct hw_mkey *mk;
+	enum hw_status st = HW_OK;
+
+	if (out == NULL)
+		return HW_ERR_INVAL;
+	pthread_mutex_lock(&tbl.lock);
+	mk = (struct hw_mkey *)hw_mkey_lookup(key);
+	if (mk == NULL || mk->seqp != NULL) {
+		pthread_mutex_unlock(&tbl.lock);
+		return HW_ERR_KEY;
+	}
+	__atomic_store_n(&mk->key, nk, __ATOMIC_RELEASE);
+	if (!mk->device_wide)
+		page_at(idx >> HW_MKEY_PAGE_SHIFT)->tag[idx & (HW_MKEY_PAGE_SIZE - 1)] = tag;
+	else
+		st = publish_key(mk, NULL, 0);
+	if (st != HW_OK)
+		__atomic_store_n(&mk->key, key, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&tbl.lock);
+	*out = st == HW_OK ? nk : key;
+	return st;
 }
 
 enum hw_status hw_mkey_set_chunks(uint32_t key, const struct hw_mkey_chunk *chunks, uint32_t n)
@@ -493,12 +556,36 @@ enum hw_status hw_mkey_share(uint32_t key, const void *backing, uint32_t len)
 	return st;
 }
 
+enum hw_status hw_mkey_share_umr(uint32_t key)
+{
+	uint8_t desc[HW_MKEY_BACKING_MAX];
+	const struct hw_mkey *mk;
+	enum hw_status st = HW_ERR_KEY;
+	uint32_t len;
+
+	pthread_mutex_lock(&tbl.lock);
+	mk = hw_mkey_lookup(key);
+	if (mk != NULL && mk->seqp == NULL && mk->umr != NULL && mk->umr->sig == NULL) {
+		len = mk->device_wide ? hw_umr_describe(mk->umr, desc, sizeof(desc)) : 0;
+		st = len == 0 ? HW_ERR_NOTSUP : HW_OK;
+	}
+	if (st == HW_OK) {
+		/* Views elsewhere would not see an invalidation or a new pattern: neither may happen now. */
+		__atomic_fetch_and((uint32_t *)&mk->state, ~(HW_MKEY_INVALIDATABLE | HW_MKEY_REMOTE_INV), __ATOMIC_RELEASE);
+		st = publish_rec(mk, HW_MKEY_REC_PATTERN, desc, len);
+	}
+	pthread_mutex_unlock(&tbl.lock);
+	return st;
+}
+
 void hw_mkey_set_attach(hw_mkey_attach_fn fn)
 {
 	pthread_mutex_lock(&tbl.lock);
 	tbl.attach = fn;
 	pthread_mutex_unlock(&tbl.lock);
 }
+
+static const struct hw_mkey *import_pattern(uint32_t key, const struct mkey_rec *r, uint32_t seq);
 
 /* Installs this process's view of another process's key from its record. Lock held. */
 static const struct hw_mkey *import_key(uint32_t key, const struct mkey_rec *r, uint32_t seq)
@@ -508,14 +595,55 @@ static const struct hw_mkey *import_key(uint32_t key, const struct mkey_rec *r, 
 	struct hw_mkey *mk;
 	uint8_t *base;
 
-	if (tbl.attach == NULL || r->backing_len == 0)
+	if (r->access & HW_MKEY_REC_PATTERN)
+		return import_pattern(key, r, seq);
+	if (tbl.attach == NULL || r->backing_len == 0 || r->backing_len > sizeof(r->backing))
 		return NULL; /* memory nobody made reachable from here */
 	base = tbl.attach(r->backing, r->backing_len, r->len);
 	if (base == NULL || page_ensure(idx) != 0)
 		return NULL;
 	mk = &page_at(idx >> HW_MKEY_PAGE_SHIFT)->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
+	drop_view(mk);
 	*mk = (struct hw_mkey){ .base = base, .addr = r->addr, .len = r->len, .access = r->access,
 				.pd_id = r->pd_id, .key = key, .seqp = seqp, .seq = seq, .device_wide = true };
+	fast_set(mk);
+	return mk;
+}
+
+/* The key of this process or a view of another's plain key, imported if need be. Lock held. */
+static const struct hw_mkey *resolve_plain_locked(uint32_t key)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(key);
+	struct mkey_rec r;
+	uint32_t len = 0, seq = 0;
+
+	if (mk != NULL || key == 0 || (key >> 8) >= HW_LOCAL_BASE || !device_numbers())
+		return mk;
+	if (hw_id_read(HW_ID_MKEY, key >> 8, &r, sizeof(r), &len, &seq) != HW_OK || len != sizeof(r) ||
+	    r.key != key || (r.access & HW_MKEY_REC_PATTERN))
+		return NULL; /* no nesting: an entry names a plain key */
+	return import_key(key, &r, seq);
+}
+
+/* A view of another process's UMR key: its pattern rebuilt over views of the keys its entries name. Lock held. */
+static const struct hw_mkey *import_pattern(uint32_t key, const struct mkey_rec *r, uint32_t seq)
+{
+	uint32_t idx = key >> 8;
+	struct hw_umr *u;
+	struct hw_mkey *mk;
+
+	if (r->backing_len > sizeof(r->backing) || page_ensure(idx) != 0)
+		return NULL;
+	u = hw_umr_from_desc(r->backing, r->backing_len, resolve_plain_locked);
+	if (u == NULL || r->len > u->total) {
+		hw_umr_free(u);
+		return NULL;
+	}
+	mk = &page_at(idx >> HW_MKEY_PAGE_SHIFT)->slot[idx & (HW_MKEY_PAGE_SIZE - 1)];
+	drop_view(mk);
+	*mk = (struct hw_mkey){ .umr = u, .addr = r->addr, .len = r->len, .access = r->access & ~HW_MKEY_REC_PATTERN,
+				.pd_id = r->pd_id, .key = key, .device_wide = true,
+				.seqp = hw_ids_seq(hw_ids_device(), HW_ID_MKEY, idx), .seq = seq };
 	fast_set(mk);
 	return mk;
 }

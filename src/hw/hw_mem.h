@@ -95,6 +95,13 @@ bool hw_pd_shared(const struct hw_pd *pd);
 
 /* A live domain of this process by number, with a reference taken; NULL when there is none. */
 struct hw_pd *hw_pd_get(uint32_t pd_id);
+/*
+ * Who made the domain (the verbs library: its context), so commands that
+ * name a domain by number can refuse one of another context, as the card
+ * refuses an object of another user id. NULL: not said.
+ */
+void hw_pd_set_owner(struct hw_pd *pd, const void *owner);
+const void *hw_pd_owner(const struct hw_pd *pd);
 
 /*
  * Handing a domain to the other API family: the verbs library plugs in how
@@ -180,8 +187,34 @@ struct hw_mkey {
  */
 enum hw_status hw_mkey_reg_umr(struct hw_pd *pd, struct hw_umr *u, bool remote_inv, uint32_t *key);
 
+/*
+ * Lets other processes of the device reach a registered UMR key of this
+ * process: its record describes the pattern (hw_umr_describe) and another
+ * process rebuilds it over its views of the entries' keys, each checked
+ * alive at every access as here. HW_ERR_NOTSUP when the pattern cannot be
+ * described (too many entries, a key numbered in this process only, a
+ * signature key): the key then stays this process's; HW_ERR_KEY for no
+ * such key. A shared key can no longer be invalidated (its views would not
+ * see it), so its pattern stays as registered until it is deregistered.
+ */
+enum hw_status hw_mkey_share_umr(uint32_t key);
+
 /* A UMR wrote the key's pattern: its rights and length set, the key made valid. */
 enum hw_status hw_mkey_umr_set(uint32_t key, uint32_t access, uint64_t len);
+
+/*
+ * A free UMR key is used at addresses from addr on (0 for the zero-based
+ * keys mlx5dv_create_mkey makes; a DevX indirect mkey's start_addr):
+ * offset into its pattern = address - addr. HW_ERR_KEY when not a free UMR key.
+ */
+enum hw_status hw_mkey_umr_rebase(uint32_t key, uint64_t addr);
+
+/*
+ * A key just registered by this process, before anyone was given it, takes
+ * the low byte tag (the mkey_7_0 a DevX CREATE_MKEY names): the new key in
+ * *out. HW_ERR_KEY for no such key or a view of another process's key.
+ */
+enum hw_status hw_mkey_retag(uint32_t key, uint8_t tag, uint32_t *out);
 
 /* SEND with invalidate: hw_mkey_invalidate, and a UMR key must allow remote invalidation (HW_ERR_ACCESS). */
 enum hw_status hw_mkey_invalidate_remote(uint32_t key, uint32_t pd_id);

@@ -15,6 +15,7 @@ struct hw_pd {
 	uint32_t function_id;
 	uint32_t refs;	  /* under pds.lock */
 	bool device_wide; /* id from the device's table */
+	const void *owner; /* who made it (a verbs context), or NULL */
 };
 
 static struct {
@@ -66,6 +67,16 @@ static void unlink_locked(struct hw_pd *pd)
 			return;
 		}
 	}
+}
+
+void hw_pd_set_owner(struct hw_pd *pd, const void *owner)
+{
+	pd->owner = owner;
+}
+
+const void *hw_pd_owner(const struct hw_pd *pd)
+{
+	return pd->owner;
 }
 
 void hw_pd_free(struct hw_pd *pd)

@@ -171,8 +171,8 @@ static bool qp_attr_ok(const struct hw_qp_attr *a)
 	    ((uintptr_t)a->ring % HW_QP_RING_ALIGN) != 0 || ((uintptr_t)a->sq % HW_QP_RING_ALIGN) != 0 ||
 	    ((uintptr_t)a->dbrec % 8) != 0)
 		return false; /* given rings: both, aligned */
-	if (a->srq != NULL)
-		return a->log_sq_size <= HW_QP_LOG_SQ_MAX;
+	if (a->srq != NULL || a->type == HW_QPT_DCI)
+		return a->log_sq_size <= HW_QP_LOG_SQ_MAX; /* no receive ring: none to size */
 	if (a->log_sq_size > HW_QP_LOG_SQ_MAX || a->log_rq_size > HW_QP_LOG_RQ_MAX)
 		return false;
 	return a->log_rq_stride >= HW_QP_LOG_RQ_STRIDE_MIN && a->log_rq_stride <= HW_QP_LOG_RQ_STRIDE_MAX;
@@ -280,9 +280,11 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 	qp->lid = attr->lid;
 	qp->roce = attr->roce;
 	memcpy(qp->gid, attr->gid, sizeof(qp->gid));
+	qp->uidx = attr->user_index & 0xffffffu;
 	qp->rnr_deadline = HW_QP_NO_DEADLINE;
 	qp->pace_deadline = HW_QP_NO_DEADLINE;
-	if (attr->srq != NULL)
+	/* A DCI never receives (its responses come back on its requests): its ring is the SQ alone. */
+	if (attr->srq != NULL || attr->type == HW_QPT_DCI)
 		qp_geometry(qp, attr->log_sq_size, 0, 0);
 	else
 		qp_geometry(qp, attr->log_sq_size, attr->log_rq_size, attr->log_rq_stride);

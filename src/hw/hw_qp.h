@@ -126,6 +126,11 @@ struct hw_qp_attr {
 	bool roce;		/* an Ethernet port: every address carries a GRH, the AV's GRH bit clear (hw_gid.h) */
 	uint64_t dc_key;	/* DCT: the access key a DCI's WQE must carry */
 	/*
+	 * The user index its send completions carry (srqn_uidx, CQE version 1),
+	 * as a QP made by a DevX command names it; 0 otherwise.
+	 */
+	uint32_t user_index;
+	/*
 	 * XRC_TGT: its domain (non-zero), and it has no PD, CQs or receive
 	 * ring; XRC_INI: no receive CQ or ring (hw_xrc.h).
 	 */
@@ -200,6 +205,7 @@ struct hw_qp_sh {
 	uint32_t rnr_wait;
 	uint32_t rnr_bell;
 	uint64_t xrcd;	    /* XRC_TGT: its domain (hw_xrc.h) */
+	uint32_t dc_key_violations; /* DCT: requests that named it with another key (QUERY_DCT reports them) */
 	/*
 	 * Next receive WQE a responder consumes (16-bit counter), moved by CAS.
 	 * A requester of another process moves it at every SEND: on a line of
@@ -242,6 +248,7 @@ struct hw_qp {
 	uint16_t lid;
 	uint8_t gid[16];
 	bool roce;		 /* hw_qp_attr.roce */
+	uint32_t uidx;		 /* hw_qp_attr.user_index: the send CQEs' srqn_uidx */
 	bool sig_pipe;		 /* signature pipelining (hw_sig_pipe.c): a signature error stops the SQ */
 	/*
 	 * Why the first look (eng_fast_pass) leaves this SQ to the general path,

@@ -78,6 +78,86 @@ void hw_umr_write(const struct hw_umr *u, uint64_t off, const uint8_t *buf, uint
 	umr_copy(u, off, (uint8_t *)buf, n, false);
 }
 
+bool hw_umr_live(const struct hw_umr *u)
+{
+	for (uint32_t i = 0; i < u->n; i++)
+		if (hw_mkey_find(u->e[i].key) == NULL)
+			return false;
+	return true;
+}
+
+struct umr_desc_ent {
+	uint32_t key;
+	uint32_t count;
+	uint32_t stride;
+	uint32_t rsvd;
+	uint64_t off; /* from the key's first byte */
+};
+
+struct umr_desc {
+	uint32_t n;
+	uint32_t rsvd;
+	uint64_t repeat;
+	struct umr_desc_ent e[];
+};
+
+uint32_t hw_umr_describe(const struct hw_umr *u, void *buf, uint32_t cap)
+{
+	struct umr_desc *d = buf;
+	uint32_t need = (uint32_t)(sizeof(*d) + (size_t)u->n * sizeof(d->e[0]));
+
+	if (u->n == 0 || need > cap)
+		return 0;
+	d->n = u->n;
+	d->rsvd = 0;
+	d->repeat = u->repeat;
+	for (uint32_t i = 0; i < u->n; i++) {
+		const struct hw_mkey *mk = hw_mkey_lookup(u->e[i].key);
+
+		if (mk == NULL || !mk->device_wide || mk->base == NULL || u->e[i].base < mk->base)
+			return 0;
+		d->e[i] = (struct umr_desc_ent){ .key = u->e[i].key, .count = u->e[i].count, .stride = u->e[i].stride,
+						 .off = (uint64_t)(u->e[i].base - mk->base) };
+	}
+	return need;
+}
+
+struct hw_umr *hw_umr_from_desc(const void *buf, uint32_t len, const struct hw_mkey *(*inner)(uint32_t key))
+{
+	const struct umr_desc *d = buf;
+	struct hw_umr *u;
+	uint64_t unit = 0;
+
+	if (len < sizeof(*d) || d->n == 0 || d->n > (len - sizeof(*d)) / sizeof(d->e[0]) || d->repeat == 0)
+		return NULL;
+	u = hw_umr_alloc(d->n);
+	if (u == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < d->n; i++) {
+		const struct umr_desc_ent *e = &d->e[i];
+		const struct hw_mkey *mk = inner(e->key);
+		uint64_t span = e->count == 0 ? 0 : (d->repeat - 1) * (uint64_t)e->stride + e->count;
+
+		/* The whole span inside the key (no overflow: repeat and stride are bounded below). */
+		if (mk == NULL || mk->umr != NULL || mk->base == NULL || d->repeat > UINT32_MAX ||
+		    e->off > mk->len || span > mk->len - e->off)
+			goto bad;
+		u->e[i] = (struct hw_umr_ent){ .base = mk->base + e->off, .count = e->count, .stride = e->stride,
+					       .prefix = unit, .key = e->key };
+		unit += e->count;
+	}
+	if (unit == 0 || unit > UINT64_MAX / d->repeat)
+		goto bad;
+	u->n = d->n;
+	u->unit = unit;
+	u->repeat = d->repeat;
+	u->total = unit * d->repeat;
+	return u;
+bad:
+	hw_umr_free(u);
+	return NULL;
+}
+
 void hw_umr_cur_init(struct hw_umr_cur *c, const struct hw_umr *u, uint64_t off)
 {
 	uint64_t w = off % u->unit;
@@ -144,7 +224,8 @@ static uint8_t umr_parse_strided(uint32_t pd_id, const uint8_t *t, uint32_t tlen
 
 		if (p == NULL)
 			return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
-		u->e[i] = (struct hw_umr_ent){ .base = p, .count = count, .stride = stride, .prefix = unit };
+		u->e[i] = (struct hw_umr_ent){ .base = p, .count = count, .stride = stride, .prefix = unit,
+					       .key = be32toh(e->memkey) };
 		unit += count;
 	}
 	if (unit != be32toh(rb->byte_count))
@@ -177,7 +258,7 @@ static uint8_t umr_parse_list(uint32_t pd_id, const uint8_t *t, uint32_t tlen, u
 
 		if (p == NULL)
 			return HW_CQE_SYNDROME_LOCAL_PROT_ERR;
-		u->e[i] = (struct hw_umr_ent){ .base = p, .count = len, .prefix = unit };
+		u->e[i] = (struct hw_umr_ent){ .base = p, .count = len, .prefix = unit, .key = hw_data_seg_lkey(d) };
 		unit += len;
 	}
 	u->n = n;

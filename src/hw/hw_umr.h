@@ -25,6 +25,7 @@ struct hw_umr_ent {
 	uint32_t count;	 /* bytes of data per repetition */
 	uint32_t stride; /* bytes from one repetition's start to the next (strided only) */
 	uint64_t prefix; /* data bytes of the earlier entries in one repetition */
+	uint32_t key;	 /* the key the entry was registered through: it must live while the pattern is used */
 };
 
 struct hw_umr {
@@ -53,6 +54,34 @@ void hw_umr_free(struct hw_umr *u);
  * Returns 0 or the CQE syndrome; on failure nothing changed.
  */
 uint8_t hw_umr_register(uint32_t pd_id, uint32_t mkey, const uint8_t *segs, uint32_t len);
+
+/*
+ * Whether every key the pattern's entries name still lives. An entry's
+ * address is resolved once, at registration: a key deregistered since
+ * (ibv_dereg_mr does not wait for the indirect keys over it, as on the
+ * card) makes every access through the pattern fail, checked inside the
+ * access's epoch so the memory is not reached after the deregistration
+ * returned.
+ */
+bool hw_umr_live(const struct hw_umr *u);
+
+/*
+ * Other processes reach a pattern through its description in the key's
+ * record (hw_mkey_share_umr): each entry by the device-wide key it was
+ * registered through and its offset into that key's memory, so another
+ * process rebuilds it over its own views of those keys. Bytes written
+ * into buf (at most cap), or 0 when the pattern has more entries than a
+ * record holds or an entry's key is not device-wide.
+ */
+uint32_t hw_umr_describe(const struct hw_umr *u, void *buf, uint32_t cap);
+
+/*
+ * The pattern a description (read from another process's record, so
+ * checked whole) names, each entry over the key inner() gives for its key
+ * number (a plain key with local memory, or NULL); NULL when the
+ * description is malformed or an entry is out of reach.
+ */
+struct hw_umr *hw_umr_from_desc(const void *buf, uint32_t len, const struct hw_mkey *(*inner)(uint32_t key));
 
 /* A position in a pattern's data; pieces are read without locks. */
 struct hw_umr_cur {

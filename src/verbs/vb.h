@@ -65,7 +65,9 @@ struct vb_context {
 	struct vb_async *async_tail;
 	uint32_t next_umem_id;	  /* devx umem ids, unique per context (under lock) */
 	struct vb_umem *umems;	  /* registered umems (under lock) */
-	struct mlx5dv_devx_obj *devx_queues; /* DevX CQs and QPs (under lock) */
+	struct mlx5dv_devx_obj *devx_queues; /* DevX CQs, QPs and DCTs (under lock) */
+	struct vb_cq *named_cqs;  /* verbs CQs and SRQs a DevX command may name (vb_devx_named.c; under lock) */
+	struct vb_srq *named_srqs;
 	void *uar;		  /* the doorbell page mlx5dv_init_obj hands out (bf.reg) */
 	uint32_t *rqpns;	  /* reserved QP numbers held (vb_dvmisc.c; under lock) */
 	uint32_t rqpn_cnt, rqpn_cap;
@@ -168,6 +170,15 @@ struct vb_cq {
 	uint64_t cur_ts;	  /* and its completion timestamp (device clock, ns) */
 	uint32_t cur_flow_tag;	  /* and its flow tag (ibv_wc_read_flow_tag) */
 	bool ext;		  /* made by ibv_create_cq_ex (a tag matching SRQ needs one) */
+	struct vb_cq *named_next; /* the context's CQs (vb_devx_named.c) */
+	bool named;		  /* on that list: false once the context closed */
+	struct vb_cq_srq *dsrqs;  /* SRQs whose receives DevX DCTs complete into it (lock) */
+};
+
+/* An SRQ a DevX DCT completes receives of into a verbs CQ: the CQ's list, for the poll to find its wr_id. */
+struct vb_cq_srq {
+	struct vb_srq *srq;
+	struct vb_cq_srq *next;
 };
 
 /* An SRQ: the hw ring and the driver's free list of WQEs (mlx5's head/tail). */
@@ -194,6 +205,8 @@ struct vb_srq {
 	struct vb_cq *xcq;
 	struct vb_srq *x_next;	  /* xcq's list (a tag matching SRQ's CQ lists it too) */
 	struct vb_tm *tm;	  /* a tag matching SRQ: its list's driver side (vb_tm.c); else NULL */
+	struct vb_srq *named_next; /* the context's SRQs (vb_devx_named.c) */
+	bool named;		  /* on that list: false once the context closed */
 };
 
 struct vb_ah {
@@ -495,6 +508,8 @@ enum vb_devx_kind {
 	VB_DEVX_FLOW_COUNTER,
 	VB_DEVX_CQ,		  /* an engine CQ over the program's umem (vb_devx_cq.c) */
 	VB_DEVX_QP,		  /* an engine QP over the program's umem (vb_devx_qp.c) */
+	VB_DEVX_MKEY,		  /* a key of the device's table (vb_devx_mkey.c) */
+	VB_DEVX_DCT,		  /* an engine DCT (vb_devx_dct.c) */
 };
 
 struct mlx5dv_devx_obj {

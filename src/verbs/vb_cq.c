@@ -167,6 +167,7 @@ struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a
 		atomic_fetch_add(&cq->parent->users, 1);
 	}
 	vb_cq_ex_fill(cq);
+	vb_named_cq_add(cq);
 	return cq;
 
 err_free:
@@ -224,7 +225,7 @@ VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 	if (ibcq == NULL)
 		return EINVAL;
 	/* As the kernel: a CQ that queues still complete into stays. */
-	if (atomic_load(&cq->users) != 0)
+	if (vb_named_cq_del(cq) != 0)
 		return EBUSY;
 	(void)hw_waiter_disarm(&cq->waiter);
 	ch = cq->cqx.channel;

@@ -226,7 +226,11 @@ static int cap_general(struct ibv_context *c, uint8_t *page)
 	SET(page, G_LOG_MAX_RA_RES_DC, cap_log((uint64_t)a.max_qp_rd_atom));
 	SET(page, G_ATOMIC, a.atomic_cap != IBV_ATOMIC_NONE); /* the atomic page (type 3) is there */
 	SET(page, G_PG, 1);				     /* ODP, the ODP page (type 2) */
-	/* No KSM mkeys and no atomic mkeys by UMR: programs must not build them through DevX. */
+	/*
+	 * With these UCX makes KSM keys of 2 GiB entries past its MRs' ends
+	 * (refused here at creation) and atomic keys at an offset; without,
+	 * it hands peers the MRs' own keys, which serve RDMA and atomics alike.
+	 */
 	SET(page, G_FIXED_BUFFER_SIZE, 0);
 	SET(page, G_UMR_MODIFY_ATOMIC_DISABLED, 1);
 	SET(page, G_GID_TABLE_SIZE, p.gid_tbl_len);

@@ -7,8 +7,8 @@
  * number, so a QP of another process completes into it too.
  *
  * create_cq_in (PRM): header 0x10 bytes, the CQ context at 0x10 (0x40
- * bytes), cq_umem_offset at 0x50, cq_umem_id at 0x58, cq_umem_valid the top
- * bit of 0x5c. The context: dbr_umem_valid bit 1 of byte 0, cqe_sz top 3
+ * bytes), cq_umem_offset at 0x50, cq_umem_id at 0x58 (the umem valid bits
+ * the kernel sets). The context: cqe_sz top 3
  * bits of byte 1 (0: 64 bytes, 1: 128), dbr_umem_id at 4, log_cq_size low
  * 5 bits of byte 0xc, uar_page at 0xd, c_eqn byte 0x17, the record's offset
  * in its umem at 0x38 (64 bits). create_cq_out: cqn at 8 (low 24 bits).
@@ -27,7 +27,6 @@
 #define VB_CQC 0x10
 #define VB_CQ_UMEM_OFF 0x50
 #define VB_CQ_UMEM_ID 0x58
-#define VB_CQ_UMEM_VALID 0x5c
 
 struct vb_devx_cq {
 	struct hw_cq *hw;
@@ -67,8 +66,7 @@ static int vb_devx_cq_mem(struct vb_context *ctx, const uint8_t *in, struct hw_c
 	uint64_t ring_len = (uint64_t)ha->cqe_size << ha->log_size;
 	int rc;
 
-	if (!(in[VB_CQ_UMEM_VALID] & 0x80) || !(cqc[0] & 0x02))	/* physical pages: no such memory here */
-		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM);
+	/* cq_umem_valid and dbr_umem_valid are not read: the kernel sets both in every DevX CREATE_CQ. */
 	rc = vb_devx_umem_take(ctx, vb_prm_be32(in + VB_CQ_UMEM_ID), vb_prm_be64(in + VB_CQ_UMEM_OFF), ring_len,
 			       &cq->ring_um, out, outlen);
 	if (rc != 0)

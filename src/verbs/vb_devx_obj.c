@@ -5,7 +5,8 @@
  * CREATE_TIR (a direct TIR over an RQ of hw_eth, the destination mlx5dv_dr
  * rules name), ALLOC_FLOW_COUNTER (vb_devx_counter.c), CREATE_CQ
  * (vb_devx_cq.c) and CREATE_QP with its state commands (vb_devx_qp.c):
- * engine queues over the program's umem. This file
+ * engine queues over the program's umem; CREATE_MKEY (vb_devx_mkey.c);
+ * CREATE_DCT with DRAIN_DCT and QUERY_DCT (vb_devx_dct.c). This file
  * dispatches by opcode and keeps the context's umems and DevX queues by
  * number, as the card's command interface finds them.
  *
@@ -31,6 +32,12 @@
 #define VB_OP_QP_FIRST 0x501	  /* DESTROY_QP .. QUERY_QP, INIT2INIT: the QP's own commands */
 #define VB_OP_QP_LAST 0x50e
 #define VB_OP_QUERY_QP 0x50b
+#define VB_OP_CREATE_MKEY 0x200
+#define VB_OP_QUERY_MKEY 0x201
+#define VB_OP_DESTROY_MKEY 0x202
+#define VB_OP_CREATE_DCT 0x710
+#define VB_OP_DCT_FIRST 0x711	  /* DESTROY_DCT .. ARM_DCT_FOR_KEY_VIOLATION: a DCT's own commands */
+#define VB_OP_DCT_LAST 0x714
 #define VB_TIR_IN_SZ 0x110	  /* create_tir_in: header 0x20, tirc 0xf0 */
 #define VB_TIR_OUT_SZ 0x10	  /* create_tir_out */
 #define VB_TIRC 0x20		  /* the TIR context in create_tir_in */
@@ -67,6 +74,17 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM_SHORT);
 	*um = u;
 	return 0;
+}
+
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn)
+{
+	struct hw_pd *pd = hw_pd_get(pdn); /* this process's domains only */
+
+	if (pd != NULL && hw_pd_owner(pd) != NULL && hw_pd_owner(pd) != ctx) {
+		hw_pd_free(pd);
+		pd = NULL;
+	}
+	return pd;
 }
 
 void vb_devx_umem_put(struct vb_umem *um)
@@ -159,6 +177,10 @@ static void vb_devx_queue_drop(struct mlx5dv_devx_obj *o)
 {
 	if (o->kind == VB_DEVX_CQ)
 		vb_devx_cq_destroy(o);
+	else if (o->kind == VB_DEVX_MKEY)
+		vb_devx_mkey_destroy(o);
+	else if (o->kind == VB_DEVX_DCT)
+		vb_devx_dct_destroy(o);
 	else
 		vb_devx_qp_destroy(o);
 	o->priv = NULL;
@@ -169,14 +191,15 @@ void vb_devx_close(struct vb_context *ctx)
 {
 	struct mlx5dv_devx_obj *o;
 
-	/* QPs first: a CQ goes once nothing reports to it. */
+	/* QPs and DCTs first: a CQ goes once nothing reports to it; keys before the umems they lie in. */
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
-		if (o->kind == VB_DEVX_QP)
+		if (o->kind == VB_DEVX_QP || o->kind == VB_DEVX_DCT || o->kind == VB_DEVX_MKEY)
 			vb_devx_queue_drop(o);
 	for (o = ctx->devx_queues; o != NULL; o = o->next)
 		if (o->kind == VB_DEVX_CQ)
 			vb_devx_queue_drop(o);
 	ctx->devx_queues = NULL;
+	vb_named_close(ctx); /* after the DCTs and QPs: none holds a verbs CQ or SRQ any more */
 	for (struct vb_umem *u = ctx->umems; u != NULL; u = u->next)
 		u->ctx = NULL; /* deregistered with its context */
 	ctx->umems = NULL;
@@ -195,8 +218,14 @@ static struct mlx5dv_devx_obj *vb_create_queue(struct vb_context *ctx, uint16_t 
 	}
 	obj->dv = ctx->dev->dv;
 	obj->ctx = &ctx->vctx.context;
-	rc = opcode == VB_OP_CREATE_CQ ? vb_devx_cq_create(ctx, in, inlen, out, outlen, obj)
-				       : vb_devx_qp_create(ctx, in, inlen, out, outlen, obj);
+	if (opcode == VB_OP_CREATE_CQ)
+		rc = vb_devx_cq_create(ctx, in, inlen, out, outlen, obj);
+	else if (opcode == VB_OP_CREATE_MKEY)
+		rc = vb_devx_mkey_create(ctx, in, inlen, out, outlen, obj);
+	else if (opcode == VB_OP_CREATE_DCT)
+		rc = vb_devx_dct_create(ctx, in, inlen, out, outlen, obj);
+	else
+		rc = vb_devx_qp_create(ctx, in, inlen, out, outlen, obj);
 	if (rc != 0) {
 		free(obj);
 		errno = rc;
@@ -222,9 +251,13 @@ struct mlx5dv_devx_obj *vb_dv_devx_obj_create(struct ibv_context *c, const void 
 		return vb_create_tir(ctx, in, inlen, out, outlen);
 	if (opcode == VB_OP_ALLOC_FLOW_COUNTER)
 		return vb_devx_counter_create(ctx, in, inlen, out, outlen); /* vb_devx_counter.c */
-	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP)
+	if (opcode == VB_OP_CREATE_CQ || opcode == VB_OP_CREATE_QP || opcode == VB_OP_CREATE_MKEY ||
+	    opcode == VB_OP_CREATE_DCT)
 		return vb_create_queue(ctx, opcode, in, inlen, out, outlen);
-	if (opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST)	/* a command of an existing QP */
+	/* A command of an existing QP, DCT or key */
+	if ((opcode >= VB_OP_QP_FIRST && opcode <= VB_OP_QP_LAST) ||
+	    (opcode >= VB_OP_DCT_FIRST && opcode <= VB_OP_DCT_LAST) || opcode == VB_OP_QUERY_MKEY ||
+	    opcode == VB_OP_DESTROY_MKEY)
 		return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EREMOTEIO);
 	return vb_cmd_fail(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP, EOPNOTSUPP);
 }
@@ -243,7 +276,8 @@ static int vb_destroy_tir(struct mlx5dv_devx_obj *obj)
 
 static bool vb_devx_is_queue(const struct mlx5dv_devx_obj *obj)
 {
-	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP;
+	return obj->kind == VB_DEVX_CQ || obj->kind == VB_DEVX_QP || obj->kind == VB_DEVX_MKEY ||
+	       obj->kind == VB_DEVX_DCT;
 }
 
 int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
@@ -262,6 +296,10 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	if (vb_devx_is_queue(obj) && obj->priv != NULL) {
 		if (obj->kind == VB_DEVX_CQ)
 			vb_devx_cq_destroy(obj);
+		else if (obj->kind == VB_DEVX_MKEY)
+			vb_devx_mkey_destroy(obj);
+		else if (obj->kind == VB_DEVX_DCT)
+			vb_devx_dct_destroy(obj);
 		else
 			vb_devx_qp_destroy(obj);
 	}
@@ -270,24 +308,30 @@ int vb_dv_devx_obj_destroy(struct mlx5dv_devx_obj *obj)
 	return 0;
 }
 
-/* mlx5dv_devx_obj_modify: the QP state commands; any other is BAD_OP (the other kinds take none here). */
+/* mlx5dv_devx_obj_modify: the QP state commands, DRAIN_DCT; any other is BAD_OP (the other kinds take none here). */
 static int vb_dv_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out,
 				 size_t outlen)
 {
 	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind == VB_DEVX_DCT)
+		return vb_devx_dct_modify(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_modify(obj, in, inlen, out, outlen);
 }
 
-/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP. */
+/* mlx5dv_devx_obj_query: QUERY_FLOW_COUNTER of a counter (vb_devx_counter.c), QUERY_QP of a QP, QUERY_DCT of a DCT. */
 int vb_dv_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	if (obj->kind == VB_DEVX_FLOW_COUNTER)
 		return vb_devx_counter_query(obj, in, inlen, out, outlen);
 	if (in == NULL || inlen < 2 || out == NULL || (vb_devx_is_queue(obj) && obj->priv == NULL))
 		return EINVAL;	/* a queue whose context was closed */
+	if (obj->kind == VB_DEVX_MKEY && vb_prm_opcode(in) == VB_OP_QUERY_MKEY)
+		return vb_devx_mkey_query(obj, in, inlen, out, outlen);
+	if (obj->kind == VB_DEVX_DCT)
+		return vb_devx_dct_query(obj, in, inlen, out, outlen);
 	if (obj->kind != VB_DEVX_QP || vb_prm_opcode(in) != VB_OP_QUERY_QP)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_OP, VB_SYND_BAD_OP);
 	return vb_devx_qp_query(obj, in, inlen, out, outlen);

@@ -40,6 +40,14 @@
 #define VB_SYND_QP_RQ_TYPE 0x5d0c0035u	  /* an SRQ/RMP or no receive queue: not yet */
 #define VB_SYND_QP_STATE 0x5d0c0036u	  /* the transition does not start from the QP's state */
 #define VB_SYND_QP_RNR 0x5d0c0037u	  /* RNR values out of range */
+#define VB_SYND_MKEY_MODE 0x5d0c0071u	  /* an access mode, QP binding, free or whole-space key not here */
+#define VB_SYND_MKEY_LEN 0x5d0c0072u	  /* no length, or translations that cover less than it */
+#define VB_SYND_MKEY_ENTRY 0x5d0c0073u	  /* a translation outside its key, or a key of another domain or process */
+#define VB_SYND_DCT_SRQ 0x5d0c0041u	  /* no SRQ of that number on the context */
+#define VB_SYND_DCT_CQ 0x5d0c0042u	  /* no CQ of that number on the context */
+#define VB_SYND_DCT_PD 0x5d0c0043u	  /* no PD of that number */
+#define VB_SYND_DCT_PORT 0x5d0c0044u	  /* a port or GID index the device has not */
+#define VB_SYND_DCT_STATE 0x5d0c0045u	  /* DRAIN_DCT of a DCT already draining or drained */
 
 static inline uint32_t vb_prm_be32(const uint8_t *p)
 {
@@ -93,13 +101,37 @@ int vb_devx_umem_take(struct vb_context *ctx, uint32_t id, uint64_t off, uint64_
 		      void *out, size_t outlen);
 void vb_devx_umem_put(struct vb_umem *um);
 
+/* The domain pdn names, held (hw_pd_free gives it back), if it is this context's or nobody's; else NULL. */
+struct hw_pd *vb_devx_pd_get(struct vb_context *ctx, uint32_t pdn);
+
 /* The context's DevX queues by kind and number (under the context's lock). */
 void vb_devx_queue_add(struct vb_context *ctx, struct mlx5dv_devx_obj *obj);
 /* EINVAL (nothing changed) for a CQ a QP still reports to: the card answers BAD_RES_STATE, the kernel EINVAL. */
 int vb_devx_queue_del(struct vb_context *ctx, struct mlx5dv_devx_obj *obj);
 struct mlx5dv_devx_obj *vb_devx_queue_find(struct vb_context *ctx, enum vb_devx_kind kind, uint32_t num);
 
-/* The kinds' commands (vb_devx_cq.c, vb_devx_qp.c): 0 or an errno value, obj filled on success. */
+/*
+ * A CQ a DevX command names (vb_devx_named.c): a DevX CQ of the context or
+ * a verbs one, held until put. take: 0, or ENOENT when the context has none
+ * of that number.
+ */
+struct vb_devx_cqref {
+	struct mlx5dv_devx_obj *devx;
+	struct vb_cq *vcq;
+	struct hw_cq *hw;
+};
+int vb_devx_cqref_take(struct vb_context *ctx, uint32_t cqn, struct vb_devx_cqref *r);
+void vb_devx_cqref_put(struct vb_devx_cqref *r);
+/* A verbs SRQ of the context by number (not XRC, not tag matching), held; NULL when none. */
+struct vb_srq *vb_devx_srq_take(struct vb_context *ctx, uint32_t srqn);
+void vb_devx_srq_put(struct vb_srq *srq);
+/* At the context's close, after its DevX objects: the verbs CQs and SRQs leave its lists. */
+void vb_named_close(struct vb_context *ctx);
+/* A DCT's SRQ on a verbs CQ's list, so ibv_poll_cq finds the wr_id of its receives. */
+void vb_devx_cq_srq_link(struct vb_cq *cq, struct vb_cq_srq *l);
+void vb_devx_cq_srq_unlink(struct vb_cq *cq, struct vb_cq_srq *l);
+
+/* The kinds' commands (vb_devx_cq.c, vb_devx_qp.c, vb_devx_dct.c): 0 or an errno value, obj filled on success. */
 int vb_devx_cq_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
 		      struct mlx5dv_devx_obj *obj);
 void vb_devx_cq_destroy(struct mlx5dv_devx_obj *obj);
@@ -121,5 +153,16 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj);
 int vb_devx_qp_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 int vb_devx_qp_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+/* CREATE_MKEY, DESTROY_MKEY (a fence) and QUERY_MKEY (vb_devx_mkey.c). */
+int vb_devx_mkey_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+			struct mlx5dv_devx_obj *obj);
+void vb_devx_mkey_destroy(struct mlx5dv_devx_obj *obj);
+int vb_devx_mkey_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+int vb_devx_dct_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		       struct mlx5dv_devx_obj *obj);
+void vb_devx_dct_destroy(struct mlx5dv_devx_obj *obj);
+/* DRAIN_DCT and ARM_DCT_FOR_KEY_VIOLATION (modify), QUERY_DCT (query). */
+int vb_devx_dct_modify(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
+int vb_devx_dct_query(struct mlx5dv_devx_obj *obj, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 
 #endif

@@ -1,27 +1,31 @@
 /*
- * vb_devx_qp — an RC QP made and moved by DevX commands: CREATE_QP over the
- * program's umem, the state commands (RST2INIT, INIT2INIT, INIT2RTR,
- * RTR2RTS, RTS2RTS, 2ERR, 2RST), QUERY_QP, DESTROY. It is an engine QP
- * (hw_qp) like any ibv_create_qp QP, shared under its number so QPs of
- * other processes connect to it, whose receive ring, send ring and doorbell
- * record are the addresses the command names: the program writes WQEs
- * there, moves the record and writes the UAR itself. The UAR page is plain
+ * vb_devx_qp — an RC QP or a DCI made and moved by DevX commands: CREATE_QP
+ * over the program's umem, the state commands (RST2INIT, INIT2INIT,
+ * INIT2RTR, RTR2RTS, RTS2RTS, 2ERR, 2RST), QUERY_QP, DESTROY. It is an
+ * engine QP (hw_qp) like any ibv_create_qp QP, shared under its number so
+ * QPs of other processes connect to it, whose receive ring, send ring and
+ * doorbell record are the addresses the command names: the program writes
+ * WQEs there, moves the record and writes the UAR itself. A DCI (st 5) is
+ * the engine's DCI (hw_dct.h): no receive queue (rq_type and its sizes are
+ * not used), its SQ at the umem offset, no destination (each WQE names its
+ * DCT), so INIT2RTR connects nothing. The CQs named are DevX CQs or verbs
+ * CQs of the context (vb_devx_named.c), and the user index goes into each
+ * send CQE (srqn_uidx), as CQE version 1 gives it. The UAR page is plain
  * memory here, so the QP is polled (hw_qp_set_polled): the engine thread
  * runs the send queue when the record's send counter moves, as the card
  * runs it at the doorbell.
  *
  * PRM layouts (mlx5_ifc.h), big-endian. create_qp_in: the QP context at
- * 0x18 (0xe8 bytes), wq_umem_offset at 0x100, wq_umem_id at 0x108,
- * wq_umem_valid the top bit of 0x10c; create_qp_out: qpn at 8. The state
- * commands: qpn at 8, the context at 0x18; their answer 0x10 bytes.
- * query_qp_out: the context at 0x18. Context fields used: state (top 4 bits
- * of 0), st (1), pd (4), mtu and log_msg_max (8), log_rq_size, log_rq_stride
- * (9), no_sq, log_sq_size (0xa), remote_qpn (0x14), the primary address
- * path (0x18: grh 0x1d, rlid 0x1e, rgid 0x28, rmac 0x3e), log_sra_max,
+ * 0x18 (0xe8 bytes), wq_umem_offset at 0x100, wq_umem_id at 0x108;
+ * create_qp_out: qpn at 8. The state commands: qpn at 8, the context at
+ * 0x18; their answer 0x10 bytes. query_qp_out: the context at 0x18.
+ * Context fields used: state (top 4 bits of 0), st (1), pd (4), mtu and
+ * log_msg_max (8), log_rq_size, log_rq_stride (9), no_sq, log_sq_size
+ * (0xa), user_index (0x10), remote_qpn (0x14), the primary address path
+ * (0x18: grh 0x1d, rlid 0x1e, rgid 0x28, rmac 0x3e), log_sra_max,
  * retry_count (0x71), rnr_retry (0x72), next_send_psn (0x78), cqn_snd
  * (0x7c), rre/rwe/rae (0x92), min_rnr_nak (0x94), next_rcv_psn (0x94),
- * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), dbr_umem_valid (0xd0),
- * dbr_umem_id (0xe4).
+ * cqn_rcv (0x9c), dbr_addr (0xa0), rq_type (0xac), dbr_umem_id (0xe4).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -42,7 +46,6 @@
 #define VB_QP_OUT_SZ 0x10
 #define VB_QP_WQ_OFF 0x100
 #define VB_QP_WQ_ID 0x108
-#define VB_QP_WQ_VALID 0x10c
 #define VB_QP_MOD_IN_SZ (VB_QPC + VB_QPC_SZ)
 #define VB_QP_QUERY_IN_SZ 0x10
 #define VB_QP_QUERY_OUT_SZ (VB_QPC + VB_QPC_SZ)
@@ -64,11 +67,14 @@
 #define VB_QPS_RTS 0x3
 #define VB_QPS_ERR 0x6
 
+#define VB_ST_RC 0x0
+#define VB_ST_DCI 0x5
+
 struct vb_devx_qp {
 	struct hw_qp *hw;
 	struct hw_pd *pd;
-	struct mlx5dv_devx_obj *scq;
-	struct mlx5dv_devx_obj *rcq;
+	struct vb_devx_cqref scq;
+	struct vb_devx_cqref rcq;
 	struct vb_umem *wq_um;
 	struct vb_umem *dbr_um;
 	uint8_t min_rnr;	/* kept: hw_qp_set_rnr takes both */
@@ -97,10 +103,8 @@ static void vb_devx_qp_free(struct vb_devx_qp *qp, uint32_t qpn)
 		hw_qp_destroy(qp->hw); /* the fence: nothing runs on the umem after it */
 	if (qpn != 0)
 		(void)hw_id_free(HW_ID_QPN, qpn);
-	if (qp->scq != NULL)
-		vb_devx_cq_hold(qp->scq, -1);
-	if (qp->rcq != NULL)
-		vb_devx_cq_hold(qp->rcq, -1);
+	vb_devx_cqref_put(&qp->scq);
+	vb_devx_cqref_put(&qp->rcq);
 	vb_devx_umem_put(qp->wq_um);
 	vb_devx_umem_put(qp->dbr_um);
 	if (qp->pd != NULL)
@@ -111,9 +115,18 @@ static void vb_devx_qp_free(struct vb_devx_qp *qp, uint32_t qpn)
 /* The context's sizes and type, as the engine takes them. */
 static int vb_devx_qp_shape(const uint8_t *qpc, struct hw_qp_attr *ha, uint8_t *out, size_t outlen)
 {
-	if (qpc[1] != 0) /* st: RC only */
+	if (qpc[1] != VB_ST_RC && qpc[1] != VB_ST_DCI) /* st: RC or DCI */
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_TYPE);
-	if ((qpc[0xac] & 7) != 0 || (qpc[0xa] & 0x80)) /* an SRQ/RMP, no RQ, or no SQ: not yet */
+	if (qpc[0xa] & 0x80) /* no SQ: not yet */
+		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_RQ_TYPE);
+	if (qpc[1] == VB_ST_DCI) {
+		ha->type = HW_QPT_DCI;
+		ha->log_sq_size = (qpc[0xa] >> 3) & 0xf;
+		return ha->log_sq_size > HW_QP_LOG_SQ_MAX
+			       ? vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_SIZE)
+			       : 0;
+	}
+	if ((qpc[0xac] & 7) != 0) /* an SRQ/RMP or no RQ: not yet */
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_RQ_TYPE);
 	ha->type = HW_QPT_RC;
 	ha->log_rq_size = (qpc[9] >> 3) & 0xf;
@@ -129,20 +142,11 @@ static int vb_devx_qp_shape(const uint8_t *qpc, struct hw_qp_attr *ha, uint8_t *
 static int vb_devx_qp_objs(struct vb_context *ctx, const uint8_t *qpc, struct vb_devx_qp *qp, uint8_t *out,
 			   size_t outlen)
 {
-	qp->pd = hw_pd_get(vb_prm_u24(qpc + 4));
+	qp->pd = vb_devx_pd_get(ctx, vb_prm_u24(qpc + 4));
 	if (qp->pd == NULL)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_PD);
-	pthread_mutex_lock(&ctx->lock);
-	qp->scq = vb_devx_queue_find(ctx, VB_DEVX_CQ, vb_prm_u24(qpc + 0x7c));
-	qp->rcq = vb_devx_queue_find(ctx, VB_DEVX_CQ, vb_prm_u24(qpc + 0x9c));
-	if (qp->scq == NULL || qp->rcq == NULL) {
-		qp->scq = qp->rcq = NULL;
-	} else {
-		vb_devx_cq_hold(qp->scq, 1);
-		vb_devx_cq_hold(qp->rcq, 1);
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	if (qp->scq == NULL)
+	if (vb_devx_cqref_take(ctx, vb_prm_u24(qpc + 0x7c), &qp->scq) != 0 ||
+	    vb_devx_cqref_take(ctx, vb_prm_u24(qpc + 0x9c), &qp->rcq) != 0)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_QP_CQ);
 	return 0;
 }
@@ -152,18 +156,20 @@ static int vb_devx_qp_mem(struct vb_context *ctx, const uint8_t *in, struct hw_q
 			  uint8_t *out, size_t outlen)
 {
 	const uint8_t *qpc = in + VB_QPC;
-	uint64_t len = ((uint64_t)1 << (ha->log_rq_size + ha->log_rq_stride)) + ((uint64_t)HW_SEND_WQE_BB << ha->log_sq_size);
+	bool dci = ha->type == HW_QPT_DCI;
+	uint64_t rq = dci ? 0 : (uint64_t)1 << (ha->log_rq_size + ha->log_rq_stride);
+	uint64_t len = rq + ((uint64_t)HW_SEND_WQE_BB << ha->log_sq_size);
 	uint64_t off = vb_prm_be64(in + VB_QP_WQ_OFF), dbr_off = vb_prm_be64(qpc + 0xa0);
 	int rc;
 
-	if (!(in[VB_QP_WQ_VALID] & 0x80) || !(qpc[0xd0] & 0x10)) /* physical pages: no such memory here */
-		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM);
+	/* wq_umem_valid and dbr_umem_valid are not read: the kernel sets both in every DevX CREATE_QP. */
 	rc = vb_devx_umem_take(ctx, vb_prm_be32(in + VB_QP_WQ_ID), off, len, &qp->wq_um, out, outlen);
 	if (rc == 0)
 		rc = vb_devx_umem_take(ctx, vb_prm_be32(qpc + 0xe4), dbr_off, HW_QP_DBREC_BYTES, &qp->dbr_um, out, outlen);
 	if (rc != 0)
 		return rc;
 	ha->ring = (uint8_t *)qp->wq_um->addr + off;
+	ha->sq = dci ? ha->ring : NULL; /* a DCI's ring is its SQ alone */
 	ha->dbrec = (uint32_t *)(void *)((uint8_t *)qp->dbr_um->addr + dbr_off);
 	if (((uintptr_t)ha->ring & (HW_QP_RING_ALIGN - 1)) != 0 || ((uintptr_t)ha->dbrec & 7) != 0)
 		return vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_UMEM);
@@ -176,8 +182,8 @@ static int vb_devx_qp_engine(struct vb_context *ctx, struct hw_qp_attr *ha, stru
 	enum hw_status st;
 
 	ha->pd = qp->pd;
-	ha->send_cq = vb_devx_cq_hw(qp->scq);
-	ha->recv_cq = vb_devx_cq_hw(qp->rcq);
+	ha->send_cq = qp->scq.hw;
+	ha->recv_cq = qp->rcq.hw;
 	ha->lid = ctx->dev->lid;
 	ha->roce = ctx->dev->roce;
 	ha->shared = true;
@@ -210,6 +216,7 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 	if (inlen < VB_QP_IN_SZ || out == NULL || outlen < VB_QP_OUT_SZ)
 		return EINVAL;
 	rc = vb_devx_qp_shape(in + VB_QPC, &ha, out, outlen);
+	ha.user_index = vb_prm_u24(in + VB_QPC + 0x10);
 	if (rc != 0)
 		return rc;
 	qp = calloc(1, sizeof(*qp));
@@ -310,7 +317,8 @@ static int vb_devx_qp_apply(struct vb_context *ctx, struct vb_devx_qp *qp, uint1
 		if (hw_qp_set_rnr(qp->hw, qpc[0x94] & 0x1f, qp->rnr_retry) != HW_OK)
 			return EINVAL;
 		qp->min_rnr = qpc[0x94] & 0x1f;
-		vb_devx_qp_route(ctx, qp, in);
+		if (qp->hw->type != HW_QPT_DCI) /* a DCI's WQEs name their DCT */
+			vb_devx_qp_route(ctx, qp, in);
 		vb_devx_qp_keep(qp, in, 0x8, 1);     /* mtu, log_msg_max */
 		vb_devx_qp_keep(qp, in, 0x14, 4);    /* remote_qpn */
 		vb_devx_qp_keep(qp, in, 0x18, 0x2c); /* the primary address path */

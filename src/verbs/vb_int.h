@@ -94,6 +94,13 @@ static inline void vb_cq_check_overrun(struct vb_cq *cq)
 		vb_cq_tell_overrun(cq);
 }
 void vb_cq_add_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
+/* The context's CQs and SRQs by number, for DevX commands (vb_devx_named.c); del: EBUSY while one is held. */
+void vb_named_cq_add(struct vb_cq *cq);
+int vb_named_cq_del(struct vb_cq *cq);
+void vb_named_srq_add(struct vb_srq *srq);
+int vb_named_srq_del(struct vb_srq *srq);
+/* The SRQ of srqn a DevX DCT completes receives of into cq (no QP of the CQ's lists took them), or NULL; cq's lock held. */
+struct vb_srq *vb_named_cq_srq(struct vb_cq *cq, uint32_t srqn);
 void vb_cq_del_qp(struct vb_cq *cq, struct vb_qp *qp, bool send);
 /*
  * Drops qpn's completions from cq (a QP moved to RESET, as mlx5 cleans its

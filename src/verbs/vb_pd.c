@@ -45,6 +45,7 @@ VB_EXPORT struct ibv_pd *vb_alloc_pd(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
+	hw_pd_set_owner(pd->hw, ctx); /* DevX commands of other contexts do not reach it */
 	pd->pd.context = context;
 	pd->pd.handle = hw_pd_id(pd->hw);
 	return &pd->pd;

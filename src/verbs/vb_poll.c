@@ -136,14 +136,19 @@ static void vb_wc_recv(const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc
 }
 
 /*
- * A receive of an XRC SRQ: its QP (a target of the domain, maybe another
- * process's) is none of the CQ's; the CQE's srqn names the SRQ, whose wr_id
- * it is. False when no XRC SRQ of the CQ has that number (destroyed).
+ * A receive of an XRC SRQ, or of an SRQ a DevX DCT takes from: its QP (a
+ * target of the domain, maybe another process's; the DCT) is none of the
+ * CQ's; the CQE's srqn names the SRQ, whose wr_id it is. False when no such
+ * SRQ has that number (destroyed).
  */
-static bool vb_cqe_xrc_recv(struct vb_cq *cq, const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc)
+static bool vb_cqe_srq_recv(struct vb_cq *cq, const struct hw_cqe64 *cqe, uint8_t op, struct ibv_wc *wc)
 {
-	struct vb_srq *srq = cq->xsrqs != NULL ? vb_xrc_cq_srq(cq, be32toh(cqe->srqn_uidx) & 0xffffffu) : NULL;
+	uint32_t srqn = be32toh(cqe->srqn_uidx) & 0xffffffu;
+	struct vb_srq *srq = cq->xsrqs != NULL ? vb_xrc_cq_srq(cq, srqn) : NULL;
 	uint16_t idx = hw_cqe_wqe_counter(cqe);
+
+	if (srq == NULL)
+		srq = vb_named_cq_srq(cq, srqn);
 
 	if (srq == NULL)
 		return false;
@@ -165,7 +170,7 @@ bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *w
 	bool send = op == HW_CQE_REQ || op == HW_CQE_REQ_ERR;
 	struct vb_qp *qp = vb_cq_find_qp(cq, hw_cqe_qpn(cqe), send);
 
-	if (qp == NULL && !send && cq->xsrqs != NULL && vb_cqe_xrc_recv(cq, cqe, op, wc))
+	if (qp == NULL && !send && vb_cqe_srq_recv(cq, cqe, op, wc))
 		goto status;
 	if (qp == NULL)
 		return false; /* its QP was destroyed: the completion goes with it */

@@ -132,6 +132,7 @@ static struct vb_srq *vb_srq_create(struct vb_context *ctx, struct ibv_pd *pd, s
 		srq->xcq = xcq;
 		vb_xrc_srq_attach(srq);
 	}
+	vb_named_srq_add(srq);
 	return srq;
 
 err_free:
@@ -301,7 +302,7 @@ VB_EXPORT int vb_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (ibsrq == NULL)
 		return EINVAL;
-	if (atomic_load(&srq->users) != 0)
+	if (vb_named_srq_del(srq) != 0)
 		return EBUSY;
 	if (srq->xrcd != NULL)
 		vb_xrc_srq_detach(srq);
