@@ -210,10 +210,10 @@ ucp() {
 	shift
 	if pair UCX_TLS="$(ucp_tls "$tl")" UCX_LOG_LEVEL=info "${envs[@]}" -- \
 		ucx_perftest -p '{port}' "$@" -- ucx_perftest -p '{port}' "$@" localhost &&
-		grep -q '^Final:' "$tmp/c" && grep -Eq "ep_cfg\[[0-9]+\]: .*$want" "$tmp/c"; then
+		grep -q '^Final:' "$tmp/c" && grep -Eq "(ep_cfg|lane)\[[0-9]+\]: .*($want)" "$tmp/c"; then
 		report 1 "ucp $tl ${envs[*]:+${envs[*]} }$*" "$(final)"
 	else
-		report 0 "ucp $tl ${envs[*]:+${envs[*]} }$*" "$(grep -m1 -o 'ep_cfg.*' "$tmp/c")"
+		report 0 "ucp $tl ${envs[*]:+${envs[*]} }$*" "$(grep -m1 -oE '(ep_cfg|lane)\[.*' "$tmp/c")"
 	fi
 }
 device_atomics() { # all of UCX's atomic operations in 32 and 64 bits
@@ -236,8 +236,9 @@ for tl in $opened; do
 	ucp "$tl" 'tag\(TL/' -- -t tag_bw $n
 	for t in ucp_add ucp_fadd ucp_swap ucp_cswap; do
 		if device_atomics "$tl"; then
-			ucp "$tl" 'amo\(TL/' UCX_ATOMIC_MODE=device -- -t "$t" $n
-			ucp "$tl" 'amo\(TL/' UCX_ATOMIC_MODE=device -- -t "$t" -s 4 $n
+			# (An endpoint of a transport that needs no wire-up, DC, shows its lanes at debug level only.)
+			ucp "$tl" 'amo\(TL/|:TL/[^ ]* .*amo#' UCX_ATOMIC_MODE=device UCX_LOG_LEVEL=debug -- -t "$t" $n
+			ucp "$tl" 'amo\(TL/|:TL/[^ ]* .*amo#' UCX_ATOMIC_MODE=device UCX_LOG_LEVEL=debug -- -t "$t" -s 4 $n
 		else
 			# No device atomics UCX can use here: its software atomics, over this transport's AM lane.
 			ucp "$tl" 'amo_am\(TL/' -- -t "$t" $n
