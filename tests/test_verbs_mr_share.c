@@ -194,9 +194,190 @@ static void test_rereg_shared(void)
 	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
 }
 
+/*
+ * The owner of registrations over memory the program unmapped and mapped
+ * again at the same addresses (free and malloc, as a registration cache sees
+ * them): 4 pages at h.addr registered (key kept, as a cache keeps it), then
+ * replaced whole and registered again (ro_key); 4 pages at h.file_addr
+ * registered and deregistered, their last 2 replaced, and pages 1-2 registered
+ * again (file_key). Old pages hold 0x11, new ones 0x22.
+ */
+static void remap_owner(int in, int out)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = c != NULL ? ibv_alloc_pd(c) : NULL;
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+	const size_t pg = 4096;
+	uint8_t *a = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *b = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *kept, *again, *gone, *part;
+	struct hello h = {0};
+	char cmd;
+
+	if (pd == NULL || a == MAP_FAILED || b == MAP_FAILED)
+		_exit(2);
+	memset(a, 0x11, 4 * pg);
+	memset(b, 0x11, 4 * pg);
+	kept = ibv_reg_mr(pd, a, 4 * pg, acc);
+	gone = ibv_reg_mr(pd, b, 4 * pg, acc);
+	if (kept == NULL || gone == NULL || ibv_dereg_mr(gone) != 0)
+		_exit(3);
+	if (mmap(a, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != a ||
+	    mmap(b + 2 * pg, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != b + 2 * pg)
+		_exit(4);
+	memset(a, 0x22, 4 * pg);
+	memset(b + 2 * pg, 0x22, 2 * pg);
+	again = ibv_reg_mr(pd, a, 4 * pg, acc);
+	part = ibv_reg_mr(pd, b + pg, 2 * pg, acc);
+	if (again == NULL || part == NULL)
+		_exit(5);
+	h = (struct hello){.key = kept->rkey, .ro_key = again->rkey, .file_key = part->rkey, .pd = pd->handle,
+			   .addr = (uintptr_t)a, .file_addr = (uintptr_t)b};
+	if (write(out, &h, sizeof(h)) != sizeof(h))
+		_exit(6);
+	while (read(in, &cmd, 1) == 1) {
+		char ok = a[100] == 0x33 && b[2 * pg + 5] == 0x33 ? 'y' : 'n';
+
+		if (write(out, &ok, 1) != 1)
+			_exit(7);
+	}
+	_exit(0);
+}
+
+/*
+ * A registration reaches the memory mapped at its addresses when it is
+ * made (ibv_reg_mr(3): the pages behind the range are pinned then), also
+ * where the program unmapped memory an earlier registration held and mapped
+ * new memory there: another process reads the new bytes through the new
+ * key, and its writes land where the owner reads.
+ */
+static void test_reg_mr_remapped(void)
+{
+	const size_t pg = 4096;
+	int a[2], b[2];
+	struct hello h;
+	uint8_t *p = NULL;
+	char ok = 0;
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		close(a[1]);
+		close(b[0]);
+		remap_owner(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	to_kid = a[1];
+	from_kid = b[0];
+	th_defer(reap_cb, NULL);
+	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
+	fab_mr_init();
+	/* The whole range replaced under a key still registered. */
+	CHECK(vms_check(h.ro_key, h.pd, h.addr, 4 * pg, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
+	CHECK(p != NULL && p[0] == 0x22 && p[4 * pg - 1] == 0x22);
+	if (p != NULL)
+		p[100] = 0x33;
+	/* Half of a released registration's range replaced: old page 1, new page 2. */
+	CHECK(vms_check(h.file_key, h.pd, h.file_addr + pg, 2 * pg, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
+	CHECK(p != NULL && p[0] == 0x11 && p[pg - 1] == 0x11 && p[pg] == 0x22 && p[2 * pg - 1] == 0x22);
+	if (p != NULL)
+		p[pg + 5] = 0x33;
+	CHECK(write(to_kid, "c", 1) == 1);
+	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
+}
+
+#define PIECES 12
+
+/*
+ * The owner of PIECES single-page registrations side by side, all kept (a
+ * registration cache's entries), and of one over them all and a page on each
+ * side (file_key): bytes 0x11 + page number.
+ */
+static void pieces_owner(int in, int out)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *c = l != NULL ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = c != NULL ? ibv_alloc_pd(c) : NULL;
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	const size_t pg = 4096;
+	uint8_t *a = mmap(NULL, (PIECES + 2) * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *piece[PIECES], *all;
+	struct hello h = {0};
+	char cmd;
+
+	if (pd == NULL || a == MAP_FAILED)
+		_exit(2);
+	for (size_t i = 0; i < PIECES + 2; i++)
+		memset(a + i * pg, 0x11 + (int)i, pg);
+	for (size_t i = 0; i < PIECES; i++)
+		if ((piece[i] = ibv_reg_mr(pd, a + (i + 1) * pg, pg, acc)) == NULL)
+			_exit(3);
+	all = ibv_reg_mr(pd, a, (PIECES + 2) * pg, acc);
+	if (all == NULL)
+		_exit(4);
+	h = (struct hello){.key = piece[3]->rkey, .file_key = all->rkey, .pd = pd->handle, .addr = (uintptr_t)a};
+	if (write(out, &h, sizeof(h)) != sizeof(h))
+		_exit(5);
+	while (read(in, &cmd, 1) == 1) {
+		char ok = a[4 * pg + 9] == 0x77 && a[(PIECES + 1) * pg + 1] == 0x78 ? 'y' : 'n';
+
+		if (write(out, &ok, 1) != 1)
+			_exit(6);
+	}
+	_exit(0);
+}
+
+/*
+ * A registration may span any number of earlier ones still registered
+ * (ibv_reg_mr(3) sets no limit on overlapping registrations): another
+ * process reaches all of its bytes, reads and writes, and an earlier key
+ * reaches the same memory.
+ */
+static void test_reg_mr_over_many(void)
+{
+	const size_t pg = 4096;
+	int a[2], b[2];
+	struct hello h;
+	uint8_t *p = NULL;
+	int same = 1;
+	char ok = 0;
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		close(a[1]);
+		close(b[0]);
+		pieces_owner(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	to_kid = a[1];
+	from_kid = b[0];
+	th_defer(reap_cb, NULL);
+	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
+	fab_mr_init();
+	CHECK(vms_check(h.file_key, h.pd, h.addr, (PIECES + 2) * pg, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
+	for (size_t i = 0; p != NULL && i < PIECES + 2; i++)
+		same = same && p[i * pg] == 0x11 + i && p[i * pg + pg - 1] == 0x11 + i;
+	CHECK(p != NULL && same);
+	p[(PIECES + 1) * pg + 1] = 0x78;
+	/* The earlier key of page 4 reaches the same bytes. */
+	CHECK(vms_check(h.key, h.pd, h.addr + 4 * pg, pg, HW_ACCESS_REMOTE_WRITE, &p) == HW_OK);
+	CHECK(p != NULL && p[0] == 0x15);
+	p[9] = 0x77;
+	CHECK(write(to_kid, "c", 1) == 1);
+	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
+}
+
 int main(void)
 {
 	RUN(test_reg_mr_shared);
 	RUN(test_rereg_shared);
+	RUN(test_reg_mr_remapped);
+	RUN(test_reg_mr_over_many);
 	return th_summary("test_verbs_mr_share");
 }

@@ -40,7 +40,9 @@ static void maps_parse(const char *line, struct base_map *m)
 	memset(m->perms, 0, sizeof(m->perms));
 	for (unsigned i = 0; i < 4 && line[i] != ' ' && line[i] != '\0'; i++)
 		m->perms[i] = line[i];
-	line = maps_next_field(maps_next_field(maps_next_field(line))); /* past perms, offset, device */
+	line = maps_next_field(line); /* past perms */
+	m->off = maps_num(&line, 16);
+	line = maps_next_field(maps_next_field(line)); /* past offset, device */
 	m->ino = (unsigned long)maps_num(&line, 10);
 	while (*line == ' ')
 		line++;

@@ -11,6 +11,7 @@
 struct base_map {
 	uint64_t lo, hi;   /* [lo, hi) */
 	char perms[5];	   /* "rw-s": perms[3] is 's' for a shared mapping */
+	uint64_t off;	   /* the file offset mapped at lo */
 	unsigned long ino; /* the mapped file's inode; 0 for anonymous memory */
 	const char *path;  /* the rest of the line: the file, "[heap]", ... or "" (valid during the call only) */
 };

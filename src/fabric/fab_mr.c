@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base_log.h"
+#include "base_private.h"
 #include "fab_table.h"
 #include "hw_mem.h"
 
@@ -27,13 +28,21 @@ struct mr_seg {
 	uint32_t pages;	  /* its size */
 };
 
+#define MR_INLINE_SEGS 8
+
 struct mr_backing {
 	uint32_t pid;
 	uint32_t nseg;
 	uint64_t start;	  /* the owner's start time: a reused pid is another process */
 	uint64_t base;	  /* owner address of the first memfd's first byte */
 	uint64_t key_va;  /* owner address of the key's first byte (its iova may differ) */
-	struct mr_seg seg[FAB_SHARE_SEGS_MAX];
+	/*
+	 * More than MR_INLINE_SEGS memfds (a range over many registrations a
+	 * registration cache keeps): their mr_segs are in a sealed memfd of the
+	 * owner's, this one (pages unused), and seg is empty.
+	 */
+	struct mr_seg list;
+	struct mr_seg seg[MR_INLINE_SEGS];
 };
 _Static_assert(sizeof(struct mr_backing) <= HW_MKEY_BACKING_MAX, "fits the key's record");
 
@@ -61,9 +70,46 @@ static uint64_t page_size(void)
 	return (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* The record of s's memfds; false when one cannot be described (logged). */
-static bool describe(const struct fab_shared *s, void *addr, struct mr_backing *r)
+/* The mr_seg of each of s's memfds into seg; false when one cannot be described. */
+static bool describe_segs(const struct fab_shared *s, struct mr_seg *seg)
 {
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct stat st;
+
+		if (fstat(s->seg[i].memfd, &st) != 0 || s->seg[i].len / page_size() > UINT32_MAX)
+			return false;
+		seg[i] = (struct mr_seg){ .ino = (uint64_t)st.st_ino, .fd = s->seg[i].memfd,
+					  .pages = (uint32_t)(s->seg[i].len / page_size()) };
+	}
+	return true;
+}
+
+/* The list of n mr_segs on a sealed memfd (mode 0600), named in *list; its fd or -1. */
+static int write_list(const struct mr_seg *seg, uint32_t n, struct mr_seg *list)
+{
+	size_t len = (size_t)n * sizeof(*seg);
+	int fd = base_priv_memfd(FAB_SHARE_MEMFD_NAME "-list", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (pwrite(fd, seg, len, 0) != (ssize_t)len || fstat(fd, &st) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+		close(fd);
+		return -1;
+	}
+	*list = (struct mr_seg){ .ino = (uint64_t)st.st_ino, .fd = fd };
+	return fd;
+}
+
+/*
+ * The record of s's memfds (their list written to a memfd when the record
+ * cannot hold them: s->list_fd); false when one cannot be described (logged).
+ */
+static bool describe(struct fab_shared *s, void *addr, struct mr_backing *r)
+{
+	struct mr_seg seg[FAB_SHARE_SEGS_MAX];
+
 	*r = (struct mr_backing){ .pid = (uint32_t)getpid(), .nseg = s->n, .base = s->seg[0].base,
 				  .key_va = (uint64_t)(uintptr_t)addr };
 	r->start = fab_proc_start_time(r->pid);
@@ -72,15 +118,17 @@ static bool describe(const struct fab_shared *s, void *addr, struct mr_backing *
 		BASE_WARN("cannot read this process's start time to share memory: %s", strerror(errno));
 		return false;
 	}
-	for (uint32_t i = 0; i < s->n; i++) {
-		struct stat st;
-
-		if (fstat(s->seg[i].memfd, &st) != 0 || s->seg[i].len / page_size() > UINT32_MAX)
-			return false;
-		r->seg[i] = (struct mr_seg){ .ino = (uint64_t)st.st_ino, .fd = s->seg[i].memfd,
-					     .pages = (uint32_t)(s->seg[i].len / page_size()) };
+	r->list.fd = -1;
+	if (!describe_segs(s, seg))
+		return false;
+	if (s->n <= MR_INLINE_SEGS) {
+		memcpy(r->seg, seg, s->n * sizeof(seg[0]));
+		return true;
 	}
-	return true;
+	s->list_fd = write_list(seg, s->n, &r->list);
+	if (s->list_fd < 0)
+		BASE_WARN("cannot write the list of the %u memory files of a registration: %s", s->n, strerror(errno));
+	return s->list_fd >= 0;
 }
 
 int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_shared *s)
@@ -89,6 +137,7 @@ int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_shared *s)
 	int rc;
 
 	fab_mr_init();
+	s->list_fd = -1;
 	rc = fab_share_get_range(addr, len, s);
 	if (rc != 0)
 		return rc;
@@ -103,20 +152,25 @@ int fab_mr_share(uint32_t key, void *addr, uint64_t len, struct fab_shared *s)
 	return 0;
 
 err_put:
-	fab_share_put_range(s);
+	fab_mr_unshare(s);
 	return rc;
 }
 
-void fab_mr_unshare(const struct fab_shared *s)
+void fab_mr_unshare(struct fab_shared *s)
 {
+	if (s->list_fd >= 0)
+		close(s->list_fd);
+	s->list_fd = -1;
 	fab_share_put_range(s);
 }
 
 static bool same_memory(const struct mr_backing *a, const struct mr_backing *b)
 {
-	if (a->pid != b->pid || a->start != b->start || a->base != b->base || a->nseg != b->nseg)
+	if (a->pid != b->pid || a->start != b->start || a->base != b->base || a->nseg != b->nseg ||
+	    a->list.ino != b->list.ino || a->list.fd != b->list.fd)
 		return false;
-	for (uint32_t i = 0; i < a->nseg; i++)
+	/* A list is sealed against writes: its inode names its contents. */
+	for (uint32_t i = 0; i < a->nseg && i < MR_INLINE_SEGS; i++)
 		if (a->seg[i].ino != b->seg[i].ino || a->seg[i].fd != b->seg[i].fd || a->seg[i].pages != b->seg[i].pages)
 			return false;
 	return true;
@@ -168,11 +222,11 @@ static bool map_evict(void)
 }
 
 /* Maps the record's memfds side by side at p, as they lie in the owner; false when one cannot be. */
-static bool map_segs(const struct mr_backing *r, uint8_t *p)
+static bool map_segs(const struct mr_backing *r, const struct mr_seg *seg, uint8_t *p)
 {
 	for (uint32_t i = 0; i < r->nseg; i++) {
-		uint64_t len = (uint64_t)r->seg[i].pages * page_size();
-		int fd = open_backing(r, &r->seg[i]);
+		uint64_t len = (uint64_t)seg[i].pages * page_size();
+		int fd = open_backing(r, &seg[i]);
 		void *at;
 
 		if (fd < 0)
@@ -186,7 +240,7 @@ static bool map_segs(const struct mr_backing *r, uint8_t *p)
 	return true;
 }
 
-static struct mr_map *map_add(const struct mr_backing *r, uint64_t total)
+static struct mr_map *map_add(const struct mr_backing *r, const struct mr_seg *seg, uint64_t total)
 {
 	struct mr_map *m;
 	void *p;
@@ -202,7 +256,7 @@ static struct mr_map *map_add(const struct mr_backing *r, uint64_t total)
 	p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	if (!map_segs(r, p)) {
+	if (!map_segs(r, seg, p)) {
 		munmap(p, total);
 		return NULL;
 	}
@@ -212,23 +266,47 @@ static struct mr_map *map_add(const struct mr_backing *r, uint64_t total)
 	return m;
 }
 
-/* The bytes the record's memfds hold; 0 when the record is malformed (forged or torn). */
-static uint64_t record_len(const struct mr_backing *r)
+/*
+ * The record's memfds into seg: its own, or its list read from the owner
+ * (checked as a memfd is: this user's, sealed, as long as the record says);
+ * false when the record is malformed (forged or torn) or the list unreadable.
+ */
+static bool record_segs(const struct mr_backing *r, struct mr_seg *seg)
+{
+	size_t len = (size_t)r->nseg * sizeof(*seg);
+	bool ok;
+	int fd;
+
+	if (r->nseg == 0 || r->nseg > FAB_SHARE_SEGS_MAX)
+		return false;
+	if (r->nseg <= MR_INLINE_SEGS) {
+		memcpy(seg, r->seg, len);
+		return true;
+	}
+	fd = open_backing(r, &(struct mr_seg){ .ino = r->list.ino, .fd = r->list.fd, .pages = 0 });
+	if (fd < 0)
+		return false;
+	ok = pread(fd, seg, len, 0) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+/* The bytes the memfds hold; 0 when one holds none (a malformed record). */
+static uint64_t record_len(const struct mr_backing *r, const struct mr_seg *seg)
 {
 	uint64_t total = 0;
 
-	if (r->nseg == 0 || r->nseg > FAB_SHARE_SEGS_MAX)
-		return 0;
 	for (uint32_t i = 0; i < r->nseg; i++) {
-		if (r->seg[i].pages == 0)
+		if (seg[i].pages == 0)
 			return 0;
-		total += (uint64_t)r->seg[i].pages * page_size();
+		total += (uint64_t)seg[i].pages * page_size();
 	}
 	return total;
 }
 
 static uint8_t *mr_attach(const void *backing, uint32_t blen, uint64_t len)
 {
+	struct mr_seg seg[FAB_SHARE_SEGS_MAX];
 	struct mr_backing r;
 	struct mr_map *m;
 	uint8_t *p = NULL;
@@ -237,7 +315,9 @@ static uint8_t *mr_attach(const void *backing, uint32_t blen, uint64_t len)
 	if (blen != sizeof(r))
 		return NULL;
 	memcpy(&r, backing, sizeof(r));
-	total = record_len(&r);
+	if (!record_segs(&r, seg))
+		return NULL;
+	total = record_len(&r, seg);
 	/* The key's range must lie in the memory the record names (a forged record maps nothing wrong). */
 	if (total == 0 || r.key_va < r.base || len > total || r.key_va - r.base > total - len)
 		return NULL;
@@ -246,7 +326,7 @@ static uint8_t *mr_attach(const void *backing, uint32_t blen, uint64_t len)
 	pthread_mutex_lock(&maps.lock);
 	m = map_find(&r);
 	if (m == NULL)
-		m = map_add(&r, total);
+		m = map_add(&r, seg, total);
 	if (m != NULL)
 		p = m->p + (key_va - r.base);
 	pthread_mutex_unlock(&maps.lock);

@@ -26,6 +26,12 @@ struct backing {
 	unsigned long ino; /* the memfd's: its mappings in /proc/self/maps */
 	uint32_t refs;
 	bool device;	   /* the device's own memory: a fork's child shares it (fab_share_keep_shared) */
+	/*
+	 * The program unmapped or replaced pages of the range since (free and
+	 * malloc again at the same addresses): no new range uses it, and what
+	 * it still maps may move again; kept for its references and for fork.
+	 */
+	bool retired;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,11 +51,21 @@ static bool listed(const struct backing *list, unsigned long ino)
 	return false;
 }
 
+/* True when ino is the memfd of a retired backing: its pages still mapped may move again. */
+static bool retired_ino(unsigned long ino)
+{
+	for (const struct backing *k = backings; k != NULL; k = k->next)
+		if (k->retired && k->ino == ino)
+			return true;
+	return false;
+}
+
 /* A line of /proc/self/maps that may be moved: anonymous private read-write memory, or a listed backing. */
 static bool movable_line(const char *perms, unsigned long ino, const char *name, const struct backing *absorbed)
 {
 	if (strcmp(perms, "rw-s") == 0)
-		return ino != 0 && strstr(name, FAB_SHARE_MEMFD_NAME) != NULL && listed(absorbed, ino);
+		return ino != 0 && strstr(name, FAB_SHARE_MEMFD_NAME) != NULL &&
+		       (listed(absorbed, ino) || retired_ino(ino));
 	/* anonymous: no inode; [heap] and nameless mappings only (not [stack], files, ...) */
 	return strcmp(perms, "rw-p") == 0 && ino == 0 &&
 	       (name[0] == '\n' || name[0] == '\0' || strncmp(name, "[heap]", 6) == 0);
@@ -194,16 +210,77 @@ static void drop_stale(void)
 	}
 }
 
+/* The backing in use holding the page at addr, or NULL. */
+static struct backing *holding(uint64_t addr)
+{
+	for (struct backing *k = backings; k != NULL; k = k->next)
+		if (!k->retired && addr >= k->b.base && addr - k->b.base < k->b.len)
+			return k;
+	return NULL;
+}
+
+/*
+ * [lo, hi) of k's range is still mapped shared from k's memfd, each page at
+ * its own offset. The program may have unmapped the pages and mapped new
+ * memory there (a freed block's addresses reused), or moved them (mremap):
+ * the memfd then no longer holds what the program sees at those addresses.
+ */
+struct intact_scan {
+	uint64_t covered, end, base;
+	unsigned long ino;
+};
+
+static int intact_part(const struct base_map *m, void *arg)
+{
+	struct intact_scan *s = arg;
+
+	if (m->hi <= s->covered)
+		return 0;
+	if (m->lo > s->covered || m->ino != s->ino || m->perms[3] != 's' || m->off != m->lo - s->base)
+		return 1;
+	s->covered = m->hi;
+	return s->covered >= s->end;
+}
+
+static bool intact(const struct backing *k, uint64_t lo, uint64_t hi)
+{
+	struct intact_scan s = {.covered = lo, .end = hi, .base = k->b.base, .ino = k->ino};
+
+	if (base_maps_scan(intact_part, &s) < 0)
+		return true; /* cannot tell: as before the check */
+	return s.covered >= hi;
+}
+
+/*
+ * The backing that may serve [pos, min(end, its end)): it holds the page
+ * at pos and still maps that part. One that no longer does is retired on
+ * the way, and NULL returned: the part moves onto a new memfd.
+ */
+static struct backing *usable(uint64_t pos, uint64_t end)
+{
+	struct backing *k = holding(pos);
+
+	if (k != NULL && !intact(k, pos, end < k->b.base + k->b.len ? end : k->b.base + k->b.len)) {
+		k->retired = true;
+		k = NULL;
+	}
+	return k;
+}
+
 /* The backing holding [start, end), or NULL; *partial is set when one overlaps it only partly. */
 static struct backing *find(uint64_t start, uint64_t end, bool *partial)
 {
+	struct backing *k;
+
 	*partial = false;
 	drop_stale();
-	for (struct backing *k = backings; k != NULL; k = k->next) {
+	if ((k = usable(start, end)) != NULL && end <= k->b.base + k->b.len)
+		return k;
+	for (k = backings; k != NULL; k = k->next) {
 		uint64_t kend = k->b.base + k->b.len;
 
-		if (start >= k->b.base && end <= kend)
-			return k;
+		if (k->retired)
+			continue;
 		if (start < kend && k->b.base < end)
 			*partial = true;
 	}
@@ -262,20 +339,12 @@ static int share_locked(uint64_t start, uint64_t end, struct fab_backing *out)
 	return 0;
 }
 
-/* The backing holding the page at addr, or NULL. */
-static struct backing *holding(uint64_t addr)
-{
-	for (struct backing *k = backings; k != NULL; k = k->next)
-		if (addr >= k->b.base && addr - k->b.base < k->b.len)
-			return k;
-	return NULL;
-}
 
 /* Where the first backing above addr begins, or end when none does before it. */
 static uint64_t next_base(uint64_t addr, uint64_t end)
 {
 	for (struct backing *k = backings; k != NULL; k = k->next)
-		if (k->b.base > addr && k->b.base < end)
+		if (!k->retired && k->b.base > addr && k->b.base < end)
 			end = k->b.base;
 	return end;
 }
@@ -346,7 +415,7 @@ static int plan_range(uint64_t start, uint64_t end, const struct backing *absorb
 	for (uint64_t pos = start; pos < end; n++) {
 		if (n == FAB_SHARE_SEGS_MAX)
 			return FAB_SHARE_OVERLAP;
-		k[n] = holding(pos);
+		k[n] = usable(pos, end);
 		gap[n][0] = pos;
 		gap[n][1] = k[n] != NULL ? pos : next_base(pos, end);
 		if (k[n] == NULL && mapped_as(gap[n][0], gap[n][1], absorbed) == 0)

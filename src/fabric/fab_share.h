@@ -54,9 +54,10 @@ void fab_share_keep_shared(const struct fab_backing *b);
  * buffers of one allocator share pages, so a registration may begin in the
  * last page an earlier one moved, and end in the first page of another.
  */
-#define FAB_SHARE_SEGS_MAX 8
+#define FAB_SHARE_SEGS_MAX 64
 struct fab_shared {
 	uint32_t n;
+	int list_fd; /* fab_mr's: the list of the memfds when its record cannot hold them, or -1 */
 	struct fab_backing seg[FAB_SHARE_SEGS_MAX];
 };
 
