@@ -1221,9 +1221,10 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 }
 
 /*
- * A trap's run of one polled QP; the larger of backlog and its send CQ's
- * when its SQ moved since the last trap's look (run here, or by the engine
- * thread's look just before).
+ * A trap's run of one polled QP; the larger of backlog and its own when its
+ * SQ moved since the last trap's look (run here, or by the engine thread's
+ * look just before): its send CQ's unconsumed CQEs and the basic blocks
+ * rung and not run yet.
  */
 static uint32_t qp_trap_run(struct hw_qp *qp, uint32_t backlog)
 {
@@ -1233,7 +1234,8 @@ static uint32_t qp_trap_run(struct hw_qp *qp, uint32_t backlog)
 	pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
 	if (pi == __atomic_exchange_n(&qp->trap_sq_pi, pi, __ATOMIC_RELAXED) || qp->send_cq == NULL)
 		return backlog;
-	b = hw_cq_backlog(qp->send_cq);
+	/* With the WQEs not run yet: the engine thread's look may be running them as the trap looks. */
+	b = hw_cq_backlog(qp->send_cq) + ((pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK);
 	return b > backlog ? b : backlog;
 }
 

@@ -584,9 +584,11 @@ void hw_qp_engine_pass(struct hw_eng_pass *p);
 /*
  * Internal to a doorbell page's trap (hw_trap.h): every polled QP's SQ run
  * up to its record, and a waiting requester resumed by its receive record,
- * on the calling thread. Returns the largest backlog (hw_cq_backlog) of the
- * send CQ of a QP whose SQ ran: CQEs of earlier doorbells still unconsumed
- * tell a stream from a ping-pong (hw_trap.h).
+ * on the calling thread. Returns the largest backlog of a QP whose SQ moved
+ * since the last call: its send CQ's CQEs not consumed (hw_cq_backlog) and
+ * the basic blocks rung and not run yet (the engine thread's look may be
+ * running them): work of earlier doorbells the program has not looked at
+ * tells a stream from a ping-pong (hw_trap.h).
  */
 uint32_t hw_qp_polled_run(void);
 /* Internal: the registry's lock, held across fork by the engine thread's handlers. */

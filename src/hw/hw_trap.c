@@ -388,10 +388,10 @@ bool hw_trap_streams_close(uint32_t passes)
 		if (trap_state(s) != TRAP_STREAM ||
 		    mprotect((void *)__atomic_load_n(&s->page, __ATOMIC_RELAXED), trap_pgsz, PROT_READ) != 0)
 			continue;
+		__atomic_fetch_add(&st_closed, 1, __ATOMIC_RELAXED); /* counted before it shows: a reader of the state sees it */
 		__atomic_store_n(&s->state, TRAP_ARMED, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&trap_nstream, 1, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&trap_nopen, 1, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&st_closed, 1, __ATOMIC_RELAXED);
 		closed = true;
 	}
 	if (closed)
