@@ -25,6 +25,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <endian.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -411,12 +412,29 @@ static double rb_stream_verbs(struct rb_side *s, struct ibv_qp *qp, uint64_t rad
 	return (double)n / ((double)(rb_now() - t0) * 1e-9);
 }
 
+/* libsoftdpu's private trap counters (hw_trap.h), when the library has them: traps, stream hand-overs, re-arms. */
+struct rb_trap_stats {
+	uint64_t served, stepped, opened, streams, closed;
+};
+
+static bool rb_trap_stats(struct rb_trap_stats *st)
+{
+	void (*fn)(struct rb_trap_stats *) = (void (*)(struct rb_trap_stats *))dlsym(RTLD_DEFAULT, "hw_trap_stats");
+
+	memset(st, 0, sizeof(*st));
+	if (fn != NULL)
+		fn(st);
+	return fn != NULL;
+}
+
 static int rb_stream(int n)
 {
 	struct rb_side s = { 0 };
 	struct ibv_qp *b, *v, *vb;
 	struct ibv_cq *vcq;
+	struct rb_trap_stats t0, t1;
 	double raw, verbs;
+	bool have;
 
 	rb_open(&s);
 	s.qp = rb_qp(&s);
@@ -424,7 +442,9 @@ static int rb_stream(int n)
 	rb_up(s.qp, b->qp_num);
 	rb_up(b, s.qp->qp_num);
 	rb_dv(&s);
+	have = rb_trap_stats(&t0);
 	raw = rb_stream_raw(&s, (uintptr_t)s.buf + 4096, s.mr->rkey, n);
+	(void)rb_trap_stats(&t1);
 	/* The library's pair: its own QPs and CQ, never given to mlx5dv_init_obj. */
 	vcq = s.cq;
 	s.cq = ibv_create_cq(s.c, RB_DEPTH, NULL, NULL, 0);
@@ -437,6 +457,10 @@ static int rb_stream(int n)
 	verbs = rb_stream_verbs(&s, v, (uintptr_t)s.buf + 4096, s.mr->rkey, n);
 	printf("stream    raw doorbell %8.3f M/s   ibv_post_send %8.3f M/s   ratio %.2f  (%d x 64 B WRITE)\n",
 	       raw / 1e6, verbs / 1e6, raw / verbs, n);
+	if (have)
+		printf("          raw doorbells trapped %llu, handed to the engine thread %llu times, trapped again %llu times\n",
+		       (unsigned long long)(t1.served - t0.served), (unsigned long long)(t1.streams - t0.streams),
+		       (unsigned long long)(t1.closed - t0.closed));
 	(void)vcq;
 	return 0;
 }

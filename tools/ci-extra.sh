@@ -240,7 +240,7 @@ tsan() {
 	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_verbs_fence test_flexio \
 		test_flexio_queue test_flexio_window test_flexio_isolation test_verbs_mr_move test_hw_eth test_flexio_eth test_verbs_mw \
 		test_verbs_xrc test_verbs_mcast test_rdmacm test_rsocket test_rdmacm_timers test_rdmacm_hostile test_verbs_dvmisc \
-		test_verbs_pace test_verbs_tm test_verbs_tm_xp test_hw_eng_raw test_verbs_rawtrap; do
+		test_verbs_pace test_verbs_tm test_verbs_tm_xp test_hw_eng_raw test_verbs_rawtrap test_verbs_rawstream; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1

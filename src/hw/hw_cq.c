@@ -486,6 +486,15 @@ uint32_t hw_cq_log_size(const struct hw_cq *cq)
 	return cq->log_size;
 }
 
+uint32_t hw_cq_backlog(const struct hw_cq *cq)
+{
+	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_acquire);
+	uint32_t ci = be32toh(atomic_load_explicit((const _Atomic uint32_t *)&cq->dbrec[HW_CQ_DBR_SET_CI],
+						   memory_order_acquire));
+
+	return (pi - ci) & HW_CQ_CI_MASK;
+}
+
 uint32_t hw_cq_cqn(const struct hw_cq *cq)
 {
 	return cq->cqn;

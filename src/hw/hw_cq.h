@@ -164,6 +164,8 @@ uint32_t hw_cq_cqe_size(const struct hw_cq *cq);
 uint32_t *hw_cq_dbrec(const struct hw_cq *cq);
 uint32_t hw_cq_log_size(const struct hw_cq *cq);
 uint32_t hw_cq_cqn(const struct hw_cq *cq);
+/* CQEs written and not yet consumed (the consumer index in the record): a raw doorbell's stream sign (hw_trap.h). */
+uint32_t hw_cq_backlog(const struct hw_cq *cq);
 
 /*
  * Writes one CQE at the producer index. HW_ERR_FULL (and the overrun flag

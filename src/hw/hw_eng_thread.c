@@ -110,6 +110,7 @@ static void eng_sleep_bells(const struct hw_eng_pass *p, uint32_t wakes, uint64_
 }
 
 #define HW_ENG_XM_NS 50000ull
+#define HW_ENG_LOST_NS 1000000ull /* between two passes while spinning: the thread was off its core */
 
 static uint64_t eng_min(uint64_t a, uint64_t b)
 {
@@ -120,7 +121,8 @@ static uint64_t eng_min(uint64_t a, uint64_t b)
 static void *eng_main(void *arg)
 {
 	struct eng_thr *me = arg;
-	uint64_t last_act = 0, last_peer = eng_clock(), backoff = 1000;
+	uint64_t last_act = 0, last_peer = eng_clock(), backoff = 1000, prev_end = 0;
+	uint32_t stream_passes = 0; /* passes that ran raw work while a doorbell page was open to a stream */
 	struct hw_eng_raw raw;
 
 	hw_eng_raw_init(&raw);
@@ -146,6 +148,13 @@ static void *eng_main(void *arg)
 		}
 		if (p.raw)
 			hw_eng_raw_seen(&raw, now);
+		if (__builtin_expect(hw_trap_streams_open(), 0)) {
+			stream_passes += p.raw;
+			/* Off its core with a page open (the program's doorbells waited): the traps serve again. */
+			if (prev_end != 0 && p.now_ns - prev_end > HW_ENG_LOST_NS && hw_trap_streams_close(0))
+				stream_passes = 0, p.activity = true;
+		}
+		prev_end = now;
 		pthread_mutex_lock(&eng.lock);
 		if (me->stop || eng.wakes != wakes || p.activity)
 			continue;
@@ -153,6 +162,11 @@ static void *eng_main(void *arg)
 			pthread_mutex_unlock(&eng.lock);
 			sched_yield(); /* spinning, but the program's thread gets the core first */
 			pthread_mutex_lock(&eng.lock);
+			continue;
+		}
+		/* Doorbell pages left open to a stream trap again before this thread sleeps; one more look first. */
+		if (__builtin_expect(hw_trap_streams_close(stream_passes), 0)) {
+			stream_passes = 0;
 			continue;
 		}
 		until = eng_min(last_peer + HW_ENG_PEER_CHECK_NS, p.next_deadline);
@@ -179,6 +193,7 @@ static void *eng_main(void *arg)
 		else
 			eng_sleep_until(until);
 		eng.asleep = false;
+		prev_end = 0; /* asleep, not off its core */
 	}
 	pthread_mutex_unlock(&eng.lock);
 	return NULL;
@@ -254,6 +269,12 @@ static void eng_init(void)
 	eng_no_raw_poll = e != NULL && strcmp(e, "0") == 0;
 	eng_cond_init();
 	pthread_atfork(eng_prepare, eng_parent, eng_child);
+}
+
+bool hw_eng_polls_raw(void)
+{
+	pthread_once(&eng_once, eng_init);
+	return !eng_no_raw_poll;
 }
 
 void hw_eng_fork_ready(void)

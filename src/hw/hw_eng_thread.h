@@ -30,6 +30,7 @@
 #ifndef HW_ENG_THREAD_H_
 #define HW_ENG_THREAD_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hw_eng_raw.h" /* HW_ENG_SPIN_NS, HW_ENG_POLL_MAX_NS */
@@ -50,6 +51,8 @@ void hw_eng_get(void);
 void hw_eng_put(void);
 /* Something new to watch (a deadline, a polled QP, a remote peer): look now. */
 void hw_eng_wake(void);
+/* Whether the thread looks at polled QPs' records (SOFTDPU_ENGINE_RAW_POLL not 0). */
+bool hw_eng_polls_raw(void);
 /*
  * Something new to look at by the monotonic time t (an RNR deadline): wakes
  * the thread unless it sleeps until no later than t anyway, so RNR waits

@@ -1220,12 +1220,31 @@ static void pass_one(struct hw_qp *qp, struct hw_eng_pass *p)
 		pass_tm_fins(qp, p);
 }
 
+/*
+ * A trap's run of one polled QP; the larger of backlog and its own when its
+ * SQ moved since the last trap's look (run here, or by the engine thread's
+ * look just before): its send CQ's unconsumed CQEs and the basic blocks
+ * rung and not run yet.
+ */
+static uint32_t qp_trap_run(struct hw_qp *qp, uint32_t backlog)
+{
+	uint32_t pi, b;
+
+	(void)pass_polled(qp);
+	pi = __atomic_load_n(&qp->sq_pi, __ATOMIC_ACQUIRE);
+	if (pi == __atomic_exchange_n(&qp->trap_sq_pi, pi, __ATOMIC_RELAXED) || qp->send_cq == NULL)
+		return backlog;
+	/* With the WQEs not run yet: the engine thread's look may be running them as the trap looks. */
+	b = hw_cq_backlog(qp->send_cq) + ((pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) & HW_QP_COUNTER_MASK);
+	return b > backlog ? b : backlog;
+}
+
 #define QP_RUN_CHUNK 32 /* QPs listed at once by hw_qp_polled_run: its stack may be a small signal stack */
 
-void hw_qp_polled_run(void)
+uint32_t hw_qp_polled_run(void)
 {
 	struct hw_qp *list[QP_RUN_CHUNK];
-	uint32_t at = 0, n;
+	uint32_t at = 0, n, backlog = 0;
 
 	/*
 	 * As the engine thread's pass, in chunks; a QP moved within the list by
@@ -1241,10 +1260,11 @@ void hw_qp_polled_run(void)
 		pthread_mutex_unlock(&reg.lock);
 		for (uint32_t i = 0; i < n; i++)
 			if (__atomic_load_n(&list[i]->polled, __ATOMIC_ACQUIRE))
-				(void)pass_polled(list[i]);
+				backlog = qp_trap_run(list[i], backlog);
 		at += n;
 	} while (n == QP_RUN_CHUNK);
 	hw_epoch_leave();
+	return backlog;
 }
 
 /*

@@ -268,6 +268,7 @@ struct hw_qp {
 	void (*sig_drained)(void *arg); /* sig_pipe: told when the SQ stops so */
 	void *sig_drained_arg;
 	uint32_t seen_rq_pi;	 /* a polled QP: the receive counter the engine thread last saw */
+	uint32_t trap_sq_pi;	 /* a polled QP: sq_pi at the last doorbell trap's look (hw_qp_polled_run) */
 	struct hw_qview *view;	 /* non-NULL: another process's QP mapped here (a peer) */
 	struct hw_qp *peer_view; /* the view of another process's QP this one connected to (ours to free) */
 	uint32_t xm_machine;	 /* non-zero: the RC peer is QP xm_dest of that machine (hw_xm.h) */
@@ -583,9 +584,13 @@ void hw_qp_engine_pass(struct hw_eng_pass *p);
 /*
  * Internal to a doorbell page's trap (hw_trap.h): every polled QP's SQ run
  * up to its record, and a waiting requester resumed by its receive record,
- * on the calling thread.
+ * on the calling thread. Returns the largest backlog of a QP whose SQ moved
+ * since the last call: its send CQ's CQEs not consumed (hw_cq_backlog) and
+ * the basic blocks rung and not run yet (the engine thread's look may be
+ * running them): work of earlier doorbells the program has not looked at
+ * tells a stream from a ping-pong (hw_trap.h).
  */
-void hw_qp_polled_run(void);
+uint32_t hw_qp_polled_run(void);
 /* Internal: the registry's lock, held across fork by the engine thread's handlers. */
 void hw_qp_reg_lock(void);
 void hw_qp_reg_unlock(void);

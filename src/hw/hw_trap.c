@@ -19,12 +19,34 @@
 #include "base_maps.h"
 #include "base_segv.h"
 #include "base_x86.h"
+#include "hw_eng_thread.h"
 #include "hw_qp.h"
 
 #define TRAP_SLOTS 64
 #define TRAP_STEP_MAX 8 /* stores stepped over after the faulting one (a BlueFlame copy is 1..4) */
 
-enum { TRAP_FREE, TRAP_ARMED, TRAP_OPEN, TRAP_GONE };
+/*
+ * A doorbell whose trap leaves at least TRAP_STREAM_BACKLOG CQEs unconsumed
+ * on a send CQ it completed into is a stream's: the program rang again
+ * without looking at what the previous ones completed (a ping-pong consumes
+ * its CQE, or asks none, before it rings again). TRAP_STREAM_RUN of them in
+ * a row open the page to the engine thread's spinning poll.
+ */
+#define TRAP_STREAM_BACKLOG 4
+#define TRAP_STREAM_RUN 16
+/*
+ * A hand-over pays when the engine thread then ran raw work in at least
+ * TRAP_STREAM_PAID passes before the stream stopped; one that did not (the
+ * engine thread, or the program, lost its core on a loaded machine, and the
+ * page went back and forth) doubles the run the next one needs, up to
+ * TRAP_STREAM_NEED_MAX, so such a machine keeps the traps, which cost the
+ * writer a signal each but never wait for another thread's core.
+ */
+#define TRAP_STREAM_PAID 32
+#define TRAP_STREAM_NEED_MAX 65536u
+
+/* OPEN: writable for an instruction not stepped over; STREAM: writable while the engine thread serves a stream. */
+enum { TRAP_FREE, TRAP_ARMED, TRAP_OPEN, TRAP_GONE, TRAP_STREAM };
 
 struct trap_slot {
 	_Atomic uintptr_t page;
@@ -33,16 +55,21 @@ struct trap_slot {
 	uint32_t age;  /* OPEN: rearm passes seen (under trap_lock) */
 	hw_trap_store_fn fn; /* a register page's own handler (hw_trap_arm_store), else NULL: run polled QPs */
 	void *arg;
+	_Atomic uint32_t run; /* ARMED: doorbells in a row that looked like a stream's */
 };
 
 static struct trap_slot slots[TRAP_SLOTS];
 static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t trap_once = PTHREAD_ONCE_INIT;
-static _Atomic uint32_t trap_nopen;
-static _Atomic uint32_t trap_narmed; /* slots ARMED or OPEN */
-static _Atomic uint64_t st_served, st_stepped, st_opened;
+static _Atomic uint32_t trap_nopen;   /* slots OPEN or STREAM */
+static _Atomic uint32_t trap_nstream; /* slots STREAM */
+static _Atomic uint32_t trap_narmed;  /* slots ARMED, OPEN or STREAM */
+static _Atomic uint64_t st_served, st_stepped, st_opened, st_streams, st_closed;
 static uintptr_t trap_pgsz;
 static bool trap_on;
+static bool trap_streams; /* the engine thread polls records, so it can take a stream over */
+static _Atomic uint32_t trap_need = TRAP_STREAM_RUN; /* stream doorbells in a row that open a page */
+static _Atomic bool trap_hold; /* tests: pages open to a stream stay open */
 static int trap_err;
 
 static struct trap_slot *trap_find(uintptr_t page)
@@ -112,6 +139,34 @@ static void trap_open(struct trap_slot *s, uintptr_t page)
 	(void)mprotect((void *)page, trap_pgsz, PROT_READ | PROT_WRITE);
 }
 
+/*
+ * One more doorbell of page, its trap having left backlog CQEs unconsumed:
+ * the TRAP_STREAM_RUNth in a row of a stream opens the page, and the engine
+ * thread, woken, spins on the records until the stream stops
+ * (hw_trap_streams_close). The interrupted thread is in the program's code:
+ * it holds no lock of the library's.
+ */
+static void trap_stream_seen(struct trap_slot *s, uintptr_t page, uint32_t backlog)
+{
+	uint32_t armed = TRAP_ARMED;
+
+	if (backlog < TRAP_STREAM_BACKLOG) {
+		__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	if (__atomic_add_fetch(&s->run, 1, __ATOMIC_RELAXED) < __atomic_load_n(&trap_need, __ATOMIC_RELAXED) ||
+	    !trap_streams)
+		return;
+	__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&s->state, &armed, TRAP_STREAM, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_fetch_add(&trap_nstream, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&trap_nopen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&st_streams, 1, __ATOMIC_RELAXED);
+	(void)mprotect((void *)page, trap_pgsz, PROT_READ | PROT_WRITE);
+	hw_eng_wake();
+}
+
 static int trap_writable_map(const struct base_map *m, void *arg)
 {
 	uintptr_t a = *(const uintptr_t *)arg;
@@ -153,12 +208,12 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 	struct trap_slot *s = trap_find(page);
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct base_x86_insn in;
-	uint32_t st;
+	uint32_t st, backlog;
 
 	if (s == NULL)
 		return false;
 	st = trap_state(s);
-	if (st == TRAP_OPEN)
+	if (st == TRAP_OPEN || st == TRAP_STREAM)
 		return true; /* made writable since the fault: the store runs again */
 	if (st != TRAP_ARMED)
 		return st == TRAP_GONE && trap_gone_fault(page);
@@ -173,10 +228,11 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 		return true;
 	}
 	/* The record holds the counter and the WQE is in the ring: the store's value is not needed. */
-	hw_qp_polled_run();
+	backlog = hw_qp_polled_run();
 	g[REG_RIP] += in.len;
 	trap_step_run(g);
 	__atomic_fetch_add(&st_served, 1, __ATOMIC_RELAXED);
+	trap_stream_seen(s, page, backlog);
 	return true;
 }
 #else
@@ -194,11 +250,12 @@ static void trap_child(void)
 		uintptr_t p = __atomic_load_n(&slots[i].page, __ATOMIC_RELAXED);
 		uint32_t st = __atomic_load_n(&slots[i].state, __ATOMIC_RELAXED);
 
-		if (p != 0 && (st == TRAP_ARMED || st == TRAP_OPEN))
+		if (p != 0 && (st == TRAP_ARMED || st == TRAP_OPEN || st == TRAP_STREAM))
 			(void)mprotect((void *)p, trap_pgsz, PROT_READ | PROT_WRITE);
 		memset(&slots[i], 0, sizeof(slots[i]));
 	}
 	__atomic_store_n(&trap_nopen, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&trap_nstream, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&trap_narmed, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&trap_lock);
 }
@@ -216,6 +273,7 @@ static void trap_parent(void)
 static void trap_init(void)
 {
 	const char *e = getenv("SOFTDPU_RAW_TRAP");
+	const char *st = getenv("SOFTDPU_RAW_STREAM");
 
 #if defined(__x86_64__)
 	trap_on = e == NULL || strcmp(e, "0") != 0;
@@ -226,6 +284,7 @@ static void trap_init(void)
 	trap_pgsz = (uintptr_t)sysconf(_SC_PAGESIZE);
 	if (!trap_on)
 		return;
+	trap_streams = hw_eng_polls_raw() && (st == NULL || strcmp(st, "0") != 0);
 	pthread_atfork(trap_prepare, trap_parent, trap_child);
 	trap_err = base_segv_add(trap_fault);
 }
@@ -282,6 +341,7 @@ int hw_trap_arm_store(void *page, hw_trap_store_fn fn, void *arg)
 		s->age = 0;
 		s->fn = fn;
 		s->arg = arg;
+		__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->state, TRAP_ARMED, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&trap_narmed, 1, __ATOMIC_RELEASE);
 	}
@@ -294,7 +354,9 @@ static void trap_unarm(struct trap_slot *s)
 {
 	uint32_t st = trap_state(s);
 
-	if (st == TRAP_OPEN)
+	if (st == TRAP_STREAM)
+		__atomic_fetch_sub(&trap_nstream, 1, __ATOMIC_RELEASE);
+	if (st == TRAP_OPEN || st == TRAP_STREAM)
 		__atomic_fetch_sub(&trap_nopen, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&trap_narmed, 1, __ATOMIC_RELEASE);
 	(void)mprotect((void *)__atomic_load_n(&s->page, __ATOMIC_RELAXED), trap_pgsz, PROT_READ | PROT_WRITE);
@@ -334,7 +396,47 @@ bool hw_trap_armed(const void *page)
 		return false;
 	s = trap_find((uintptr_t)page);
 	st = s != NULL ? trap_state(s) : TRAP_FREE;
-	return st == TRAP_ARMED || st == TRAP_OPEN;
+	return st == TRAP_ARMED || st == TRAP_OPEN || st == TRAP_STREAM;
+}
+
+bool hw_trap_streaming(const void *addr)
+{
+	struct trap_slot *s;
+
+	if (!hw_trap_enabled())
+		return false;
+	s = trap_find((uintptr_t)addr & ~(trap_pgsz - 1));
+	return s != NULL && trap_state(s) == TRAP_STREAM;
+}
+
+bool hw_trap_streams_close(uint32_t passes)
+{
+	uint32_t need = __atomic_load_n(&trap_need, __ATOMIC_RELAXED);
+	bool closed = false;
+
+	if (__atomic_load_n(&trap_nstream, __ATOMIC_ACQUIRE) == 0 || __atomic_load_n(&trap_hold, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&trap_lock);
+	for (int i = 0; i < TRAP_SLOTS; i++) {
+		struct trap_slot *s = &slots[i];
+
+		if (trap_state(s) != TRAP_STREAM ||
+		    mprotect((void *)__atomic_load_n(&s->page, __ATOMIC_RELAXED), trap_pgsz, PROT_READ) != 0)
+			continue;
+		__atomic_fetch_add(&st_closed, 1, __ATOMIC_RELAXED); /* counted before it shows: a reader of the state sees it */
+		__atomic_store_n(&s->state, TRAP_ARMED, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&trap_nstream, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&trap_nopen, 1, __ATOMIC_RELEASE);
+		closed = true;
+	}
+	if (closed)
+		__atomic_store_n(&trap_need,
+				 passes >= TRAP_STREAM_PAID		     ? TRAP_STREAM_RUN
+				 : need >= TRAP_STREAM_NEED_MAX / 2 ? TRAP_STREAM_NEED_MAX
+								     : need * 2,
+				 __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&trap_lock);
+	return closed;
 }
 
 void hw_trap_rearm(void)
@@ -362,9 +464,21 @@ bool hw_trap_serving(void)
 	return __atomic_load_n(&trap_narmed, __ATOMIC_ACQUIRE) != 0 && __atomic_load_n(&trap_nopen, __ATOMIC_ACQUIRE) == 0;
 }
 
+bool hw_trap_streams_open(void)
+{
+	return __atomic_load_n(&trap_nstream, __ATOMIC_ACQUIRE) != 0;
+}
+
+void hw_trap_streams_hold(bool hold)
+{
+	__atomic_store_n(&trap_hold, hold, __ATOMIC_RELEASE);
+}
+
 void hw_trap_stats(struct hw_trap_stats *out)
 {
 	out->served = __atomic_load_n(&st_served, __ATOMIC_RELAXED);
 	out->stepped = __atomic_load_n(&st_stepped, __ATOMIC_RELAXED);
 	out->opened = __atomic_load_n(&st_opened, __ATOMIC_RELAXED);
+	out->streams = __atomic_load_n(&st_streams, __ATOMIC_RELAXED);
+	out->closed = __atomic_load_n(&st_closed, __ATOMIC_RELAXED);
 }

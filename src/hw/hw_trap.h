@@ -18,6 +18,20 @@
  * write-protected again at the engine thread's next pass but one
  * (hw_trap_rearm).
  *
+ * A stream is handed to the engine thread: a trap costs a signal (~2 µs),
+ * where the engine thread spinning on a core of its own runs a window of
+ * WQEs in one look. A doorbell whose trap leaves CQEs of earlier doorbells
+ * unconsumed on the send CQ (the program rang again without looking at
+ * what they completed; a ping-pong consumes each, or asks for none) is a
+ * stream's; a run of them in a row leaves the page writable (STREAM) and
+ * wakes the engine thread, which spins on the records while they move and
+ * write-protects the page again before it sleeps (hw_trap_streams_close);
+ * the next doorbell traps again. A hand-over that did not pay (the engine
+ * thread ran little before the page closed, as when it loses its core on a
+ * loaded machine) doubles the run the next one needs. SOFTDPU_RAW_STREAM=0 keeps every doorbell
+ * trapped; without the engine thread's look at records
+ * (SOFTDPU_ENGINE_RAW_POLL=0) a page never opens for a stream.
+ *
  * x86-64 only (elsewhere hw_trap_arm is EOPNOTSUPP and the engine thread's
  * polling serves every doorbell). SOFTDPU_RAW_TRAP=0 turns traps off.
  *
@@ -55,8 +69,24 @@ void hw_trap_forget(void *page);
 bool hw_trap_armed(const void *page);
 /* The engine thread's: pages opened for an unknown instruction are write-protected again. */
 void hw_trap_rearm(void);
+/* Whether the page holding addr is open to a stream now (written without trapping, served by the engine thread). */
+bool hw_trap_streaming(const void *addr);
 /*
- * Whether trapped pages serve raw doorbells now (some armed, none opened):
+ * The engine thread's, before it stops spinning (or when it finds it lost
+ * its core while a page was open): pages open to a stream are
+ * write-protected again; true when some were (a store that landed before is
+ * then the next look's to serve). passes: its passes that ran raw work
+ * while they were open; a hand-over that ran few makes the next one need a
+ * longer run of stream doorbells (a loaded machine keeps its traps).
+ */
+bool hw_trap_streams_close(uint32_t passes);
+/* Whether some page is open to a stream (the engine thread then keeps its core while it spins). */
+bool hw_trap_streams_open(void);
+/* For tests: while held, pages open to a stream stay open (hw_trap_streams_close does nothing). */
+void hw_trap_streams_hold(bool hold);
+/*
+ * Whether trapped pages serve raw doorbells now (some armed, none opened,
+ * none open to a stream):
  * the engine thread's look at polled QPs is then a fallback, not a rhythm
  * to spin for.
  */
@@ -64,11 +94,17 @@ bool hw_trap_serving(void);
 /* Whether traps are on (x86-64, SOFTDPU_RAW_TRAP not 0). */
 bool hw_trap_enabled(void);
 
-/* Counters, for tests and benchmarks: doorbells served, instructions stepped over, pages opened. */
+/*
+ * Counters, for tests and benchmarks: doorbells served, instructions
+ * stepped over, pages opened (unknown instruction), pages opened to a
+ * stream, stream pages write-protected again.
+ */
 struct hw_trap_stats {
 	uint64_t served;
 	uint64_t stepped;
 	uint64_t opened;
+	uint64_t streams;
+	uint64_t closed;
 };
 void hw_trap_stats(struct hw_trap_stats *out);
 
