@@ -6,7 +6,9 @@
 # and rendezvous by RDMA read and by RDMA write), the string compared byte for
 # byte. rc_mlx5 builds its receive queue as a DevX RMP and its QPs as DevX QPs
 # on it (docs/STATUS.md). ucp needs a second transport for its wireup
-# messages: ud_verbs.
+# messages: ud_mlx5, whose receive CQ UCX arms itself (the CQ doorbell of
+# cq_uar) and waits on from its async thread. ucp_hello_world also runs over
+# ud_mlx5 alone.
 # Exit 77 (skipped) without UCX's tools and examples, a compiler, or the
 # device nodes UCX requires (softdpu-devnodes).
 # Usage: tools/check-ucx-rc-mlx5.sh <directory holding libibverbs.so.1>
@@ -55,11 +57,13 @@ perftest -t am_bw -D bcopy -s 4096
 
 if cc -O1 -o "$tmp/hello" "$ex/ucp_hello_world.c" -I"$ex" -lucp -luct -lucs 2>"$tmp/cc"; then ok; else
 	bad "cannot build ucp_hello_world"; cat "$tmp/cc"; fi
-# hello <rndv scheme> <size>: the client prints the server's string whole, over the rc_mlx5 lane.
+# hello <rndv scheme> <size> [<UCX_TLS> <lane>]: the client prints the server's string whole, over that lane
+# (rc_mlx5 with ud_mlx5 for wireup by default).
 hello() {
+	local tls=${3:-rc_mlx5,ud_mlx5} lane=${4:-rc_mlx5}
 	local p
 	p=$(port)
-	export UCX_TLS=rc_mlx5,ud_verbs UCX_NET_DEVICES=mlx5_0:1 UCX_RNDV_SCHEME=$1
+	export UCX_TLS=$tls UCX_NET_DEVICES=mlx5_0:1 UCX_RNDV_SCHEME=$1
 	timeout 60 "$tmp/hello" -p "$p" -s "$2" >"$tmp/srv" 2>&1 &
 	pids+=($!)
 	sleep 1
@@ -67,17 +71,19 @@ hello() {
 	local rc=$?
 	wait "${pids[-1]}"
 	unset UCX_TLS UCX_NET_DEVICES UCX_RNDV_SCHEME
-	if [ $rc -eq 0 ] && grep -q 'tag(rc_mlx5/mlx5_0:1)' "$tmp/cli" &&
+	if [ $rc -eq 0 ] && grep -q "tag($lane/mlx5_0:1)" "$tmp/cli" &&
 		python3 -c 'import sys
 n = int(sys.argv[2])
 want = "".join(chr(65 + i % 26) for i in range(n - 1))
 sys.exit(0 if want in open(sys.argv[1]).read() else 1)' "$tmp/cli" "$2"; then ok; else
-		bad "ucp_hello_world over rc_mlx5, $1, $2 bytes"; grep -i 'error' "$tmp/cli" "$tmp/srv" | head -n 5; fi
+		bad "ucp_hello_world over $tls, $1, $2 bytes"; grep -i 'error' "$tmp/cli" "$tmp/srv" | head -n 5; fi
 }
 hello get_zcopy 16
 hello get_zcopy 300000
 hello put_zcopy 300000
 hello get_zcopy 4000000
+hello get_zcopy 16 ud_mlx5 ud_mlx5
+hello get_zcopy 300000 ud_mlx5 ud_mlx5
 
 echo "$name: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -53,6 +53,8 @@ struct trap_slot {
 	_Atomic uint32_t state;
 	uint32_t refs; /* under trap_lock */
 	uint32_t age;  /* OPEN: rearm passes seen (under trap_lock) */
+	hw_trap_store_fn fn; /* a register page's own handler (hw_trap_arm_store), else NULL: run polled QPs */
+	void *arg;
 	_Atomic uint32_t run; /* ARMED: doorbells in a row that looked like a stream's */
 };
 
@@ -180,6 +182,26 @@ static bool trap_gone_fault(uintptr_t page)
 	return base_maps_scan(trap_writable_map, &page) == 1;
 }
 
+/* A register page's store handed to its handler: offset and value (an 8-byte store of a register or immediate). */
+static void trap_store(const struct trap_slot *s, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
+{
+	uint64_t regs[16], val = 0;
+	bool has_val = false;
+	uintptr_t a;
+
+	for (int i = 0; i < 16; i++)
+		regs[i] = (uint64_t)g[greg_of[i]];
+	a = base_x86_addr(in, regs, (uintptr_t)g[REG_RIP]);
+	if (in->width == 8 && in->kind == BASE_X86_STORE_REG && in->reg < 16) {
+		val = regs[in->reg];
+		has_val = true;
+	} else if (in->width == 8 && in->kind == BASE_X86_STORE_IMM) {
+		val = (uint64_t)in->imm;
+		has_val = true;
+	}
+	s->fn(s->arg, (uint32_t)(a - page), val, has_val);
+}
+
 static bool trap_fault(void *addr, ucontext_t *uc)
 {
 	uintptr_t page = (uintptr_t)addr & ~(trap_pgsz - 1);
@@ -197,6 +219,12 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 		return st == TRAP_GONE && trap_gone_fault(page);
 	if (!base_x86_decode((const uint8_t *)g[REG_RIP], &in) || !trap_is_store(&in)) {
 		trap_open(s, page);
+		return true;
+	}
+	if (s->fn != NULL) {
+		trap_store(s, page, g, &in);
+		g[REG_RIP] += in.len;
+		__atomic_fetch_add(&st_served, 1, __ATOMIC_RELAXED);
 		return true;
 	}
 	/* The record holds the counter and the WQE is in the ring: the store's value is not needed. */
@@ -285,6 +313,11 @@ static struct trap_slot *trap_slot_for(uintptr_t page)
 
 int hw_trap_arm(void *page)
 {
+	return hw_trap_arm_store(page, NULL, NULL);
+}
+
+int hw_trap_arm_store(void *page, hw_trap_store_fn fn, void *arg)
+{
 	struct trap_slot *s;
 	int rc = 0;
 
@@ -306,6 +339,8 @@ int hw_trap_arm(void *page)
 		__atomic_store_n(&s->page, (uintptr_t)page, __ATOMIC_RELEASE);
 		s->refs = 1;
 		s->age = 0;
+		s->fn = fn;
+		s->arg = arg;
 		__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->state, TRAP_ARMED, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&trap_narmed, 1, __ATOMIC_RELEASE);

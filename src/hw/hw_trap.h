@@ -39,7 +39,9 @@
  * are not run from it. Arm and disarm are counted per page; the last
  * disarm makes the page writable and forgets it (the caller may then free
  * it); what the handler reaches is the QP registry under the epoch, never
- * the page or the caller's objects.
+ * the page or the caller's objects, except a store page's handler and its
+ * argument (hw_trap_arm_store), which its caller keeps until it forgets
+ * the page.
  */
 #ifndef HW_TRAP_H_
 #define HW_TRAP_H_
@@ -49,6 +51,16 @@
 
 /* Write-protects page (page-aligned, one page of the caller's own mapping), counted; 0 or an errno. */
 int hw_trap_arm(void *page);
+/*
+ * A register page whose stores mean something of their own (a CQ's arm
+ * doorbell): each store to it traps and, instead of running polled QPs,
+ * calls fn on the writer's thread with the store's offset in the page and
+ * its value as the register held it (has_val: an 8-byte store of a general
+ * register or an immediate; other stores give none). No store after it is
+ * stepped over. Counted as hw_trap_arm; the page's first arm sets fn.
+ */
+typedef void (*hw_trap_store_fn)(void *arg, uint32_t off, uint64_t val, bool has_val);
+int hw_trap_arm_store(void *page, hw_trap_store_fn fn, void *arg);
 /* Drops one count; at none the page is writable again and forgotten. */
 void hw_trap_disarm(void *page);
 /* Forgets page whatever its count (the caller frees it next): writable again. */

@@ -6,6 +6,8 @@
  * while a QP may be rung through it: a verbs QP from its first
  * mlx5dv_init_obj to its destroy, a DevX UAR from its allocation to its
  * free. The library's own post path never writes these pages.
+ * The cq_uar page is trapped from its first view to the context's close:
+ * a store to its CQ doorbell is the program's own arm of a CQ (vb_cq.c).
  */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -44,6 +46,24 @@ void vb_bell_ctx_fini(struct vb_context *ctx)
 {
 	vb_bell_unmap(ctx->bell);
 	ctx->bell = NULL;
+}
+
+void *vb_bell_cq_page(struct vb_context *ctx)
+{
+	void *p;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->uar == NULL && (ctx->uar = vb_bell_map()) != NULL)
+		(void)hw_trap_arm_store(ctx->uar, vb_cq_uar_store, ctx); /* traps off: raw arms are not seen */
+	p = ctx->uar;
+	pthread_mutex_unlock(&ctx->lock);
+	return p;
+}
+
+void vb_bell_cq_fini(struct vb_context *ctx)
+{
+	vb_bell_unmap(ctx->uar);
+	ctx->uar = NULL;
 }
 
 void vb_bell_qp_arm(struct vb_qp *qp, void *page)

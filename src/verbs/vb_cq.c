@@ -240,27 +240,17 @@ VB_EXPORT int vb_destroy_cq(struct ibv_cq *ibcq)
 VB_SYMVER(vb_destroy_cq, ibv_destroy_cq, "IBVERBS_1.1");
 
 /*
- * The consumer's arm, as mlx5's: the arm word (sequence number, command,
- * consumer index) to the record, then to the CQ's doorbell. The bell's
- * sequence is read first, so an event fired by this arm is never missed.
+ * An arm word (sequence number, command, consumer index) to the device's
+ * CQ, and the channel's watch of its event. The bell's sequence is read
+ * first, so an event fired by this arm is never missed.
  */
-int vb_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+static int vb_cq_arm_word(struct vb_cq *cq, uint32_t word)
 {
-	struct vb_cq *cq = vb_cq_of(ibcq);
 	struct hw_watch_set set = {.n = 0};
-	struct hw_bell *bell;
-	uint32_t word, seen;
+	struct hw_bell *bell = hw_cq_event_bell(cq->hw);
+	uint32_t seen = hw_bell_seq(bell);
 	uint64_t one = 1;
 
-	if (ibcq == NULL)
-		return EINVAL;
-	bell = hw_cq_event_bell(cq->hw);
-	seen = hw_bell_seq(bell);
-	pthread_spin_lock(&cq->lock);
-	word = (cq->arm_sn & HW_CQ_ARM_SN_MASK) << HW_CQ_ARM_SN_SHIFT |
-	       (solicited_only ? HW_CQ_ARM_CMD_SOLICITED : HW_CQ_ARM_CMD_NEXT) | (cq->cons_index & HW_CQ_CI_MASK);
-	pthread_spin_unlock(&cq->lock);
-	__atomic_store_n(&cq->dbrec[HW_CQ_DBR_ARM], htobe32(word), __ATOMIC_RELEASE);
 	if (hw_cq_arm(cq->hw, word) != HW_OK)
 		return EINVAL;
 	if (cq->cqx.channel == NULL)
@@ -272,6 +262,47 @@ int vb_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 			return EIO;
 	}
 	return 0;
+}
+
+/* The consumer's arm, as mlx5's: the arm word to the record, then to the CQ's doorbell. */
+int vb_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct vb_cq *cq = vb_cq_of(ibcq);
+	uint32_t word;
+
+	if (ibcq == NULL)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	word = (cq->arm_sn & HW_CQ_ARM_SN_MASK) << HW_CQ_ARM_SN_SHIFT |
+	       (solicited_only ? HW_CQ_ARM_CMD_SOLICITED : HW_CQ_ARM_CMD_NEXT) | (cq->cons_index & HW_CQ_CI_MASK);
+	pthread_spin_unlock(&cq->lock);
+	__atomic_store_n(&cq->dbrec[HW_CQ_DBR_ARM], htobe32(word), __ATOMIC_RELEASE);
+	return vb_cq_arm_word(cq, word);
+}
+
+/*
+ * A program that arms a CQ itself (mlx5dv: the arm word to the record, then
+ * the 8-byte doorbell, big-endian arm word << 32 | CQ number, to cq_uar's
+ * CQ doorbell register): its store traps here, on its own thread, and arms
+ * the context's CQ of that number as ibv_req_notify_cq would, its event
+ * raised on the CQ's channel. The context's lock keeps the CQ from its
+ * destroy meanwhile. Other stores to the page do nothing, as on a card.
+ */
+void vb_cq_uar_store(void *arg, uint32_t off, uint64_t val, bool has_val)
+{
+	struct vb_context *ctx = arg;
+	uint64_t db = be64toh(val);
+	uint32_t cqn = (uint32_t)db & HW_CQ_CI_MASK;
+
+	if (!has_val || off != VB_CQ_DOORBELL)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct vb_cq *cq = ctx->named_cqs; cq != NULL; cq = cq->named_next)
+		if (cq->cqn == cqn) {
+			(void)vb_cq_arm_word(cq, (uint32_t)(db >> 32));
+			break;
+		}
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 VB_EXPORT int vb_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);

@@ -153,7 +153,7 @@ static void vb_context_fini(struct vb_context *ctx)
 	vb_async_fini(ctx);
 	vb_rqpn_fini(ctx);
 	vb_var_ctx_fini(ctx);
-	free(ctx->uar);
+	vb_bell_cq_fini(ctx);
 	vb_bell_ctx_fini(ctx);
 	pthread_mutex_destroy(&ctx->vctx.context.mutex);
 	pthread_mutex_destroy(&ctx->lock);

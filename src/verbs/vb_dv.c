@@ -69,22 +69,6 @@ static_assert(sizeof(struct hw_wqe_datagram_seg) == sizeof(struct mlx5_wqe_av), 
 	(MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_RWQ | MLX5DV_OBJ_DM |          \
 	 MLX5DV_OBJ_AH | MLX5DV_OBJ_PD)
 
-/* The context's doorbell page (bf.reg, cq_uar): allocated on first use, freed at close. */
-static void *vb_dv_uar(struct vb_context *ctx)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *p = NULL;
-
-	pthread_mutex_lock(&ctx->lock);
-	if (ctx->uar == NULL && posix_memalign(&p, (size_t)page, (size_t)page) == 0) {
-		memset(p, 0, (size_t)page);
-		ctx->uar = p;
-	}
-	p = ctx->uar;
-	pthread_mutex_unlock(&ctx->lock);
-	return p;
-}
-
 static int vb_dv_qp(struct mlx5dv_qp *out, struct ibv_qp *in)
 {
 	struct vb_qp *qp = vb_qp_of(in);
@@ -119,7 +103,7 @@ static int vb_dv_cq(struct mlx5dv_cq *out, struct ibv_cq *in)
 {
 	struct vb_cq *cq = vb_cq_of(in);
 	struct vb_context *ctx = vb_ctx_checked(in->context);
-	void *uar = ctx != NULL ? vb_dv_uar(ctx) : NULL;
+	void *uar = ctx != NULL ? vb_bell_cq_page(ctx) : NULL;
 
 	if (uar == NULL)
 		return ctx == NULL ? EINVAL : ENOMEM;

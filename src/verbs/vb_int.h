@@ -141,6 +141,12 @@ void vb_memic_drop(const void *owner);
 void *vb_bell_ctx_page(struct vb_context *ctx);
 void vb_bell_ctx_fini(struct vb_context *ctx);
 void vb_bell_qp_arm(struct vb_qp *qp, void *page);
+#define VB_CQ_DOORBELL 0x20 /* the CQ doorbell register in a UAR page, as mlx5 (MLX5_CQ_DOORBELL) */
+/* The context's cq_uar page (mlx5dv_init_obj's), trapped: stores go to vb_cq_uar_store. */
+void *vb_bell_cq_page(struct vb_context *ctx);
+void vb_bell_cq_fini(struct vb_context *ctx);
+/* A store to the cq_uar page (hw_trap_store_fn): a write of the CQ doorbell arms the CQ it names. */
+void vb_cq_uar_store(void *arg, uint32_t off, uint64_t val, bool has_val);
 void vb_bell_qp_disarm(struct vb_qp *qp);
 void *vb_bell_uar_page(void);
 void vb_bell_uar_free(void *page);
