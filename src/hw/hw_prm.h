@@ -16,6 +16,7 @@
 #include <assert.h>
 #include <endian.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* CQE opcodes: the high nibble of op_own. */
@@ -35,6 +36,10 @@ enum hw_cqe_opcode {
 #define HW_CQE_OWNER_MASK 0x01u
 #define HW_CQE_SE_MASK 0x02u
 #define HW_CQE_OPCODE_SHIFT 4
+/* The CQE format bits of a receive scattered into the CQE (hw_qp_set_scatter): its data where. */
+#define HW_CQE_INLINE_SCATTER_32 0x04u /* the 64-byte CQE's first 32 bytes */
+#define HW_CQE_INLINE_SCATTER_64 0x08u /* a 128-byte CQE's first 64 bytes (before the 64-byte CQE) */
+#define HW_CQE_FORMAT_MASK 0x0cu
 
 /* Error CQE syndromes. */
 enum hw_cqe_syndrome {
@@ -176,14 +181,20 @@ static inline uint32_t hw_cqe_byte_cnt(const struct hw_cqe64 *c)
  */
 #define HW_CQE_TAGGED 0x1u
 
+/* The tag bit, but for a CQE whose first 32 bytes are a scattered receive's data (never a tagged one). */
+static inline bool hw_cqe_tagged(const struct hw_cqe64 *c)
+{
+	return __builtin_expect(c->rsvd0[0] & HW_CQE_TAGGED, 0) && !(c->op_own & HW_CQE_INLINE_SCATTER_32);
+}
+
 static inline uint32_t hw_cqe_flow_tag(const struct hw_cqe64 *c)
 {
-	return (c->rsvd0[0] & HW_CQE_TAGGED) ? be32toh(c->sop_drop_qpn) & 0xffffffu : 0;
+	return hw_cqe_tagged(c) ? be32toh(c->sop_drop_qpn) & 0xffffffu : 0;
 }
 
 static inline uint32_t hw_cqe_qpn(const struct hw_cqe64 *c)
 {
-	if (__builtin_expect(c->rsvd0[0] & HW_CQE_TAGGED, 0))
+	if (hw_cqe_tagged(c))
 		return be32toh(c->srqn_uidx) & 0xffffffu;
 	return be32toh(c->sop_drop_qpn) & 0xffffffu;
 }

@@ -189,6 +189,8 @@ bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *w
 		vb_wc_send(qp, cqe, wc);
 	} else if (!vb_wc_recv_id(qp, cqe, wc) && op != HW_CQE_RESP_ERR) {
 		vb_wc_recv(cqe, op, wc);
+		if (cqe->op_own & HW_CQE_FORMAT_MASK) /* scattered into the CQE (vb_scat.c) */
+			vb_scat_recv(qp, cqe, wc);
 	}
 status:
 	if (op == HW_CQE_REQ_ERR || op == HW_CQE_RESP_ERR) {
@@ -220,7 +222,9 @@ static inline bool vb_cqe_plain_recv(struct vb_cq *cq, const struct hw_cqe64 *cq
 	struct vb_qp *qp = cq->last;
 	uint32_t qpn = hw_cqe_qpn(cqe), rqpn, t;
 
-	if (hw_cqe_opcode(cqe) != HW_CQE_RESP_SEND || qp == NULL || qp->qpx.qp_base.qp_num != qpn ||
+	/* The opcode and format bits in one test: a SEND scattered into its CQE takes vb_cqe_parse. */
+	if ((cqe->op_own & ~(HW_CQE_SE_MASK | HW_CQE_OWNER_MASK)) != HW_CQE_RESP_SEND << HW_CQE_OPCODE_SHIFT ||
+	    qp == NULL || qp->qpx.qp_base.qp_num != qpn ||
 	    qp->rcq != cq || qp->srq != NULL)
 		return false;
 	rqpn = be32toh(cqe->flags_rqpn);
