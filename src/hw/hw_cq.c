@@ -928,8 +928,7 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 		w6 = stamp;
 		if (__builtin_expect(f->flow_tag != 0, 0)) { /* hw_prm.h: the tag, the queue as user index */
 			top = htobe32(f->flow_tag & 0xffffffu);
-			v[0] = (cq_v2){ HW_CQE_TAGGED, 0 };
-			v[2] = (cq_v2){ htobe32(f->qpn & 0xffffffu) | (uint64_t)htobe32(f->imm) << 32,
+			v[2] = (cq_v2){ htobe32(HW_CQE_TAGGED << 24 | (f->qpn & 0xffffffu)) | (uint64_t)htobe32(f->imm) << 32,
 					(uint64_t)htobe32(f->byte_cnt) << 32 };
 		}
 	}

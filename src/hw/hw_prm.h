@@ -177,14 +177,15 @@ static inline uint32_t hw_cqe_byte_cnt(const struct hw_cqe64 *c)
  * A receive CQE of an Ethernet RQ that a steering rule tagged carries the
  * flow tag where the QP number goes (mlx5's flow_tag, sop_drop_qpn's low 24
  * bits) and the RQ's number as its user index (srqn_uidx), as mlx5 with CQE
- * version 1 finds its queue; rsvd0[0]'s HW_CQE_TAGGED bit says so.
+ * version 1 finds its queue; the HW_CQE_TAGGED bit of srqn_uidx's reserved
+ * top byte says so (not in the CQE's first 32 bytes: a receive scattered
+ * into the CQE fills those).
  */
 #define HW_CQE_TAGGED 0x1u
 
-/* The tag bit, but for a CQE whose first 32 bytes are a scattered receive's data (never a tagged one). */
 static inline bool hw_cqe_tagged(const struct hw_cqe64 *c)
 {
-	return __builtin_expect(c->rsvd0[0] & HW_CQE_TAGGED, 0) && !(c->op_own & HW_CQE_INLINE_SCATTER_32);
+	return ((const uint8_t *)&c->srqn_uidx)[0] & HW_CQE_TAGGED;
 }
 
 static inline uint32_t hw_cqe_flow_tag(const struct hw_cqe64 *c)
