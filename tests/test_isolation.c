@@ -54,6 +54,7 @@
 #include "fab_mem.h"
 #include "fab_table.h"
 #include "harness.h"
+#include "shm_machine.h"
 
 #define HOST_PCI "0000:0b:00.0" /* pf0, represented by hpf0 under p0 */
 #define DPU_PCI "0000:03:00.0"	/* p0 */
@@ -91,21 +92,11 @@ static void shm_name(char *out, size_t n, const char *what)
 	snprintf(out, n, "/softdpu-%u-m%s-%s", user, tag, what);
 }
 
-/* Removes every shared-memory file of the case's machine. */
+/* Removes every shared-memory file of the case's machine, and its sysfs tree. */
 static void remove_machine_files(void *arg)
 {
-	char prefix[96];
-	struct dirent *e;
-	DIR *d = opendir("/dev/shm");
-
 	(void)arg;
-	if (d == NULL)
-		return;
-	snprintf(prefix, sizeof(prefix), "softdpu-%u-m%s-", user, tag);
-	while ((e = readdir(d)) != NULL)
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
+	shm_machine_remove(tag);
 }
 
 static size_t table_size(void)

@@ -22,6 +22,7 @@
 
 #include "harness.h"
 #include "verbs_fixture.h"
+#include "shm_machine.h"
 
 /* rdma-core's driver interface (driver.h is not installed): exported, ibv_devinfo imports it. */
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, int *type);
@@ -126,15 +127,16 @@ static int child_cq_errno(const char *machine)
 	return cq == NULL ? errno : 101;
 }
 
-static void unlink_shm(void *name)
+/* The case machine's files and sysfs tree (the child's open publishes one). */
+static void remove_machine_cb(void *machine)
 {
-	shm_unlink(name);
+	shm_machine_remove(machine);
 }
 
 static void test_number_table_open_to_others(void)
 {
-	static char name[96];
-	char machine[32], path[128];
+	static char name[96], machine[32];
+	char path[128];
 	struct stat sb;
 	unsigned pid = (unsigned)getpid();
 	pid_t child;
@@ -145,7 +147,7 @@ static void test_number_table_open_to_others(void)
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0666);
 	CHECK(fd >= 0);
-	th_defer(unlink_shm, name);
+	th_defer(remove_machine_cb, machine);
 	CHECK(fchmod(fd, 0666) == 0);
 	close(fd);
 	child = fork();

@@ -587,6 +587,136 @@ static void test_umem_too_small(void)
 	CHECK(status_of(out) == ST_BAD_PARAM && syndrome_of(out) == SYND_UMEM_SHORT);
 }
 
+/* qpc's remote rights (rre, rwe, rae: byte 0x92's top bits) and the command's opt_param_mask flags for them. */
+#define QPC_RRE 0x80u
+#define QPC_RWE 0x40u
+#define QPC_RAE 0x20u
+#define OPTPAR_RRE (1u << 1)
+#define OPTPAR_RAE (1u << 2)
+#define OPTPAR_RWE (1u << 3)
+
+/* RST2INIT with rwe alone, then INIT2RTR carrying rights and optpar, then RTR2RTS: UCX's rc_mlx5 order. */
+static void dx_up_rights(struct dx *d, uint32_t dest, uint8_t rights, uint32_t optpar)
+{
+	uint8_t in[QP_IN] = {0}, out[OUT_SZ];
+	union ibv_gid g;
+
+	prm_set(in, 0, 16, OP_RST2INIT);
+	prm_set(in, 0x48, 24, d->qpn);
+	prm_set(in, ADS + 0x128, 8, 1);	/* vhca_port_num */
+	in[(QPC + 0x490) / 8] = QPC_RWE;
+	CHECK_OK(mlx5dv_devx_obj_modify(d->qp, in, sizeof(in), out, sizeof(out)));
+	CHECK(status_of(out) == 0);
+	memset(in, 0, sizeof(in));
+	prm_set(in, 0, 16, OP_INIT2RTR);
+	prm_set(in, 0x48, 24, d->qpn);
+	prm_set(in, 0x80, 32, optpar);		/* opt_param_mask */
+	prm_set(in, QPC + 0x0, 3, 3);		/* mtu 1024 */
+	prm_set(in, QPC + 0x3, 5, 20);		/* log_msg_max */
+	prm_set(in, QPC + 0xa8, 24, dest);	/* remote_qpn */
+	prm_set(in, QPC + 0x4a3, 5, 12);	/* min_rnr_nak */
+	in[(QPC + 0x490) / 8] = rights;
+	CHECK(ibv_query_gid(d->c, 1, 0, &g) == 0);
+	memcpy(in + (ADS + 0x80) / 8, g.raw, 16);
+	prm_set(in, ADS + 0x28, 1, 1);		/* grh */
+	prm_set(in, ADS + 0x58, 8, 64);		/* hop_limit */
+	prm_set(in, ADS + 0x128, 8, 1);		/* vhca_port_num */
+	CHECK_OK(mlx5dv_devx_obj_modify(d->qp, in, sizeof(in), out, sizeof(out)));
+	CHECK(status_of(out) == 0);
+	CHECK_OK(dx_modify(d, OP_RTR2RTS, 0, out));
+	CHECK(status_of(out) == 0);
+}
+
+/* The peer's one-sided request on the DevX side's memory (8 bytes at raddr), signalled; its completion. */
+static void peer_one_sided(struct peer *p, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey, struct ibv_wc *wc)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = 8, .lkey = p->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = 11, .sg_list = &s, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+
+	if (op == IBV_WR_RDMA_READ) {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	} else {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 5;
+	}
+	CHECK_OK(ibv_post_send(p->qp, &wr, &bad));
+	CHECK(vq_poll1(p->cq, wc) == 1);
+}
+
+static void dereg_cb(void *mr)
+{
+	ibv_dereg_mr(mr);
+}
+
+/*
+ * Remote rights given at INIT2RTR, as UCX's rc_mlx5 gives them (rwe at RST2INIT; rre, rwe and rae at
+ * INIT2RTR, flagged in opt_param_mask as the kernel flags IB_QP_ACCESS_FLAGS there): a READ and a
+ * fetch-and-add from an ibv QP succeed on the DevX QP's memory and QUERY_QP shows the three. Rights in
+ * an INIT2RTR's qpc that the mask does not flag are not taken: the atomic is refused with
+ * IBV_WC_REM_INV_REQ_ERR and the memory is untouched.
+ */
+static void test_rights_at_init2rtr(void)
+{
+	static const uint64_t before = 0x1122334455667788ull;
+	struct dx *d = NULL, *d2 = NULL;
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	dx_open(&d2, RQ_BYTES + SQ_BYTES);
+	struct peer *p = calloc(1, sizeof(*p)), *p2 = calloc(1, sizeof(*p2));
+	int remote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mr *mr, *mr2;
+	uint8_t qout[QUERY_OUT];
+	struct ibv_wc wc;
+	uint64_t v;
+	uint32_t st;
+
+	CHECK(p != NULL && p2 != NULL);
+	th_defer(peer_close, p);
+	th_defer(peer_close, p2);
+	CHECK_OK(peer_open(p, d->c));
+	CHECK_OK(peer_open(p2, d2->c));
+	mr = ibv_reg_mr(d->pd, d->buf, 4096, remote);
+	CHECK(mr != NULL);
+	th_defer(dereg_cb, mr);
+	mr2 = ibv_reg_mr(d2->pd, d2->buf, 4096, remote);
+	CHECK(mr2 != NULL);
+	th_defer(dereg_cb, mr2);
+	dx_create(d);
+	dx_create(d2);
+
+	dx_up_rights(d, p->qp->qp_num, QPC_RRE | QPC_RWE | QPC_RAE, OPTPAR_RRE | OPTPAR_RAE | OPTPAR_RWE);
+	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
+	dx_state(d, qout, &st);
+	CHECK(st == 3);
+	CHECK((qout[(QPC + 0x490) / 8] & 0xe0) == (QPC_RRE | QPC_RWE | QPC_RAE));
+	memcpy(d->buf, &before, 8);
+	peer_one_sided(p, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)d->buf, mr->rkey, &wc);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FETCH_ADD);
+	memcpy(&v, p->buf, 8);
+	CHECK(v == before);
+	memcpy(&v, d->buf, 8);
+	CHECK(v == before + 5);
+	memset(p->buf, 0, 8);
+	peer_one_sided(p, IBV_WR_RDMA_READ, (uintptr_t)d->buf, mr->rkey, &wc);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ);
+	CHECK(memcmp(p->buf, d->buf, 8) == 0);
+
+	/* The same rights in the qpc, not flagged: RST2INIT's rwe alone stays. */
+	dx_up_rights(d2, p2->qp->qp_num, QPC_RRE | QPC_RWE | QPC_RAE, 0);
+	CHECK_OK(vq_up(p2->qp, d2->qpn, 12, 7));
+	dx_state(d2, qout, &st);
+	CHECK((qout[(QPC + 0x490) / 8] & 0xe0) == QPC_RWE);
+	memcpy(d2->buf, &before, 8);
+	peer_one_sided(p2, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)d2->buf, mr2->rkey, &wc);
+	CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR);
+	memcpy(&v, d2->buf, 8);
+	CHECK(v == before);
+}
+
 int main(void)
 {
 	RUN(test_send_imm_local);
@@ -596,5 +726,6 @@ int main(void)
 	RUN(test_bad_commands);
 	RUN(test_destroy_cq_with_qp);
 	RUN(test_umem_too_small);
+	RUN(test_rights_at_init2rtr);
 	return th_summary("test_verbs_devx_qp");
 }

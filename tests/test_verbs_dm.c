@@ -10,7 +10,6 @@
  * registration holds the memory EBUSY; a full device ENOMEM until memory is
  * freed or its owner dies.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 
 #include "harness.h"
 #include "verbs_qp_fixture.h"
+#include "shm_machine.h"
 
 #define DM_MAX (256u * 1024)
 #define DM_PAGE 4096u
@@ -575,25 +575,11 @@ static void test_capacity_device_wide(void)
 
 static char machine[32];
 
-/* The machine's shared tables in /dev/shm, named with its tag, go with the program. */
+/* The machine's shared tables and sysfs tree in /dev/shm, named with its tag, go with the program. */
 static void machine_tables_cb(void *arg)
 {
-	char prefix[64];
-	struct dirent *e;
-	DIR *d = opendir("/dev/shm");
-
 	(void)arg;
-	snprintf(prefix, sizeof(prefix), "softdpu-%u-m%s-", (unsigned)getuid(), machine);
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		char path[320];
-
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-		unlink(path);
-	}
-	if (d != NULL)
-		closedir(d);
+	shm_machine_remove(machine);
 }
 
 static void close_cb(void *arg)

@@ -12,7 +12,6 @@
  * Unadvertised ops: EOPNOTSUPP. An op address the program has unmapped is
  * none any more.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,6 +28,7 @@
 
 #include "harness.h"
 #include "verbs_fixture.h"
+#include "shm_machine.h"
 
 #define OP_INC 0
 #define OP_TAS 1
@@ -351,25 +351,11 @@ static void test_unmapped_op_address(void)
 	CHECK(n == 300 && mapped == 300);
 }
 
-/* The machine's shared tables in /dev/shm, named with its tag, go with the program. */
+/* The machine's shared tables and sysfs tree in /dev/shm, named with its tag, go with the program. */
 static void machine_tables_cb(void *arg)
 {
-	char prefix[64];
-	struct dirent *e;
-	DIR *d = opendir("/dev/shm");
-
 	(void)arg;
-	snprintf(prefix, sizeof(prefix), "softdpu-%u-m%s-", (unsigned)getuid(), machine);
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		char path[320];
-
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-		unlink(path);
-	}
-	if (d != NULL)
-		closedir(d);
+	shm_machine_remove(machine);
 }
 
 int main(void)

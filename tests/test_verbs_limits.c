@@ -10,7 +10,6 @@
  * (SOFTDPU_MACHINE), so they fill a number table nobody else uses (QPs would
  * start serving other machines there: the QP role gives its numbers back).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -26,6 +25,7 @@
 #include "harness.h"
 #include "th_proc.h"
 #include "verbs_qp_fixture.h"
+#include "shm_machine.h"
 
 #define ROLE_NOFILE 64
 #define FD_PAGES 200 /* distinct ranges registered: more than ROLE_NOFILE descriptors */
@@ -260,24 +260,11 @@ static int role_reach(void)
 
 /* ---- cases --------------------------------------------------------------------------------------------------- */
 
-/* Removes the shared tables of this run's private machine from /dev/shm. */
+/* Removes the shared tables and the sysfs tree of this run's private machine from /dev/shm. */
 static void machine_tables_cb(void *arg)
 {
-	char tag[48];
-	DIR *d = opendir("/dev/shm");
-	struct dirent *e;
-
 	(void)arg;
-	snprintf(tag, sizeof(tag), "-m%s-", machine);
-	while (d != NULL && (e = readdir(d)) != NULL)
-		if (strstr(e->d_name, tag) != NULL && strncmp(e->d_name, "softdpu-", 8) == 0) {
-			char name[300];
-
-			snprintf(name, sizeof(name), "/%s", e->d_name);
-			shm_unlink(name);
-		}
-	if (d != NULL)
-		closedir(d);
+	shm_machine_remove(machine);
 }
 
 /* Starts a role and returns its first line (NULL if none); on a private machine when asked. */

@@ -8,7 +8,6 @@
  * returns nothing: a VAR freed twice, or one its context's close freed
  * already, is refused without harm (errno EINVAL).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -23,6 +22,7 @@
 
 #include "harness.h"
 #include "verbs_fixture.h"
+#include "shm_machine.h"
 
 #define VAR_MAX 1024u /* the device's VARs (softdpu's figure) */
 
@@ -220,25 +220,11 @@ static void test_device_wide_limit(void)
 		mlx5dv_free_var(v[--n]);
 }
 
-/* The machine's shared tables in /dev/shm, named with its tag, go with the program. */
+/* The machine's shared tables and sysfs tree in /dev/shm, named with its tag, go with the program. */
 static void machine_tables_cb(void *arg)
 {
-	char prefix[64];
-	struct dirent *e;
-	DIR *d = opendir("/dev/shm");
-
 	(void)arg;
-	snprintf(prefix, sizeof(prefix), "softdpu-%u-m%s-", (unsigned)getuid(), machine);
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		char path[320];
-
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-		unlink(path);
-	}
-	if (d != NULL)
-		closedir(d);
+	shm_machine_remove(machine);
 }
 
 int main(void)

@@ -302,18 +302,39 @@ static void vb_devx_qp_keep(struct vb_devx_qp *qp, const uint8_t *in, size_t off
 	memcpy(qp->qpc + off, in + VB_QPC + off, n);
 }
 
+/*
+ * The remote rights (rre, rwe, rae: qpc byte 0x92's top bits). RST2INIT always sets them; INIT2INIT,
+ * INIT2RTR, RTR2RTS and RTS2RTS set those their opt_param_mask (0x10) flags (RRE 1 << 1, RAE 1 << 2,
+ * RWE 1 << 3), as the kernel flags a change of access rights; UCX's rc_mlx5 grants read and atomics
+ * at INIT2RTR.
+ */
+static void vb_devx_qp_rights(struct vb_devx_qp *qp, uint16_t opcode, const uint8_t *in)
+{
+	uint32_t opt = vb_prm_be32(in + 0x10);
+	uint8_t mask = 0xe0, now;
+
+	if (opcode != VB_OP_RST2INIT)
+		mask = (uint8_t)(((opt & (1u << 1)) ? 0x80 : 0) | ((opt & (1u << 3)) ? 0x40 : 0) |
+				 ((opt & (1u << 2)) ? 0x20 : 0));
+	if (mask == 0)
+		return;
+	now = (uint8_t)((qp->qpc[0x92] & ~mask) | (in[VB_QPC + 0x92] & mask));
+	(void)hw_qp_set_rights(qp->hw, ((now & 0x80) ? HW_ACCESS_REMOTE_READ : 0) |
+					       ((now & 0x40) ? HW_ACCESS_REMOTE_WRITE : 0) |
+					       ((now & 0x20) ? HW_ACCESS_REMOTE_ATOMIC : 0));
+	qp->qpc[0x92] = now;
+}
+
 /* What each transition sets, on the engine and in the kept context. */
 static int vb_devx_qp_apply(struct vb_context *ctx, struct vb_devx_qp *qp, uint16_t opcode, const uint8_t *in)
 {
 	const uint8_t *qpc = in + VB_QPC;
 
-	if (opcode == VB_OP_RST2INIT || opcode == VB_OP_INIT2INIT) {
-		(void)hw_qp_set_rights(qp->hw, ((qpc[0x92] & 0x80) ? HW_ACCESS_REMOTE_READ : 0) |
-						       ((qpc[0x92] & 0x40) ? HW_ACCESS_REMOTE_WRITE : 0) |
-						       ((qpc[0x92] & 0x20) ? HW_ACCESS_REMOTE_ATOMIC : 0));
-		qp->qpc[0x92] = (uint8_t)((qp->qpc[0x92] & 0x1f) | (qpc[0x92] & 0xe0));
+	if (opcode == VB_OP_RST2INIT || opcode == VB_OP_INIT2INIT || opcode == VB_OP_INIT2RTR ||
+	    opcode == VB_OP_RTR2RTS || opcode == VB_OP_RTS2RTS)
+		vb_devx_qp_rights(qp, opcode, in);
+	if (opcode == VB_OP_RST2INIT || opcode == VB_OP_INIT2INIT)
 		vb_devx_qp_keep(qp, in, 0x18, 0x2c); /* the address path's port */
-	}
 	if (opcode == VB_OP_INIT2RTR) {
 		if (hw_qp_set_rnr(qp->hw, qpc[0x94] & 0x1f, qp->rnr_retry) != HW_OK)
 			return EINVAL;
