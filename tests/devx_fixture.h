@@ -196,6 +196,9 @@ static inline void cq_cmd(struct dx *d, uint8_t *in, uint32_t eqn)
 	prm_set(in, 0x2e0, 1, 1);		/* cq_umem_valid */
 }
 
+/* The cs_res the next qp_cmd asks (responder scatter to CQE; 0: off). */
+static uint8_t dx_cs_res;
+
 /* CREATE_QP: RC, RQ of 2^LOG_RQ 16-byte WQEs at qp_mem, the SQ after it, the record at dbr + 8. */
 static inline void qp_cmd(struct dx *d, uint8_t *in, uint32_t cqn)
 {
@@ -210,6 +213,7 @@ static inline void qp_cmd(struct dx *d, uint8_t *in, uint32_t cqn)
 	prm_set(in, QPC + 0x68, 24, d->uar->page_id);
 	prm_set(in, QPC + 0x3e8, 24, cqn);	/* cqn_snd */
 	prm_set(in, QPC + 0x4e8, 24, cqn);	/* cqn_rcv */
+	prm_set(in, QPC + 0x638, 8, dx_cs_res);	/* cs_res */
 	prm_set(in, QPC + 0x500, 64, 8);	/* dbr_addr */
 	prm_set(in, QPC + 0x683, 1, 1);		/* dbr_umem_valid */
 	prm_set(in, QPC + 0x720, 32, d->dbr_um->umem_id);

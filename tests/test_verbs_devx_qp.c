@@ -226,6 +226,51 @@ static void test_send_imm_local(void)
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND && wc.wr_id == 9);
 }
 
+/*
+ * cs_res 1 (scatter up to 32 bytes into the CQE; the CQ's CQEs are 64
+ * bytes): a SEND of 20 bytes lands in the CQE's first 32 bytes, op_own
+ * carrying MLX5_INLINE_SCATTER_32, and not in the receive buffer; one of 33
+ * bytes goes to the buffer, the format bits clear.
+ */
+static void test_scatter_cs_res(void)
+{
+	struct dx *d = NULL;
+	struct peer *p = calloc(1, sizeof(*p));
+	struct mlx5_cqe64 c;
+	struct ibv_wc wc;
+	const uint8_t *area = (const uint8_t *)&c;
+
+	CHECK(p != NULL);
+	th_defer(peer_close, p);
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	CHECK_OK(peer_open(p, d->c));
+	dx_cs_res = 1;
+	dx_create(d);
+	dx_cs_res = 0;
+	dx_up(d, p->qp->qp_num);
+	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
+	dx_post_recv(d);
+	fill(p->buf, 64, 0x31);
+	memset(d->buf, 0xee, 64);
+	CHECK_OK(peer_send_imm(p, 20, 0x1234u));
+	dx_poll(d, &c);
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_RESP_SEND_IMM);
+	CHECK((c.op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64)) == MLX5_INLINE_SCATTER_32);
+	CHECK(be32toh(c.byte_cnt) == 20 && be32toh(c.imm_inval_pkey) == 0x1234u);
+	CHECK(memcmp(area, p->buf, 20) == 0);
+	for (int i = 20; i < 32; i++)
+		CHECK(area[i] == 0);
+	for (int i = 0; i < 64; i++)
+		CHECK(d->buf[i] == 0xee);
+	CHECK(vq_poll1(p->cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
+	dx_post_recv(d);
+	CHECK_OK(peer_send_imm(p, 33, 0x1235u));
+	dx_poll(d, &c);
+	CHECK((c.op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64)) == 0);
+	CHECK(be32toh(c.byte_cnt) == 33 && memcmp(d->buf, p->buf, 33) == 0);
+	CHECK(vq_poll1(p->cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
+}
+
 /* The other process: an ibv RC QP; says its number, takes ours, receives one SEND, sends one back. */
 static void child(int in, int out)
 {
@@ -720,6 +765,7 @@ static void test_rights_at_init2rtr(void)
 int main(void)
 {
 	RUN(test_send_imm_local);
+	RUN(test_scatter_cs_res);
 	RUN(test_send_imm_other_process);
 	RUN(test_wqe_error_state);
 	RUN(test_close_with_queues);

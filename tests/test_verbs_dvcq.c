@@ -5,7 +5,10 @@
  * device writes them: polled through the extended CQ API and read raw
  * through mlx5dv_init_obj (the 64-byte CQE in the entry's last 64 bytes, as
  * mlx5's get_cqe reads it), in one process and from a sender in another,
- * after a resize and in a ring a parent domain's allocators gave.
+ * after a resize and in a ring a parent domain's allocators gave. The
+ * receiving QPs are made with scatter to CQE off (MLX5_SCATTER_TO_CQE=0), so
+ * every byte goes to the buffers and the CQEs compare across sizes;
+ * test_verbs_scatter covers scatter to CQE.
  */
 #include <endian.h>
 #include <errno.h>
@@ -594,6 +597,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "sender") == 0)
 		return sender_role();
+	setenv("MLX5_SCATTER_TO_CQE", "0", 1);
 	RUN(test_refusals);
 	RUN(test_env_size);
 	RUN(test_caps);

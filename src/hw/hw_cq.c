@@ -886,6 +886,28 @@ static_assert(HW_CQ_STATE_ARMED == ARM_ARMED, "the inline producer reads the arm
 
 typedef hw_cq_v2 cq_v2;
 
+/* A receive's bytes scattered into its CQE. */
+struct cq_scat {
+	const uint8_t *data;
+	uint32_t len;
+};
+
+/*
+ * The bytes into the CQE's first 32 (64-byte CQEs: over the fields a
+ * connected QP's receive does not use, as the card) or the 128-byte
+ * entry's first 64, the rest of the area zeroed: its format bits.
+ */
+static uint8_t cq_scat_write(const struct hw_cq *cq, struct hw_cqe64 *slot, const struct cq_scat *sc)
+{
+	bool wide = cq->cqe_log == 7;
+	uint8_t *at = wide ? (uint8_t *)slot - 64 : (uint8_t *)slot;
+	uint32_t room = wide ? 64 : 32;
+
+	memcpy(at, sc->data, sc->len);
+	memset(at + sc->len, 0, room - sc->len);
+	return wide ? HW_CQE_INLINE_SCATTER_64 : HW_CQE_INLINE_SCATTER_32;
+}
+
 /*
  * Writes f into the slot at pi: bytes 0..62 in wide stores (cq_fill's
  * layout, as little-endian words), the owner byte last, released: a
@@ -893,7 +915,7 @@ typedef hw_cq_v2 cq_v2;
  */
 static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uint32_t pi,
 							   const struct hw_cqe_fields *f, bool err, uint64_t stamp,
-							   const struct hw_cqe_tm *tm)
+							   const struct hw_cqe_tm *tm, const struct cq_scat *sc)
 {
 	struct hw_cqe64 *slot = cq_slot(cq, pi);
 	cq_v2 *v = (cq_v2 *)(void *)slot;
@@ -901,7 +923,7 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 			       (f->qpn & 0xffffffu));
 	uint16_t cnt = htobe16(f->wqe_counter);
 	uint64_t w6 = 0;
-	uint8_t sig = 0;
+	uint8_t sig = 0, fmt = 0;
 
 	v[0] = (cq_v2){ 0, 0 };
 	if (err) {
@@ -915,8 +937,7 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 		w6 = stamp;
 		if (__builtin_expect(f->flow_tag != 0, 0)) { /* hw_prm.h: the tag, the queue as user index */
 			top = htobe32(f->flow_tag & 0xffffffu);
-			v[0] = (cq_v2){ HW_CQE_TAGGED, 0 };
-			v[2] = (cq_v2){ htobe32(f->qpn & 0xffffffu) | (uint64_t)htobe32(f->imm) << 32,
+			v[2] = (cq_v2){ htobe32(HW_CQE_TAGGED << 24 | (f->qpn & 0xffffffu)) | (uint64_t)htobe32(f->imm) << 32,
 					(uint64_t)htobe32(f->byte_cnt) << 32 };
 		}
 	}
@@ -926,12 +947,14 @@ static inline __attribute__((always_inline)) void cq_write(struct hw_cq *cq, uin
 		slot->app_op = tm->app_op;
 		slot->app_info = htobe16(tm->app_info);
 	}
+	if (sc != NULL) /* a constant NULL but in hw_cq_push_scat_locked */
+		fmt = cq_scat_write(cq, slot, sc);
 	memcpy(&slot->timestamp, &w6, sizeof(w6)); /* the error CQE's syndromes, else the timestamp */
 	memcpy(&slot->sop_drop_qpn, &top, sizeof(top));
 	memcpy(&slot->wqe_counter, &cnt, sizeof(cnt));
 	memcpy(&slot->signature, &sig, sizeof(sig));
 	atomic_store_explicit((_Atomic uint8_t *)&slot->op_own,
-			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) |
+			      (uint8_t)(f->opcode << HW_CQE_OPCODE_SHIFT | (f->solicited ? HW_CQE_SE_MASK : 0) | fmt |
 					((pi >> cq->log_size) & HW_CQE_OWNER_MASK)),
 			      memory_order_release);
 }
@@ -949,7 +972,8 @@ static __attribute__((noinline)) enum hw_status cq_push_fire(struct hw_cq *cq, u
  * calls nothing but a firing arm.
  */
 static inline __attribute__((always_inline)) enum hw_status cq_push(struct hw_cq *cq, const struct hw_cqe_fields *f,
-								    bool sc, uint64_t stamp, const struct hw_cqe_tm *tm)
+								    bool sc, uint64_t stamp, const struct hw_cqe_tm *tm,
+								    const struct cq_scat *scat)
 {
 	uint32_t pi = atomic_load_explicit(&cq->st->pi, memory_order_relaxed);
 	uint32_t ci = atomic_load_explicit(&cq->ci_seen, memory_order_relaxed);
@@ -965,7 +989,7 @@ static inline __attribute__((always_inline)) enum hw_status cq_push(struct hw_cq
 			return HW_ERR_FULL;
 		}
 	}
-	cq_write(cq, pi, f, err, stamp, tm);
+	cq_write(cq, pi, f, err, stamp, tm, scat);
 	if (sol)
 		atomic_store_explicit(&cq->st->sol_end, pi + 1, memory_order_relaxed);
 	if (sc) {
@@ -986,7 +1010,7 @@ static __attribute__((noinline)) enum hw_status cq_push_stamped(struct hw_cq *cq
 {
 	uint64_t stamp = htobe64(cq_clock_ns());
 
-	return sc ? cq_push(cq, f, true, stamp, NULL) : cq_push(cq, f, false, stamp, NULL);
+	return sc ? cq_push(cq, f, true, stamp, NULL, NULL) : cq_push(cq, f, false, stamp, NULL, NULL);
 }
 
 enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f)
@@ -995,7 +1019,7 @@ enum hw_status hw_cq_push_locked(struct hw_cq *cq, const struct hw_cqe_fields *f
 		return HW_ERR_INVAL;
 	if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0) && !cq_is_err(f->opcode))
 		return cq_push_stamped(cq, f, true);
-	return cq_push(cq, f, true, 0, NULL);
+	return cq_push(cq, f, true, 0, NULL, NULL);
 }
 
 /*
@@ -1010,7 +1034,7 @@ enum hw_status hw_cq_push_sp(struct hw_cq *cq, const struct hw_cqe_fields *f)
 		return HW_ERR_INVAL;
 	if (__builtin_expect(cq->st->flags & CQ_F_TIMESTAMP, 0) && !cq_is_err(f->opcode))
 		return cq_push_stamped(cq, f, false);
-	return cq_push(cq, f, false, 0, NULL);
+	return cq_push(cq, f, false, 0, NULL, NULL);
 }
 
 /* A tag matching CQE (hw_tm.h): out of line, so the CQEs of everything else carry nothing of it. */
@@ -1023,7 +1047,21 @@ enum hw_status hw_cq_push_tm_locked(struct hw_cq *cq, const struct hw_cqe_fields
 		return HW_ERR_INVAL;
 	if ((cq->st->flags & CQ_F_TIMESTAMP) && !cq_is_err(f->opcode))
 		stamp = htobe64(cq_clock_ns());
-	return cq_push(cq, f, true, stamp, tm);
+	return cq_push(cq, f, true, stamp, tm, NULL);
+}
+
+/* Out of line as the tag matching one: the other pushes carry nothing of it. */
+enum hw_status hw_cq_push_scat_locked(struct hw_cq *cq, const struct hw_cqe_fields *f, const uint8_t *data,
+				      uint32_t len)
+{
+	const struct cq_scat sc = { .data = data, .len = len };
+	uint64_t stamp = 0;
+
+	if (!cq_opcode_valid(f->opcode) || cq_is_err(f->opcode) || len > (cq->cqe_log == 7 ? 64u : 32u))
+		return HW_ERR_INVAL;
+	if (cq->st->flags & CQ_F_TIMESTAMP)
+		stamp = htobe64(cq_clock_ns());
+	return cq_push(cq, f, true, stamp, NULL, &sc);
 }
 
 enum hw_status hw_cq_sp_push_req_slow(struct hw_cq_sp *sp, uint32_t qpn_top, uint16_t wqe_counter, uint32_t byte_cnt,

@@ -5,7 +5,8 @@
  * record two big-endian words (consumer index, arm word), so a program polling
  * the ring directly sees what the card would write. A 128-byte CQE is a
  * 64-byte one (hw_prm.h) in the entry's last 64 bytes, as mlx5 lays it out;
- * the first 64 are the inline-scatter area, which this device leaves zero. The device owns the producer
+ * the first 64 are the inline-scatter area, zero but for a receive scattered
+ * there (hw_cq_push_scat_locked). The device owns the producer
  * index: a CQE written at index pi carries owner = (pi >> log_size) & 1, and
  * its op_own byte is stored last with release order, so a consumer that finds
  * the owner bit it expects and an opcode other than INVALID may read the rest.
@@ -191,6 +192,15 @@ struct hw_cqe_tm {
 };
 /* hw_cq_push_locked with the tag matching part written too. */
 enum hw_status hw_cq_push_tm_locked(struct hw_cq *cq, const struct hw_cqe_fields *f, const struct hw_cqe_tm *tm);
+/*
+ * hw_cq_push_locked of a receive scattered into the CQE (hw_qp_set_scatter):
+ * its len bytes (at most 32 for 64-byte CQEs, 64 for 128-byte ones; the
+ * rest of the area zero) written in the CQE's first 32 bytes or the 128-byte
+ * entry's first 64, and op_own carrying HW_CQE_INLINE_SCATTER_32 or _64.
+ * HW_ERR_INVAL for a longer len.
+ */
+enum hw_status hw_cq_push_scat_locked(struct hw_cq *cq, const struct hw_cqe_fields *f, const uint8_t *data,
+				      uint32_t len);
 /* The producer lock; a holder whose process died is taken over. */
 void hw_cq_lock(struct hw_cq *cq);
 void hw_cq_unlock(struct hw_cq *cq);

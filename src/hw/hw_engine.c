@@ -700,6 +700,21 @@ static void eng_rcv_complete(struct hw_qp *peer, const struct eng_rcv *r, struct
 	hw_cq_unlock(r->cq);
 }
 
+/*
+ * eng_rcv_complete of a receive whose len bytes (data) go into its CQE
+ * instead of its buffer: the responder scatters to CQE (hw_qp_set_scatter).
+ */
+static __attribute__((noinline)) void eng_rcv_complete_scat(struct hw_qp *peer, const struct eng_rcv *r,
+							    struct hw_cqe_fields *f, const uint8_t *data, uint32_t len)
+{
+	f->qpn = peer->qpn;
+	f->wqe_counter = r->idx;
+	f->srqn = r->srqn;
+	(void)hw_cq_push_scat_locked(r->cq, f, data, len); /* a full CQ latches its overrun flag */
+	hw_cq_claim_clear(r->cq);
+	hw_cq_unlock(r->cq);
+}
+
 /* A responder-side failure: its receive completes in error, it goes to ERR; the requester's syndrome returned. */
 static struct eng_res eng_resp_fail(struct hw_qp *peer, const struct eng_rcv *r, uint8_t resp_synd, uint8_t req_synd)
 {
@@ -722,6 +737,51 @@ static struct eng_res eng_rnr(void)
 static __thread const struct hw_xm_tm *eng_xm_tm;
 
 #include "hw_eng_tm.h" /* the SENDs a tag matching SRQ receives: they use the helpers above */
+
+/*
+ * Whether the receive's entries that len bytes fill all name memory by plain
+ * keys: the poll copies a scattered receive out of the CQE to the addresses
+ * its entries name (as mlx5's), which only such keys make the program's own.
+ */
+static bool eng_rcv_plain(const struct eng_rcv *r, uint64_t len)
+{
+	for (uint32_t i = 0; i < r->nseg && len != 0; i++) {
+		const struct hw_wqe_data_seg *d = (const void *)(r->segs + i * sizeof(*d));
+		uint64_t n = hw_data_seg_len(d);
+
+		if (hw_data_seg_lkey(d) == HW_RQ_INVALID_LKEY)
+			break;
+		n = n < len ? n : len;
+		if (n != 0 && hw_mkey_plain(hw_data_seg_lkey(d), r->pd_id, hw_data_seg_addr(d), n,
+					    HW_ACCESS_LOCAL_WRITE) == NULL)
+			return false;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * A SEND's gathered bytes (at most 64) into the receive's CQE, the responder
+ * scattering to CQE; into its buffer (dst) as ever when an entry's key is
+ * not plain.
+ */
+static __attribute__((noinline)) void eng_send_scat(struct hw_qp *peer, const struct eng_rcv *r,
+						    struct hw_cqe_fields *f, struct eng_list *dst,
+						    const struct eng_list *src)
+{
+	uint8_t b[64];
+	struct eng_list t;
+
+	if (!eng_rcv_plain(r, src->total)) {
+		eng_copy(dst, src);
+		eng_rcv_complete(peer, r, f);
+		return;
+	}
+	eng_list_init(&t);
+	eng_add(&t, b, (uint32_t)src->total);
+	eng_copy(&t, src);
+	eng_rcv_complete_scat(peer, r, f, b, (uint32_t)src->total);
+}
 
 /*
  * SEND, SEND_IMM and SEND_INVAL over RC: gather locally, scatter into the
@@ -753,7 +813,6 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	if (w->opcode == HW_WQE_SEND_INVAL && hw_mkey_invalidate_remote(w->imm, eng_resp_pd(peer, w)) != HW_OK)
 		return eng_resp_fail(peer, &r, HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR,
 				     HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-	eng_copy(&dst, &src);
 	f.opcode = w->opcode == HW_WQE_SEND_IMM	   ? HW_CQE_RESP_SEND_IMM
 		   : w->opcode == HW_WQE_SEND_INVAL ? HW_CQE_RESP_SEND_INV
 						    : HW_CQE_RESP_SEND;
@@ -761,6 +820,12 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 	f.byte_cnt = (uint32_t)src.total;
 	f.imm = w->opcode == HW_WQE_SEND ? 0 : w->imm;
 	eng_rcv_src(w, &f);
+	/* 1 .. scat_max bytes (0 is off; an empty SEND has nothing to scatter) */
+	if (src.total - 1 < __atomic_load_n(&peer->sh->scat_max, __ATOMIC_RELAXED)) {
+		eng_send_scat(peer, &r, &f, &dst, &src);
+		return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
+	}
+	eng_copy(&dst, &src);
 	eng_rcv_complete(peer, &r, &f);
 	return (struct eng_res){ .byte_cnt = (uint32_t)src.total };
 }
@@ -2261,6 +2326,10 @@ static int64_t eng_fast_send(struct hw_qp *qp, struct hw_qp *peer, const uint8_t
 		return -1;
 	}
 	eng_rq_take(peer, rq_ci, (const uint8_t *)rd, &r);
+	if (__builtin_expect(len <= __atomic_load_n(&peer->sh->scat_max, __ATOMIC_RELAXED), 0)) {
+		eng_rcv_complete_scat(peer, &r, &f, src, len);
+		return len;
+	}
 	eng_move(dst, src, len);
 	eng_rcv_complete(peer, &r, &f);
 	return len;

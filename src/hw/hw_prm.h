@@ -16,6 +16,7 @@
 #include <assert.h>
 #include <endian.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* CQE opcodes: the high nibble of op_own. */
@@ -35,6 +36,10 @@ enum hw_cqe_opcode {
 #define HW_CQE_OWNER_MASK 0x01u
 #define HW_CQE_SE_MASK 0x02u
 #define HW_CQE_OPCODE_SHIFT 4
+/* The CQE format bits of a receive scattered into the CQE (hw_qp_set_scatter): its data where. */
+#define HW_CQE_INLINE_SCATTER_32 0x04u /* the 64-byte CQE's first 32 bytes */
+#define HW_CQE_INLINE_SCATTER_64 0x08u /* a 128-byte CQE's first 64 bytes (before the 64-byte CQE) */
+#define HW_CQE_FORMAT_MASK 0x0cu
 
 /* Error CQE syndromes. */
 enum hw_cqe_syndrome {
@@ -172,18 +177,25 @@ static inline uint32_t hw_cqe_byte_cnt(const struct hw_cqe64 *c)
  * A receive CQE of an Ethernet RQ that a steering rule tagged carries the
  * flow tag where the QP number goes (mlx5's flow_tag, sop_drop_qpn's low 24
  * bits) and the RQ's number as its user index (srqn_uidx), as mlx5 with CQE
- * version 1 finds its queue; rsvd0[0]'s HW_CQE_TAGGED bit says so.
+ * version 1 finds its queue; the HW_CQE_TAGGED bit of srqn_uidx's reserved
+ * top byte says so (not in the CQE's first 32 bytes: a receive scattered
+ * into the CQE fills those).
  */
 #define HW_CQE_TAGGED 0x1u
 
+static inline bool hw_cqe_tagged(const struct hw_cqe64 *c)
+{
+	return ((const uint8_t *)&c->srqn_uidx)[0] & HW_CQE_TAGGED;
+}
+
 static inline uint32_t hw_cqe_flow_tag(const struct hw_cqe64 *c)
 {
-	return (c->rsvd0[0] & HW_CQE_TAGGED) ? be32toh(c->sop_drop_qpn) & 0xffffffu : 0;
+	return hw_cqe_tagged(c) ? be32toh(c->sop_drop_qpn) & 0xffffffu : 0;
 }
 
 static inline uint32_t hw_cqe_qpn(const struct hw_cqe64 *c)
 {
-	if (__builtin_expect(c->rsvd0[0] & HW_CQE_TAGGED, 0))
+	if (hw_cqe_tagged(c))
 		return be32toh(c->srqn_uidx) & 0xffffffu;
 	return be32toh(c->sop_drop_qpn) & 0xffffffu;
 }

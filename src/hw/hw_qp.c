@@ -817,6 +817,14 @@ enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rn
 	return HW_OK;
 }
 
+enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on)
+{
+	if (qp == NULL || qp->recv_cq == NULL)
+		return HW_ERR_INVAL;
+	__atomic_store_n(&qp->sh->scat_max, on ? hw_cq_cqe_size(qp->recv_cq) / 2 : 0, __ATOMIC_RELEASE);
+	return HW_OK;
+}
+
 enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights)
 {
 	if (qp == NULL || (rights & ~(uint32_t)HW_QP_RIGHTS_ALL) != 0)

@@ -207,6 +207,12 @@ struct hw_qp_sh {
 	uint64_t xrcd;	    /* XRC_TGT: its domain (hw_xrc.h) */
 	uint32_t dc_key_violations; /* DCT: requests that named it with another key (QUERY_DCT reports them) */
 	/*
+	 * Responder scatter to CQE (the QP context's cs_res): a SEND of at most
+	 * this many bytes (32 into a 64-byte CQE, 64 into a 128-byte one) is
+	 * written into its receive CQE instead of the receive buffer; 0: off.
+	 */
+	uint32_t scat_max;
+	/*
 	 * Next receive WQE a responder consumes (16-bit counter), moved by CAS.
 	 * A requester of another process moves it at every SEND: on a line of
 	 * its own, the words the owner reads at every receive it posts (state,
@@ -438,6 +444,13 @@ enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi);
  * IBV_QP_RNR_RETRY does). HW_ERR_INVAL when out of range, nothing changed.
  */
 enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rnr_retry);
+/*
+ * Responder scatter to CQE on or off (hw_qp_sh.scat_max): on, SENDs this
+ * QP receives of at most 32 bytes (its receive CQ's CQEs 64 bytes) or 64
+ * (128-byte CQEs) land in the CQE, its op_own marked HW_CQE_INLINE_SCATTER_32
+ * or _64, as the card's. HW_ERR_INVAL for a QP without a receive CQ.
+ */
+enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on);
 
 /*
  * Sets the remote operations the QP takes as a responder (HW_ACCESS_REMOTE_*

@@ -155,12 +155,18 @@ static struct ibv_qp *vb_dv_create_qp_rc(struct vb_context *ctx, struct ibv_qp_i
 					 const struct mlx5dv_qp_init_attr *dv)
 {
 	int rc = vb_dc_flags_ok(dv);
+	struct ibv_qp *qp;
 
 	if (rc != 0) {
 		errno = rc;
 		return NULL;
 	}
-	return vb_dv_create_qp_umr(&ctx->vctx.context, a, dv);
+	qp = vb_dv_create_qp_umr(&ctx->vctx.context, a, dv);
+	/* Scatter to CQE as the flags say, over MLX5_SCATTER_TO_CQE (both at once were refused above). */
+	if (qp != NULL && dv != NULL && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS) &&
+	    (dv->create_flags & VB_DC_DV_FLAGS_SCATTER))
+		vb_scat_set(vb_qp_of(qp), (dv->create_flags & MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE) != 0);
+	return qp;
 }
 
 static int vb_dci_ok(struct vb_context *ctx, const struct ibv_qp_init_attr_ex *a,

@@ -253,6 +253,9 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 		vb_devx_qp_free(qp, qpn);
 		return rc;
 	}
+	/* cs_res (PRM qpc byte 0xc7): responder scatter to CQE, as the program asks (UCX's rc_mlx5 does) */
+	if (ha.type == HW_QPT_RC && in[VB_QPC + 0xc7] != 0)
+		(void)hw_qp_set_scatter(qp->hw, true);
 	memcpy(qp->qpc, in + VB_QPC, VB_QPC_SZ);
 	qp->qpc[0] &= 0x0f; /* state: RST */
 	memset(out, 0, VB_QP_OUT_SZ);

@@ -81,6 +81,12 @@ struct vb_cq *vb_cq_create(struct vb_context *ctx, struct ibv_cq_init_attr_ex *a
  * MLX5_CQE_SIZE, as mlx5 does for every CQ.
  */
 int vb_dvcq_attr_ok(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_log);
+/* Responder scatter to CQE (vb_scat.c): on by default (MLX5_SCATTER_TO_CQE not "0"). */
+bool vb_scat_default(void);
+/* On or off for an RC or UC QP (others: nothing), while it has no traffic. */
+void vb_scat_set(struct vb_qp *qp, bool on);
+/* A receive CQE with INLINE_SCATTER_32 or _64: its bytes into the receive's entries, wc adjusted. */
+void vb_scat_recv(const struct vb_qp *qp, const struct hw_cqe64 *cqe, struct ibv_wc *wc);
 /* mlx5dv_query_device's CQE fields: the context flags and compression caps the CQs above honour. */
 uint64_t vb_dvcq_ctx_flags(void);
 struct mlx5dv_cqe_comp_caps vb_dvcq_comp_caps(void);

@@ -164,17 +164,33 @@ static bool vb_cqe_srq_recv(struct vb_cq *cq, const struct hw_cqe64 *cqe, uint8_
 	return true;
 }
 
+/*
+ * A receive of one of the CQ's QPs (vb_cqe_plain_recv took the common one),
+ * its bytes copied from the CQE when it was scattered there (vb_scat.c).
+ * Out of line: the send completions vb_cqe_parse reads carry nothing of it.
+ */
+static __attribute__((noinline)) void vb_cqe_recv(struct vb_qp *qp, const struct hw_cqe64 *cqe, uint8_t op,
+						  struct ibv_wc *wc)
+{
+	if (vb_wc_recv_id(qp, cqe, wc) || op == HW_CQE_RESP_ERR)
+		return;
+	vb_wc_recv(cqe, op, wc);
+	if (cqe->op_own & HW_CQE_FORMAT_MASK)
+		vb_scat_recv(qp, cqe, wc);
+}
+
 bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *wc)
 {
 	uint8_t op = hw_cqe_opcode(cqe);
 	bool send = op == HW_CQE_REQ || op == HW_CQE_REQ_ERR;
-	struct vb_qp *qp = vb_cq_find_qp(cq, hw_cqe_qpn(cqe), send);
+	uint32_t qpn = hw_cqe_qpn(cqe);
+	struct vb_qp *qp = vb_cq_find_qp(cq, qpn, send);
 
 	if (qp == NULL && !send && vb_cqe_srq_recv(cq, cqe, op, wc))
 		goto status;
 	if (qp == NULL)
 		return false; /* its QP was destroyed: the completion goes with it */
-	wc->qp_num = hw_cqe_qpn(cqe);
+	wc->qp_num = qpn;
 	wc->status = IBV_WC_SUCCESS;
 	wc->vendor_err = 0;
 	wc->wc_flags = 0;
@@ -187,8 +203,8 @@ bool vb_cqe_parse(struct vb_cq *cq, const struct hw_cqe64 *cqe, struct ibv_wc *w
 	wc->pkey_index = 0;
 	if (send) {
 		vb_wc_send(qp, cqe, wc);
-	} else if (!vb_wc_recv_id(qp, cqe, wc) && op != HW_CQE_RESP_ERR) {
-		vb_wc_recv(cqe, op, wc);
+	} else {
+		vb_cqe_recv(qp, cqe, op, wc);
 	}
 status:
 	if (op == HW_CQE_REQ_ERR || op == HW_CQE_RESP_ERR) {
@@ -220,7 +236,9 @@ static inline bool vb_cqe_plain_recv(struct vb_cq *cq, const struct hw_cqe64 *cq
 	struct vb_qp *qp = cq->last;
 	uint32_t qpn = hw_cqe_qpn(cqe), rqpn, t;
 
-	if (hw_cqe_opcode(cqe) != HW_CQE_RESP_SEND || qp == NULL || qp->qpx.qp_base.qp_num != qpn ||
+	/* The opcode and format bits in one test: a SEND scattered into its CQE takes vb_cqe_parse. */
+	if ((cqe->op_own & ~(HW_CQE_SE_MASK | HW_CQE_OWNER_MASK)) != HW_CQE_RESP_SEND << HW_CQE_OPCODE_SHIFT ||
+	    qp == NULL || qp->qpx.qp_base.qp_num != qpn ||
 	    qp->rcq != cq || qp->srq != NULL)
 		return false;
 	rqpn = be32toh(cqe->flags_rqpn);

@@ -413,6 +413,8 @@ struct ibv_qp *vb_qp_create(struct vb_context *ctx, struct ibv_qp_init_attr_ex *
 		goto err_free;
 	vb_qp_fill(qp, context, a);
 	qp->pd = vb_pd_of(a->pd);
+	if (!k->raw && vb_scat_default())
+		vb_scat_set(qp, true);
 	qp->scq = vb_cq_of(a->send_cq);
 	qp->rcq = a->recv_cq != NULL ? vb_cq_of(a->recv_cq) : NULL;
 	qp->srq = a->srq != NULL ? vb_srq_of(a->srq) : NULL;
