@@ -54,7 +54,7 @@ static int segv_install(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = segv_handler;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, &prev_segv) != 0)
 		return errno;

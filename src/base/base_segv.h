@@ -10,6 +10,12 @@
  * first protected page is made, after the program and the libraries it
  * loaded installed theirs — and kept for the process's life. A handler
  * installed later in its place is the program's business: it must chain.
+ *
+ * It runs on the faulting thread's own stack, not an alternate one: a
+ * doorbell's fault runs WQEs in the handler, deeper than the small
+ * alternate stacks sanitizers and UCX give each thread (under ASan it
+ * overflowed them now and then). The price: a thread that overflows its
+ * own stack dies of SIGSEGV without the chained handler's report.
  */
 #ifndef BASE_SEGV_H_
 #define BASE_SEGV_H_
