@@ -24,6 +24,7 @@
 #include "base_config.h"
 #include "base_log.h"
 #include "fab_ucx.h"
+#include "fab_xm.h"
 #include "fab_ucx_api.h"
 #include "fab_wire.h"
 #include "fab_xport.h"
@@ -171,6 +172,13 @@ static ucp_config_t *ucx_config(void)
 	return cfg;
 }
 
+static __thread bool ucx_probing;
+
+bool fab_ucx_probing(void)
+{
+	return ucx_probing;
+}
+
 static int ucx_new_context(ucp_context_h *ctx)
 {
 	ucp_config_t *cfg = ucx_config();
@@ -181,7 +189,9 @@ static int ucx_new_context(ucp_context_h *ctx)
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
 	p.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
 	p.mt_workers_shared = 0;
+	ucx_probing = true; /* UCX's device probe finds none of softdpu's (fab_xm.h) */
 	st = fab_ucx.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &p, cfg, ctx);
+	ucx_probing = false;
 	if (cfg != NULL)
 		fab_ucx.ucp_config_release(cfg);
 	if (st != UCS_OK) {

@@ -67,6 +67,15 @@ static inline bool fab_xm_rep_has_data(bool out, const uint8_t *rep)
 int fab_xm_serve(void);
 
 /*
+ * True while this thread creates one of the fabric's own UCX contexts.
+ * UCX probes every RDMA device it finds then, softdpu's among them; the
+ * fabric carries softdpu's traffic between machines and must not run over
+ * (or call back into) the device it serves, so the device list is empty to
+ * that probe (vb_get_device_list).
+ */
+bool fab_ucx_probing(void);
+
+/*
  * The verbs service (tests drive it with requests of their own): answers
  * req (len bytes) into rep (cap bytes), *rlen set; a FAB_UCX_ST_* status.
  */

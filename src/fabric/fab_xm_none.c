@@ -10,6 +10,11 @@ int fab_xm_serve(void)
 	return -1;
 }
 
+bool fab_ucx_probing(void)
+{
+	return false;
+}
+
 uint32_t fab_xm_service(const uint8_t *req, uint64_t len, uint8_t *rep, uint64_t cap, uint64_t *rlen)
 {
 	(void)req;
