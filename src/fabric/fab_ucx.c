@@ -126,27 +126,26 @@ static int fab_ucx_peer_errors(void)
 }
 
 /*
- * The transports the fabric's own context may use. It carries softdpu's
- * traffic between machines, so it must never ride on softdpu's devices,
- * which UCX also sees (their ibdev directories name mlx5 functions): a
- * program's UCX_TLS naming rc_mlx5 for its own use would otherwise make the
- * fabric carry itself. SOFTDPU_UCX_TLS chooses for the fabric alone; else
- * the program's UCX_TLS when it names no RDMA transport (UCX_TLS=tcp forces
- * TCP, as before); else every transport but UCX's "ib" set.
+ * The transports the fabric's own context may use. Its UCX probe sees none
+ * of softdpu's devices (fab_ucx_probing), so it cannot ride on them; but a
+ * program's UCX_TLS meant for those (rc_mlx5 under Open MPI) would leave the
+ * fabric nothing, so such a list is replaced by UCX's default ("all").
+ * SOFTDPU_UCX_TLS chooses for the fabric alone; a UCX_TLS naming no RDMA
+ * transport (UCX_TLS=tcp) is kept; NULL: UCX's own choice.
  */
 static const char *fab_ucx_tls(void)
 {
-	static const char *const rdma[] = { "ib", "rc", "ud", "dc", "mlx5", "verbs", "all" };
+	static const char *const rdma[] = { "ib", "rc", "ud", "dc", "mlx5", "verbs" };
 	const char *own = getenv("SOFTDPU_UCX_TLS");
 	const char *tls = getenv("UCX_TLS");
 
 	if (own != NULL && own[0] != '\0')
 		return own;
-	if (tls == NULL || tls[0] == '\0' || tls[0] == '^')
-		return "^ib";
+	if (tls == NULL || tls[0] == '\0')
+		return NULL;
 	for (size_t i = 0; i < sizeof(rdma) / sizeof(rdma[0]); i++)
 		if (strstr(tls, rdma[i]) != NULL)
-			return "^ib";
+			return "all";
 	return tls;
 }
 
@@ -167,8 +166,11 @@ static ucp_config_t *ucx_config(void)
 	snprintf(v, sizeof(v), "%u", FAB_UCX_EAGER_MAX);
 	if (getenv("UCX_RNDV_THRESH") == NULL && fab_ucx.ucp_config_modify(cfg, "RNDV_THRESH", v) != UCS_OK)
 		ucx_log("cannot set UCX's RNDV_THRESH; UCX's default stays");
-	if (fab_ucx.ucp_config_modify(cfg, "TLS", fab_ucx_tls()) != UCS_OK)
+	if (fab_ucx_tls() != NULL && fab_ucx.ucp_config_modify(cfg, "TLS", fab_ucx_tls()) != UCS_OK)
 		ucx_log("cannot set UCX's TLS for the fabric; UCX's choice stays");
+	/* No RDMA CM for the fabric: it connects by worker address, and the CM would open softdpu's (or a
+	 * system librdmacm's /dev/infiniband/rdma_cm) only to fail and say so on the program's stdout. */
+	(void)fab_ucx.ucp_config_modify(cfg, "SOCKADDR_TLS_PRIORITY", "tcp,sockcm");
 	return cfg;
 }
 
