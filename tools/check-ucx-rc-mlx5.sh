@@ -25,6 +25,13 @@ fi
 lib=$(cd "$lib" && pwd -P) || exit 1
 unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY UCX_TLS UCX_NET_DEVICES UCX_RNDV_SCHEME
 export LD_LIBRARY_PATH=$lib SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
+# A sanitized build: the (uninstrumented) programs must load the ASan runtime first.
+asan=$(ldd "$lib/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	export LD_PRELOAD="$asan"
+	# UCX's own allocations live to exit: its leaks, not the library's.
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
