@@ -10,7 +10,7 @@
 
 #define SEGV_CLIENTS 4
 
-static _Atomic(base_segv_fn) clients[SEGV_CLIENTS];
+static base_segv_fn clients[SEGV_CLIENTS]; /* plain: reached with __atomic builtins only (clang refuses them on _Atomic) */
 static pthread_mutex_t segv_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction prev_segv;
 static bool installed;

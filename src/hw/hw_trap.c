@@ -49,27 +49,27 @@
 enum { TRAP_FREE, TRAP_ARMED, TRAP_OPEN, TRAP_GONE, TRAP_STREAM };
 
 struct trap_slot {
-	_Atomic uintptr_t page;
-	_Atomic uint32_t state;
+	uintptr_t page; /* this struct's words: __atomic builtins only (clang refuses them on _Atomic) */
+	uint32_t state;
 	uint32_t refs; /* under trap_lock */
 	uint32_t age;  /* OPEN: rearm passes seen (under trap_lock) */
 	hw_trap_store_fn fn; /* a register page's own handler (hw_trap_arm_store), else NULL: run polled QPs */
 	void *arg;
-	_Atomic uint32_t run; /* ARMED: doorbells in a row that looked like a stream's */
+	uint32_t run; /* ARMED: doorbells in a row that looked like a stream's */
 };
 
 static struct trap_slot slots[TRAP_SLOTS];
 static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t trap_once = PTHREAD_ONCE_INIT;
-static _Atomic uint32_t trap_nopen;   /* slots OPEN or STREAM */
-static _Atomic uint32_t trap_nstream; /* slots STREAM */
-static _Atomic uint32_t trap_narmed;  /* slots ARMED, OPEN or STREAM */
-static _Atomic uint64_t st_served, st_stepped, st_opened, st_streams, st_closed;
+static uint32_t trap_nopen;   /* slots OPEN or STREAM */
+static uint32_t trap_nstream; /* slots STREAM */
+static uint32_t trap_narmed;  /* slots ARMED, OPEN or STREAM */
+static uint64_t st_served, st_stepped, st_opened, st_streams, st_closed;
 static uintptr_t trap_pgsz;
 static bool trap_on;
 static bool trap_streams; /* the engine thread polls records, so it can take a stream over */
-static _Atomic uint32_t trap_need = TRAP_STREAM_RUN; /* stream doorbells in a row that open a page */
-static _Atomic bool trap_hold; /* tests: pages open to a stream stay open */
+static uint32_t trap_need = TRAP_STREAM_RUN; /* stream doorbells in a row that open a page */
+static bool trap_hold; /* tests: pages open to a stream stay open */
 static int trap_err;
 
 static struct trap_slot *trap_find(uintptr_t page)
