@@ -55,7 +55,7 @@ run fuzz_mmap_import tests/fuzz/fuzz_mmap_import.c "${lib[@]}"
 run fuzz_sync_event_blob tests/fuzz/fuzz_sync_event_blob.c src/doca/sync_event/se_blob.c "${desc[@]}" -Isrc/doca/sync_event
 run fuzz_ucx_wire tests/fuzz/fuzz_ucx_wire.c -DSOFTDPU_HAVE_UCX "${lib[@]}" src/fabric/fab_ucx.c src/fabric/fab_ucx_load.c src/fabric/fab_shm.c
 run fuzz_xm_request tests/fuzz/fuzz_xm_request.c -DSOFTDPU_HAVE_UCX "${lib[@]}" src/fabric/fab_ucx.c src/fabric/fab_ucx_load.c \
-	src/fabric/fab_shm.c src/fabric/fab_xm_serve.c src/fabric/fab_xm_rdv.c
+	src/fabric/fab_shm.c src/fabric/fab_xm_serve.c src/fabric/fab_xm_rdv.c src/fabric/fab_xm_reap.c
 run fuzz_cc_handshake tests/fuzz/fuzz_cc_handshake.c src/fabric/fab_cc.c src/hw/hw_machine.c src/base/*.c src/doca/log/*.c src/doca/core/error.c
 for extra in tests/fuzz/fuzz_*.sh; do
 	[ -f "$extra" ] || continue
