@@ -1539,6 +1539,12 @@ int main(int argc, char **argv)
 		munmap(xm_mem, XM_LEN);
 		return th_summary("test_verbs_xm_both");
 	}
+	if (argc == 2 && strcmp(argv[1], "gone") == 0) { /* the peer-death cases alone */
+		RUN(test_peer_gone_spares_others);
+		RUN(test_peer_machine_gone);
+		munmap(xm_mem, XM_LEN);
+		return th_summary("test_verbs_xm_gone");
+	}
 	if (argc == 2 && strcmp(argv[1], "ud") == 0) { /* the UD and port cases alone */
 		RUN(test_ud_between_machines);
 		RUN(test_ud_drops_between_machines);

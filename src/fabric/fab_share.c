@@ -17,6 +17,7 @@
 #include "base_log.h"
 #include "base_maps.h"
 #include "base_private.h"
+#include "base_vm.h"
 #include "fab_freeze.h"
 
 /* One moved page range. Ranges never overlap; each keeps its memfd for importers. */
@@ -136,8 +137,13 @@ static int move_pages(uint64_t start, uint64_t len)
 	if (fab_freeze_begin(start, len) != 0)
 		goto err_unmap;
 	copy_pages(tmp, (const uint64_t *)(uintptr_t)start, len);
-	/* Same address, same contents, now shareable. */
-	if (mmap((void *)(uintptr_t)start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+	/*
+	 * Same address, same contents, now shareable. Straight to the kernel:
+	 * a hooked mmap (UCX's) could touch the frozen pages from this thread,
+	 * which would wait for its own thaw.
+	 */
+	if (base_vm_map((void *)(uintptr_t)start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
 		fab_freeze_end(1);
 		goto err_unmap;
 	}
@@ -470,13 +476,14 @@ static int share_range_locked(uint64_t start, uint64_t end, struct fab_shared *s
 static void privatize(uint64_t lo, uint64_t hi)
 {
 	uint64_t len = hi - lo;
-	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Straight to the kernel (base_vm.h): a hook's lock may be held by a thread the fork left behind. */
+	void *tmp = base_vm_map(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (tmp == MAP_FAILED)
 		return; /* the child keeps the shared pages: the best left */
 	copy_pages(tmp, (const uint64_t *)(uintptr_t)lo, len);
-	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)lo) == MAP_FAILED)
-		munmap(tmp, len);
+	if (base_vm_remap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)lo) == MAP_FAILED)
+		(void)base_vm_unmap(tmp, len);
 }
 
 /*

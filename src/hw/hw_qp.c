@@ -783,6 +783,7 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 	switch (to) {
 	case HW_QP_RESET:
 		__atomic_store_n(&qp->xm_machine, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->xm_probed_ns, 0, __ATOMIC_RELAXED); /* connected again: a new first look */
 		hw_eng_xm_replace(qp, NULL); /* what is still in flight is answered first (bounded) */
 		qp_set_state(qp, HW_QP_RESET);
 		__atomic_store_n(&qp->sq_ci, 0, __ATOMIC_RELEASE);
@@ -1030,19 +1031,29 @@ static bool pass_polled(struct hw_qp *qp)
 /*
  * A connected QP whose peer is on another machine, idle: asked whether the
  * peer still answers every HW_QP_XM_PROBE_NS, so a machine or process that
- * went moves it to ERR without waiting for its next request.
+ * went moves it to ERR without waiting for its next request. The first probe
+ * comes a period after the QP is first seen connected, not at once: a QP just
+ * connected has nothing to learn yet, and the probe's connection would be
+ * opened while the peer may still be setting up (UCX 1.13 aborts a process
+ * whose wire-up reply is still queued when the peer it answers dies:
+ * docs/fabric_ucx.md).
  */
 #define HW_QP_XM_PROBE_NS 1000000000ull
 
 static void pass_peer_xm(struct hw_qp *qp, uint64_t now_ns)
 {
 	enum hw_qp_state st = hw_qp_state_of(qp);
+	uint64_t last = __atomic_load_n(&qp->xm_probed_ns, __ATOMIC_RELAXED);
 
 	if (st != HW_QP_RTR && st != HW_QP_RTS)
 		return;
-	if (hw_qp_xm_busy(qp) || now_ns - qp->xm_probed_ns < HW_QP_XM_PROBE_NS)
+	if (last == 0) { /* the clock starts at the first look */
+		__atomic_store_n(&qp->xm_probed_ns, now_ns, __ATOMIC_RELAXED);
+		return;
+	}
+	if (hw_qp_xm_busy(qp) || now_ns - last < HW_QP_XM_PROBE_NS)
 		return; /* requests in flight find out by themselves */
-	qp->xm_probed_ns = now_ns;
+	__atomic_store_n(&qp->xm_probed_ns, now_ns, __ATOMIC_RELAXED);
 	if (hw_eng_xm_probe(qp))
 		return;
 	hw_qp_set_err(qp);
