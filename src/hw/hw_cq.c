@@ -546,16 +546,29 @@ static bool cq_arm_pending(const struct hw_cq *cq, uint32_t arm, uint32_t pi, ui
 
 enum hw_status hw_cq_arm(struct hw_cq *cq, uint32_t arm_word)
 {
+	return hw_cq_arm_report(cq, arm_word, NULL);
+}
+
+enum hw_status hw_cq_arm_report(struct hw_cq *cq, uint32_t arm_word, bool *fired)
+{
 	uint32_t sn = arm_word >> HW_CQ_ARM_SN_SHIFT & HW_CQ_ARM_SN_MASK;
 	uint32_t old, new, pi, sol_end;
 
+	if (fired != NULL)
+		*fired = false;
 	if (arm_word & ~ARM_WORD_MASK)
 		return HW_ERR_INVAL;
 	old = atomic_load_explicit(&cq->st->arm, memory_order_seq_cst);
 	do {
-		if ((old & ARM_FIRED) && (old >> ARM_FIRED_SN_SHIFT & HW_CQ_ARM_SN_MASK) == sn)
+		if ((old & ARM_FIRED) && (old >> ARM_FIRED_SN_SHIFT & HW_CQ_ARM_SN_MASK) == sn) {
+			if (fired != NULL)
+				*fired = true;
 			return HW_OK; /* this arm already fired: the consumer has not taken the event yet */
+		}
 		new = (old & ARM_FIRED_MASK) | ARM_ARMED | arm_word;
+		/* Armed for the next completion, not fired yet: a solicited-only request does not narrow it (IB). */
+		if ((old & ARM_ARMED) && !(old & HW_CQ_ARM_CMD_SOLICITED))
+			new &= ~(uint32_t)HW_CQ_ARM_CMD_SOLICITED;
 	} while (!atomic_compare_exchange_weak_explicit(&cq->st->arm, &old, new, memory_order_seq_cst,
 							memory_order_seq_cst));
 	pi = atomic_load_explicit(&cq->st->pi, memory_order_seq_cst);

@@ -229,6 +229,12 @@ bool hw_cq_claim_orphan(struct hw_cq *cq, struct hw_cq_claim *c);
  * sn << 28 | command | ci (host order). HW_ERR_INVAL when other bits are set.
  */
 enum hw_status hw_cq_arm(struct hw_cq *cq, uint32_t arm_word);
+/*
+ * hw_cq_arm, and *fired: an arm of that sequence number already fired and
+ * its event was not taken (the arm changed nothing; the event's bell has
+ * rung, or is ringing on another thread or process right now).
+ */
+enum hw_status hw_cq_arm_report(struct hw_cq *cq, uint32_t arm_word, bool *fired);
 
 /* True once a CQE was refused for lack of room (latched). */
 bool hw_cq_overrun(const struct hw_cq *cq);

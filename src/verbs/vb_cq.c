@@ -250,10 +250,17 @@ static int vb_cq_arm_word(struct vb_cq *cq, uint32_t word)
 	struct hw_bell *bell = hw_cq_event_bell(cq->hw);
 	uint32_t seen = hw_bell_seq(bell);
 	uint64_t one = 1;
+	bool fired;
 
-	if (hw_cq_arm(cq->hw, word) != HW_OK)
+	if (hw_cq_arm_report(cq->hw, word, &fired) != HW_OK)
 		return EINVAL;
-	if (cq->cqx.channel == NULL)
+	/*
+	 * An arm again before the event of this one was taken (a poll between,
+	 * no ibv_get_cq_event): the watch armed with it delivers that event; a
+	 * new watch from the bell's sequence now would replace it and lose a
+	 * ring the engine thread had not yet passed on.
+	 */
+	if (cq->cqx.channel == NULL || fired)
 		return 0;
 	if (hw_watch_set_add(&set, bell, seen, NULL, NULL) != HW_OK || hw_waiter_arm(&cq->waiter, &set) != HW_OK) {
 		/* No watch to be had: the program gets an event at once and polls an empty CQ. */
