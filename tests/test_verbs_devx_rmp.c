@@ -12,6 +12,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -475,6 +476,84 @@ static void test_cyclic_ring_order(void)
 	CHECK_OK(mlx5dv_devx_obj_destroy(q));
 }
 
+/* MODIFY_RMP RDY to RDY setting the limit lwm. */
+static void rmp_set_lwm(struct rmp *r, uint16_t lwm)
+{
+	uint8_t in[RMP_IN], out[OUT_SZ];
+
+	memset(in, 0, sizeof(in));
+	prm_set(in, 0, 16, OP_MODIFY_RMP);
+	prm_set(in, 0x40, 4, RMP_RDY);
+	prm_set(in, 0x48, 24, r->rmpn);
+	prm_set(in, 0xbf, 1, 1); /* bitmask.lwm */
+	prm_set(in, RMPC + 0x8, 4, RMP_RDY);
+	prm_set(in, WQ + 0x30, 16, lwm);
+	CHECK_OK(mlx5dv_devx_obj_modify(r->obj, in, sizeof(in), out, sizeof(out)));
+}
+
+/*
+ * The limit's event (mlx5dv_devx_subscribe_devx_event, SRQ_RQ_LIMIT 0x14):
+ * none while the WQEs left stay at or above lwm; once they fall below it,
+ * one event with the subscription's cookie, the EQE's type and the rmpn
+ * (SRQ kind), and the limit disarmed (QUERY_RMP's lwm 0): no second event.
+ */
+static void test_limit_event(void)
+{
+	uint16_t limit_ev = 0x14;
+	struct mlx5dv_devx_event_channel *ch;
+	struct {
+		struct mlx5_ib_uapi_devx_async_event_hdr h;
+		uint8_t eqe[64];
+	} ev;
+	uint8_t out[OUT_SZ], qin[0x10] = {0}, qout[RMP_IN];
+	struct dx *d = NULL;
+	struct rmp *r = NULL;
+	struct mlx5dv_devx_obj *q;
+	struct peer *p;
+	uint32_t n = 0;
+	int err;
+
+	dx_open(&d, SQ_BYTES);
+	cq_create(d);
+	rmp_create(d, &r, WQ_CYCLIC, out, &err);
+	CHECK(err == 0);
+	for (unsigned int i = 0; i < (1u << LOG_RMP); i++)
+		rmp_wqe(d, r, i, 0);
+	rmp_post(d, 12);
+	q = qp_rmp_create(d, r->rmpn, 0, 8, &n, out);
+	CHECK(q != NULL);
+	peer_open(d->c, &p);
+	qp_up(d, q, n, p->qp->qp_num);
+	CHECK_OK(vq_up(p->qp, n, 12, 7));
+	ch = mlx5dv_devx_create_event_channel(d->c, 0);
+	CHECK(ch != NULL);
+	CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+	CHECK_OK(mlx5dv_devx_subscribe_devx_event(ch, r->obj, sizeof(limit_ev), &limit_ev, 0x5157));
+	rmp_set_lwm(r, 10);
+	for (uint32_t m = 0; m < 2; m++) { /* 12 posted, 10 left: not below */
+		peer_send(p, IMM + m, (uint8_t)(0x40 + m));
+		check_recv(d, n, (uint16_t)m, IMM + m, (uint8_t)(0x40 + m));
+	}
+	errno = 0;
+	CHECK(mlx5dv_devx_get_event(ch, &ev.h, sizeof(ev)) == -1 && errno == EAGAIN);
+	peer_send(p, IMM + 2, 0x42); /* 9 left */
+	check_recv(d, n, 2, IMM + 2, 0x42);
+	for (int i = 0; i < 500 && mlx5dv_devx_get_event(ch, &ev.h, sizeof(ev)) != (ssize_t)sizeof(ev); i++)
+		usleep(10000);
+	CHECK(ev.h.cookie == 0x5157 && ev.eqe[1] == limit_ev);
+	CHECK(ev.eqe[0x34] == 1 && be32toh(*(uint32_t *)(void *)(ev.eqe + 0x38)) == r->rmpn);
+	prm_set(qin, 0, 16, OP_QUERY_RMP);
+	prm_set(qin, 0x48, 24, r->rmpn);
+	CHECK_OK(mlx5dv_devx_obj_query(r->obj, qin, sizeof(qin), qout, sizeof(qout)));
+	CHECK(prm_get(qout, WQ + 0x30, 16) == 0);
+	peer_send(p, IMM + 3, 0x43); /* disarmed: no second event */
+	check_recv(d, n, 3, IMM + 3, 0x43);
+	errno = 0;
+	CHECK(mlx5dv_devx_get_event(ch, &ev.h, sizeof(ev)) == -1 && errno == EAGAIN);
+	CHECK_OK(mlx5dv_devx_obj_destroy(q));
+	mlx5dv_devx_destroy_event_channel(ch);
+}
+
 /* MODIFY_RMP: RDY to RDY with lwm (QUERY_RMP shows it); a wrong current state, ERR, an lwm above the posted. */
 static void test_modify_states(void)
 {
@@ -681,6 +760,7 @@ int main(void)
 	RUN(test_linked_list_two_senders);
 	RUN(test_cyclic_ring_order);
 	RUN(test_modify_states);
+	RUN(test_limit_event);
 	RUN(test_bad_commands);
 	RUN(test_destroy_while_attached);
 	RUN(test_dct_on_rmp);

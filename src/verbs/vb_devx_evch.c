@@ -33,6 +33,10 @@
 #define VB_EV_COMP 0x00		 /* MLX5_EVENT_TYPE_COMP */
 #define VB_EQE_BYTES 64		 /* struct mlx5_eqe */
 #define VB_EQE_COMP_CQN 0x38	 /* data.comp.cqn */
+#define VB_EQE_QP_SRQ_TYPE 0x34	 /* data.qp_srq.type: 0 QP, 1 SRQ */
+#define VB_EQE_QP_SRQ_N 0x38	 /* data.qp_srq.qp_srq_n */
+#define VB_EV_SRQ_CATAS 0x12	 /* MLX5_EVENT_TYPE_SRQ_CATAS_ERROR */
+#define VB_EV_SRQ_LIMIT 0x14	 /* MLX5_EVENT_TYPE_SRQ_RQ_LIMIT */
 #define VB_EVCH_PERIOD_NS 50000L /* between looks at the records */
 
 struct vb_evch_event {
@@ -53,6 +57,7 @@ struct vb_evch_sub {
 	int fd;			/* >= 0: an eventfd signalled instead of an event */
 	uint64_t cookie;
 	uint16_t type;
+	const struct mlx5dv_devx_obj *obj; /* the object subscribed to */
 	struct hw_cq *cq;	/* a completion subscription's CQ, else NULL */
 	uint32_t cqn;
 	uint32_t last_arm;	/* the record's arm word last passed on */
@@ -164,6 +169,51 @@ static bool vb_evch_of_cq(const struct vb_evch_sub *s, const void *cq)
 	return s->cq == cq;
 }
 
+static bool vb_evch_of_obj(const struct vb_evch_sub *s, const void *obj)
+{
+	return s->obj == obj;
+}
+
+void vb_devx_evch_obj_gone(const struct mlx5dv_devx_obj *obj)
+{
+	pthread_mutex_lock(&vb_evch_lock);
+	vb_evch_drop(vb_evch_of_obj, obj);
+	pthread_mutex_unlock(&vb_evch_lock);
+}
+
+/*
+ * An affiliated event of obj (a QP's or an SRQ's, as struct mlx5_eqe_qp_srq:
+ * the resource's kind, 0 QP or 1 SRQ, at 0x34 and its number at 0x38), one
+ * per subscription to that event number, from whichever thread the device
+ * raised it on.
+ */
+void vb_devx_evch_obj_event(const struct mlx5dv_devx_obj *obj, uint16_t type, uint32_t num, bool srq)
+{
+	struct vb_evch_event *ev;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&vb_evch_lock);
+	for (struct vb_evch_sub *s = vb_evch_subs; s != NULL; s = s->next) {
+		if (s->obj != obj || s->type != type)
+			continue;
+		if (s->fd >= 0) {
+			(void)!write(s->fd, &one, sizeof(one));
+			continue;
+		}
+		ev = calloc(1, sizeof(*ev));
+		if (ev == NULL)
+			continue; /* the kernel drops an event it cannot queue, too */
+		ev->cookie = s->cookie;
+		ev->eqe[1] = (uint8_t)type;
+		ev->eqe[VB_EQE_QP_SRQ_TYPE] = srq ? 1 : 0;
+		vb_prm_put32(ev->eqe + VB_EQE_QP_SRQ_N, num & 0xffffff);
+		*s->ch->tail = ev;
+		s->ch->tail = &ev->next;
+		(void)!write(s->ch->h.pub.fd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&vb_evch_lock);
+}
+
 static bool vb_evch_of_ch(const struct vb_evch_sub *s, const void *ch)
 {
 	return s->ch == ch;
@@ -225,6 +275,8 @@ static bool vb_evch_valid(const struct mlx5dv_devx_obj *obj, uint16_t type)
 		return type == VB_EV_COMP;
 	if (obj->kind == VB_DEVX_QP)	/* path migration, comm established, SQ drained, WQ errors, last WQE */
 		return (type >= 0x01 && type <= 0x03) || type == 0x07 || (type >= 0x10 && type <= 0x13);
+	if (obj->kind == VB_DEVX_RMP)	/* its limit, its catastrophic error */
+		return type == VB_EV_SRQ_LIMIT || type == VB_EV_SRQ_CATAS;
 	return false;
 }
 
@@ -249,7 +301,7 @@ int vb_evch_subscribe(struct mlx5dv_devx_event_channel *event_channel, int fd, s
 			rc = ENOMEM;
 			break;
 		}
-		*s = (struct vb_evch_sub){.ch = ch, .fd = fd, .cookie = cookie, .type = types[i]};
+		*s = (struct vb_evch_sub){.ch = ch, .fd = fd, .cookie = cookie, .type = types[i], .obj = obj};
 		if (obj->kind == VB_DEVX_CQ) {
 			s->cq = vb_devx_cq_hw(obj);
 			s->cqn = obj->object_id;

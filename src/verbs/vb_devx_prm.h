@@ -154,6 +154,9 @@ struct hw_cq *vb_devx_cq_hw(struct mlx5dv_devx_obj *cq);
 /* The CQ goes: event channels drop their subscriptions to it (vb_devx_evch.c). */
 struct hw_cq;
 void vb_devx_evch_cq_gone(struct hw_cq *cq);
+/* An object's affiliated event to its subscribers; the object goes: its subscriptions go (vb_devx_evch.c). */
+void vb_devx_evch_obj_event(const struct mlx5dv_devx_obj *obj, uint16_t type, uint32_t num, bool srq);
+void vb_devx_evch_obj_gone(const struct mlx5dv_devx_obj *obj);
 int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
 		      struct mlx5dv_devx_obj *obj);
 void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj);

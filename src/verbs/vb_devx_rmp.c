@@ -13,7 +13,9 @@
  * program's memory, as the card does not.
  *
  * The limit: MODIFY_RMP with bitmask.lwm arms it (the engine's SRQ limit);
- * its event is not delivered to event channels here.
+ * when the WQEs left fall below it, the limit disarms (lwm 0 again) and its
+ * event, SRQ_RQ_LIMIT (0x14) with the rmpn, goes to the RMP's subscribers
+ * (mlx5dv_devx_subscribe_devx_event), once per arm.
  *
  * PRM layouts (mlx5_ifc.h), big-endian. create_rmp_in and modify_rmp_in:
  * the RMP context at 0x20 (0xf0 bytes); modify_rmp_in: rmp_state (top 4
@@ -114,13 +116,27 @@ static int vb_devx_rmp_mem(struct vb_context *ctx, const uint8_t *wq, struct hw_
 	return 0;
 }
 
-static int vb_devx_rmp_engine(struct hw_srq_attr *ha, struct vb_devx_rmp *rmp, uint32_t *rmpn)
+#define VB_EV_SRQ_RQ_LIMIT 0x14
+
+/* The engine's SRQ limit crossed (its thread, or a taker's): the RMP's event to its subscribers. */
+static void vb_devx_rmp_limit(void *arg, struct hw_srq *hw)
+{
+	struct mlx5dv_devx_obj *obj = arg;
+
+	(void)hw;
+	vb_devx_evch_obj_event(obj, VB_EV_SRQ_RQ_LIMIT, obj->object_id, true);
+}
+
+static int vb_devx_rmp_engine(struct hw_srq_attr *ha, struct vb_devx_rmp *rmp, uint32_t *rmpn,
+			      struct mlx5dv_devx_obj *obj)
 {
 	enum hw_status st = hw_id_alloc(HW_ID_SRQN, rmpn);
 
 	if (st != HW_OK)
 		return vb_id_errno(st);
 	ha->srqn = *rmpn;
+	ha->limit_cb = vb_devx_rmp_limit;
+	ha->limit_arg = obj;
 	ha->pd = rmp->pd;
 	ha->shared = true; /* requesters of other processes take its WQEs */
 	ha->program_ring = true;
@@ -163,7 +179,8 @@ int vb_devx_rmp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, 
 	if (rc == 0)
 		rc = vb_devx_rmp_mem(ctx, in + VB_WQ, &ha, rmp, out, outlen);
 	if (rc == 0)
-		rc = vb_devx_rmp_engine(&ha, rmp, &rmpn);
+		rc = vb_devx_rmp_engine(&ha, rmp, &rmpn, obj);
+	obj->object_id = rmpn; /* the limit's event names it */
 	if (rc == 0 && lwm != 0)
 		rc = vb_devx_rmp_lwm(rmp, lwm, out, outlen);
 	if (rc != 0) {
@@ -181,6 +198,7 @@ int vb_devx_rmp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, 
 
 void vb_devx_rmp_destroy(struct mlx5dv_devx_obj *obj)
 {
+	vb_devx_evch_obj_gone(obj); /* a limit crossed from now on reaches no channel */
 	vb_devx_rmp_free(obj->priv, obj->object_id);
 }
 
