@@ -68,8 +68,8 @@ static pthread_mutex_t vb_evch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vb_evch_sub *vb_evch_subs;
 static bool vb_evch_running;
 
-/* Under the lock: one event to the subscription's channel or fd. */
-static void vb_evch_raise(struct vb_evch_sub *s)
+/* Under the lock: one event, its EQE, to the subscription's channel or fd. */
+static void vb_evch_push(struct vb_evch_sub *s, const uint8_t *eqe)
 {
 	struct vb_evch_event *ev;
 	uint64_t one = 1;
@@ -82,11 +82,20 @@ static void vb_evch_raise(struct vb_evch_sub *s)
 	if (ev == NULL)
 		return;	/* the kernel drops an event it cannot queue, too */
 	ev->cookie = s->cookie;
-	ev->eqe[1] = (uint8_t)s->type;
-	vb_prm_put32(ev->eqe + VB_EQE_COMP_CQN, s->cqn);
+	memcpy(ev->eqe, eqe, VB_EQE_BYTES);
 	*s->ch->tail = ev;
 	s->ch->tail = &ev->next;
 	(void)!write(s->ch->h.pub.fd, &one, sizeof(one));
+}
+
+/* Under the lock: a completion event, the CQ's number in the EQE. */
+static void vb_evch_raise(struct vb_evch_sub *s)
+{
+	uint8_t eqe[VB_EQE_BYTES] = {0};
+
+	eqe[1] = (uint8_t)s->type;
+	vb_prm_put32(eqe + VB_EQE_COMP_CQN, s->cqn);
+	vb_evch_push(s, eqe);
 }
 
 /* Under the lock: the arm the program wrote, and the firing it caused. */
@@ -189,28 +198,15 @@ void vb_devx_evch_obj_gone(const struct mlx5dv_devx_obj *obj)
  */
 void vb_devx_evch_obj_event(const struct mlx5dv_devx_obj *obj, uint16_t type, uint32_t num, bool srq)
 {
-	struct vb_evch_event *ev;
-	uint64_t one = 1;
+	uint8_t eqe[VB_EQE_BYTES] = {0};
 
+	eqe[1] = (uint8_t)type;
+	eqe[VB_EQE_QP_SRQ_TYPE] = srq ? 1 : 0;
+	vb_prm_put32(eqe + VB_EQE_QP_SRQ_N, num & 0xffffff);
 	pthread_mutex_lock(&vb_evch_lock);
-	for (struct vb_evch_sub *s = vb_evch_subs; s != NULL; s = s->next) {
-		if (s->obj != obj || s->type != type)
-			continue;
-		if (s->fd >= 0) {
-			(void)!write(s->fd, &one, sizeof(one));
-			continue;
-		}
-		ev = calloc(1, sizeof(*ev));
-		if (ev == NULL)
-			continue; /* the kernel drops an event it cannot queue, too */
-		ev->cookie = s->cookie;
-		ev->eqe[1] = (uint8_t)type;
-		ev->eqe[VB_EQE_QP_SRQ_TYPE] = srq ? 1 : 0;
-		vb_prm_put32(ev->eqe + VB_EQE_QP_SRQ_N, num & 0xffffff);
-		*s->ch->tail = ev;
-		s->ch->tail = &ev->next;
-		(void)!write(s->ch->h.pub.fd, &one, sizeof(one));
-	}
+	for (struct vb_evch_sub *s = vb_evch_subs; s != NULL; s = s->next)
+		if (s->obj == obj && s->type == type)
+			vb_evch_push(s, eqe);
 	pthread_mutex_unlock(&vb_evch_lock);
 }
 
