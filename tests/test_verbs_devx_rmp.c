@@ -33,6 +33,7 @@
 #define OP_CREATE_RMP 0x90c
 #define OP_MODIFY_RMP 0x90d
 #define OP_QUERY_RMP 0x90f
+#define OP_2ERR_QP 0x507
 #define ST_BAD_RES_STATE 0x9
 #define SYND_UMEM 0x5d0c0022u
 #define SYND_QP_SRQ 0x5d0c0038u
@@ -496,10 +497,11 @@ static void rmp_set_lwm(struct rmp *r, uint16_t lwm)
  * none while the WQEs left stay at or above lwm; once they fall below it,
  * one event with the subscription's cookie, the EQE's type and the rmpn
  * (SRQ kind), and the limit disarmed (QUERY_RMP's lwm 0): no second event.
+ * A QP receiving from it, moved to ERR, raises its last-WQE event.
  */
 static void test_limit_event(void)
 {
-	uint16_t limit_ev = 0x14;
+	uint16_t limit_ev = 0x14, last_wqe = 0x13;
 	struct mlx5dv_devx_event_channel *ch;
 	struct {
 		struct mlx5_ib_uapi_devx_async_event_hdr h;
@@ -550,6 +552,15 @@ static void test_limit_event(void)
 	check_recv(d, n, 3, IMM + 3, 0x43);
 	errno = 0;
 	CHECK(mlx5dv_devx_get_event(ch, &ev.h, sizeof(ev)) == -1 && errno == EAGAIN);
+	/* The QP on the RMP moved to ERR (2ERR_QP): its last-WQE event (0x13), the qpn, QP kind. */
+	CHECK_OK(mlx5dv_devx_subscribe_devx_event(ch, q, sizeof(last_wqe), &last_wqe, 0x9a7e));
+	memset(qin, 0, sizeof(qin));
+	prm_set(qin, 0, 16, OP_2ERR_QP);
+	prm_set(qin, 0x48, 24, n);
+	CHECK_OK(mlx5dv_devx_obj_modify(q, qin, sizeof(qin), out, sizeof(out)));
+	CHECK(mlx5dv_devx_get_event(ch, &ev.h, sizeof(ev)) == (ssize_t)sizeof(ev));
+	CHECK(ev.h.cookie == 0x9a7e && ev.eqe[1] == last_wqe && ev.eqe[0x34] == 0);
+	CHECK(be32toh(*(uint32_t *)(void *)(ev.eqe + 0x38)) == n);
 	CHECK_OK(mlx5dv_devx_obj_destroy(q));
 	mlx5dv_devx_destroy_event_channel(ch);
 }

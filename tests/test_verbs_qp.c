@@ -315,6 +315,76 @@ static void test_srq(void)
 	CHECK(ibv_destroy_srq(NULL) == EINVAL);
 }
 
+/* The next async event, within ms: its type and QP, or -1 when none came. */
+static int next_qp_event(struct ibv_context *c, int ms, struct ibv_qp **qp)
+{
+	struct ibv_async_event ev;
+
+	if (vqs_readable(c->async_fd, ms) != 1 || ibv_get_async_event(c, &ev) != 0)
+		return -1;
+	*qp = ev.element.qp;
+	ibv_ack_async_event(&ev);
+	return (int)ev.event_type;
+}
+
+/*
+ * IBV_EVENT_QP_LAST_WQE_REACHED: a QP on an SRQ entering the error state,
+ * once each time (again after a reset and a new error), whether moved there
+ * (ibv_modify_qp) or by a failed WQE of its own (a WRITE with a bad rkey);
+ * a QP with receives of its own reports none.
+ */
+static void test_srq_last_wqe(void)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 8, .max_sge = 1}};
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_ERR};
+	struct ibv_context *c = vf_open();
+	struct ibv_qp *a, *b, *plain, *got = NULL;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_srq *srq;
+	struct ibv_sge sge;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 64);
+	mr = vq_mr(pd, vqm, sizeof(vqm), VQ_ACCESS_ALL);
+	srq = ibv_create_srq(pd, &sa);
+	CHECK(pd != NULL && cq != NULL && mr != NULL && srq != NULL);
+	th_defer(vq_destroy_srq_cb, srq);
+	a = vq_qp_srq(pd, IBV_QPT_RC, cq, cq, srq, 16);
+	b = vq_qp_srq(pd, IBV_QPT_RC, cq, cq, srq, 16);
+	plain = vq_qp(pd, IBV_QPT_RC, cq, cq, 16);
+	CHECK(a != NULL && b != NULL && plain != NULL);
+	CHECK_OK(vq_up(a, b->qp_num, 0, 0));
+	CHECK_OK(vq_up(b, a->qp_num, 0, 0));
+	CHECK(next_qp_event(c, 0, &got) == -1);
+	/* Moved to ERR: one event; moved there again: none more. */
+	CHECK_OK(ibv_modify_qp(b, &qa, IBV_QP_STATE));
+	CHECK(next_qp_event(c, 5000, &got) == IBV_EVENT_QP_LAST_WQE_REACHED && got == b);
+	CHECK_OK(ibv_modify_qp(b, &qa, IBV_QP_STATE));
+	CHECK_OK(ibv_modify_qp(plain, &qa, IBV_QP_STATE));
+	CHECK(next_qp_event(c, 50, &got) == -1);
+	/* Reset, connected again: a's WRITE with a bad rkey fails it into ERR, its event follows. */
+	qa.qp_state = IBV_QPS_RESET;
+	CHECK_OK(ibv_modify_qp(b, &qa, IBV_QP_STATE));
+	CHECK_OK(vq_up(b, a->qp_num, 0, 0));
+	sge = (struct ibv_sge){.addr = (uintptr_t)vqm[0], .length = 16, .lkey = mr->lkey};
+	wr = (struct ibv_send_wr){.wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = {.remote_addr = (uintptr_t)vqm[1], .rkey = mr->rkey ^ 0x5500}};
+	CHECK_OK(ibv_post_send(a, &wr, &bad));
+	CHECK(vq_poll1(cq, &wc) == 1 && wc.wr_id == 7 && wc.status == IBV_WC_REM_ACCESS_ERR);
+	CHECK(next_qp_event(c, 5000, &got) == IBV_EVENT_QP_LAST_WQE_REACHED && got == a);
+	/* And b again, after its reset, when moved to ERR once more. */
+	qa.qp_state = IBV_QPS_ERR;
+	CHECK_OK(ibv_modify_qp(b, &qa, IBV_QP_STATE));
+	CHECK(next_qp_event(c, 5000, &got) == IBV_EVENT_QP_LAST_WQE_REACHED && got == b);
+	CHECK(next_qp_event(c, 50, &got) == -1);
+}
+
 /*
  * An SRQ of max_wr 0 and max_sge 0 (the attributes' zero values) is made, as
  * mlx5 makes it: one WQE, kept out of circulation, so it reports max_wr 0
@@ -731,6 +801,7 @@ int main(void)
 	RUN(test_modify_ud);
 	RUN(test_srq);
 	RUN(test_srq_empty);
+	RUN(test_srq_last_wqe);
 	RUN(test_data_in_order);
 	RUN(test_alloc_type);
 	RUN(test_create_flags);

@@ -772,8 +772,18 @@ static void qp_set_state(struct hw_qp *qp, enum hw_qp_state st)
 
 void hw_qp_set_err(struct hw_qp *qp)
 {
+	hw_qp_err_fn fn = __atomic_load_n(&qp->err_fn, __ATOMIC_ACQUIRE);
+
 	qp_set_state(qp, HW_QP_ERR);
 	qp_flush_rq(qp);
+	if (fn != NULL && !__atomic_exchange_n(&qp->err_told, 1, __ATOMIC_ACQ_REL))
+		fn(qp->err_arg);
+}
+
+void hw_qp_on_err(struct hw_qp *qp, hw_qp_err_fn fn, void *arg)
+{
+	qp->err_arg = arg;
+	__atomic_store_n(&qp->err_fn, fn, __ATOMIC_RELEASE);
 }
 
 enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
@@ -784,6 +794,7 @@ enum hw_status hw_qp_modify(struct hw_qp *qp, enum hw_qp_state to)
 	case HW_QP_RESET:
 		__atomic_store_n(&qp->xm_machine, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->xm_probed_ns, 0, __ATOMIC_RELAXED); /* connected again: a new first look */
+		__atomic_store_n(&qp->err_told, 0, __ATOMIC_RELEASE);
 		hw_eng_xm_replace(qp, NULL); /* what is still in flight is answered first (bounded) */
 		qp_set_state(qp, HW_QP_RESET);
 		__atomic_store_n(&qp->sq_ci, 0, __ATOMIC_RELEASE);

@@ -102,6 +102,7 @@ enum hw_qp_type {
 #define HW_QP_MAX_MSG (1u << 30)
 
 struct hw_srq;
+typedef void (*hw_qp_err_fn)(void *arg);
 
 struct hw_qp_attr {
 	uint32_t qpn; /* low 24 bits; reported in CQEs */
@@ -255,6 +256,9 @@ struct hw_qp {
 	uint8_t gid[16];
 	bool roce;		 /* hw_qp_attr.roce */
 	uint32_t uidx;		 /* hw_qp_attr.user_index: the send CQEs' srqn_uidx */
+	hw_qp_err_fn err_fn;	 /* the owner's word of entering ERR (hw_qp_on_err), NULL in a view */
+	void *err_arg;
+	uint32_t err_told;	 /* this ERR was told already (until a reset) */
 	bool sig_pipe;		 /* signature pipelining (hw_sig_pipe.c): a signature error stops the SQ */
 	/*
 	 * Why the first look (eng_fast_pass) leaves this SQ to the general path,
@@ -323,6 +327,13 @@ struct hw_qp {
 enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out);
 /* A shared QP withdraws its record first (peers elsewhere see it gone); the caller frees the QPN. */
 void hw_qp_destroy(struct hw_qp *qp);
+/*
+ * The owner's word when its QP enters ERR, once until the QP is reset:
+ * from a modify to ERR on the caller's thread, or from the engine thread
+ * when a WQE's error moves it there (never after hw_qp_destroy returned).
+ * A QP moved to ERR by a process of its peer's is not told here.
+ */
+void hw_qp_on_err(struct hw_qp *qp, hw_qp_err_fn fn, void *arg);
 
 uint8_t *hw_qp_sq_buf(const struct hw_qp *qp);
 uint8_t *hw_qp_rq_buf(const struct hw_qp *qp);

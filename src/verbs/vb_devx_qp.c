@@ -227,6 +227,16 @@ static int vb_devx_qp_engine(struct vb_context *ctx, struct hw_qp_attr *ha, stru
 	return 0;
 }
 
+#define VB_EV_SRQ_LAST_WQE 0x13 /* MLX5_EVENT_TYPE_SRQ_LAST_WQE */
+
+/* A QP on an RMP entered ERR: its last-WQE event to the QP's subscribers (QP kind). */
+static void vb_devx_qp_last_wqe(void *arg)
+{
+	const struct mlx5dv_devx_obj *obj = arg;
+
+	vb_devx_evch_obj_event(obj, VB_EV_SRQ_LAST_WQE, obj->object_id, false);
+}
+
 int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
 		      struct mlx5dv_devx_obj *obj)
 {
@@ -256,6 +266,8 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 	/* cs_res (PRM qpc byte 0xc7): responder scatter to CQE, as the program asks (UCX's rc_mlx5 does) */
 	if (ha.type == HW_QPT_RC && in[VB_QPC + 0xc7] != 0)
 		(void)hw_qp_set_scatter(qp->hw, true);
+	if (qp->rmp != NULL)
+		hw_qp_on_err(qp->hw, vb_devx_qp_last_wqe, obj);
 	memcpy(qp->qpc, in + VB_QPC, VB_QPC_SZ);
 	qp->qpc[0] &= 0x0f; /* state: RST */
 	memset(out, 0, VB_QP_OUT_SZ);
@@ -268,6 +280,7 @@ int vb_devx_qp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, u
 
 void vb_devx_qp_destroy(struct mlx5dv_devx_obj *obj)
 {
+	vb_devx_evch_obj_gone(obj);
 	vb_devx_qp_free(obj->priv, obj->object_id);
 }
 

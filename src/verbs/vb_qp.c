@@ -244,6 +244,21 @@ static int vb_qp_qmem(struct vb_qp *qp, struct ibv_pd *pd, struct hw_qp_attr *ha
 	return 0;
 }
 
+/*
+ * A QP on an SRQ entered the error state: IBV_EVENT_QP_LAST_WQE_REACHED, as
+ * the card reports it once no more receives will be taken from the SRQ for
+ * it (the program then drains its CQ and destroys it).
+ */
+static void vb_qp_last_wqe(void *arg)
+{
+	struct vb_qp *qp = arg;
+	struct ibv_async_event ev = {.event_type = IBV_EVENT_QP_LAST_WQE_REACHED};
+
+	ev.element.qp = &qp->qpx.qp_base;
+	if (vb_async_post(vb_ctx(qp->qpx.qp_base.context), &ev) != 0)
+		BASE_ERR("QP %u: the last-WQE event could not be queued", qp->qpx.qp_base.qp_num);
+}
+
 static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struct ibv_qp_init_attr_ex *a,
 			   const struct vb_qp_kind *k)
 {
@@ -288,6 +303,8 @@ static int vb_qp_hw_create(struct vb_context *ctx, struct vb_qp *qp, const struc
 	qp->dbrec = hw_qp_dbrec(qp->hw);
 	qp->sq_buf = hw_qp_sq_buf(qp->hw);
 	qp->rq_buf = hw_qp_rq_buf(qp->hw);
+	if (a->srq != NULL && a->qp_type != IBV_QPT_DRIVER) /* not a DCT: it reports no last WQE */
+		hw_qp_on_err(qp->hw, vb_qp_last_wqe, qp);
 	return 0;
 }
 
