@@ -244,6 +244,9 @@ static inline void dx_create(struct dx *d)
 	CHECK(d->qpn != 0);
 }
 
+/* The GID the next INIT2RTR addresses (NULL: this machine's port, GID 0). */
+static const union ibv_gid *dx_dgid;
+
 /* A state command; its status in out, the call's errno value returned. */
 static inline int dx_modify(struct dx *d, uint16_t op, uint32_t dest, uint8_t *out)
 {
@@ -262,8 +265,10 @@ static inline int dx_modify(struct dx *d, uint16_t op, uint32_t dest, uint8_t *o
 		prm_set(in, QPC + 0x3, 5, 20);	  /* log_msg_max */
 		prm_set(in, QPC + 0xa8, 24, dest); /* remote_qpn */
 		prm_set(in, QPC + 0x4a3, 5, 12);  /* min_rnr_nak */
-		/* A RoCE port routes by GID: the destination is this machine's port, GID 0. */
-		if (ibv_query_gid(d->c, 1, 0, &g) != 0)
+		/* A RoCE port routes by GID: by default the destination is this machine's port, GID 0. */
+		if (dx_dgid != NULL)
+			g = *dx_dgid;
+		else if (ibv_query_gid(d->c, 1, 0, &g) != 0)
 			return ENODEV;
 		memcpy(in + (ADS + 0x80) / 8, g.raw, 16);
 		prm_set(in, ADS + 0x28, 1, 1);	  /* grh */

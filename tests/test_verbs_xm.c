@@ -5,6 +5,8 @@
  * longer than one transfer), SEND and WRITE with immediate into posted
  * receives, RNR waits ended by a receive posted later, atomics, a bad rkey;
  * DevX MTT and KLM keys over the other machine's umem, and their destroy;
+ * a DevX RC QP here (WRITE, READ, SEND with immediate both ways, its CQEs
+ * read from its DevX CQ's ring, the peer gone) with an ibv RC QP there;
  * DC from a DCI here to a DCT there, and a wrong DC key; UD datagrams both
  * ways (the GRH area byte for byte) and those the other machine drops; a
  * request by the GID of the other machine's second port, or of none of its
@@ -13,6 +15,7 @@
  * compared.
  */
 #include <endian.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,8 +280,8 @@ static int peer_ud_cmd(struct peer *p, const char *line)
 }
 
 /*
- * One command a line: CONNECT qpn gid, RECV off len, SRQRECV off len, POLL, SUM off len, ACCESS flags,
- * PORT2, CONNECT2 qpn gid, the UD commands (peer_ud_cmd), EXIT.
+ * One command a line: CONNECT qpn gid, RECV off len, SRQRECV off len, SEND off len imm, POLL, SUM off len,
+ * ACCESS flags, PORT2, CONNECT2 qpn gid, the UD commands (peer_ud_cmd), EXIT.
  */
 #define XM_BOTH (4u << 20)
 #define XM_BOTH_WRITES 12
@@ -334,10 +337,21 @@ static void peer_waitall(struct peer *p)
 	printf("WCS %d %d %llu\n", p->xfer_rc == 0 ? n : -1, bad, bad_id);
 }
 
+/* SEND off len imm: a signalled SEND with immediate of those bytes on the RC QP (its completion: POLL). */
+static int peer_send(struct peer *p, uint64_t off, uint32_t len, uint32_t imm)
+{
+	struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)(xm_mem + off), .length = len, .lkey = p->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = off, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
+				 .send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(imm)};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(p->qp, &wr, &bad);
+}
+
 static int peer_cmd(struct peer *p, const char *line)
 {
 	unsigned long long off, len;
-	unsigned int qpn;
+	unsigned int qpn, imm;
 	char hex[40];
 	int rc = peer_ud_cmd(p, line);
 
@@ -365,6 +379,8 @@ static int peer_cmd(struct peer *p, const char *line)
 		printf("OK %d\n", peer_recv(p, false, off, (uint32_t)len));
 	} else if (sscanf(line, "SRQRECV %llu %llu", &off, &len) == 2) {
 		printf("OK %d\n", peer_recv(p, true, off, (uint32_t)len));
+	} else if (sscanf(line, "SEND %llu %llu %u", &off, &len, &imm) == 3) {
+		printf("OK %d\n", peer_send(p, off, (uint32_t)len, imm));
 	} else if (strncmp(line, "POLL", 4) == 0) {
 		struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
 		int n = 0;
@@ -1514,6 +1530,209 @@ static void test_devx_mkey_between_machines(void)
 	xm_down();
 }
 
+/* ---- a DevX RC QP of this machine and the peer's ibv RC QP ------------------------------------------------ */
+
+#define XM_DX_LEN (12u << 10) /* the WRITE and READ */
+#define XM_DX_IMM 0x5eed0001u
+
+/*
+ * One signalled WQE on the DevX QP's SQ: the control segment, for a WRITE
+ * or READ the remote address segment, one data segment of len bytes at
+ * laddr; then the record and the UAR, as a driver rings them.
+ */
+static void dxm_post(struct dx *d, uint8_t op, uint32_t imm, uint64_t raddr, uint32_t rkey, const void *laddr,
+		     uint32_t len, uint32_t lkey)
+{
+	uint8_t *wqe = d->qp_mem + RQ_BYTES + (d->sq_pi % (1u << LOG_SQ)) * 64;
+	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
+	struct mlx5_wqe_raddr_seg *ra = (void *)(wqe + sizeof(*ctrl));
+	bool rdma = op == MLX5_OPCODE_RDMA_WRITE || op == MLX5_OPCODE_RDMA_READ;
+	struct mlx5_wqe_data_seg *data = (void *)(wqe + sizeof(*ctrl) + (rdma ? sizeof(*ra) : 0));
+	uint64_t bell;
+
+	memset(wqe, 0, 64);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->sq_pi, op, 0, d->qpn, MLX5_WQE_CTRL_CQ_UPDATE, rdma ? 3 : 2, 0,
+			    htobe32(imm));
+	if (rdma) {
+		ra->raddr = htobe64(raddr);
+		ra->rkey = htobe32(rkey);
+	}
+	mlx5dv_set_data_seg(data, len, lkey, (uintptr_t)laddr);
+	d->sq_pi++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_SND_DBR] = htobe32(d->sq_pi & 0xffff);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(&bell, ctrl, sizeof(bell));
+	*(volatile uint64_t *)d->uar->reg_addr = bell;
+}
+
+/* One receive WQE of the whole of buf (4096 bytes), then the receive record. */
+static void dxm_post_recv(struct dx *d)
+{
+	struct mlx5_wqe_data_seg *seg = (void *)(d->qp_mem + (d->rq_pi % (1u << LOG_RQ)) * 16);
+
+	mlx5dv_set_data_seg(seg, 4096, d->mr->lkey, (uintptr_t)d->buf);
+	d->rq_pi++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_RCV_DBR] = htobe32(d->rq_pi & 0xffff);
+}
+
+/*
+ * The next CQE of the DevX CQ's ring by its owner bit, consumed in the
+ * record. The wait is a hang guard of 30 s (the other machine answers over
+ * TCP: a count of tries would be too short under load).
+ */
+static void dxm_poll(struct dx *d, struct mlx5_cqe64 *out)
+{
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
+	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
+	time_t end = time(NULL) + 30;
+	bool seen = false;
+
+	for (long i = 0; !seen && (i % 1024 != 1023 || time(NULL) < end); i++) {
+		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+		seen = (op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner;
+		if (i % 1024 == 1023)
+			sched_yield();
+	}
+	CHECK(seen);
+	*out = *cqe;
+	d->cq_ci++;
+	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
+}
+
+/* A requester CQE of the DevX QP: its opcode, the WQE counter and the QP. */
+static void dxm_req_cqe(struct dx *d, uint8_t op, uint16_t wqe_counter)
+{
+	struct mlx5_cqe64 c;
+
+	dxm_poll(d, &c);
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
+	CHECK(be32toh(c.sop_drop_qpn) >> 24 == op && (be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
+	CHECK(be16toh(c.wqe_counter) == wqe_counter);
+}
+
+/* QUERY_QP's state (qpc.state). */
+static void dxm_state(struct dx *d, uint32_t *state)
+{
+	uint8_t in[0x10] = {0}, out[QUERY_OUT];
+
+	prm_set(in, 0, 16, OP_QUERY_QP);
+	prm_set(in, 0x48, 24, d->qpn);
+	memset(out, 0xff, sizeof(out));
+	CHECK_OK(mlx5dv_devx_obj_query(d->qp, in, sizeof(in), out, sizeof(out)));
+	CHECK(status_of(out) == 0);
+	*state = (uint32_t)prm_get(out, QPC, 4);
+}
+
+/* The peer's next completion (POLL), its fields as the line gives them. */
+struct xm_wc {
+	int n, status, opcode;
+	unsigned int len, imm, qpn;
+	unsigned long long wr_id;
+};
+
+static bool peer_poll(struct xm_wc *w)
+{
+	const char *l = ask("POLL", 0, 0);
+
+	return l != NULL && sscanf(l, "WC %d %d %d %u %u %u %llu", &w->n, &w->status, &w->opcode, &w->len, &w->imm,
+				   &w->qpn, &w->wr_id) == 7;
+}
+
+static void dxm_dereg_cb(void *arg)
+{
+	ibv_dereg_mr(arg);
+}
+
+/*
+ * A DevX RC QP here (CREATE_QP over this program's umem, its CQ a DevX CQ
+ * whose ring is read here, rung through a DevX UAR), INIT2RTR addressed by
+ * the other machine's GID, and that machine's ibv RC QP connected back:
+ * a WRITE whose bytes land there, a READ of them back, a SEND with
+ * immediate into a receive posted there, a SEND with immediate from there
+ * into the DevX QP's receive ring (its CQE: opcode, byte count, immediate,
+ * the bytes). The other machine's process killed, the next WRITE completes
+ * in error (retries exceeded, or flushed when the engine's probe found the
+ * peer gone first) and QUERY_QP says ERR.
+ */
+static void test_devx_rc_between_machines(void)
+{
+	uint8_t want[2000];
+	struct mlx5_cqe64 c;
+	struct mlx5_err_cqe *e = (void *)&c;
+	struct dx *d = NULL;
+	struct ibv_mr *mr;
+	struct xm_wc w;
+	char hex[40];
+	const char *l;
+	uint32_t st;
+
+	xm_up_sending_peer();
+	dx_open(&d, RQ_BYTES + SQ_BYTES);
+	mr = ibv_reg_mr(d->pd, xm_mem, 1u << 20, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL);
+	th_defer(dxm_dereg_cb, mr);
+	dx_create(d);
+	dx_dgid = &X.pgid;
+	dx_up(d, X.qpn);
+	dx_dgid = NULL;
+	dxm_state(d, &st);
+	CHECK(st == 3); /* RTS */
+	gid_hex(&X.gid, hex);
+	CHECK(th_proc_send(X.p, "CONNECT %u %s", d->qpn, hex) == 0);
+	l = th_proc_line(X.p);
+	CHECK(l != NULL && strcmp(l, "OK 0") == 0);
+
+	/* WRITE there, the bytes checked there; READ back, compared here. */
+	fill(xm_mem, XM_DX_LEN, 61);
+	dxm_post(d, MLX5_OPCODE_RDMA_WRITE, 0, X.raddr + 65536, X.rkey, xm_mem, XM_DX_LEN, mr->lkey);
+	dxm_req_cqe(d, MLX5_OPCODE_RDMA_WRITE, 0);
+	CHECK(peer_sum(65536, XM_DX_LEN) == fnv(xm_mem, XM_DX_LEN));
+	memset(xm_mem + 65536, 0, XM_DX_LEN);
+	dxm_post(d, MLX5_OPCODE_RDMA_READ, 0, X.raddr + 65536, X.rkey, xm_mem + 65536, XM_DX_LEN, mr->lkey);
+	dxm_req_cqe(d, MLX5_OPCODE_RDMA_READ, 1);
+	CHECK(memcmp(xm_mem + 65536, xm_mem, XM_DX_LEN) == 0);
+
+	/* SEND with immediate into a receive posted there. */
+	CHECK(ask_ok("RECV %llu %llu", 131072, 4096));
+	fill(xm_mem + 32768, 3000, 62);
+	dxm_post(d, MLX5_OPCODE_SEND_IMM, XM_DX_IMM, 0, 0, xm_mem + 32768, 3000, mr->lkey);
+	dxm_req_cqe(d, MLX5_OPCODE_SEND_IMM, 2);
+	CHECK(peer_poll(&w));
+	CHECK(w.n == 1 && w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_RECV && w.len == 3000 &&
+	      w.imm == XM_DX_IMM && w.qpn == X.qpn && w.wr_id == 131072);
+	CHECK(peer_sum(131072, 3000) == fnv(xm_mem + 32768, 3000));
+
+	/* A SEND with immediate from there into the DevX QP's receive ring; the peer's memory holds fill(77). */
+	dxm_post_recv(d);
+	memset(d->buf, 0, 4096);
+	CHECK(ask_ok("FILL", 0, 0));
+	CHECK(th_proc_send(X.p, "SEND %llu %llu %u", 0ull, (unsigned long long)sizeof(want), XM_DX_IMM + 1) == 0);
+	l = th_proc_line(X.p);
+	CHECK(l != NULL && strcmp(l, "OK 0") == 0);
+	dxm_poll(d, &c);
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_RESP_SEND_IMM);
+	CHECK(be32toh(c.byte_cnt) == sizeof(want) && be32toh(c.imm_inval_pkey) == XM_DX_IMM + 1);
+	CHECK(be16toh(c.wqe_counter) == 0 && (be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
+	fill(want, sizeof(want), 77);
+	CHECK(memcmp(d->buf, want, sizeof(want)) == 0);
+	CHECK(peer_poll(&w));
+	CHECK(w.n == 1 && w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_SEND && w.wr_id == 0);
+
+	/* The other machine's process gone: the next WRITE fails, the QP in ERR. */
+	th_proc_kill(X.p);
+	CHECK(th_proc_wait(X.p) != 0);
+	dxm_post(d, MLX5_OPCODE_RDMA_WRITE, 0, X.raddr + 65536, X.rkey, xm_mem, 64, mr->lkey);
+	dxm_poll(d, &c);
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ_ERR);
+	CHECK(e->syndrome == MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR || e->syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+	CHECK(be16toh(e->wqe_counter) == 3 && (be32toh(e->s_wqe_opcode_qpn) & 0xffffff) == d->qpn);
+	dxm_state(d, &st);
+	CHECK(st == 6); /* ERR */
+}
+
 int main(int argc, char **argv)
 {
 	setenv("UCX_TLS", "tcp", 1);
@@ -1533,6 +1752,11 @@ int main(int argc, char **argv)
 		RUN(test_devx_mkey_between_machines);
 		munmap(xm_mem, XM_LEN);
 		return th_summary("test_verbs_xm_devx_mkey");
+	}
+	if (argc == 2 && strcmp(argv[1], "devx_rc") == 0) { /* the DevX RC QP case alone */
+		RUN(test_devx_rc_between_machines);
+		munmap(xm_mem, XM_LEN);
+		return th_summary("test_verbs_xm_devx_rc");
 	}
 	if (argc == 2 && strcmp(argv[1], "both") == 0) { /* the two-way case alone */
 		RUN(test_rc_both_ways);
@@ -1566,6 +1790,7 @@ int main(int argc, char **argv)
 	}
 	RUN(test_rc_write_read);
 	RUN(test_devx_mkey_between_machines);
+	RUN(test_devx_rc_between_machines);
 	RUN(test_rc_by_ipv4_mapped_gid);
 	RUN(test_rc_send_rnr_imm_atomic);
 	RUN(test_rc_in_flight_order);
