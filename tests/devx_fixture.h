@@ -1,13 +1,15 @@
 /*
  * DevX CQs and RC QPs over the program's umem, built from the PRM's
- * commands (mlx5_ifc.h layouts): what test_verbs_devx_qp and
- * test_verbs_devx_evch both make.
+ * commands (mlx5_ifc.h layouts), driven by WQEs, records and UAR writes of
+ * the test's own, and an ibv RC QP as their peer: what the
+ * test_verbs_devx_* programs make.
  */
 #ifndef SOFTDPU_TEST_DEVX_FIXTURE_H_
 #define SOFTDPU_TEST_DEVX_FIXTURE_H_
 
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +365,117 @@ static inline void dx_up(struct dx *d, uint32_t dest)
 	CHECK(status_of(out) == 0);
 	CHECK_OK(dx_modify(d, OP_RTR2RTS, 0, out));
 	CHECK(status_of(out) == 0);
+}
+
+
+/* One SEND with immediate of len bytes of buf, signalled, then the record and the UAR. */
+static inline void dx_send_imm(struct dx *d, uint32_t len, uint32_t imm)
+{
+	uint8_t *wqe = d->qp_mem + RQ_BYTES + (d->sq_pi % (1u << LOG_SQ)) * 64;
+	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
+	struct mlx5_wqe_data_seg *data = (void *)(wqe + sizeof(*ctrl));
+	uint64_t bell;
+
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->sq_pi, MLX5_OPCODE_SEND_IMM, 0, d->qpn, MLX5_WQE_CTRL_CQ_UPDATE, 2, 0,
+			    htobe32(imm));
+	mlx5dv_set_data_seg(data, len, d->mr->lkey, (uintptr_t)d->buf);
+	d->sq_pi++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_SND_DBR] = htobe32(d->sq_pi & 0xffff);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(&bell, ctrl, sizeof(bell));
+	*(volatile uint64_t *)d->uar->reg_addr = bell;
+}
+
+/* The next CQE by its owner bit (bounded), consumed in the record. */
+static inline void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
+{
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
+	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
+	long i;
+
+	for (i = 0; i < POLL_TRIES; i++) {
+		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner)
+			break;
+		if (i % 1024 == 1023)
+			sched_yield();
+	}
+	*out = *cqe; /* before the check: out is written on every path */
+	CHECK(i < POLL_TRIES);
+	d->cq_ci++;
+	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
+}
+
+/* The DevX QP's side of a SEND with immediate: its send CQE, as the PRM lays it out. */
+static inline void dx_check_req_cqe(struct dx *d, uint16_t wqe_counter)
+{
+	struct mlx5_cqe64 c = {0};
+
+	dx_poll(d, &c);
+
+	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
+	CHECK(be16toh(c.wqe_counter) == wqe_counter);
+	CHECK((be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
+	CHECK(be32toh(c.sop_drop_qpn) >> 24 == MLX5_OPCODE_SEND_IMM);
+}
+
+/* len bytes of the pattern seed, seed + 7, seed + 14, ... */
+static inline void dx_fill(uint8_t *b, uint32_t len, uint8_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(seed + i * 7);
+}
+
+/* The DevX QP's peer: an ibv RC QP of the context on its own CQ, and a registered buffer. */
+struct dx_peer {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t buf[4096];
+};
+
+/* 0, or ENOMEM when an object was not made (dx_peer_close releases what was). */
+static inline int dx_peer_open(struct dx_peer *p, struct ibv_context *c)
+{
+	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 8, .max_recv_wr = 8,
+								    .max_send_sge = 1, .max_recv_sge = 1}};
+
+	p->pd = ibv_alloc_pd(c);
+	p->cq = p->pd != NULL ? ibv_create_cq(c, 16, NULL, NULL, 0) : NULL;
+	if (p->cq == NULL)
+		return ENOMEM;
+	a.send_cq = a.recv_cq = p->cq;
+	p->qp = ibv_create_qp(p->pd, &a);
+	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf), IBV_ACCESS_LOCAL_WRITE);
+	return p->qp != NULL && p->mr != NULL ? 0 : ENOMEM;
+}
+
+/* A receive of the whole of buf (wr_id 7). */
+static inline int dx_peer_recv(struct dx_peer *p)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = sizeof(p->buf), .lkey = p->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = 7, .sg_list = &s, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(p->qp, &wr, &bad);
+}
+
+/* Releases the peer's objects and frees it (a th_defer cleanup). */
+static inline void dx_peer_close(void *arg)
+{
+	struct dx_peer *p = arg;
+
+	if (p->qp != NULL)
+		ibv_destroy_qp(p->qp);
+	if (p->mr != NULL)
+		ibv_dereg_mr(p->mr);
+	if (p->cq != NULL)
+		ibv_destroy_cq(p->cq);
+	if (p->pd != NULL)
+		ibv_dealloc_pd(p->pd);
+	free(p);
 }
 
 #endif

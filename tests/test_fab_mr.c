@@ -15,6 +15,7 @@
 
 #include "fab_mr.h"
 #include "harness.h"
+#include "kid_fixture.h"
 #include "hw_ids.h"
 #include "hw_mem.h"
 
@@ -28,22 +29,6 @@ struct hello {
 	uint32_t pd_id;
 	uint64_t addr;
 };
-
-static pid_t kid = -1;
-static int to_kid = -1, from_kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-	close(to_kid);
-	close(from_kid);
-	to_kid = from_kid = -1;
-}
 
 static int xread(int fd, void *p, size_t n)
 {
@@ -101,19 +86,9 @@ static void start_owner(struct hello *h)
 {
 	int a[2], b[2];
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		owner(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
 	CHECK(xread(from_kid, h, sizeof(*h)) == 0);
 }
 
@@ -234,19 +209,9 @@ static void test_keys_sharing_pages(void)
 	int a[2], b[2];
 
 	fab_mr_init();
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		span_owner(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
 	CHECK(xread(from_kid, keys, sizeof(keys)) == 0);
 	mid = hw_mkey_resolve(keys[1]);
 	all = hw_mkey_resolve(keys[3]);

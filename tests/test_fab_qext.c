@@ -17,6 +17,7 @@
 
 #include "fab_qext.h"
 #include "harness.h"
+#include "kid_fixture.h"
 
 #define RING_LEN (3 * 4096 + 512) /* not whole pages: the record names whole memfds */
 
@@ -26,22 +27,6 @@ struct hello {
 	uint32_t ring_len;
 	uint8_t backing[HW_QEXT_BACKING_MAX];
 };
-
-static pid_t kid = -1;
-static int to_kid = -1, from_kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-	close(to_kid);
-	close(from_kid);
-	to_kid = from_kid = -1;
-}
 
 static int xread(int fd, void *p, size_t n)
 {
@@ -96,19 +81,9 @@ static void start_owner(struct hello *h, uint32_t ring_len)
 {
 	int a[2], b[2];
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		owner(a[0], b[1], ring_len);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
 	CHECK(xread(from_kid, h, sizeof(*h)) == 0);
 }
 

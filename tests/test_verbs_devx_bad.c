@@ -7,11 +7,10 @@
  * object or command the device does not emulate is EOPNOTSUPP with BAD_OP
  * (docs/STATUS.md, the mlx5dv_devx_* rows).
  */
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "devx_fixture.h"
+#include "kid_fixture.h"
 
 #define OP_QUERY_HCA_CAP 0x100
 #define OP_NOP 0x80d
@@ -227,46 +226,23 @@ static void child_case(void)
 /* A case run in a child process (its leftovers go with it): the exit status says whether it passed. */
 static void in_child(const char *name, void (*fn)(void), int in, int out)
 {
-	int failed = th_failed;
-
 	pipe_in = in;
 	pipe_out = out;
-	th_run(name, fn);
-	_exit(th_failed != failed ? 1 : 0);
-}
-
-static pid_t kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
+	kid_case(name, fn);
 }
 
 /* Numbers of another process's context reach nothing: its PD, its CQ, its MR's key. */
 static void test_other_process(void)
 {
 	uint8_t in[MKEY_IN + 16];
-	int p[2], q[2], ws = 0;
+	int p[2], q[2];
 	struct dx *d = NULL;
 	struct theirs t;
 	uint32_t cnt = 64;
 
-	CHECK(pipe(p) == 0 && pipe(q) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(p[1]);
-		close(q[0]);
+	kid_fork(p, q);
+	if (kid == 0)
 		in_child("other_process_child", child_case, p[0], q[1]);
-	}
-	close(p[0]);
-	close(q[1]);
-	th_defer(reap_cb, NULL);
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
 	CHECK(read(q[0], &t, sizeof(t)) == sizeof(t));
 	CHECK(t.pdn != d->pdn);
@@ -283,11 +259,7 @@ static void test_other_process(void)
 	mkey_cmd_list(in, 1, &cnt, &t.lkey, &t.addr, 0);
 	create_refused(d->c, in, sizeof(in), ST_BAD_PARAM, SYND_MKEY_ENTRY);
 	CHECK(write(p[1], "x", 1) == 1);
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	close(p[1]);
-	close(q[0]);
+	kid_wait_ok();
 }
 
 /*
@@ -390,16 +362,12 @@ static void gone_case(void)
 
 static void test_gone_with_context(void)
 {
-	int ws = 0;
-
 	kid = fork();
 	CHECK(kid >= 0);
 	if (kid == 0)
 		in_child("gone_child", gone_case, -1, -1);
-	th_defer(reap_cb, NULL);
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	th_defer(kid_reap_cb, NULL);
+	kid_wait_ok();
 }
 
 int main(void)

@@ -14,12 +14,10 @@
 #include <endian.h>
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +29,7 @@
 #include "verbs_qp_fixture.h"
 
 #include "devx_fixture.h"
+#include "kid_fixture.h"
 
 #define OP_CREATE_DCT 0x710
 #define OP_DESTROY_DCT 0x711
@@ -333,7 +332,7 @@ static double now_s(void)
  * WQE runs when the engine thread sees the record move, which on a loaded
  * machine may take a while: the bound is a hang guard only.
  */
-static void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
+static void dx_poll_timed(struct dx *d, struct mlx5_cqe64 *out)
 {
 	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
 	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
@@ -361,7 +360,7 @@ static void check_req(struct dx *d, uint16_t counter, uint8_t opcode)
 {
 	struct mlx5_cqe64 c;
 
-	dx_poll(d, &c);
+	dx_poll_timed(d, &c);
 	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
 	CHECK(be16toh(c.wqe_counter) == counter);
 	CHECK((be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
@@ -473,38 +472,18 @@ static void child(int in, int out)
 	_exit(0);
 }
 
-static pid_t kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-}
-
 /* A DevX DCI writes and sends to a DevX DCT and to an mlx5dv DCT of another process: the bytes arrive there. */
 static void test_dci_to_dcts_other_process(void)
 {
 	struct mlx5_wqe_av av;
-	int a[2], b[2], ws = 0;
+	int a[2], b[2];
 	struct far f;
 	char ok = 0;
 	struct dx *d;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		child(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	th_defer(reap_cb, NULL);
 	dci_env(&d, &av);
 	CHECK(read(b[0], &f, sizeof(f)) == sizeof(f));
 	CHECK(f.dctn != 0 && f.dv_dctn != 0 && f.dctn != f.dv_dctn);
@@ -525,11 +504,7 @@ static void test_dci_to_dcts_other_process(void)
 	}
 	CHECK(write(a[1], "s", 1) == 1);
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'y');
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	close(a[1]);
-	close(b[0]);
+	kid_wait_ok();
 }
 
 /* QUERY_DCT gives the context as created, ACTIVE, no violation; QUERY_QP of the DCI its type, state and index. */
@@ -588,7 +563,7 @@ static void test_wrong_key(void)
 	op.dctn = dctn;
 	memset(d->buf, 0x5a, 64);
 	dci_post(d, &av, &op);
-	dx_poll(d, (struct mlx5_cqe64 *)(void *)&e);
+	dx_poll_timed(d, (struct mlx5_cqe64 *)(void *)&e);
 	CHECK(mlx5dv_get_cqe_opcode((struct mlx5_cqe64 *)(void *)&e) == MLX5_CQE_REQ_ERR);
 	CHECK(e.syndrome == SYND_RETRY_EXC);
 	CHECK(be16toh(e.wqe_counter) == 0 && (be32toh(e.s_wqe_opcode_qpn) & 0xffffff) == d->qpn);
@@ -638,7 +613,7 @@ static void test_drain(void)
 	/* Drained: nothing lands, the DCI's retries run out. */
 	memset(d->buf, 0x22, 64);
 	dci_post(d, &av, &op);
-	dx_poll(d, (struct mlx5_cqe64 *)(void *)&e);
+	dx_poll_timed(d, (struct mlx5_cqe64 *)(void *)&e);
 	CHECK(mlx5dv_get_cqe_opcode((struct mlx5_cqe64 *)(void *)&e) == MLX5_CQE_REQ_ERR);
 	CHECK(e.syndrome == SYND_RETRY_EXC && be16toh(e.wqe_counter) == 2);
 	CHECK(t->buf[0] == 0x11);
@@ -791,8 +766,8 @@ static void test_dct_on_devx_cq(void)
 	th_defer(dct_destroy_cb, o);
 	fill(d->buf, LEN, 0x77);
 	dci_post(d, &av, &(struct dc_op){.opcode = MLX5_OPCODE_SEND, .dctn = dctn, .key = KEY, .len = LEN});
-	dx_poll(d, &c[0]);
-	dx_poll(d, &c[1]);
+	dx_poll_timed(d, &c[0]);
+	dx_poll_timed(d, &c[1]);
 	for (int i = 0; i < 2; i++) {
 		if (mlx5dv_get_cqe_opcode(&c[i]) == MLX5_CQE_REQ) {
 			req++;
@@ -831,7 +806,7 @@ static void test_close_with_dct(void)
 	CHECK_OK(ibv_close_device(t->c));
 	dci_env(&d, &av);
 	dci_post(d, &av, &(struct dc_op){.opcode = MLX5_OPCODE_SEND, .dctn = dctn, .key = KEY, .len = 8});
-	dx_poll(d, (struct mlx5_cqe64 *)(void *)&e);
+	dx_poll_timed(d, (struct mlx5_cqe64 *)(void *)&e);
 	CHECK(mlx5dv_get_cqe_opcode((struct mlx5_cqe64 *)(void *)&e) == MLX5_CQE_REQ_ERR);
 	CHECK(e.syndrome == SYND_RETRY_EXC);
 	CHECK_OK(mlx5dv_devx_obj_destroy(o));

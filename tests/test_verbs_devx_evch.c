@@ -14,7 +14,6 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,112 +32,6 @@
 #include "verbs_qp_fixture.h"
 
 #include "devx_fixture.h"
-
-/* One SEND with immediate of len bytes of buf, signalled, then the record and the UAR. */
-static void dx_send_imm(struct dx *d, uint32_t len, uint32_t imm)
-{
-	uint8_t *wqe = d->qp_mem + RQ_BYTES + (d->sq_pi % (1u << LOG_SQ)) * 64;
-	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
-	struct mlx5_wqe_data_seg *data = (void *)(wqe + sizeof(*ctrl));
-	uint64_t bell;
-
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->sq_pi, MLX5_OPCODE_SEND_IMM, 0, d->qpn, MLX5_WQE_CTRL_CQ_UPDATE, 2, 0,
-			    htobe32(imm));
-	mlx5dv_set_data_seg(data, len, d->mr->lkey, (uintptr_t)d->buf);
-	d->sq_pi++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_SND_DBR] = htobe32(d->sq_pi & 0xffff);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(&bell, ctrl, sizeof(bell));
-	*(volatile uint64_t *)d->uar->reg_addr = bell;
-}
-
-/* The next CQE by its owner bit (bounded), consumed in the record. */
-static void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
-{
-	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
-	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
-	long i;
-
-	for (i = 0; i < POLL_TRIES; i++) {
-		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner)
-			break;
-		if (i % 1024 == 1023)
-			sched_yield();
-	}
-	CHECK(i < POLL_TRIES);
-	*out = *cqe;
-	d->cq_ci++;
-	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
-}
-
-/* An ibv RC QP of c on its own CQ, its receive of the whole of buf posted. */
-struct peer {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[4096];
-};
-
-static int peer_open(struct peer *p, struct ibv_context *c)
-{
-	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 8, .max_recv_wr = 8,
-								    .max_send_sge = 1, .max_recv_sge = 1}};
-
-	p->pd = ibv_alloc_pd(c);
-	p->cq = p->pd != NULL ? ibv_create_cq(c, 16, NULL, NULL, 0) : NULL;
-	if (p->cq == NULL)
-		return ENOMEM;
-	a.send_cq = a.recv_cq = p->cq;
-	p->qp = ibv_create_qp(p->pd, &a);
-	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf), IBV_ACCESS_LOCAL_WRITE);
-	return p->qp != NULL && p->mr != NULL ? 0 : ENOMEM;
-}
-
-static int peer_recv(struct peer *p)
-{
-	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = sizeof(p->buf), .lkey = p->mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = 7, .sg_list = &s, .num_sge = 1}, *bad;
-
-	return ibv_post_recv(p->qp, &wr, &bad);
-}
-
-static void peer_close(void *arg)
-{
-	struct peer *p = arg;
-
-	if (p->qp != NULL)
-		ibv_destroy_qp(p->qp);
-	if (p->mr != NULL)
-		ibv_dereg_mr(p->mr);
-	if (p->cq != NULL)
-		ibv_destroy_cq(p->cq);
-	if (p->pd != NULL)
-		ibv_dealloc_pd(p->pd);
-	free(p);
-}
-
-static void fill(uint8_t *b, uint32_t len, uint8_t seed)
-{
-	for (uint32_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(seed + i * 7);
-}
-
-/* The DevX QP's side of a SEND with immediate: its send CQE, as the PRM lays it out. */
-static void check_req_cqe(struct dx *d, uint16_t wqe_counter)
-{
-	struct mlx5_cqe64 c = {0};
-
-	dx_poll(d, &c);
-
-	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
-	CHECK(be16toh(c.wqe_counter) == wqe_counter);
-	CHECK((be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
-	CHECK(be32toh(c.sop_drop_qpn) >> 24 == MLX5_OPCODE_SEND_IMM);
-}
 
 #define EV_COMP 0x00		/* MLX5_EVENT_TYPE_COMP */
 #define EV_PATH_MIG 0x01	/* a QP's event, not a CQ's */
@@ -183,29 +76,29 @@ static struct mlx5dv_devx_event_channel *ch_open(struct dx *d, int flags)
 }
 
 /* A DevX QP in RTS against an ibv QP of this process, each with a receive posted on the peer. */
-static void dx_pair(struct dx **dp, struct peer **pp)
+static void dx_pair(struct dx **dp, struct dx_peer **pp)
 {
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 
 	CHECK(p != NULL);
-	th_defer(peer_close, p);
+	th_defer(dx_peer_close, p);
 	*pp = p;
 	dx_open(dp, RQ_BYTES + SQ_BYTES);
-	CHECK_OK(peer_open(p, (*dp)->c));
+	CHECK_OK(dx_peer_open(p, (*dp)->c));
 	dx_create(*dp);
 	dx_up(*dp, p->qp->qp_num);
 	CHECK_OK(vq_up(p->qp, (*dp)->qpn, 12, 7));
 }
 
 /* One SEND from the DevX QP, its CQE polled from the DevX CQ and the peer's. */
-static void dx_one_send(struct dx *d, struct peer *p, uint16_t n)
+static void dx_one_send(struct dx *d, struct dx_peer *p, uint16_t n)
 {
 	struct ibv_wc wc;
 
-	fill(d->buf, MSG, (uint8_t)n);
-	CHECK_OK(peer_recv(p));
+	dx_fill(d->buf, MSG, (uint8_t)n);
+	CHECK_OK(dx_peer_recv(p));
 	dx_send_imm(d, MSG, IMM + n);
-	check_req_cqe(d, n);
+	dx_check_req_cqe(d, n);
 	CHECK(vq_poll1(p->cq, &wc) == 1);
 	CHECK(wc.status == IBV_WC_SUCCESS && memcmp(p->buf, d->buf, MSG) == 0);
 }
@@ -236,7 +129,7 @@ static void test_comp_event(void)
 	struct mlx5dv_devx_event_channel *ch;
 	uint16_t comp = EV_COMP;
 	struct dx *d = NULL;
-	struct peer *p = NULL;
+	struct dx_peer *p = NULL;
 
 	dx_pair(&d, &p);
 	ch = ch_open(d, 0);
@@ -280,7 +173,7 @@ static void test_omit_and_fd(void)
 	struct mlx5dv_devx_event_channel *ch, *ch2;
 	uint16_t comp = EV_COMP;
 	struct dx *d = NULL;
-	struct peer *p = NULL;
+	struct dx_peer *p = NULL;
 	uint64_t v = 0;
 	int efd = eventfd(0, EFD_NONBLOCK);
 

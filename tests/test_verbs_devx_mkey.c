@@ -6,11 +6,10 @@
  * key's context enforced with the completion status IB gives a remote
  * access error, and DESTROY as a fence. Bytes compared.
  */
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "devx_fixture.h"
+#include "kid_fixture.h"
 
 #define UMEM_LEN 8192u
 #define IOVA 0x7a0000000000ull /* an address the keys are used at, unlike the memory's */
@@ -190,18 +189,6 @@ static int child_rdma(int in, int out)
 	return write(out, &ok, 1) == 1 ? 0 : 9;
 }
 
-static pid_t kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-}
-
 /*
  * An MTT key over a umem, at an address other than the memory's, with a
  * tag of the program's: an ibv QP of another process writes and reads
@@ -214,7 +201,7 @@ static void test_mtt_other_process(void)
 	struct mlx5dv_devx_umem *um;
 	struct mlx5dv_devx_obj *mk;
 	uint8_t in[MKEY_IN];
-	int a[2], b[2], ws = 0;
+	int a[2], b[2];
 	struct mlx5dv_devx_obj *klm;
 	uint32_t cqpn[2] = {0, 0};
 	struct plan p;
@@ -222,17 +209,9 @@ static void test_mtt_other_process(void)
 	char ok = 0;
 	uint8_t *m;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		_exit(child_rdma(a[0], b[1]));
-	}
-	close(a[0]);
-	close(b[1]);
-	th_defer(reap_cb, NULL);
 	dx_open(&d, 4096);
 	struct ibv_cq *cq = vq_cq(d->c, 16);
 	CHECK(cq != NULL);
@@ -272,13 +251,9 @@ static void test_mtt_other_process(void)
 	CHECK_OK(mlx5dv_devx_obj_destroy(mk));
 	CHECK(write(a[1], "d", 1) == 1);
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'f');
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	kid_wait_ok();
 	CHECK(is_pat(m + 512, 4096, 0x33, 0));
 	CHECK(is_pat(m, 16, 0x99, 0));
-	close(a[1]);
-	close(b[0]);
 }
 
 /* n MRs of 4096 bytes, page-aligned, registered with access, filled with pattern seed from their own offset 0. */

@@ -10,12 +10,9 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
@@ -26,6 +23,7 @@
 #include "verbs_qp_fixture.h"
 
 #include "devx_fixture.h"
+#include "kid_fixture.h"
 
 /* QUERY_QP: the qpc's state field. */
 static void dx_state(struct dx *d, uint8_t *qout, uint32_t *state)
@@ -40,25 +38,6 @@ static void dx_state(struct dx *d, uint8_t *qout, uint32_t *state)
 	*state = (uint32_t)prm_get(qout, QPC, 4);
 }
 
-/* One SEND with immediate of len bytes of buf, signalled, then the record and the UAR. */
-static void dx_send_imm(struct dx *d, uint32_t len, uint32_t imm)
-{
-	uint8_t *wqe = d->qp_mem + RQ_BYTES + (d->sq_pi % (1u << LOG_SQ)) * 64;
-	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
-	struct mlx5_wqe_data_seg *data = (void *)(wqe + sizeof(*ctrl));
-	uint64_t bell;
-
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->sq_pi, MLX5_OPCODE_SEND_IMM, 0, d->qpn, MLX5_WQE_CTRL_CQ_UPDATE, 2, 0,
-			    htobe32(imm));
-	mlx5dv_set_data_seg(data, len, d->mr->lkey, (uintptr_t)d->buf);
-	d->sq_pi++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_SND_DBR] = htobe32(d->sq_pi & 0xffff);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(&bell, ctrl, sizeof(bell));
-	*(volatile uint64_t *)d->uar->reg_addr = bell;
-}
-
 /* One receive WQE of the whole buffer, then the receive record. */
 static void dx_post_recv(struct dx *d)
 {
@@ -70,60 +49,7 @@ static void dx_post_recv(struct dx *d)
 	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_RCV_DBR] = htobe32(d->rq_pi & 0xffff);
 }
 
-/* The next CQE by its owner bit (bounded), consumed in the record. */
-static void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
-{
-	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
-	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
-	long i;
-
-	for (i = 0; i < POLL_TRIES; i++) {
-		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner)
-			break;
-		if (i % 1024 == 1023)
-			sched_yield();
-	}
-	CHECK(i < POLL_TRIES);
-	*out = *cqe;
-	d->cq_ci++;
-	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
-}
-
-/* An ibv RC QP of c on its own CQ, its receive of the whole of buf posted. */
-struct peer {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[4096];
-};
-
-static int peer_open(struct peer *p, struct ibv_context *c)
-{
-	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 8, .max_recv_wr = 8,
-								    .max_send_sge = 1, .max_recv_sge = 1}};
-
-	p->pd = ibv_alloc_pd(c);
-	p->cq = p->pd != NULL ? ibv_create_cq(c, 16, NULL, NULL, 0) : NULL;
-	if (p->cq == NULL)
-		return ENOMEM;
-	a.send_cq = a.recv_cq = p->cq;
-	p->qp = ibv_create_qp(p->pd, &a);
-	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf), IBV_ACCESS_LOCAL_WRITE);
-	return p->qp != NULL && p->mr != NULL ? 0 : ENOMEM;
-}
-
-static int peer_recv(struct peer *p)
-{
-	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = sizeof(p->buf), .lkey = p->mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = 7, .sg_list = &s, .num_sge = 1}, *bad;
-
-	return ibv_post_recv(p->qp, &wr, &bad);
-}
-
-static int peer_send_imm(struct peer *p, uint32_t len, uint32_t imm)
+static int peer_send_imm(struct dx_peer *p, uint32_t len, uint32_t imm)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = len, .lkey = p->mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = 9, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
@@ -131,40 +57,6 @@ static int peer_send_imm(struct peer *p, uint32_t len, uint32_t imm)
 			   *bad;
 
 	return ibv_post_send(p->qp, &wr, &bad);
-}
-
-static void peer_close(void *arg)
-{
-	struct peer *p = arg;
-
-	if (p->qp != NULL)
-		ibv_destroy_qp(p->qp);
-	if (p->mr != NULL)
-		ibv_dereg_mr(p->mr);
-	if (p->cq != NULL)
-		ibv_destroy_cq(p->cq);
-	if (p->pd != NULL)
-		ibv_dealloc_pd(p->pd);
-	free(p);
-}
-
-static void fill(uint8_t *b, uint32_t len, uint8_t seed)
-{
-	for (uint32_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(seed + i * 7);
-}
-
-/* The DevX QP's side of a SEND with immediate: its send CQE, as the PRM lays it out. */
-static void check_req_cqe(struct dx *d, uint16_t wqe_counter)
-{
-	struct mlx5_cqe64 c;
-
-	dx_poll(d, &c);
-
-	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
-	CHECK(be16toh(c.wqe_counter) == wqe_counter);
-	CHECK((be32toh(c.sop_drop_qpn) & 0xffffff) == d->qpn);
-	CHECK(be32toh(c.sop_drop_qpn) >> 24 == MLX5_OPCODE_SEND_IMM);
 }
 
 /* A receive of len bytes with immediate in the DevX QP's RQ: its CQE and the bytes. */
@@ -187,14 +79,14 @@ static void test_send_imm_local(void)
 {
 	struct dx *d = NULL;
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 	uint8_t want[MSG], qout[QUERY_OUT];
 	struct ibv_wc wc;
 	uint32_t st;
 
 	CHECK(p != NULL);
-	th_defer(peer_close, p);
-	CHECK_OK(peer_open(p, d->c));
+	th_defer(dx_peer_close, p);
+	CHECK_OK(dx_peer_open(p, d->c));
 	dx_create(d);
 	dx_state(d, qout, &st);
 	CHECK(st == 0); /* RST */
@@ -204,11 +96,11 @@ static void test_send_imm_local(void)
 	CHECK(prm_get(qout, QPC + 0xa8, 24) == p->qp->qp_num);
 	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
 	for (int i = 0; i < 3; i++) {
-		fill(d->buf, MSG, (uint8_t)(0x10 + i));
+		dx_fill(d->buf, MSG, (uint8_t)(0x10 + i));
 		memset(p->buf, 0, sizeof(p->buf));
-		CHECK_OK(peer_recv(p));
+		CHECK_OK(dx_peer_recv(p));
 		dx_send_imm(d, MSG, IMM + (uint32_t)i);
-		check_req_cqe(d, (uint16_t)i);
+		dx_check_req_cqe(d, (uint16_t)i);
 		CHECK(vq_poll1(p->cq, &wc) == 1);
 		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == 7);
 		CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && be32toh(wc.imm_data) == IMM + (uint32_t)i);
@@ -217,7 +109,7 @@ static void test_send_imm_local(void)
 	}
 	/* The other way: the ibv QP's SEND lands in the DevX QP's receive ring. */
 	dx_post_recv(d);
-	fill(p->buf, MSG, 0x5a);
+	dx_fill(p->buf, MSG, 0x5a);
 	memcpy(want, p->buf, MSG);
 	memset(d->buf, 0, MSG);
 	CHECK_OK(peer_send_imm(p, MSG, 0xabcd1234u));
@@ -235,22 +127,22 @@ static void test_send_imm_local(void)
 static void test_scatter_cs_res(void)
 {
 	struct dx *d = NULL;
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 	struct mlx5_cqe64 c;
 	struct ibv_wc wc;
 	const uint8_t *area = (const uint8_t *)&c;
 
 	CHECK(p != NULL);
-	th_defer(peer_close, p);
+	th_defer(dx_peer_close, p);
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
-	CHECK_OK(peer_open(p, d->c));
+	CHECK_OK(dx_peer_open(p, d->c));
 	dx_cs_res = 1;
 	dx_create(d);
 	dx_cs_res = 0;
 	dx_up(d, p->qp->qp_num);
 	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
 	dx_post_recv(d);
-	fill(p->buf, 64, 0x31);
+	dx_fill(p->buf, 64, 0x31);
 	memset(d->buf, 0xee, 64);
 	CHECK_OK(peer_send_imm(p, 20, 0x1234u));
 	dx_poll(d, &c);
@@ -275,17 +167,17 @@ static void test_scatter_cs_res(void)
 static void child(int in, int out)
 {
 	struct ibv_context *c = open_devx();
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 	uint32_t dest, qpn;
 	struct ibv_wc wc;
 	char ok;
 
-	if (c == NULL || p == NULL || peer_open(p, c) != 0)
+	if (c == NULL || p == NULL || dx_peer_open(p, c) != 0)
 		_exit(2);
 	qpn = p->qp->qp_num;
 	if (write(out, &qpn, sizeof(qpn)) != sizeof(qpn) || read(in, &dest, sizeof(dest)) != sizeof(dest))
 		_exit(3);
-	if (vq_up(p->qp, dest, 12, 7) != 0 || peer_recv(p) != 0)
+	if (vq_up(p->qp, dest, 12, 7) != 0 || dx_peer_recv(p) != 0)
 		_exit(4);
 	ok = 'r';
 	if (write(out, &ok, 1) != 1)
@@ -306,60 +198,36 @@ static void child(int in, int out)
 	_exit(0);
 }
 
-static pid_t kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-}
-
 /* A DevX QP and an ibv_create_qp QP of another process, both directions, bytes compared there and here. */
 static void test_send_imm_other_process(void)
 {
-	int a[2], b[2], ws = 0;
+	int a[2], b[2];
 	uint32_t cqpn;
 	uint8_t want[MSG];
 	char ok = 0;
 	struct dx *d;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		child(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	th_defer(reap_cb, NULL);
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
 	dx_create(d);
 	CHECK(read(b[0], &cqpn, sizeof(cqpn)) == sizeof(cqpn));
 	dx_up(d, cqpn);
 	CHECK(write(a[1], &d->qpn, sizeof(d->qpn)) == sizeof(d->qpn));
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'r');
-	fill(d->buf, MSG, 0x21);
+	dx_fill(d->buf, MSG, 0x21);
 	memcpy(want, d->buf, MSG);
 	for (int i = 0; i < MSG; i++)
 		want[i]++;
 	dx_send_imm(d, MSG, IMM);
-	check_req_cqe(d, 0);
+	dx_check_req_cqe(d, 0);
 	dx_post_recv(d);
 	memset(d->buf, 0, MSG);
 	CHECK(write(a[1], "s", 1) == 1);
 	check_resp_cqe(d, 0, MSG, IMM + 1, want);
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'y');
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	close(a[1]);
-	close(b[0]);
+	kid_wait_ok();
 }
 
 /*
@@ -370,7 +238,7 @@ static void test_send_imm_other_process(void)
 static void test_wqe_error_state(void)
 {
 	struct dx *d = NULL;
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 	uint8_t out[OUT_SZ], qout[QUERY_OUT];
 	struct mlx5_err_cqe e;
 	struct mlx5_cqe64 c;
@@ -379,14 +247,14 @@ static void test_wqe_error_state(void)
 
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
 	CHECK(p != NULL);
-	th_defer(peer_close, p);
-	CHECK_OK(peer_open(p, d->c));
+	th_defer(dx_peer_close, p);
+	CHECK_OK(dx_peer_open(p, d->c));
 	dx_create(d);
 	dx_up(d, p->qp->qp_num);
 	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
-	CHECK_OK(peer_recv(p));
+	CHECK_OK(dx_peer_recv(p));
 	memset(p->buf, 0x6b, 64);
-	fill(d->buf, 64, 1);
+	dx_fill(d->buf, 64, 1);
 	d->mr->lkey += 0x100; /* a key nobody registered */
 	dx_send_imm(d, 64, IMM);
 	d->mr->lkey -= 0x100;
@@ -459,30 +327,22 @@ static void close_child_case(void)
 static void test_close_with_queues(void)
 {
 	struct ibv_context *c = open_devx();
-	struct peer *p = calloc(1, sizeof(*p));
-	int a[2], b[2], ws = 0;
+	struct dx_peer *p = calloc(1, sizeof(*p));
+	int a[2], b[2];
 	uint32_t cqpn;
 	struct ibv_wc wc;
 	char ok = 0;
 
 	CHECK(c != NULL && p != NULL);
 	th_defer(vf_close_cb, c);
-	th_defer(peer_close, p); /* runs before the close */
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
+	th_defer(dx_peer_close, p); /* runs before the close */
+	kid_fork(a, b);
 	if (kid == 0) {
-		int failed = th_failed;
-
 		close_in = a[0];
 		close_out = b[1];
-		th_run("close_child", close_child_case);
-		_exit(th_failed != failed ? 1 : 0);
+		kid_case("close_child", close_child_case);
 	}
-	close(a[0]);
-	close(b[1]);
-	th_defer(reap_cb, NULL);
-	CHECK_OK(peer_open(p, c));
+	CHECK_OK(dx_peer_open(p, c));
 	CHECK(read(b[0], &cqpn, sizeof(cqpn)) == sizeof(cqpn));
 	CHECK(write(a[1], &p->qp->qp_num, sizeof(uint32_t)) == sizeof(uint32_t));
 	CHECK(read(b[0], &ok, 1) == 1 && ok == 'r');
@@ -493,11 +353,7 @@ static void test_close_with_queues(void)
 	CHECK(vq_poll1(p->cq, &wc) == 1);
 	CHECK(wc.status == IBV_WC_RETRY_EXC_ERR);
 	CHECK(write(a[1], "d", 1) == 1);
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	close(a[1]);
-	close(b[0]);
+	kid_wait_ok();
 }
 
 /* Commands the device refuses: the PRM's status and the syndrome in out, EREMOTEIO, nothing made or moved. */
@@ -563,22 +419,22 @@ static void test_destroy_cq_with_qp(void)
 {
 	struct dx *d = NULL;
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 	struct ibv_wc wc;
 
 	CHECK(p != NULL);
-	th_defer(peer_close, p);
-	CHECK_OK(peer_open(p, d->c));
+	th_defer(dx_peer_close, p);
+	CHECK_OK(dx_peer_open(p, d->c));
 	dx_create(d);
 	CHECK(mlx5dv_devx_obj_destroy(d->cq) == EINVAL);
 	CHECK(mlx5dv_devx_umem_dereg(d->qp_um) == EBUSY);
 	CHECK(mlx5dv_devx_umem_dereg(d->cq_um) == EBUSY);
 	dx_up(d, p->qp->qp_num);
 	CHECK_OK(vq_up(p->qp, d->qpn, 12, 7));
-	fill(d->buf, 64, 3);
-	CHECK_OK(peer_recv(p));
+	dx_fill(d->buf, 64, 3);
+	CHECK_OK(dx_peer_recv(p));
 	dx_send_imm(d, 64, IMM);
-	check_req_cqe(d, 0);
+	dx_check_req_cqe(d, 0);
 	CHECK(vq_poll1(p->cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 64);
 	CHECK(memcmp(p->buf, d->buf, 64) == 0);
 	CHECK_OK(mlx5dv_devx_obj_destroy(d->qp));
@@ -673,7 +529,7 @@ static void dx_up_rights(struct dx *d, uint32_t dest, uint8_t rights, uint32_t o
 }
 
 /* The peer's one-sided request on the DevX side's memory (8 bytes at raddr), signalled; its completion. */
-static void peer_one_sided(struct peer *p, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey, struct ibv_wc *wc)
+static void peer_one_sided(struct dx_peer *p, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey, struct ibv_wc *wc)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = 8, .lkey = p->mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = 11, .sg_list = &s, .num_sge = 1, .opcode = op,
@@ -710,7 +566,7 @@ static void test_rights_at_init2rtr(void)
 	struct dx *d = NULL, *d2 = NULL;
 	dx_open(&d, RQ_BYTES + SQ_BYTES);
 	dx_open(&d2, RQ_BYTES + SQ_BYTES);
-	struct peer *p = calloc(1, sizeof(*p)), *p2 = calloc(1, sizeof(*p2));
+	struct dx_peer *p = calloc(1, sizeof(*p)), *p2 = calloc(1, sizeof(*p2));
 	int remote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_ATOMIC;
 	struct ibv_mr *mr, *mr2;
@@ -720,10 +576,10 @@ static void test_rights_at_init2rtr(void)
 	uint32_t st;
 
 	CHECK(p != NULL && p2 != NULL);
-	th_defer(peer_close, p);
-	th_defer(peer_close, p2);
-	CHECK_OK(peer_open(p, d->c));
-	CHECK_OK(peer_open(p2, d2->c));
+	th_defer(dx_peer_close, p);
+	th_defer(dx_peer_close, p2);
+	CHECK_OK(dx_peer_open(p, d->c));
+	CHECK_OK(dx_peer_open(p2, d2->c));
 	mr = ibv_reg_mr(d->pd, d->buf, 4096, remote);
 	CHECK(mr != NULL);
 	th_defer(dereg_cb, mr);

@@ -13,12 +13,9 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
@@ -29,6 +26,7 @@
 #include "verbs_qp_fixture.h"
 
 #include "devx_fixture.h"
+#include "kid_fixture.h"
 
 #define OP_CREATE_RMP 0x90c
 #define OP_MODIFY_RMP 0x90d
@@ -185,33 +183,12 @@ static void qp_up(struct dx *d, struct mlx5dv_devx_obj *o, uint32_t qpn, uint32_
 	d->qpn = keep_n;
 }
 
-/* The next CQE by its owner bit (bounded), consumed in the record. */
-static void cq_poll(struct dx *d, struct mlx5_cqe64 *out)
-{
-	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)d->cq_mem + (d->cq_ci % (1u << LOG_CQ));
-	uint8_t owner = (d->cq_ci >> LOG_CQ) & 1;
-	long i;
-
-	for (i = 0; i < POLL_TRIES; i++) {
-		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == owner)
-			break;
-		if (i % 1024 == 1023)
-			sched_yield();
-	}
-	CHECK(i < POLL_TRIES);
-	*out = *cqe;
-	d->cq_ci++;
-	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
-}
-
 /* A receive through the RMP: the CQE names the QP, the WQE taken, the length and immediate; the bytes in its slot. */
 static void check_recv(struct dx *d, uint32_t qpn, uint16_t wqe, uint32_t imm, uint8_t seed)
 {
 	struct mlx5_cqe64 c;
 
-	cq_poll(d, &c);
+	dx_poll(d, &c);
 	CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_RESP_SEND_IMM);
 	CHECK(be32toh(c.byte_cnt) == LEN);
 	CHECK(be32toh(c.imm_inval_pkey) == imm);
@@ -222,57 +199,19 @@ static void check_recv(struct dx *d, uint32_t qpn, uint16_t wqe, uint32_t imm, u
 	CHECK(d->buf[wqe * SLOT + LEN] == 0); /* nothing past the message */
 }
 
-/* An ibv RC QP of c on its own CQ. */
-struct peer {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[4096];
-};
-
-static void peer_close(void *arg)
+/* An ibv RC QP of c on its own CQ, released when the case ends. */
+static void peer_open(struct ibv_context *c, struct dx_peer **pp)
 {
-	struct peer *p = arg;
-
-	if (p->qp != NULL)
-		ibv_destroy_qp(p->qp);
-	if (p->mr != NULL)
-		ibv_dereg_mr(p->mr);
-	if (p->cq != NULL)
-		ibv_destroy_cq(p->cq);
-	if (p->pd != NULL)
-		ibv_dealloc_pd(p->pd);
-	free(p);
-}
-
-static void peer_open(struct ibv_context *c, struct peer **pp)
-{
-	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 8, .max_recv_wr = 8,
-								    .max_send_sge = 1, .max_recv_sge = 1}};
-	struct peer *p = calloc(1, sizeof(*p));
+	struct dx_peer *p = calloc(1, sizeof(*p));
 
 	CHECK(p != NULL);
-	th_defer(peer_close, p);
+	th_defer(dx_peer_close, p);
 	*pp = p;
-	p->pd = ibv_alloc_pd(c);
-	CHECK(p->pd != NULL);
-	p->cq = ibv_create_cq(c, 16, NULL, NULL, 0);
-	CHECK(p->cq != NULL);
-	a.send_cq = a.recv_cq = p->cq;
-	p->qp = ibv_create_qp(p->pd, &a);
-	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf), IBV_ACCESS_LOCAL_WRITE);
-	CHECK(p->qp != NULL && p->mr != NULL);
-}
-
-static void fill(uint8_t *b, uint32_t len, uint8_t seed)
-{
-	for (uint32_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(seed + i * 7);
+	CHECK_OK(dx_peer_open(p, c));
 }
 
 /* One signalled SEND with immediate of LEN bytes (seeded), and its completion. */
-static void peer_send(struct peer *p, uint32_t imm, uint8_t seed)
+static void peer_send(struct dx_peer *p, uint32_t imm, uint8_t seed)
 {
 	struct ibv_sge s = {.addr = (uintptr_t)p->buf, .length = LEN, .lkey = p->mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = 9, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
@@ -280,7 +219,7 @@ static void peer_send(struct peer *p, uint32_t imm, uint8_t seed)
 			   *bad;
 	struct ibv_wc wc;
 
-	fill(p->buf, LEN, seed);
+	dx_fill(p->buf, LEN, seed);
 	CHECK_OK(ibv_post_send(p->qp, &wr, &bad));
 	CHECK(vq_poll1(p->cq, &wc) == 1);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND);
@@ -289,25 +228,12 @@ static void peer_send(struct peer *p, uint32_t imm, uint8_t seed)
 /* A DevX QP's SEND with immediate of LEN bytes of buf (seeded), written, recorded and rung by hand. */
 static void dx_send(struct dx *d, uint32_t imm, uint8_t seed)
 {
-	uint8_t *wqe = d->qp_mem + RQ_BYTES + (d->sq_pi % (1u << LOG_SQ)) * 64;
-	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
-	uint64_t bell;
-
-	fill(d->buf, LEN, seed);
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->sq_pi, MLX5_OPCODE_SEND_IMM, 0, d->qpn, MLX5_WQE_CTRL_CQ_UPDATE, 2, 0,
-			    htobe32(imm));
-	mlx5dv_set_data_seg((void *)(ctrl + 1), LEN, d->mr->lkey, (uintptr_t)d->buf);
-	d->sq_pi++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	((volatile uint32_t *)(void *)(d->dbr + 8))[MLX5_SND_DBR] = htobe32(d->sq_pi & 0xffff);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(&bell, ctrl, sizeof(bell));
-	*(volatile uint64_t *)d->uar->reg_addr = bell;
+	dx_fill(d->buf, LEN, seed);
+	dx_send_imm(d, LEN, imm);
 }
 
 /* The other process: a DevX QP with its own RQ (the fixture's); sends two SENDs to the QP it is told. */
 static int kid_in = -1, kid_out = -1;
-static pid_t kid = -1;
 
 static void sender_case(void)
 {
@@ -325,20 +251,10 @@ static void sender_case(void)
 	for (uint32_t i = 0; i < 2; i++) {
 		CHECK(read(kid_in, &go, 1) == 1 && go == 's');
 		dx_send(d, IMM + 0x100 + i, (uint8_t)(0x60 + i));
-		cq_poll(d, &c);
+		dx_poll(d, &c);
 		CHECK(mlx5dv_get_cqe_opcode(&c) == MLX5_CQE_REQ);
 		CHECK(write(kid_out, "d", 1) == 1);
 	}
-}
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
 }
 
 /* The sender process, started; its QP's number in *qpn. */
@@ -346,22 +262,12 @@ static void sender_start(int *to, int *from, uint32_t *qpn)
 {
 	int a[2], b[2];
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
+	kid_fork(a, b);
 	if (kid == 0) {
-		int failed = th_failed;
-
-		close(a[1]);
-		close(b[0]);
 		kid_in = a[0];
 		kid_out = b[1];
-		th_run("sender", sender_case);
-		_exit(th_failed != failed ? 1 : 0);
+		kid_case("sender", sender_case);
 	}
-	close(a[0]);
-	close(b[1]);
-	th_defer(reap_cb, NULL);
 	*to = a[1];
 	*from = b[0];
 	CHECK(read(*from, qpn, sizeof(*qpn)) == sizeof(*qpn));
@@ -381,8 +287,8 @@ static void test_linked_list_two_senders(void)
 	struct mlx5dv_devx_obj *q1, *q2;
 	uint32_t n1 = 0, n2 = 0, kqpn;
 	uint8_t out[OUT_SZ];
-	struct peer *p;
-	int to = -1, from = -1, ws = 0, err;
+	struct dx_peer *p;
+	int to = -1, from = -1, err;
 	char ok;
 
 	dx_open(&d, 2 * SQ_BYTES);
@@ -417,11 +323,7 @@ static void test_linked_list_two_senders(void)
 	CHECK(read(from, &ok, 1) == 1 && ok == 'd');
 	check_recv(d, n2, 9, IMM + 0x101, 0x61);
 
-	CHECK(waitpid(kid, &ws, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	close(to);
-	close(from);
+	kid_wait_ok();
 	CHECK_OK(mlx5dv_devx_obj_destroy(q2));
 	CHECK_OK(mlx5dv_devx_obj_destroy(q1));
 }
@@ -439,7 +341,7 @@ static void test_cyclic_ring_order(void)
 	struct mlx5dv_devx_obj *q;
 	uint8_t out[OUT_SZ], qin[0x10] = {0}, qout[RMP_IN];
 	uint32_t n = 0, pi = 0;
-	struct peer *p;
+	struct dx_peer *p;
 
 	dx_open(&d, SQ_BYTES);
 	cq_create(d);
@@ -511,11 +413,12 @@ static void test_limit_event(void)
 	struct dx *d = NULL;
 	struct rmp *r = NULL;
 	struct mlx5dv_devx_obj *q;
-	struct peer *p;
+	struct dx_peer *p;
 	uint32_t n = 0;
 	int err;
 
 	dx_open(&d, SQ_BYTES);
+	memset(d->buf, 0, 4096); /* check_recv reads the byte past each message as 0 */
 	cq_create(d);
 	rmp_create(d, &r, WQ_CYCLIC, out, &err);
 	CHECK(err == 0);
@@ -698,7 +601,7 @@ static void test_destroy_while_attached(void)
 	struct mlx5dv_devx_obj *q;
 	uint8_t out[OUT_SZ];
 	uint32_t n = 0;
-	struct peer *p;
+	struct dx_peer *p;
 
 	dx_open(&d, SQ_BYTES);
 	memset(d->buf, 0, 4096);

@@ -7,16 +7,15 @@
  * (Linked statically to see hw_mem.)
  */
 #include <fcntl.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fab_mr.h"
 #include "harness.h"
+#include "kid_fixture.h"
 #include "vb_int.h"
 #include "verbs_fixture.h"
 
@@ -26,21 +25,6 @@ struct hello {
 	uint32_t key, ro_key, file_key, pd;
 	uint64_t addr, file_addr;
 };
-
-static pid_t kid = -1;
-static int to_kid = -1, from_kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-	close(to_kid);
-	close(from_kid);
-}
 
 /* The owner: registers, says where, then checks what was written ('c') or quits. */
 static void owner(int in, int out)
@@ -76,6 +60,18 @@ static void owner(int in, int out)
 	_exit(0);
 }
 
+/* The owner fn started in another process: what it says in *h; this process's view of the keys opened. */
+static void owner_start(void (*fn)(int in, int out), struct hello *h)
+{
+	int a[2], b[2];
+
+	kid_fork(a, b);
+	if (kid == 0)
+		fn(a[0], b[1]);
+	CHECK(read(from_kid, h, sizeof(*h)) == sizeof(*h));
+	fab_mr_init();
+}
+
 /* A key of any process, resolved by number, checked as the engine checks it. */
 static enum hw_status vms_check(uint32_t key, uint32_t pd, uint64_t addr, uint64_t len, uint32_t access, uint8_t **p)
 {
@@ -86,26 +82,11 @@ static enum hw_status vms_check(uint32_t key, uint32_t pd, uint64_t addr, uint64
 
 static void test_reg_mr_shared(void)
 {
-	int a[2], b[2];
 	struct hello h;
 	uint8_t *p = NULL;
 	char ok = 0;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
-		owner(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
-	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
-	fab_mr_init();
+	owner_start(owner, &h);
 	/* The read-write key: bytes read and written in the child's memory. */
 	CHECK(vms_check(h.key, h.pd, h.addr + 64, 16, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
 	CHECK(p != NULL && p[0] == 0x3c && p[15] == 0x3c);
@@ -163,26 +144,11 @@ static void rereg_owner(int in, int out)
  */
 static void test_rereg_shared(void)
 {
-	int a[2], b[2];
 	struct hello h;
 	uint8_t *p = NULL;
 	char ok = 0;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
-		rereg_owner(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
-	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
-	fab_mr_init();
+	owner_start(rereg_owner, &h);
 	CHECK(vms_check(h.key, h.pd, h.addr + 100, 1, HW_ACCESS_REMOTE_WRITE, &p) == HW_OK);
 	CHECK(write(to_kid, "r", 1) == 1);
 	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
@@ -255,26 +221,11 @@ static void remap_owner(int in, int out)
 static void test_reg_mr_remapped(void)
 {
 	const size_t pg = 4096;
-	int a[2], b[2];
 	struct hello h;
 	uint8_t *p = NULL;
 	char ok = 0;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
-		remap_owner(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
-	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
-	fab_mr_init();
+	owner_start(remap_owner, &h);
 	/* The whole range replaced under a key still registered. */
 	CHECK(vms_check(h.ro_key, h.pd, h.addr, 4 * pg, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
 	CHECK(p != NULL && p[0] == 0x22 && p[4 * pg - 1] == 0x22);
@@ -339,27 +290,12 @@ static void pieces_owner(int in, int out)
 static void test_reg_mr_over_many(void)
 {
 	const size_t pg = 4096;
-	int a[2], b[2];
 	struct hello h;
 	uint8_t *p = NULL;
 	int same = 1;
 	char ok = 0;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
-		pieces_owner(a[0], b[1]);
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
-	CHECK(read(from_kid, &h, sizeof(h)) == sizeof(h));
-	fab_mr_init();
+	owner_start(pieces_owner, &h);
 	CHECK(vms_check(h.file_key, h.pd, h.addr, (PIECES + 2) * pg, HW_ACCESS_REMOTE_READ, &p) == HW_OK);
 	for (size_t i = 0; p != NULL && i < PIECES + 2; i++)
 		same = same && p[i * pg] == 0x11 + i && p[i * pg + pg - 1] == 0x11 + i;

@@ -10,18 +10,17 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
 
 #include "harness.h"
+#include "kid_fixture.h"
 #include "verbs_qp_fixture.h"
 
 static uint8_t pa_mem[2][4096] __attribute__((aligned(4096)));
@@ -428,21 +427,6 @@ static void test_allocator_xrc_send_refused(void)
  * destroyed the QP, the child's request is not answered
  * (IBV_WC_RETRY_EXC_ERR).
  */
-static pid_t kid = -1;
-static int to_kid = -1, from_kid = -1;
-
-static void reap_cb(void *arg)
-{
-	(void)arg;
-	if (kid > 0) {
-		kill(kid, SIGKILL);
-		waitpid(kid, NULL, 0);
-	}
-	kid = -1;
-	close(to_kid);
-	close(from_kid);
-}
-
 /* The child: two RC QPs, connected to the parent's two; one SEND on each. Exits 0 when both succeed. */
 static int kid_run(int in, int out)
 {
@@ -488,7 +472,7 @@ static int kid_run(int in, int out)
 static void test_allocator_queues_between_processes(void)
 {
 	static uint8_t rbuf[2][32] __attribute__((aligned(64)));
-	int a[2], b[2], status = -1;
+	int a[2], b[2];
 	struct ibv_context *c;
 	struct ibv_pd *pd, *par;
 	struct ibv_cq *cq;
@@ -499,19 +483,9 @@ static void test_allocator_queues_between_processes(void)
 	struct ibv_wc wc[2];
 	char ok = 0;
 
-	CHECK(pipe(a) == 0 && pipe(b) == 0);
-	kid = fork();
-	CHECK(kid >= 0);
-	if (kid == 0) {
-		close(a[1]);
-		close(b[0]);
+	kid_fork(a, b);
+	if (kid == 0)
 		_exit(kid_run(a[0], b[1]));
-	}
-	close(a[0]);
-	close(b[1]);
-	to_kid = a[1];
-	from_kid = b[0];
-	th_defer(reap_cb, NULL);
 	c = vf_open();
 	pd = vf_pd(c);
 	par = pr_parent(c, pd);
@@ -560,9 +534,7 @@ static void test_allocator_queues_between_processes(void)
 	CHECK(write(to_kid, "d", 1) == 1);
 	CHECK(read(from_kid, &ok, 1) == 1 && ok == 'y');
 	CHECK(write(to_kid, "q", 1) == 1);
-	CHECK(waitpid(kid, &status, 0) == kid);
-	kid = -1;
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	kid_wait_ok();
 }
 
 static void test_td(void)

@@ -22,6 +22,7 @@
 
 #include "harness.h"
 #include "hw_trap.h"
+#include "rawdb_fixture.h"
 #include "verbs_qp_fixture.h"
 
 #define VRS_RUN 16     /* doorbells in a row that look like a stream's */
@@ -30,37 +31,9 @@
 
 static uint8_t vrs[2][8192] __attribute__((aligned(4096)));
 
-struct vrs_env {
-	struct ibv_context *c;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	struct ibv_qp *a, *b;
-	struct mlx5dv_qp dq;
-	struct mlx5dv_cq dcq;
-	uint32_t pi, ci;
-};
-
-static int vrs_open(struct vrs_env *e)
+static int vrs_open(struct rdb_env *e)
 {
-	struct mlx5dv_obj obj;
-
-	memset(e, 0, sizeof(*e));
-	e->c = vf_open();
-	if (e->c == NULL || (e->pd = vf_pd(e->c)) == NULL || (e->cq = vq_cq(e->c, 255)) == NULL)
-		return -1;
-	e->mr = vq_mr(e->pd, vrs, sizeof(vrs), VQ_ACCESS_ALL);
-	e->a = vq_qp(e->pd, IBV_QPT_RC, e->cq, e->cq, 64);
-	e->b = vq_qp(e->pd, IBV_QPT_RC, e->cq, e->cq, 64);
-	if (e->mr == NULL || e->a == NULL || e->b == NULL || vq_up(e->a, e->b->qp_num, 0, 0) != 0 ||
-	    vq_up(e->b, e->a->qp_num, 0, 0) != 0)
-		return -1;
-	memset(&obj, 0, sizeof(obj));
-	obj.qp.in = e->a;
-	obj.qp.out = &e->dq;
-	obj.cq.in = e->cq;
-	obj.cq.out = &e->dcq;
-	return mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
+	return rdb_open(e, vrs, sizeof(vrs), 255, 64);
 }
 
 static uint8_t vrs_val(uint32_t i)
@@ -69,7 +42,7 @@ static uint8_t vrs_val(uint32_t i)
 }
 
 /* WQE number e->pi (an RDMA WRITE of 64 bytes into slot pi % 64 of vrs[1]) written and rung with an 8-byte store. */
-static void vrs_ring(struct vrs_env *e)
+static void vrs_ring(struct rdb_env *e)
 {
 	uint8_t *wqe = (uint8_t *)e->dq.sq.buf + (size_t)(e->pi & (e->dq.sq.wqe_cnt - 1)) * e->dq.sq.stride;
 	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
@@ -89,7 +62,7 @@ static void vrs_ring(struct vrs_env *e)
 	*(volatile uint64_t *)e->dq.bf.reg = *(uint64_t *)(void *)ctrl;
 }
 
-static bool vrs_cqe_there(struct vrs_env *e)
+static bool vrs_cqe_there(struct rdb_env *e)
 {
 	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)e->dcq.buf + (e->ci & (e->dcq.cqe_cnt - 1));
 
@@ -104,7 +77,7 @@ static bool vrs_cqe_there(struct vrs_env *e)
  * records may be running the WQE when the trap returns): WQE e->ci's, a
  * requester's, its bytes landed.
  */
-static void vrs_consume(struct vrs_env *e)
+static void vrs_consume(struct rdb_env *e)
 {
 	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)e->dcq.buf + (e->ci & (e->dcq.cqe_cnt - 1));
 	const volatile uint8_t *dst = vrs[1] + 64 * (e->ci % 64);
@@ -125,7 +98,7 @@ static void vrs_consume(struct vrs_env *e)
  * Rings without consuming until the page opens (at most opener + 1
  * doorbells): how many were rung.
  */
-static uint32_t vrs_ring_until_open(struct vrs_env *e, uint32_t opener)
+static uint32_t vrs_ring_until_open(struct rdb_env *e, uint32_t opener)
 {
 	uint32_t n = 0;
 
@@ -147,7 +120,7 @@ static struct hw_trap_stats vrs_stats(void)
 /* Each CQE consumed before the next doorbell: every doorbell trapped and run on its store, the page never opened. */
 static void test_pingpong_stays_trapped(void)
 {
-	struct vrs_env e;
+	struct rdb_env e;
 	struct hw_trap_stats b, a;
 
 	CHECK_OK(vrs_open(&e));
@@ -165,7 +138,7 @@ static void test_pingpong_stays_trapped(void)
 /* Fewer unconsumed than a stream leaves (3 at most): trapped throughout. */
 static void test_short_batches_stay_trapped(void)
 {
-	struct vrs_env e;
+	struct rdb_env e;
 	struct hw_trap_stats b, a;
 
 	CHECK_OK(vrs_open(&e));
@@ -192,7 +165,7 @@ static void test_short_batches_stay_trapped(void)
 static void test_stream_opens_then_rearms(void)
 {
 	const uint32_t opener = VRS_BACKLOG - 1 + VRS_RUN; /* doorbells rung when the page opens */
-	struct vrs_env e;
+	struct rdb_env e;
 	struct hw_trap_stats b, a;
 	uint32_t rung;
 	time_t until;
@@ -240,7 +213,7 @@ static void test_stream_opens_then_rearms(void)
 static void test_unpaid_handover_doubles_run(void)
 {
 	const uint32_t opener = VRS_BACKLOG - 1 + 2 * VRS_RUN;
-	struct vrs_env e;
+	struct rdb_env e;
 	struct hw_trap_stats b, a;
 	uint32_t rung;
 	time_t until;

@@ -23,6 +23,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "harness.h"
+#include "rawdb_fixture.h"
 #include "verbs_qp_fixture.h"
 
 #include "devx_fixture.h"
@@ -31,41 +32,13 @@
 
 static uint8_t vrt[2][8192] __attribute__((aligned(4096)));
 
-struct vrt_env {
-	struct ibv_context *c;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	struct ibv_qp *a, *b;
-	struct mlx5dv_qp dq;
-	struct mlx5dv_cq dcq;
-	uint32_t pi, ci;
-};
-
-static int vrt_open(struct vrt_env *e)
+static int vrt_open(struct rdb_env *e)
 {
-	struct mlx5dv_obj obj;
-
-	memset(e, 0, sizeof(*e));
-	e->c = vf_open();
-	if (e->c == NULL || (e->pd = vf_pd(e->c)) == NULL || (e->cq = vq_cq(e->c, 63)) == NULL)
-		return -1;
-	e->mr = vq_mr(e->pd, vrt, sizeof(vrt), VQ_ACCESS_ALL);
-	e->a = vq_qp(e->pd, IBV_QPT_RC, e->cq, e->cq, 16);
-	e->b = vq_qp(e->pd, IBV_QPT_RC, e->cq, e->cq, 16);
-	if (e->mr == NULL || e->a == NULL || e->b == NULL || vq_up(e->a, e->b->qp_num, 0, 0) != 0 ||
-	    vq_up(e->b, e->a->qp_num, 0, 0) != 0)
-		return -1;
-	memset(&obj, 0, sizeof(obj));
-	obj.qp.in = e->a;
-	obj.qp.out = &e->dq;
-	obj.cq.in = e->cq;
-	obj.cq.out = &e->dcq;
-	return mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
+	return rdb_open(e, vrt, sizeof(vrt), 63, 16);
 }
 
 /* An RDMA WRITE of 64 bytes of val into slot r of vrt[1], written into the SQ and the record; its ctrl segment. */
-static struct mlx5_wqe_ctrl_seg *vrt_wqe(struct vrt_env *e, int r, uint8_t val)
+static struct mlx5_wqe_ctrl_seg *vrt_wqe(struct rdb_env *e, int r, uint8_t val)
 {
 	uint8_t *wqe = (uint8_t *)e->dq.sq.buf + (size_t)(e->pi & (e->dq.sq.wqe_cnt - 1)) * e->dq.sq.stride;
 	struct mlx5_wqe_ctrl_seg *ctrl = (void *)wqe;
@@ -85,7 +58,7 @@ static struct mlx5_wqe_ctrl_seg *vrt_wqe(struct vrt_env *e, int r, uint8_t val)
 }
 
 /* The CQE of the WQE just rung is there now (no waiting): a requester's, of that WQE, and the bytes landed. */
-static void vrt_check_done(struct vrt_env *e, int r, uint8_t val)
+static void vrt_check_done(struct rdb_env *e, int r, uint8_t val)
 {
 	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)e->dcq.buf + (e->ci & (e->dcq.cqe_cnt - 1));
 	const volatile uint8_t *dst = vrt[1] + 64 * (r % 64);
@@ -102,7 +75,7 @@ static void vrt_check_done(struct vrt_env *e, int r, uint8_t val)
 
 static void test_doorbell_runs_on_store(void)
 {
-	struct vrt_env e;
+	struct rdb_env e;
 
 	CHECK_OK(vrt_open(&e));
 	CHECK(e.dq.bf.size == 0); /* no BlueFlame buffer: programs write one 8-byte doorbell */
@@ -119,7 +92,7 @@ static void test_doorbell_runs_on_store(void)
 
 static void test_bf_copy_runs_on_store(void)
 {
-	struct vrt_env e;
+	struct rdb_env e;
 
 	CHECK_OK(vrt_open(&e));
 	for (int r = 0; r < VRT_ROUNDS; r++) {
@@ -166,7 +139,7 @@ static void test_destroy_leaves_no_trap(void)
 
 static void test_fork_child(void)
 {
-	struct vrt_env e;
+	struct rdb_env e;
 	int status = -1;
 	pid_t pid;
 

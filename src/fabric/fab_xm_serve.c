@@ -509,24 +509,12 @@ err:
 }
 
 /*
- * Set while this thread starts the service: UCX's context creation probes
- * the RDMA devices it sees, softdpu's among them, and a probe's
- * ibv_create_qp comes back here. That QP belongs to the probe, not to a
- * program, so it needs no service; waiting on the once would deadlock.
+ * UCX's context creation probes the RDMA devices it sees; softdpu's are
+ * hidden from that probe (fab_ucx_probing), so no probe QP comes back here
+ * while the once runs.
  */
-static __thread int sv_starting;
-
-static void sv_start_guarded(void)
-{
-	sv_starting = 1;
-	sv_start();
-	sv_starting = 0;
-}
-
 int fab_xm_serve(void)
 {
-	if (sv_starting)
-		return -1;
-	pthread_once(&sv.once, sv_start_guarded);
+	pthread_once(&sv.once, sv_start);
 	return sv.up ? 0 : -1;
 }
