@@ -238,6 +238,46 @@ static void test_unpaid_handover_doubles_run(void)
 	CHECK(!hw_trap_streaming(e.dq.bf.reg));
 }
 
+/*
+ * Back-to-back doorbells with no backlog (each CQE consumed before the next
+ * ring, as a program asking for few completions leaves none): with the gap
+ * that makes them a stream's set to never, they stay trapped; set to always,
+ * a run of them opens the page (the engine thread then serves the stream).
+ * The gap is the tests' to set: its real value is a timing, not a test's.
+ */
+static void test_quick_doorbells_open(void)
+{
+	struct rdb_env e;
+	struct hw_trap_stats b, a;
+	uint32_t rung = 0;
+	time_t until;
+
+	CHECK_OK(vrs_open(&e));
+	hw_trap_stream_gap(0);
+	b = vrs_stats();
+	for (int i = 0; i < 8 * VRS_RUN; i++) {
+		vrs_ring(&e);
+		vrs_consume(&e);
+	}
+	a = vrs_stats();
+	CHECK(a.streams == b.streams && !hw_trap_streaming(e.dq.bf.reg));
+	hw_trap_stream_gap(UINT64_MAX);
+	hw_trap_streams_hold(true);
+	while (rung < 70000 && !hw_trap_streaming(e.dq.bf.reg)) { /* the run needed now, whatever the cases before left */
+		vrs_ring(&e);
+		vrs_consume(&e);
+		rung++;
+	}
+	a = vrs_stats();
+	CHECK(hw_trap_streaming(e.dq.bf.reg) && a.streams == b.streams + 1);
+	hw_trap_stream_gap(HW_TRAP_STREAM_GAP_DEFAULT);
+	hw_trap_streams_hold(false);
+	until = time(NULL) + VRS_HANG_S;
+	while (hw_trap_streaming(e.dq.bf.reg) && time(NULL) < until)
+		;
+	CHECK(!hw_trap_streaming(e.dq.bf.reg));
+}
+
 int main(void)
 {
 	const char *off = getenv("SOFTDPU_RAW_TRAP");
@@ -255,5 +295,6 @@ int main(void)
 	RUN(test_short_batches_stay_trapped);
 	RUN(test_stream_opens_then_rearms);
 	RUN(test_unpaid_handover_doubles_run); /* after the one above */
+	RUN(test_quick_doorbells_open);
 	return th_summary("test_verbs_rawstream");
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base_maps.h"
+#include "base_clock.h"
 #include "base_segv.h"
 #include "base_x86.h"
 #include "hw_eng_thread.h"
@@ -34,6 +35,18 @@
  */
 #define TRAP_STREAM_BACKLOG 4
 #define TRAP_STREAM_RUN 16
+/*
+ * A doorbell that traps within trap_gap_ns (2 us) of its page's previous
+ * trap returning counts as a stream's too: a program that asks for few
+ * completions (UCX's moderation: one CQE in 64) leaves no backlog to see,
+ * but rings back to back, where a ping-pong's next doorbell waits a round
+ * trip for its peer. Measured from the handler's end to the next handler's
+ * start, so it holds a signal's return and a fault's delivery (~1.2 us on
+ * this machine's VM): at 1 us no stream was ever seen; at 2 us UCX's
+ * rc_mlx5 64 KiB puts hand over and the raw ping-pong never does (its gap:
+ * a whole round trip, ~4 us; docs/PERFORMANCE.md).
+ */
+static uint64_t trap_gap_ns = HW_TRAP_STREAM_GAP_DEFAULT; /* hw_trap_stream_gap */
 /*
  * A hand-over pays when the engine thread then ran raw work in at least
  * TRAP_STREAM_PAID passes before the stream stopped; one that did not (the
@@ -56,6 +69,7 @@ struct trap_slot {
 	hw_trap_store_fn fn; /* a register page's own handler (hw_trap_arm_store), else NULL: run polled QPs */
 	void *arg;
 	uint32_t run; /* ARMED: doorbells in a row that looked like a stream's */
+	uint64_t left_ns; /* when its last trap returned (monotonic) */
 };
 
 static struct trap_slot slots[TRAP_SLOTS];
@@ -146,11 +160,11 @@ static void trap_open(struct trap_slot *s, uintptr_t page)
  * (hw_trap_streams_close). The interrupted thread is in the program's code:
  * it holds no lock of the library's.
  */
-static void trap_stream_seen(struct trap_slot *s, uintptr_t page, uint32_t backlog)
+static void trap_stream_seen(struct trap_slot *s, uintptr_t page, uint32_t backlog, bool quick)
 {
 	uint32_t armed = TRAP_ARMED;
 
-	if (backlog < TRAP_STREAM_BACKLOG) {
+	if (backlog < TRAP_STREAM_BACKLOG && !quick) {
 		__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
 		return;
 	}
@@ -209,6 +223,7 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct base_x86_insn in;
 	uint32_t st, backlog;
+	bool quick;
 
 	if (s == NULL)
 		return false;
@@ -228,11 +243,14 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 		return true;
 	}
 	/* The record holds the counter and the WQE is in the ring: the store's value is not needed. */
+	quick = base_clock_ns() - __atomic_load_n(&s->left_ns, __ATOMIC_RELAXED) <
+		__atomic_load_n(&trap_gap_ns, __ATOMIC_RELAXED);
 	backlog = hw_qp_polled_run();
 	g[REG_RIP] += in.len;
 	trap_step_run(g);
 	__atomic_fetch_add(&st_served, 1, __ATOMIC_RELAXED);
-	trap_stream_seen(s, page, backlog);
+	trap_stream_seen(s, page, backlog, quick);
+	__atomic_store_n(&s->left_ns, base_clock_ns(), __ATOMIC_RELAXED);
 	return true;
 }
 #else
@@ -472,6 +490,11 @@ bool hw_trap_streams_open(void)
 void hw_trap_streams_hold(bool hold)
 {
 	__atomic_store_n(&trap_hold, hold, __ATOMIC_RELEASE);
+}
+
+void hw_trap_stream_gap(uint64_t ns)
+{
+	__atomic_store_n(&trap_gap_ns, ns, __ATOMIC_RELAXED);
 }
 
 void hw_trap_stats(struct hw_trap_stats *out)

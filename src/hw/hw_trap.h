@@ -23,7 +23,8 @@
  * WQEs in one look. A doorbell whose trap leaves CQEs of earlier doorbells
  * unconsumed on the send CQ (the program rang again without looking at
  * what they completed; a ping-pong consumes each, or asks for none) is a
- * stream's; a run of them in a row leaves the page writable (STREAM) and
+ * stream's, as is one that traps right after the page's previous trap
+ * returned (back to back, with few completions asked); a run of them in a row leaves the page writable (STREAM) and
  * wakes the engine thread, which spins on the records while they move and
  * write-protects the page again before it sleeps (hw_trap_streams_close);
  * the next doorbell traps again. A hand-over that did not pay (the engine
@@ -84,6 +85,9 @@ bool hw_trap_streams_close(uint32_t passes);
 bool hw_trap_streams_open(void);
 /* For tests: while held, pages open to a stream stay open (hw_trap_streams_close does nothing). */
 void hw_trap_streams_hold(bool hold);
+/* For tests: the gap under which back-to-back doorbells count as a stream's (0: never; ~0: always; the default otherwise). */
+void hw_trap_stream_gap(uint64_t ns);
+#define HW_TRAP_STREAM_GAP_DEFAULT 2000u
 /*
  * Whether trapped pages serve raw doorbells now (some armed, none opened,
  * none open to a stream):
