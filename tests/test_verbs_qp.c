@@ -4,6 +4,8 @@
  * (a wrong mask is EINVAL and changes nothing), query, SRQs with their limit
  * event, and the ibv_qp_ex work request builders.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
@@ -383,6 +385,43 @@ static void test_srq_last_wqe(void)
 	CHECK_OK(ibv_modify_qp(b, &qa, IBV_QP_STATE));
 	CHECK(next_qp_event(c, 5000, &got) == IBV_EVENT_QP_LAST_WQE_REACHED && got == b);
 	CHECK(next_qp_event(c, 50, &got) == -1);
+}
+
+/*
+ * An affiliated event not yet taken when its object is destroyed is dropped
+ * (as the kernel drops it): the program is never handed the destroyed QP.
+ * An event of another QP queued behind it still arrives, and the
+ * descriptor's count stays right (non-blocking: EAGAIN once all are taken).
+ */
+static void test_event_dropped_at_destroy(void)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 8, .max_sge = 1}};
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_ERR};
+	struct ibv_context *c = vf_open();
+	struct ibv_async_event ev;
+	struct ibv_qp *gone, *kept, *got = NULL;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+
+	CHECK(c != NULL);
+	pd = vf_pd(c);
+	cq = vq_cq(c, 16);
+	srq = ibv_create_srq(pd, &sa);
+	CHECK(pd != NULL && cq != NULL && srq != NULL);
+	th_defer(vq_destroy_srq_cb, srq);
+	gone = ibv_create_qp(pd, &(struct ibv_qp_init_attr){.send_cq = cq, .recv_cq = cq, .srq = srq,
+							    .qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 4, .max_send_sge = 1}});
+	kept = vq_qp_srq(pd, IBV_QPT_RC, cq, cq, srq, 16);
+	CHECK(gone != NULL && kept != NULL);
+	CHECK_OK(ibv_modify_qp(gone, &qa, IBV_QP_STATE));
+	CHECK_OK(ibv_modify_qp(kept, &qa, IBV_QP_STATE));
+	CHECK(vqs_readable(c->async_fd, 5000) == 1);
+	CHECK_OK(ibv_destroy_qp(gone));
+	CHECK(next_qp_event(c, 5000, &got) == IBV_EVENT_QP_LAST_WQE_REACHED && got == kept);
+	CHECK(fcntl(c->async_fd, F_SETFL, fcntl(c->async_fd, F_GETFL) | O_NONBLOCK) == 0);
+	errno = 0;
+	CHECK(ibv_get_async_event(c, &ev) == -1 && errno == EAGAIN);
 }
 
 /*
@@ -802,6 +841,7 @@ int main(void)
 	RUN(test_srq);
 	RUN(test_srq_empty);
 	RUN(test_srq_last_wqe);
+	RUN(test_event_dropped_at_destroy);
 	RUN(test_data_in_order);
 	RUN(test_alloc_type);
 	RUN(test_create_flags);

@@ -634,6 +634,8 @@ struct mlx5dv_dr_rule {
 
 /* Posts an async event on the context's queue (vb_async.c); 0 or an errno value. */
 int vb_async_post(struct vb_context *ctx, const struct ibv_async_event *event);
+/* Its object destroyed: the events naming it not yet taken are dropped (vb_async.c). */
+void vb_async_forget(struct vb_context *ctx, const void *obj);
 
 /* Ours, or NULL: the device lists hand out vb_devices only. */
 static inline struct vb_device *vb_dev_of(struct ibv_device *d)

@@ -9,6 +9,7 @@
  * descriptor non-blocking with fcntl (then EAGAIN), as with rdma-core.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -19,7 +20,48 @@
 struct vb_async {
 	struct vb_async *next;
 	struct ibv_async_event ev;
+	bool dropped; /* its object was destroyed before the program took it: passed over */
 };
+
+/* The object an affiliated event names (NULL: a port's or the device's). */
+static const void *vb_async_obj(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return ev->element.qp;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_WQ_FATAL:
+		return ev->element.wq;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The object goes (after the device's fence: nothing raises for it any
+ * more): its events not yet taken are dropped, as the kernel drops them, so
+ * no program is handed a pointer to freed memory. They stay queued, counted
+ * on the descriptor, and ibv_get_async_event passes over them.
+ */
+void vb_async_forget(struct vb_context *ctx, const void *obj)
+{
+	pthread_mutex_lock(&ctx->lock);
+	for (struct vb_async *a = ctx->async; a != NULL; a = a->next)
+		if (vb_async_obj(&a->ev) == obj)
+			a->dropped = true;
+	pthread_mutex_unlock(&ctx->lock);
+}
 
 int vb_async_init(struct vb_context *ctx)
 {
@@ -80,15 +122,20 @@ VB_EXPORT int vb_get_async_event(struct ibv_context *context, struct ibv_async_e
 		errno = EINVAL;
 		return -1;
 	}
-	/* One count per queued event: after the read, an event is ours to take. */
-	if (read(ctx->async_efd, &one, sizeof(one)) != sizeof(one))
-		return -1;
-	pthread_mutex_lock(&ctx->lock);
-	a = ctx->async;
-	ctx->async = a->next;
-	if (ctx->async == NULL)
-		ctx->async_tail = NULL;
-	pthread_mutex_unlock(&ctx->lock);
+	/* One count per queued event: after the read, an event is ours to take (a dropped one: the next). */
+	for (;;) {
+		if (read(ctx->async_efd, &one, sizeof(one)) != sizeof(one))
+			return -1;
+		pthread_mutex_lock(&ctx->lock);
+		a = ctx->async;
+		ctx->async = a->next;
+		if (ctx->async == NULL)
+			ctx->async_tail = NULL;
+		pthread_mutex_unlock(&ctx->lock);
+		if (!a->dropped)
+			break;
+		free(a);
+	}
 	*event = a->ev;
 	free(a);
 	return 0;
@@ -97,8 +144,10 @@ VB_SYMVER(vb_get_async_event, ibv_get_async_event, "IBVERBS_1.1");
 
 /*
  * rdma-core counts acknowledgements so that destroying a QP/CQ/SRQ waits for
- * its events; objects here do not wait (their memory outlives the event), so
- * there is nothing to count.
+ * the events of it the program took; objects here do not wait: the events
+ * not yet taken are dropped at the destroy (vb_async_forget), and one taken
+ * before is the program's to be done with before it destroys the object,
+ * as rdma-core's documentation asks.
  */
 VB_EXPORT void vb_ack_async_event(struct ibv_async_event *event);
 VB_EXPORT void vb_ack_async_event(struct ibv_async_event *event)

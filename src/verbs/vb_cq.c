@@ -66,6 +66,7 @@ static void vb_cq_free(struct vb_cq *cq)
 {
 	if (cq->hw != NULL)
 		hw_cq_destroy(cq->hw);
+	vb_async_forget(cq->ctx, ibv_cq_ex_to_cq(&cq->cqx)); /* after the fence: no event raised for it since */
 	vb_qmem_put(&cq->qmem); /* the device is done with it: hw_cq_destroy was its fence */
 	if (cq->cqn != 0)
 		(void)hw_id_free(HW_ID_CQN, cq->cqn);

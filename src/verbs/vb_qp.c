@@ -182,6 +182,8 @@ static void vb_qp_free(struct vb_qp *qp)
 	vb_bell_qp_disarm(qp);
 	if (qp->hw != NULL)
 		hw_qp_destroy(qp->hw);
+	if (qp->qpx.qp_base.context != NULL) /* after the fence: no event raised for it since */
+		vb_async_forget(vb_ctx(qp->qpx.qp_base.context), &qp->qpx.qp_base);
 	vb_qmem_put(&qp->qmem); /* after the device's fence (hw_qp_destroy) */
 	if (qp->raw != NULL)
 		vb_raw_free(qp);

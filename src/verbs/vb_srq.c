@@ -39,6 +39,7 @@ static void vb_srq_free(struct vb_srq *srq)
 {
 	if (srq->hw != NULL)
 		(void)hw_srq_destroy(srq->hw);
+	vb_async_forget(srq->ctx, &srq->srq); /* after the fence: no limit event raised for it since */
 	vb_tm_free(srq->tm);	 /* the device's list, after the SRQ that used it */
 	vb_qmem_put(&srq->qmem); /* after the device's fence (hw_srq_destroy) */
 	if (srq->srqn != 0)
