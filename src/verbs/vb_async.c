@@ -56,11 +56,14 @@ static const void *vb_async_obj(const struct ibv_async_event *ev)
  */
 void vb_async_forget(struct vb_context *ctx, const void *obj)
 {
+	if (!vb_ctx_live_hold(ctx))
+		return; /* destroyed after its context's close: the queue went with the context */
 	pthread_mutex_lock(&ctx->lock);
 	for (struct vb_async *a = ctx->async; a != NULL; a = a->next)
 		if (vb_async_obj(&a->ev) == obj)
 			a->dropped = true;
 	pthread_mutex_unlock(&ctx->lock);
+	vb_ctx_live_release();
 }
 
 int vb_async_init(struct vb_context *ctx)

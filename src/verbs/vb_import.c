@@ -68,6 +68,26 @@ void vb_ctx_live_del(struct vb_context *ctx)
 	pthread_mutex_unlock(&live_lock);
 }
 
+/*
+ * Whether ctx is still open; if so, it stays open (its close waits) until
+ * vb_ctx_live_release. For a destroy that may come after its context's
+ * close, which freed the context.
+ */
+bool vb_ctx_live_hold(const struct vb_context *ctx)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct vb_context *c = live; c != NULL; c = c->next_live)
+		if (c == ctx)
+			return true;
+	pthread_mutex_unlock(&live_lock);
+	return false;
+}
+
+void vb_ctx_live_release(void)
+{
+	pthread_mutex_unlock(&live_lock);
+}
+
 /* The device of the live context whose command file has inode ino, or NULL. */
 static struct ibv_device *live_device(uint64_t ino)
 {

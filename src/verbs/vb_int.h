@@ -43,6 +43,9 @@ int vb_async_init(struct vb_context *ctx);
 int vb_cmd_fd_open(struct vb_context *ctx);
 void vb_ctx_live_add(struct vb_context *ctx);
 void vb_ctx_live_del(struct vb_context *ctx);
+/* ctx still open (held open until vb_ctx_live_release), or false (closed: nothing held). */
+bool vb_ctx_live_hold(const struct vb_context *ctx);
+void vb_ctx_live_release(void);
 /* Lets go of an imported domain's handle: 0, or EBUSY while objects made on it live. */
 int vb_pd_unimport(struct vb_pd *pd);
 /* vb_pd.c: an ibv_mr for a registration of this process by its key (ibv_import_mr). */
