@@ -47,10 +47,8 @@ void vb_devx_cq_hold(struct mlx5dv_devx_obj *cq, int delta)
 
 static void vb_devx_cq_free(struct vb_devx_cq *cq, uint32_t cqn)
 {
-	if (cq->hw != NULL) {
-		vb_devx_evch_cq_gone(cq->hw);	/* no event channel looks at it after this */
-		hw_cq_destroy(cq->hw);
-	}	/* the fence: no producer writes into the umem after it */
+	if (cq->hw != NULL)
+		hw_cq_destroy(cq->hw); /* the fence: no producer writes into the umem after it */
 	vb_devx_umem_put(cq->ring_um);
 	vb_devx_umem_put(cq->dbr_um);
 	if (cqn != 0)
@@ -139,5 +137,6 @@ bool vb_devx_cq_busy(struct mlx5dv_devx_obj *cq)
 /* After vb_devx_queue_del found no QP on it. */
 void vb_devx_cq_destroy(struct mlx5dv_devx_obj *obj)
 {
+	vb_devx_evch_obj_gone(obj); /* no event channel looks at its CQ after this */
 	vb_devx_cq_free(obj->priv, obj->object_id);
 }

@@ -35,8 +35,6 @@
 #define VB_EQE_COMP_CQN 0x38	 /* data.comp.cqn */
 #define VB_EQE_QP_SRQ_TYPE 0x34	 /* data.qp_srq.type: 0 QP, 1 SRQ */
 #define VB_EQE_QP_SRQ_N 0x38	 /* data.qp_srq.qp_srq_n */
-#define VB_EV_SRQ_CATAS 0x12	 /* MLX5_EVENT_TYPE_SRQ_CATAS_ERROR */
-#define VB_EV_SRQ_LIMIT 0x14	 /* MLX5_EVENT_TYPE_SRQ_RQ_LIMIT */
 #define VB_EVCH_PERIOD_NS 50000L /* between looks at the records */
 
 struct vb_evch_event {
@@ -173,11 +171,6 @@ static void vb_evch_drop(bool (*match)(const struct vb_evch_sub *, const void *)
 	}
 }
 
-static bool vb_evch_of_cq(const struct vb_evch_sub *s, const void *cq)
-{
-	return s->cq == cq;
-}
-
 static bool vb_evch_of_obj(const struct vb_evch_sub *s, const void *obj)
 {
 	return s->obj == obj;
@@ -213,13 +206,6 @@ void vb_devx_evch_obj_event(const struct mlx5dv_devx_obj *obj, uint16_t type, ui
 static bool vb_evch_of_ch(const struct vb_evch_sub *s, const void *ch)
 {
 	return s->ch == ch;
-}
-
-void vb_devx_evch_cq_gone(struct hw_cq *cq)
-{
-	pthread_mutex_lock(&vb_evch_lock);
-	vb_evch_drop(vb_evch_of_cq, cq);
-	pthread_mutex_unlock(&vb_evch_lock);
 }
 
 struct mlx5dv_devx_event_channel *vb_evch_create(struct ibv_context *context, uint32_t flags)
@@ -272,7 +258,7 @@ static bool vb_evch_valid(const struct mlx5dv_devx_obj *obj, uint16_t type)
 	if (obj->kind == VB_DEVX_QP)	/* path migration, comm established, SQ drained, WQ errors, last WQE */
 		return (type >= 0x01 && type <= 0x03) || type == 0x07 || (type >= 0x10 && type <= 0x13);
 	if (obj->kind == VB_DEVX_RMP)	/* its limit, its catastrophic error */
-		return type == VB_EV_SRQ_LIMIT || type == VB_EV_SRQ_CATAS;
+		return type == VB_EV_SRQ_RQ_LIMIT || type == VB_EV_SRQ_CATAS;
 	return false;
 }
 

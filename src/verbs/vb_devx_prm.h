@@ -151,9 +151,10 @@ struct hw_cq *vb_devx_cq_hw(struct mlx5dv_devx_obj *cq);
  * arm of word 0 from none (vb_devx_evch.c).
  */
 #define VB_DEVX_CQ_UNARMED 0xffffffffu
-/* The CQ goes: event channels drop their subscriptions to it (vb_devx_evch.c). */
-struct hw_cq;
-void vb_devx_evch_cq_gone(struct hw_cq *cq);
+/* Affiliated event numbers (MLX5_EVENT_TYPE_*) an object's subscribers get. */
+#define VB_EV_SRQ_CATAS 0x12	/* SRQ_CATAS_ERROR: accepted for an RMP, never raised */
+#define VB_EV_SRQ_LAST_WQE 0x13 /* a QP on an RMP entered ERR */
+#define VB_EV_SRQ_RQ_LIMIT 0x14 /* an RMP's limit crossed */
 /* An object's affiliated event to its subscribers; the object goes: its subscriptions go (vb_devx_evch.c). */
 void vb_devx_evch_obj_event(const struct mlx5dv_devx_obj *obj, uint16_t type, uint32_t num, bool srq);
 void vb_devx_evch_obj_gone(const struct mlx5dv_devx_obj *obj);

@@ -227,8 +227,6 @@ static int vb_devx_qp_engine(struct vb_context *ctx, struct hw_qp_attr *ha, stru
 	return 0;
 }
 
-#define VB_EV_SRQ_LAST_WQE 0x13 /* MLX5_EVENT_TYPE_SRQ_LAST_WQE */
-
 /* A QP on an RMP entered ERR: its last-WQE event to the QP's subscribers (QP kind). */
 static void vb_devx_qp_last_wqe(void *arg)
 {

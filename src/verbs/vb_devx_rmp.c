@@ -116,8 +116,6 @@ static int vb_devx_rmp_mem(struct vb_context *ctx, const uint8_t *wq, struct hw_
 	return 0;
 }
 
-#define VB_EV_SRQ_RQ_LIMIT 0x14
-
 /* The engine's SRQ limit crossed (its thread, or a taker's): the RMP's event to its subscribers. */
 static void vb_devx_rmp_limit(void *arg, struct hw_srq *hw)
 {
@@ -191,7 +189,6 @@ int vb_devx_rmp_create(struct vb_context *ctx, const uint8_t *in, size_t inlen, 
 	memset(out, 0, VB_RMP_OUT_SZ);
 	vb_prm_put32(out + 8, rmpn);
 	obj->kind = VB_DEVX_RMP;
-	obj->object_id = rmpn;
 	obj->priv = rmp;
 	return 0;
 }
