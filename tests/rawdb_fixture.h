@@ -7,7 +7,10 @@
 #ifndef SOFTDPU_TEST_RAWDB_FIXTURE_H_
 #define SOFTDPU_TEST_RAWDB_FIXTURE_H_
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/mlx5dv.h>
@@ -47,6 +50,24 @@ static inline int rdb_open(struct rdb_env *e, void *buf, size_t len, int cqe, ui
 	obj.cq.in = e->cq;
 	obj.cq.out = &e->dcq;
 	return mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
+}
+
+/*
+ * Whether doorbell traps are off here (SOFTDPU_RAW_TRAP=0, or not x86-64,
+ * where the engine thread's polling serves raw doorbells): the test then
+ * says so and skips (exit 77).
+ */
+static inline bool rdb_traps_off(const char *test)
+{
+	const char *off = getenv("SOFTDPU_RAW_TRAP");
+
+#if !defined(__x86_64__)
+	off = "0";
+#endif
+	if (off == NULL || strcmp(off, "0") != 0)
+		return false;
+	printf("SKIP %s: doorbell traps off (SOFTDPU_RAW_TRAP=0, or not x86-64)\n", test);
+	return true;
 }
 
 #endif /* SOFTDPU_TEST_RAWDB_FIXTURE_H_ */

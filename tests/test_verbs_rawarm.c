@@ -19,6 +19,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "harness.h"
+#include "rawdb_fixture.h"
 #include "verbs_qp_fixture.h"
 
 #define VRA_GUARD_MS 20000 /* hang guard only */
@@ -187,15 +188,8 @@ static void test_raw_arm_other_cqn(void)
 
 int main(void)
 {
-	const char *off = getenv("SOFTDPU_RAW_TRAP");
-
-#if !defined(__x86_64__)
-	off = "0";
-#endif
-	if (off != NULL && strcmp(off, "0") == 0) {
-		printf("SKIP test_verbs_rawarm: doorbell traps off (SOFTDPU_RAW_TRAP=0, or not x86-64)\n");
+	if (rdb_traps_off("test_verbs_rawarm"))
 		return 77;
-	}
 	RUN(test_raw_arm_then_completion);
 	RUN(test_raw_arm_with_completion_waiting);
 	RUN(test_raw_arm_solicited);

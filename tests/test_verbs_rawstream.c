@@ -109,6 +109,25 @@ static uint32_t vrs_ring_until_open(struct rdb_env *e, uint32_t opener)
 	return n;
 }
 
+/* n doorbells, each CQE consumed before the next ring (a ping-pong's rhythm). */
+static void vrs_pingpong(struct rdb_env *e, int n)
+{
+	for (int i = 0; i < n; i++) {
+		vrs_ring(e);
+		vrs_consume(e);
+	}
+}
+
+/* Waits, under the hang guard, for the engine thread to close the page to the stream; true when it did. */
+static bool vrs_wait_closed(struct rdb_env *e)
+{
+	time_t until = time(NULL) + VRS_HANG_S;
+
+	while (hw_trap_streaming(e->dq.bf.reg) && time(NULL) < until)
+		;
+	return !hw_trap_streaming(e->dq.bf.reg);
+}
+
 static struct hw_trap_stats vrs_stats(void)
 {
 	struct hw_trap_stats s;
@@ -125,10 +144,7 @@ static void test_pingpong_stays_trapped(void)
 
 	CHECK_OK(vrs_open(&e));
 	b = vrs_stats();
-	for (int i = 0; i < 8 * VRS_RUN; i++) {
-		vrs_ring(&e);
-		vrs_consume(&e);
-	}
+	vrs_pingpong(&e, 8 * VRS_RUN);
 	a = vrs_stats();
 	CHECK(a.served == b.served + 8 * VRS_RUN);
 	CHECK(a.streams == b.streams);
@@ -168,7 +184,6 @@ static void test_stream_opens_then_rearms(void)
 	struct rdb_env e;
 	struct hw_trap_stats b, a;
 	uint32_t rung;
-	time_t until;
 
 	CHECK_OK(vrs_open(&e));
 	hw_trap_streams_hold(true); /* the engine thread keeps the page open until told */
@@ -189,10 +204,7 @@ static void test_stream_opens_then_rearms(void)
 	CHECK(a.served == b.served + rung);
 	/* The stream stopped: the engine thread write-protects the page again. */
 	hw_trap_streams_hold(false);
-	until = time(NULL) + VRS_HANG_S;
-	while (hw_trap_streaming(e.dq.bf.reg) && time(NULL) < until)
-		;
-	CHECK(!hw_trap_streaming(e.dq.bf.reg));
+	CHECK(vrs_wait_closed(&e));
 	a = vrs_stats();
 	if (a.closed != b.closed + 1)
 		printf("  closed %llu -> %llu, streams %llu -> %llu\n", (unsigned long long)b.closed, (unsigned long long)a.closed,
@@ -216,7 +228,6 @@ static void test_unpaid_handover_doubles_run(void)
 	struct rdb_env e;
 	struct hw_trap_stats b, a;
 	uint32_t rung;
-	time_t until;
 
 	CHECK_OK(vrs_open(&e));
 	hw_trap_streams_hold(true);
@@ -232,10 +243,7 @@ static void test_unpaid_handover_doubles_run(void)
 	while (e.ci != e.pi)
 		vrs_consume(&e);
 	hw_trap_streams_hold(false);
-	until = time(NULL) + VRS_HANG_S;
-	while (hw_trap_streaming(e.dq.bf.reg) && time(NULL) < until)
-		;
-	CHECK(!hw_trap_streaming(e.dq.bf.reg));
+	CHECK(vrs_wait_closed(&e));
 }
 
 /*
@@ -250,15 +258,11 @@ static void test_quick_doorbells_open(void)
 	struct rdb_env e;
 	struct hw_trap_stats b, a;
 	uint32_t rung = 0;
-	time_t until;
 
 	CHECK_OK(vrs_open(&e));
 	hw_trap_stream_gap(0);
 	b = vrs_stats();
-	for (int i = 0; i < 8 * VRS_RUN; i++) {
-		vrs_ring(&e);
-		vrs_consume(&e);
-	}
+	vrs_pingpong(&e, 8 * VRS_RUN);
 	a = vrs_stats();
 	CHECK(a.streams == b.streams && !hw_trap_streaming(e.dq.bf.reg));
 	hw_trap_stream_gap(UINT64_MAX);
@@ -272,23 +276,13 @@ static void test_quick_doorbells_open(void)
 	CHECK(hw_trap_streaming(e.dq.bf.reg) && a.streams == b.streams + 1);
 	hw_trap_stream_gap(HW_TRAP_STREAM_GAP_DEFAULT);
 	hw_trap_streams_hold(false);
-	until = time(NULL) + VRS_HANG_S;
-	while (hw_trap_streaming(e.dq.bf.reg) && time(NULL) < until)
-		;
-	CHECK(!hw_trap_streaming(e.dq.bf.reg));
+	CHECK(vrs_wait_closed(&e));
 }
 
 int main(void)
 {
-	const char *off = getenv("SOFTDPU_RAW_TRAP");
-
-#if !defined(__x86_64__)
-	off = "0";
-#endif
-	if (off != NULL && strcmp(off, "0") == 0) {
-		printf("SKIP test_verbs_rawstream: doorbell traps off (SOFTDPU_RAW_TRAP=0, or not x86-64)\n");
+	if (rdb_traps_off("test_verbs_rawstream"))
 		return 77;
-	}
 	unsetenv("SOFTDPU_ENGINE_RAW_POLL"); /* the engine thread's look at records serves the stream */
 	unsetenv("SOFTDPU_RAW_STREAM");
 	RUN(test_pingpong_stays_trapped);

@@ -233,15 +233,8 @@ static void test_devx_qp_runs_on_store(void)
 
 int main(void)
 {
-	const char *off = getenv("SOFTDPU_RAW_TRAP");
-
-#if !defined(__x86_64__)
-	off = "0"; /* traps are x86-64's: elsewhere the engine thread's polling serves (test_verbs_dv_raw) */
-#endif
-	if (off != NULL && strcmp(off, "0") == 0) {
-		printf("SKIP test_verbs_rawtrap: doorbell traps off (SOFTDPU_RAW_TRAP=0, or not x86-64)\n");
+	if (rdb_traps_off("test_verbs_rawtrap"))
 		return 77;
-	}
 	/* The engine thread does not look at send records: only the trap can run a raw doorbell. */
 	setenv("SOFTDPU_ENGINE_RAW_POLL", "0", 1);
 	RUN(test_doorbell_runs_on_store);
