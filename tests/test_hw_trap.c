@@ -6,7 +6,8 @@
  * second trap; an instruction the decoder does not know opens the page
  * (the store lands) until the engine thread's rearm; a fault that is not
  * a trapped page's reaches the handler installed before; a fork's child
- * has no traps; the last disarm leaves none. No QP exists here: what a
+ * has no traps; the last disarm leaves none; a side register's 8-byte
+ * stores go to its own handler. No QP exists here: what a
  * trap runs is tested in test_verbs_rawtrap.
  */
 #include <errno.h>
@@ -154,6 +155,61 @@ static void test_bf_copy_one_trap(void)
 	munmap(p, pgsz);
 }
 
+static uint32_t side_calls, side_off_seen;
+static uint64_t side_val;
+static bool side_has_val;
+
+static void side_fn(void *arg, uint32_t off, uint64_t val, bool has_val)
+{
+	CHECK(arg == &side_calls);
+	side_calls++;
+	side_off_seen = off;
+	side_val = val;
+	side_has_val = has_val;
+}
+
+/*
+ * A doorbell page with a side register (a DevX UAR's CQ doorbell at 0x20):
+ * an 8-byte store there goes to its handler with the value, nothing lands
+ * and no QP is rung (served, not stepped as a BlueFlame copy); a narrower
+ * store there, or a store elsewhere, is a doorbell's. Bad offsets: EINVAL.
+ */
+static void test_side_register(void)
+{
+	uint8_t *p = page_new();
+	struct hw_trap_stats b, a;
+
+	CHECK(p != NULL);
+	CHECK(hw_trap_arm_side(p, 0x24, side_fn, &side_calls) == EINVAL);
+	CHECK(hw_trap_arm_side(p, 4096, side_fn, &side_calls) == EINVAL);
+	CHECK(hw_trap_arm_side(p, 0x20, NULL, NULL) == EINVAL);
+	CHECK(!hw_trap_armed(p));
+	CHECK_OK(hw_trap_arm_side(p, 0x20, side_fn, &side_calls));
+	b = stats();
+	__asm__ volatile("movq %%rax, 0x20(%0)" ::"r"(p), "a"(0x0102030405060708ull) : "memory");
+	a = stats();
+	CHECK(side_calls == 1 && side_off_seen == 0x20 && side_has_val && side_val == 0x0102030405060708ull);
+	CHECK(a.served == b.served + 1 && a.stepped == b.stepped && page_zero(p));
+	/* The same register by an immediate. */
+	__asm__ volatile("movq $-2, 0x20(%0)" ::"r"(p) : "memory");
+	CHECK(side_calls == 2 && side_has_val && side_val == (uint64_t)-2);
+	/*
+	 * Not the register: 4 bytes at it, 8 bytes beside it, a BlueFlame
+	 * store: doorbells (each trapped, or stepped over as the rest of the
+	 * one before when the compiler put them back to back), the handler not
+	 * called.
+	 */
+	b = stats();
+	__asm__ volatile("movl %%eax, 0x20(%0)" ::"r"(p), "a"(7) : "memory");
+	__asm__ volatile("movq %%rax, 0x28(%0)" ::"r"(p), "a"(7ull) : "memory");
+	__asm__ volatile("movq %%rax, 0x800(%0)" ::"r"(p), "a"(7ull) : "memory");
+	a = stats();
+	CHECK(side_calls == 2 && (a.served - b.served) + (a.stepped - b.stepped) == 3 && page_zero(p));
+	hw_trap_disarm(p);
+	CHECK(!hw_trap_armed(p));
+	munmap(p, pgsz);
+}
+
 /* An instruction not stepped over (a read-modify-write) opens the page: it lands; rearm closes it again. */
 static void test_unknown_opens(void)
 {
@@ -250,6 +306,7 @@ int main(void)
 	}
 	RUN(test_store_forms_stepped);
 	RUN(test_bf_copy_one_trap);
+	RUN(test_side_register);
 	RUN(test_unknown_opens);
 	RUN(test_chains_to_previous);
 	RUN(test_disarm_and_fork);

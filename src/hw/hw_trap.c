@@ -68,6 +68,9 @@ struct trap_slot {
 	uint32_t age;  /* OPEN: rearm passes seen (under trap_lock) */
 	hw_trap_store_fn fn; /* a register page's own handler (hw_trap_arm_store), else NULL: run polled QPs */
 	void *arg;
+	hw_trap_store_fn side_fn; /* a doorbell page's: 8-byte stores at side_off go to it (hw_trap_arm_side) */
+	void *side_arg;
+	uint32_t side_off;
 	uint32_t run; /* ARMED: doorbells in a row that looked like a stream's */
 	uint64_t left_ns; /* when its last trap returned (monotonic) */
 };
@@ -172,12 +175,21 @@ static void trap_stream_seen(struct trap_slot *s, uintptr_t page, uint32_t backl
 	    !trap_streams)
 		return;
 	__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
-	if (!__atomic_compare_exchange_n(&s->state, &armed, TRAP_STREAM, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	/*
+	 * Under the lock the engine thread's close takes: a close between the
+	 * state and the protection would be undone, leaving the page writable
+	 * but ARMED (served by the engine thread's fallback look alone).
+	 */
+	pthread_mutex_lock(&trap_lock);
+	if (!__atomic_compare_exchange_n(&s->state, &armed, TRAP_STREAM, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&trap_lock);
 		return;
+	}
 	__atomic_fetch_add(&trap_nstream, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&trap_nopen, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&st_streams, 1, __ATOMIC_RELAXED);
 	(void)mprotect((void *)page, trap_pgsz, PROT_READ | PROT_WRITE);
+	pthread_mutex_unlock(&trap_lock);
 	hw_eng_wake();
 }
 
@@ -196,16 +208,21 @@ static bool trap_gone_fault(uintptr_t page)
 	return base_maps_scan(trap_writable_map, &page) == 1;
 }
 
-/* A register page's store handed to its handler: offset and value (an 8-byte store of a register or immediate). */
-static void trap_store(const struct trap_slot *s, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
+/* The store's offset in page (its address decoded from the registers, left in regs). */
+static uint32_t trap_store_off(uintptr_t page, const greg_t *g, const struct base_x86_insn *in, uint64_t *regs)
+{
+	for (int i = 0; i < 16; i++)
+		regs[i] = (uint64_t)g[greg_of[i]];
+	return (uint32_t)(base_x86_addr(in, regs, (uintptr_t)g[REG_RIP]) - page);
+}
+
+/* A register's store handed to its handler: offset and value (an 8-byte store of a register or immediate). */
+static void trap_store(hw_trap_store_fn fn, void *arg, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
 {
 	uint64_t regs[16], val = 0;
 	bool has_val = false;
-	uintptr_t a;
+	uint32_t off = trap_store_off(page, g, in, regs);
 
-	for (int i = 0; i < 16; i++)
-		regs[i] = (uint64_t)g[greg_of[i]];
-	a = base_x86_addr(in, regs, (uintptr_t)g[REG_RIP]);
 	if (in->width == 8 && in->kind == BASE_X86_STORE_REG && in->reg < 16) {
 		val = regs[in->reg];
 		has_val = true;
@@ -213,7 +230,15 @@ static void trap_store(const struct trap_slot *s, uintptr_t page, const greg_t *
 		val = (uint64_t)in->imm;
 		has_val = true;
 	}
-	s->fn(s->arg, (uint32_t)(a - page), val, has_val);
+	fn(arg, off, val, has_val);
+}
+
+/* Whether a doorbell page's store is its side register's (hw_trap_arm_side): 8 bytes at side_off. */
+static bool trap_side(const struct trap_slot *s, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
+{
+	uint64_t regs[16];
+
+	return s->side_fn != NULL && in->width == 8 && trap_store_off(page, g, in, regs) == s->side_off;
 }
 
 static bool trap_fault(void *addr, ucontext_t *uc)
@@ -236,8 +261,8 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 		trap_open(s, page);
 		return true;
 	}
-	if (s->fn != NULL) {
-		trap_store(s, page, g, &in);
+	if (s->fn != NULL || trap_side(s, page, g, &in)) {
+		trap_store(s->fn != NULL ? s->fn : s->side_fn, s->fn != NULL ? s->arg : s->side_arg, page, g, &in);
 		g[REG_RIP] += in.len;
 		__atomic_fetch_add(&st_served, 1, __ATOMIC_RELAXED);
 		return true;
@@ -329,12 +354,28 @@ static struct trap_slot *trap_slot_for(uintptr_t page)
 	return s != NULL ? s : gone;
 }
 
+static int trap_arm(void *page, hw_trap_store_fn fn, void *arg, hw_trap_store_fn side_fn, void *side_arg,
+		    uint32_t side_off);
+
 int hw_trap_arm(void *page)
 {
-	return hw_trap_arm_store(page, NULL, NULL);
+	return trap_arm(page, NULL, NULL, NULL, NULL, 0);
 }
 
 int hw_trap_arm_store(void *page, hw_trap_store_fn fn, void *arg)
+{
+	return trap_arm(page, fn, arg, NULL, NULL, 0);
+}
+
+int hw_trap_arm_side(void *page, uint32_t off, hw_trap_store_fn fn, void *arg)
+{
+	if (fn == NULL || (off & 7) != 0 || off >= 4096)
+		return EINVAL;
+	return trap_arm(page, NULL, NULL, fn, arg, off);
+}
+
+static int trap_arm(void *page, hw_trap_store_fn fn, void *arg, hw_trap_store_fn side_fn, void *side_arg,
+		    uint32_t side_off)
 {
 	struct trap_slot *s;
 	int rc = 0;
@@ -359,6 +400,9 @@ int hw_trap_arm_store(void *page, hw_trap_store_fn fn, void *arg)
 		s->age = 0;
 		s->fn = fn;
 		s->arg = arg;
+		s->side_fn = side_fn;
+		s->side_arg = side_arg;
+		s->side_off = side_off;
 		__atomic_store_n(&s->run, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->state, TRAP_ARMED, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&trap_narmed, 1, __ATOMIC_RELEASE);

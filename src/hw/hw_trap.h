@@ -62,6 +62,13 @@ int hw_trap_arm(void *page);
  */
 typedef void (*hw_trap_store_fn)(void *arg, uint32_t off, uint64_t val, bool has_val);
 int hw_trap_arm_store(void *page, hw_trap_store_fn fn, void *arg);
+/*
+ * A doorbell page (as hw_trap_arm) with one register of another meaning
+ * (a DevX UAR's CQ doorbell): an 8-byte store at off (8-aligned, in the
+ * page) calls fn as hw_trap_arm_store's pages do and rings no QP; other
+ * stores ring QPs. Counted as hw_trap_arm; the page's first arm sets fn.
+ */
+int hw_trap_arm_side(void *page, uint32_t off, hw_trap_store_fn fn, void *arg);
 /* Drops one count; at none the page is writable again and forgotten. */
 void hw_trap_disarm(void *page);
 /* Forgets page whatever its count (the caller frees it next): writable again. */

@@ -7,7 +7,9 @@
  * mlx5dv_init_obj to its destroy, a DevX UAR from its allocation to its
  * free. The library's own post path never writes these pages.
  * The cq_uar page is trapped from its first view to the context's close:
- * a store to its CQ doorbell is the program's own arm of a CQ (vb_cq.c).
+ * a store to its CQ doorbell is the program's own arm of a CQ (vb_cq.c); a
+ * store to a DevX UAR's CQ doorbell is the arm of a DevX CQ (vb_devx_evch.c),
+ * its other stores ring QPs.
  */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -83,8 +85,9 @@ void *vb_bell_uar_page(void)
 {
 	void *p = vb_bell_map();
 
-	if (p != NULL)
-		(void)hw_trap_arm(p); /* traps off or full: served by polling */
+	/* Traps off or full: QPs served by polling, and DevX CQ arms looked for in the records every period. */
+	if (p != NULL && hw_trap_arm_side(p, VB_CQ_DOORBELL, vb_devx_uar_store, NULL) != 0)
+		vb_devx_evch_unseen();
 	return p;
 }
 

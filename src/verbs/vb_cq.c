@@ -301,16 +301,19 @@ void vb_cq_uar_store(void *arg, uint32_t off, uint64_t val, bool has_val)
 	struct vb_context *ctx = arg;
 	uint64_t db = be64toh(val);
 	uint32_t cqn = (uint32_t)db & HW_CQ_CI_MASK;
+	struct vb_cq *cq;
 
 	if (!has_val || off != VB_CQ_DOORBELL)
 		return;
 	pthread_mutex_lock(&ctx->lock);
-	for (struct vb_cq *cq = ctx->named_cqs; cq != NULL; cq = cq->named_next)
+	for (cq = ctx->named_cqs; cq != NULL; cq = cq->named_next)
 		if (cq->cqn == cqn) {
 			(void)vb_cq_arm_word(cq, (uint32_t)(db >> 32));
 			break;
 		}
 	pthread_mutex_unlock(&ctx->lock);
+	if (cq == NULL)
+		vb_devx_evch_kick(); /* a DevX CQ's, armed through this UAR */
 }
 
 VB_EXPORT int vb_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);

@@ -9,19 +9,26 @@
  *
  * Delivered: the completion event (type 0) of a DevX CQ. The program arms
  * the CQ as on the card, the arm word into the CQ's doorbell record and the
- * UAR; the UAR page is plain memory here, so the device takes the arm from
- * the record: a watcher thread, running while completion subscriptions
- * exist, passes the record's arm word to the CQ when it changes and turns
- * each firing (the CQ's event bell moving on) into one event per
- * subscription. A DevX QP's affiliated events are accepted, as the kernel
- * accepts them, but not yet raised.
+ * UAR; the device takes the arm from the record: a watcher thread, running
+ * while completion subscriptions exist, passes the record's arm word to the
+ * CQ when it changes and turns each firing (the CQ's event bell moving on)
+ * into one event per subscription. It sleeps on the bells (futex_waitv) and
+ * on a kick word the UAR's CQ doorbell moves (a trapped store, vb_bell.c),
+ * so an arm is taken and an event raised when they happen, and an idle
+ * watcher costs nothing; where an arm can come unseen (traps off, a UAR
+ * page not trapped, more bells than one wait takes, no futex_waitv) it
+ * looks every VB_EVCH_PERIOD_NS instead. Affiliated events of QPs and RMPs
+ * are pushed by the objects themselves (vb_devx_evch_obj_event).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +42,9 @@
 #define VB_EQE_COMP_CQN 0x38	 /* data.comp.cqn */
 #define VB_EQE_QP_SRQ_TYPE 0x34	 /* data.qp_srq.type: 0 QP, 1 SRQ */
 #define VB_EQE_QP_SRQ_N 0x38	 /* data.qp_srq.qp_srq_n */
-#define VB_EVCH_PERIOD_NS 50000L /* between looks at the records */
+#define VB_EVCH_PERIOD_NS 50000L /* between looks at the records, where an arm can come unseen */
+#define VB_EVCH_SAFETY_NS 100000000L /* between looks otherwise: a record armed without its UAR store */
+#define VB_EVCH_WAIT_MAX 128	 /* FUTEX_WAITV_MAX: the kick word and 127 bells */
 
 struct vb_evch_event {
 	struct vb_evch_event *next;
@@ -65,6 +74,9 @@ struct vb_evch_sub {
 static pthread_mutex_t vb_evch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vb_evch_sub *vb_evch_subs;
 static bool vb_evch_running;
+static uint32_t vb_evch_kick;	/* moved by a CQ doorbell store and a subscription change: the watcher looks */
+static bool vb_evch_unseen;	/* an arm can come without a kick: the watcher polls (sticky) */
+static bool vb_evch_no_waitv;	/* the kernel has no futex_waitv (Linux < 5.16) */
 
 /* Under the lock: one event, its EQE, to the subscription's channel or fd. */
 static void vb_evch_push(struct vb_evch_sub *s, const uint8_t *eqe)
@@ -114,27 +126,92 @@ static void vb_evch_look(struct vb_evch_sub *s)
 	}
 }
 
+void vb_devx_evch_kick(void)
+{
+	__atomic_fetch_add(&vb_evch_kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &vb_evch_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void vb_devx_evch_unseen(void)
+{
+	__atomic_store_n(&vb_evch_unseen, true, __ATOMIC_RELEASE);
+	vb_devx_evch_kick();
+}
+
+void vb_devx_uar_store(void *arg, uint32_t off, uint64_t val, bool has_val)
+{
+	(void)arg, (void)off, (void)val, (void)has_val;
+	vb_devx_evch_kick(); /* the arm is in the record, written before the store */
+}
+
+/*
+ * Sleeps until a bell of v moves past the value given, the kick word moves,
+ * or ns pass; without futex_waitv, ns alone. v[0] is the kick word.
+ */
+static void vb_evch_wait(struct futex_waitv *v, unsigned n, long ns)
+{
+	struct timespec ts;
+
+	if (__atomic_load_n(&vb_evch_no_waitv, __ATOMIC_RELAXED)) {
+		ts = (struct timespec){ .tv_nsec = VB_EVCH_PERIOD_NS };
+		nanosleep(&ts, NULL);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += ns;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	if (syscall(SYS_futex_waitv, v, n, 0, &ts, CLOCK_MONOTONIC) < 0 && errno == ENOSYS)
+		__atomic_store_n(&vb_evch_no_waitv, true, __ATOMIC_RELAXED);
+}
+
+/*
+ * One look at every completion subscription, its bell added to v (after
+ * the kick word) with the sequence the look saw; false when none is left
+ * (the watcher ends). *poll: an arm may come unseen, so the next look comes
+ * after VB_EVCH_PERIOD_NS.
+ */
+static bool vb_evch_look_all(struct futex_waitv *v, unsigned *n, bool *poll)
+{
+	bool any = false;
+
+	*n = 1;
+	*poll = __atomic_load_n(&vb_evch_unseen, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&vb_evch_lock);
+	for (struct vb_evch_sub *s = vb_evch_subs; s != NULL; s = s->next) {
+		if (s->cq == NULL)
+			continue;
+		vb_evch_look(s);
+		any = true;
+		if (*n == VB_EVCH_WAIT_MAX) {
+			*poll = true;
+			continue;
+		}
+		/* Shared: the bell is in the CQ's block, rung by any process's QPs. */
+		v[(*n)++] = (struct futex_waitv){ .val = s->seen, .uaddr = (uintptr_t)&hw_cq_event_bell(s->cq)->seq,
+						  .flags = FUTEX_32 };
+	}
+	if (!any)
+		vb_evch_running = false;
+	pthread_mutex_unlock(&vb_evch_lock);
+	return any;
+}
+
 static void *vb_evch_thread(void *arg)
 {
-	struct timespec ts = {.tv_nsec = VB_EVCH_PERIOD_NS};
-	struct vb_evch_sub *s;
-	bool any;
+	struct futex_waitv v[VB_EVCH_WAIT_MAX];
+	unsigned n;
+	bool poll;
 
 	(void)arg;
 	for (;;) {
-		pthread_mutex_lock(&vb_evch_lock);
-		any = false;
-		for (s = vb_evch_subs; s != NULL; s = s->next)
-			if (s->cq != NULL) {
-				vb_evch_look(s);
-				any = true;
-			}
-		if (!any)
-			vb_evch_running = false;
-		pthread_mutex_unlock(&vb_evch_lock);
-		if (!any)
+		/* The kick read before the look: a kick after it ends the wait at once. */
+		v[0] = (struct futex_waitv){ .val = __atomic_load_n(&vb_evch_kick, __ATOMIC_ACQUIRE),
+					     .uaddr = (uintptr_t)&vb_evch_kick,
+					     .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+		if (!vb_evch_look_all(v, &n, &poll))
 			return NULL;
-		nanosleep(&ts, NULL);
+		vb_evch_wait(v, n, poll ? VB_EVCH_PERIOD_NS : VB_EVCH_SAFETY_NS);
 	}
 }
 
@@ -145,8 +222,10 @@ static int vb_evch_start(void)
 	pthread_t t;
 	int rc;
 
-	if (vb_evch_running)
+	if (vb_evch_running) {
+		vb_devx_evch_kick(); /* its bell joins the watcher's wait */
 		return 0;
+	}
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&t, &a, vb_evch_thread, NULL);
@@ -154,6 +233,20 @@ static int vb_evch_start(void)
 	if (rc == 0)
 		vb_evch_running = true;
 	return rc;
+}
+
+/*
+ * A completion subscription's hold on its CQ's event bell: while held, a
+ * ring wakes the bell's futex, which the watcher sleeps on (hw_bell.h).
+ */
+static void vb_evch_watch(struct vb_evch_sub *s)
+{
+	atomic_fetch_add_explicit(&hw_cq_event_bell(s->cq)->watchers, 1, memory_order_seq_cst);
+}
+
+static void vb_evch_unwatch(struct vb_evch_sub *s)
+{
+	atomic_fetch_sub_explicit(&hw_cq_event_bell(s->cq)->watchers, 1, memory_order_seq_cst);
 }
 
 /* Under the lock: drops the subscriptions match() picks. */
@@ -164,6 +257,10 @@ static void vb_evch_drop(bool (*match)(const struct vb_evch_sub *, const void *)
 	while ((s = *p) != NULL) {
 		if (match(s, arg)) {
 			*p = s->next;
+			if (s->cq != NULL) {
+				vb_evch_unwatch(s);
+				vb_devx_evch_kick(); /* the watcher leaves the bell before the CQ goes */
+			}
 			free(s);
 		} else {
 			p = &s->next;
@@ -290,6 +387,7 @@ int vb_evch_subscribe(struct mlx5dv_devx_event_channel *event_channel, int fd, s
 			s->seen = hw_bell_seq(hw_cq_event_bell(s->cq));
 			/* An arm already in the record (written before subscribing) is taken too. */
 			s->last_arm = VB_DEVX_CQ_UNARMED;
+			vb_evch_watch(s);
 			rc = vb_evch_start();
 		}
 		s->next = added;
@@ -298,6 +396,8 @@ int vb_evch_subscribe(struct mlx5dv_devx_event_channel *event_channel, int fd, s
 	if (rc != 0) {
 		while ((s = added) != NULL) {
 			added = s->next;
+			if (s->cq != NULL)
+				vb_evch_unwatch(s);
 			free(s);
 		}
 	} else if (added != NULL) {

@@ -156,6 +156,15 @@ void *vb_bell_cq_page(struct vb_context *ctx);
 void vb_bell_cq_fini(struct vb_context *ctx);
 /* A store to the cq_uar page (hw_trap_store_fn): a write of the CQ doorbell arms the CQ it names. */
 void vb_cq_uar_store(void *arg, uint32_t off, uint64_t val, bool has_val);
+/*
+ * DevX CQ arms (vb_devx_evch.c): a store to a DevX UAR's CQ doorbell
+ * (trapped, vb_bell.c) or to cq_uar's naming no verbs CQ kicks the event
+ * watcher, which takes the arm from the CQ's record; a UAR page that could
+ * not be trapped makes the watcher look every period instead.
+ */
+void vb_devx_uar_store(void *arg, uint32_t off, uint64_t val, bool has_val);
+void vb_devx_evch_kick(void);
+void vb_devx_evch_unseen(void);
 void vb_bell_qp_disarm(struct vb_qp *qp);
 void *vb_bell_uar_page(void);
 void vb_bell_uar_free(void *page);
