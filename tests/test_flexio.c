@@ -11,6 +11,7 @@
  * exactly: values, statuses, bytes printed.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@
 extern struct flexio_app *fx_test_dev;
 flexio_func_t fxt_err_seen;
 flexio_func_t fxt_add, fxt_widths, fxt_count, fxt_sum, fxt_fill, fxt_print, fxt_crash, fxt_fatal, fxt_spin, fxt_task,
-	fxt_task_stats;
+	fxt_task_stats, fxt_async_mark;
 
 static struct ibv_context *ctx;
 
@@ -127,6 +128,63 @@ static void test_rpc(void)
 	/* A function of no app of ours, and a NULL process. */
 	CHECK(flexio_process_call(a, (flexio_func_t *)open_dev, &r) == FLEXIO_STATUS_FAILED);
 	CHECK(flexio_process_call(NULL, fxt_add, &r, (uint64_t)1, (uint64_t)2) == FLEXIO_STATUS_FAILED);
+}
+
+#define RPC_THREADS 4
+#define RPC_CALLS 500
+
+struct rpc_caller {
+	struct flexio_process *p;
+	uint64_t base;
+	int wrong; /* calls that failed or returned another call's result */
+};
+
+static void *rpc_caller_main(void *arg)
+{
+	struct rpc_caller *c = arg;
+
+	for (uint64_t i = 0; i < RPC_CALLS; i++) {
+		uint64_t r = 0;
+
+		if (flexio_process_call(c->p, fxt_add, &r, c->base, i) != FLEXIO_STATUS_SUCCESS || r != c->base + i)
+			c->wrong++;
+	}
+	return NULL;
+}
+
+/* Host threads calling one process at once: each call runs once and returns its own result to its own caller. */
+static void test_rpc_concurrent(void)
+{
+	struct rpc_caller c[RPC_THREADS];
+	pthread_t t[RPC_THREADS];
+	struct flexio_process *p = proc_new();
+
+	CHECK(p != NULL);
+	for (int i = 0; i < RPC_THREADS; i++) {
+		c[i] = (struct rpc_caller){ .p = p, .base = (uint64_t)(i + 1) << 32 };
+		CHECK(pthread_create(&t[i], NULL, rpc_caller_main, &c[i]) == 0);
+	}
+	for (int i = 0; i < RPC_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(c[i].wrong == 0);
+	}
+	CHECK(flexio_err_status(p) == 0);
+}
+
+/* A function of DOCA 2.2's asynchronous RPC type (void, __dpa_global__) called as an RPC: it runs, and returns 0. */
+static void test_async_rpc_type(void)
+{
+	struct flexio_process *p = proc_new();
+	flexio_uintptr_t word = 0;
+	uint64_t r = 77, v = 0;
+
+	CHECK(p != NULL);
+	CHECK(flexio_buf_dev_alloc(p, sizeof(uint64_t), &word) == FLEXIO_STATUS_SUCCESS);
+	CHECK(flexio_buf_dev_memset(p, 0, sizeof(uint64_t), word) == FLEXIO_STATUS_SUCCESS);
+	CHECK(flexio_process_call(p, fxt_async_mark, &r, (uint64_t)word) == FLEXIO_STATUS_SUCCESS);
+	CHECK(flexio_process_call(p, fxt_async_mark, &r, (uint64_t)word) == FLEXIO_STATUS_SUCCESS && r == 0);
+	/* The word's bytes summed by device code: it was added to twice. */
+	CHECK(flexio_process_call(p, fxt_sum, &v, word, (uint32_t)sizeof(uint64_t)) == FLEXIO_STATUS_SUCCESS && v == 2);
 }
 
 static void test_raw_register(void)
@@ -404,6 +462,8 @@ int main(void)
 	}
 	RUN(test_app_registry);
 	RUN(test_rpc);
+	RUN(test_rpc_concurrent);
+	RUN(test_async_rpc_type);
 	RUN(test_raw_register);
 	RUN(test_heap);
 	RUN(test_print);

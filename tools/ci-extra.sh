@@ -145,7 +145,7 @@ flexio_vendor_build() {
 	test -x "$r/tools/build_flexio_device.sh" && test -f "$r/include/libflexio/flexio.h" &&
 		test -f "$r/include/libflexio-dev/flexio_dev.h" && test -f "$r/lib/$multiarch/pkgconfig/libflexio.pc" ||
 		{ echo "the FlexIO SDK is not installed in the vendor layout"; return 1; }
-	for s in flexio_rpc flexio_cmdq flexio_window flexio_evh flexio_pp; do
+	for s in flexio_rpc flexio_cmdq flexio_window flexio_multithread flexio_evh flexio_pp; do
 		meson setup "$work/$s" "samples/$s" -Ddoca_prefix="$r" >/dev/null && ninja -C "$work/$s" >/dev/null &&
 			LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/$s/$s" | grep -q "$s: OK" ||
 			{ echo "the vendor-style build of samples/$s failed"; return 1; }

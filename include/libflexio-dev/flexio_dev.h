@@ -49,6 +49,13 @@ struct flexio_dev_thread_ctx;
 /* An RPC: flexio_process_call / flexio_cmdq_task_add without packing; returns the call's result. */
 typedef uint64_t(flexio_dev_rpc_handler_t)(uint64_t arg);
 
+/*
+ * An RPC whose result nobody waits for (DOCA 2.2's type, as its samples
+ * declare their __dpa_global__ RPCs): flexio_process_call runs it and
+ * returns 0 as its result.
+ */
+typedef void(flexio_dev_async_rpc_handler_t)(uint64_t arg);
+
 /* Unpacks argbuf (written by the host's pack function) and calls func with it; returns func's result. */
 typedef uint64_t(flexio_dev_arg_unpack_func_t)(void *argbuf, void *func);
 

@@ -142,3 +142,11 @@ __dpa_rpc__ uint64_t fxt_err_seen(void)
 {
 	return err_calls | err_code << 8 | err_ctx_ok << 40 | err_errno << 48;
 }
+
+/* DOCA 2.2's asynchronous RPC type: nothing returned; arg names a device word to mark. */
+flexio_dev_async_rpc_handler_t fxt_async_mark;
+
+__dpa_global__ void fxt_async_mark(uint64_t arg)
+{
+	__atomic_fetch_add((uint64_t *)(uintptr_t)arg, 1, __ATOMIC_RELAXED);
+}

@@ -413,6 +413,13 @@ static struct timespec fx_deadline(unsigned ms)
 	return ts;
 }
 
+/* Under h->mu: the caller is done with the hart; the next caller may post. */
+static void fx_hart_release(struct fx_hart *h)
+{
+	h->claimed = false;
+	pthread_cond_broadcast(&h->cv);
+}
+
 flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, const void *args, size_t len,
 			  const char *fname, unsigned timeout_ms, uint64_t *ret)
 {
@@ -421,10 +428,13 @@ flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, c
 	int rc = 0;
 
 	pthread_mutex_lock(&h->mu);
-	/* One call at a time: a hart still in an earlier call (one that timed out) is waited for. */
-	while ((h->busy || h->posted) && rc != ETIMEDOUT)
+	/*
+	 * One call at a time: another caller's, until it took its result, and a
+	 * hart still in an earlier call (one that timed out) are waited for.
+	 */
+	while ((h->claimed || h->busy || h->posted) && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&h->cv, &h->mu, &dl);
-	if (h->busy || h->posted) {
+	if (h->claimed || h->busy || h->posted) {
 		pthread_mutex_unlock(&h->mu);
 		return FLEXIO_STATUS_TIMEOUT;
 	}
@@ -440,6 +450,7 @@ flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, c
 	}
 	if (len != 0)
 		memcpy(h->argbuf, args, len);
+	h->claimed = true;
 	h->frame = *frame;
 	h->frame.argbuf = h->argbuf;
 	h->frame.host_thread = h;
@@ -456,6 +467,7 @@ flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, c
 	while (!h->done && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&h->cv, &h->mu, &dl);
 	if (!h->done) {
+		fx_hart_release(h);
 		pthread_mutex_unlock(&h->mu);
 		BASE_ERR("device function %s did not return within %u ms", fname, timeout_ms);
 		return FLEXIO_STATUS_TIMEOUT;
@@ -464,6 +476,7 @@ flexio_status fx_hart_run(struct fx_hart *h, const struct fx_dev_frame *frame, c
 	if (ret != NULL)
 		*ret = h->frame.ret;
 	__atomic_store_n(&h->done, false, __ATOMIC_RELAXED);
+	fx_hart_release(h);
 	pthread_mutex_unlock(&h->mu);
 	return st;
 }

@@ -65,12 +65,16 @@ struct fx_hart {
 	int in_device; /* device code runs: a fault is the process's, not ours (atomic: signal handlers read it) */
 	int stop;      /* process destroy: leave device code at once (atomic) */
 	void *altstack;
-	/* The one call it runs (RPC hart): posted, taken, done. */
+	/*
+	 * The one call it runs (RPC hart): posted, taken, done; claimed by its
+	 * caller from the post until the result is taken (or the wait timed
+	 * out), so a concurrent caller neither overwrites the result nor takes it.
+	 */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct fx_dev_frame frame;
 	const char *fname;
-	bool posted, busy, done;
+	bool posted, busy, done, claimed;
 	flexio_status st;
 	uint8_t *argbuf; /* the call's packed arguments, the hart's own (a call that timed out still reads them) */
 	size_t argcap;
