@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "doca_buf.h" /* as 2.2's */
 #include "doca_compat.h"
 #include "doca_error.h"
+#include "doca_mmap.h" /* as 2.2's: the mmap the array is over */
 #include "doca_types.h"
 
 #ifdef __cplusplus

@@ -13,6 +13,7 @@
 #include "doca_buf.h"
 #include "doca_compat.h"
 #include "doca_error.h"
+#include "doca_mmap.h" /* as 2.2's: the mmap its buffers are taken from */
 #include "doca_types.h"
 
 #ifdef __cplusplus

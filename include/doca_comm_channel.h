@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "doca_compat.h"
+#include "doca_dev.h" /* as 2.2's: DOCA_DEVINFO_PCI_ADDR_SIZE and the device types */
 #include "doca_error.h"
 #include "doca_types.h"
 

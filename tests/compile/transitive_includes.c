@@ -327,6 +327,43 @@ int ti_config_is_host(void)
 }
 #endif
 
+/* ---- 20: doca_comm_channel.h — doca_dev.h, as 2.2's: a PCI address buffer sized by its macro -------------------- */
+#if TI_ALL || TI_SECTION == 20
+#include <doca_comm_channel.h>
+
+size_t ti_cc_pci_addr_size(void)
+{
+	char addr[DOCA_DEVINFO_PCI_ADDR_SIZE];
+
+	return sizeof(addr);
+}
+#endif
+
+/* ---- 21: doca_buf_inventory.h — doca_mmap.h, as 2.2's: a buffer taken from an mmap's range ---------------------- */
+#if TI_ALL || TI_SECTION == 21
+#include <doca_buf_inventory.h>
+
+doca_error_t ti_inventory_mmap_range(struct doca_mmap *mmap, void **addr, size_t *len)
+{
+	return doca_mmap_get_memrange(mmap, addr, len);
+}
+#endif
+
+/* ---- 22: doca_buf_array.h — doca_buf.h and doca_mmap.h, as 2.2's ------------------------------------------------- */
+#if TI_ALL || TI_SECTION == 22
+#include <doca_buf_array.h>
+
+doca_error_t ti_buf_arr_over(struct doca_mmap *mmap, struct doca_buf_arr **arr, struct doca_buf *buf, size_t *len)
+{
+	doca_error_t result = doca_mmap_start(mmap);
+
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = doca_buf_get_len(buf, len);
+	return result != DOCA_SUCCESS ? result : doca_buf_arr_create(mmap, arr);
+}
+#endif
+
 #if TI_ALL
 int main(void)
 {
