@@ -43,7 +43,9 @@ layout() {
 	local r=$work/root$prefix
 	test -f "$r/include/doca_dma.h" && test -f "$r/include/doca_ctx.h" &&
 		test -f "$r/lib/$multiarch/pkgconfig/doca.pc" && test -e "$r/lib/$multiarch/libdoca_common.so" &&
-		test -f "$r/applications/VERSION"
+		test -f "$r/applications/VERSION" &&
+		PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig \
+			pkg-config --exists doca-common doca-dma doca-argp doca-sha doca-comm-channel
 }
 external_build() {
 	local r=$work/root$prefix
@@ -205,7 +207,7 @@ bench_smoke() {
 }
 
 check "meson install with prefix $prefix" install_tree
-check "vendor layout (include/, lib/$multiarch/pkgconfig/doca.pc, applications/VERSION)" layout
+check "vendor layout (include/, lib/$multiarch/pkgconfig/doca.pc and the per-library names, applications/VERSION)" layout
 check "external program builds with pkg-config doca" external_build
 check "external program runs" external_run
 check "a program relying on the DOCA headers' standard includes builds with pkg-config doca" transitive_includes_build
