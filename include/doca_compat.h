@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+/* Kept in the object even when nothing in it refers to the symbol (as the vendor's). */
+#define DOCA_USED __attribute__((used))
 #define DOCA_EXPORTED __attribute__((visibility("default")))
 
 #ifdef DOCA_ALLOW_EXPERIMENTAL_API

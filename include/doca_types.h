@@ -14,6 +14,9 @@ extern "C" {
 typedef int doca_event_handle_t;
 #define doca_event_invalid_handle -1
 
+/** The length of a GID (Global ID) in bytes. */
+#define DOCA_GID_BYTE_LENGTH 16
+
 /** Convenience type for user data and results: a pointer or a 64-bit value. */
 union doca_data {
 	void *ptr;

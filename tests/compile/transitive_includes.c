@@ -364,6 +364,19 @@ doca_error_t ti_buf_arr_over(struct doca_mmap *mmap, struct doca_buf_arr **arr, 
 }
 #endif
 
+/* ---- 23: doca_types.h and doca_compat.h — DOCA_GID_BYTE_LENGTH and DOCA_USED, as 2.2's ---------------------------- */
+#if TI_ALL || TI_SECTION == 23
+#include <doca_types.h>
+#include <doca_compat.h>
+
+static DOCA_USED const unsigned char ti_gid[DOCA_GID_BYTE_LENGTH];
+
+size_t ti_gid_len(void)
+{
+	return sizeof(ti_gid);
+}
+#endif
+
 #if TI_ALL
 int main(void)
 {
