@@ -93,6 +93,35 @@ doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2)
 __DOCA_EXPERIMENTAL
 doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list2);
 
+/*
+ * DOCA 2.2's names of the list calls above (the same lists): the next
+ * element (NULL after the last); the last element (buf itself when alone);
+ * whether buf is the last / the first element; the number of elements of
+ * the list buf heads (DOCA_ERROR_NOT_PERMITTED when buf is not a head);
+ * list2 (a head) appended to list1 (a head); list1 split before its
+ * element list2 (DOCA_ERROR_INVALID_VALUE when list2 is not in list1).
+ */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_next(struct doca_buf *buf, struct doca_buf **next_buf);
+
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_last(struct doca_buf *buf, struct doca_buf **last_buf);
+
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_is_last(const struct doca_buf *buf, bool *is_last);
+
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_is_first(const struct doca_buf *buf, bool *is_first);
+
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_num_elements(const struct doca_buf *buf, uint32_t *num_elements);
+
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_chain(struct doca_buf *list1, struct doca_buf *list2);
+
+__DOCA_EXPERIMENTAL
+doca_error_t doca_buf_list_unchain(struct doca_buf *list1, struct doca_buf *list2);
+
 #ifdef __cplusplus
 }
 #endif

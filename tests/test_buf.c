@@ -281,6 +281,65 @@ static void test_chain_two_lists(void)
 	}
 }
 
+/* The 2.2 names walk the same lists: each answer checked element by element, and their refusals. */
+static bool list22_is(struct doca_buf **b, int n)
+{
+	struct doca_buf *x;
+	uint32_t len;
+	bool f;
+
+	if (doca_buf_list_num_elements(b[0], &len) != DOCA_SUCCESS || len != (uint32_t)n)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (doca_buf_list_next(b[i], &x) != DOCA_SUCCESS || x != (i + 1 < n ? b[i + 1] : NULL))
+			return false;
+		if (doca_buf_list_last(b[i], &x) != DOCA_SUCCESS || x != b[n - 1])
+			return false;
+		if (doca_buf_list_is_first(b[i], &f) != DOCA_SUCCESS || f != (i == 0))
+			return false;
+		if (doca_buf_list_is_last(b[i], &f) != DOCA_SUCCESS || f != (i == n - 1))
+			return false;
+	}
+	return true;
+}
+
+static void test_list_22_names(void)
+{
+	uint32_t free0 = free_count(inv), len = 7;
+	struct doca_buf *b[4];
+	bool f = true;
+
+	CHECK(take(b, 4));
+	CHECK(list22_is(b, 1));
+	CHECK_OK(doca_buf_list_chain(b[0], b[1]));
+	CHECK_OK(doca_buf_list_chain(b[2], b[3]));
+	CHECK(list22_is(b, 2) && list22_is(b + 2, 2));
+	CHECK_OK(doca_buf_list_chain(b[0], b[2]));
+	CHECK(list22_is(b, 4));
+	/* The count is the head's: another element's is refused. */
+	CHECK_ERR(doca_buf_list_num_elements(b[1], &len), DOCA_ERROR_NOT_PERMITTED);
+	CHECK(len == 7);
+	/* Both chained lists must be heads; an element of itself is no second list. */
+	CHECK_ERR(doca_buf_list_chain(b[0], b[3]), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_buf_list_chain(b[1], b[0]), DOCA_ERROR_INVALID_VALUE);
+	CHECK(list22_is(b, 4));
+	/* Split before the third: two lists of two; an element not in the list is refused. */
+	CHECK_OK(doca_buf_list_unchain(b[0], b[2]));
+	CHECK(list22_is(b, 2) && list22_is(b + 2, 2));
+	CHECK_ERR(doca_buf_list_unchain(b[0], b[3]), DOCA_ERROR_INVALID_VALUE);
+	CHECK(list22_is(b, 2) && list22_is(b + 2, 2));
+	/* NULL anywhere: refused, nothing written. */
+	CHECK_ERR(doca_buf_list_is_last(b[0], NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_buf_list_is_first(NULL, &f), DOCA_ERROR_INVALID_VALUE);
+	CHECK(f);
+	CHECK_ERR(doca_buf_list_next(NULL, &b[1]), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_buf_list_num_elements(b[0], NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_buf_list_chain(NULL, b[2]), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_buf_refcount_rm(b[0], NULL));
+	CHECK_OK(doca_buf_refcount_rm(b[2], NULL));
+	CHECK(free_count(inv) == free0);
+}
+
 static void test_chain_errors(void)
 {
 	struct doca_buf *b[5], *x;
@@ -515,6 +574,7 @@ int main(void)
 	RUN(test_chain_unchain_all_sizes);
 	RUN(test_chain_two_lists);
 	RUN(test_chain_errors);
+	RUN(test_list_22_names);
 	RUN(test_release_list);
 	RUN(test_unchain_then_release);
 	RUN(test_get_mkey);
