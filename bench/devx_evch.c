@@ -27,7 +27,6 @@
 #include "devx_fixture.h"
 
 #define DE_COMP 0x00	   /* MLX5_EVENT_TYPE_COMP */
-#define DE_UAR_CQ_DB 0x20 /* MLX5_CQ_DOORBELL */
 #define DE_FIRINGS 400
 #define DE_IDLE_S 2
 
@@ -53,16 +52,6 @@ static int de_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-/* The arm as mlx5 writes it: sn and ci into the record, then with the cqn to the UAR. */
-static void de_arm(struct dx *d, uint32_t sn)
-{
-	uint32_t word = (sn & 3) << 28 | (d->cq_ci & 0xffffff);
-
-	__atomic_store_n(&((uint32_t *)(void *)d->dbr)[1], htobe32(word), __ATOMIC_RELEASE);
-	*(volatile uint64_t *)(void *)((uint8_t *)d->uar->base_addr + DE_UAR_CQ_DB) =
-		htobe64((uint64_t)word << 32 | d->cqn);
 }
 
 static bool de_readable(int fd)
@@ -103,7 +92,7 @@ static void de_run(void)
 	ch = mlx5dv_devx_create_event_channel(d->c, 0);
 	CHECK(ch != NULL);
 	CHECK_OK(mlx5dv_devx_subscribe_devx_event(ch, d->cq, sizeof(comp), &comp, 1));
-	de_arm(d, 0);
+	dx_cq_arm(d, 0);
 	c0 = de_cpu_s();
 	sleep(DE_IDLE_S);
 	printf("devx_evch idle, CQ armed: %.2f %% of a core\n", (de_cpu_s() - c0) / DE_IDLE_S * 100.0);
@@ -116,7 +105,7 @@ static void de_run(void)
 			;
 		lat[i] = de_now() - t0;
 		CHECK(mlx5dv_devx_get_event(ch, (void *)buf, sizeof(buf)) == (ssize_t)sizeof(buf));
-		de_arm(d, i + 1u);
+		dx_cq_arm(d, i + 1u);
 	}
 	qsort(lat, DE_FIRINGS, sizeof(lat[0]), de_cmp);
 	printf("devx_evch CQE polled to event readable: median %.1f us, p90 %.1f us (%d firings)\n",

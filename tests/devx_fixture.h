@@ -408,6 +408,19 @@ static inline void dx_poll(struct dx *d, struct mlx5_cqe64 *out)
 	((volatile uint32_t *)(void *)d->dbr)[CQ_SET_CI] = htobe32(d->cq_ci & 0xffffff);
 }
 
+#define CQ_ARM_WORD 1 /* the CQ record's arm word */
+#define UAR_CQ_DB 0x20 /* MLX5_CQ_DOORBELL in a UAR page */
+
+/* The CQ armed as mlx5 arms it: the word (sn, NEXT, ci) into the record, then with the cqn into the UAR. */
+static inline void dx_cq_arm(struct dx *d, uint32_t sn)
+{
+	uint32_t word = (sn & 3) << 28 | (d->cq_ci & 0xffffff);
+
+	__atomic_store_n(&((uint32_t *)(void *)d->dbr)[CQ_ARM_WORD], htobe32(word), __ATOMIC_RELEASE);
+	*(volatile uint64_t *)(void *)((uint8_t *)d->uar->base_addr + UAR_CQ_DB) =
+		htobe64((uint64_t)word << 32 | d->cqn);
+}
+
 /* The DevX QP's side of a SEND with immediate: its send CQE, as the PRM lays it out. */
 static inline void dx_check_req_cqe(struct dx *d, uint16_t wqe_counter)
 {

@@ -37,19 +37,8 @@
 #define EV_PATH_MIG 0x01	/* a QP's event, not a CQ's */
 #define EQE_BYTES 64		/* struct mlx5_eqe after the cookie */
 #define EQE_CQN 0x38		/* data.comp.cqn */
-#define UAR_CQ_DB 0x20		/* MLX5_CQ_DOORBELL in a UAR page */
 #define COOKIE 0x1234abcd5678ef01ull
 #define WAIT_MS 20000		/* hang guard */
-
-/* The arm as mlx5 writes it: the word (sn, NEXT, ci) into the record, then with the cqn into the UAR. */
-static void dx_arm(struct dx *d, uint32_t sn)
-{
-	uint32_t word = (sn & 3) << 28 | (d->cq_ci & 0xffffff);
-
-	__atomic_store_n(&((uint32_t *)(void *)d->dbr)[1], htobe32(word), __ATOMIC_RELEASE);
-	*(volatile uint64_t *)(void *)((uint8_t *)d->uar->base_addr + UAR_CQ_DB) =
-		htobe64((uint64_t)word << 32 | d->cqn);
-}
 
 static int readable(int fd, int ms)
 {
@@ -138,7 +127,7 @@ static void test_comp_event(void)
 	errno = 0;
 	CHECK(mlx5dv_devx_get_event(ch, ev, sizeof(buf)) == -1);
 	CHECK(errno == EAGAIN);
-	dx_arm(d, 0);
+	dx_cq_arm(d, 0);
 	dx_one_send(d, p, 0);
 	CHECK(readable(ch->fd, WAIT_MS));
 	/* Too small for cookie and EQE: ENOSPC, the event stays. */
@@ -156,7 +145,7 @@ static void test_comp_event(void)
 	CHECK(errno == EAGAIN);
 	/* Not armed again: this CQE fires nothing; the next arm (sn 1) and CQE fire exactly one. */
 	dx_one_send(d, p, 1);
-	dx_arm(d, 1);
+	dx_cq_arm(d, 1);
 	dx_one_send(d, p, 2);
 	CHECK(readable(ch->fd, WAIT_MS));
 	CHECK(mlx5dv_devx_get_event(ch, ev, sizeof(buf)) == (ssize_t)sizeof(buf));
@@ -184,7 +173,7 @@ static void test_omit_and_fd(void)
 	CHECK(ch != NULL && ch2 != NULL);
 	CHECK_OK(mlx5dv_devx_subscribe_devx_event(ch, d->cq, sizeof(comp), &comp, 7));
 	CHECK_OK(mlx5dv_devx_subscribe_devx_event_fd(ch2, efd, d->cq, EV_COMP));
-	dx_arm(d, 0);
+	dx_cq_arm(d, 0);
 	dx_one_send(d, p, 0);
 	CHECK(readable(ch->fd, WAIT_MS));
 	CHECK(mlx5dv_devx_get_event(ch, &ev, sizeof(ev)) == (ssize_t)sizeof(ev));

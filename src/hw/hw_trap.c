@@ -208,21 +208,25 @@ static bool trap_gone_fault(uintptr_t page)
 	return base_maps_scan(trap_writable_map, &page) == 1;
 }
 
-/* The store's offset in page (its address decoded from the registers, left in regs). */
-static uint32_t trap_store_off(uintptr_t page, const greg_t *g, const struct base_x86_insn *in, uint64_t *regs)
-{
-	for (int i = 0; i < 16; i++)
-		regs[i] = (uint64_t)g[greg_of[i]];
-	return (uint32_t)(base_x86_addr(in, regs, (uintptr_t)g[REG_RIP]) - page);
-}
-
-/* A register's store handed to its handler: offset and value (an 8-byte store of a register or immediate). */
-static void trap_store(hw_trap_store_fn fn, void *arg, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
+/*
+ * A register's store handed to its handler, with its offset and value (an
+ * 8-byte store of a register or immediate; others give none): every store
+ * to a register page (hw_trap_arm_store), an 8-byte one at a doorbell
+ * page's side register (hw_trap_arm_side). False: a doorbell's store.
+ */
+static bool trap_register(const struct trap_slot *s, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
 {
 	uint64_t regs[16], val = 0;
 	bool has_val = false;
-	uint32_t off = trap_store_off(page, g, in, regs);
+	uint32_t off;
 
+	if (s->fn == NULL && (s->side_fn == NULL || in->width != 8))
+		return false;
+	for (int i = 0; i < 16; i++)
+		regs[i] = (uint64_t)g[greg_of[i]];
+	off = (uint32_t)(base_x86_addr(in, regs, (uintptr_t)g[REG_RIP]) - page);
+	if (s->fn == NULL && off != s->side_off)
+		return false;
 	if (in->width == 8 && in->kind == BASE_X86_STORE_REG && in->reg < 16) {
 		val = regs[in->reg];
 		has_val = true;
@@ -230,15 +234,11 @@ static void trap_store(hw_trap_store_fn fn, void *arg, uintptr_t page, const gre
 		val = (uint64_t)in->imm;
 		has_val = true;
 	}
-	fn(arg, off, val, has_val);
-}
-
-/* Whether a doorbell page's store is its side register's (hw_trap_arm_side): 8 bytes at side_off. */
-static bool trap_side(const struct trap_slot *s, uintptr_t page, const greg_t *g, const struct base_x86_insn *in)
-{
-	uint64_t regs[16];
-
-	return s->side_fn != NULL && in->width == 8 && trap_store_off(page, g, in, regs) == s->side_off;
+	if (s->fn != NULL)
+		s->fn(s->arg, off, val, has_val);
+	else
+		s->side_fn(s->side_arg, off, val, has_val);
+	return true;
 }
 
 static bool trap_fault(void *addr, ucontext_t *uc)
@@ -261,8 +261,7 @@ static bool trap_fault(void *addr, ucontext_t *uc)
 		trap_open(s, page);
 		return true;
 	}
-	if (s->fn != NULL || trap_side(s, page, g, &in)) {
-		trap_store(s->fn != NULL ? s->fn : s->side_fn, s->fn != NULL ? s->arg : s->side_arg, page, g, &in);
+	if (trap_register(s, page, g, &in)) {
 		g[REG_RIP] += in.len;
 		__atomic_fetch_add(&st_served, 1, __ATOMIC_RELAXED);
 		return true;

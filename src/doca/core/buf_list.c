@@ -15,30 +15,29 @@ doca_error_t doca_buf_list_last(struct doca_buf *buf, struct doca_buf **last_buf
 	return doca_buf_get_last_in_list(buf, last_buf);
 }
 
-doca_error_t doca_buf_list_is_last(const struct doca_buf *buf, bool *is_last)
+/* A 2.0 flag call's answer as 2.2's bool. */
+static doca_error_t buf_list_flag(doca_error_t (*get)(const struct doca_buf *, uint8_t *), const struct doca_buf *buf,
+				  bool *out)
 {
 	uint8_t v = 0;
 	doca_error_t err;
 
-	if (is_last == NULL)
+	if (out == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	err = doca_buf_is_last_in_list(buf, &v);
+	err = get(buf, &v);
 	if (err == DOCA_SUCCESS)
-		*is_last = v != 0;
+		*out = v != 0;
 	return err;
+}
+
+doca_error_t doca_buf_list_is_last(const struct doca_buf *buf, bool *is_last)
+{
+	return buf_list_flag(doca_buf_is_last_in_list, buf, is_last);
 }
 
 doca_error_t doca_buf_list_is_first(const struct doca_buf *buf, bool *is_first)
 {
-	uint8_t v = 0;
-	doca_error_t err;
-
-	if (is_first == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = doca_buf_is_first_in_list(buf, &v);
-	if (err == DOCA_SUCCESS)
-		*is_first = v != 0;
-	return err;
+	return buf_list_flag(doca_buf_is_first_in_list, buf, is_first);
 }
 
 doca_error_t doca_buf_list_num_elements(const struct doca_buf *buf, uint32_t *num_elements)
