@@ -9,7 +9,9 @@
  *
  * The API is thread unsafe, except that update_add is atomic against every
  * other update of the same counter, in this process or another one.
- * DPA and GPU locations and handles are not supported: those functions return
+ * A DPA context (doca_dpa.h) of this process may publish or subscribe:
+ * kernels use the handle doca_sync_event_export_to_dpa gives them.
+ * GPU locations and handles are not supported: those functions return
  * DOCA_ERROR_NOT_SUPPORTED and log why.
  */
 #ifndef DOCA_SYNC_EVENT_H_
@@ -73,7 +75,7 @@ doca_error_t doca_sync_event_destroy(struct doca_sync_event *event);
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_publisher_add_location_cpu(struct doca_sync_event *event, struct doca_dev *dev);
 
-/** Not supported: DPA locations. */
+/** A DPA context's kernels publish. DOCA_ERROR_INVALID_VALUE for NULL, DOCA_ERROR_BAD_STATE once set or started. */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_publisher_add_location_dpa(struct doca_sync_event *event, struct doca_dpa *dpa);
 
@@ -89,7 +91,7 @@ doca_error_t doca_sync_event_publisher_add_location_dpu(struct doca_sync_event *
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_subscriber_add_location_cpu(struct doca_sync_event *event, struct doca_dev *dev);
 
-/** Not supported: DPA locations. */
+/** A DPA context's kernels subscribe. DOCA_ERROR_INVALID_VALUE for NULL, DOCA_ERROR_BAD_STATE once set or started. */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_subscriber_add_location_dpa(struct doca_sync_event *event, struct doca_dpa *dpa);
 
@@ -194,12 +196,16 @@ doca_error_t doca_sync_event_get_export_to_dpu_supported(const struct doca_devin
 /** DPA sync event handle. */
 typedef uint64_t doca_dpa_dev_sync_event_t;
 
-/** Not supported: DPA handles. */
+/**
+ * The handle kernels of dpa use for the event. DOCA_ERROR_INVALID_VALUE for
+ * NULL, DOCA_ERROR_NOT_PERMITTED without a DPA location, DOCA_ERROR_BAD_STATE
+ * before start.
+ */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_export_to_dpa(struct doca_sync_event *event, struct doca_dpa *dpa,
 					   doca_dpa_dev_sync_event_t *dpa_dev_se_handle);
 
-/** DOCA_ERROR_NOT_SUPPORTED: no device exports to a DPA. */
+/** DOCA_SUCCESS: every device's DPA takes exported Sync Events. */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_get_export_to_dpa_supported(const struct doca_devinfo *devinfo);
 

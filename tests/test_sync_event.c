@@ -541,30 +541,63 @@ static void test_configuration_rules(void)
 	CHECK_OK(doca_sync_event_destroy(se));
 }
 
-static void test_dpa_gpu_not_supported(void)
+static void test_gpu_not_supported(void)
 {
 	struct doca_sync_event *se;
 	int dummy;
-	doca_dpa_dev_sync_event_t dh;
 	doca_gpu_dev_sync_event_t *gh;
 	doca_sync_event_remote_t rh;
-	struct doca_dpa *dpa = (struct doca_dpa *)&dummy;
 	struct doca_gpu *gpu = (struct doca_gpu *)&dummy;
 
 	CHECK_OK(doca_sync_event_create(&se));
-	CHECK_ERR(doca_sync_event_publisher_add_location_dpa(se, dpa), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_publisher_add_location_gpu(se, gpu), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_sync_event_subscriber_add_location_dpa(se, dpa), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_subscriber_add_location_gpu(se, gpu), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_sync_event_publisher_add_location_dpa(se, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_subscriber_add_location_gpu(NULL, gpu), DOCA_ERROR_INVALID_VALUE);
-	CHECK_ERR(doca_sync_event_export_to_dpa(se, dpa, &dh), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_export_to_gpu(se, gpu, &gh), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_export_remote(se, &rh), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_sync_event_export_to_dpa(se, dpa, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_export_to_gpu(NULL, gpu, &gh), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_export_remote(se, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_sync_event_destroy(se));
+}
+
+static void se_destroy_cb(void *se)
+{
+	doca_sync_event_destroy(se);
+}
+
+/*
+ * DPA locations (the context is opaque to the Sync Event library: any
+ * pointer names one here) and the export to DPA code: a location per side,
+ * the handle only once started and only with a DPA location.
+ */
+static void test_dpa_locations(void)
+{
+	struct doca_sync_event *se, *cpu_only;
+	int dummy;
+	doca_dpa_dev_sync_event_t dh = 0;
+	struct doca_dpa *dpa = (struct doca_dpa *)&dummy;
+
+	CHECK_OK(doca_sync_event_create(&se));
+	th_defer(se_destroy_cb, se);
+	CHECK_ERR(doca_sync_event_publisher_add_location_dpa(se, NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_sync_event_subscriber_add_location_dpa(NULL, dpa), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_sync_event_publisher_add_location_dpa(se, dpa));
+	CHECK_ERR(doca_sync_event_publisher_add_location_dpa(se, dpa), DOCA_ERROR_BAD_STATE);
+	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(se, host_dev));
+	CHECK_ERR(doca_sync_event_export_to_dpa(se, dpa, &dh), DOCA_ERROR_BAD_STATE); /* not started */
+	CHECK_OK(doca_sync_event_start(se));
+	CHECK_ERR(doca_sync_event_subscriber_add_location_dpa(se, dpa), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_sync_event_export_to_dpa(se, dpa, NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_sync_event_export_to_dpa(se, NULL, &dh), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_sync_event_export_to_dpa(se, dpa, &dh));
+	CHECK(dh != 0);
+
+	CHECK_OK(doca_sync_event_create(&cpu_only));
+	th_defer(se_destroy_cb, cpu_only);
+	CHECK_OK(doca_sync_event_publisher_add_location_cpu(cpu_only, host_dev));
+	CHECK_OK(doca_sync_event_subscriber_add_location_cpu(cpu_only, host_dev));
+	CHECK_OK(doca_sync_event_start(cpu_only));
+	CHECK_ERR(doca_sync_event_export_to_dpa(cpu_only, dpa, &dh), DOCA_ERROR_NOT_PERMITTED);
 }
 
 static void test_capabilities(void)
@@ -573,7 +606,7 @@ static void test_capabilities(void)
 
 	CHECK_OK(doca_sync_event_get_export_to_dpu_supported(di));
 	CHECK_ERR(doca_sync_event_get_create_from_export_supported(di), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_sync_event_get_export_to_dpa_supported(di), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_OK(doca_sync_event_get_export_to_dpa_supported(di));
 	CHECK_ERR(doca_sync_event_get_export_to_gpu_supported(di), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_get_export_to_dpu_supported(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_get_create_from_export_supported(NULL), DOCA_ERROR_INVALID_VALUE);
@@ -1301,7 +1334,8 @@ int main(int argc, char **argv)
 	}
 	RUN(test_create_destroy);
 	RUN(test_configuration_rules);
-	RUN(test_dpa_gpu_not_supported);
+	RUN(test_gpu_not_supported);
+	RUN(test_dpa_locations);
 	RUN(test_capabilities);
 	RUN(test_sync_data_path);
 	RUN(test_wait_woken_by_other_thread);

@@ -4,8 +4,9 @@
 Usage: check-layers.py <build-dir>
 
 For each layer library (base, hw, fabric, the API families doca, verbs
-and flexio side by side above fabric, and rdmacm, which uses verbs through
-its public API and sees base and hw) it takes the exact compiler command
+and flexio side by side above fabric, rdmacm, which uses verbs through
+its public API and sees base and hw, and DOCA DPA, which uses doca and
+flexio through their public APIs and sees base) it takes the exact compiler command
 the build uses for one of the layer's own sources (from
 compile_commands.json) and compiles small probe files with it instead:
 
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["base", "hw", "fabric", "doca", "verbs", "flexio", "rdmacm"]
+LAYERS = ["base", "hw", "fabric", "doca", "verbs", "flexio", "rdmacm", "dpa"]
 # What each layer may include, itself among them.
 SEES = {
     "base": {"base"},
@@ -38,6 +39,8 @@ SEES = {
     "verbs": {"base", "hw", "fabric", "verbs"},
     "flexio": {"base", "hw", "fabric", "flexio"},
     "rdmacm": {"base", "hw", "rdmacm"},
+    # DOCA DPA: above doca and flexio, through their public APIs only.
+    "dpa": {"base", "dpa"},
 }
 # One header of each layer; "public" is the vendor API (include/).
 HEADER = {
@@ -48,12 +51,13 @@ HEADER = {
     "verbs": "vb_int.h",
     "flexio": "fx_int.h",
     "rdmacm": "cm_int.h",
+    "dpa": "dpa_int.h",
     "public": "doca_types.h",
 }
-SEES_PUBLIC = {"doca", "verbs", "flexio", "rdmacm"}
+SEES_PUBLIC = {"doca", "verbs", "flexio", "rdmacm", "dpa"}
 # Built only where its build dependency is (librdmacm-dev's headers).
 OPTIONAL = {"rdmacm"}
-SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs", "flexio": "src/flexio", "rdmacm": "src/rdmacm"}
+SOURCE_DIRS = {"base": "src/base", "hw": "src/hw", "fabric": "src/fabric", "doca": "src/doca", "verbs": "src/verbs", "flexio": "src/flexio", "rdmacm": "src/rdmacm", "dpa": "src/dpa/host"}
 DROP_WITH_ARG = {"-o", "-MQ", "-MF", "-MT", "-c"}
 DROP_ALONE = {"-MD", "-MMD"}
 

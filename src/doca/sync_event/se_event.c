@@ -163,9 +163,23 @@ static doca_error_t unsupported_location(const void *event, const void *unit, co
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
+/*
+ * A DPA location: the DPA context is above this library, so it is taken as
+ * it is (not looked into); its threads run in this process, so the counter
+ * is process-local storage as for a CPU location.
+ */
+static doca_error_t dpa_location(struct doca_sync_event *event, const struct doca_dpa *dpa, bool publisher)
+{
+	if (event == NULL || dpa == NULL) {
+		DC_ERR("event and DPA must not be NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return add_location(event, publisher, DSE_LOC_DPA, NULL);
+}
+
 doca_error_t doca_sync_event_publisher_add_location_dpa(struct doca_sync_event *event, struct doca_dpa *dpa)
 {
-	return unsupported_location(event, dpa, "DPA");
+	return dpa_location(event, dpa, true);
 }
 
 doca_error_t doca_sync_event_publisher_add_location_gpu(struct doca_sync_event *event, struct doca_gpu *gpu)
@@ -175,7 +189,7 @@ doca_error_t doca_sync_event_publisher_add_location_gpu(struct doca_sync_event *
 
 doca_error_t doca_sync_event_subscriber_add_location_dpa(struct doca_sync_event *event, struct doca_dpa *dpa)
 {
-	return unsupported_location(event, dpa, "DPA");
+	return dpa_location(event, dpa, false);
 }
 
 doca_error_t doca_sync_event_subscriber_add_location_gpu(struct doca_sync_event *event, struct doca_gpu *gpu)

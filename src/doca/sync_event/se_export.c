@@ -225,9 +225,10 @@ doca_error_t doca_sync_event_get_export_to_dpu_supported(const struct doca_devin
 	return dc_devinfo_cap(devinfo, DC_CAP_MMAP_EXPORT_DPU) ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
 }
 
+/* Every device has a DPA here: DPA contexts run on the FlexIO runtime of the host process. */
 doca_error_t doca_sync_event_get_export_to_dpa_supported(const struct doca_devinfo *devinfo)
 {
-	return devinfo == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_NOT_SUPPORTED;
+	return devinfo == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
 }
 
 doca_error_t doca_sync_event_get_export_to_gpu_supported(const struct doca_devinfo *devinfo)
@@ -235,7 +236,7 @@ doca_error_t doca_sync_event_get_export_to_gpu_supported(const struct doca_devin
 	return devinfo == NULL ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_NOT_SUPPORTED;
 }
 
-/* ---- not supported: DPA, GPU and remote-node handles ---- */
+/* ---- not supported: GPU and remote-node handles ---- */
 
 static doca_error_t unsupported_export(const void *event, const void *a, const void *b, const char *what)
 {
@@ -247,10 +248,35 @@ static doca_error_t unsupported_export(const void *event, const void *a, const v
 	return DOCA_ERROR_NOT_SUPPORTED;
 }
 
+static void dse_dpa_ring(void *bell)
+{
+	hw_bell_ring(bell);
+}
+
+/*
+ * The handle is the address of the event's record for device code: DPA
+ * threads run in this process (se_dpa_handle.h). The event must be started
+ * (its counter exists) and have a DPA location.
+ */
 doca_error_t doca_sync_event_export_to_dpa(struct doca_sync_event *event, struct doca_dpa *dpa,
 					   doca_dpa_dev_sync_event_t *dpa_dev_se_handle)
 {
-	return unsupported_export(event, dpa, dpa_dev_se_handle, "a DPA");
+	if (event == NULL || dpa == NULL || dpa_dev_se_handle == NULL) {
+		DC_ERR("arguments must not be NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (event->pub != DSE_LOC_DPA && event->sub != DSE_LOC_DPA) {
+		DC_ERR("Sync Event has no DPA publisher or subscriber location");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (!dse_started(event)) {
+		DC_ERR("Sync Event is not started");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	event->dpa_h = (struct se_dpa_handle){ .magic = SE_DPA_HANDLE_MAGIC, .value = event->value,
+					       .bell = event->bell, .ring = dse_dpa_ring };
+	*dpa_dev_se_handle = (doca_dpa_dev_sync_event_t)(uintptr_t)&event->dpa_h;
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_sync_event_export_to_gpu(struct doca_sync_event *event, struct doca_gpu *gpu,

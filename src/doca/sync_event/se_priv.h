@@ -17,12 +17,14 @@
 #include "doca_sync_event.h"
 #include "fab_shm.h"
 #include "hw_bell.h"
+#include "se_dpa_handle.h"
 
 /* Where a publisher or subscriber runs. */
 enum dse_loc {
 	DSE_LOC_NONE = 0,
 	DSE_LOC_CPU,
 	DSE_LOC_DPU,
+	DSE_LOC_DPA, /* a DPA of this process: its threads are host threads, the counter is local */
 };
 
 enum dse_state {
@@ -70,6 +72,7 @@ struct doca_sync_event {
 	_Atomic uint64_t own_value; /* the counter of a process-local event */
 	struct hw_bell own_bell;	 /* its bell (also of an event on user memory) */
 	struct hw_bell *bell;		 /* rung after every update through the API: wakes armed work queues */
+	struct se_dpa_handle dpa_h;	 /* what doca_sync_event_export_to_dpa hands out */
 };
 
 /* se_event.c */

@@ -1,0 +1,26 @@
+/*
+ * se_dpa_handle — what a doca_dpa_dev_sync_event_t names: shared by the
+ * Sync Event library (which fills it at doca_sync_event_export_to_dpa) and
+ * the DPA device library (which device code reaches it through).
+ *
+ * DPA threads are host threads of this process, so the handle is the
+ * address of this record in the event: the counter's address, and the
+ * event's bell with the host function that rings it (an update from device
+ * code wakes what waits on the event as a host update does).
+ */
+#ifndef SE_DPA_HANDLE_H_
+#define SE_DPA_HANDLE_H_
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define SE_DPA_HANDLE_MAGIC 0x53454450414831ull /* "SEDPAH1" */
+
+struct se_dpa_handle {
+	uint64_t magic;
+	_Atomic uint64_t *value;
+	void *bell;
+	void (*ring)(void *bell);
+};
+
+#endif /* SE_DPA_HANDLE_H_ */

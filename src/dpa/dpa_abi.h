@@ -1,0 +1,45 @@
+/*
+ * dpa_abi — what the DOCA DPA host library (host/) and the DOCA DPA device
+ * library linked into every image (dev/) agree on.
+ *
+ * A kernel launch is a record in host memory (DPA threads are host threads
+ * of this process): the kernel's device function and unpacker by name, its
+ * packed arguments, its events and its count of threads. Each thread is one
+ * task of the context's FlexIO command queue running the device library's
+ * entry with the address of its own slot.
+ */
+#ifndef DPA_ABI_H_
+#define DPA_ABI_H_
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* The device library's entry, registered with the app as a raw FlexIO function. */
+#define DPA_RT_ENTRY_NAME "__doca_dpa_rt_entry"
+#define DPA_NAME_MAX 256
+
+struct dpa_launch;
+
+/* One thread's task argument. */
+struct dpa_thread {
+	struct dpa_launch *l;
+	uint32_t rank;
+};
+
+struct dpa_launch {
+	char fn[DPA_NAME_MAX];	   /* the kernel's device function */
+	char unpack[DPA_NAME_MAX]; /* the unpacker dpacc made for it */
+	uint32_t nthreads;
+	uint32_t comp_add; /* comp_h: add comp_val (1) or set it (0) */
+	uint64_t wait_h;   /* a struct se_dpa_handle address, 0: none */
+	uint64_t wait_thr;
+	uint64_t comp_h; /* as wait_h */
+	uint64_t comp_val;
+	_Atomic uint64_t start_ns; /* CLOCK_MONOTONIC when its first thread passed the wait (0: not yet) */
+	_Atomic uint32_t left;	   /* threads not returned */
+	struct dpa_launch *next;   /* the context's list (host) */
+	void *argbuf;		   /* the packed arguments */
+	struct dpa_thread t[];
+};
+
+#endif /* DPA_ABI_H_ */

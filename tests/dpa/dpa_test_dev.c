@@ -1,0 +1,73 @@
+/*
+ * Kernels of test_dpa (built by DOCA DPA's dpacc as the vendor's scripts
+ * call it): events set and added from device code, ranks, arguments of
+ * several widths, DPA memory written and read, waits on events, printing,
+ * and kernels gone wrong (a fault, a fatal error, one that never returns).
+ */
+#include <stdint.h>
+
+#include <doca_dpa_dev.h>
+#include <doca_dpa_dev_sync_event.h>
+#include <libflexio-dev/flexio_dev_err.h>
+
+__dpa_global__ void dpt_set(doca_dpa_dev_sync_event_t ev, uint64_t v)
+{
+	doca_dpa_dev_sync_event_update_set(ev, v);
+}
+
+/* Each thread adds its rank's bit when it sees the launch's thread count. */
+__dpa_global__ void dpt_ranks(doca_dpa_dev_sync_event_t ev, unsigned int expect_n)
+{
+	if (doca_dpa_dev_num_threads() == expect_n)
+		doca_dpa_dev_sync_event_update_add(ev, 1ull << doca_dpa_dev_thread_rank());
+}
+
+/* len bytes at addr: seed + i * step (arguments of 8, 16, 32 and 64 bits). */
+__dpa_global__ void dpt_fill(doca_dpa_dev_uintptr_t addr, uint32_t len, uint8_t seed, uint16_t step)
+{
+	uint8_t *p = (uint8_t *)(uintptr_t)addr;
+
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * step);
+}
+
+/* The 8 bytes at addr, as the event's value. */
+__dpa_global__ void dpt_read64(doca_dpa_dev_sync_event_t ev, doca_dpa_dev_uintptr_t addr)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, (const void *)(uintptr_t)addr, sizeof(v));
+	doca_dpa_dev_sync_event_update_set(ev, v);
+}
+
+/* Waits for w > thr in device code, then reads it into out plus one. */
+__dpa_global__ void dpt_relay(doca_dpa_dev_sync_event_t w, uint64_t thr, doca_dpa_dev_sync_event_t out)
+{
+	uint64_t v;
+
+	doca_dpa_dev_sync_event_wait_gt(w, thr, UINT64_MAX);
+	doca_dpa_dev_sync_event_get(w, &v);
+	doca_dpa_dev_sync_event_update_set(out, v + 1);
+}
+
+__dpa_global__ void dpt_print(uint64_t v)
+{
+	doca_dpa_dev_printf("dpa thread %u of %u says %lu\n", doca_dpa_dev_thread_rank(), doca_dpa_dev_num_threads(),
+			    (unsigned long)v);
+}
+
+__dpa_global__ void dpt_fault(uint64_t addr)
+{
+	*(volatile uint64_t *)(uintptr_t)addr = 1;
+}
+
+__dpa_global__ void dpt_fatal(void)
+{
+	flexio_dev_error(7);
+}
+
+__dpa_global__ void dpt_spin(void)
+{
+	for (volatile int x = 0;; x++)
+		;
+}
