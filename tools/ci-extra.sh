@@ -221,6 +221,34 @@ check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function (libdoca_common, libflexio) is called by a test" every_export_tested
 check "benchmarks build in release mode and run (quick)" bench_smoke
+# DOCA DPA as the vendor lays it out: headers, libdoca_dpa.so exporting doca_dpa_* only (each called
+# by a test), the device library, doca-dpa.pc and tools/dpacc; and the dpa_kernel_launch sample as a
+# vendor-style project (the installed dpacc with the vendor's options, pkg-config doca-dpa), run.
+dpa_layout_exports() {
+	local r=$work/root$prefix l=$work/root$prefix/lib/$multiarch syms bad missing="" used
+	test -f "$r/include/doca_dpa.h" && test -f "$r/include/doca_dpa_dev.h" &&
+		test -f "$r/include/doca_dpa_dev_sync_event.h" && test -x "$r/tools/dpacc" &&
+		test -e "$l/libdoca_dpa.so" && test -f "$l/libdoca_dpa_dev.a" &&
+		PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$l/pkgconfig pkg-config --exists doca-dpa ||
+		{ echo "DOCA DPA is not installed in the vendor layout"; return 1; }
+	syms=$(defined_syms "$l/libdoca_dpa.so") || { echo "$syms"; return 1; }
+	bad=$(echo "$syms" | awk '{print $3}' | grep -v -E '^doca_dpa_' || true)
+	[ -z "$bad" ] || { echo "libdoca_dpa.so: non-vendor exports: $bad"; return 1; }
+	used=$(nm -D --undefined-only "$work/build/tests/test_dpa" | awk '{print $2}' | sort -u)
+	for f in $(echo "$syms" | awk '$2 == "T" {print $3}'); do
+		echo "$used" | grep -qx "$f" || missing="$missing $f"
+	done
+	[ -z "$missing" ] || { echo "libdoca_dpa.so exports never called by test_dpa:$missing"; return 1; }
+}
+dpa_vendor_build() {
+	local r=$work/root$prefix s=dpa_kernel_launch
+	export PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig
+	meson setup "$work/$s" "samples/$s" -Ddoca_prefix="$r" >/dev/null && ninja -C "$work/$s" >/dev/null &&
+		LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/$s/$s" | grep -q "$s: OK" ||
+		{ echo "the vendor-style build of samples/$s failed"; return 1; }
+}
+check "DOCA DPA in the vendor layout (headers, libdoca_dpa exporting doca_dpa_* only, each tested, libdoca_dpa_dev.a, doca-dpa.pc, tools/dpacc)" dpa_layout_exports
+check "the DOCA DPA sample as a vendor-style project (the installed dpacc, pkg-config doca-dpa) builds and runs" dpa_vendor_build
 # Instructions per operation of the small-message paths (callgrind) against bench/icount.ref:
 # deterministic (identical counts over repeated runs), a few seconds on bench_smoke's release
 # tree; run alone, it configures one and builds only the libraries and the driver.
@@ -242,7 +270,7 @@ tsan() {
 	for t in test_workq_entries test_event test_sync_event test_comm_channel test_graph test_hw_cq test_hw_qp test_hw_xq test_verbs_fence test_flexio \
 		test_flexio_queue test_flexio_window test_flexio_isolation test_verbs_mr_move test_hw_eth test_flexio_eth test_verbs_mw \
 		test_verbs_xrc test_verbs_mcast test_rdmacm test_rsocket test_rdmacm_timers test_rdmacm_hostile test_verbs_dvmisc \
-		test_verbs_pace test_verbs_tm test_verbs_tm_xp test_hw_eng_raw test_verbs_rawtrap test_verbs_rawstream; do
+		test_verbs_pace test_verbs_tm test_verbs_tm_xp test_hw_eng_raw test_verbs_rawtrap test_verbs_rawstream test_dpa; do
 		ninja -C "$work/tsan" "tests/$t" >/dev/null || return 1
 		# die_after_fork=0: test_workq_entries forks while the watch engine runs, on purpose.
 		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" "$work/tsan/tests/$t" || return 1
