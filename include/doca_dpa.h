@@ -7,9 +7,8 @@
  * from the host.
  *
  * softdpu: a DPA context is a FlexIO process of the application; kernels
- * run on emulated DPA harts (host threads) of that process. Host memory
- * registration, workers and endpoints return DOCA_ERROR_NOT_SUPPORTED and
- * log why (docs/STATUS.md).
+ * run on emulated DPA harts (host threads) of that process. Workers and
+ * endpoints return DOCA_ERROR_NOT_SUPPORTED and log why (docs/STATUS.md).
  */
 #ifndef DOCA_DPA_H_
 #define DOCA_DPA_H_
@@ -128,14 +127,20 @@ doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t ds
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_memset(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t dev_ptr, int value, size_t size);
 
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED): host memory registration. */
+/**
+ * Registers [addr, addr+length) of host memory with the context, with
+ * access (DOCA_ACCESS_LOCAL_READ_WRITE and the RDMA rights; remote write and
+ * atomics need local write); flags must be 0. DOCA_ERROR_INVALID_VALUE for
+ * a NULL argument, length 0, other access bits or flags; DOCA_ERROR_DRIVER
+ * when the device refuses the range; DOCA_ERROR_NO_MEMORY.
+ */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_mem_host_register(struct doca_dpa *dpa, void *addr, size_t length, unsigned int access,
 					struct doca_dpa_mem **mem, unsigned int flags);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** Unregisters host memory. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_mem_unregister(struct doca_dpa_mem *mem);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** The handle device code names registered memory by. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_mem_dev_export(struct doca_dpa_mem *mem, doca_dpa_dev_mem_t *handle);
 

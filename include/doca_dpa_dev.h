@@ -17,6 +17,13 @@ extern "C" {
 
 /** An address in DPA memory. */
 typedef uint64_t doca_dpa_dev_uintptr_t;
+/** Host memory registered with the context (doca_dpa_mem_dev_export). */
+typedef uint64_t doca_dpa_dev_mem_t;
+/** An endpoint (doca_dpa_ep_dev_export). */
+typedef uint64_t doca_dpa_dev_ep_t;
+/** A Sync Event of a remote peer (doca_dpa_dev_sync_event.h). */
+struct doca_dpa_dev_sync_event_remote;
+typedef struct doca_dpa_dev_sync_event_remote doca_dpa_dev_sync_event_remote_t;
 
 /** The calling thread's rank in its kernel launch, from 0. */
 DOCA_EXPERIMENTAL
@@ -25,6 +32,51 @@ unsigned int doca_dpa_dev_thread_rank(void);
 /** How many threads its kernel launch runs. */
 DOCA_EXPERIMENTAL
 unsigned int doca_dpa_dev_num_threads(void);
+
+/** The remote key of registered memory (undefined without remote access). */
+DOCA_EXPERIMENTAL
+uint32_t doca_dpa_dev_mem_rkey_get(doca_dpa_dev_mem_t mem);
+
+/**
+ * Copies length bytes from src_addr to dest_addr; a memory handle names
+ * registered host memory the address lies in (0: DPA memory). Complete once
+ * doca_dpa_dev_memcpy_synchronize returns.
+ */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_memcpy_nb(uint64_t dest_addr, doca_dpa_dev_mem_t dest_mem, uint64_t src_addr,
+			    doca_dpa_dev_mem_t src_mem, size_t length);
+
+/** Copies a num_rows x num_columns array of element_size elements transposed. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_memcpy_transpose2D_nb(uint64_t dest_addr, doca_dpa_dev_mem_t dest_mem, uint64_t src_addr,
+					doca_dpa_dev_mem_t src_mem, size_t length, size_t element_size,
+					size_t num_columns, size_t num_rows);
+
+/** Returns once the calling thread's copies are complete. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_memcpy_synchronize(void);
+
+/** A pointer device code loads from and stores to for ext_addr of registered host memory mem. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_external_ptr_get(uint64_t ext_addr, doca_dpa_dev_mem_t mem, doca_dpa_dev_uintptr_t *dev_ptr);
+
+/** Not supported (endpoints): a fatal error of the context. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_put_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, size_t length, doca_dpa_dev_mem_t local_mem,
+			 uint64_t raddr, uint32_t rkey);
+/** Not supported (endpoints): a fatal error of the context. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_put_signal_add_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
+				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
+				    uint64_t comp_count);
+/** Not supported (endpoints): a fatal error of the context. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_put_signal_set_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
+				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
+				    uint64_t comp_count);
+/** Not supported (endpoints): a fatal error of the context. */
+DOCA_EXPERIMENTAL
+void doca_dpa_dev_ep_synchronize(doca_dpa_dev_ep_t ep);
 
 /** Formats to the host's standard output (at most 512 bytes a call). */
 DOCA_EXPERIMENTAL

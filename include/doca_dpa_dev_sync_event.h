@@ -14,6 +14,10 @@ extern "C" {
 
 /** A Sync Event as device code names it. */
 typedef uint64_t doca_dpa_dev_sync_event_t;
+/** A remote peer's Sync Event (opaque). */
+struct doca_dpa_dev_sync_event_remote {
+	uint64_t data[2];
+};
 
 /** Reads the counter into *value. */
 DOCA_EXPERIMENTAL

@@ -4,7 +4,8 @@
  * on one and many threads with their arguments, wait and completion Sync
  * Events (update_set and update_add), events waited for and updated by
  * kernels, DPA memory (alloc, free, h2d copy, memset) read back byte for
- * byte through kernels, device printf, and kernels gone wrong: a fault and
+ * byte through kernels, host memory registered and reached from device
+ * code, device printf, and kernels gone wrong: a fault and
  * a fatal error (peek_at_last_error reports them, this program goes on), one
  * that never returns (ended at the maximum run time). Bad arguments and the
  * calls not supported yet return their documented codes.
@@ -25,7 +26,7 @@
 
 extern struct doca_dpa_app *dpa_test_app;
 extern doca_dpa_func_t dpt_set, dpt_ranks, dpt_fill, dpt_read64, dpt_relay, dpt_print, dpt_fault, dpt_fatal,
-	dpt_spin;
+	dpt_spin, dpt_host_xor, dpt_copy, dpt_transpose, dpt_rkey, dpt_put;
 
 #define WAIT_MS 10000 /* hang guard */
 
@@ -422,23 +423,97 @@ static void test_bad_launch(void)
 	CHECK_OK(doca_dpa_peek_at_last_error(dpa)); /* nothing was launched */
 }
 
+/* Host memory registered with the context: device code loads and stores it, copies to and from DPA memory. */
+static void test_host_memory(void)
+{
+	struct doca_dpa *dpa = dpa_new();
+	struct doca_sync_event *comp, *ev;
+	struct doca_dpa_mem *m1 = NULL, *m2 = NULL;
+	doca_dpa_dev_mem_t h1 = 0, h2 = 0;
+	doca_dpa_dev_uintptr_t d = 0;
+	uint8_t a[96], b[96], want[96];
+	uint16_t t_src[6] = { 1, 2, 3, 4, 5, 6 }, t_dst[6] = { 0 }, t_want[6] = { 1, 4, 2, 5, 3, 6 };
+	struct doca_dpa_mem *mt1 = NULL, *mt2 = NULL;
+	doca_dpa_dev_mem_t ht1 = 0, ht2 = 0;
+	uint64_t seq = 0, rkey = 0;
+	unsigned int rw = DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE;
+
+	CHECK(dpa != NULL);
+	CHECK((comp = event_new(dpa, 1)) != NULL && (ev = event_new(dpa, 1)) != NULL);
+	for (int i = 0; i < 96; i++)
+		a[i] = (uint8_t)(i * 5 + 1);
+	memset(b, 0, sizeof(b));
+	CHECK_ERR(doca_dpa_mem_host_register(NULL, a, 96, rw, &m1, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_host_register(dpa, NULL, 96, rw, &m1, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_host_register(dpa, a, 0, rw, &m1, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_host_register(dpa, a, 96, rw, NULL, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_host_register(dpa, a, 96, rw, &m1, 1), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_host_register(dpa, a, 96, DOCA_ACCESS_DPU_READ_WRITE, &m1, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_host_register(dpa, a, 96, DOCA_ACCESS_RDMA_WRITE, &m1, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_unregister(NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_dpa_mem_host_register(dpa, a, 96, rw, &m1, 0));
+	CHECK_OK(doca_dpa_mem_host_register(dpa, b, 96, rw, &m2, 0));
+	CHECK_ERR(doca_dpa_mem_dev_export(m1, NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_mem_dev_export(NULL, &h1), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_dpa_mem_dev_export(m1, &h1));
+	CHECK_OK(doca_dpa_mem_dev_export(m2, &h2));
+	CHECK(h1 != 0 && h2 != 0 && h1 != h2);
+	/* Loads and stores: bytes 8..71 of a, xor 0x5a. */
+	memcpy(want, a, 96);
+	for (int i = 8; i < 72; i++)
+		want[i] ^= 0x5a;
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_host_xor, h1,
+						   (uint64_t)(uintptr_t)(a + 8), (uint32_t)64, (uint8_t)0x5a));
+	CHECK(wait_value(comp, seq) == seq);
+	CHECK(memcmp(a, want, 96) == 0);
+	/* Host a -> DPA memory -> host b, by device copies. */
+	CHECK_OK(doca_dpa_mem_alloc(dpa, 96, &d));
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_copy, d, (doca_dpa_dev_mem_t)0,
+						   (uint64_t)(uintptr_t)a, h1, (uint64_t)96));
+	CHECK(wait_value(comp, seq) == seq);
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_copy, (uint64_t)(uintptr_t)b, h2,
+						   d, (doca_dpa_dev_mem_t)0, (uint64_t)96));
+	CHECK(wait_value(comp, seq) == seq);
+	CHECK(memcmp(b, want, 96) == 0);
+	CHECK_OK(doca_dpa_mem_free(dpa, d));
+	/* A 2x3 array of 16-bit elements transposed into a 3x2 one. */
+	CHECK_OK(doca_dpa_mem_host_register(dpa, t_src, sizeof(t_src), DOCA_ACCESS_LOCAL_READ_WRITE, &mt1, 0));
+	CHECK_OK(doca_dpa_mem_host_register(dpa, t_dst, sizeof(t_dst), DOCA_ACCESS_LOCAL_READ_WRITE, &mt2, 0));
+	CHECK_OK(doca_dpa_mem_dev_export(mt1, &ht1));
+	CHECK_OK(doca_dpa_mem_dev_export(mt2, &ht2));
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_transpose,
+						   (uint64_t)(uintptr_t)t_dst, ht2, (uint64_t)(uintptr_t)t_src, ht1,
+						   (uint32_t)2, (uint32_t)3));
+	CHECK(wait_value(comp, seq) == seq);
+	CHECK(memcmp(t_dst, t_want, sizeof(t_want)) == 0);
+	/* The remote key device code reads is the registration's (nonzero: RDMA rights asked). */
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_rkey, handle_of(ev, dpa), h1));
+	CHECK(wait_value(comp, seq) == seq);
+	CHECK_OK(doca_sync_event_get(ev, &rkey));
+	CHECK(rkey != 0);
+	CHECK_OK(doca_dpa_mem_unregister(mt1));
+	CHECK_OK(doca_dpa_mem_unregister(mt2));
+	CHECK_OK(doca_dpa_mem_unregister(m2));
+	/* Past the registered range: a fatal error of the context; the host buffer is untouched. */
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_host_xor, h1,
+						   (uint64_t)(uintptr_t)(a + 90), (uint32_t)6, (uint8_t)1));
+	CHECK(wait_value(comp, seq) == seq); /* in range: runs */
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, comp, ++seq, 1, &dpt_host_xor, h1,
+						   (uint64_t)(uintptr_t)(a + 96), (uint32_t)1, (uint8_t)1));
+	CHECK_ERR(wait_error(dpa, WAIT_MS), DOCA_ERROR_BAD_STATE);
+	CHECK_OK(doca_dpa_mem_unregister(m1));
+}
+
 static void test_not_supported(void)
 {
 	struct doca_dpa *dpa = dpa_new();
-	struct doca_dpa_mem *mem = NULL;
 	struct doca_dpa_worker *w = NULL;
 	struct doca_dpa_ep *ep = NULL;
 	struct doca_dpa_ep_addr *addr = NULL;
-	doca_dpa_dev_mem_t mh;
 	doca_dpa_dev_ep_t eh;
 	size_t len;
-	uint64_t x;
 
 	CHECK(dpa != NULL);
-	CHECK_ERR(doca_dpa_mem_host_register(dpa, &x, sizeof(x), DOCA_ACCESS_LOCAL_READ_WRITE, &mem, 0),
-		  DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_mem_unregister(mem), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_mem_dev_export(mem, &mh), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_dpa_worker_create(dpa, &w, 0), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_dpa_worker_destroy(w), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_dpa_ep_create(w, 0, &ep), DOCA_ERROR_NOT_SUPPORTED);
@@ -447,6 +522,9 @@ static void test_not_supported(void)
 	CHECK_ERR(doca_dpa_ep_dev_export(ep, &eh), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_dpa_ep_addr_free(addr), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_dpa_ep_destroy(ep), DOCA_ERROR_NOT_SUPPORTED);
+	/* An endpoint call from device code: a fatal error of the context. */
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, NULL, 0, 1, &dpt_put));
+	CHECK_ERR(wait_error(dpa, WAIT_MS), DOCA_ERROR_BAD_STATE);
 }
 
 int main(void)
@@ -468,6 +546,7 @@ int main(void)
 	RUN(test_max_run_time);
 	RUN(test_destroy_busy);
 	RUN(test_bad_launch);
+	RUN(test_host_memory);
 	RUN(test_not_supported);
 	doca_dev_close(dev);
 	doca_devinfo_list_destroy(dev_list);

@@ -42,4 +42,14 @@ struct dpa_launch {
 	struct dpa_thread t[];
 };
 
+/* What a doca_dpa_dev_mem_t names: host memory registered with a context (doca_dpa_mem_host_register). */
+#define DPA_MEM_MAGIC 0x445041484d454d31ull /* "DPAHMEM1" */
+
+struct dpa_dev_mem {
+	uint64_t magic;
+	uint64_t addr, len;
+	uint32_t access; /* DOCA_ACCESS_* */
+	uint32_t lkey, rkey;
+};
+
 #endif /* DPA_ABI_H_ */

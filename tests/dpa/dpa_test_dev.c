@@ -71,3 +71,38 @@ __dpa_global__ void dpt_spin(void)
 	for (volatile int x = 0;; x++)
 		;
 }
+
+/* Registered host memory through a pointer device code asks for: each byte xor key. */
+__dpa_global__ void dpt_host_xor(doca_dpa_dev_mem_t mem, uint64_t addr, uint32_t len, uint8_t key)
+{
+	doca_dpa_dev_uintptr_t p;
+
+	doca_dpa_dev_external_ptr_get(addr, mem, &p);
+	for (uint32_t i = 0; i < len; i++)
+		((uint8_t *)(uintptr_t)p)[i] ^= key;
+}
+
+__dpa_global__ void dpt_copy(uint64_t dst, doca_dpa_dev_mem_t dst_mem, uint64_t src, doca_dpa_dev_mem_t src_mem,
+			     uint64_t len)
+{
+	doca_dpa_dev_memcpy_nb(dst, dst_mem, src, src_mem, len);
+	doca_dpa_dev_memcpy_synchronize();
+}
+
+/* A rows x cols array of 16-bit elements, transposed. */
+__dpa_global__ void dpt_transpose(uint64_t dst, doca_dpa_dev_mem_t dst_mem, uint64_t src, doca_dpa_dev_mem_t src_mem,
+				  uint32_t rows, uint32_t cols)
+{
+	doca_dpa_dev_memcpy_transpose2D_nb(dst, dst_mem, src, src_mem, (size_t)rows * cols * 2, 2, cols, rows);
+	doca_dpa_dev_memcpy_synchronize();
+}
+
+__dpa_global__ void dpt_rkey(doca_dpa_dev_sync_event_t ev, doca_dpa_dev_mem_t mem)
+{
+	doca_dpa_dev_sync_event_update_set(ev, doca_dpa_dev_mem_rkey_get(mem));
+}
+
+__dpa_global__ void dpt_put(void)
+{
+	doca_dpa_dev_put_nb(0, 0, 8, 0, 0, 0);
+}

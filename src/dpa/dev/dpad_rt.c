@@ -19,7 +19,6 @@
 #include "dpa_abi.h"
 #include "dpad_int.h"
 
-#define DPAD_ERR_RESOLVE 1 /* the kernel is not in the image: a fatal error of the context */
 
 static __thread uint32_t dpad_rank, dpad_nthreads;
 

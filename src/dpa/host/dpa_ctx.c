@@ -83,6 +83,7 @@ doca_error_t doca_dpa_create(struct doca_dev *dev, struct doca_dpa_app *app, str
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cv, NULL);
 	d->dev = dev;
+	d->pd = pd;
 	d->app = (struct flexio_app *)app; /* dpacc's app is the FlexIO app of the image */
 	d->max_run_ns = dpa_max_run_ns();
 	pa.pd = pd;

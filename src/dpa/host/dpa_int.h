@@ -22,8 +22,11 @@
 
 #define DPA_MAX_THREADS 16 /* per launch: the command queue's workers */
 
+struct ibv_pd;
+
 struct doca_dpa {
 	struct doca_dev *dev;
+	struct ibv_pd *pd; /* the device's (doca_dev_get_pd): the process's and registrations' */
 	struct flexio_app *app;
 	struct flexio_process *proc;
 	struct mlx5dv_devx_uar *devx_uar; /* the print channel's */

@@ -1,6 +1,6 @@
 /*
- * dpa_unsupported — what DOCA DPA has that softdpu does not run yet: host
- * memory registration, workers and endpoints (RDMA from device code). Each
+ * dpa_unsupported — what DOCA DPA has that softdpu does not run yet:
+ * workers and endpoints (RDMA from device code). Each
  * returns DOCA_ERROR_NOT_SUPPORTED with a log line, so programs link.
  */
 #include "dpa_int.h"
@@ -9,25 +9,6 @@ static doca_error_t dpa_unsupported(const char *what)
 {
 	BASE_ERR("DOCA DPA %s is not supported", what);
 	return DOCA_ERROR_NOT_SUPPORTED;
-}
-
-doca_error_t doca_dpa_mem_host_register(struct doca_dpa *dpa, void *addr, size_t length, unsigned int access,
-					struct doca_dpa_mem **mem, unsigned int flags)
-{
-	(void)dpa, (void)addr, (void)length, (void)access, (void)mem, (void)flags;
-	return dpa_unsupported("host memory registration");
-}
-
-doca_error_t doca_dpa_mem_unregister(struct doca_dpa_mem *mem)
-{
-	(void)mem;
-	return dpa_unsupported("host memory registration");
-}
-
-doca_error_t doca_dpa_mem_dev_export(struct doca_dpa_mem *mem, doca_dpa_dev_mem_t *handle)
-{
-	(void)mem, (void)handle;
-	return dpa_unsupported("host memory registration");
 }
 
 doca_error_t doca_dpa_worker_create(struct doca_dpa *dpa, struct doca_dpa_worker **worker, unsigned int flags)
