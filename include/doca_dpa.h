@@ -7,8 +7,8 @@
  * from the host.
  *
  * softdpu: a DPA context is a FlexIO process of the application; kernels
- * run on emulated DPA harts (host threads) of that process. Workers and
- * endpoints return DOCA_ERROR_NOT_SUPPORTED and log why (docs/STATUS.md).
+ * run on emulated DPA harts (host threads) of that process; endpoints are
+ * RC QPs of the device.
  */
 #ifndef DOCA_DPA_H_
 #define DOCA_DPA_H_
@@ -144,29 +144,40 @@ doca_error_t doca_dpa_mem_unregister(struct doca_dpa_mem *mem);
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_mem_dev_export(struct doca_dpa_mem *mem, doca_dpa_dev_mem_t *handle);
 
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED): workers. */
+/**
+ * Creates a worker: the progress engine (a completion queue) of endpoints;
+ * flags must be 0. DOCA_ERROR_INVALID_VALUE for NULL or flags,
+ * DOCA_ERROR_NO_MEMORY, DOCA_ERROR_DRIVER.
+ */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_worker_create(struct doca_dpa *dpa, struct doca_dpa_worker **worker, unsigned int flags);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** Destroys a worker. DOCA_ERROR_INVALID_VALUE for NULL, DOCA_ERROR_IN_USE while it has endpoints. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_worker_destroy(struct doca_dpa_worker *worker);
 
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED): endpoints. */
+/**
+ * Creates an endpoint of worker (an RC connection of the device) allowing
+ * its peer access_flags (DOCA_ACCESS_*). DOCA_ERROR_INVALID_VALUE for NULL,
+ * DOCA_ERROR_NO_MEMORY, DOCA_ERROR_DRIVER.
+ */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_create(struct doca_dpa_worker *worker, unsigned int access_flags, struct doca_dpa_ep **ep);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** Destroys an endpoint. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_destroy(struct doca_dpa_ep *ep);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** The endpoint's address for its peer (freed with doca_dpa_ep_addr_free). DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_addr_get(struct doca_dpa_ep *ep, struct doca_dpa_ep_addr **addr, size_t *addr_length);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** Frees an address. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_addr_free(struct doca_dpa_ep_addr *addr);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/**
+ * Connects the endpoint to the peer at addr. DOCA_ERROR_INVALID_VALUE for
+ * NULL, DOCA_ERROR_BAD_STATE when it is connected already.
+ */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_connect(struct doca_dpa_ep *ep, struct doca_dpa_ep_addr *addr);
-/** Not supported (DOCA_ERROR_NOT_SUPPORTED). */
+/** The handle device code names the endpoint by. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_dev_export(struct doca_dpa_ep *ep, doca_dpa_dev_ep_t *handle);
 

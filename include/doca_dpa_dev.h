@@ -60,21 +60,26 @@ void doca_dpa_dev_memcpy_synchronize(void);
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_external_ptr_get(uint64_t ext_addr, doca_dpa_dev_mem_t mem, doca_dpa_dev_uintptr_t *dev_ptr);
 
-/** Not supported (endpoints): a fatal error of the context. */
+/**
+ * Writes length bytes at local_addr (inside registered memory local_mem) to
+ * raddr of the endpoint's peer under rkey (RDMA WRITE); the buffer may be
+ * reused after doca_dpa_dev_ep_synchronize. A failed write is a fatal error
+ * of the context.
+ */
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_put_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, size_t length, doca_dpa_dev_mem_t local_mem,
 			 uint64_t raddr, uint32_t rkey);
-/** Not supported (endpoints): a fatal error of the context. */
+/** Not supported (remote Sync Events): a fatal error of the context. */
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_put_signal_add_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
 				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
 				    uint64_t comp_count);
-/** Not supported (endpoints): a fatal error of the context. */
+/** Not supported (remote Sync Events): a fatal error of the context. */
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_put_signal_set_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
 				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
 				    uint64_t comp_count);
-/** Not supported (endpoints): a fatal error of the context. */
+/** Returns once the endpoint's operations completed (a failed one: a fatal error of the context). */
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_ep_synchronize(doca_dpa_dev_ep_t ep);
 

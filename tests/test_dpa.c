@@ -5,10 +5,11 @@
  * Events (update_set and update_add), events waited for and updated by
  * kernels, DPA memory (alloc, free, h2d copy, memset) read back byte for
  * byte through kernels, host memory registered and reached from device
- * code, device printf, and kernels gone wrong: a fault and
+ * code, workers and endpoints (RDMA WRITE from device code to another
+ * context's host memory), device printf, and kernels gone wrong: a fault and
  * a fatal error (peek_at_last_error reports them, this program goes on), one
- * that never returns (ended at the maximum run time). Bad arguments and the
- * calls not supported yet return their documented codes.
+ * that never returns (ended at the maximum run time). Bad arguments return
+ * their documented codes; the device calls not supported yet are fatal errors.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -26,7 +27,7 @@
 
 extern struct doca_dpa_app *dpa_test_app;
 extern doca_dpa_func_t dpt_set, dpt_ranks, dpt_fill, dpt_read64, dpt_relay, dpt_print, dpt_fault, dpt_fatal,
-	dpt_spin, dpt_host_xor, dpt_copy, dpt_transpose, dpt_rkey, dpt_put;
+	dpt_spin, dpt_host_xor, dpt_copy, dpt_transpose, dpt_rkey, dpt_put, dpt_ep_put, dpt_put_signal;
 
 #define WAIT_MS 10000 /* hang guard */
 
@@ -504,27 +505,144 @@ static void test_host_memory(void)
 	CHECK_OK(doca_dpa_mem_unregister(m1));
 }
 
+static void ep_destroy_cb(void *ep)
+{
+	doca_dpa_ep_destroy(ep);
+}
+
+static void worker_destroy_cb(void *w)
+{
+	doca_dpa_worker_destroy(w);
+}
+
+static void mem_unregister_cb(void *m)
+{
+	doca_dpa_mem_unregister(m);
+}
+
+/* A connected endpoint of dpa's worker w to peer (another context's endpoint). */
+static struct doca_dpa_ep *ep_new(struct doca_dpa_worker *w, unsigned int access)
+{
+	struct doca_dpa_ep *ep = NULL;
+
+	if (doca_dpa_ep_create(w, access, &ep) != DOCA_SUCCESS)
+		return NULL;
+	th_defer(ep_destroy_cb, ep);
+	return ep;
+}
+
+static int ep_connect(struct doca_dpa_ep *a, struct doca_dpa_ep *b)
+{
+	struct doca_dpa_ep_addr *aa = NULL, *ba = NULL;
+	size_t la = 0, lb = 0;
+	int ok = doca_dpa_ep_addr_get(a, &aa, &la) == DOCA_SUCCESS && doca_dpa_ep_addr_get(b, &ba, &lb) == DOCA_SUCCESS &&
+		 la != 0 && la == lb && doca_dpa_ep_connect(a, ba) == DOCA_SUCCESS &&
+		 doca_dpa_ep_connect(b, aa) == DOCA_SUCCESS;
+
+	if (aa != NULL)
+		doca_dpa_ep_addr_free(aa);
+	if (ba != NULL)
+		doca_dpa_ep_addr_free(ba);
+	return ok;
+}
+
+/*
+ * Workers and endpoints: kernels of one context write host memory
+ * registered with another over a pair of endpoints (RDMA WRITE on 4
+ * threads), byte for byte; a wrong key is a fatal error of the writer.
+ */
+static void test_endpoints(void)
+{
+	struct doca_dpa *a = dpa_new(), *b = dpa_new();
+	struct doca_dpa_worker *wa = NULL, *wb = NULL;
+	struct doca_dpa_ep *ea, *eb;
+	struct doca_dpa_mem *src_m = NULL, *dst_m = NULL;
+	doca_dpa_dev_mem_t src_h = 0;
+	doca_dpa_dev_ep_t eah = 0;
+	struct doca_sync_event *comp;
+	uint8_t src[256], dst[256] = { 0 };
+	unsigned int rw = DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_WRITE | DOCA_ACCESS_RDMA_READ;
+	uint32_t rkey;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK_ERR(doca_dpa_worker_create(NULL, &wa, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_worker_create(a, &wa, 1), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_dpa_worker_create(a, &wa, 0));
+	th_defer(worker_destroy_cb, wa);
+	CHECK_OK(doca_dpa_worker_create(b, &wb, 0));
+	th_defer(worker_destroy_cb, wb);
+	CHECK_ERR(doca_dpa_ep_create(NULL, rw, &ea), DOCA_ERROR_INVALID_VALUE);
+	CHECK((ea = ep_new(wa, rw)) != NULL && (eb = ep_new(wb, rw)) != NULL);
+	CHECK_ERR(doca_dpa_worker_destroy(wa), DOCA_ERROR_IN_USE);
+	CHECK(ep_connect(ea, eb));
+	CHECK_ERR(doca_dpa_ep_connect(ea, NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_ep_dev_export(ea, NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_dpa_ep_dev_export(ea, &eah));
+	for (int i = 0; i < 256; i++)
+		src[i] = (uint8_t)(i * 31 + 7);
+	CHECK_OK(doca_dpa_mem_host_register(a, src, sizeof(src), DOCA_ACCESS_LOCAL_READ_WRITE, &src_m, 0));
+	th_defer(mem_unregister_cb, src_m);
+	CHECK_OK(doca_dpa_mem_host_register(b, dst, sizeof(dst), rw, &dst_m, 0));
+	th_defer(mem_unregister_cb, dst_m);
+	CHECK_OK(doca_dpa_mem_dev_export(src_m, &src_h));
+	/* The remote key of dst, as b's device code reads it. */
+	{
+		struct doca_sync_event *k = event_new(b, 1), *kc = event_new(b, 1);
+		doca_dpa_dev_mem_t dst_h = 0;
+		uint64_t v = 0;
+
+		CHECK(k != NULL && kc != NULL);
+		CHECK_OK(doca_dpa_mem_dev_export(dst_m, &dst_h));
+		CHECK_OK(doca_dpa_kernel_launch_update_set(b, NULL, 0, kc, 1, 1, &dpt_rkey, handle_of(k, b), dst_h));
+		CHECK(wait_value(kc, 1) == 1);
+		CHECK_OK(doca_sync_event_get(k, &v));
+		rkey = (uint32_t)v;
+	}
+	CHECK((comp = event_new(a, 1)) != NULL);
+	CHECK_OK(doca_dpa_kernel_launch_update_set(a, NULL, 0, comp, 1, 4, &dpt_ep_put, eah, (uint64_t)(uintptr_t)src,
+						   src_h, (uint32_t)256, (uint64_t)(uintptr_t)dst, rkey));
+	CHECK(wait_value(comp, 1) == 1);
+	CHECK(memcmp(dst, src, 256) == 0);
+	CHECK_OK(doca_dpa_peek_at_last_error(a));
+	/* A wrong key: the write fails, and so does the context that made it; the target is untouched. */
+	memset(dst, 0, sizeof(dst));
+	CHECK_OK(doca_dpa_kernel_launch_update_set(a, NULL, 0, comp, 2, 1, &dpt_ep_put, eah, (uint64_t)(uintptr_t)src,
+						   src_h, (uint32_t)256, (uint64_t)(uintptr_t)dst, rkey ^ 0x5a5a00u));
+	CHECK_ERR(wait_error(a, WAIT_MS), DOCA_ERROR_BAD_STATE);
+	for (int i = 0; i < 256; i++)
+		CHECK(dst[i] == 0);
+	CHECK_OK(doca_dpa_peek_at_last_error(b));
+}
+
 static void test_not_supported(void)
 {
 	struct doca_dpa *dpa = dpa_new();
 	struct doca_dpa_worker *w = NULL;
 	struct doca_dpa_ep *ep = NULL;
-	struct doca_dpa_ep_addr *addr = NULL;
-	doca_dpa_dev_ep_t eh;
-	size_t len;
+	doca_dpa_dev_ep_t eh = 0;
 
 	CHECK(dpa != NULL);
-	CHECK_ERR(doca_dpa_worker_create(dpa, &w, 0), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_worker_destroy(w), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_ep_create(w, 0, &ep), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_ep_addr_get(ep, &addr, &len), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_ep_connect(ep, addr), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_ep_dev_export(ep, &eh), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_ep_addr_free(addr), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_dpa_ep_destroy(ep), DOCA_ERROR_NOT_SUPPORTED);
-	/* An endpoint call from device code: a fatal error of the context. */
+	CHECK_OK(doca_dpa_worker_create(dpa, &w, 0));
+	th_defer(worker_destroy_cb, w);
+	CHECK((ep = ep_new(w, DOCA_ACCESS_LOCAL_READ_WRITE)) != NULL);
+	CHECK_OK(doca_dpa_ep_dev_export(ep, &eh));
+	/* Signalling puts need a remote Sync Event: a fatal error of the context. */
+	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, NULL, 0, 1, &dpt_put_signal, eh));
+	CHECK_ERR(wait_error(dpa, WAIT_MS), DOCA_ERROR_BAD_STATE);
+}
+
+/* Endpoint calls on what is not an endpoint: a fatal error of the context. */
+static void test_not_an_endpoint(void)
+{
+	struct doca_dpa *dpa = dpa_new();
+
+	CHECK(dpa != NULL);
 	CHECK_OK(doca_dpa_kernel_launch_update_set(dpa, NULL, 0, NULL, 0, 1, &dpt_put));
 	CHECK_ERR(wait_error(dpa, WAIT_MS), DOCA_ERROR_BAD_STATE);
+	CHECK_ERR(doca_dpa_worker_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_ep_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_ep_addr_free(NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_dpa_ep_addr_get(NULL, NULL, NULL), DOCA_ERROR_INVALID_VALUE);
 }
 
 int main(void)
@@ -547,7 +665,9 @@ int main(void)
 	RUN(test_destroy_busy);
 	RUN(test_bad_launch);
 	RUN(test_host_memory);
+	RUN(test_endpoints);
 	RUN(test_not_supported);
+	RUN(test_not_an_endpoint);
 	doca_dev_close(dev);
 	doca_devinfo_list_destroy(dev_list);
 	return th_summary("test_dpa");

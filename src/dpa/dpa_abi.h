@@ -52,4 +52,18 @@ struct dpa_dev_mem {
 	uint32_t lkey, rkey;
 };
 
+/*
+ * What a doca_dpa_dev_ep_t names: an endpoint (an RC QP of the device) and
+ * the host functions device code posts and waits through, 0 or -1 (a
+ * completion in error: the context's fatal error).
+ */
+#define DPA_EP_MAGIC 0x4450414550543031ull /* "DPAEPT01" */
+
+struct dpa_dev_ep {
+	uint64_t magic;
+	void *ep;
+	int (*put)(void *ep, uint64_t laddr, uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey);
+	int (*sync)(void *ep);
+};
+
 #endif /* DPA_ABI_H_ */

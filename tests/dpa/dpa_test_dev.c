@@ -106,3 +106,20 @@ __dpa_global__ void dpt_put(void)
 {
 	doca_dpa_dev_put_nb(0, 0, 8, 0, 0, 0);
 }
+
+/* RDMA WRITE of len bytes of registered memory to the endpoint's peer, waited for. */
+__dpa_global__ void dpt_ep_put(doca_dpa_dev_ep_t ep, uint64_t laddr, doca_dpa_dev_mem_t lmem, uint32_t len,
+			       uint64_t raddr, uint32_t rkey)
+{
+	uint32_t r = doca_dpa_dev_thread_rank(), part = len / doca_dpa_dev_num_threads();
+
+	doca_dpa_dev_put_nb(ep, laddr + r * part, part, lmem, raddr + r * part, rkey);
+	doca_dpa_dev_ep_synchronize(ep);
+}
+
+__dpa_global__ void dpt_put_signal(doca_dpa_dev_ep_t ep)
+{
+	doca_dpa_dev_sync_event_remote_t ev = { { 0, 0 } };
+
+	doca_dpa_dev_put_signal_add_nb(ep, 0, 0, 0, 0, 0, ev, 1);
+}

@@ -12,7 +12,7 @@
 #include "dpad_int.h"
 
 /* The record behind h, checked to cover [addr, addr+len) (0: DPA memory, not checked here). */
-static void dpad_mem_check(doca_dpa_dev_mem_t h, uint64_t addr, uint64_t len)
+void dpad_mem_check(doca_dpa_dev_mem_t h, uint64_t addr, uint64_t len)
 {
 	const struct dpa_dev_mem *m = (const struct dpa_dev_mem *)(uintptr_t)h;
 
