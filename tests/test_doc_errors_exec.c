@@ -910,9 +910,9 @@ static void test_sync_event_export(void)
 	CHECK_ERR(doca_sync_event_get_export_to_dpu_supported(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_get_export_to_dpa_supported(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_get_export_to_gpu_supported(NULL), DOCA_ERROR_INVALID_VALUE);
-	/* a host device imports nothing; no device here exports to a DPA or a GPU */
+	/* a host device imports nothing; every device's DPA takes events, no device exports to a GPU */
 	CHECK_ERR(doca_sync_event_get_create_from_export_supported(di), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_sync_event_get_export_to_dpa_supported(di), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_OK(doca_sync_event_get_export_to_dpa_supported(di));
 	CHECK_ERR(doca_sync_event_get_export_to_gpu_supported(di), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_OK(doca_sync_event_get_export_to_dpu_supported(di));
 	CHECK_ERR(doca_sync_event_create_from_export(NULL, junk, sizeof(junk), &imported), DOCA_ERROR_INVALID_VALUE);
