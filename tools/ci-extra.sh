@@ -243,12 +243,15 @@ dpa_layout_exports() {
 dpa_vendor_build() {
 	local r=$work/root$prefix s=dpa_kernel_launch
 	export PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig
-	meson setup "$work/$s" "samples/$s" -Ddoca_prefix="$r" >/dev/null && ninja -C "$work/$s" >/dev/null &&
+	test -e "$work/root/opt/mellanox/flexio/lib/libflexio.so" ||
+		{ echo "-L/opt/mellanox/flexio/lib -lflexio does not resolve"; return 1; }
+	meson setup "$work/$s" "samples/$s" -Ddoca_prefix="$r" -Dflexio_prefix="$work/root/opt/mellanox/flexio" \
+		>/dev/null && ninja -C "$work/$s" >/dev/null &&
 		LD_LIBRARY_PATH=$r/lib/$multiarch SOFTDPU_LOG_LEVEL=error "$work/$s/$s" | grep -q "$s: OK" ||
 		{ echo "the vendor-style build of samples/$s failed"; return 1; }
 }
 check "DOCA DPA in the vendor layout (headers, libdoca_dpa exporting doca_dpa_* only, each tested, libdoca_dpa_dev.a, doca-dpa.pc, tools/dpacc)" dpa_layout_exports
-check "the DOCA DPA sample as a vendor-style project (the installed dpacc, pkg-config doca-dpa) builds and runs" dpa_vendor_build
+check "the DOCA DPA sample as a vendor-style project (the installed dpacc, pkg-config doca-dpa, -L/opt/mellanox/flexio/lib -lflexio) builds and runs" dpa_vendor_build
 # Instructions per operation of the small-message paths (callgrind) against bench/icount.ref:
 # deterministic (identical counts over repeated runs), a few seconds on bench_smoke's release
 # tree; run alone, it configures one and builds only the libraries and the driver.
