@@ -77,6 +77,9 @@ echo
 # FlexIO: event-handler activation latency (polling, sleeping) against a futex wake and a cache line; rate.
 echo
 "$build/bench/bench_flexio_evh" $quick
+# DOCA DPA: kernel launch latency and the Sync Event round trip host <-> DPA against futex and cache-line round trips.
+echo
+"$build/bench/bench_dpa" $quick
 # RDMA between two processes: Debian's perftest on softdpu's libibverbs beside
 # ucx_perftest, memcpy and a shared cache-line round trip.
 echo

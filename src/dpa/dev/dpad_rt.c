@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <doca_dpa_dev.h>
@@ -35,7 +36,7 @@ static uint64_t dpad_now_ns(void)
 }
 
 /* Looks name up in the image this function is in (a reference dropped at once: the process unloads it). */
-static void *dpad_resolve(const char *name)
+static void *dpad_lookup(const char *name)
 {
 	Dl_info info;
 	void *h, *sym;
@@ -48,6 +49,65 @@ static void *dpad_resolve(const char *name)
 	sym = dlsym(h, name);
 	dlclose(h);
 	return sym;
+}
+
+/*
+ * Kernels found so far, by name: a lookup takes the loader's lock (tens of
+ * microseconds), so each kernel is looked up once per image (this table is
+ * the image's own, as every global of device code is its process's).
+ */
+#define DPAD_KERNELS 64
+
+struct dpad_kernel {
+	char name[DPA_NAME_MAX];
+	void *fn, *unpack;
+};
+
+static struct dpad_kernel dpad_kernels[DPAD_KERNELS];
+static _Atomic uint32_t dpad_nkernels; /* entries published (filled before the count moves) */
+static atomic_flag dpad_kernels_lock = ATOMIC_FLAG_INIT;
+
+static const struct dpad_kernel *dpad_cached(const char *name)
+{
+	uint32_t n = atomic_load_explicit(&dpad_nkernels, memory_order_acquire);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(dpad_kernels[i].name, name) == 0)
+			return &dpad_kernels[i];
+	return NULL;
+}
+
+/* The kernel l names, its device function and unpacker; NULL when the image has no such function. */
+static const struct dpad_kernel *dpad_resolve(const struct dpa_launch *l)
+{
+	static __thread struct dpad_kernel miss; /* a full table: this thread's own copy */
+	const struct dpad_kernel *k = dpad_cached(l->fn);
+	struct dpad_kernel nk;
+	uint32_t n;
+
+	if (k != NULL)
+		return k;
+	strncpy(nk.name, l->fn, sizeof(nk.name) - 1);
+	nk.name[sizeof(nk.name) - 1] = '\0';
+	nk.fn = dpad_lookup(l->fn);
+	nk.unpack = dpad_lookup(l->unpack);
+	if (nk.fn == NULL || nk.unpack == NULL)
+		return NULL;
+	while (atomic_flag_test_and_set_explicit(&dpad_kernels_lock, memory_order_acquire))
+		;
+	k = dpad_cached(l->fn);
+	n = atomic_load_explicit(&dpad_nkernels, memory_order_relaxed);
+	if (k == NULL && n < DPAD_KERNELS) {
+		dpad_kernels[n] = nk;
+		atomic_store_explicit(&dpad_nkernels, n + 1, memory_order_release);
+		k = &dpad_kernels[n];
+	}
+	atomic_flag_clear_explicit(&dpad_kernels_lock, memory_order_release);
+	if (k == NULL) {
+		miss = nk;
+		k = &miss;
+	}
+	return k;
 }
 
 static void dpad_complete(uint64_t h, uint64_t val, uint32_t add)
@@ -66,18 +126,17 @@ uint64_t __doca_dpa_rt_entry(uint64_t arg)
 	struct dpa_launch *l = t->l;
 	uint64_t none = 0, comp_h = l->comp_h, comp_val = l->comp_val;
 	uint32_t comp_add = l->comp_add;
-	void *fn, *unpack;
+	const struct dpad_kernel *k;
 
 	if (l->wait_h != 0)
 		doca_dpa_dev_sync_event_wait_gt(l->wait_h, l->wait_thr, UINT64_MAX);
 	atomic_compare_exchange_strong(&l->start_ns, &none, dpad_now_ns());
-	fn = dpad_resolve(l->fn);
-	unpack = dpad_resolve(l->unpack);
-	if (fn == NULL || unpack == NULL)
+	k = dpad_resolve(l);
+	if (k == NULL)
 		flexio_dev_error(DPAD_ERR_RESOLVE);
 	dpad_rank = t->rank;
 	dpad_nthreads = l->nthreads;
-	((dpad_unpack_fn *)(uintptr_t)unpack)(l->argbuf, fn);
+	((dpad_unpack_fn *)(uintptr_t)k->unpack)(l->argbuf, k->fn);
 	/* The last thread out completes the launch (the host may free it from then on: copies taken before). */
 	if (atomic_fetch_sub_explicit(&l->left, 1, memory_order_acq_rel) == 1)
 		dpad_complete(comp_h, comp_val, comp_add);

@@ -148,6 +148,8 @@ static doca_error_t dpa_launch_make(struct doca_dpa *dpa, doca_dpa_func_t *func,
 /* Under mu: one task per thread on the context's queue. */
 static doca_error_t dpa_launch_post(struct doca_dpa *dpa, struct dpa_launch *l)
 {
+	bool idle = dpa->launches == NULL;
+
 	if (dpa->q == NULL || !dpa_usable(dpa))
 		return DOCA_ERROR_BAD_STATE;
 	l->next = dpa->launches;
@@ -159,7 +161,8 @@ static doca_error_t dpa_launch_post(struct doca_dpa *dpa, struct dpa_launch *l)
 			return DOCA_ERROR_DRIVER;
 		}
 	}
-	pthread_cond_broadcast(&dpa->cv);
+	if (idle) /* the watchdog sleeps without a timeout only when no launch is out */
+		pthread_cond_broadcast(&dpa->cv);
 	return DOCA_SUCCESS;
 }
 

@@ -64,8 +64,7 @@ static void *fx_cmdq_worker(void *arg)
 		t.frame.argbuf = &t.arg; /* a packed task's one 64-bit argument */
 		(void)fx_hart_exec(w->h, &t.frame, t.fname); /* a fault is the process's error state */
 		pthread_mutex_lock(&q->mu);
-		q->running--;
-		pthread_cond_broadcast(&q->cv);
+		q->running--; /* no wake-up: only workers wait on cv, for tasks, and this one looks again itself */
 	}
 	pthread_mutex_unlock(&q->mu);
 	fx_hart_detach(w->h);
