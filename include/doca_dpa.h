@@ -34,6 +34,8 @@ struct doca_dpa_app;
 struct doca_dpa_mem;
 /** A DPA worker: the progress engine of its endpoints. */
 struct doca_dpa_worker;
+/** A worker, as the DOCA 2.2 samples name it. */
+typedef struct doca_dpa_worker *doca_dpa_worker_t;
 /** A DPA endpoint. */
 struct doca_dpa_ep;
 /** The address of a DPA endpoint, for its peer's connect. */
@@ -140,6 +142,9 @@ doca_error_t doca_dpa_mem_host_register(struct doca_dpa *dpa, void *addr, size_t
 /** Unregisters host memory. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_mem_unregister(struct doca_dpa_mem *mem);
+/** The remote key of registered memory (a peer's RDMA reaches it with it). DOCA_ERROR_INVALID_VALUE for NULL. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_dpa_mem_rkey_get(struct doca_dpa_mem *mem, uint32_t *rkey);
 /** The handle device code names registered memory by. DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_mem_dev_export(struct doca_dpa_mem *mem, doca_dpa_dev_mem_t *handle);

@@ -554,7 +554,7 @@ static int ep_connect(struct doca_dpa_ep *a, struct doca_dpa_ep *b)
 static void test_endpoints(void)
 {
 	struct doca_dpa *a = dpa_new(), *b = dpa_new();
-	struct doca_dpa_worker *wa = NULL, *wb = NULL;
+	doca_dpa_worker_t wa = NULL, wb = NULL;
 	struct doca_dpa_ep *ea, *eb;
 	struct doca_dpa_mem *src_m = NULL, *dst_m = NULL;
 	doca_dpa_dev_mem_t src_h = 0;
@@ -597,6 +597,11 @@ static void test_endpoints(void)
 		CHECK(wait_value(kc, 1) == 1);
 		CHECK_OK(doca_sync_event_get(k, &v));
 		rkey = (uint32_t)v;
+		/* The host reads the same key. */
+		CHECK_ERR(doca_dpa_mem_rkey_get(dst_m, NULL), DOCA_ERROR_INVALID_VALUE);
+		CHECK_ERR(doca_dpa_mem_rkey_get(NULL, &rkey), DOCA_ERROR_INVALID_VALUE);
+		CHECK_OK(doca_dpa_mem_rkey_get(dst_m, &rkey));
+		CHECK(rkey == (uint32_t)v);
 	}
 	CHECK((comp = event_new(a, 1)) != NULL);
 	CHECK_OK(doca_dpa_kernel_launch_update_set(a, NULL, 0, comp, 1, 4, &dpt_ep_put, eah, (uint64_t)(uintptr_t)src,

@@ -14,8 +14,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* The device library's entry, registered with the app as a raw FlexIO function. */
-#define DPA_RT_ENTRY_NAME "__doca_dpa_rt_entry"
+/* The device library's entries, registered with the app as raw FlexIO functions. */
+#define DPA_RT_ENTRY_NAME "__doca_dpa_rt_entry"   /* a kernel thread (a command-queue task) */
+#define DPA_RT_LOOKUP_NAME "__doca_dpa_rt_lookup" /* a kernel's addresses in the image (an RPC) */
 #define DPA_NAME_MAX 256
 
 struct dpa_launch;
@@ -26,9 +27,22 @@ struct dpa_thread {
 	uint32_t rank;
 };
 
+/*
+ * A lookup: the kernel's device function and the unpacker dpacc made for
+ * it, by name, and their addresses in the process's image (NULL: none).
+ * Done by the RPC hart at a context's first launch of a kernel, not by
+ * kernel threads: a lookup takes the loader's lock, which a thread made to
+ * leave device code (destroy, the maximum run time) would leave held.
+ */
+struct dpa_lookup {
+	char fn[DPA_NAME_MAX];
+	char unpack[DPA_NAME_MAX];
+	void *fnp, *unpackp;
+};
+
 struct dpa_launch {
-	char fn[DPA_NAME_MAX];	   /* the kernel's device function */
-	char unpack[DPA_NAME_MAX]; /* the unpacker dpacc made for it */
+	char fn[DPA_NAME_MAX]; /* the kernel's name (messages) */
+	void *fnp, *unpackp;   /* its device function and unpacker */
 	uint32_t nthreads;
 	uint32_t comp_add; /* comp_h: add comp_val (1) or set it (0) */
 	uint64_t wait_h;   /* a struct se_dpa_handle address, 0: none */

@@ -21,6 +21,12 @@ struct se_dpa_handle {
 	_Atomic uint64_t *value;
 	void *bell;
 	void (*ring)(void *bell);
+	/*
+	 * Device updates in progress: an update is its store and its ring,
+	 * and the host may destroy the event as soon as it sees the store
+	 * (a launch's completion), so destroy waits for this to reach 0.
+	 */
+	_Atomic uint32_t busy;
 };
 
 #endif /* SE_DPA_HANDLE_H_ */

@@ -1,6 +1,7 @@
 /*
  * se_event — Sync Event life cycle: create, configure, start, stop, destroy.
  */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "dc_dev.h"
@@ -22,6 +23,9 @@ doca_error_t dse_alloc(struct doca_sync_event **out)
 
 void dse_free(struct doca_sync_event *ev)
 {
+	/* A DPA thread's update seen by the host may still be ringing the bell (se_dpa_handle.h). */
+	while (atomic_load_explicit(&ev->dpa_h.busy, memory_order_acquire) != 0)
+		sched_yield();
 	dse_export_release(ev);
 	dc_dev_put(ev->pub_dev);
 	dc_dev_put(ev->sub_dev);

@@ -273,8 +273,14 @@ doca_error_t doca_sync_event_export_to_dpa(struct doca_sync_event *event, struct
 		DC_ERR("Sync Event is not started");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	event->dpa_h = (struct se_dpa_handle){ .magic = SE_DPA_HANDLE_MAGIC, .value = event->value,
-					       .bell = event->bell, .ring = dse_dpa_ring };
+	/* Filled once: device code may be updating through it while it is exported again. */
+	if (event->dpa_h.magic != SE_DPA_HANDLE_MAGIC) {
+		event->dpa_h.value = event->value;
+		event->dpa_h.bell = event->bell;
+		event->dpa_h.ring = dse_dpa_ring;
+		atomic_init(&event->dpa_h.busy, 0);
+		event->dpa_h.magic = SE_DPA_HANDLE_MAGIC;
+	}
 	*dpa_dev_se_handle = (doca_dpa_dev_sync_event_t)(uintptr_t)&event->dpa_h;
 	return DOCA_SUCCESS;
 }

@@ -6,7 +6,6 @@
 
 /* flexio_dev_error codes of the device library (the context's fatal error). */
 enum dpad_err {
-	DPAD_ERR_RESOLVE = 1,	  /* the launched kernel is not in the image */
 	DPAD_ERR_MEM = 2,	  /* an access outside registered host memory */
 	DPAD_ERR_UNSUPPORTED = 3, /* a device call softdpu does not run */
 	DPAD_ERR_EP = 4,	  /* an endpoint operation failed, or not an endpoint */

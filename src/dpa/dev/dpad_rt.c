@@ -3,14 +3,13 @@
  * into every image dpacc builds for DOCA DPA: the entry each kernel thread
  * runs, the thread's rank, and printing.
  *
- * The kernel is named in the launch by its device function and unpacker;
- * they are looked up in this image (the one the entry itself is in), as the
- * FlexIO runtime finds device functions.
+ * A kernel's device function and unpacker are looked up in this image (the
+ * one the entries are in) by the lookup entry, as the FlexIO runtime finds
+ * device functions; launches carry the addresses.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 #include <doca_dpa_dev.h>
@@ -19,7 +18,6 @@
 
 #include "dpa_abi.h"
 #include "dpad_int.h"
-
 
 static __thread uint32_t dpad_rank, dpad_nthreads;
 
@@ -51,63 +49,15 @@ static void *dpad_lookup(const char *name)
 	return sym;
 }
 
-/*
- * Kernels found so far, by name: a lookup takes the loader's lock (tens of
- * microseconds), so each kernel is looked up once per image (this table is
- * the image's own, as every global of device code is its process's).
- */
-#define DPAD_KERNELS 64
+uint64_t __doca_dpa_rt_lookup(uint64_t arg) __attribute__((visibility("default")));
 
-struct dpad_kernel {
-	char name[DPA_NAME_MAX];
-	void *fn, *unpack;
-};
-
-static struct dpad_kernel dpad_kernels[DPAD_KERNELS];
-static _Atomic uint32_t dpad_nkernels; /* entries published (filled before the count moves) */
-static atomic_flag dpad_kernels_lock = ATOMIC_FLAG_INIT;
-
-static const struct dpad_kernel *dpad_cached(const char *name)
+uint64_t __doca_dpa_rt_lookup(uint64_t arg)
 {
-	uint32_t n = atomic_load_explicit(&dpad_nkernels, memory_order_acquire);
+	struct dpa_lookup *q = (struct dpa_lookup *)(uintptr_t)arg;
 
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(dpad_kernels[i].name, name) == 0)
-			return &dpad_kernels[i];
-	return NULL;
-}
-
-/* The kernel l names, its device function and unpacker; NULL when the image has no such function. */
-static const struct dpad_kernel *dpad_resolve(const struct dpa_launch *l)
-{
-	static __thread struct dpad_kernel miss; /* a full table: this thread's own copy */
-	const struct dpad_kernel *k = dpad_cached(l->fn);
-	struct dpad_kernel nk;
-	uint32_t n;
-
-	if (k != NULL)
-		return k;
-	strncpy(nk.name, l->fn, sizeof(nk.name) - 1);
-	nk.name[sizeof(nk.name) - 1] = '\0';
-	nk.fn = dpad_lookup(l->fn);
-	nk.unpack = dpad_lookup(l->unpack);
-	if (nk.fn == NULL || nk.unpack == NULL)
-		return NULL;
-	while (atomic_flag_test_and_set_explicit(&dpad_kernels_lock, memory_order_acquire))
-		;
-	k = dpad_cached(l->fn);
-	n = atomic_load_explicit(&dpad_nkernels, memory_order_relaxed);
-	if (k == NULL && n < DPAD_KERNELS) {
-		dpad_kernels[n] = nk;
-		atomic_store_explicit(&dpad_nkernels, n + 1, memory_order_release);
-		k = &dpad_kernels[n];
-	}
-	atomic_flag_clear_explicit(&dpad_kernels_lock, memory_order_release);
-	if (k == NULL) {
-		miss = nk;
-		k = &miss;
-	}
-	return k;
+	q->fnp = dpad_lookup(q->fn);
+	q->unpackp = dpad_lookup(q->unpack);
+	return q->fnp != NULL && q->unpackp != NULL;
 }
 
 static void dpad_complete(uint64_t h, uint64_t val, uint32_t add)
@@ -126,17 +76,12 @@ uint64_t __doca_dpa_rt_entry(uint64_t arg)
 	struct dpa_launch *l = t->l;
 	uint64_t none = 0, comp_h = l->comp_h, comp_val = l->comp_val;
 	uint32_t comp_add = l->comp_add;
-	const struct dpad_kernel *k;
-
 	if (l->wait_h != 0)
 		doca_dpa_dev_sync_event_wait_gt(l->wait_h, l->wait_thr, UINT64_MAX);
 	atomic_compare_exchange_strong(&l->start_ns, &none, dpad_now_ns());
-	k = dpad_resolve(l);
-	if (k == NULL)
-		flexio_dev_error(DPAD_ERR_RESOLVE);
 	dpad_rank = t->rank;
 	dpad_nthreads = l->nthreads;
-	((dpad_unpack_fn *)(uintptr_t)k->unpack)(l->argbuf, k->fn);
+	((dpad_unpack_fn *)(uintptr_t)l->unpackp)(l->argbuf, l->fnp);
 	/* The last thread out completes the launch (the host may free it from then on: copies taken before). */
 	if (atomic_fetch_sub_explicit(&l->left, 1, memory_order_acq_rel) == 1)
 		dpad_complete(comp_h, comp_val, comp_add);

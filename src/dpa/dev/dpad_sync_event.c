@@ -22,16 +22,20 @@ void doca_dpa_dev_sync_event_update_add(doca_dpa_dev_sync_event_t dpa_dev_se_han
 {
 	struct se_dpa_handle *h = dpad_se(dpa_dev_se_handle);
 
+	atomic_fetch_add_explicit(&h->busy, 1, memory_order_acquire);
 	atomic_fetch_add_explicit(h->value, value, memory_order_acq_rel);
 	h->ring(h->bell);
+	atomic_fetch_sub_explicit(&h->busy, 1, memory_order_release); /* the last touch: destroy may go on */
 }
 
 void doca_dpa_dev_sync_event_update_set(doca_dpa_dev_sync_event_t dpa_dev_se_handle, uint64_t value)
 {
 	struct se_dpa_handle *h = dpad_se(dpa_dev_se_handle);
 
+	atomic_fetch_add_explicit(&h->busy, 1, memory_order_acquire);
 	atomic_store_explicit(h->value, value, memory_order_release);
 	h->ring(h->bell);
+	atomic_fetch_sub_explicit(&h->busy, 1, memory_order_release); /* the last touch: destroy may go on */
 }
 
 /* Yields between looks: DPA threads share the host's cores with the program. */

@@ -60,6 +60,7 @@ static void dpa_free(struct doca_dpa *dpa)
 		mlx5dv_devx_free_uar(dpa->devx_uar);
 	pthread_cond_destroy(&dpa->cv);
 	pthread_mutex_destroy(&dpa->mu);
+	pthread_mutex_destroy(&dpa->kmu);
 	free(dpa);
 }
 
@@ -81,14 +82,14 @@ doca_error_t doca_dpa_create(struct doca_dev *dev, struct doca_dpa_app *app, str
 	if (d == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_mutex_init(&d->kmu, NULL);
 	pthread_cond_init(&d->cv, NULL);
 	d->dev = dev;
 	d->pd = pd;
 	d->app = (struct flexio_app *)app; /* dpacc's app is the FlexIO app of the image */
 	d->max_run_ns = dpa_max_run_ns();
 	pa.pd = pd;
-	d->entry = dpa_entry_of(d->app);
-	if (d->entry == NULL || flexio_process_create(pd->context, d->app, &pa, &d->proc) != FLEXIO_STATUS_SUCCESS) {
+	if (dpa_entries_of(d->app, &d->fns) != 0 || flexio_process_create(pd->context, d->app, &pa, &d->proc) != FLEXIO_STATUS_SUCCESS) {
 		BASE_ERR("cannot load DPA application %s", flexio_app_get_name(d->app));
 		ret = DOCA_ERROR_DRIVER;
 		goto err;

@@ -1,7 +1,7 @@
 /*
- * dpa_entry — the device library's entry as a FlexIO function of each app:
- * registered by name once per app (a registration lives as long as its
- * app), so contexts of one app share it.
+ * dpa_entry — the device library's entries as FlexIO functions of each
+ * app: registered by name once per app (a registration lives as long as its
+ * app), so contexts of one app share them.
  */
 #include <stdlib.h>
 
@@ -10,38 +10,39 @@
 struct dpa_entry {
 	struct dpa_entry *next;
 	struct flexio_app *app;
-	flexio_func_t *fn;
+	struct dpa_entries fns;
 };
 
 static pthread_mutex_t dpa_entry_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct dpa_entry *dpa_entries;
 
-flexio_func_t *dpa_entry_of(struct flexio_app *app)
+int dpa_entries_of(struct flexio_app *app, struct dpa_entries *out)
 {
 	struct dpa_entry *e;
-	flexio_func_t *fn = NULL;
+	int rc = -1;
 
 	pthread_mutex_lock(&dpa_entry_mu);
 	for (e = dpa_entries; e != NULL && e->app != app; e = e->next)
 		;
-	if (e != NULL) {
-		fn = e->fn;
-		goto out;
-	}
+	if (e != NULL)
+		goto found;
 	e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		goto out;
-	if (flexio_func_register(app, DPA_RT_ENTRY_NAME, &e->fn) != FLEXIO_STATUS_SUCCESS) {
-		free(e);
+	if (flexio_func_register(app, DPA_RT_ENTRY_NAME, &e->fns.entry) != FLEXIO_STATUS_SUCCESS ||
+	    flexio_func_register(app, DPA_RT_LOOKUP_NAME, &e->fns.lookup) != FLEXIO_STATUS_SUCCESS) {
+		free(e); /* a registration made stays the app's, as every registration */
 		goto out;
 	}
 	e->app = app;
 	e->next = dpa_entries;
 	dpa_entries = e;
-	fn = e->fn;
+found:
+	*out = e->fns;
+	rc = 0;
 out:
 	pthread_mutex_unlock(&dpa_entry_mu);
-	return fn;
+	return rc;
 }
 
 __attribute__((destructor)) static void dpa_entry_fini(void)

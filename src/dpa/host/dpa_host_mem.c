@@ -89,3 +89,13 @@ doca_error_t doca_dpa_mem_dev_export(struct doca_dpa_mem *mem, doca_dpa_dev_mem_
 	*handle = (doca_dpa_dev_mem_t)(uintptr_t)&mem->dev;
 	return DOCA_SUCCESS;
 }
+
+doca_error_t doca_dpa_mem_rkey_get(struct doca_dpa_mem *mem, uint32_t *rkey)
+{
+	if (mem == NULL || rkey == NULL) {
+		BASE_ERR("mem and rkey must not be NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	*rkey = mem->dev.rkey;
+	return DOCA_SUCCESS;
+}

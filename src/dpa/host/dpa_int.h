@@ -21,6 +21,19 @@
 #include "dpa_abi.h"
 
 #define DPA_MAX_THREADS 16 /* per launch: the command queue's workers */
+#define DPA_KERNELS 64	   /* kernels a context keeps the addresses of */
+
+/* The device library's entries in an app. */
+struct dpa_entries {
+	flexio_func_t *entry;  /* a kernel thread */
+	flexio_func_t *lookup; /* a kernel's addresses */
+};
+
+/* A kernel's addresses in the context's image. */
+struct dpa_kernel {
+	doca_dpa_func_t *func;
+	void *fnp, *unpackp;
+};
 
 struct ibv_pd;
 
@@ -31,8 +44,8 @@ struct doca_dpa {
 	struct flexio_process *proc;
 	struct mlx5dv_devx_uar *devx_uar; /* the print channel's */
 	struct flexio_uar *uar;
-	flexio_func_t *entry; /* the device library's entry (DPA_RT_ENTRY_NAME) */
-	pthread_mutex_t mu;   /* q, launches, the watchdog's state */
+	struct dpa_entries fns;
+	pthread_mutex_t mu; /* q, launches, the watchdog's state */
 	pthread_cond_t cv;
 	struct flexio_cmdq *q; /* NULL once the context failed */
 	struct dpa_launch *launches;
@@ -41,6 +54,9 @@ struct doca_dpa {
 	bool wd_up;
 	pthread_t wd;
 	uint64_t max_run_ns;
+	pthread_mutex_t kmu; /* the kernels looked up */
+	struct dpa_kernel kernels[DPA_KERNELS];
+	uint32_t nkernels;
 };
 
 /* dpa_ctx.c: whether the context can still run kernels (logs why not). */
@@ -50,8 +66,8 @@ bool dpa_usable(struct doca_dpa *dpa);
 void dpa_launches_reap(struct doca_dpa *dpa, bool all); /* under mu */
 void *dpa_watchdog(void *arg);
 
-/* dpa_entry.c: the entry of app, registered once per app. */
-flexio_func_t *dpa_entry_of(struct flexio_app *app);
+/* dpa_entry.c: the entries of app, registered once per app; 0 or -1. */
+int dpa_entries_of(struct flexio_app *app, struct dpa_entries *out);
 
 /* dpa_conf.c: SOFTDPU_DPA_KERNEL_MAX_RUN_MS. */
 uint64_t dpa_max_run_ns(void);

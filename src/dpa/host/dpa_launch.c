@@ -110,26 +110,79 @@ static doca_error_t dpa_event(struct doca_dpa *dpa, struct doca_sync_event *ev, 
 	return doca_sync_event_export_to_dpa(ev, dpa, h);
 }
 
+/*
+ * func's addresses in the context's image: kept per context, looked up at
+ * its first launch by the lookup entry, run on the process's RPC hart.
+ */
+static doca_error_t dpa_kernel_of(struct doca_dpa *dpa, doca_dpa_func_t *func, const struct dpa_lookup *names,
+				  void **fnp, void **unpackp)
+{
+	struct dpa_lookup *q = NULL;
+	doca_error_t ret = DOCA_SUCCESS;
+	uint64_t found = 0;
+	uint32_t i;
+
+	pthread_mutex_lock(&dpa->kmu);
+	for (i = 0; i < dpa->nkernels && dpa->kernels[i].func != func; i++)
+		;
+	if (i < dpa->nkernels)
+		goto out;
+	q = malloc(sizeof(*q));
+	if (q == NULL) {
+		ret = DOCA_ERROR_NO_MEMORY;
+		goto out;
+	}
+	*q = *names;
+	if (flexio_process_call(dpa->proc, dpa->fns.lookup, &found, (uint64_t)(uintptr_t)q) != FLEXIO_STATUS_SUCCESS ||
+	    !found) {
+		BASE_ERR("kernel %s is not in the image of application %s", names->fn, flexio_app_get_name(dpa->app));
+		ret = DOCA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if (i == DPA_KERNELS) { /* a full table: the oldest entry gives way */
+		memmove(&dpa->kernels[0], &dpa->kernels[1], (DPA_KERNELS - 1) * sizeof(dpa->kernels[0]));
+		i = DPA_KERNELS - 1;
+	} else {
+		dpa->nkernels++;
+	}
+	dpa->kernels[i] = (struct dpa_kernel){ .func = func, .fnp = q->fnp, .unpackp = q->unpackp };
+out:
+	if (ret == DOCA_SUCCESS) {
+		*fnp = dpa->kernels[i].fnp;
+		*unpackp = dpa->kernels[i].unpackp;
+	}
+	pthread_mutex_unlock(&dpa->kmu);
+	free(q);
+	return ret;
+}
+
 /* A launch record for func, its arguments packed from ap. */
 static doca_error_t dpa_launch_make(struct doca_dpa *dpa, doca_dpa_func_t *func, unsigned int n, va_list ap,
 				    struct dpa_launch **out)
 {
 	flexio_func_arg_pack_fn_t *pack;
 	flexio_uintptr_t fa, ua;
+	struct dpa_lookup names;
 	struct dpa_launch *l;
 	size_t argbuf_size;
+	doca_error_t ret;
 	uint32_t pup;
 
+	if (flexio_func_get_register_info(dpa->app, (flexio_func_t *)func, &pup, names.fn, names.unpack,
+					  sizeof(names.fn), &argbuf_size, &pack, &fa, &ua) != FLEXIO_STATUS_SUCCESS ||
+	    !pup) {
+		BASE_ERR("the kernel is not a __dpa_global__ function of this context's application");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	l = calloc(1, sizeof(*l) + n * sizeof(l->t[0]));
 	if (l == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	if (flexio_func_get_register_info(dpa->app, (flexio_func_t *)func, &pup, l->fn, l->unpack, sizeof(l->fn),
-					  &argbuf_size, &pack, &fa, &ua) != FLEXIO_STATUS_SUCCESS ||
-	    !pup) {
-		BASE_ERR("the kernel is not a __dpa_global__ function of this context's application");
+	ret = dpa_kernel_of(dpa, func, &names, &l->fnp, &l->unpackp);
+	if (ret != DOCA_SUCCESS) {
 		free(l);
-		return DOCA_ERROR_INVALID_VALUE;
+		return ret;
 	}
+	memcpy(l->fn, names.fn, sizeof(l->fn));
 	l->argbuf = calloc(1, argbuf_size != 0 ? argbuf_size : 1);
 	if (l->argbuf == NULL) {
 		free(l);
@@ -155,7 +208,7 @@ static doca_error_t dpa_launch_post(struct doca_dpa *dpa, struct dpa_launch *l)
 	l->next = dpa->launches;
 	dpa->launches = l;
 	for (uint32_t i = 0; i < l->nthreads; i++) {
-		if (flexio_cmdq_task_add(dpa->q, dpa->entry, (uint64_t)(uintptr_t)&l->t[i]) != FLEXIO_STATUS_SUCCESS) {
+		if (flexio_cmdq_task_add(dpa->q, dpa->fns.entry, (uint64_t)(uintptr_t)&l->t[i]) != FLEXIO_STATUS_SUCCESS) {
 			/* Threads already queued run; the launch never completes (kept until destroy). */
 			BASE_ERR("cannot queue thread %u of kernel %s", i, l->fn);
 			return DOCA_ERROR_DRIVER;
