@@ -356,7 +356,7 @@ static void test_fatal(void)
 }
 
 /* A kernel that never returns is ended at the maximum run time (set to 300 ms here). */
-static void test_max_run_time(void)
+static __attribute__((unused)) void test_max_run_time(void)
 {
 	struct doca_dpa *dpa;
 	struct doca_sync_event *comp;
@@ -380,7 +380,7 @@ static void test_max_run_time(void)
 }
 
 /* A context destroyed while kernels wait and run: they are stopped, nothing is left behind. */
-static void test_destroy_busy(void)
+static __attribute__((unused)) void test_destroy_busy(void)
 {
 	struct doca_dpa *dpa = NULL;
 	struct doca_sync_event *wait;
@@ -666,8 +666,11 @@ int main(void)
 	RUN(test_printf);
 	RUN(test_fault);
 	RUN(test_fatal);
+#ifndef __SANITIZE_THREAD__
+	/* ThreadSanitizer defers signals to its own calls: a kernel loop making none never sees the stop. */
 	RUN(test_max_run_time);
 	RUN(test_destroy_busy);
+#endif
 	RUN(test_bad_launch);
 	RUN(test_host_memory);
 	RUN(test_endpoints);
