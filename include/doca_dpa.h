@@ -51,6 +51,14 @@ typedef uint64_t doca_dpa_dev_mem_t;
 typedef uint64_t doca_dpa_dev_ep_t;
 
 /**
+ * DOCA_SUCCESS when devinfo's device has a DPA (every device here: DPA
+ * contexts run on the FlexIO runtime of the program); DOCA_ERROR_INVALID_VALUE
+ * for NULL.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_get_is_dpa_supported(const struct doca_devinfo *devinfo);
+
+/**
  * Creates a DPA context running app on dev; flags must be 0.
  * DOCA_ERROR_INVALID_VALUE for a NULL argument or flags, DOCA_ERROR_NO_MEMORY,
  * DOCA_ERROR_DRIVER when the application cannot be loaded.

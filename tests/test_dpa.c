@@ -130,6 +130,8 @@ static void test_create_destroy(void)
 	unsigned long long rt = 0;
 	unsigned int mt = 0;
 
+	CHECK_OK(doca_devinfo_get_is_dpa_supported(doca_dev_as_devinfo(dev)));
+	CHECK_ERR(doca_devinfo_get_is_dpa_supported(NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_dpa_create(NULL, dpa_test_app, &dpa, 0), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_dpa_create(dev, NULL, &dpa, 0), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_dpa_create(dev, dpa_test_app, NULL, 0), DOCA_ERROR_INVALID_VALUE);

@@ -64,6 +64,15 @@ static void dpa_free(struct doca_dpa *dpa)
 	free(dpa);
 }
 
+doca_error_t doca_devinfo_get_is_dpa_supported(const struct doca_devinfo *devinfo)
+{
+	if (devinfo == NULL) {
+		BASE_ERR("devinfo must not be NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
 doca_error_t doca_dpa_create(struct doca_dev *dev, struct doca_dpa_app *app, struct doca_dpa **dpa, unsigned int flags)
 {
 	struct flexio_process_attr pa = { 0 };
