@@ -56,6 +56,10 @@ one_process doca_common/graph doca_graph "All instances completed successfully"
 one_process flexio/flexio_rpc host/flexio_rpc "RPC call result: "
 one_process flexio/flexio_window host/flexio_window "Host buffer: FlexIO Window Sample - DPA"
 one_process flexio/flexio_multithread host/flexio_multithread "^25 50 75 100 125 $"
+# DOCA DPA (dpa_binary_tree and dpa_endpoint_copy pass structs by value to kernels: dpacc refuses them).
+one_process doca_dpa/dpa_kernel_launch doca_dpa_kernel_launch "^Hello from kernel$"
+one_process doca_dpa/dpa_wait_kernel_launch doca_dpa_wait_kernel_launch "^Hello from kernel$"
+one_process doca_dpa/dpa_diamond_tree doca_dpa_diamond_tree "Kernel D completion event has been signaled"
 
 echo "vendor samples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
