@@ -839,7 +839,7 @@ enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on)
 
 enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights)
 {
-	if (qp == NULL || (rights & ~(uint32_t)HW_QP_RIGHTS_ALL) != 0)
+	if (qp == NULL || (rights & ~(uint32_t)(HW_QP_RIGHTS_ALL | HW_QP_RIGHTS_STRICT)) != 0)
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->sh->rights, rights, __ATOMIC_RELEASE);
 	return HW_OK;

@@ -472,6 +472,20 @@ enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on);
 enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights);
 
 #define HW_QP_RIGHTS_ALL (HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC)
+/*
+ * With this bit the responder's rights gate RDMA reads and writes too (a
+ * remote access error, before any key is looked at), as a card's QP access
+ * flags do. Without it (verbs QPs) only atomics are gated, reads and writes
+ * being limited by their keys alone. DOCA RDMA contexts set it: their
+ * permissions are their QP's.
+ */
+#define HW_QP_RIGHTS_STRICT (1u << 31)
+
+/* Whether a responder with these rights refuses an RDMA read or write (right: HW_ACCESS_REMOTE_READ or _WRITE). */
+static inline bool hw_qp_rights_refuse(uint32_t rights, uint32_t right)
+{
+	return (rights & (HW_QP_RIGHTS_STRICT | right)) == HW_QP_RIGHTS_STRICT;
+}
 
 /* Sets a UD QP's qkey. HW_ERR_INVAL for an RC QP. */
 enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey);
