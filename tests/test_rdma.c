@@ -646,9 +646,24 @@ static int role_responder(void)
 	return 0;
 }
 
+/* Non-NULL: the responder is this machine (SOFTDPU_MACHINE) and we are 127.0.0.2. */
+static const char *peer_machine;
+
+static struct th_proc *start_responder(void)
+{
+	struct th_proc *c;
+
+	if (peer_machine == NULL)
+		return th_proc_start(NULL, "responder", NULL);
+	setenv("SOFTDPU_MACHINE", peer_machine, 1);
+	c = th_proc_start(NULL, "responder", NULL);
+	setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
+	return c;
+}
+
 static void test_two_processes(void)
 {
-	struct th_proc *c = th_proc_start(NULL, "responder", NULL);
+	struct th_proc *c = start_responder();
 	uint8_t peer[256], mdesc[512];
 	const char *ln;
 	char hex[1024];
@@ -711,6 +726,18 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "responder") == 0)
 		return role_responder();
 	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1 && strcmp(argv[1], "machines") == 0) {
+		/* Two machines over UCX's TCP transport on loopback, as test_verbs_xm runs them. */
+		setenv("UCX_TLS", "tcp", 1);
+		setenv("UCX_NET_DEVICES", "lo", 1);
+		setenv("UCX_LOG_FILE", "/dev/stderr", 0); /* stdout is the responder's answer channel */
+		setenv("SOFTDPU_FABRIC_TIMEOUT_MS", "10000", 1);
+		setenv("SOFTDPU_FABRIC", "ucx", 1); /* the memory export carries its UCX address */
+		setenv("SOFTDPU_MACHINE", "127.0.0.2", 1);
+		peer_machine = "127.0.0.3";
+		RUN(test_two_processes);
+		return th_summary("test_rdma_xm");
+	}
 	RUN(test_create_and_caps);
 	RUN(test_properties);
 	RUN(test_getters_need_a_device);
