@@ -92,15 +92,13 @@ static inline __attribute__((always_inline)) int64_t eng_fast_rw_as(struct hw_qp
 	const struct hw_wqe_data_seg *d = (const void *)(slot + 2 * HW_WQE_DS_BYTES);
 	uint8_t *l, *rp;
 
-	/* 0 (no memory named), lengths past the port's limit, a responder refusing the operation: the general path */
-	if (len - 1 >= HW_QP_MAX_MSG ||
-	    hw_qp_rights_refuse(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE),
-				write ? HW_ACCESS_REMOTE_WRITE : HW_ACCESS_REMOTE_READ))
+	/* 0 (no memory named) and lengths past the port's limit: the general path */
+	if (len - 1 >= HW_QP_MAX_MSG)
 		return -1;
 	l = hw_mkey_plain(hw_data_seg_lkey(d), qp->pd_id, hw_data_seg_addr(d), len,
 			  write ? HW_ACCESS_LOCAL_READ : HW_ACCESS_LOCAL_WRITE);
 	rp = l == NULL ? NULL
-		       : hw_mkey_plain(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len,
+		       : hw_mkey_plain(hw_raddr_seg_rkey(r), write ? peer->wr_pd : peer->rd_pd, hw_raddr_seg_addr(r), len,
 				       write ? HW_ACCESS_REMOTE_WRITE : HW_ACCESS_REMOTE_READ);
 	if (rp == NULL)
 		return -1;
@@ -133,10 +131,9 @@ static inline int64_t eng_fast_inline(struct hw_qp *peer, const uint8_t *slot, u
 	uint32_t at = 2 * HW_WQE_DS_BYTES + sizeof(struct hw_wqe_inl_seg);
 	uint8_t *rp;
 
-	if (len == 0 || ((at + len + HW_WQE_DS_BYTES - 1) & ~(HW_WQE_DS_BYTES - 1u)) != ds * HW_WQE_DS_BYTES ||
-	    hw_qp_rights_refuse(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE), HW_ACCESS_REMOTE_WRITE))
+	if (len == 0 || ((at + len + HW_WQE_DS_BYTES - 1) & ~(HW_WQE_DS_BYTES - 1u)) != ds * HW_WQE_DS_BYTES)
 		return -1;
-	rp = hw_mkey_plain(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, HW_ACCESS_REMOTE_WRITE);
+	rp = hw_mkey_plain(hw_raddr_seg_rkey(r), peer->wr_pd, hw_raddr_seg_addr(r), len, HW_ACCESS_REMOTE_WRITE);
 	if (rp == NULL)
 		return -1;
 	eng_move(rp, slot + at, len);
