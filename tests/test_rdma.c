@@ -594,6 +594,96 @@ static void test_event_driven(void)
 }
 
 /*
+ * Another device: with a topology of an Ethernet and an InfiniBand function
+ * (the "devices" role), a descriptor of the InfiniBand port's context is
+ * refused by the Ethernet one, and a job naming a buffer whose mmap is on the
+ * other device fails with the local protection error.
+ */
+static int open_on(struct rx_side *s, struct doca_devinfo *info)
+{
+	memset(s, 0, sizeof(*s));
+	s->mem = calloc(1, RX_LEN);
+	if (s->mem == NULL || doca_dev_open(info, &s->dev) != DOCA_SUCCESS)
+		return -1;
+	if (doca_mmap_create(NULL, &s->mmap) != DOCA_SUCCESS || doca_mmap_dev_add(s->mmap, s->dev) != DOCA_SUCCESS ||
+	    doca_mmap_set_memrange(s->mmap, s->mem, RX_LEN) != DOCA_SUCCESS ||
+	    doca_mmap_set_permissions(s->mmap, RW) != DOCA_SUCCESS || doca_mmap_start(s->mmap) != DOCA_SUCCESS ||
+	    doca_buf_inventory_create(NULL, 16, 0, &s->inv) != DOCA_SUCCESS ||
+	    doca_buf_inventory_start(s->inv) != DOCA_SUCCESS || doca_rdma_create(&s->rdma) != DOCA_SUCCESS)
+		return -2;
+	s->ctx = doca_rdma_as_ctx(s->rdma);
+	if (doca_ctx_dev_add(s->ctx, s->dev) != DOCA_SUCCESS || doca_rdma_set_permissions(s->rdma, RW) != 0 ||
+	    doca_ctx_start(s->ctx) != DOCA_SUCCESS || doca_workq_create(8, &s->wq) != DOCA_SUCCESS ||
+	    doca_ctx_workq_add(s->ctx, s->wq) != DOCA_SUCCESS)
+		return -3;
+	return 0;
+}
+
+static int role_devices(void)
+{
+	struct doca_devinfo **list;
+	struct rx_side e, e2, ib;
+	struct doca_buf *foreign;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+	const void *d;
+	size_t l;
+	uint32_t n;
+	int rc = 0;
+
+	if (doca_devinfo_list_create(&list, &n) != DOCA_SUCCESS || n != 2)
+		return 1;
+	if (open_on(&e, list[0]) != 0 || open_on(&e2, list[0]) != 0 || open_on(&ib, list[1]) != 0)
+		return 2;
+	if (doca_rdma_export(ib.rdma, &d, &l) != DOCA_SUCCESS)
+		return 3;
+	if (doca_rdma_connect(e.rdma, d, l) != DOCA_ERROR_CONNECTION_ABORTED)
+		rc = 4;
+	else if (rx_pair(&e, &e2) != DOCA_SUCCESS)
+		rc = 5;
+	memset(ib.mem, 0x66, 64);
+	/* A SEND from a buffer of the InfiniBand device's mmap on the Ethernet device's context. */
+	if (rc == 0 && (doca_buf_inventory_buf_by_data(ib.inv, ib.mmap, ib.mem, 64, &foreign) != DOCA_SUCCESS ||
+			rx_submit_send(&e, DOCA_RDMA_JOB_SEND, foreign, 0, 2) != DOCA_SUCCESS))
+		rc = 6;
+	if (rc == 0 && (rx_retrieve(&e, &ev, &res) != DOCA_ERROR_IO_FAILED || res.result != DOCA_ERROR_NOT_PERMITTED ||
+			ev.user_data.u64 != 2))
+		rc = 7;
+	if (rc == 0)
+		doca_buf_refcount_rm(foreign, NULL);
+	rx_close(&e);
+	rx_close(&e2);
+	rx_close(&ib);
+	doca_devinfo_list_destroy(list);
+	printf(rc == 0 ? "OK\n" : "FAIL %d\n", rc);
+	fflush(stdout);
+	return rc;
+}
+
+static void test_another_device(void)
+{
+	static const char topo[] =
+		"function name=a side=host type=pf pci=0000:0b:00.0 vuid=A ibdev=mlx5_0 mac=02:53:44:0b:00:00 ipv4=10.0.0.1\n"
+		"function name=b side=host type=pf pci=0000:0b:00.1 vuid=B ibdev=mlx5_1 mac=02:53:44:0b:00:01 ipv4=10.0.0.2"
+		" link=ib\n";
+	char path[] = "/tmp/softdpu-rdma-topoXXXXXX";
+	int fd = mkstemp(path);
+	struct th_proc *p;
+	const char *l;
+
+	CHECK(fd >= 0 && write(fd, topo, sizeof(topo) - 1) == (ssize_t)(sizeof(topo) - 1));
+	close(fd);
+	setenv("SOFTDPU_TOPOLOGY", path, 1);
+	p = th_proc_start(NULL, "devices", NULL);
+	unsetenv("SOFTDPU_TOPOLOGY");
+	CHECK(p != NULL);
+	l = th_proc_line(p);
+	unlink(path);
+	CHECK(l != NULL && strcmp(l, "OK") == 0);
+	CHECK(th_proc_wait(p) == 0);
+}
+
+/*
  * Two processes: this binary again as the "responder" role (the vendor
  * responder sample's part): it prints its connection descriptor and memory
  * export as hex lines, connects to ours, posts a receive and checks what we
@@ -725,6 +815,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "responder") == 0)
 		return role_responder();
+	if (argc > 1 && strcmp(argv[1], "devices") == 0)
+		return role_devices();
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "machines") == 0) {
 		/* Two machines over UCX's TCP transport on loopback, as test_verbs_xm runs them. */
@@ -752,6 +844,7 @@ int main(int argc, char **argv)
 	RUN(test_bad_jobs);
 	RUN(test_queue_full);
 	RUN(test_event_driven);
+	RUN(test_another_device);
 	RUN(test_two_processes);
 	return th_summary("test_rdma");
 }
