@@ -557,6 +557,60 @@ static void test_queue_full(void)
 	rx_close(&a);
 }
 
+/*
+ * A receive whose message has come holds no room in the receive queue,
+ * retrieved or not: with a queue of one, a second receive is posted while
+ * the first waits to be retrieved, and both are retrieved in order.
+ */
+static void test_completed_jobs_hold_no_slot(void)
+{
+	struct rx_side a, b;
+	struct doca_buf *r1, *r2, *s1, *s2;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	th_defer_local(rx_cleanup, &a);
+	th_defer_local(rx_cleanup, &b);
+	CHECK(rx_open(&a, RW, RW, false, false) == 0);
+	CHECK_OK(doca_rdma_set_recv_queue_size(a.rdma, 1));
+	CHECK_OK(doca_ctx_start(a.ctx));
+	CHECK_OK(doca_workq_create(32, &a.wq));
+	CHECK_OK(doca_ctx_workq_add(a.ctx, a.wq));
+	CHECK(rx_open(&b, RW, RW, true, false) == 0);
+	CHECK_OK(rx_pair(&a, &b));
+	r1 = rx_buf(&a, 0, 16, 0);
+	r2 = rx_buf(&a, 16, 16, 0);
+	memcpy(b.mem, "first", 5);
+	memcpy(b.mem + 16, "second", 6);
+	s1 = rx_buf(&b, 0, 5, 5);
+	s2 = rx_buf(&b, 16, 6, 6);
+	CHECK(r1 != NULL && r2 != NULL && s1 != NULL && s2 != NULL);
+	CHECK_OK(rx_submit_recv(&a, r1, 1));
+	CHECK_ERR(rx_submit_recv(&a, r2, 2), DOCA_ERROR_NO_MEMORY); /* the one slot holds r1 */
+	CHECK_OK(rx_submit_send(&b, DOCA_RDMA_JOB_SEND, s1, 0, 11));
+	CHECK_OK(rx_retrieve(&b, &ev, &res));
+	CHECK(res.result == DOCA_SUCCESS);
+	CHECK_OK(rx_submit_recv(&a, r2, 2)); /* r1 completed, not yet retrieved */
+	CHECK_OK(rx_submit_send(&b, DOCA_RDMA_JOB_SEND, s2, 0, 12));
+	CHECK_OK(rx_retrieve(&b, &ev, &res));
+	CHECK(res.result == DOCA_SUCCESS);
+	CHECK_OK(rx_retrieve(&a, &ev, &res));
+	CHECK(ev.user_data.u64 == 1 && res.result == DOCA_SUCCESS && res.length == 5);
+	CHECK_OK(rx_retrieve(&a, &ev, &res));
+	CHECK(ev.user_data.u64 == 2 && res.result == DOCA_SUCCESS && res.length == 6);
+	CHECK(memcmp(a.mem, "first", 5) == 0 && memcmp(a.mem + 16, "second", 6) == 0);
+	rm(r1);
+	rm(r2);
+	rm(s1);
+	rm(s2);
+	th_undefer(rx_cleanup, &b);
+	rx_close(&b);
+	th_undefer(rx_cleanup, &a);
+	rx_close(&a);
+}
+
 /* The event handle signals when a job's completion arrives; nothing before. */
 static void test_event_driven(void)
 {
@@ -843,6 +897,7 @@ int main(int argc, char **argv)
 	RUN(test_mmap_permission_violated);
 	RUN(test_bad_jobs);
 	RUN(test_queue_full);
+	RUN(test_completed_jobs_hold_no_slot);
 	RUN(test_event_driven);
 	RUN(test_another_device);
 	RUN(test_two_processes);

@@ -129,9 +129,12 @@ void rdma_queues_close(struct doca_rdma *r)
 	}
 	cq_close(r->scqn, &r->scq);
 	cq_close(r->rcqn, &r->rcq);
-	free(r->sops);
-	free(r->rops);
-	r->sops = r->rops = NULL;
+	free(r->ops);
+	free(r->free_ops);
+	free(r->sq_op);
+	free(r->rq_op);
+	r->ops = NULL;
+	r->free_ops = r->sq_op = r->rq_op = NULL;
 	r->state = DOCA_RDMA_STATE_RESET;
 }
 
@@ -139,13 +142,19 @@ doca_error_t rdma_queues_open(struct doca_rdma *r)
 {
 	doca_error_t ret;
 
-	r->sq_pi = r->rq_pi = r->rq_done = r->scq_ci = r->rcq_ci = r->arm_sn = 0;
-	r->sops = calloc(r->sq_size, sizeof(*r->sops));
-	r->rops = calloc(r->rq_size, sizeof(*r->rops));
-	if (r->sops == NULL || r->rops == NULL) {
+	r->sq_pi = r->rq_pi = r->sq_done = r->rq_done = r->scq_ci = r->rcq_ci = r->arm_sn = 0;
+	/* Room for every ring slot's job and as many completed ones not yet retrieved. */
+	r->nops = 2 * (r->sq_size + r->rq_size);
+	r->ops = calloc(r->nops, sizeof(*r->ops));
+	r->free_ops = calloc(r->nops, sizeof(*r->free_ops));
+	r->sq_op = calloc(r->sq_size, sizeof(*r->sq_op));
+	r->rq_op = calloc(r->rq_size, sizeof(*r->rq_op));
+	if (r->ops == NULL || r->free_ops == NULL || r->sq_op == NULL || r->rq_op == NULL) {
 		ret = DOCA_ERROR_NO_MEMORY;
 		goto err;
 	}
+	for (r->nfree = 0; r->nfree < r->nops; r->nfree++)
+		r->free_ops[r->nfree] = r->nops - 1 - r->nfree;
 	ret = cq_open(r->sq_size, &r->scqn, &r->scq);
 	if (ret == DOCA_SUCCESS)
 		ret = cq_open(r->rq_size, &r->rcqn, &r->rcq);
@@ -235,6 +244,13 @@ static doca_error_t check_type(const struct doca_rdma *r, const struct doca_job 
 	}
 }
 
+static void poll_cq(struct doca_rdma *r, bool recv);
+
+static bool ring_full(const struct doca_rdma *r, bool recv)
+{
+	return recv ? r->rq_pi - r->rq_done >= r->rq_size : r->sq_pi - r->sq_done >= r->sq_size;
+}
+
 static doca_error_t rdma_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
 {
 	struct doca_rdma *r = rdma_of(ctx);
@@ -249,9 +265,18 @@ static doca_error_t rdma_job_check(struct doca_ctx *ctx, const struct doca_job *
 		DC_ERR("DOCA RDMA: a job on a context that is not connected");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	if (job->type == DOCA_RDMA_JOB_RECV ? r->rops[r->rq_pi & (r->rq_size - 1)].busy
-					    : r->sops[r->sq_pi & (r->sq_size - 1)].busy)
-		return DOCA_ERROR_NO_MEMORY; /* the queue is full: as many jobs in flight as it holds */
+	/*
+	 * The ring is full (as many jobs in flight as it holds), or so many
+	 * completed ones wait for retrieve. A job whose CQE has come holds no
+	 * slot, retrieved or not: the CQ is read before refusing.
+	 */
+	if (ring_full(r, job->type == DOCA_RDMA_JOB_RECV)) {
+		poll_cq(r, job->type == DOCA_RDMA_JOB_RECV);
+		if (ring_full(r, job->type == DOCA_RDMA_JOB_RECV))
+			return DOCA_ERROR_NO_MEMORY;
+	}
+	if (r->nfree == 0)
+		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;
 }
 
@@ -372,28 +397,27 @@ static struct doca_buf *job_local_dst(const struct doca_job *job)
 
 static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, struct doca_job *copy)
 {
-	uint32_t idx = r->sq_pi & (r->sq_size - 1), imm = 0;
+	uint32_t idx = r->sq_pi & (r->sq_size - 1), imm = 0, oi = r->free_ops[r->nfree - 1];
 	uint8_t *wqe = hw_qp_sq_buf(r->qp) + ((size_t)idx << HW_SEND_WQE_SHIFT);
-	struct rdma_op *op = &r->sops[idx];
+	struct rdma_op *op = &r->ops[oi];
 	uint8_t opcode = 0;
 	int ds;
 
 	memset(wqe, 0, HW_SEND_WQE_BB);
-	*op = (struct rdma_op){ .busy = true, .type = job->type, .buf = job_local_dst(job) };
+	*op = (struct rdma_op){ .type = job->type, .buf = job_local_dst(job) };
 	ds = send_segs(r, job, wqe + sizeof(struct hw_wqe_ctrl_seg), op, &opcode, &imm);
-	if (ds == 0) {
-		op->busy = false;
+	if (ds == 0)
 		return DOCA_ERROR_INVALID_VALUE;
-	}
 	hw_ctrl_seg_set((void *)wqe, (uint16_t)r->sq_pi, opcode, 0, r->qpn, HW_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, imm);
+	r->sq_op[idx] = oi;
 	r->sq_pi++;
 	hw_qp_dbrec(r->qp)[HW_QP_DBR_SND] = htobe32(r->sq_pi & HW_QP_COUNTER_MASK);
 	if (hw_qp_ring_sq(r->qp, r->sq_pi & HW_QP_COUNTER_MASK) != HW_OK) {
 		r->sq_pi--;
-		op->busy = false;
 		return DOCA_ERROR_BAD_STATE;
 	}
-	copy->flags = (int)(RDMA_TAG | idx);
+	r->nfree--;
+	copy->flags = (int)(RDMA_TAG | oi);
 	return DOCA_SUCCESS;
 }
 
@@ -401,7 +425,7 @@ static doca_error_t post_recv(struct doca_rdma *r, const struct doca_rdma_job_re
 {
 	uint32_t idx = r->rq_pi & (r->rq_size - 1), stride = rq_log_stride(r);
 	struct hw_wqe_data_seg *s;
-	uint32_t segs, n = 0;
+	uint32_t segs, oi, n = 0;
 
 	if (stride < HW_QP_LOG_RQ_STRIDE_MIN)
 		stride = HW_QP_LOG_RQ_STRIDE_MIN;
@@ -412,14 +436,16 @@ static doca_error_t post_recv(struct doca_rdma *r, const struct doca_rdma_job_re
 				(uint64_t)(uintptr_t)(b->data + b->data_len));
 	if (n < segs)
 		hw_data_seg_set(&s[n], 0, HW_RQ_INVALID_LKEY, 0);
-	r->rops[idx] = (struct rdma_op){ .busy = true, .type = DOCA_RDMA_JOB_RECV, .buf = j->dst_buff };
+	oi = r->free_ops[r->nfree - 1];
+	r->ops[oi] = (struct rdma_op){ .type = DOCA_RDMA_JOB_RECV, .buf = j->dst_buff };
+	r->rq_op[idx] = oi;
 	r->rq_pi++;
 	if (hw_qp_ring_rq(r->qp, r->rq_pi & HW_QP_COUNTER_MASK) != HW_OK) {
 		r->rq_pi--;
-		r->rops[idx].busy = false;
 		return DOCA_ERROR_BAD_STATE;
 	}
-	copy->flags = (int)(RDMA_TAG | RDMA_TAG_RQ | idx);
+	r->nfree--;
+	copy->flags = (int)(RDMA_TAG | RDMA_TAG_RQ | oi);
 	return DOCA_SUCCESS;
 }
 
@@ -500,10 +526,13 @@ static void poll_cq(struct doca_rdma *r, bool recv)
 	int code;
 
 	while ((code = hw_cqe_poll_op(ring, log, *ci, &cqe)) >= 0) {
-		/* RC: receives complete in the order they were posted; send CQEs name their WQE. */
-		struct rdma_op *op = recv ? &r->rops[r->rq_done++ & (r->rq_size - 1)]
-					  : &r->sops[hw_cqe_wqe_counter(cqe) & (r->sq_size - 1)];
+		/* RC: receives complete in the order they were posted; send CQEs name their WQE (in order too). */
+		uint16_t wc = hw_cqe_wqe_counter(cqe);
+		struct rdma_op *op = recv ? &r->ops[r->rq_op[r->rq_done++ & (r->rq_size - 1)]]
+					  : &r->ops[r->sq_op[wc & (r->sq_size - 1)]];
 
+		if (!recv)
+			r->sq_done += (uint32_t)(uint16_t)(wc - (uint16_t)r->sq_done) + 1;
 		cqe_fill(op, cqe, code);
 		hw_cq_set_ci(hw_cq_dbrec(cq), ++*ci);
 	}
@@ -529,7 +558,9 @@ static doca_error_t rdma_job_exec(struct doca_ctx *ctx, const struct doca_job *j
 
 	if (!(tag & RDMA_TAG))
 		return DOCA_ERROR_NOT_SUPPORTED; /* not started at submit (a graph node) */
-	op = recv ? &r->rops[idx] : &r->sops[idx];
+	if (idx >= r->nops)
+		return DOCA_ERROR_INVALID_VALUE;
+	op = &r->ops[idx];
 	if (!op->done) {
 		poll_cq(r, recv);
 		if (!op->done)
@@ -547,8 +578,8 @@ static doca_error_t rdma_job_exec(struct doca_ctx *ctx, const struct doca_job *j
 			res->immediate_data = op->imm;
 		}
 	}
-	op->busy = false;
 	op->done = false;
+	r->free_ops[r->nfree++] = idx;
 	return op->st;
 }
 

@@ -28,7 +28,6 @@ struct hw_qp;
 
 /* A posted job: what its completion updates and reports. */
 struct rdma_op {
-	bool busy;
 	bool done;
 	int type;
 	struct doca_buf *buf; /* READ / RECV: the destination; atomics: the result buffer */
@@ -54,8 +53,18 @@ struct doca_rdma {
 	struct hw_cq *scq, *rcq;
 	uint32_t scqn, rcqn, qpn;
 	struct hw_qp *qp;
-	uint32_t sq_pi, rq_pi, rq_done, scq_ci, rcq_ci, arm_sn;
-	struct rdma_op *sops, *rops;
+	uint32_t sq_pi, rq_pi, scq_ci, rcq_ci, arm_sn;
+	uint32_t sq_done, rq_done; /* send (receive) WQEs whose CQE was read: their ring slots are free again */
+	/*
+	 * Job states, taken at submit and given back at retrieve, apart from
+	 * the ring slots: a job may be retrieved after later ones (the work
+	 * queue puts one that has not completed at its back), and its slot is
+	 * free as soon as its CQE was read.
+	 */
+	struct rdma_op *ops;
+	uint32_t nops, nfree;
+	uint32_t *free_ops;
+	uint32_t *sq_op, *rq_op; /* each ring slot's job state */
 	uint8_t desc[RDMA_DESC_LEN];
 };
 
