@@ -12,6 +12,7 @@
  * Each send job is one basic block (so the chain limits of rdma_ctx.c).
  */
 #include <endian.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "dc_log.h"
 #include "doca_error.h"
 #include "fab_xm.h"
+#include "hw_bell.h"
 #include "hw_cq.h"
 #include "hw_gid.h"
 #include "hw_ids.h"
@@ -403,6 +405,13 @@ static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, s
 	uint8_t opcode = 0;
 	int ds;
 
+	/*
+	 * The slot's previous WQE has its CQE (ring_full), but a thread of the
+	 * engine that wrote it (the engine thread resuming an RNR wait) may not
+	 * have moved the SQ's consumer counter past it yet: a moment's wait.
+	 */
+	while (((r->sq_pi - hw_qp_sq_next(r->qp)) & HW_QP_COUNTER_MASK) >= r->sq_size)
+		sched_yield();
 	memset(wqe, 0, HW_SEND_WQE_BB);
 	*op = (struct rdma_op){ .type = job->type, .buf = job_local_dst(job) };
 	ds = send_segs(r, job, wqe + sizeof(struct hw_wqe_ctrl_seg), op, &opcode, &imm);
@@ -538,6 +547,36 @@ static void poll_cq(struct doca_rdma *r, bool recv)
 	}
 }
 
+/*
+ * Arms the CQ a job waiting in the work queue completes to, so its next CQE
+ * rings the CQ's event bell (an event-driven work queue's watch); once per
+ * consumer index until the arm fires.
+ */
+static void arm_cq(struct doca_rdma *r, bool recv)
+{
+	struct hw_cq *cq = recv ? r->rcq : r->scq;
+	uint32_t ci = recv ? r->rcq_ci : r->scq_ci, q = recv ? 1 : 0, word;
+	uint32_t seq = hw_bell_seq(hw_cq_event_bell(cq));
+
+	if (r->armed[q] && r->arm_ci[q] == ci && r->arm_seq[q] == seq)
+		return;
+	word = ((r->arm_sn++ & HW_CQ_ARM_SN_MASK) << HW_CQ_ARM_SN_SHIFT) | (ci & HW_CQ_CI_MASK);
+	__atomic_store_n(&hw_cq_dbrec(cq)[HW_CQ_DBR_ARM], htobe32(word), __ATOMIC_RELEASE);
+	(void)hw_cq_arm(cq, word);
+	r->armed[q] = true;
+	r->arm_ci[q] = ci;
+	r->arm_seq[q] = seq;
+}
+
+/* The event bell of the CQ the job completes to (job_exec armed it when it left the job waiting). */
+static struct hw_bell *rdma_job_bell(struct doca_ctx *ctx, const struct doca_job *job)
+{
+	struct doca_rdma *r = rdma_of(ctx);
+	struct hw_cq *cq = ((uint32_t)job->flags & RDMA_TAG_RQ) != 0 ? r->rcq : r->scq;
+
+	return cq != NULL ? hw_cq_event_bell(cq) : NULL;
+}
+
 /* Grows the data segments of a destination chain by the bytes written, element by element. */
 static void account(struct doca_buf *b, uint64_t n)
 {
@@ -563,8 +602,10 @@ static doca_error_t rdma_job_exec(struct doca_ctx *ctx, const struct doca_job *j
 	op = &r->ops[idx];
 	if (!op->done) {
 		poll_cq(r, recv);
-		if (!op->done)
+		if (!op->done) {
+			arm_cq(r, recv); /* a CQE after the look fires it at once */
 			return DOCA_ERROR_AGAIN;
+		}
 	}
 	if (op->st == DOCA_SUCCESS && op->buf != NULL)
 		account(op->buf, op->len);
@@ -581,22 +622,6 @@ static doca_error_t rdma_job_exec(struct doca_ctx *ctx, const struct doca_job *j
 	op->done = false;
 	r->free_ops[r->nfree++] = idx;
 	return op->st;
-}
-
-/* The bell of the CQ the job completes to, armed: its next CQE rings it. */
-static struct hw_bell *rdma_job_bell(struct doca_ctx *ctx, const struct doca_job *job)
-{
-	struct doca_rdma *r = rdma_of(ctx);
-	bool recv = ((uint32_t)job->flags & RDMA_TAG_RQ) != 0;
-	struct hw_cq *cq = recv ? r->rcq : r->scq;
-	uint32_t ci = recv ? r->rcq_ci : r->scq_ci;
-	uint32_t word = ((r->arm_sn++ & HW_CQ_ARM_SN_MASK) << HW_CQ_ARM_SN_SHIFT) | (ci & HW_CQ_CI_MASK);
-
-	if (cq == NULL)
-		return NULL;
-	__atomic_store_n(&hw_cq_dbrec(cq)[HW_CQ_DBR_ARM], htobe32(word), __ATOMIC_RELEASE);
-	(void)hw_cq_arm(cq, word);
-	return hw_cq_event_bell(cq);
 }
 
 static doca_error_t rdma_dev_check(struct doca_ctx *ctx, struct doca_dev *dev)

@@ -54,6 +54,9 @@ struct doca_rdma {
 	uint32_t scqn, rcqn, qpn;
 	struct hw_qp *qp;
 	uint32_t sq_pi, rq_pi, scq_ci, rcq_ci, arm_sn;
+	/* Each CQ's (send 0, receive 1) last arm: its consumer index and its event bell's sequence then. */
+	bool armed[2];
+	uint32_t arm_ci[2], arm_seq[2];
 	uint32_t sq_done, rq_done; /* send (receive) WQEs whose CQE was read: their ring slots are free again */
 	/*
 	 * Job states, taken at submit and given back at retrieve, apart from
