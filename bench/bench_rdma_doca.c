@@ -10,9 +10,10 @@
  * the next. WRITE and READ name the responder's exported memory; for SEND
  * the responder keeps `depth` receives posted and reposts each one it
  * retrieves. The timed loop is the requester's from its first submit to its
- * last completion.
+ * last completion. The jobs in flight name `slots` buffers of `size` bytes
+ * each side (default 1: every job the same memory, as perftest's do).
  *
- * Usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N]
+ * Usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] [--slots N]
  * Prints: doca_rdma <op> <size> <iters> <MB/s> <M jobs/s>
  */
 #include <stdbool.h>
@@ -52,6 +53,7 @@ struct cfg {
 	size_t size;
 	uint64_t iters;
 	uint32_t depth;
+	uint32_t slots;
 };
 
 static int fail(const char *what, doca_error_t e)
@@ -162,7 +164,7 @@ static int responder(const struct cfg *c)
 	const void *d, *md;
 	size_t l, ml;
 	long pl;
-	doca_error_t e = side_open(&s, c->size * c->depth, c->depth);
+	doca_error_t e = side_open(&s, c->size * c->slots, c->depth);
 
 	if (e != DOCA_SUCCESS)
 		return fail("responder setup", e);
@@ -176,7 +178,7 @@ static int responder(const struct cfg *c)
 		return fail("responder connect", pl < 0 ? DOCA_ERROR_INVALID_VALUE : e);
 	jr.base.ctx = s.ctx;
 	for (uint32_t i = 0; c->op == DOCA_RDMA_JOB_SEND && i < c->depth; i++) {
-		e = doca_buf_inventory_buf_by_addr(s.inv, s.mmap, s.mem + i * c->size, c->size, &rb[i]);
+		e = doca_buf_inventory_buf_by_addr(s.inv, s.mmap, s.mem + (i % c->slots) * c->size, c->size, &rb[i]);
 		jr.dst_buff = rb[i];
 		jr.base.user_data.u64 = i;
 		if (e != DOCA_SUCCESS || (e = doca_workq_submit(s.wq, &jr.base)) != DOCA_SUCCESS)
@@ -235,7 +237,7 @@ static int requester(const struct cfg *c, FILE *to, FILE *from)
 	void *rbase;
 	size_t rlen;
 	uint64_t t0, t1, posted = 0;
-	doca_error_t e = side_open(&s, c->size * c->depth, c->depth);
+	doca_error_t e = side_open(&s, c->size * c->slots, c->depth);
 
 	if (e != DOCA_SUCCESS)
 		return fail("requester setup", e);
@@ -254,9 +256,10 @@ static int requester(const struct cfg *c, FILE *to, FILE *from)
 	    (e = doca_mmap_get_memrange(s.remote, &rbase, &rlen)) != DOCA_SUCCESS)
 		return fail("import", e);
 	for (uint32_t i = 0; i < c->depth; i++) {
-		uint8_t *r = (uint8_t *)rbase + i * c->size;
+		uint8_t *r = (uint8_t *)rbase + (i % c->slots) * c->size;
 
-		if ((e = doca_buf_inventory_buf_by_data(s.inv, s.mmap, s.mem + i * c->size, c->size, &loc[i])) !=
+		if ((e = doca_buf_inventory_buf_by_data(s.inv, s.mmap, s.mem + (i % c->slots) * c->size, c->size,
+							&loc[i])) !=
 			    DOCA_SUCCESS ||
 		    (e = doca_buf_inventory_buf_by_data(s.inv, s.remote, r, c->size, &rem[i])) != DOCA_SUCCESS)
 			return fail("buffers", e);
@@ -290,7 +293,7 @@ static int requester(const struct cfg *c, FILE *to, FILE *from)
 
 static int parse(int argc, char **argv, struct cfg *c, bool *role)
 {
-	*c = (struct cfg){ .op = DOCA_RDMA_JOB_WRITE, .size = 64, .iters = 1000000, .depth = 64 };
+	*c = (struct cfg){ .op = DOCA_RDMA_JOB_WRITE, .size = 64, .iters = 1000000, .depth = 64, .slots = 1 };
 	*role = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "responder") == 0)
@@ -305,10 +308,15 @@ static int parse(int argc, char **argv, struct cfg *c, bool *role)
 			c->iters = strtoull(argv[++i], NULL, 0);
 		else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc)
 			c->depth = (uint32_t)strtoul(argv[++i], NULL, 0);
+		else if (strcmp(argv[i], "--slots") == 0 && i + 1 < argc)
+			c->slots = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else
 			return -1;
 	}
-	return c->size == 0 || c->iters == 0 || c->depth == 0 || c->depth > MAX_DEPTH ? -1 : 0;
+	return c->size == 0 || c->iters == 0 || c->depth == 0 || c->depth > MAX_DEPTH || c->slots == 0 ||
+			       c->slots > c->depth
+		       ? -1
+		       : 0;
 }
 
 int main(int argc, char **argv)
@@ -320,7 +328,8 @@ int main(int argc, char **argv)
 	FILE *tf, *ff;
 
 	if (parse(argc, argv, &c, &role) != 0) {
-		fprintf(stderr, "usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N]\n");
+		fprintf(stderr, "usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] "
+				"[--slots N]\n");
 		return 2;
 	}
 	if (role)

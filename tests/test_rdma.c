@@ -48,7 +48,15 @@ static void test_create_and_caps(void)
 	CHECK_OK(doca_rdma_get_max_message_size(list[0], &v));
 	CHECK(v == 1u << 30);
 	CHECK_OK(doca_rdma_get_max_buf_chain_len(list[0], DOCA_RDMA_JOB_SEND, DOCA_RDMA_TRANSPORT_RC, &v));
-	CHECK(v >= 1);
+	CHECK(v == 3);
+	CHECK_OK(doca_rdma_get_max_buf_chain_len(list[0], DOCA_RDMA_JOB_WRITE, DOCA_RDMA_TRANSPORT_RC, &v));
+	CHECK(v == 2);
+	CHECK_OK(doca_rdma_get_max_buf_chain_len(list[0], DOCA_RDMA_JOB_ATOMIC_FETCH_ADD, DOCA_RDMA_TRANSPORT_RC, &v));
+	CHECK(v == 1);
+	CHECK_OK(doca_rdma_get_max_buf_chain_len(list[0], DOCA_RDMA_JOB_RECV, DOCA_RDMA_TRANSPORT_RC, &v));
+	CHECK(v == 16);
+	CHECK_ERR(doca_rdma_get_max_buf_chain_len(list[0], DOCA_RDMA_JOB_SEND, DOCA_RDMA_TRANSPORT_DC, &v),
+		  DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_rdma_get_max_message_size(NULL, &v), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_rdma_get_gid_table_size(list[0], &v));
 	CHECK(v >= 2);
@@ -91,6 +99,9 @@ static void test_properties(void)
 	CHECK_ERR(doca_rdma_set_gid_index(s.rdma, 100000), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_rdma_get_grh_enabled(s.rdma, &grh));
 	CHECK(grh);
+	CHECK_ERR(doca_rdma_set_grh_enabled(s.rdma, false), DOCA_ERROR_NOT_SUPPORTED); /* an Ethernet port */
+	CHECK_OK(doca_rdma_set_grh_enabled(s.rdma, true));
+	CHECK_OK(doca_rdma_set_transport_type(s.rdma, DOCA_RDMA_TRANSPORT_RC));
 	CHECK_OK(doca_rdma_set_sl(s.rdma, 3));
 	CHECK_OK(doca_rdma_get_sl(s.rdma, &v));
 	CHECK(v == 3);
