@@ -59,6 +59,7 @@ struct doca_event {
 
 struct doca_workq;
 struct doca_ctx;
+struct doca_gpu;
 
 /* ---- Work queue ---- */
 
@@ -127,6 +128,14 @@ doca_error_t doca_ctx_dev_add(struct doca_ctx *ctx, struct doca_dev *dev);
 
 __DOCA_EXPERIMENTAL
 doca_error_t doca_ctx_dev_rm(struct doca_ctx *ctx, struct doca_dev *dev);
+
+/**
+ * Runs the context's data path on a GPU (DOCA 2.2, with DOCA GPUNetIO). The device has no GPU:
+ * DOCA_ERROR_NOT_SUPPORTED, logged; NULL arguments: DOCA_ERROR_INVALID_VALUE; a started context:
+ * DOCA_ERROR_BAD_STATE.
+ */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_ctx_set_datapath_on_gpu(struct doca_ctx *ctx, struct doca_gpu *gpu_dev);
 
 __DOCA_EXPERIMENTAL
 doca_error_t doca_ctx_start(struct doca_ctx *ctx);

@@ -156,6 +156,15 @@ DOCA_EXPERIMENTAL
 doca_error_t priv_doca_log_rate_limit(uint32_t level, int source, const char *fname, int line, const char *func,
 				      int bucket, const char *format, ...) __attribute__((format(printf, 7, 8)));
 
+/* Older names (DOCA 1.x to 2.2) for the two above, without the file and function of the call site. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_log_developer(uint32_t level, int source, int line, const char *format, ...)
+	__attribute__((format(printf, 4, 5)));
+
+DOCA_EXPERIMENTAL
+doca_error_t doca_log_rate_limit(uint32_t level, int source, int line, int bucket, const char *format, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /**
  * Declare the log source of this file: a static id registered before main()
  * and released at exit. Use once per source file, at file scope.
@@ -189,6 +198,26 @@ doca_error_t priv_doca_log_rate_limit(uint32_t level, int source, const char *fn
 	do {                                                                                                           \
 	} while (0)
 #endif
+
+/*
+ * Development messages: compiled in only when DOCA_LOGGING_ALLOW_DLOG is defined. Otherwise the call is
+ * never made and its arguments are not evaluated, but the format is still checked against them.
+ */
+#ifdef DOCA_LOGGING_ALLOW_DLOG
+#define DOCA_DLOG(level, ...) DOCA_LOG(level, __VA_ARGS__)
+#else
+#define DOCA_DLOG(level, ...)                                                                                          \
+	do {                                                                                                           \
+		if (0)                                                                                                 \
+			DOCA_LOG(level, __VA_ARGS__);                                                                  \
+	} while (0)
+#endif
+
+#define DOCA_DLOG_CRIT(...) DOCA_DLOG(DOCA_LOG_LEVEL_CRIT, __VA_ARGS__)
+#define DOCA_DLOG_ERR(...) DOCA_DLOG(DOCA_LOG_LEVEL_ERROR, __VA_ARGS__)
+#define DOCA_DLOG_WARN(...) DOCA_DLOG(DOCA_LOG_LEVEL_WARNING, __VA_ARGS__)
+#define DOCA_DLOG_INFO(...) DOCA_DLOG(DOCA_LOG_LEVEL_INFO, __VA_ARGS__)
+#define DOCA_DLOG_DBG(...) DOCA_DLOG(DOCA_LOG_LEVEL_DEBUG, __VA_ARGS__)
 
 /* At most doca_log_get_quantity() messages per doca_log_get_bucket_time() seconds from this call site. */
 #define DOCA_LOG_RATE_LIMIT(level, ...)                                                                                \

@@ -54,6 +54,15 @@ doca_error_t doca_mmap_dev_rm(struct doca_mmap *mmap, struct doca_dev *dev);
 __DOCA_EXPERIMENTAL
 doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len);
 
+/**
+ * Sets the memory range from a dma-buf (DOCA 2.2): dmabuf_fd exports the memory, addr is where the
+ * program's buffers address it, the range starts dmabuf_offset bytes into the dma-buf. Once, before start;
+ * an fd that is not a dma-buf or a range past its end: DOCA_ERROR_INVALID_VALUE.
+ */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd, void *addr, size_t dmabuf_offset,
+					   size_t len);
+
 /** Sets the callback that frees the memory range on destroy (before start). */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_free_cb_t *free_cb, void *opaque);

@@ -285,9 +285,39 @@ static void test_ring_wraps(void)
 	fx_teardown(&f);
 }
 
+/* DOCA 2.2's GPU data path: refused, the context left as it was (it still starts and copies). */
+static void test_datapath_on_gpu_refused(void)
+{
+	struct fx f;
+	struct doca_buf *s, *d;
+	struct doca_event ev;
+	struct doca_gpu *gpu = (struct doca_gpu *)&f; /* any non-NULL handle: none can be made here */
+
+	CHECK(fx_setup(&f, 256, 4, DOCA_ACCESS_LOCAL_READ_WRITE) == 0);
+	CHECK_ERR(doca_ctx_set_datapath_on_gpu(f.ctx, gpu), DOCA_ERROR_BAD_STATE); /* started by fx_setup */
+	CHECK_OK(doca_ctx_workq_rm(f.ctx, f.wq));
+	CHECK_OK(doca_ctx_stop(f.ctx));
+	CHECK_ERR(doca_ctx_set_datapath_on_gpu(NULL, gpu), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_ctx_set_datapath_on_gpu(f.ctx, NULL), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_ctx_set_datapath_on_gpu(f.ctx, gpu), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_OK(doca_ctx_start(f.ctx));
+	CHECK_OK(doca_ctx_workq_add(f.ctx, f.wq));
+	CHECK_OK(doca_buf_inventory_buf_by_data(f.inv, f.src_mmap, f.src, 256, &s));
+	CHECK_OK(doca_buf_inventory_buf_by_addr(f.inv, f.dst_mmap, f.dst, 256, &d));
+	struct doca_dma_job_memcpy job = { .base = { .type = DOCA_DMA_JOB_MEMCPY, .ctx = f.ctx },
+					   .dst_buff = d, .src_buff = s };
+	CHECK_OK(doca_workq_submit(f.wq, &job.base));
+	CHECK_OK(doca_workq_progress_retrieve(f.wq, &ev, 0));
+	CHECK(memcmp(f.dst, f.src, 256) == 0);
+	doca_buf_refcount_rm(s, NULL);
+	doca_buf_refcount_rm(d, NULL);
+	fx_teardown(&f);
+}
+
 int main(void)
 {
 	RUN(test_workq_create_and_depth);
+	RUN(test_datapath_on_gpu_refused);
 	RUN(test_ctx_state_rules);
 	RUN(test_null_arguments);
 	RUN(test_workq_rm_refused_with_pending_jobs);

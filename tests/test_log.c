@@ -427,6 +427,67 @@ static void test_legacy_names(void)
 	restore_defaults();
 }
 
+static int dlog_evaluations;
+
+static int dlog_count_eval(void)
+{
+	return ++dlog_evaluations;
+}
+
+/* Without DOCA_LOGGING_ALLOW_DLOG (this file), development messages vanish and their arguments are not run. */
+static void test_dlog_compiled_out(void)
+{
+	struct doca_logger_backend *b;
+
+	restore_defaults();
+	cap_reset();
+	dlog_evaluations = 0;
+	CHECK_OK(doca_log_create_buffer_backend(buf_a, sizeof(buf_a), flush_a, &b));
+	CHECK_OK(doca_log_level_set_global_lower_limit(DOCA_LOG_LEVEL_DEBUG));
+	DOCA_DLOG_CRIT("d-crit %d", dlog_count_eval());
+	DOCA_DLOG_ERR("d-err %d", dlog_count_eval());
+	DOCA_DLOG_WARN("d-warn %d", dlog_count_eval());
+	DOCA_DLOG_INFO("d-info %d", dlog_count_eval());
+	DOCA_DLOG_DBG("d-dbg %d", dlog_count_eval());
+	DOCA_DLOG(DOCA_LOG_LEVEL_ERROR, "d-any %d", dlog_count_eval());
+	CHECK(cap_a.records == 0 && dlog_evaluations == 0);
+	CHECK_OK(doca_log_backend_destroy(b));
+	restore_defaults();
+}
+
+/* doca_log_developer / doca_log_rate_limit: the older entry points, which know the line but not the function. */
+static void test_older_entry_points(void)
+{
+	struct doca_logger_backend *b;
+	char expect[96];
+	int bucket, i;
+
+	restore_defaults();
+	cap_reset();
+	CHECK_OK(doca_log_create_buffer_backend(buf_a, sizeof(buf_a), flush_a, &b));
+	CHECK_OK(doca_log_developer(DOCA_LOG_LEVEL_WARNING, log_source, 77, "dev %s", "msg"));
+	snprintf(expect, sizeof(expect), "][%d][TEST::LOG][WARN][line 77] dev msg\n", (int)getpid());
+	CHECK(cap_a.records == 1 && strstr(cap_a.text, expect) != NULL);
+	CHECK_OK(doca_log_developer(DOCA_LOG_LEVEL_DEBUG, log_source, 78, "hidden"));
+	CHECK(cap_a.records == 1);
+	CHECK_ERR(doca_log_developer(5, log_source, 1, "x"), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_log_developer(DOCA_LOG_LEVEL_ERROR, -1, 1, "x"), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_log_developer(DOCA_LOG_LEVEL_ERROR, log_source, 1, NULL), DOCA_ERROR_INVALID_VALUE);
+
+	cap_reset();
+	doca_log_set_quantity(2);
+	doca_log_set_bucket_time(60);
+	CHECK_OK(doca_log_rate_bucket_register(log_source, &bucket));
+	for (i = 0; i < 5; i++)
+		CHECK_OK(doca_log_rate_limit(DOCA_LOG_LEVEL_ERROR, log_source, 90, bucket, "rate %d", i));
+	CHECK(cap_a.records == 2 && strstr(cap_a.text, "[line 90] rate 1\n") != NULL &&
+	      strstr(cap_a.text, "rate 2") == NULL);
+	CHECK_ERR(doca_log_rate_limit(DOCA_LOG_LEVEL_ERROR, log_source, 1, -1, "x"), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_log_rate_limit(DOCA_LOG_LEVEL_ERROR, log_source + 1, 1, bucket, "x"), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_log_backend_destroy(b));
+	restore_defaults();
+}
+
 static void test_syslog_backend(void)
 {
 	struct doca_logger_backend *b, *c;
@@ -619,6 +680,8 @@ int main(int argc, char **argv)
 	RUN(test_rate_limit);
 	RUN(test_sdk_limit);
 	RUN(test_legacy_names);
+	RUN(test_dlog_compiled_out);
+	RUN(test_older_entry_points);
 	RUN(test_syslog_backend);
 	RUN(test_backend_destroy);
 	RUN(test_invalid_arguments);

@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "dc_core.h"
 #include "doca_buf.h"
@@ -86,6 +90,71 @@ static struct doca_buf_inventory *make_inv(size_t n)
 }
 
 /* ---- creation, getters, configuration ---- */
+
+/* A dma-buf of the kernel's udmabuf driver over a sealed memfd (NULL where the driver is absent). */
+static int udmabuf_over(size_t len, int *memfd_out)
+{
+	struct udmabuf_create_args {
+		uint32_t memfd, flags;
+		uint64_t offset, size;
+	} args = { .size = len };
+	int dev, memfd, fd = -1;
+
+	dev = open("/dev/udmabuf", O_RDWR);
+	if (dev < 0)
+		return -1;
+	memfd = memfd_create("dmabuf-test", MFD_ALLOW_SEALING);
+	if (memfd >= 0 && ftruncate(memfd, (off_t)len) == 0 && fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) == 0) {
+		args.memfd = (uint32_t)memfd;
+		fd = ioctl(dev, _IOW('u', 0x42, struct udmabuf_create_args), &args);
+	}
+	close(dev);
+	*memfd_out = memfd;
+	return fd;
+}
+
+static void test_dmabuf_memrange(void)
+{
+	struct doca_mmap *m;
+	void *addr;
+	size_t len;
+	int memfd, fds[2], dbuf;
+
+	CHECK_OK(doca_mmap_create(NULL, &m));
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(NULL, 0, mem, 0, 64), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, 0, NULL, 0, 64), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, 0, mem, 0, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, -1, mem, 0, 64), DOCA_ERROR_INVALID_VALUE);
+	/* files that are not dma-bufs: a memfd, a pipe */
+	memfd = memfd_create("not-a-dmabuf", 0);
+	CHECK(memfd >= 0 && ftruncate(memfd, 4096) == 0);
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, memfd, mem, 0, 64), DOCA_ERROR_INVALID_VALUE);
+	close(memfd);
+	CHECK(pipe(fds) == 0);
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, fds[0], mem, 0, 64), DOCA_ERROR_INVALID_VALUE);
+	close(fds[0]);
+	close(fds[1]);
+	/* nothing changed: the range is still unset and can be set */
+	CHECK_ERR(doca_mmap_get_memrange(m, &addr, &len), DOCA_ERROR_BAD_STATE);
+	CHECK_OK(doca_mmap_set_memrange(m, mem, sizeof(mem)));
+	CHECK_OK(doca_mmap_destroy(m));
+
+	dbuf = udmabuf_over(sizeof(mem2), &memfd);
+	if (dbuf < 0) {
+		if (memfd >= 0)
+			close(memfd);
+		SKIP("no dma-buf exporter here (/dev/udmabuf)");
+	}
+	CHECK_OK(doca_mmap_create(NULL, &m));
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, dbuf, mem2, 64, sizeof(mem2)), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_mmap_set_dmabuf_memrange(m, dbuf, mem2, 64, sizeof(mem2) - 64));
+	CHECK_OK(doca_mmap_get_memrange(m, &addr, &len));
+	CHECK(addr == mem2 && len == sizeof(mem2) - 64);
+	CHECK_ERR(doca_mmap_set_dmabuf_memrange(m, dbuf, mem2, 0, 64), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_OK(doca_mmap_destroy(m));
+	close(dbuf);
+	close(memfd);
+}
 
 static void test_create_defaults_and_user_data(void)
 {
@@ -1261,5 +1330,6 @@ int main(void)
 	RUN(test_export_after_restart);
 	RUN(test_stop_revokes_exports);
 	RUN(test_null_args);
+	RUN(test_dmabuf_memrange);
 	return th_summary("test_mmap");
 }

@@ -94,6 +94,22 @@ doca_error_t doca_ctx_dev_add(struct doca_ctx *ctx, struct doca_dev *dev)
 	return ret;
 }
 
+/* A GPU data path needs a GPU and DOCA GPUNetIO's device-side queues; the device has neither. */
+doca_error_t doca_ctx_set_datapath_on_gpu(struct doca_ctx *ctx, struct doca_gpu *gpu_dev)
+{
+	bool started;
+
+	if (ctx == NULL || gpu_dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&ctx->lock);
+	started = ctx->started;
+	pthread_mutex_unlock(&ctx->lock);
+	if (started)
+		return DOCA_ERROR_BAD_STATE;
+	DC_ERR("a GPU data path is not supported: the device has no GPU");
+	return DOCA_ERROR_NOT_SUPPORTED;
+}
+
 doca_error_t doca_ctx_dev_rm(struct doca_ctx *ctx, struct doca_dev *dev)
 {
 	doca_error_t ret = DOCA_SUCCESS;

@@ -212,7 +212,9 @@ static void dlog_format_body(char *out, size_t cap, uint32_t level, const char *
 {
 	int n;
 
-	if (line > 0)
+	if (func == NULL) /* the older entry points know the line only */
+		n = snprintf(out, cap, "[%s][%s][line %d] ", src, dlog_level_tag(level), line);
+	else if (line > 0)
 		n = snprintf(out, cap, "[%s][%s][%s:%d] ", src, dlog_level_tag(level), func, line);
 	else
 		n = snprintf(out, cap, "[%s][%s][%s] ", src, dlog_level_tag(level), func);
@@ -291,7 +293,7 @@ doca_error_t dlog_vemit(uint32_t level, int source, const char *func, int line, 
 	}
 	sdk = dlog_sources[source].sdk;
 	if (dlog_anyone_accepts(level, sdk)) {
-		dlog_format_body(body, sizeof(body), level, dlog_sources[source].name, func ? func : "?", line, fmt,
+		dlog_format_body(body, sizeof(body), level, dlog_sources[source].name, func, line, fmt,
 				 ap);
 		dlog_format_record(record, sizeof(record), body);
 		dlog_dispatch(level, sdk, record, body);
@@ -309,6 +311,17 @@ doca_error_t priv_doca_log_developer(uint32_t level, int source, const char *fna
 	(void)fname;
 	va_start(ap, format);
 	ret = dlog_vemit(level, source, func, line, format, ap);
+	va_end(ap);
+	return ret;
+}
+
+doca_error_t doca_log_developer(uint32_t level, int source, int line, const char *format, ...)
+{
+	doca_error_t ret;
+	va_list ap;
+
+	va_start(ap, format);
+	ret = dlog_vemit(level, source, NULL, line, format, ap);
 	va_end(ap);
 	return ret;
 }

@@ -102,28 +102,43 @@ static bool dlog_bucket_admit(struct dlog_bucket *b)
 	return true;
 }
 
-doca_error_t priv_doca_log_rate_limit(uint32_t level, int source, const char *fname, int line, const char *func,
-				      int bucket, const char *format, ...)
+static doca_error_t dlog_rate_vemit(uint32_t level, int source, const char *func, int line, int bucket,
+				   const char *format, va_list ap)
 {
 	doca_error_t ret = DOCA_SUCCESS;
-	bool admit;
-	va_list ap;
 
-	(void)fname;
 	if (!dlog_msg_level_valid(level) || format == NULL || bucket < 0 || bucket >= DLOG_MAX_BUCKETS)
 		return DOCA_ERROR_INVALID_VALUE;
 	dlog_ensure_init();
 	pthread_mutex_lock(&dlog_g.lock);
-	if (!dlog_buckets[bucket].used || dlog_buckets[bucket].source != source) {
-		pthread_mutex_unlock(&dlog_g.lock);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	admit = dlog_bucket_admit(&dlog_buckets[bucket]);
-	if (admit) {
-		va_start(ap, format);
+	if (!dlog_buckets[bucket].used || dlog_buckets[bucket].source != source)
+		ret = DOCA_ERROR_INVALID_VALUE;
+	else if (dlog_bucket_admit(&dlog_buckets[bucket]))
 		ret = dlog_vemit(level, source, func, line, format, ap);
-		va_end(ap);
-	}
 	pthread_mutex_unlock(&dlog_g.lock);
+	return ret;
+}
+
+doca_error_t priv_doca_log_rate_limit(uint32_t level, int source, const char *fname, int line, const char *func,
+				      int bucket, const char *format, ...)
+{
+	doca_error_t ret;
+	va_list ap;
+
+	(void)fname;
+	va_start(ap, format);
+	ret = dlog_rate_vemit(level, source, func, line, bucket, format, ap);
+	va_end(ap);
+	return ret;
+}
+
+doca_error_t doca_log_rate_limit(uint32_t level, int source, int line, int bucket, const char *format, ...)
+{
+	doca_error_t ret;
+	va_list ap;
+
+	va_start(ap, format);
+	ret = dlog_rate_vemit(level, source, NULL, line, bucket, format, ap);
+	va_end(ap);
 	return ret;
 }
