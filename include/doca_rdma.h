@@ -47,7 +47,7 @@ struct doca_rdma_gid {
 	uint8_t raw[DOCA_GID_BYTE_LENGTH];
 };
 
-/** Address of a DC or UD peer (not supported: jobs must leave it NULL). */
+/** Address of a DC or UD peer (those transports are not supported; RC jobs ignore it). */
 struct doca_rdma_addr;
 
 /** Job types. */
@@ -62,7 +62,11 @@ enum doca_rdma_job_types {
 	DOCA_RDMA_JOB_ATOMIC_FETCH_ADD,
 };
 
-/** Receive: the next SEND or WRITE with immediate of the peer lands here (after the data segment). */
+/*
+ * Receive: the peer's next SEND lands at the start of dst_buff's data
+ * segment (the room up to the buffer's end; along the list), whose data
+ * length becomes what arrived; NULL for a WRITE with immediate only.
+ */
 struct doca_rdma_job_recv {
 	struct doca_job base;	   /**< common job data */
 	struct doca_buf *dst_buff; /**< destination; a list of at most recv_buf_chain_len elements */
@@ -73,26 +77,30 @@ struct doca_rdma_job_send {
 	struct doca_job base;			     /**< common job data */
 	struct doca_buf const *src_buff;	     /**< source */
 	doca_be32_t immediate_data;		     /**< immediate data (SEND_IMM) */
-	struct doca_rdma_addr const *rdma_peer_addr; /**< UD/DC only: NULL */
+	struct doca_rdma_addr const *rdma_peer_addr; /**< UD/DC only: an RC context ignores it */
 };
 
-/** Read (remote src_buff into local dst_buff) or write (local src_buff into remote dst_buff). */
+/*
+ * Read (remote src_buff's data into local dst_buff, whose data length becomes
+ * the bytes read) or write (local src_buff's data to remote dst_buff's data
+ * address). A destination is written at the start of its data segment.
+ */
 struct doca_rdma_job_read_write {
 	struct doca_job base;			     /**< common job data */
 	struct doca_buf *dst_buff;		     /**< destination */
 	struct doca_buf const *src_buff;	     /**< source */
 	doca_be32_t immediate_data;		     /**< immediate data (WRITE_IMM) */
-	struct doca_rdma_addr const *rdma_peer_addr; /**< DC only: NULL */
+	struct doca_rdma_addr const *rdma_peer_addr; /**< DC only: an RC context ignores it */
 };
 
 /** 64-bit atomic on the remote cmp_or_add_dest_buff; the original value lands in result_buff. */
 struct doca_rdma_job_atomic {
 	struct doca_job base;			     /**< common job data */
 	struct doca_buf *cmp_or_add_dest_buff;	     /**< remote 8 bytes */
-	struct doca_buf *result_buff;		     /**< local: the remote value before the operation */
+	struct doca_buf *result_buff;		     /**< local: the remote value before the operation (8 bytes) */
 	uint64_t swap_or_add_data;		     /**< value to swap in, or to add */
 	uint64_t cmp_data;			     /**< value to compare with (compare and swap) */
-	struct doca_rdma_addr const *rdma_peer_addr; /**< DC only: NULL */
+	struct doca_rdma_addr const *rdma_peer_addr; /**< DC only: an RC context ignores it */
 };
 
 /** Opcodes of a receive's completion. */
@@ -107,7 +115,7 @@ struct doca_rdma_result {
 	doca_error_t result;		       /**< the job's status */
 	enum doca_rdma_opcode_t opcode;	       /**< receive: what the peer sent */
 	uint32_t length;		       /**< receive: bytes received (0 for other jobs) */
-	struct doca_rdma_addr *rdma_peer_addr; /**< UD/DC only: NULL */
+	struct doca_rdma_addr *rdma_peer_addr; /**< UD/DC only: an RC context ignores it */
 	doca_be32_t immediate_data;	       /**< receive: immediate data, when the opcode has one */
 };
 

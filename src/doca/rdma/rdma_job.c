@@ -10,6 +10,9 @@
  * come; until then DOCA_ERROR_AGAIN keeps it queued, and the CQ's event bell
  * (job_bell, the CQ armed) wakes an event-driven work queue when it comes.
  * Each send job is one basic block (so the chain limits of rdma_ctx.c).
+ * A job's rdma_peer_addr is for DC and UD contexts: an RC context ignores it
+ * (DOCA 2.2's samples leave it unset), as it ignores immediate_data of jobs
+ * whose type carries none.
  */
 #include <endian.h>
 #include <sched.h>
@@ -192,9 +195,7 @@ static uint32_t chain_len(const struct doca_buf *b)
 
 static doca_error_t check_send(const struct doca_rdma_job_send *j)
 {
-	if (!live(j->src_buff) || chain_len(j->src_buff) > 3)
-		return DOCA_ERROR_INVALID_VALUE;
-	return j->rdma_peer_addr != NULL ? DOCA_ERROR_NOT_SUPPORTED : DOCA_SUCCESS;
+	return live(j->src_buff) && chain_len(j->src_buff) <= 3 ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
 }
 
 static doca_error_t check_rw(const struct doca_rdma_job_read_write *j, bool read)
@@ -204,12 +205,18 @@ static doca_error_t check_rw(const struct doca_rdma_job_read_write *j, bool read
 
 	if (!live(j->dst_buff) || !live(j->src_buff) || chain_len(local) > 2 || remote->next != NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	return j->rdma_peer_addr != NULL ? DOCA_ERROR_NOT_SUPPORTED : DOCA_SUCCESS;
+	return DOCA_SUCCESS;
 }
 
+/*
+ * A destination's room: from the start of its data segment to the buffer's
+ * end. DOCA 2.2's RDMA writes a destination there (its samples receive into
+ * buffers taken by data as well as by address) and sets its data length to
+ * what it wrote (account), where DMA appends after the data.
+ */
 static size_t room(const struct doca_buf *b)
 {
-	return (size_t)(b->head + b->len - (b->data + b->data_len));
+	return (size_t)(b->head + b->len - b->data);
 }
 
 static doca_error_t check_atomic(const struct doca_rdma_job_atomic *j)
@@ -217,7 +224,7 @@ static doca_error_t check_atomic(const struct doca_rdma_job_atomic *j)
 	if (!live(j->cmp_or_add_dest_buff) || !live(j->result_buff) || j->result_buff->next != NULL ||
 	    room(j->result_buff) < sizeof(uint64_t))
 		return DOCA_ERROR_INVALID_VALUE;
-	return j->rdma_peer_addr != NULL ? DOCA_ERROR_NOT_SUPPORTED : DOCA_SUCCESS;
+	return DOCA_SUCCESS;
 }
 
 static doca_error_t check_type(const struct doca_rdma *r, const struct doca_job *job)
@@ -226,6 +233,9 @@ static doca_error_t check_type(const struct doca_rdma *r, const struct doca_job 
 	case DOCA_RDMA_JOB_RECV: {
 		const struct doca_rdma_job_recv *j = (const void *)job;
 
+		/* No buffer: a receive for a WRITE with immediate (DOCA 2.2's sample posts one so). */
+		if (j->dst_buff == NULL)
+			return DOCA_SUCCESS;
 		return live(j->dst_buff) && chain_len(j->dst_buff) <= r->recv_chain ? DOCA_SUCCESS
 										   : DOCA_ERROR_INVALID_VALUE;
 	}
@@ -318,8 +328,7 @@ static uint8_t dst_segs(struct hw_wqe_data_seg *s, const struct doca_buf *b, con
 	for (; b != NULL && (want != 0 || n == 0); b = b->next, n++) {
 		uint64_t take = room(b) < want ? room(b) : want;
 
-		hw_data_seg_set(&s[n], hw_data_seg_len_of(take), lkey_of(b, dev),
-				(uint64_t)(uintptr_t)(b->data + b->data_len));
+		hw_data_seg_set(&s[n], hw_data_seg_len_of(take), lkey_of(b, dev), (uint64_t)(uintptr_t)b->data);
 		want -= take;
 	}
 	return n;
@@ -357,7 +366,7 @@ static int send_segs(struct doca_rdma *r, const struct doca_job *job, uint8_t *s
 
 		*opcode = job->type == DOCA_RDMA_JOB_WRITE ? HW_WQE_RDMA_WRITE : HW_WQE_RDMA_WRITE_IMM;
 		*imm = job->type == DOCA_RDMA_JOB_WRITE ? 0 : j->immediate_data;
-		hw_raddr_seg_set((void *)seg, (uint64_t)(uintptr_t)(d->data + d->data_len), rkey_of(d, dev));
+		hw_raddr_seg_set((void *)seg, (uint64_t)(uintptr_t)d->data, rkey_of(d, dev));
 		return 2 + src_segs((void *)(seg + 16), j->src_buff, dev, &len);
 	}
 	case DOCA_RDMA_JOB_READ: {
@@ -440,9 +449,15 @@ static doca_error_t post_recv(struct doca_rdma *r, const struct doca_rdma_job_re
 		stride = HW_QP_LOG_RQ_STRIDE_MIN;
 	segs = (1u << stride) / (uint32_t)sizeof(*s);
 	s = (void *)(hw_qp_rq_buf(r->qp) + ((size_t)idx << stride));
-	for (const struct doca_buf *b = j->dst_buff; b != NULL; b = b->next, n++)
-		hw_data_seg_set(&s[n], hw_data_seg_len_of(room(b)), lkey_of(b, r->ctx.devs[0]),
-				(uint64_t)(uintptr_t)(b->data + b->data_len));
+	for (const struct doca_buf *b = j->dst_buff; b != NULL; b = b->next, n++) {
+		/*
+		 * The peer's engine writes the receive, in its process: the key
+		 * must reach it as an ibv_reg_mr's does (once per mmap and device).
+		 */
+		if (b->mmap->origin == DC_MMAP_LOCAL)
+			dc_mmap_share_key(b->mmap, r->ctx.devs[0]);
+		hw_data_seg_set(&s[n], hw_data_seg_len_of(room(b)), lkey_of(b, r->ctx.devs[0]), (uint64_t)(uintptr_t)b->data);
+	}
 	if (n < segs)
 		hw_data_seg_set(&s[n], 0, HW_RQ_INVALID_LKEY, 0);
 	oi = r->free_ops[r->nfree - 1];
@@ -577,13 +592,13 @@ static struct hw_bell *rdma_job_bell(struct doca_ctx *ctx, const struct doca_job
 	return cq != NULL ? hw_cq_event_bell(cq) : NULL;
 }
 
-/* Grows the data segments of a destination chain by the bytes written, element by element. */
+/* The data segments of a destination chain: the n bytes written, element by element. */
 static void account(struct doca_buf *b, uint64_t n)
 {
-	for (; b != NULL && n != 0; b = b->next) {
+	for (; b != NULL; b = b->next) {
 		uint64_t take = room(b) < n ? room(b) : n;
 
-		b->data_len += take;
+		b->data_len = take;
 		n -= take;
 	}
 }
