@@ -5,7 +5,9 @@
  * its own QP for doca_rdma_connect; then data moves both ways: SENDs each
  * way, the verbs QP writing into and reading from the DOCA side's exported
  * memory, the DOCA context writing into memory a DOCA mmap over the verbs
- * program's buffer exports.
+ * program's buffer exports. The same with the verbs QP in another process:
+ * it connects by the descriptor, SENDs back and WRITEs into the context's
+ * memory.
  */
 #include <endian.h>
 #include <infiniband/verbs.h>
@@ -13,6 +15,7 @@
 #include "doca_rdma_bridge.h"
 #include "harness.h"
 #include "rdma_fixture.h"
+#include "th_proc.h"
 
 #define HALF (RX_LEN / 2)
 #define RW (DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE | DOCA_ACCESS_RDMA_ATOMIC)
@@ -275,8 +278,118 @@ static void test_verbs_peer(void)
 	vpeer_close(&v);
 }
 
-int main(void)
+/*
+ * The verbs peer in another process (the "vpeer" role): it prints its QP's
+ * descriptor, connects to the context's, takes a SEND into a posted
+ * receive, answers with a SEND and WRITEs into the context's exported memory
+ * at the address and key it was given.
+ */
+static int role_vpeer(void)
 {
+	char line[512], hex[2 * sizeof(struct desc) + 1];
+	struct vpeer v;
+	struct desc d, vd;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr, *brw;
+	struct ibv_send_wr swr, *bsw;
+	struct ibv_wc wc;
+	unsigned long long raddr;
+	unsigned int rkey;
+
+	if (vpeer_open(&v) != 0 || vpeer_desc(&v, &vd) != 0)
+		return 1;
+	th_hex_encode((const uint8_t *)&vd, sizeof(vd), hex);
+	printf("%s\n", hex);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL || th_hex_decode(line, (uint8_t *)&d, sizeof(d)) != sizeof(d) ||
+	    fgets(line, sizeof(line), stdin) == NULL || sscanf(line, "%llx %x", &raddr, &rkey) != 2)
+		return 2;
+	if (vpeer_connect(&v, &d) != 0)
+		return 3;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)v.mem, .length = 64, .lkey = v.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	if (ibv_post_recv(v.qp, &rwr, &brw) != 0)
+		return 4;
+	printf("ready\n");
+	fflush(stdout);
+	if (vpeer_poll(&v, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != 1 || wc.byte_len != 4 ||
+	    memcmp(v.mem, "ping", 4) != 0)
+		return 5;
+	memcpy(v.mem + 128, "pong from verbs", 15);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(v.mem + 128), .length = 15, .lkey = v.mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				    .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = raddr, .rkey = rkey } };
+	if (ibv_post_send(v.qp, &swr, &bsw) != 0 || vpeer_poll(&v, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+		return 6;
+	swr.wr_id = 3;
+	swr.opcode = IBV_WR_SEND;
+	if (ibv_post_send(v.qp, &swr, &bsw) != 0 || vpeer_poll(&v, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+		return 7;
+	if (fgets(line, sizeof(line), stdin) == NULL) /* the context is done */
+		return 8;
+	vpeer_close(&v);
+	return 0;
+}
+
+static void test_verbs_peer_in_another_process(void)
+{
+	struct th_proc *p = th_proc_start(NULL, "vpeer", NULL);
+	struct rx_side s;
+	struct desc vd;
+	const void *dd;
+	size_t dl;
+	char hex[2 * sizeof(struct desc) + 1];
+	const char *ln;
+	const void *md;
+	size_t ml;
+	uint32_t key;
+	struct doca_buf *rb, *sb;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+
+	CHECK(p != NULL);
+	CHECK(rx_open(&s, RW, RW, true, false) == 0);
+	th_defer_local(rx_cleanup, &s);
+	CHECK((ln = th_proc_line(p)) != NULL && th_hex_decode(ln, (uint8_t *)&vd, sizeof(vd)) == sizeof(vd));
+	CHECK_OK(doca_rdma_connect(s.rdma, &vd, sizeof(vd)));
+	CHECK_OK(doca_rdma_export(s.rdma, &dd, &dl));
+	th_hex_encode(dd, dl, hex);
+	CHECK_OK(doca_mmap_export_rdma(s.mmap, s.dev, &md, &ml));
+	rb = rx_buf(&s, 0, 64, 0);
+	sb = rx_buf(&s, 256, 4, 4);
+	CHECK(rb != NULL && sb != NULL);
+	CHECK_OK(doca_buf_get_mkey(rb, s.dev, &key));
+	CHECK(th_proc_send(p, "%s", hex) == 0);
+	CHECK(th_proc_send(p, "%llx %x", (unsigned long long)(uintptr_t)(s.mem + HALF), key) == 0);
+	CHECK((ln = th_proc_line(p)) != NULL && strcmp(ln, "ready") == 0);
+	CHECK_OK(rx_submit_recv(&s, rb, 1));
+	memcpy(s.mem + 256, "ping", 4);
+	CHECK_OK(rx_submit_send(&s, DOCA_RDMA_JOB_SEND, sb, 0, 2));
+	/* Two events, in the order the work queue finds them done: the SEND's and the receive's. */
+	for (int i = 0, seen = 0; i < 2; i++) {
+		CHECK_OK(rx_retrieve(&s, &ev, &res));
+		CHECK(res.result == DOCA_SUCCESS && (ev.user_data.u64 == 1 || ev.user_data.u64 == 2));
+		CHECK(!(seen & (1 << ev.user_data.u64)));
+		seen |= 1 << ev.user_data.u64;
+		if (ev.user_data.u64 == 1)
+			CHECK(res.length == 15 && res.opcode == DOCA_RDMA_OPCODE_RECV_SEND);
+	}
+	CHECK(memcmp(s.mem, "pong from verbs", 15) == 0);
+	CHECK(memcmp(s.mem + HALF, "pong from verbs", 15) == 0); /* its WRITE came before its SEND */
+	CHECK(th_proc_send(p, "done") == 0);
+	CHECK(th_proc_wait(p) == 0);
+	doca_buf_refcount_rm(rb, NULL);
+	doca_buf_refcount_rm(sb, NULL);
+	th_undefer(rx_cleanup, &s);
+	rx_close(&s);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "vpeer") == 0)
+		return role_vpeer();
+	signal(SIGPIPE, SIG_IGN);
 	RUN(test_verbs_peer);
+	RUN(test_verbs_peer_in_another_process);
 	return th_summary("test_rdma_verbs");
 }
