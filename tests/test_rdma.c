@@ -782,9 +782,37 @@ static void test_another_device(void)
 /*
  * Two processes: this binary again as the "responder" role (the vendor
  * responder sample's part): it prints its connection descriptor and memory
- * export as hex lines, connects to ours, posts a receive and checks what we
- * read, wrote and sent.
+ * export as hex lines, connects to ours, posts a receive, sleeps on its
+ * event-driven work queue's handle until our SEND completes it, and checks
+ * what we read, wrote and sent.
  */
+/*
+ * The next event of an event-driven work queue: while nothing can complete,
+ * sleeps on its event handle (armed), bounded by the hang guard.
+ */
+static doca_error_t wait_event(struct rx_side *s, struct doca_event *ev, struct doca_rdma_result *res)
+{
+	doca_event_handle_t h;
+	struct pollfd p;
+	doca_error_t e;
+
+	if (doca_workq_get_event_handle(s->wq, &h) != DOCA_SUCCESS)
+		return DOCA_ERROR_BAD_STATE;
+	for (;;) {
+		ev->result.ptr = res;
+		e = doca_workq_progress_retrieve(s->wq, ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE);
+		if (e != DOCA_ERROR_AGAIN)
+			return e;
+		if (doca_workq_event_handle_arm(s->wq) != DOCA_SUCCESS)
+			return DOCA_ERROR_BAD_STATE;
+		p = (struct pollfd){ .fd = h, .events = POLLIN };
+		if (poll(&p, 1, (int)(RX_HANG_NS / 1000000)) != 1)
+			return DOCA_ERROR_TIME_OUT;
+		if (doca_workq_event_handle_clear(s->wq, h) != DOCA_SUCCESS)
+			return DOCA_ERROR_BAD_STATE;
+	}
+}
+
 static int role_responder(void)
 {
 	char line[1024], hex[1024];
@@ -799,7 +827,7 @@ static int role_responder(void)
 	struct doca_event ev;
 	uint8_t *rmem;
 
-	if (rx_open(&s, RW, RW, true, false) != 0)
+	if (rx_open(&s, RW, RW, true, true) != 0) /* event-driven: the peer's SEND wakes us */
 		return 1;
 	memset(s.mem + HALF, 0x33, 256);
 	if (doca_rdma_export(s.rdma, &d, &l) != DOCA_SUCCESS || doca_mmap_export_rdma(s.mmap, s.dev, &md, &ml) != 0 ||
@@ -824,7 +852,8 @@ static int role_responder(void)
 		return 5;
 	printf("ready\n");
 	fflush(stdout);
-	if (rx_retrieve(&s, &ev, &res) != DOCA_SUCCESS || res.length != 6 || memcmp(rmem, "parent", 6) != 0)
+	if (wait_event(&s, &ev, &res) != DOCA_SUCCESS || res.result != DOCA_SUCCESS || res.length != 6 ||
+	    memcmp(rmem, "parent", 6) != 0)
 		return 6;
 	/* The parent's write came before its send. */
 	for (int i = 0; i < 100; i++)
