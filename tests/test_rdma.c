@@ -592,8 +592,14 @@ static void test_queue_full(void)
 
 		CHECK(s != NULL);
 		CHECK_OK(rx_submit_send(&a, DOCA_RDMA_JOB_SEND, s, 0, 9));
-		for (int i = 0; i < 5; i++)
+		/* The send fails (its peer gone), the QP goes to error and flushes the receives. */
+		for (int i = 0, seen = 0; i < 5; i++) {
 			CHECK_ERR(rx_retrieve(&a, &ev, &res), DOCA_ERROR_IO_FAILED);
+			CHECK(ev.user_data.u64 <= 3 || ev.user_data.u64 == 9);
+			CHECK(res.result == (ev.user_data.u64 == 9 ? DOCA_ERROR_CONNECTION_ABORTED : DOCA_ERROR_NOT_CONNECTED));
+			CHECK(!(seen & (1 << (ev.user_data.u64 & 15))));
+			seen |= 1 << (ev.user_data.u64 & 15);
+		}
 		rm(s);
 	}
 	rx_close(&a);
@@ -934,6 +940,12 @@ static void test_two_processes(void)
 	CHECK_OK(rx_retrieve(&s, &ev, &res));
 	CHECK(ev.user_data.u64 == 3 && res.result == DOCA_SUCCESS);
 	CHECK((ln = th_proc_line(c)) != NULL && strcmp(ln, "ok") == 0);
+	/* The responder closes and exits: a job towards it fails as the peer's loss. */
+	CHECK(th_proc_send(c, "done") == 0);
+	CHECK(th_proc_wait(c) == 0);
+	CHECK_OK(rx_submit_rw(&s, DOCA_RDMA_JOB_WRITE, rdst, src, 0, 4));
+	CHECK_ERR(rx_retrieve(&s, &ev, &res), DOCA_ERROR_IO_FAILED);
+	CHECK(ev.user_data.u64 == 4 && res.result == DOCA_ERROR_CONNECTION_ABORTED);
 	rm(rsrc);
 	rm(dst);
 	rm(src);
@@ -941,8 +953,6 @@ static void test_two_processes(void)
 	rm(msg);
 	th_undefer(rx_cleanup, &s);
 	rx_close(&s);
-	CHECK(th_proc_send(c, "done") == 0);
-	CHECK(th_proc_wait(c) == 0);
 }
 
 int main(int argc, char **argv)
