@@ -13,9 +13,13 @@
  * last completion. The jobs in flight name `slots` buffers of `size` bytes
  * each side (default 1: every job the same memory, as perftest's do).
  *
- * Usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] [--slots N]
+ * --local runs the responder on a thread of this process instead (WRITE and
+ * READ only: what callgrind can follow, as a re-executed process it cannot).
+ *
+ * Usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] [--slots N] [--local]
  * Prints: doca_rdma <op> <size> <iters> <MB/s> <M jobs/s>
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,12 +118,12 @@ static doca_error_t side_open(struct side *s, size_t len, uint32_t depth)
 	return e;
 }
 
-static void hex_out(const void *p, size_t n)
+static void hex_out(FILE *f, const void *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		printf("%02x", ((const uint8_t *)p)[i]);
-	printf("\n");
-	fflush(stdout);
+		fprintf(f, "%02x", ((const uint8_t *)p)[i]);
+	fprintf(f, "\n");
+	fflush(f);
 }
 
 static long hex_in(FILE *f, uint8_t *out, size_t max)
@@ -154,7 +158,7 @@ static doca_error_t retrieve(struct side *s, struct doca_event *ev)
 }
 
 /* The responder: exports, connects, and for SEND keeps receives posted until iters arrived. */
-static int responder(const struct cfg *c)
+static int responder(const struct cfg *c, FILE *in, FILE *out)
 {
 	struct side s;
 	struct doca_buf *rb[MAX_DEPTH];
@@ -171,9 +175,9 @@ static int responder(const struct cfg *c)
 	if ((e = doca_rdma_export(s.rdma, &d, &l)) != DOCA_SUCCESS ||
 	    (e = doca_mmap_export_rdma(s.mmap, s.dev, &md, &ml)) != DOCA_SUCCESS)
 		return fail("responder export", e);
-	hex_out(d, l);
-	hex_out(md, ml);
-	pl = hex_in(stdin, peer, sizeof(peer));
+	hex_out(out, d, l);
+	hex_out(out, md, ml);
+	pl = hex_in(in, peer, sizeof(peer));
 	if (pl < 0 || (e = doca_rdma_connect(s.rdma, peer, (size_t)pl)) != DOCA_SUCCESS)
 		return fail("responder connect", pl < 0 ? DOCA_ERROR_INVALID_VALUE : e);
 	jr.base.ctx = s.ctx;
@@ -184,8 +188,8 @@ static int responder(const struct cfg *c)
 		if (e != DOCA_SUCCESS || (e = doca_workq_submit(s.wq, &jr.base)) != DOCA_SUCCESS)
 			return fail("responder receive", e);
 	}
-	printf("ready\n");
-	fflush(stdout);
+	fprintf(out, "ready\n");
+	fflush(out);
 	for (uint64_t got = 0; c->op == DOCA_RDMA_JOB_SEND && got < c->iters; got++) {
 		if ((e = retrieve(&s, &ev)) != DOCA_SUCCESS)
 			return fail("responder retrieve", e);
@@ -198,7 +202,7 @@ static int responder(const struct cfg *c)
 		}
 	}
 	/* Held until the requester is done with our memory. */
-	if (fgets((char *)peer, sizeof(peer), stdin) == NULL)
+	if (fgets((char *)peer, sizeof(peer), in) == NULL)
 		return 0;
 	return 0;
 }
@@ -291,13 +295,56 @@ static int requester(const struct cfg *c, FILE *to, FILE *from)
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct cfg *c, bool *role)
+struct local_arg {
+	const struct cfg *c;
+	FILE *in, *out;
+	int rc;
+};
+
+static void *local_responder(void *p)
+{
+	struct local_arg *a = p;
+
+	a->rc = responder(a->c, a->in, a->out);
+	fclose(a->out);
+	return NULL;
+}
+
+/* Both sides in this process, the responder on a thread: what callgrind can follow (WRITE and READ). */
+static int run_local(const struct cfg *c)
+{
+	int to[2], from[2], rc;
+	struct local_arg a = { .c = c };
+	pthread_t t;
+	FILE *tf, *ff;
+
+	if (pipe(to) != 0 || pipe(from) != 0)
+		return 1;
+	a.in = fdopen(to[0], "r");
+	a.out = fdopen(from[1], "w");
+	tf = fdopen(to[1], "w");
+	ff = fdopen(from[0], "r");
+	if (a.in == NULL || a.out == NULL || tf == NULL || ff == NULL ||
+	    pthread_create(&t, NULL, local_responder, &a) != 0)
+		return 1;
+	rc = requester(c, tf, ff);
+	fclose(tf);
+	pthread_join(t, NULL);
+	fclose(a.in);
+	fclose(ff);
+	return rc != 0 ? rc : a.rc;
+}
+
+static int parse(int argc, char **argv, struct cfg *c, bool *role, bool *local)
 {
 	*c = (struct cfg){ .op = DOCA_RDMA_JOB_WRITE, .size = 64, .iters = 1000000, .depth = 64, .slots = 1 };
 	*role = false;
+	*local = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "responder") == 0)
 			*role = true;
+		else if (strcmp(argv[i], "--local") == 0)
+			*local = true;
 		else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc)
 			c->op = strcmp(argv[++i], "read") == 0	 ? DOCA_RDMA_JOB_READ
 				: strcmp(argv[i], "send") == 0 ? DOCA_RDMA_JOB_SEND
@@ -323,17 +370,19 @@ int main(int argc, char **argv)
 {
 	int to[2], from[2], status, rc;
 	struct cfg c;
-	bool role;
+	bool role, local;
 	pid_t pid;
 	FILE *tf, *ff;
 
-	if (parse(argc, argv, &c, &role) != 0) {
+	if (parse(argc, argv, &c, &role, &local) != 0) {
 		fprintf(stderr, "usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] "
-				"[--slots N]\n");
+				"[--slots N] [--local]\n");
 		return 2;
 	}
 	if (role)
-		return responder(&c);
+		return responder(&c, stdin, stdout);
+	if (local)
+		return run_local(&c);
 	if (pipe(to) != 0 || pipe(from) != 0)
 		return 1;
 	fflush(NULL);
