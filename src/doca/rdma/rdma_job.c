@@ -116,6 +116,9 @@ static doca_error_t qp_open(struct doca_rdma *r)
 		hw_id_free(HW_ID_QPN, r->qpn);
 		return DOCA_ERROR_NO_MEMORY;
 	}
+	r->sq_buf = hw_qp_sq_buf(r->qp);
+	r->rq_buf = hw_qp_rq_buf(r->qp);
+	r->qp_dbrec = hw_qp_dbrec(r->qp);
 	if (hw_qp_set_rights(r->qp, rdma_rights(r->permissions) | HW_QP_RIGHTS_STRICT) != HW_OK || hw_qp_modify(r->qp, HW_QP_INIT) != HW_OK) {
 		hw_qp_destroy(r->qp);
 		r->qp = NULL;
@@ -409,7 +412,7 @@ static struct doca_buf *job_local_dst(const struct doca_job *job)
 static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, struct doca_job *copy)
 {
 	uint32_t idx = r->sq_pi & (r->sq_size - 1), imm = 0, oi = r->free_ops[r->nfree - 1];
-	uint8_t *wqe = hw_qp_sq_buf(r->qp) + ((size_t)idx << HW_SEND_WQE_SHIFT);
+	uint8_t *wqe = r->sq_buf + ((size_t)idx << HW_SEND_WQE_SHIFT);
 	struct rdma_op *op = &r->ops[oi];
 	uint8_t opcode = 0;
 	int ds;
@@ -421,7 +424,7 @@ static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, s
 	 */
 	while (((r->sq_pi - hw_qp_sq_next(r->qp)) & HW_QP_COUNTER_MASK) >= r->sq_size)
 		sched_yield();
-	memset(wqe, 0, HW_SEND_WQE_BB);
+	/* Every segment the ds count covers is written whole below; the engine reads no further. */
 	*op = (struct rdma_op){ .type = job->type, .buf = job_local_dst(job) };
 	ds = send_segs(r, job, wqe + sizeof(struct hw_wqe_ctrl_seg), op, &opcode, &imm);
 	if (ds == 0)
@@ -429,7 +432,7 @@ static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, s
 	hw_ctrl_seg_set((void *)wqe, (uint16_t)r->sq_pi, opcode, 0, r->qpn, HW_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, imm);
 	r->sq_op[idx] = oi;
 	r->sq_pi++;
-	hw_qp_dbrec(r->qp)[HW_QP_DBR_SND] = htobe32(r->sq_pi & HW_QP_COUNTER_MASK);
+	r->qp_dbrec[HW_QP_DBR_SND] = htobe32(r->sq_pi & HW_QP_COUNTER_MASK);
 	if (hw_qp_ring_sq(r->qp, r->sq_pi & HW_QP_COUNTER_MASK) != HW_OK) {
 		r->sq_pi--;
 		return DOCA_ERROR_BAD_STATE;
@@ -448,7 +451,7 @@ static doca_error_t post_recv(struct doca_rdma *r, const struct doca_rdma_job_re
 	if (stride < HW_QP_LOG_RQ_STRIDE_MIN)
 		stride = HW_QP_LOG_RQ_STRIDE_MIN;
 	segs = (1u << stride) / (uint32_t)sizeof(*s);
-	s = (void *)(hw_qp_rq_buf(r->qp) + ((size_t)idx << stride));
+	s = (void *)(r->rq_buf + ((size_t)idx << stride));
 	for (const struct doca_buf *b = j->dst_buff; b != NULL; b = b->next, n++) {
 		/*
 		 * The peer's engine writes the receive, in its process: the key

@@ -53,6 +53,8 @@ struct doca_rdma {
 	struct hw_cq *scq, *rcq;
 	uint32_t scqn, rcqn, qpn;
 	struct hw_qp *qp;
+	uint8_t *sq_buf, *rq_buf; /* the QP's rings and doorbell record, looked up once at start */
+	uint32_t *qp_dbrec;
 	uint32_t sq_pi, rq_pi, scq_ci, rcq_ci, arm_sn;
 	/* Each CQ's (send 0, receive 1) last arm: its consumer index and its event bell's sequence then. */
 	bool armed[2];
