@@ -63,6 +63,19 @@ enum doca_gpu_mem_type {
 	DOCA_GPU_MEM_TYPE_CPU_GPU = 2,
 };
 
+/** Big-endian 32-bit value (as carried on the wire: RDMA immediate data). */
+typedef uint32_t doca_be32_t;
+
+/** MTU of an RDMA connection, as the port attribute codes it. */
+enum doca_mtu_size {
+	DOCA_MTU_SIZE_256_BYTES = 0x0,
+	DOCA_MTU_SIZE_512_BYTES = 0x1,
+	DOCA_MTU_SIZE_1K_BYTES = 0x2,
+	DOCA_MTU_SIZE_2K_BYTES = 0x3,
+	DOCA_MTU_SIZE_4K_BYTES = 0x4,
+	DOCA_MTU_SIZE_RAW_ETHERNET = 0x5, /* reserved */
+};
+
 #ifdef __cplusplus
 }
 #endif

@@ -728,6 +728,7 @@ static void test_rdma_import_host(void)
 	CHECK_OK(doca_mmap_get_num_bufs(exp, &v));
 	CHECK(v == 0);
 	CHECK_ERR(doca_mmap_destroy(imp), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_ERR(doca_mmap_stop(imp), DOCA_ERROR_NOT_PERMITTED); /* a buffer still points into it */
 	CHECK_OK(doca_buf_refcount_rm(b, NULL));
 
 	/* a second import of the same descriptor is a separate registration */
@@ -742,6 +743,11 @@ static void test_rdma_import_host(void)
 	CHECK_OK(doca_buf_inventory_get_num_free_elements(inv, &v));
 	CHECK(v == 0);
 	CHECK_OK(doca_buf_refcount_rm(b, NULL));
+	/* an import stops (as DOCA 2.2's samples do before destroying it): no buffer comes from it after */
+	CHECK_OK(doca_mmap_stop(imp2));
+	CHECK_ERR(doca_mmap_stop(imp2), DOCA_ERROR_BAD_STATE);
+	CHECK(doca_buf_inventory_buf_by_addr(inv, imp2, mem, 8, &b) != DOCA_SUCCESS);
+	CHECK_ERR(doca_mmap_start(imp2), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_OK(doca_mmap_destroy(imp2));
 	CHECK(hw_mkey_lookup(k) == NULL);
 

@@ -13,6 +13,7 @@ doca=/opt/mellanox/doca
 lib=$doca/lib/$(gcc -print-multiarch)
 export PKG_CONFIG_PATH=$lib/pkgconfig LD_LIBRARY_PATH=$lib
 passed=0 failed=0
+trap "" PIPE # a sample that stopped reading its prompts must not end this script
 
 [ -f "$doca/applications/VERSION" ] && [ -f "$lib/pkgconfig/doca.pc" ] ||
 	{ echo "softdpu is not installed at $doca"; exit 2; }
@@ -49,6 +50,54 @@ one_process() {
 		echo "FAIL $dir: build (log $work/${dir//\//_}.log)"
 	fi
 }
+
+# rdma_pair <A dir> <B dir> <A's expected> <B's expected> <twice> [args...]: the passive side A
+# (responder or receiver) and B, each told to "press enter" once they wrote their descriptors; with
+# twice=1 A is told again after B ended (the responders wait for the requester to finish).
+rdma_pair() {
+	local a=$1 b=$2 want_a=$3 want_b=$4 twice=$5 ba bb d i ok
+	shift 5
+	ba=$(build "doca_rdma/$a") && bb=$(build "doca_rdma/$b") ||
+		{ failed=$((failed + 1)); echo "FAIL $a/$b: build (logs in $work)"; return; }
+	d=$(mktemp -d -p "$work") && mkfifo "$d/a.in" "$d/b.in"
+	timeout 120 "$ba/doca_$a" -d mlx5_0 -ld "$d/a.desc" -re "$d/b.desc" -m "$d/mmap.desc" "$@" \
+		<"$d/a.in" >"$d/a.out" 2>&1 &
+	local pa=$!
+	timeout 120 "$bb/doca_$b" -d mlx5_0 -ld "$d/b.desc" -re "$d/a.desc" -m "$d/mmap.desc" "$@" \
+		<"$d/b.in" >"$d/b.out" 2>&1 &
+	local pb=$!
+	exec 7>"$d/a.in" 8>"$d/b.in"
+	for i in $(seq 300); do
+		[ -s "$d/a.desc" ] && [ -s "$d/b.desc" ] && { [ ! -e "$d/mmap.want" ] || [ -s "$d/mmap.desc" ]; } && break
+		sleep 0.1
+	done
+	sleep 0.2 # the descriptor files are written whole before the prompt
+	echo >&7
+	echo >&8
+	wait "$pb"
+	[ "$twice" = 1 ] && echo >&7
+	exec 7>&- 8>&-
+	wait "$pa"
+	ok=1
+	grep -qF -- "$want_a" "$d/a.out" && grep -q "Sample finished successfully" "$d/a.out" || ok=0
+	grep -qF -- "$want_b" "$d/b.out" && grep -q "Sample finished successfully" "$d/b.out" || ok=0
+	if [ $ok = 1 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL $a/$b"
+		tail -n 5 "$d/a.out" "$d/b.out"
+	fi
+}
+
+txt="Hi DOCA RDMA!"
+rdma_pair rdma_receive rdma_send "Got from sender: \"$txt\"" "Retrieved results successfully" 0
+rdma_pair rdma_receive_immediate rdma_send_immediate "Got from sender: \"$txt\" with immediate: " \
+	"Retrieved results successfully" 0
+rdma_pair rdma_read_responder rdma_read_requester "Sample finished" "Read from responder: \"$txt\"" 1
+rdma_pair rdma_write_responder rdma_write_requester "has written: \"$txt\"" "Written to responder \"$txt\"" 1
+rdma_pair rdma_write_immediate_responder rdma_write_immediate_requester \
+	"Requester has written: \"$txt\" with immediate data: " "Written to responder \"$txt\" with immediate data: " 1
 
 sha=$(printf 1234567890abcdef | sha256sum | cut -d' ' -f1)
 one_process doca_sha/sha_create doca_sha_create "SHA256 output of 1234567890abcdef is: $sha"

@@ -43,9 +43,10 @@ layout() {
 	local r=$work/root$prefix
 	test -f "$r/include/doca_dma.h" && test -f "$r/include/doca_ctx.h" &&
 		test -f "$r/lib/$multiarch/pkgconfig/doca.pc" && test -e "$r/lib/$multiarch/libdoca_common.so" &&
+		test -e "$r/lib/$multiarch/libdoca_rdma.so" &&
 		test -f "$r/applications/VERSION" &&
 		PKG_CONFIG_SYSROOT_DIR=$work/root PKG_CONFIG_PATH=$r/lib/$multiarch/pkgconfig \
-			pkg-config --exists doca-common doca-dma doca-argp doca-sha doca-comm-channel
+			pkg-config --exists doca-common doca-dma doca-argp doca-sha doca-comm-channel doca-rdma
 }
 external_build() {
 	local r=$work/root$prefix

@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) int64_t eng_fast_rw_as(struct hw_qp
 	l = hw_mkey_plain(hw_data_seg_lkey(d), qp->pd_id, hw_data_seg_addr(d), len,
 			  write ? HW_ACCESS_LOCAL_READ : HW_ACCESS_LOCAL_WRITE);
 	rp = l == NULL ? NULL
-		       : hw_mkey_plain(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len,
+		       : hw_mkey_plain(hw_raddr_seg_rkey(r), write ? peer->wr_pd : peer->rd_pd, hw_raddr_seg_addr(r), len,
 				       write ? HW_ACCESS_REMOTE_WRITE : HW_ACCESS_REMOTE_READ);
 	if (rp == NULL)
 		return -1;
@@ -133,7 +133,7 @@ static inline int64_t eng_fast_inline(struct hw_qp *peer, const uint8_t *slot, u
 
 	if (len == 0 || ((at + len + HW_WQE_DS_BYTES - 1) & ~(HW_WQE_DS_BYTES - 1u)) != ds * HW_WQE_DS_BYTES)
 		return -1;
-	rp = hw_mkey_plain(hw_raddr_seg_rkey(r), peer->pd_id, hw_raddr_seg_addr(r), len, HW_ACCESS_REMOTE_WRITE);
+	rp = hw_mkey_plain(hw_raddr_seg_rkey(r), peer->wr_pd, hw_raddr_seg_addr(r), len, HW_ACCESS_REMOTE_WRITE);
 	if (rp == NULL)
 		return -1;
 	eng_move(rp, slot + at, len);

@@ -1257,7 +1257,8 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	synd = eng_remote_list(eng_resp_pd(peer, w), r, src.total, HW_ACCESS_REMOTE_WRITE, &dst);
+	synd = eng_remote_list(w->xsrq != NULL ? w->xsrq->pd_id : peer->wr_pd, r, src.total, HW_ACCESS_REMOTE_WRITE,
+			       &dst);
 	if (synd != 0)
 		return eng_fail(synd);
 	if (w->opcode == HW_WQE_RDMA_WRITE_IMM && !eng_rcv_take(peer, w, &rcv))
@@ -1292,7 +1293,8 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
 		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-	synd = eng_remote_list(eng_resp_pd(peer, w), r, dst.total, HW_ACCESS_REMOTE_READ, &src);
+	synd = eng_remote_list(w->xsrq != NULL ? w->xsrq->pd_id : peer->rd_pd, r, dst.total, HW_ACCESS_REMOTE_READ,
+			       &src);
 	if (synd != 0)
 		return eng_fail(synd);
 	if (dst.n == 1 && !src.patterned && !dst.patterned)

@@ -272,6 +272,7 @@ enum hw_status hw_qp_create(const struct hw_qp_attr *attr, struct hw_qp **out)
 		return HW_ERR_NOMEM;
 	qp->qpn = attr->qpn & 0xffffffu;
 	qp->pd_id = attr->pd != NULL ? hw_pd_id(attr->pd) : 0;
+	qp->wr_pd = qp->rd_pd = qp->pd_id;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
 	qp->type = attr->type;
@@ -436,6 +437,8 @@ enum hw_status hw_qp_attach_num(uint32_t qpn, struct hw_qp **out)
 		goto err;
 	v->qpn = qpn;
 	v->pd_id = v->sh->pd_id;
+	/* Rights a peer may rely on are set before it connects (a DOCA RDMA context's, at its start). */
+	hw_qp_rights_pds(v, __atomic_load_n(&v->sh->rights, __ATOMIC_ACQUIRE));
 	v->type = (enum hw_qp_type)v->sh->type;
 	v->rnr_deadline = HW_QP_NO_DEADLINE;
 	v->pace_deadline = HW_QP_NO_DEADLINE;
@@ -839,9 +842,10 @@ enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on)
 
 enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights)
 {
-	if (qp == NULL || (rights & ~(uint32_t)HW_QP_RIGHTS_ALL) != 0)
+	if (qp == NULL || (rights & ~(uint32_t)(HW_QP_RIGHTS_ALL | HW_QP_RIGHTS_STRICT)) != 0)
 		return HW_ERR_INVAL;
 	__atomic_store_n(&qp->sh->rights, rights, __ATOMIC_RELEASE);
+	hw_qp_rights_pds(qp, rights);
 	return HW_OK;
 }
 

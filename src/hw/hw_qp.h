@@ -233,6 +233,14 @@ struct hw_tm_fins;
 struct hw_qp {
 	uint32_t qpn;
 	uint32_t pd_id;
+	/*
+	 * The domain a peer's rkeys of RDMA WRITEs (READs) to this QP are
+	 * checked against: pd_id, or HW_QP_NO_PD when its rights refuse the
+	 * operation (HW_QP_RIGHTS_STRICT), so the key check itself refuses it
+	 * with the remote access error and the engine pays no test of its own.
+	 */
+	uint32_t wr_pd;
+	uint32_t rd_pd;
 	struct hw_cq *send_cq;
 	struct hw_cq *recv_cq;
 	uint8_t *buf;	  /* RQ at 0 (given rings: SQ at sq_off) */
@@ -472,6 +480,29 @@ enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on);
 enum hw_status hw_qp_set_rights(struct hw_qp *qp, uint32_t rights);
 
 #define HW_QP_RIGHTS_ALL (HW_ACCESS_REMOTE_READ | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC)
+/*
+ * With this bit the responder's rights gate RDMA reads and writes too (a
+ * remote access error, before any key is looked at), as a card's QP access
+ * flags do. Without it (verbs QPs) only atomics are gated, reads and writes
+ * being limited by their keys alone. DOCA RDMA contexts set it: their
+ * permissions are their QP's.
+ */
+#define HW_QP_RIGHTS_STRICT (1u << 31)
+
+#define HW_QP_NO_PD UINT32_MAX /* wr_pd / rd_pd of a QP refusing the operation: no key is of it */
+
+/* Whether a responder with these rights refuses an RDMA read or write (right: HW_ACCESS_REMOTE_READ or _WRITE). */
+static inline bool hw_qp_rights_refuse(uint32_t rights, uint32_t right)
+{
+	return (rights & (HW_QP_RIGHTS_STRICT | right)) == HW_QP_RIGHTS_STRICT;
+}
+
+/* wr_pd and rd_pd of a QP of domain pd_id with these rights. */
+static inline void hw_qp_rights_pds(struct hw_qp *qp, uint32_t rights)
+{
+	qp->wr_pd = hw_qp_rights_refuse(rights, HW_ACCESS_REMOTE_WRITE) ? HW_QP_NO_PD : qp->pd_id;
+	qp->rd_pd = hw_qp_rights_refuse(rights, HW_ACCESS_REMOTE_READ) ? HW_QP_NO_PD : qp->pd_id;
+}
 
 /* Sets a UD QP's qkey. HW_ERR_INVAL for an RC QP. */
 enum hw_status hw_qp_set_qkey(struct hw_qp *qp, uint32_t qkey);

@@ -143,7 +143,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 	} else if (ctx->num_devs == 0 && ctx->ops->max_devs != 0) {
 		DC_ERR("%s context has no device", ctx->ops->name);
 		ret = DOCA_ERROR_INVALID_VALUE;
-	} else {
+	} else if (ctx->ops->start == NULL || (ret = ctx->ops->start(ctx)) == DOCA_SUCCESS) {
 		ctx->started = true;
 	}
 	pthread_mutex_unlock(&ctx->lock);
@@ -163,6 +163,8 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 		DC_ERR("%s context still has work queues", ctx->ops->name);
 		ret = DOCA_ERROR_NOT_PERMITTED;
 	} else {
+		if (ctx->ops->stop != NULL)
+			ctx->ops->stop(ctx);
 		ctx->started = false;
 	}
 	pthread_mutex_unlock(&ctx->lock);

@@ -86,6 +86,16 @@ struct dc_ctx_ops {
 				 uint32_t cqe_idx);
 	doca_error_t (*job_done)(struct doca_ctx *ctx, const struct doca_job *job, const struct hw_cqe64 *cqe,
 				 union doca_data *result);
+	/*
+	 * Optional, contexts whose jobs start at submit and end at a completion
+	 * of their own queues (RDMA): called by submit after job_check, with the
+	 * work-queue entry's copy of the job, which it may mark (its flags) to
+	 * find the job's state at job_exec. An error refuses the submit.
+	 */
+	doca_error_t (*job_start)(struct doca_ctx *ctx, const struct doca_job *job, struct doca_job *copy);
+	/* Optional: doca_ctx_start and doca_ctx_stop's own work (under the context's lock). */
+	doca_error_t (*start)(struct doca_ctx *ctx);
+	void (*stop)(struct doca_ctx *ctx);
 };
 
 /* The largest job struct a context accepts: one work-queue entry holds it. */

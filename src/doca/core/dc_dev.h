@@ -30,6 +30,11 @@ bool dc_dev_cap(const struct doca_dev *dev, enum dc_cap cap);
 /* Protection domain of an open device; mmaps register their ranges in it. */
 struct hw_pd *dc_dev_pd(const struct doca_dev *dev);
 
+/* The function behind an open device or a devinfo (its port: LID, GIDs, link layer). */
+struct hw_function;
+const struct hw_function *dc_dev_fn(const struct doca_dev *dev);
+const struct hw_function *dc_devinfo_fn(const struct doca_devinfo *info);
+
 /* True when the device is a DPU-side function (DPU PF or SF). */
 bool dc_dev_on_dpu(const struct doca_dev *dev);
 

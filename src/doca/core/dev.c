@@ -268,6 +268,16 @@ struct hw_pd *dc_dev_pd(const struct doca_dev *dev)
 	return dev != NULL ? dev->pd : NULL;
 }
 
+const struct hw_function *dc_dev_fn(const struct doca_dev *dev)
+{
+	return &dev->info.fn;
+}
+
+const struct hw_function *dc_devinfo_fn(const struct doca_devinfo *info)
+{
+	return &info->fn;
+}
+
 bool dc_dev_on_dpu(const struct doca_dev *dev)
 {
 	return dev != NULL && dev->info.fn.side == HW_SIDE_DPU;

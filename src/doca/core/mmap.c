@@ -380,10 +380,10 @@ doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
 {
 	if (mmap == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->origin != DC_MMAP_LOCAL) {
-		DC_ERR("an mmap created from an export is released by destroying it, not stopped");
-		return DOCA_ERROR_NOT_PERMITTED;
-	}
+	/*
+	 * An import stops too (no more buffers from it; its key stays until destroy): DOCA 2.2's own samples
+	 * stop the mmap they created from an export and count a refusal as their failure.
+	 */
 	if (mmap->state != DC_MMAP_STARTED)
 		return DOCA_ERROR_BAD_STATE;
 	if (mmap->num_bufs != 0) {

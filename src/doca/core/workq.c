@@ -340,6 +340,12 @@ static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *w
 	slot->blocked = 0;
 	slot->engine = 0;
 	wqe_copy(slot->u.raw, job, size);
+	/* The slot is past the tail until here: a refused start leaves it unused. */
+	if (ctx->ops->job_start != NULL) {
+		ret = ctx->ops->job_start(ctx, job, &slot->u.job);
+		if (ret != DOCA_SUCCESS)
+			return ret;
+	}
 	wq->tail++;
 	wq->pending[idx]++;
 	wq->last_ctx = (uint32_t)idx;

@@ -1,0 +1,90 @@
+/*
+ * rdma_priv — the DOCA RDMA context (rdma_ctx.c: life cycle and properties;
+ * rdma_conn.c: the connection descriptor; rdma_job.c: jobs as WQEs).
+ *
+ * A started context owns one RC QP of the device and two CQs (send, receive),
+ * all shared, so a peer in another process completes its receives into them
+ * and connects to the QP by number, as a verbs QP would.
+ */
+#ifndef RDMA_PRIV_H_
+#define RDMA_PRIV_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dc_ctx.h"
+#include "doca_rdma.h"
+
+struct hw_cq;
+struct hw_qp;
+
+#define RDMA_DEF_QUEUE 64
+#define RDMA_MAX_QUEUE 4096
+#define RDMA_MAX_RECV_CHAIN 16
+#define RDMA_DESC_LEN 64
+/* The job copy in the work queue names its state by flags: this bit, and the index below it. */
+#define RDMA_TAG 0x40000000
+#define RDMA_TAG_RQ 0x20000000
+
+/* A posted job: what its completion updates and reports. */
+struct rdma_op {
+	bool done;
+	int type;
+	struct doca_buf *buf; /* READ / RECV: the destination; atomics: the result buffer */
+	doca_error_t st;
+	uint32_t len;
+	uint32_t imm;	/* big-endian, as received */
+	uint8_t opcode; /* enum doca_rdma_opcode_t */
+};
+
+struct doca_rdma {
+	struct doca_ctx ctx; /* first: doca_rdma_as_ctx() and back are casts */
+	/* properties */
+	uint32_t sq_size;
+	uint32_t rq_size;
+	uint32_t permissions;
+	uint32_t gid_index;
+	uint32_t recv_chain;
+	uint32_t sl;
+	enum doca_mtu_size mtu;
+	bool grh;
+	/* started */
+	enum doca_rdma_state state;
+	struct hw_cq *scq, *rcq;
+	uint32_t scqn, rcqn, qpn;
+	struct hw_qp *qp;
+	uint8_t *sq_buf, *rq_buf; /* the QP's rings and doorbell record, looked up once at start */
+	uint32_t *qp_dbrec;
+	uint32_t sq_pi, rq_pi, scq_ci, rcq_ci, arm_sn;
+	/* Each CQ's (send 0, receive 1) last arm: its consumer index and its event bell's sequence then. */
+	bool armed[2];
+	uint32_t arm_ci[2], arm_seq[2];
+	uint32_t sq_done, rq_done; /* send (receive) WQEs whose CQE was read: their ring slots are free again */
+	/*
+	 * Job states, taken at submit and given back at retrieve, apart from
+	 * the ring slots: a job may be retrieved after later ones (the work
+	 * queue puts one that has not completed at its back), and its slot is
+	 * free as soon as its CQE was read.
+	 */
+	struct rdma_op *ops;
+	uint32_t nops, nfree;
+	uint32_t *free_ops;
+	uint32_t *sq_op, *rq_op; /* each ring slot's job state */
+	uint8_t desc[RDMA_DESC_LEN];
+};
+
+static inline struct doca_rdma *rdma_of(struct doca_ctx *ctx)
+{
+	return (struct doca_rdma *)ctx;
+}
+
+/* rdma_conn.c */
+void rdma_desc_build(struct doca_rdma *r);
+/* rdma_job.c */
+extern const struct dc_ctx_ops rdma_ops;
+doca_error_t rdma_queues_open(struct doca_rdma *r);
+void rdma_queues_close(struct doca_rdma *r);
+/* The device's responder rights of DOCA RDMA permissions. */
+uint32_t rdma_rights(uint32_t permissions);
+
+#endif /* RDMA_PRIV_H_ */
