@@ -64,6 +64,7 @@ struct fx_hart {
 	sigjmp_buf jb;
 	int in_device; /* device code runs: a fault is the process's, not ours (atomic: signal handlers read it) */
 	int stop;      /* process destroy: leave device code at once (atomic) */
+	int kick_sent; /* a stop signal is on its way (atomic): one at a time, since they queue and would nest */
 	void *altstack;
 	/*
 	 * The one call it runs (RPC hart): posted, taken, done; claimed by its
