@@ -110,6 +110,14 @@ static void test_properties(void)
 	CHECK_OK(doca_rdma_get_recv_buf_chain_len(s.rdma, &v));
 	CHECK(v == 3);
 	CHECK_ERR(doca_rdma_set_transport_type(s.rdma, DOCA_RDMA_TRANSPORT_DC), DOCA_ERROR_NOT_SUPPORTED);
+	{
+		enum doca_rdma_transport_type tt = DOCA_RDMA_TRANSPORT_DC;
+
+		CHECK_OK(doca_rdma_get_transport_type(s.rdma, &tt));
+		CHECK(tt == DOCA_RDMA_TRANSPORT_RC); /* the refused DC left RC in place */
+		CHECK_ERR(doca_rdma_get_transport_type(NULL, &tt), DOCA_ERROR_INVALID_VALUE);
+		CHECK_ERR(doca_rdma_get_transport_type(s.rdma, NULL), DOCA_ERROR_INVALID_VALUE);
+	}
 	CHECK_OK(doca_rdma_get_state(s.rdma, &st));
 	CHECK(st == DOCA_RDMA_STATE_RESET);
 	CHECK_OK(doca_ctx_start(s.ctx));
