@@ -26,72 +26,10 @@
 #include <doca_dpa.h>
 #include <doca_sync_event.h>
 
-#include "bench_stats.h"
+#include "bench_rt.h"
 
 extern struct doca_dpa_app *bench_dpa_dev;
 extern doca_dpa_func_t bd_nop, bd_pong;
-
-static _Atomic uint32_t ping, pong;
-static uint32_t rounds;
-
-static void futex_wait(_Atomic uint32_t *w, uint32_t v)
-{
-	while (atomic_load(w) == v)
-		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
-}
-
-static void futex_wake(_Atomic uint32_t *w)
-{
-	atomic_fetch_add(w, 1);
-	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static void *futex_echo(void *arg)
-{
-	(void)arg;
-	for (uint32_t i = 0; i < rounds; i++) {
-		futex_wait(&ping, i);
-		futex_wake(&pong);
-	}
-	return NULL;
-}
-
-static void *line_echo(void *arg)
-{
-	(void)arg;
-	for (uint32_t i = 1; i <= rounds; i++) {
-		while (atomic_load_explicit(&ping, memory_order_acquire) != i)
-			;
-		atomic_store_explicit(&pong, i, memory_order_release);
-	}
-	return NULL;
-}
-
-/* futex (1) or cache line (0) round trips between two threads. */
-static struct stats thread_rt(int futex, uint32_t n, uint64_t *lat)
-{
-	pthread_t t;
-
-	rounds = n;
-	atomic_store(&ping, 0);
-	atomic_store(&pong, 0);
-	pthread_create(&t, NULL, futex ? futex_echo : line_echo, NULL);
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
-
-		if (futex) {
-			futex_wake(&ping);
-			futex_wait(&pong, i);
-		} else {
-			atomic_store_explicit(&ping, i + 1, memory_order_release);
-			while (atomic_load_explicit(&pong, memory_order_acquire) != i + 1)
-				;
-		}
-		lat[i] = now_ns() - t0;
-	}
-	pthread_join(t, NULL);
-	return summarize(lat, n);
-}
 
 /* A started event: the DPA publishes (dpa_pub) or subscribes, the CPU of dev the other side. */
 static struct doca_sync_event *event(struct doca_dpa *dpa, struct doca_dev *dev, int dpa_pub)
@@ -185,9 +123,9 @@ int main(int argc, char **argv)
 	doca_sync_event_destroy(comp);
 	s = se_rt(dpa, dev, n, lat);
 	printf("dpa se rt:       median %7.2f us  p99 %7.2f us\n", s.median_us, s.p99_us);
-	s = thread_rt(1, n, lat);
+	s = futex_rt(n, lat);
 	printf("futex rt:        median %7.2f us  p99 %7.2f us\n", s.median_us, s.p99_us);
-	s = thread_rt(0, n, lat);
+	s = line_rt(n, lat);
 	printf("cache-line rt:   median %7.2f us  p99 %7.2f us\n", s.median_us, s.p99_us);
 	doca_dpa_destroy(dpa);
 	doca_dev_close(dev);

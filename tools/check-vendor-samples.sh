@@ -68,7 +68,8 @@ rdma_pair() {
 	local pb=$!
 	exec 7>"$d/a.in" 8>"$d/b.in"
 	for i in $(seq 300); do
-		[ -s "$d/a.desc" ] && [ -s "$d/b.desc" ] && { [ ! -e "$d/mmap.want" ] || [ -s "$d/mmap.desc" ]; } && break
+		# responders (twice=1) also export their memory to mmap.desc
+		[ -s "$d/a.desc" ] && [ -s "$d/b.desc" ] && { [ "$twice" = 0 ] || [ -s "$d/mmap.desc" ]; } && break
 		sleep 0.1
 	done
 	sleep 0.2 # the descriptor files are written whole before the prompt
