@@ -52,27 +52,29 @@ one_process() {
 }
 
 # rdma_pair <A dir> <B dir> <A's expected> <B's expected> <twice> [args...]: the passive side A
-# (responder or receiver) and B, each told to "press enter" once they wrote their descriptors; with
-# twice=1 A is told again after B ended (the responders wait for the requester to finish).
+# (responder or receiver) and B, each in a directory of its own as on two machines. Once both wrote
+# their descriptors, each gets a copy of the other's (and B of A's exported memory, for the
+# responders) and is told to "press enter"; with twice=1 A is told again after B ended (the
+# responders wait for the requester to finish). The samples delete their files at the end.
 rdma_pair() {
 	local a=$1 b=$2 want_a=$3 want_b=$4 twice=$5 ba bb d i ok
 	shift 5
 	ba=$(build "doca_rdma/$a") && bb=$(build "doca_rdma/$b") ||
 		{ failed=$((failed + 1)); echo "FAIL $a/$b: build (logs in $work)"; return; }
-	d=$(mktemp -d -p "$work") && mkfifo "$d/a.in" "$d/b.in"
-	timeout 120 "$ba/doca_$a" -d mlx5_0 -ld "$d/a.desc" -re "$d/b.desc" -m "$d/mmap.desc" "$@" \
+	d=$(mktemp -d -p "$work") && mkdir "$d/A" "$d/B" && mkfifo "$d/a.in" "$d/b.in"
+	timeout 120 "$ba/doca_$a" -d mlx5_0 -ld "$d/A/local" -re "$d/A/remote" -m "$d/A/mmap" "$@" \
 		<"$d/a.in" >"$d/a.out" 2>&1 &
 	local pa=$!
-	timeout 120 "$bb/doca_$b" -d mlx5_0 -ld "$d/b.desc" -re "$d/a.desc" -m "$d/mmap.desc" "$@" \
+	timeout 120 "$bb/doca_$b" -d mlx5_0 -ld "$d/B/local" -re "$d/B/remote" -m "$d/B/mmap" "$@" \
 		<"$d/b.in" >"$d/b.out" 2>&1 &
 	local pb=$!
 	exec 7>"$d/a.in" 8>"$d/b.in"
 	for i in $(seq 300); do
-		# responders (twice=1) also export their memory to mmap.desc
-		[ -s "$d/a.desc" ] && [ -s "$d/b.desc" ] && { [ "$twice" = 0 ] || [ -s "$d/mmap.desc" ]; } && break
+		grep -q "press enter" "$d/a.out" && grep -q "press enter" "$d/b.out" && break
 		sleep 0.1
 	done
-	sleep 0.2 # the descriptor files are written whole before the prompt
+	cp "$d/A/local" "$d/B/remote" && cp "$d/B/local" "$d/A/remote" &&
+		{ [ "$twice" = 0 ] || cp "$d/A/mmap" "$d/B/mmap"; }
 	echo >&7
 	echo >&8
 	wait "$pb"
