@@ -95,7 +95,6 @@ struct eng_wqe {
 struct eng_res {
 	uint8_t synd;
 	bool rnr;
-	bool retry; /* with rnr: no answer from a peer not ready yet, the request sent again later (eng_retry_wait) */
 	bool tm_fin; /* the WQE's tm_fin goes to the QP's receive queue once its CQE is out (hw_eng_tm.h) */
 	uint32_t byte_cnt;
 };
@@ -734,25 +733,6 @@ static struct eng_res eng_rnr(void)
 	return (struct eng_res){ .rnr = true };
 }
 
-/*
- * No peer answered. One that exists but has not reached RTR yet (RESET or
- * INIT) drops the request as a card's would, and the requester sends it
- * again later (eng_retry_wait); one gone, in error or never set answers
- * nothing ever.
- */
-static struct eng_res eng_no_peer(const struct hw_qp *qp)
-{
-	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
-	enum hw_qp_state st;
-
-	if (peer != NULL && hw_qp_view_live(peer)) {
-		st = hw_qp_state_of(peer);
-		if (st == HW_QP_RESET || st == HW_QP_INIT)
-			return (struct eng_res){ .rnr = true, .retry = true };
-	}
-	return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-}
-
 /* A rendezvous SEND run for another machine (hw_qp_exec_one_tm): its range; NULL for any other. */
 static __thread const struct hw_xm_tm *eng_xm_tm;
 
@@ -821,7 +801,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_no_peer(qp);
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (__builtin_expect(peer->srq != NULL, 0) && peer->srq->tm != NULL && w->xsrq == NULL)
 		return eng_send_tm(qp, peer, w, &src);
 	if (!eng_rcv_take(peer, w, &r))
@@ -1276,7 +1256,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_no_peer(qp);
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	synd = eng_remote_list(w->xsrq != NULL ? w->xsrq->pd_id : peer->wr_pd, r, src.total, HW_ACCESS_REMOTE_WRITE,
 			       &dst);
 	if (synd != 0)
@@ -1312,7 +1292,7 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_no_peer(qp);
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	synd = eng_remote_list(w->xsrq != NULL ? w->xsrq->pd_id : peer->rd_pd, r, dst.total, HW_ACCESS_REMOTE_READ,
 			       &src);
 	if (synd != 0)
@@ -1344,7 +1324,7 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_no_peer(qp);
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (hw_raddr_seg_addr(r) % ENG_ATOMIC_LEN != 0)
 		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	/* A responder QP without remote atomics NAKs it as an invalid request, before any key is looked at. */
@@ -1389,7 +1369,7 @@ static struct eng_res eng_xatomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_no_peer(qp);
+		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	if (hw_raddr_seg_addr(r) % x.size != 0)
 		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	if (!(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE) & HW_ACCESS_REMOTE_ATOMIC))
@@ -1813,8 +1793,6 @@ enum hw_status hw_qp_exec_one_tm(struct hw_qp *qp, const void *wqe, uint32_t len
 	eng_xm_tm = NULL;
 	hw_epoch_leave();
 	free(w);
-	if (r.retry) /* another machine's requester: its own retries are the fabric's */
-		r = eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	*res = (struct hw_xm_res){ .synd = r.synd, .rnr = r.rnr, .byte_cnt = r.byte_cnt,
 				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0, .tm_fin = r.tm_fin };
 	return HW_OK;
@@ -1854,36 +1832,6 @@ static uint64_t eng_rnr_timer(const struct hw_qp *qp)
 	if (qp->type == HW_QPT_DCI || __atomic_load_n(&qp->xm_machine, __ATOMIC_RELAXED) != 0)
 		return hw_rnr_timer_ns(qp->dc_rnr_timer);
 	return hw_rnr_timer_ns(peer != NULL ? (uint8_t)__atomic_load_n(&peer->sh->min_rnr_timer, __ATOMIC_RELAXED) : 0);
-}
-
-/*
- * The WQE at sq_ci found its peer not ready (eng_no_peer): sent again every
- * ENG_RETRY_NS, ENG_RETRIES times, about what a card's requester spends on
- * retransmissions with the verbs tools' retry count and timeout (7 x 67 ms),
- * then TRANSPORT_RETRY_EXC. True while it keeps waiting; the deadline is the
- * RNR wait's, so the engine thread and the program's polls drive it alike.
- */
-#define ENG_RETRY_NS 4000000ull
-#define ENG_RETRIES 120
-
-static bool eng_retry_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
-{
-	uint64_t deadline = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
-
-	if (!waiting) {
-		uint64_t dl = eng_now(now_ns) + ENG_RETRY_NS;
-
-		qp->rnr_left = ENG_RETRIES;
-		__atomic_store_n(&qp->rnr_deadline, dl, __ATOMIC_RELEASE);
-		hw_eng_wake_by(dl);
-		return true;
-	}
-	if (now_ns == 0 || now_ns < deadline)
-		return true;
-	if (--qp->rnr_left == 0)
-		return false;
-	__atomic_store_n(&qp->rnr_deadline, now_ns + ENG_RETRY_NS, __ATOMIC_RELEASE);
-	return true;
 }
 
 /*
@@ -2490,12 +2438,10 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 			} else {
 				res = eng_exec(qp, &w);
 			}
-			if (__builtin_expect(res.rnr, 0)) {
-				if (res.retry ? eng_retry_wait(qp, now_ns, waiting) : eng_rnr_wait(qp, now_ns, waiting))
-					return;
-				res = eng_fail(res.retry ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
-							 : HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
-			}
+			if (res.rnr && eng_rnr_wait(qp, now_ns, waiting))
+				return;
+			if (res.rnr)
+				res = eng_fail(HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
 		}
 		if (waiting)
 			__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);
