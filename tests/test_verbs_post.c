@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "verbs_qp_fixture.h"
@@ -264,6 +265,52 @@ static void test_rnr_retries_then_receive(void)
 	vp_expect(p.cq[0], 2, IBV_WC_SUCCESS, IBV_WC_SEND);
 	vp_expect(p.cq[1], 9, IBV_WC_SUCCESS, IBV_WC_RECV);
 	CHECK(memcmp(p.buf[1], "late", 4) == 0);
+}
+
+/* Polls cq for one completion for up to 5 s of elapsed time (a bound for waits the device times itself). */
+static int vp_poll_timed(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (n == 0 && t.tv_sec - t0.tv_sec < 5);
+	return n;
+}
+
+/*
+ * A request to a peer that has not reached RTR yet is dropped and sent again,
+ * as a card's requester retransmits: the peer moving to RTR meanwhile takes
+ * it; a peer left in INIT ends it in RETRY_EXC_ERR (after the retries).
+ */
+static void test_peer_not_ready_yet(void)
+{
+	struct ibv_wc wc;
+	struct vq_pair p;
+
+	for (int late = 1; late >= 0; late--) {
+		vp_pair(&p, 0, 0);
+		CHECK_OK(ibv_modify_qp(p.qp[1], &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET }, IBV_QP_STATE));
+		CHECK_OK(vq_to_init(p.qp[1]));
+		memcpy(p.buf[0], "early bird", 10);
+		CHECK_OK(vp_post(p.qp[0], IBV_WR_RDMA_WRITE, 1, p.buf[0], 10, p.mr[0]->lkey, (uintptr_t)p.buf[1],
+				 p.mr[1]->rkey, 0));
+		CHECK(ibv_poll_cq(p.cq[0], 1, &wc) == 0); /* not answered, not failed */
+		CHECK(memcmp(p.buf[1], "early bird", 10) != 0);
+		if (late) {
+			CHECK_OK(vq_to_rtr(p.qp[1], p.qp[0]->qp_num, 0));
+			CHECK(vp_poll_timed(p.cq[0], &wc) == 1);
+			CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE);
+			CHECK(memcmp(p.buf[1], "early bird", 10) == 0);
+		} else {
+			CHECK(vp_poll_timed(p.cq[0], &wc) == 1);
+			CHECK(wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
+			CHECK(memcmp(p.buf[1], "early bird", 10) != 0);
+		}
+	}
 }
 
 /* A remote key without the right: REM_ACCESS_ERR, memory untouched, later work flushed. */
@@ -695,6 +742,7 @@ int main(void)
 	RUN(test_unsignaled);
 	RUN(test_rnr_retry_exc);
 	RUN(test_rnr_retries_then_receive);
+	RUN(test_peer_not_ready_yet);
 	RUN(test_remote_access_error);
 	RUN(test_bad_lkey);
 	RUN(test_key_refusals);

@@ -95,6 +95,7 @@ struct eng_wqe {
 struct eng_res {
 	uint8_t synd;
 	bool rnr;
+	bool retry; /* with rnr: no answer from a peer not ready yet, the request sent again later (eng_retry_wait) */
 	bool tm_fin; /* the WQE's tm_fin goes to the QP's receive queue once its CQE is out (hw_eng_tm.h) */
 	uint32_t byte_cnt;
 };
@@ -733,6 +734,25 @@ static struct eng_res eng_rnr(void)
 	return (struct eng_res){ .rnr = true };
 }
 
+/*
+ * No peer answered. One that exists but has not reached RTR yet (RESET or
+ * INIT) drops the request as a card's would, and a requester with transport
+ * retries (hw_qp_set_retry) sends it again later (eng_retry_wait); one gone,
+ * in error or never set answers nothing ever.
+ */
+static struct eng_res eng_no_peer(const struct hw_qp *qp)
+{
+	struct hw_qp *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+	enum hw_qp_state st;
+
+	if (qp->retransmit && peer != NULL && hw_qp_view_live(peer)) {
+		st = hw_qp_state_of(peer);
+		if (st == HW_QP_RESET || st == HW_QP_INIT)
+			return (struct eng_res){ .rnr = true, .retry = true };
+	}
+	return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+}
+
 /* A rendezvous SEND run for another machine (hw_qp_exec_one_tm): its range; NULL for any other. */
 static __thread const struct hw_xm_tm *eng_xm_tm;
 
@@ -801,7 +821,7 @@ static struct eng_res eng_send(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return eng_no_peer(qp);
 	if (__builtin_expect(peer->srq != NULL, 0) && peer->srq->tm != NULL && w->xsrq == NULL)
 		return eng_send_tm(qp, peer, w, &src);
 	if (!eng_rcv_take(peer, w, &r))
@@ -1256,7 +1276,7 @@ static struct eng_res eng_write(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return eng_no_peer(qp);
 	synd = eng_remote_list(w->xsrq != NULL ? w->xsrq->pd_id : peer->wr_pd, r, src.total, HW_ACCESS_REMOTE_WRITE,
 			       &dst);
 	if (synd != 0)
@@ -1292,7 +1312,7 @@ static struct eng_res eng_read(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(synd);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return eng_no_peer(qp);
 	synd = eng_remote_list(w->xsrq != NULL ? w->xsrq->pd_id : peer->rd_pd, r, dst.total, HW_ACCESS_REMOTE_READ,
 			       &src);
 	if (synd != 0)
@@ -1324,7 +1344,7 @@ static struct eng_res eng_atomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return eng_no_peer(qp);
 	if (hw_raddr_seg_addr(r) % ENG_ATOMIC_LEN != 0)
 		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	/* A responder QP without remote atomics NAKs it as an invalid request, before any key is looked at. */
@@ -1369,7 +1389,7 @@ static struct eng_res eng_xatomic(struct hw_qp *qp, struct eng_wqe *w)
 		return eng_fail(HW_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	peer = eng_peer(qp, w);
 	if (peer == NULL)
-		return eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return eng_no_peer(qp);
 	if (hw_raddr_seg_addr(r) % x.size != 0)
 		return eng_fail(HW_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	if (!(__atomic_load_n(&peer->sh->rights, __ATOMIC_ACQUIRE) & HW_ACCESS_REMOTE_ATOMIC))
@@ -1793,6 +1813,8 @@ enum hw_status hw_qp_exec_one_tm(struct hw_qp *qp, const void *wqe, uint32_t len
 	eng_xm_tm = NULL;
 	hw_epoch_leave();
 	free(w);
+	if (r.retry) /* another machine's requester: its own retries are the fabric's */
+		r = eng_fail(HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 	*res = (struct hw_xm_res){ .synd = r.synd, .rnr = r.rnr, .byte_cnt = r.byte_cnt,
 				   .rnr_timer = r.rnr ? eng_rnr_code(qp) : 0, .tm_fin = r.tm_fin };
 	return HW_OK;
@@ -1835,6 +1857,44 @@ static uint64_t eng_rnr_timer(const struct hw_qp *qp)
 }
 
 /*
+ * The WQE at sq_ci found its peer not ready (eng_no_peer): sent again each
+ * time the QP's ack timeout passes, retry_cnt times, then
+ * TRANSPORT_RETRY_EXC, as a card's requester retransmits. A timeout of 0 is
+ * IB's "forever": sent again every ENG_RETRY_FOREVER_NS with no limit (a
+ * card would wait for an answer without sending again; here a peer that
+ * connects later still takes it). True while it keeps waiting; the deadline
+ * is the RNR wait's, so the engine thread and the program's polls drive it
+ * alike.
+ */
+#define ENG_RETRY_FOREVER_NS 4000000ull
+
+static uint64_t eng_ack_timeout_ns(const struct hw_qp *qp)
+{
+	return qp->ack_timeout == 0 ? ENG_RETRY_FOREVER_NS : 4096ull << qp->ack_timeout;
+}
+
+static bool eng_retry_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
+{
+	uint64_t deadline = __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE);
+
+	if (!waiting) {
+		uint64_t dl = eng_now(now_ns) + eng_ack_timeout_ns(qp);
+
+		qp->rnr_left = (uint8_t)(qp->retry_cnt + 1);
+		__atomic_store_n(&qp->retry_wait, true, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->rnr_deadline, dl, __ATOMIC_RELEASE);
+		hw_eng_wake_by(dl);
+		return true;
+	}
+	if (now_ns == 0 || now_ns < deadline)
+		return true;
+	if (qp->ack_timeout != 0 && --qp->rnr_left == 0)
+		return false;
+	__atomic_store_n(&qp->rnr_deadline, now_ns + eng_ack_timeout_ns(qp), __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
  * The WQE at sq_ci met an RNR NAK: true while it keeps waiting (the deadline
  * set), false when its retries are spent. A first NAK starts the wait; a NAK
  * at or after the deadline counts a retry; one before it changes nothing.
@@ -1849,6 +1909,7 @@ static bool eng_rnr_wait(struct hw_qp *qp, uint64_t now_ns, bool waiting)
 		uint64_t t0 = eng_now(now_ns), dl = t0 + eng_rnr_timer(qp);
 
 		qp->rnr_left = qp->rnr_retry;
+		__atomic_store_n(&qp->retry_wait, false, __ATOMIC_RELAXED);
 		__atomic_store_n(&qp->rnr_deadline, dl, __ATOMIC_RELEASE);
 		/* The engine thread kicks it at the deadline, and watches a responder of another process. */
 		hw_eng_wake_by(dl < t0 + HW_ENG_RNR_GRACE_NS ? dl : t0 + HW_ENG_RNR_GRACE_NS);
@@ -2438,10 +2499,12 @@ static void eng_progress(struct hw_qp *qp, uint64_t now_ns)
 			} else {
 				res = eng_exec(qp, &w);
 			}
-			if (res.rnr && eng_rnr_wait(qp, now_ns, waiting))
-				return;
-			if (res.rnr)
-				res = eng_fail(HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+			if (__builtin_expect(res.rnr, 0)) {
+				if (res.retry ? eng_retry_wait(qp, now_ns, waiting) : eng_rnr_wait(qp, now_ns, waiting))
+					return;
+				res = eng_fail(res.retry ? HW_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
+							 : HW_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+			}
 		}
 		if (waiting)
 			__atomic_store_n(&qp->rnr_deadline, HW_QP_NO_DEADLINE, __ATOMIC_RELEASE);

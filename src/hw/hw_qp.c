@@ -832,6 +832,16 @@ enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rn
 	return HW_OK;
 }
 
+enum hw_status hw_qp_set_retry(struct hw_qp *qp, uint8_t ack_timeout, uint8_t retry_cnt)
+{
+	if (qp == NULL || ack_timeout > 31 || retry_cnt > 7)
+		return HW_ERR_INVAL;
+	qp->ack_timeout = ack_timeout;
+	qp->retry_cnt = retry_cnt;
+	qp->retransmit = true;
+	return HW_OK;
+}
+
 enum hw_status hw_qp_set_scatter(struct hw_qp *qp, bool on)
 {
 	if (qp == NULL || qp->recv_cq == NULL)
@@ -1160,8 +1170,9 @@ static void pass_rnr_remote(struct hw_qp *qp, struct hw_eng_pass *p)
 
 	if (qp->type != HW_QPT_RC || peer == NULL || peer->view == NULL ||
 	    __atomic_load_n(&qp->xm_machine, __ATOMIC_ACQUIRE) != 0 ||
-	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE)
-		return;
+	    __atomic_load_n(&qp->rnr_deadline, __ATOMIC_ACQUIRE) == HW_QP_NO_DEADLINE ||
+	    __atomic_load_n(&qp->retry_wait, __ATOMIC_RELAXED))
+		return; /* a retry of a request to a peer not ready: its deadline (pass_one), no receive, ends it */
 	switch (pass_rnr_due(qp, p)) {
 	case PASS_RNR_LATER:
 		return;

@@ -276,6 +276,15 @@ struct hw_qp {
 	uint32_t sq_pi;		 /* the last rung producer counter */
 	uint32_t drivers;	 /* threads that asked to run the SQ; the first one runs it */
 	uint8_t rnr_left;	 /* retries left for the stalled WQE */
+	/*
+	 * Transport retries (hw_qp_set_retry): with retransmit set, a request
+	 * no peer answered yet is sent again every 4.096 us << ack_timeout
+	 * (0: forever), retry_cnt times, before TRANSPORT_RETRY_EXC.
+	 */
+	bool retransmit;
+	uint8_t ack_timeout;
+	uint8_t retry_cnt;
+	bool retry_wait; /* the wait at rnr_deadline is such a retry, not an RNR wait: no receive ends it */
 	uint64_t rnr_deadline;	 /* HW_QP_NO_DEADLINE unless the SQ waits on RNR */
 	uint64_t kick_ns;	 /* the latest kick's clock, for the thread running the SQ */
 	struct hw_qblock qb;	 /* rings, record and hw_qp_sh */
@@ -463,6 +472,16 @@ enum hw_status hw_qp_ring_sq(struct hw_qp *qp, uint32_t new_pi);
  * IBV_QP_RNR_RETRY does). HW_ERR_INVAL when out of range, nothing changed.
  */
 enum hw_status hw_qp_set_rnr(struct hw_qp *qp, uint8_t min_rnr_timer, uint8_t rnr_retry);
+/*
+ * Sets the requester's transport retries (as a modify with IBV_QP_TIMEOUT /
+ * IBV_QP_RETRY_CNT does): a request to a peer that exists but has not
+ * reached RTR (RESET or INIT) drops as a card's does and is sent again
+ * every 4.096 us << ack_timeout (0: forever) up to retry_cnt times, then
+ * fails with TRANSPORT_RETRY_EXC. Until set, it fails at once. A peer gone
+ * fails at once either way. HW_ERR_INVAL when out of range (ack_timeout
+ * 0..31, retry_cnt 0..7), nothing changed.
+ */
+enum hw_status hw_qp_set_retry(struct hw_qp *qp, uint8_t ack_timeout, uint8_t retry_cnt);
 /*
  * Responder scatter to CQE on or off (hw_qp_sh.scat_max): on, SENDs this
  * QP receives of at most 32 bytes (its receive CQ's CQEs 64 bytes) or 64

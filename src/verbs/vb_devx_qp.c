@@ -364,6 +364,9 @@ static int vb_devx_qp_apply(struct vb_context *ctx, struct vb_devx_qp *qp, uint1
 		if (hw_qp_set_rnr(qp->hw, qp->min_rnr, qpc[0x72] >> 5) != HW_OK)
 			return EINVAL;
 		qp->rnr_retry = qpc[0x72] >> 5;
+		/* ack_timeout (address path) and retry_count, as the card's requester retransmits */
+		if (hw_qp_set_retry(qp->hw, qpc[0x18 + 0x8] >> 3, qpc[0x71] & 0x7) != HW_OK)
+			return EINVAL;
 		vb_devx_qp_keep(qp, in, 0x71, 2); /* log_sra_max, retry_count, rnr_retry */
 		vb_devx_qp_keep(qp, in, 0x78, 4); /* next_send_psn */
 		qp->qpc[0x18 + 0x8] = (uint8_t)((qp->qpc[0x18 + 0x8] & 0x07) | (qpc[0x18 + 0x8] & 0xf8)); /* ack_timeout */

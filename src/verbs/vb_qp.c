@@ -765,6 +765,8 @@ static int vb_qp_apply(struct vb_qp *qp, enum ibv_qp_state cur, enum ibv_qp_stat
 		(void)hw_qp_set_qkey(qp->hw, k->qkey);
 	if (mask & (IBV_QP_MIN_RNR_TIMER | IBV_QP_RNR_RETRY))
 		(void)hw_qp_set_rnr(qp->hw, k->min_rnr_timer, k->rnr_retry);
+	if (mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT))
+		(void)hw_qp_set_retry(qp->hw, k->timeout, k->retry_cnt);
 	if (cur == IBV_QPS_INIT && to == IBV_QPS_RTR &&
 	    (qp->qpx.qp_base.qp_type == IBV_QPT_RC || qp->qpx.qp_base.qp_type == IBV_QPT_UC ||
 	     qp->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND))
