@@ -65,6 +65,34 @@ rpc_widths(int8_t s8, uint8_t u8,
 	return h;
 }
 
+/*
+ * Structs and unions by value, each size the host's packer takes as words:
+ * in registers, split from the registers left, and in memory. DPACC's
+ * struct marker is accepted.
+ */
+struct __dpa_global__ tc_marked {
+	uint32_t lo, hi;
+};
+
+__dpa_rpc__ uint64_t rpc_structs(uint8_t k, struct tc_small s, struct tc_pair p, const struct tc_big b,
+				 union tc_word w, struct tc_marked m, uint32_t last)
+{
+	uint64_t h = TC_MIXU(0, k);
+
+	h = TC_MIXU(TC_MIXU(h, s.a), s.b);
+	h = TC_MIXU(TC_MIXU(h, p.x), p.y);
+	h = tc_mix_big(h, &b);
+	h = TC_MIXU(h, w.u);
+	h = TC_MIXU(TC_MIXU(h, m.lo), m.hi);
+	return TC_MIXU(h, last);
+}
+
+/* A 16-byte struct after five words: one register left, so all of it in memory. */
+__dpa_rpc__ uint64_t rpc_pair_late(uint64_t a, uint64_t b, uint64_t c, struct tc_pair p)
+{
+	return TC_MIXU(TC_MIXU(TC_MIXU(TC_MIXU(TC_MIXU(0, a), b), c), p.x), p.y);
+}
+
 /* Declared first with unnamed parameters, defined further down. */
 __dpa_rpc__ uint64_t rpc_c_types(char, signed char, unsigned char, short, unsigned short, int,
 				 unsigned int, long, unsigned long, long long, unsigned long long);

@@ -9,11 +9,15 @@ typedef void (flexio_dev_event_handler_t)(uint64_t);
 struct pair {
 	uint32_t a, b;
 };
+struct mixed {
+	uint64_t n;
+	double d; /* its own eightbyte: passed in a floating-point register */
+};
 
 #if defined(CASE_STRUCT)
-__dpa_rpc__ uint64_t rpc_struct(uint64_t x, struct pair p) /* @where */
+__dpa_rpc__ uint64_t rpc_struct(uint64_t x, struct mixed p) /* @where */
 {
-	return x + p.a + p.b;
+	return x + p.n + (uint64_t)p.d;
 }
 #elif defined(CASE_DOUBLE)
 __dpa_rpc__ uint64_t rpc_double(uint32_t a, uint8_t b,
@@ -25,7 +29,7 @@ __dpa_rpc__ uint64_t rpc_double(uint32_t a, uint8_t b,
 __dpa_rpc__ uint64_t rpc_variadic(uint64_t count, ...); /* @where */
 #elif defined(CASE_UNION)
 union word {
-	uint64_t u;
+	_Alignas(16) uint64_t u;
 	double d;
 };
 __dpa_rpc__ uint64_t rpc_union(union word w) /* @where */

@@ -56,7 +56,7 @@ flexio_status flexio_func_pup_register(struct flexio_app *app, const char *dev_f
 extern struct flexio_app *APP;
 extern flexio_func_t rpc_widths, rpc_c_types, rpc_misc, rpc_none, rpc_void, rpc_neg8, on_event,
 	on_alias_a, on_alias_b, rpc_macro, rpc_marker_late, rpc_comments, rpc_fnptr, rpc_ptr_ret,
-	rpc_bump, rpc_chain;
+	rpc_bump, rpc_chain, rpc_structs, rpc_pair_late;
 #ifdef DPACC_TEST_RT
 extern flexio_func_t rpc_rt;
 #endif
@@ -232,6 +232,8 @@ static const struct {
 } expected[] = {
 	/* the order of the source: of each function's first marked declaration */
 	{ "rpc_widths", rpc_widths, 32 },
+	{ "rpc_structs", rpc_structs, 104 },
+	{ "rpc_pair_late", rpc_pair_late, 40 },
 	{ "rpc_c_types", rpc_c_types, 48 },
 	{ "rpc_misc", rpc_misc, 56 },
 	{ "rpc_none", rpc_none, 8 },
@@ -477,6 +479,33 @@ static void check_loads(void *h)
 	CHECK(h != NULL, "the image does not load");
 	CHECK(destroys == 0, "flexio_app_destroy before exit");
 }
+/* Struct and union arguments: their bytes at their alignment, and the device's view of them. */
+static void check_structs(void *h)
+{
+	unsigned char buf[128];
+	struct tc_small sm = { 0xa1b2c3d4u, 0xbeef };
+	struct tc_pair p = { 0x1111222233334444ull, 0x5555666677778888ull };
+	struct tc_big b = { { 1, 2, 3, 0xfffffffffffffff0ull, 5 }, 0x77 };
+	union tc_word w = { .u = 0x0123456789abcdefull };
+	struct { uint32_t lo, hi; } m = { 9, 10 };
+	uint64_t want;
+
+	memset(buf, 0xaa, sizeof(buf));
+	pack("rpc_structs", buf, (uint8_t)7, sm, p, b, w, m, 0xcafeu);
+	CHECK(buf[0] == 7 && memcmp(buf + 4, &sm, 6) == 0, "k at 0, the 8-byte struct at 4");
+	CHECK(memcmp(buf + 16, &p, 16) == 0, "the 16-byte struct at 16");
+	CHECK(memcmp(buf + 32, &b, 41) == 0, "the 48-byte struct at 32");
+	CHECK(memcmp(buf + 80, &w, 8) == 0 && memcmp(buf + 88, &m, 8) == 0, "the union at 80, the marked at 88");
+	CHECK(memcmp(buf + 96, &(uint32_t){ 0xcafeu }, 4) == 0 && buf[104] == 0xaa, "the last at 96, nothing past 104");
+	want = TC_MIXU(TC_MIXU(TC_MIXU(0, 7), sm.a), sm.b);
+	want = tc_mix_big(TC_MIXU(TC_MIXU(want, p.x), p.y), &b);
+	want = TC_MIXU(TC_MIXU(TC_MIXU(TC_MIXU(want, w.u), 9), 10), 0xcafeu);
+	CHECK(call(h, "rpc_structs", buf) == want, "rpc_structs mix");
+
+	pack("rpc_pair_late", buf, (uint64_t)1, (uint64_t)2, (uint64_t)3, p);
+	want = TC_MIXU(TC_MIXU(TC_MIXU(TC_MIXU(TC_MIXU(0, 1), 2), 3), p.x), p.y);
+	CHECK(call(h, "rpc_pair_late", buf) == want, "rpc_pair_late mix");
+}
 
 int main(void)
 {
@@ -492,6 +521,7 @@ int main(void)
 		CASE(check_c_types(h));
 		CASE(check_misc(h));
 		CASE(check_small_ones(h));
+		CASE(check_structs(h));
 		CASE(check_handlers(h));
 #ifdef DPACC_TEST_RT
 		CASE(check_rt(h));

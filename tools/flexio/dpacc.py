@@ -60,7 +60,10 @@ Compiler flags passed to every compile of the device code:
 Device functions are marked with the keywords __dpa_rpc__ (called from the
 host with flexio_process_call, returns an integer or pointer, or void) and
 __dpa_global__ (an event handler, returns void). Arguments must be integers
-(any width, signed or not, _Bool, enums) or pointers.
+(any width, signed or not, _Bool, enums), pointers, or structs and unions
+of at most 8-byte alignment whose bytes are passed as integers (no floating-
+point member in the first 16 bytes; DPACC's `struct __dpa_global__ name`
+marks such a struct, and the marker is accepted and ignored).
 
 environment: CC, AR (default ar), OBJCOPY (default objcopy), DPACC_DEV_RT
 """
@@ -79,6 +82,7 @@ SIG_MAGIC = 0x4450415349470001  # "DPASIG", version 1
 # __builtin_classify_type results (GCC's typeclass.h; clang uses the same).
 CLASS_INTEGER = {1, 2, 3, 4}  # integer, char, enum, boolean
 CLASS_POINTER = 5
+CLASS_RECORD = {12, 13}  # struct, union
 CLASS_NAMES = {0: "void", 6: "a reference", 7: "an offset", 8: "floating-point", 9: "complex",
                10: "a function", 11: "a method", 12: "a struct", 13: "a union", 14: "an array",
                15: "a string", 16: "a language-specific type", 18: "a _BitInt"}
@@ -320,7 +324,7 @@ class Param:
     def __init__(self, pos, name, type_toks, tok, variadic=False):
         self.pos, self.name, self.type_toks, self.tok = pos, name, type_toks, tok
         self.variadic = variadic
-        self.size = self.cls = self.adjusted = None
+        self.size = self.cls = self.adjusted = self.align = None
         self.signed = self.is_bool = False
         self.offset = 0
 
@@ -529,10 +533,17 @@ class DeviceFunc:
         return pretty_type(self.ret_toks)
 
 
+def strip_type_markers(toks):
+    """Drops a marker right after `struct` or `union` (DPACC's way of naming
+    a type host and device share, which changes nothing here)."""
+    return [t for i, t in enumerate(toks)
+            if not (t.text in MARK_NAMES and i > 0 and toks[i - 1].text in ("struct", "union"))]
+
+
 def find_device_functions(toks):
     """The marked functions, in the order they first appear, with their
     return types and parameters."""
-    items = split_items(strip_extensions(toks))
+    items = split_items(strip_type_markers(strip_extensions(toks)))
     funcs = {}
     order = []
     for item in items:
@@ -705,15 +716,18 @@ def probe_types(ctx, funcs):
                 f"sizeof({t})",
                 f"__builtin_classify_type(*({t} *)0)",
                 # arrays and functions decay in a comma expression: the type changes
-                f"!__builtin_types_compatible_p({t}, __typeof__((0, *({t} *)0)))"]))
+                f"!__builtin_types_compatible_p({t}, __typeof__((0, *({t} *)0)))",
+                f"__alignof__({t})"]))
         entries.append((f"{f.name} return type",
                         [f"__builtin_types_compatible_p({ty(f.ret_toks)}, void)"]))
     values = iter(run_probe(ctx, "probe1", entries))
     for f in funcs:
         for a in f.params:
             a.size, a.cls, a.adjusted = next(values), next(values), bool(next(values))
+            a.align = next(values)
         f.ret_void = bool(next(values))
     check_params(funcs)
+    check_records_in_registers(ctx, funcs)
 
     # Stage 2: signedness of the integer arguments (a cast to the type is now
     # valid), and what the non-void return types are.
@@ -743,10 +757,14 @@ def probe_types(ctx, funcs):
     check_returns(funcs)
 
 
-def kind_problem(size, cls, adjusted):
+def kind_problem(size, cls, adjusted, align=None):
     """Why a type cannot cross between host and device, or None."""
     if adjusted:
         return "is an array or function type (pass a pointer instead)"
+    if cls in CLASS_RECORD and align is not None:
+        if align > 8:
+            return f"is {CLASS_NAMES[cls]} aligned to {align} bytes (at most 8)"
+        return None if size > 0 else f"is an empty {CLASS_NAMES[cls][2:]}"
     if cls == CLASS_POINTER:
         return None if size in (4, 8) else f"is a {size}-byte pointer"
     if cls in CLASS_INTEGER:
@@ -757,10 +775,42 @@ def kind_problem(size, cls, adjusted):
 def check_params(funcs):
     for f in funcs:
         for a in f.params:
-            why = kind_problem(a.size, a.cls, a.adjusted)
+            why = kind_problem(a.size, a.cls, a.adjusted, a.align)
             if why:
                 raise DpaccError(f"function '{f.name}': {a.label()} of type '{a.pretty}' {why}; "
-                                 "only integer and pointer arguments are supported", a.tok)
+                                 "only integer, pointer, struct and union arguments are "
+                                 "supported", a.tok)
+
+
+def check_records_in_registers(ctx, funcs):
+    """A struct or union argument crosses as whole 8-byte words, which the
+    host's packer takes as a struct of as many integers: the same way the
+    caller passed it unless part of it travels in floating-point registers
+    (x86-64's SSE class), which the compiler shows by using %xmm to pass it."""
+    # above 16 bytes always in memory (the compiler may copy it through %xmm)
+    recs = [(f, a) for f in funcs for a in f.params if a.cls in CLASS_RECORD and a.size <= 16]
+    if not recs:
+        return
+    lines = [include_line(ctx.source), ""]
+    for k, (f, a) in enumerate(recs):
+        t = ty(a.type_toks)
+        lines += [probe_line(f"{f.name} {a.label()}"),
+                  f"extern void __dpa_rec_sink_{k}({t});",
+                  f"void __dpa_rec_probe_{k}({t} *p) {{ __dpa_rec_sink_{k}(*p); }}",
+                  f"void __dpa_rec_probe_{k}_end(void) {{}}"]
+    c_path = os.path.join(ctx.work, "probe_rec.c")
+    s_path = os.path.join(ctx.work, "probe_rec.s")
+    write(c_path, "\n".join(lines) + "\n")
+    ctx.runner.run(ctx.cc + ctx.device_flags() + ["-O2", "-w", "-S", c_path, "-o", s_path],
+                   f"probing how {ctx.source}'s struct arguments are passed")
+    with open(s_path, encoding="utf-8", errors="replace") as fh:
+        asm = fh.read()
+    for k, (f, a) in enumerate(recs):
+        m = re.search(rf"^__dpa_rec_probe_{k}:(.*?)^__dpa_rec_probe_{k}_end:", asm, re.S | re.M)
+        if m is not None and "%xmm" in m.group(1):
+            raise DpaccError(f"function '{f.name}': {a.label()} of type '{a.pretty}' is passed "
+                             "partly in floating-point registers; a struct or union argument "
+                             "must be passed as integers (pass a pointer instead)", a.tok)
 
 
 def check_returns(funcs):
@@ -777,12 +827,14 @@ def check_returns(funcs):
 
 
 def lay_out(funcs):
-    """Each argument at the next offset aligned to its own size, in
-    declaration order; the buffer rounded up to 8 bytes (8 at least)."""
+    """Each argument at the next offset aligned to its own size (a struct or
+    union: to its alignment), in declaration order; the buffer rounded up to 8
+    bytes (8 at least)."""
     for f in funcs:
         off = 0
         for a in f.params:
-            off = (off + a.size - 1) // a.size * a.size
+            al = a.align if a.cls in CLASS_RECORD else a.size
+            off = (off + al - 1) // al * al
             a.offset = off
             off += a.size
         f.argbuf_size = max(8, (off + 7) // 8 * 8)
@@ -809,10 +861,13 @@ def gen_device_wrapper(source, funcs):
         else:
             out.append("\t(void)__dpa_argbuf;")
         for a in f.params:
-            # a cast's type is unqualified, so a const parameter still gets a writable copy
-            out.append(f"\t__typeof__(({a.type})0) __dpa_a{a.pos};")
+            if a.cls in CLASS_RECORD:
+                out.append(f"\t__typeof__({a.type}) __dpa_a{a.pos};")
+            else:
+                # a cast's type is unqualified, so a const parameter still gets a writable copy
+                out.append(f"\t__typeof__(({a.type})0) __dpa_a{a.pos};")
         for a in f.params:
-            out.append(f"\t__builtin_memcpy(&__dpa_a{a.pos}, __dpa_buf + {a.offset}, "
+            out.append(f"\t__builtin_memcpy((void *)&__dpa_a{a.pos}, __dpa_buf + {a.offset}, "
                        f"sizeof(__dpa_a{a.pos})); /* {a.label()}: {a.pretty} */")
         ptypes = ", ".join(ty(a.type_toks) for a in f.params) or "void"
         args = ", ".join(f"__dpa_a{a.pos}" for a in f.params)
@@ -833,6 +888,13 @@ def gen_device_wrapper(source, funcs):
 def pack_statement(a):
     """Fetches one argument as the caller's default promotions passed it and
     stores exactly its size at its offset."""
+    if a.cls in CLASS_RECORD:
+        # the same words, passed the same way (check_records_in_registers)
+        words = f"struct __dpa_words{(a.size + 7) // 8}"
+        return (f"\t{{ /* {a.label()}: {a.pretty}, {a.size} bytes */\n"
+                f"\t\t{words} __dpa_v = va_arg(__dpa_ap, {words});\n\n"
+                f"\t\tmemcpy(__dpa_buf + {a.offset}, &__dpa_v, {a.size});\n"
+                f"\t}}")
     if a.cls == CLASS_POINTER:
         fetch, store = "va_arg(__dpa_ap, void *)", "void *"
     elif a.is_bool:
@@ -898,6 +960,11 @@ def gen_host(app, source, image_path, image_size, funcs):
            "",
            f"struct flexio_app *{app} = NULL;",
            ""]
+    words = sorted({(a.size + 7) // 8 for f in funcs for a in f.params if a.cls in CLASS_RECORD})
+    if words:
+        out.append("/* A struct or union argument as the 8-byte words it is passed as. */")
+        out += [f"struct __dpa_words{n} {{ uint64_t w[{n}]; }};" for n in words]
+        out.append("")
     for f in funcs:
         out += [f"/* {f.name}: the host's handle of the device function (the runtime knows it",
                 " * by this stub's address; each stub's own string keeps it from being",
@@ -968,12 +1035,15 @@ class Context:
         self.source = opts.source
         self.objcopy = os.environ.get("OBJCOPY") or "objcopy"
         self.ar = os.environ.get("AR") or "ar"
+        self.type_markers = False
 
     def device_flags(self):
         flags = ["-std=gnu11",
                  f"-D__dpa_rpc__={KEYWORD_EXPANSION}",
                  f"-D__dpa_global__={KEYWORD_EXPANSION}"]
         flags += self.opts.flags
+        if self.type_markers:
+            flags.append("-Wno-attributes")
         if self.opts.sanitize:
             flags.append("-fsanitize=address")
         return flags
@@ -1072,7 +1142,12 @@ def build(ctx):
                                    f"-D__dpa_global__={MARK_GLOBAL}"] + o.flags +
                          (["-fsanitize=address"] if o.sanitize else []) + ["-w", o.source],
                          f"preprocessing {o.source}", show_stderr=False)
-    funcs = find_device_functions(tokenize(pre, o.source))
+    toks = tokenize(pre, o.source)
+    # DPACC's struct marker compiles to a visibility attribute GCC ignores on a
+    # type with a warning: quiet where the source uses it (-Werror builds).
+    ctx.type_markers = any(t.text in MARK_NAMES and i > 0 and toks[i - 1].text in ("struct", "union")
+                           for i, t in enumerate(toks))
+    funcs = find_device_functions(toks)
     for f in funcs:
         if f.name == o.app:
             raise DpaccError(f"the application name '{o.app}' is also a device function's name",
