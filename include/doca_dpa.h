@@ -181,7 +181,7 @@ doca_error_t doca_dpa_ep_destroy(struct doca_dpa_ep *ep);
 /** The endpoint's address for its peer (freed with doca_dpa_ep_addr_free). DOCA_ERROR_INVALID_VALUE for NULL. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_addr_get(struct doca_dpa_ep *ep, struct doca_dpa_ep_addr **addr, size_t *addr_length);
-/** Frees an address. DOCA_ERROR_INVALID_VALUE for NULL. */
+/** Frees an address; NULL is nothing to free (DOCA_SUCCESS). */
 DOCA_EXPERIMENTAL
 doca_error_t doca_dpa_ep_addr_free(struct doca_dpa_ep_addr *addr);
 /**

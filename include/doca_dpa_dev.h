@@ -69,12 +69,12 @@ void doca_dpa_dev_external_ptr_get(uint64_t ext_addr, doca_dpa_dev_mem_t mem, do
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_put_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, size_t length, doca_dpa_dev_mem_t local_mem,
 			 uint64_t raddr, uint32_t rkey);
-/** Not supported (remote Sync Events): a fatal error of the context. */
+/** Writes length bytes to the peer, then adds comp_count to a remote Sync Event (doca_sync_event_export_remote). */
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_put_signal_add_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
 				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
 				    uint64_t comp_count);
-/** Not supported (remote Sync Events): a fatal error of the context. */
+/** Writes length bytes to the peer, then sets a remote Sync Event (doca_sync_event_export_remote) to comp_count. */
 DOCA_EXPERIMENTAL
 void doca_dpa_dev_put_signal_set_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
 				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,

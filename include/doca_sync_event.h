@@ -226,7 +226,12 @@ typedef struct doca_sync_event_remote {
 	uint64_t data[2];
 } doca_sync_event_remote_t;
 
-/** Not supported: remote-node handles. */
+/**
+ * Exports a started event for a remote node's RDMA (a DPA endpoint's
+ * put_signal): the counter and a key with remote write and atomic rights on
+ * it, in the domain of the event's CPU location's device. BAD_STATE before
+ * start; NOT_PERMITTED without a CPU location, or for an imported event.
+ */
 __DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_export_remote(struct doca_sync_event *event, doca_sync_event_remote_t *handle);
 

@@ -554,7 +554,7 @@ static void test_gpu_not_supported(void)
 	CHECK_ERR(doca_sync_event_subscriber_add_location_gpu(se, gpu), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_ERR(doca_sync_event_subscriber_add_location_gpu(NULL, gpu), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_export_to_gpu(se, gpu, &gh), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_ERR(doca_sync_event_export_remote(se, &rh), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_ERR(doca_sync_event_export_remote(se, &rh), DOCA_ERROR_BAD_STATE); /* not started (test_dpa: started) */
 	CHECK_ERR(doca_sync_event_export_to_gpu(NULL, gpu, &gh), DOCA_ERROR_INVALID_VALUE);
 	CHECK_ERR(doca_sync_event_export_remote(se, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_OK(doca_sync_event_destroy(se));

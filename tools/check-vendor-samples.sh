@@ -108,10 +108,12 @@ one_process doca_common/graph doca_graph "All instances completed successfully"
 one_process flexio/flexio_rpc host/flexio_rpc "RPC call result: "
 one_process flexio/flexio_window host/flexio_window "Host buffer: FlexIO Window Sample - DPA"
 one_process flexio/flexio_multithread host/flexio_multithread "^25 50 75 100 125 $"
-# DOCA DPA (dpa_binary_tree and dpa_endpoint_copy pass structs by value to kernels: dpacc refuses them).
+# DOCA DPA
 one_process doca_dpa/dpa_kernel_launch doca_dpa_kernel_launch "^Hello from kernel$"
 one_process doca_dpa/dpa_wait_kernel_launch doca_dpa_wait_kernel_launch "^Hello from kernel$"
 one_process doca_dpa/dpa_diamond_tree doca_dpa_diamond_tree "Kernel D completion event has been signaled"
+one_process doca_dpa/dpa_binary_tree doca_dpa_binary_tree "Completion event kernel G has been signaled"
+one_process doca_dpa/dpa_endpoint_copy doca_dpa_endpoint_copy "After copying: local buffer = 10, remote buffer = 10"
 
 echo "vendor samples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

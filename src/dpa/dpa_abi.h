@@ -12,6 +12,7 @@
 #define DPA_ABI_H_
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The device library's entries, registered with the app as raw FlexIO functions. */
@@ -78,6 +79,8 @@ struct dpa_dev_ep {
 	void *ep;
 	int (*put)(void *ep, uint64_t laddr, uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey);
 	int (*sync)(void *ep);
+	/* A remote Sync Event's counter set to (add false) or increased by value, after what was posted before. */
+	int (*signal)(void *ep, uint64_t raddr, uint32_t rkey, uint64_t value, bool add);
 };
 
 #endif /* DPA_ABI_H_ */

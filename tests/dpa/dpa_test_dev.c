@@ -117,6 +117,18 @@ __dpa_global__ void dpt_ep_put(doca_dpa_dev_ep_t ep, uint64_t laddr, doca_dpa_de
 	doca_dpa_dev_ep_synchronize(ep);
 }
 
+/* A put and its signal (set or add) of a remote Sync Event: the event's handle is a struct by value. */
+__dpa_global__ void dpt_ep_put_signal(doca_dpa_dev_ep_t ep, uint64_t laddr, doca_dpa_dev_mem_t lmem, uint32_t len,
+				      uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t ev, uint64_t val,
+				      uint8_t add)
+{
+	if (add)
+		doca_dpa_dev_put_signal_add_nb(ep, laddr, lmem, len, raddr, rkey, ev, val);
+	else
+		doca_dpa_dev_put_signal_set_nb(ep, laddr, lmem, len, raddr, rkey, ev, val);
+	doca_dpa_dev_ep_synchronize(ep);
+}
+
 __dpa_global__ void dpt_put_signal(doca_dpa_dev_ep_t ep)
 {
 	doca_dpa_dev_sync_event_remote_t ev = { { 0, 0 } };

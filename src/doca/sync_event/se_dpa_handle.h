@@ -16,6 +16,13 @@
 
 #define SE_DPA_HANDLE_MAGIC 0x53454450414831ull /* "SEDPAH1" */
 
+/*
+ * doca_sync_event_remote_t / doca_dpa_dev_sync_event_remote_t (16 bytes):
+ * data[0] the counter's address, data[1] SE_REMOTE_MAGIC << 32 | the key
+ * whose remote write and atomic rights cover it (doca_sync_event_export_remote).
+ */
+#define SE_REMOTE_MAGIC 0x53455231u /* "SER1" */
+
 struct se_dpa_handle {
 	uint64_t magic;
 	_Atomic uint64_t *value;

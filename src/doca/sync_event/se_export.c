@@ -11,6 +11,7 @@
 
 #include "dc_dev.h"
 #include "dc_log.h"
+#include "hw_mem.h"
 #include "se_blob.h"
 #include "se_priv.h"
 
@@ -53,6 +54,10 @@ doca_error_t dse_seg_create(struct doca_sync_event *ev)
 
 void dse_export_release(struct doca_sync_event *ev)
 {
+	if (ev->remote_key != 0) {
+		(void)hw_mkey_dereg(ev->remote_key); /* a fence: no peer's write lands after it */
+		ev->remote_key = 0;
+	}
 	if (ev->seg != NULL && !ev->imported) {
 		atomic_store_explicit(&ev->seg->revoked, 1, memory_order_release);
 		hw_bell_ring(&ev->seg->bell); /* importers' waits fail now instead of sleeping on */
@@ -291,7 +296,45 @@ doca_error_t doca_sync_event_export_to_gpu(struct doca_sync_event *event, struct
 	return unsupported_export(event, gpu, gpu_dev_se, "a GPU");
 }
 
+/*
+ * A remote handle names the counter for a peer's RDMA (a DPA endpoint's
+ * put_signal writes or adds there after its data): its address and a key of
+ * the device's domain with remote write and atomic rights on those 8 bytes
+ * alone. The device is the event's CPU location's (the publisher's, else the
+ * subscriber's); the key lives until the event is destroyed.
+ */
 doca_error_t doca_sync_event_export_remote(struct doca_sync_event *event, doca_sync_event_remote_t *handle)
 {
-	return unsupported_export(event, handle, handle, "a remote node");
+	struct doca_dev *dev;
+	uint64_t addr;
+
+	if (event == NULL || handle == NULL) {
+		DC_ERR("arguments must not be NULL");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (event->imported) {
+		DC_ERR("only the creator of a Sync Event can export it to a remote node");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (event->state != DSE_SYNC_STARTED || event->value == NULL) {
+		DC_ERR("a Sync Event is exported to a remote node once started (synchronous mode)");
+		return DOCA_ERROR_BAD_STATE;
+	}
+	dev = event->pub_dev != NULL ? event->pub_dev : event->sub_dev;
+	if (dev == NULL) {
+		DC_ERR("a Sync Event exported to a remote node needs a CPU location on a device");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	addr = (uint64_t)(uintptr_t)event->value;
+	if (event->remote_key == 0 &&
+	    hw_mkey_reg(dc_dev_pd(dev), (void *)event->value, addr, sizeof(uint64_t),
+			HW_ACCESS_LOCAL_WRITE | HW_ACCESS_REMOTE_WRITE | HW_ACCESS_REMOTE_ATOMIC,
+			&event->remote_key) != HW_OK) {
+		event->remote_key = 0;
+		DC_ERR("no memory key for the Sync Event's counter");
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	handle->data[0] = addr;
+	handle->data[1] = (uint64_t)SE_REMOTE_MAGIC << 32 | event->remote_key;
+	return DOCA_SUCCESS;
 }

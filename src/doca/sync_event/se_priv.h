@@ -73,6 +73,7 @@ struct doca_sync_event {
 	struct hw_bell own_bell;	 /* its bell (also of an event on user memory) */
 	struct hw_bell *bell;		 /* rung after every update through the API: wakes armed work queues */
 	struct se_dpa_handle dpa_h;	 /* what doca_sync_event_export_to_dpa hands out */
+	uint32_t remote_key;		 /* doca_sync_event_export_remote: the counter's key, 0 before */
 };
 
 /* se_event.c */

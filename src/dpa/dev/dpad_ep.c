@@ -2,13 +2,15 @@
  * dpad_ep — device code's endpoint calls: RDMA WRITEs posted through the
  * endpoint's record (dpa_abi.h) by a host function, and waited for. A
  * failed operation, a local buffer outside registered memory or an unknown
- * endpoint is a fatal error of the context. The signalling puts need a
- * remote Sync Event, which softdpu does not export yet
- * (doca_sync_event_export_remote): a fatal error naming the call.
+ * endpoint is a fatal error of the context. The signalling puts follow the
+ * data with a WRITE or FETCH_ADD of a remote Sync Event's counter
+ * (doca_sync_event_export_remote's handle, se_dpa_handle.h).
  */
 #include <libflexio-dev/flexio_dev_err.h>
 
+#include "doca_dpa_dev_sync_event.h"
 #include "dpa_abi.h"
+#include "se_dpa_handle.h"
 #include "dpad_int.h"
 
 static void dpad_fatal(const char *name, const char *why, enum dpad_err code) __attribute__((noreturn));
@@ -48,20 +50,30 @@ void doca_dpa_dev_ep_synchronize(doca_dpa_dev_ep_t ep)
 		dpad_fatal(__func__, "an operation of the endpoint failed", DPAD_ERR_EP);
 }
 
+/* A put, then the remote Sync Event's signal on the same QP (so after the data). */
+static void dpad_put_signal(const char *name, doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
+			    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
+			    uint64_t value, bool add)
+{
+	const struct dpa_dev_ep *e = dpad_ep(ep, name);
+
+	if (event.data[1] >> 32 != SE_REMOTE_MAGIC)
+		dpad_fatal(name, "not a remote Sync Event (doca_sync_event_export_remote)", DPAD_ERR_EP);
+	doca_dpa_dev_put_nb(ep, local_addr, length, local_mem, raddr, rkey);
+	if (e->signal(e->ep, event.data[0], (uint32_t)event.data[1], value, add) != 0)
+		dpad_fatal(name, "the signal failed", DPAD_ERR_EP);
+}
+
 void doca_dpa_dev_put_signal_add_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
 				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
 				    uint64_t comp_count)
 {
-	(void)ep, (void)local_addr, (void)local_mem, (void)length, (void)raddr, (void)rkey, (void)event,
-		(void)comp_count;
-	dpad_fatal(__func__, "not supported (remote Sync Events)", DPAD_ERR_UNSUPPORTED);
+	dpad_put_signal(__func__, ep, local_addr, local_mem, length, raddr, rkey, event, comp_count, true);
 }
 
 void doca_dpa_dev_put_signal_set_nb(doca_dpa_dev_ep_t ep, uint64_t local_addr, doca_dpa_dev_mem_t local_mem,
 				    size_t length, uint64_t raddr, uint32_t rkey, doca_dpa_dev_sync_event_remote_t event,
 				    uint64_t comp_count)
 {
-	(void)ep, (void)local_addr, (void)local_mem, (void)length, (void)raddr, (void)rkey, (void)event,
-		(void)comp_count;
-	dpad_fatal(__func__, "not supported (remote Sync Events)", DPAD_ERR_UNSUPPORTED);
+	dpad_put_signal(__func__, ep, local_addr, local_mem, length, raddr, rkey, event, comp_count, false);
 }
