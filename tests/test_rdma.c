@@ -667,6 +667,101 @@ static void test_completed_jobs_hold_no_slot(void)
 	rx_close(&a);
 }
 
+/*
+ * A queue full of jobs completes each one in order with its own status: all
+ * 28 WRITEs land; then, of a second batch, the jobs before a READ the peer
+ * does not permit succeed, the READ fails NOT_PERMITTED and the rest are
+ * flushed (NOT_CONNECTED).
+ */
+static void test_full_queue_in_order(void)
+{
+	enum { N = 28, BAD = 20 }; /* more than the 16 WQEs a CQE is asked for (a 64-entry send queue) */
+	struct rx_pair_fx x;
+	struct doca_buf *src[N], *dst[N], *rsrc;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+	doca_error_t want;
+
+	CHECK(pair_open(&x, DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_WRITE, false) == 0);
+	th_defer_local(pair_cleanup, &x);
+	for (int i = 0; i < N; i++) {
+		memset(x.a.mem + i * 8, 0x40 + i, 8);
+		src[i] = rx_buf(&x.a, (size_t)i * 8, 8, 8);
+		dst[i] = rx_rbuf(&x.a, HALF + (size_t)i * 8, 8, 0);
+		CHECK(src[i] != NULL && dst[i] != NULL);
+	}
+	for (int i = 0; i < N; i++)
+		CHECK_OK(rx_submit_rw(&x.a, DOCA_RDMA_JOB_WRITE, dst[i], src[i], 0, (uint64_t)i));
+	for (int i = 0; i < N; i++) {
+		CHECK_OK(rx_retrieve(&x.a, &ev, &res));
+		CHECK(ev.user_data.u64 == (uint64_t)i && res.result == DOCA_SUCCESS);
+	}
+	CHECK(memcmp(x.b.mem + HALF, x.a.mem, N * 8) == 0);
+	memset(x.b.mem + HALF, 0, N * 8);
+	rsrc = rx_rbuf(&x.a, HALF + N * 8, 8, 8); /* 8 bytes to read: a zero-length READ checks no key */
+	CHECK(rsrc != NULL);
+	for (int i = 0; i < N; i++) {
+		int type = i == BAD ? DOCA_RDMA_JOB_READ : DOCA_RDMA_JOB_WRITE;
+
+		CHECK_OK(i == BAD ? rx_submit_rw(&x.a, type, src[i], rsrc, 0, (uint64_t)i)
+				  : rx_submit_rw(&x.a, type, dst[i], src[i], 0, (uint64_t)i));
+	}
+	for (int i = 0; i < N; i++) {
+		want = i < BAD ? DOCA_SUCCESS : i == BAD ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_NOT_CONNECTED;
+			CHECK_ERR(rx_retrieve(&x.a, &ev, &res), i < BAD ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED);
+		CHECK(ev.user_data.u64 == (uint64_t)i && res.result == want);
+	}
+	CHECK(memcmp(x.b.mem + HALF, x.a.mem, BAD * 8) == 0 && x.b.mem[HALF + BAD * 8] == 0);
+	rm(rsrc);
+	for (int i = 0; i < N; i++) {
+		rm(src[i]);
+		rm(dst[i]);
+	}
+	th_undefer(pair_cleanup, &x);
+	pair_cleanup(&x);
+}
+
+/* An event-driven queue is woken for each of several WRITEs in flight, the last one's too. */
+static void test_event_driven_writes(void)
+{
+	enum { N = 3 };
+	struct rx_pair_fx x;
+	struct doca_buf *src, *dst[N];
+	struct doca_event ev = { 0 }; /* result.ptr NULL: no doca_rdma_result wanted */
+	doca_event_handle_t h;
+	struct pollfd p;
+	doca_error_t r;
+
+	CHECK(pair_open(&x, RW, true) == 0);
+	th_defer_local(pair_cleanup, &x);
+	memcpy(x.a.mem, "woken", 5);
+	src = rx_buf(&x.a, 0, 5, 5);
+	CHECK(src != NULL);
+	for (int i = 0; i < N; i++) {
+		dst[i] = rx_rbuf(&x.a, HALF + (size_t)i * 8, 8, 0);
+		CHECK(dst[i] != NULL);
+		CHECK_OK(rx_submit_rw(&x.a, DOCA_RDMA_JOB_WRITE, dst[i], src, 0, (uint64_t)i));
+	}
+	CHECK_OK(doca_workq_get_event_handle(x.a.wq, &h));
+	for (int i = 0; i < N; i++) {
+		while ((r = doca_workq_progress_retrieve(x.a.wq, &ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE)) == DOCA_ERROR_AGAIN) {
+			CHECK_OK(doca_workq_event_handle_arm(x.a.wq));
+			p = (struct pollfd){ .fd = h, .events = POLLIN };
+			if (poll(&p, 1, 10000) != 1)
+				break; /* a hang: the check below fails */
+			CHECK_OK(doca_workq_event_handle_clear(x.a.wq, h));
+		}
+		CHECK_OK(r);
+		CHECK(ev.user_data.u64 == (uint64_t)i);
+		CHECK(memcmp(x.b.mem + HALF + i * 8, "woken", 5) == 0);
+	}
+	rm(src);
+	for (int i = 0; i < N; i++)
+		rm(dst[i]);
+	th_undefer(pair_cleanup, &x);
+	pair_cleanup(&x);
+}
+
 /* The event handle signals when a job's completion arrives; nothing before. */
 static void test_event_driven(void)
 {
@@ -998,6 +1093,8 @@ int main(int argc, char **argv)
 	RUN(test_queue_full);
 	RUN(test_completed_jobs_hold_no_slot);
 	RUN(test_event_driven);
+	RUN(test_full_queue_in_order);
+	RUN(test_event_driven_writes);
 	RUN(test_another_device);
 	RUN(test_two_processes);
 	return th_summary("test_rdma");

@@ -6,8 +6,11 @@
  * request does, a RECV is posted to the receive ring for the peer's next
  * SEND or WRITE with immediate. The work queue's copy of the job carries the
  * index of its state (rdma_op) in its flags. At retrieve, job_exec reads the
- * context's CQs into those states and completes the job when its own CQE has
- * come; until then DOCA_ERROR_AGAIN keeps it queued, and the CQ's event bell
+ * context's CQs into those states and completes the job when its completion
+ * has come (a send WQE asks for a CQE one time in sig_every: a CQE completes
+ * the jobs before it too, RC running them in order; a NOP asks for one behind
+ * a waiting job that has none after it); until then DOCA_ERROR_AGAIN keeps it
+ * queued, and the CQ's event bell
  * (job_bell, the CQ armed) wakes an event-driven work queue when it comes.
  * Each send job is one basic block (so the chain limits of rdma_ctx.c).
  * A job's rdma_peer_addr is for DC and UD contexts: an RC context ignores it
@@ -36,6 +39,8 @@
 
 #define RDMA_IDX_MASK 0x0fffffff
 #define RDMA_RNR_TIMER 1 /* 0.01 ms: a SEND waits for the peer's receive and retries */
+#define RDMA_ACK_TIMEOUT 14 /* 4.096 us << 14: 67 ms a try */
+#define RDMA_RETRY_CNT 7
 
 static uint32_t log2_of(uint32_t n)
 {
@@ -119,7 +124,9 @@ static doca_error_t qp_open(struct doca_rdma *r)
 	r->sq_buf = hw_qp_sq_buf(r->qp);
 	r->rq_buf = hw_qp_rq_buf(r->qp);
 	r->qp_dbrec = hw_qp_dbrec(r->qp);
-	if (hw_qp_set_rights(r->qp, rdma_rights(r->permissions) | HW_QP_RIGHTS_STRICT) != HW_OK || hw_qp_modify(r->qp, HW_QP_INIT) != HW_OK) {
+	/* The usual RC retries (perftest's, rc_pingpong's): a peer still connecting takes the request within ~0.5 s. */
+	if (hw_qp_set_rights(r->qp, rdma_rights(r->permissions) | HW_QP_RIGHTS_STRICT) != HW_OK ||
+	    hw_qp_set_retry(r->qp, RDMA_ACK_TIMEOUT, RDMA_RETRY_CNT) != HW_OK || hw_qp_modify(r->qp, HW_QP_INIT) != HW_OK) {
 		hw_qp_destroy(r->qp);
 		r->qp = NULL;
 		hw_id_free(HW_ID_QPN, r->qpn);
@@ -130,6 +137,7 @@ static doca_error_t qp_open(struct doca_rdma *r)
 
 void rdma_queues_close(struct doca_rdma *r)
 {
+	r->cq_bell[0] = r->cq_bell[1] = NULL;
 	if (r->qp != NULL) {
 		hw_qp_destroy(r->qp);
 		hw_id_free(HW_ID_QPN, r->qpn);
@@ -150,7 +158,11 @@ doca_error_t rdma_queues_open(struct doca_rdma *r)
 {
 	doca_error_t ret;
 
-	r->sq_pi = r->rq_pi = r->sq_done = r->rq_done = r->scq_ci = r->rcq_ci = r->arm_sn = 0;
+	r->sq_pi = r->rq_pi = r->sq_done = r->rq_done = r->scq_ci = r->rcq_ci = r->arm_sn = r->sig_pi = 0;
+	r->sq_ci_seen = 0;
+	r->sig_every = r->sq_size / 4 < RDMA_SIG_EVERY ? r->sq_size / 4 : RDMA_SIG_EVERY;
+	if (r->sig_every == 0)
+		r->sig_every = 1;
 	/* Room for every ring slot's job and as many completed ones not yet retrieved. */
 	r->nops = 2 * (r->sq_size + r->rq_size);
 	r->ops = calloc(r->nops, sizeof(*r->ops));
@@ -170,6 +182,8 @@ doca_error_t rdma_queues_open(struct doca_rdma *r)
 		ret = qp_open(r);
 	if (ret != DOCA_SUCCESS)
 		goto err;
+	r->cq_bell[0] = hw_cq_event_bell(r->scq);
+	r->cq_bell[1] = hw_cq_event_bell(r->rcq);
 	r->state = DOCA_RDMA_STATE_INIT;
 	rdma_desc_build(r);
 	return DOCA_SUCCESS;
@@ -409,34 +423,72 @@ static struct doca_buf *job_local_dst(const struct doca_job *job)
 	}
 }
 
+/*
+ * The ring slot at sq_pi once its previous WQE has its CQE (ring_full) and a
+ * thread of the engine that wrote it (the engine thread resuming an RNR
+ * wait) has moved the SQ's consumer counter past it: a moment's wait.
+ */
+static uint8_t *sq_slot(struct doca_rdma *r)
+{
+	/* The counter read last time is behind the engine's: read again only when it says "full". */
+	while (((r->sq_pi - r->sq_ci_seen) & HW_QP_COUNTER_MASK) >= r->sq_size) {
+		r->sq_ci_seen = hw_qp_sq_next(r->qp);
+		if (((r->sq_pi - r->sq_ci_seen) & HW_QP_COUNTER_MASK) >= r->sq_size)
+			sched_yield();
+	}
+	return r->sq_buf + ((size_t)(r->sq_pi & (r->sq_size - 1)) << HW_SEND_WQE_SHIFT);
+}
+
+/* Rings the doorbell for the WQE just written at sq_pi; false (nothing posted) when the QP refuses it. */
+static bool sq_ring(struct doca_rdma *r, uint32_t oi, bool sig)
+{
+	r->sq_op[r->sq_pi & (r->sq_size - 1)] = oi;
+	r->sq_pi++;
+	r->qp_dbrec[HW_QP_DBR_SND] = htobe32(r->sq_pi & HW_QP_COUNTER_MASK);
+	if (hw_qp_ring_sq(r->qp, r->sq_pi & HW_QP_COUNTER_MASK) != HW_OK) {
+		r->sq_pi--;
+		return false;
+	}
+	if (sig)
+		r->sig_pi = r->sq_pi;
+	return true;
+}
+
+/*
+ * A job waits and no WQE after it asks for a CQE: a NOP that does, so the
+ * job's completion comes (an event-driven work queue's too). With the ring
+ * full there is none to post, and none needed: a WQE asked at most
+ * sig_every before the ring's end.
+ */
+static void post_nop(struct doca_rdma *r)
+{
+	uint8_t *wqe;
+
+	if (r->sig_pi == r->sq_pi || ring_full(r, false))
+		return;
+	wqe = sq_slot(r);
+	hw_ctrl_seg_set((void *)wqe, (uint16_t)r->sq_pi, HW_WQE_NOP, 0, r->qpn, HW_WQE_CTRL_CQ_UPDATE, 1, 0);
+	(void)sq_ring(r, RDMA_NOP_OP, true);
+}
+
 static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, struct doca_job *copy)
 {
-	uint32_t idx = r->sq_pi & (r->sq_size - 1), imm = 0, oi = r->free_ops[r->nfree - 1];
-	uint8_t *wqe = r->sq_buf + ((size_t)idx << HW_SEND_WQE_SHIFT);
+	uint32_t imm = 0, oi = r->free_ops[r->nfree - 1];
+	uint8_t *wqe = sq_slot(r);
 	struct rdma_op *op = &r->ops[oi];
+	bool sig = r->sq_pi == r->sq_done || r->sq_pi - r->sig_pi + 1 >= r->sig_every;
 	uint8_t opcode = 0;
 	int ds;
 
-	/*
-	 * The slot's previous WQE has its CQE (ring_full), but a thread of the
-	 * engine that wrote it (the engine thread resuming an RNR wait) may not
-	 * have moved the SQ's consumer counter past it yet: a moment's wait.
-	 */
-	while (((r->sq_pi - hw_qp_sq_next(r->qp)) & HW_QP_COUNTER_MASK) >= r->sq_size)
-		sched_yield();
 	/* Every segment the ds count covers is written whole below; the engine reads no further. */
 	*op = (struct rdma_op){ .type = job->type, .buf = job_local_dst(job) };
 	ds = send_segs(r, job, wqe + sizeof(struct hw_wqe_ctrl_seg), op, &opcode, &imm);
 	if (ds == 0)
 		return DOCA_ERROR_INVALID_VALUE;
-	hw_ctrl_seg_set((void *)wqe, (uint16_t)r->sq_pi, opcode, 0, r->qpn, HW_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, imm);
-	r->sq_op[idx] = oi;
-	r->sq_pi++;
-	r->qp_dbrec[HW_QP_DBR_SND] = htobe32(r->sq_pi & HW_QP_COUNTER_MASK);
-	if (hw_qp_ring_sq(r->qp, r->sq_pi & HW_QP_COUNTER_MASK) != HW_OK) {
-		r->sq_pi--;
+	hw_ctrl_seg_set((void *)wqe, (uint16_t)r->sq_pi, opcode, 0, r->qpn, sig ? HW_WQE_CTRL_CQ_UPDATE : 0, (uint8_t)ds,
+			imm);
+	if (!sq_ring(r, oi, sig))
 		return DOCA_ERROR_BAD_STATE;
-	}
 	r->nfree--;
 	copy->flags = (int)(RDMA_TAG | oi);
 	return DOCA_SUCCESS;
@@ -544,6 +596,24 @@ static void cqe_fill(struct rdma_op *op, const struct hw_cqe64 *cqe, int code)
 	op->len = hw_cqe_byte_cnt(cqe);
 }
 
+/* A send CQE: its WQE's job, and every job before it that asked for none (done, as RC runs them in order). */
+static void send_cqe(struct doca_rdma *r, const struct hw_cqe64 *cqe, int code)
+{
+	uint32_t last = r->sq_done + (uint16_t)(hw_cqe_wqe_counter(cqe) - (uint16_t)r->sq_done), oi;
+
+	for (; r->sq_done != last; r->sq_done++) {
+		oi = r->sq_op[r->sq_done & (r->sq_size - 1)];
+		if (oi != RDMA_NOP_OP) {
+			r->ops[oi].done = true;
+			r->ops[oi].st = DOCA_SUCCESS;
+		}
+	}
+	oi = r->sq_op[last & (r->sq_size - 1)];
+	r->sq_done = last + 1;
+	if (oi != RDMA_NOP_OP)
+		cqe_fill(&r->ops[oi], cqe, code);
+}
+
 static void poll_cq(struct doca_rdma *r, bool recv)
 {
 	struct hw_cq *cq = recv ? r->rcq : r->scq;
@@ -554,13 +624,10 @@ static void poll_cq(struct doca_rdma *r, bool recv)
 
 	while ((code = hw_cqe_poll_op(ring, log, *ci, &cqe)) >= 0) {
 		/* RC: receives complete in the order they were posted; send CQEs name their WQE (in order too). */
-		uint16_t wc = hw_cqe_wqe_counter(cqe);
-		struct rdma_op *op = recv ? &r->ops[r->rq_op[r->rq_done++ & (r->rq_size - 1)]]
-					  : &r->ops[r->sq_op[wc & (r->sq_size - 1)]];
-
-		if (!recv)
-			r->sq_done += (uint32_t)(uint16_t)(wc - (uint16_t)r->sq_done) + 1;
-		cqe_fill(op, cqe, code);
+		if (recv)
+			cqe_fill(&r->ops[r->rq_op[r->rq_done++ & (r->rq_size - 1)]], cqe, code);
+		else
+			send_cqe(r, cqe, code);
 		hw_cq_set_ci(hw_cq_dbrec(cq), ++*ci);
 	}
 }
@@ -590,9 +657,8 @@ static void arm_cq(struct doca_rdma *r, bool recv)
 static struct hw_bell *rdma_job_bell(struct doca_ctx *ctx, const struct doca_job *job)
 {
 	struct doca_rdma *r = rdma_of(ctx);
-	struct hw_cq *cq = ((uint32_t)job->flags & RDMA_TAG_RQ) != 0 ? r->rcq : r->scq;
 
-	return cq != NULL ? hw_cq_event_bell(cq) : NULL;
+	return r->cq_bell[((uint32_t)job->flags & RDMA_TAG_RQ) != 0];
 }
 
 /* The data segments of a destination chain: the n bytes written, element by element. */
@@ -620,6 +686,10 @@ static doca_error_t rdma_job_exec(struct doca_ctx *ctx, const struct doca_job *j
 	op = &r->ops[idx];
 	if (!op->done) {
 		poll_cq(r, recv);
+		if (!op->done && !recv) {
+			post_nop(r);
+			poll_cq(r, false);
+		}
 		if (!op->done) {
 			arm_cq(r, recv); /* a CQE after the look fires it at once */
 			return DOCA_ERROR_AGAIN;

@@ -25,6 +25,8 @@ struct hw_qp;
 /* The job copy in the work queue names its state by flags: this bit, and the index below it. */
 #define RDMA_TAG 0x40000000
 #define RDMA_TAG_RQ 0x20000000
+#define RDMA_NOP_OP UINT32_MAX
+#define RDMA_SIG_EVERY 32 /* at most: a quarter of the send queue */
 
 /* A posted job: what its completion updates and reports. */
 struct rdma_op {
@@ -61,6 +63,15 @@ struct doca_rdma {
 	uint32_t arm_ci[2], arm_seq[2];
 	uint32_t sq_done, rq_done; /* send (receive) WQEs whose CQE was read: their ring slots are free again */
 	/*
+	 * Send WQEs ask for a CQE one in sig_every (and when none is in
+	 * flight): RC completes in order, so a CQE completes every job before
+	 * it too; an error always has its CQE. sig_pi is sq_pi after the last
+	 * WQE that asked for one.
+	 */
+	uint32_t sig_every, sig_pi;
+	uint32_t sq_ci_seen; /* the engine's SQ consumer counter as last read (sq_slot) */
+	struct hw_bell *cq_bell[2]; /* each CQ's event bell (send 0, receive 1), looked up once at start */
+	/*
 	 * Job states, taken at submit and given back at retrieve, apart from
 	 * the ring slots: a job may be retrieved after later ones (the work
 	 * queue puts one that has not completed at its back), and its slot is
@@ -69,7 +80,7 @@ struct doca_rdma {
 	struct rdma_op *ops;
 	uint32_t nops, nfree;
 	uint32_t *free_ops;
-	uint32_t *sq_op, *rq_op; /* each ring slot's job state */
+	uint32_t *sq_op, *rq_op; /* each ring slot's job state (RDMA_NOP_OP: a NOP asking for a CQE) */
 	uint8_t desc[RDMA_DESC_LEN];
 };
 
