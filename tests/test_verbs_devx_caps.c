@@ -9,7 +9,8 @@
  * which rdma-core's suite checks at bytes 20, 21, 80 and 272 of out).
  * The general page also says what UCX 1.13.1 reads (ib_mlx5dv_md.c): DC
  * (dct, log_max_ra_req_dc), atomics and ODP with their pages (types 3 and
- * 2), log_max_msg 30, no KSM or atomic UMR mkeys; QUERY_NIC_VPORT_CONTEXT,
+ * 2), log_max_msg 30, KSM mkeys but no atomic UMR ones, the relaxed-ordering
+ * bits of an mkey context taken; QUERY_NIC_VPORT_CONTEXT,
  * QUERY_HCA_VPORT_CONTEXT and QUERY_LAG answer, and bad commands get the kernel's and the card's
  * refusals (EINVAL with out untouched; EREMOTEIO or EOPNOTSUPP with status
  * and syndrome in out).
@@ -112,7 +113,8 @@ static void test_general_page(void)
 		CHECK(field(314, 6) == lg((uint64_t)a.max_qp_rd_atom));      /* log_max_ra_res_dc */
 		CHECK(field(542, 1) == (a.atomic_cap != IBV_ATOMIC_NONE));    /* atomic */
 		CHECK(field(551, 1) == 1);			      /* pg: ODP */
-		CHECK(field(264, 1) == 0);			      /* fixed_buffer_size: no KSM mkeys */
+		CHECK(field(264, 1) == 1);			      /* fixed_buffer_size: KSM mkeys */
+		CHECK(field(232, 2) == 3);			      /* relaxed_ordering_write, _read: taken, no effect */
 		CHECK(field(280, 2) == 0);			      /* umr_extended_translation_offset, null_mkey */
 		CHECK(field(520, 1) == 1);			      /* umr_modify_atomic_disabled */
 		CHECK(field(899, 5) == lg((uint64_t)a.max_srq));    /* log_max_rmp: DevX RMPs, counted as SRQs */

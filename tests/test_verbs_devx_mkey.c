@@ -4,7 +4,9 @@
  * them: an MTT key over a umem used by RDMA WRITE and READ from an ibv QP
  * of another process, KLM and KSM keys spanning two MRs, the rights of the
  * key's context enforced with the completion status IB gives a remote
- * access error, and DESTROY as a fence. Bytes compared.
+ * access error, DESTROY as a fence, and UCX's atomic key (a KSM key of
+ * 2 GiB entries over a second, strict-order registration, at an offset)
+ * used by another process for RDMA and atomics. Bytes compared.
  */
 #include <unistd.h>
 
@@ -486,6 +488,172 @@ static void test_query(void)
 	CHECK(out[0] == 0xee);
 }
 
+/*
+ * The atomic key of a memory domain that registers its memory twice, with
+ * and without relaxed ordering, as UCX does: a KSM key over the
+ * strict-order MR whose 2 GiB entries start at the MR's address rounded
+ * down to 2 GiB (PRM: a KSM entry is checked against its key at each
+ * access), used from that address plus an offset, so that a peer reaches
+ * byte x of the MR at x + offset. The context asks for relaxed ordering on
+ * writes and reads, which the device takes as the hint it is.
+ */
+#define KSM_ENT (1ull << 31)
+#define KSM_OFF (8u * 201) /* UCX: 8 * (pid % 256) */
+#define AT_LEN 8192u	   /* the registered bytes, a page after a page left out */
+
+struct aplan {
+	uint32_t qpn, key;
+	uint64_t addr; /* the MR's first byte in the registering process */
+};
+
+/* One atomic, signaled: fetch-and-add (swap unused) or compare-and-swap. The completion's status, -1 for none. */
+static int atomic_op(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op, uint64_t *res, uint32_t lkey,
+		     uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap)
+{
+	struct ibv_sge s = {.addr = (uintptr_t)res, .length = 8, .lkey = lkey};
+	struct ibv_send_wr wr = {.wr_id = 6, .sg_list = &s, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED,
+				 .wr = {.atomic = {.remote_addr = raddr, .compare_add = cmp_add, .swap = swap,
+						   .rkey = rkey}}},
+			   *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(qp, &wr, &bad) != 0 || vq_poll1(cq, &wc) != 1)
+		return -1;
+	return (int)wc.status;
+}
+
+/* The peer's operations through the key, every address offset by KSM_OFF; 0 or the failed step. */
+static int child_ops(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint8_t *buf, const struct aplan *p)
+{
+	uint64_t at = p->addr + KSM_OFF, *res = (uint64_t *)(void *)(buf + 8192);
+
+	fill_pat(buf, 4096, 0x33, 0);
+	if (rdma(qp, cq, IBV_WR_RDMA_WRITE, buf, 4096, mr->lkey, at + 512, p->key) != IBV_WC_SUCCESS)
+		return 4;
+	memset(buf + 4096, 0, 1024);
+	if (rdma(qp, cq, IBV_WR_RDMA_READ, buf + 4096, 1024, mr->lkey, at + 6000, p->key) != IBV_WC_SUCCESS ||
+	    !is_pat(buf + 4096, 1024, 0x40, 6000))
+		return 5;
+	*res = 0;
+	if (atomic_op(qp, cq, IBV_WR_ATOMIC_FETCH_AND_ADD, res, mr->lkey, at + 16, p->key, 5, 0) != IBV_WC_SUCCESS ||
+	    *res != 0x1111)
+		return 6;
+	*res = 0;
+	if (atomic_op(qp, cq, IBV_WR_ATOMIC_CMP_AND_SWP, res, mr->lkey, at + 24, p->key, 0x2222, 0x7777) !=
+		    IBV_WC_SUCCESS ||
+	    *res != 0x2222)
+		return 7;
+	/* The key's range starts before the MR: those bytes are no memory of the key's entries. */
+	if (rdma(qp, cq, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey, at - 8, p->key) != IBV_WC_REM_ACCESS_ERR)
+		return 8;
+	return 0;
+}
+
+static int child_atomic_key(int in, int out)
+{
+	struct ibv_context *c = open_devx();
+	struct ibv_pd *pd = c != NULL ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *cq = pd != NULL ? ibv_create_cq(c, 16, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr a = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				     .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp *qp = cq != NULL ? ibv_create_qp(pd, &a) : NULL;
+	static uint8_t buf[8192 + 64];
+	struct ibv_mr *mr = qp != NULL ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct aplan p;
+	char ok;
+	int rc;
+
+	if (mr == NULL)
+		return 2;
+	if (write(out, &qp->qp_num, 4) != 4 || read(in, &p, sizeof(p)) != sizeof(p))
+		return 2;
+	if (vq_up(qp, p.qpn, 12, 7) != 0)
+		return 3;
+	rc = child_ops(qp, cq, mr, buf, &p);
+	ok = rc == 0 ? 'w' : (char)('0' + rc);
+	return write(out, &ok, 1) == 1 ? rc : 9;
+}
+
+/* CREATE_MKEY of UCX's atomic key over mr (at addr, len bytes): the key in *key; its context read back. */
+static void atomic_key_make(struct dx *d, const struct ibv_mr *mr, uint64_t addr, uint64_t len, uint32_t *key)
+{
+	uint8_t in[MKEY_IN + 32], q[16] = {0}, out[MKEY_QUERY_OUT];
+	uint64_t base = addr & ~(KSM_ENT - 1), klen = (addr + len - base + 7) & ~7ull, at[2];
+	uint32_t n = (uint32_t)((klen + KSM_OFF + KSM_ENT - 1) / KSM_ENT), keys[2];
+	struct mlx5dv_devx_obj *mk;
+
+	for (uint32_t i = 0; i < n; i++) {
+		keys[i] = mr->lkey;
+		at[i] = base + i * KSM_ENT;
+	}
+	mkey_cmd(in, MK_KSM, MK_ALL, d->pdn, 0x21, base + KSM_OFF, klen);
+	mkey_cmd_list(in, n, NULL, keys, at, 31);
+	prm_set(in, MKC + 0xd, 1, 1);	/* relaxed_ordering_write */
+	prm_set(in, MKC + 0x1d9, 1, 1); /* relaxed_ordering_read */
+	mkey_make(d, in, MKEY_IN + 16 * n, &mk, key);
+	/* The context as created, its relaxed-ordering bits among it. */
+	prm_set(q, 0, 16, OP_QUERY_MKEY);
+	prm_set(q, 0x48, 24, *key >> 8);
+	CHECK_OK(mlx5dv_devx_obj_query(mk, q, sizeof(q), out, sizeof(out)));
+	CHECK(prm_get(out, MKC + 0xd, 1) == 1 && prm_get(out, MKC + 0x1d9, 1) == 1);
+	CHECK(prm_get(out, MKC + 0x16, 2) == MK_KSM && prm_get(out, MKC + 0x1db, 5) == 31);
+}
+
+/*
+ * Another process's QP writes, reads, adds and compares-and-swaps through
+ * the atomic key at the MR's addresses plus the offset; the registering
+ * process sees its bytes where they were aimed, the page before the MR
+ * untouched.
+ */
+static void test_ksm_atomic_key_other_process(void)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mr *relaxed, *strict;
+	struct dx *d = NULL;
+	uint64_t v[2] = {0x1111, 0x2222};
+	struct aplan p;
+	uint32_t cqpn = 0;
+	int a[2], b[2];
+	uint8_t *r, *m;
+	char ok = 0;
+
+	kid_fork(a, b);
+	if (kid == 0)
+		_exit(child_atomic_key(a[0], b[1]));
+	dx_open(&d, 4096);
+	struct ibv_cq *cq = vq_cq(d->c, 16);
+	CHECK(cq != NULL);
+	struct ibv_qp *qp = vq_qp(d->pd, IBV_QPT_RC, cq, cq, 8);
+	CHECK(qp != NULL);
+	CHECK(posix_memalign((void **)&r, 4096, 4096 + AT_LEN) == 0);
+	th_defer(free, r);
+	m = r + 4096;
+	fill_pat(r, 4096, 0x55, 0);
+	fill_pat(m, AT_LEN, 0x40, 0);
+	memcpy(m + 16, v, sizeof(v));
+	relaxed = vq_mr(d->pd, m, AT_LEN, acc | IBV_ACCESS_RELAXED_ORDERING);
+	CHECK(relaxed != NULL);
+	strict = vq_mr(d->pd, m, AT_LEN, acc);
+	CHECK(strict != NULL);
+	atomic_key_make(d, strict, (uintptr_t)m, AT_LEN, &p.key);
+	p.addr = (uintptr_t)m;
+	p.qpn = qp->qp_num;
+	CHECK(read(b[0], &cqpn, 4) == 4);
+	CHECK_OK(vq_up(qp, cqpn, 12, 7));
+	CHECK(write(a[1], &p, sizeof(p)) == sizeof(p));
+	CHECK(read(b[0], &ok, 1) == 1 && ok == 'w');
+	kid_wait_ok();
+	memcpy(v, m + 16, sizeof(v));
+	CHECK(is_pat(r, 4096, 0x55, 0));
+	CHECK(is_pat(m, 16, 0x40, 0));
+	CHECK(v[0] == 0x1116 && v[1] == 0x7777);
+	CHECK(is_pat(m + 32, 512 - 32, 0x40, 32));
+	CHECK(is_pat(m + 512, 4096, 0x33, 0));
+	CHECK(is_pat(m + 4608, AT_LEN - 4608, 0x40, 4608));
+}
+
 int main(void)
 {
 	RUN(test_mtt_other_process);
@@ -495,5 +663,6 @@ int main(void)
 	RUN(test_klm_mr_gone);
 	RUN(test_destroy_local);
 	RUN(test_query);
+	RUN(test_ksm_atomic_key_other_process);
 	return th_summary("test_verbs_devx_mkey");
 }

@@ -177,29 +177,22 @@ static void eng_add_umr(struct eng_list *l, const struct hw_umr *u, uint64_t off
 	l->patterned = true;
 }
 
-/* A key of this process, or on a miss one another process shared (a peer's). */
-static enum hw_status eng_translate(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
-				    uint8_t **p)
+/* A key of this process, or on a miss one another process shared (a peer's); NULL for none. */
+static const struct hw_mkey *eng_key(uint32_t key)
 {
 	const struct hw_mkey *mk = hw_mkey_lookup(key);
 
-	if (__builtin_expect(mk == NULL, 0))
-		mk = hw_mkey_resolve(key);
-	if (mk == NULL)
-		return HW_ERR_KEY;
-	return hw_mkey_check(mk, pd_id, addr, len, access, p);
+	return __builtin_expect(mk == NULL, 0) ? hw_mkey_resolve(key) : mk;
 }
 
 /* [addr, addr + len) through key appended to l: local memory, or a UMR key's pattern. */
 static enum hw_status eng_translate_into(uint32_t key, uint32_t pd_id, uint64_t addr, uint64_t len, uint32_t access,
 					 struct eng_list *l)
 {
-	const struct hw_mkey *mk = hw_mkey_lookup(key);
+	const struct hw_mkey *mk = eng_key(key);
 	enum hw_status st;
 	uint8_t *p = NULL;
 
-	if (__builtin_expect(mk == NULL, 0))
-		mk = hw_mkey_resolve(key);
 	if (mk == NULL)
 		return HW_ERR_KEY;
 	st = hw_mkey_check(mk, pd_id, addr, len, access, &p);
@@ -538,17 +531,46 @@ static uint32_t eng_resp_pd(const struct hw_qp *peer, const struct eng_wqe *w)
 	return w->xsrq != NULL ? w->xsrq->pd_id : peer->pd_id;
 }
 
+/*
+ * An atomic's operand through a UMR key of a list pattern (KLM, KSM: the
+ * atomic key UCX hands its peers is a DevX KSM key): the pattern's bytes at
+ * the key's offset, when one entry holds all of them, aligned as the
+ * operand, and every entry's key lives. NULL otherwise: an operand never
+ * spans entries, an interleaved pattern's repetitions are not one memory,
+ * and a signature key's pattern is not plain memory.
+ */
+static uint8_t *eng_umr_operand(const struct hw_mkey *mk, uint64_t addr, uint64_t len)
+{
+	struct hw_umr_cur c;
+	uint32_t n;
+	uint8_t *p;
+
+	if (mk->umr->sig != NULL || mk->umr->repeat != 1 || !hw_umr_live(mk->umr))
+		return NULL;
+	hw_umr_cur_init(&c, mk->umr, addr - mk->addr);
+	p = hw_umr_cur_piece(&c, &n);
+	if (n < len || (uintptr_t)p % (len < 8 ? len : 8) != 0)
+		return NULL;
+	return p;
+}
+
 /* The remote range checked against the responder's domain and right: 0 or the remote access syndrome. */
 static uint8_t eng_remote(uint32_t pd_id, const struct hw_wqe_raddr_seg *r, uint64_t len, uint32_t access,
 			  uint8_t **p)
 {
+	uint32_t key = hw_raddr_seg_rkey(r);
+	uint64_t addr = hw_raddr_seg_addr(r);
+	const struct hw_mkey *mk;
+
 	*p = NULL;
 	if (len == 0)
 		return 0; /* a zero-length request names no memory: its rkey is not checked */
-	if (eng_translate(hw_raddr_seg_rkey(r), pd_id, hw_raddr_seg_addr(r), len, access, p) != HW_OK ||
-	    *p == NULL)
+	mk = eng_key(key);
+	if (mk == NULL || hw_mkey_check(mk, pd_id, addr, len, access, p) != HW_OK)
 		return HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
-	return 0;
+	if (*p == NULL && mk->umr != NULL)
+		*p = eng_umr_operand(mk, addr, len);
+	return *p != NULL ? 0 : HW_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 }
 
 /* eng_remote for WRITE and READ: the range as a span list, which a UMR key's pattern may be. */

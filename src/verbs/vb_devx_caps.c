@@ -38,6 +38,8 @@
 #define G_LOG_MAX_SRQ 171, 5
 #define G_LOG_MAX_CQ_SZ 200, 8
 #define G_LOG_MAX_CQ 219, 5
+#define G_RELAXED_ORDERING_WRITE 232, 1
+#define G_RELAXED_ORDERING_READ 233, 1
 #define G_LOG_MAX_MKEY 234, 6
 #define G_FIXED_BUFFER_SIZE 264, 1
 #define G_QPC_EXTENSION 290, 1
@@ -229,12 +231,20 @@ static int cap_general(struct ibv_context *c, uint8_t *page)
 	SET(page, G_ATOMIC, a.atomic_cap != IBV_ATOMIC_NONE); /* the atomic page (type 3) is there */
 	SET(page, G_PG, 1);				     /* ODP, the ODP page (type 2) */
 	/*
-	 * With these UCX makes KSM keys of 2 GiB entries past its MRs' ends
-	 * (refused here at creation) and atomic keys at an offset; without,
-	 * it hands peers the MRs' own keys, which serve RDMA and atomics alike.
+	 * KSM keys (vb_devx_mkey.c). UCX's DevX domain gives its peers an atomic
+	 * key at an offset of 8 * (pid % 256) bytes whenever it has a second,
+	 * strict-order registration (relaxed ordering on, the default on AMD
+	 * CPUs), and they add the offset to every address they use with it: a
+	 * KSM key built to take it. Without KSM it hands out the strict MR's
+	 * own key, at which the offset lands the peers' writes and atomics
+	 * beside their targets.
 	 */
-	SET(page, G_FIXED_BUFFER_SIZE, 0);
+	SET(page, G_FIXED_BUFFER_SIZE, 1);
+	/* UMR WQEs that change a key's atomic rights are not emulated. */
 	SET(page, G_UMR_MODIFY_ATOMIC_DISABLED, 1);
+	/* The mkey context's relaxed-ordering bits are taken: a hint with nothing to order here. */
+	SET(page, G_RELAXED_ORDERING_WRITE, 1);
+	SET(page, G_RELAXED_ORDERING_READ, 1);
 	SET(page, G_GID_TABLE_SIZE, p.gid_tbl_len);
 	SET(page, G_PKEY_TABLE_SIZE, p.pkey_tbl_len);
 	SET(page, G_NIC_FLOW_TABLE, eth);

@@ -11,8 +11,10 @@
  *  - KLM and KSM: an indirect key whose translations name other keys of the
  *    same domain (KLM: byte_count, mkey, address; KSM: entries of
  *    2^log_entity_size bytes), the pattern a UMR would register
- *    (hw_umr.h), used from start_addr on. Each entry must lie inside its
- *    key when the command runs. Shared by description (hw_mkey_share_umr)
+ *    (hw_umr.h), used from start_addr on. A KLM entry must lie inside its
+ *    key when the command runs; a KSM entry may reach past it (the card
+ *    checks KSM entries at access), and the key keeps the bytes the keys
+ *    cover (vb_mk_clip). Shared by description (hw_mkey_share_umr)
  *    when its entries fit a record; else this process's QPs only.
  *
  * The key is the returned mkey_index << 8 | mkey_7_0, the tag the command
@@ -124,12 +126,76 @@ static uint32_t vb_mk_list(const uint8_t *t, uint32_t n, unsigned mode, uint8_t 
 	return at == len ? k : 0;
 }
 
+/*
+ * The bytes of entry d its key covers, [*lo, *hi) in the key's addresses:
+ * empty when none. A key that is not a plain registration (none, a UMR
+ * key, a window, ...) is left whole for hw_umr_register to judge.
+ */
+static void vb_mk_reach(const struct hw_wqe_data_seg *d, uint64_t *lo, uint64_t *hi)
+{
+	const struct hw_mkey *mk = hw_mkey_lookup(hw_data_seg_lkey(d));
+	uint64_t a = hw_data_seg_addr(d), e = a + hw_data_seg_len(d);
+
+	*lo = a;
+	*hi = e;
+	if (mk == NULL || mk->umr != NULL || mk->chunks != NULL || mk->rops != NULL || mk->implicit ||
+	    mk->mw_type != 0)
+		return;
+	if (*lo < mk->addr)
+		*lo = mk->addr;
+	if (*hi > mk->addr + mk->len)
+		*hi = mk->addr + mk->len;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/*
+ * KSM entries cut to what their keys cover. The card checks a KSM entry
+ * against its key at each access, not at creation, and UCX relies on it:
+ * its atomic key has 2 GiB entries from an MR's address rounded down to
+ * 2 GiB, of which the MR covers a part. The pattern here must name covered
+ * memory, so it keeps the covered bytes, which must be one run of the key
+ * (entries wholly outside it at either end dropped); the run starts *skip
+ * bytes into the key and is *len long. An access outside the run fails the
+ * key's bounds, as it fails the card's check. The entries left, or 0 when
+ * nothing is covered or the covered bytes have a hole.
+ */
+static uint32_t vb_mk_clip(struct hw_wqe_data_seg *ds, uint32_t k, uint64_t *skip, uint64_t *len)
+{
+	uint64_t pos = 0, lo, hi;
+	bool open = false, closed = false;
+	uint32_t m = 0;
+
+	*len = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t a = hw_data_seg_addr(&ds[i]), n = hw_data_seg_len(&ds[i]);
+		uint32_t key = hw_data_seg_lkey(&ds[i]);
+
+		vb_mk_reach(&ds[i], &lo, &hi);
+		if (lo == hi) {
+			closed = open;
+		} else {
+			if (closed || (open && lo != a))
+				return 0; /* covered bytes, a gap, covered bytes again */
+			if (!open)
+				*skip = pos + (lo - a);
+			open = true;
+			closed = hi != a + n;
+			hw_data_seg_set(&ds[m++], (uint32_t)(hi - lo), key, lo);
+			*len += hi - lo;
+		}
+		pos += n;
+	}
+	memset(&ds[m], 0, (size_t)(k - m) * sizeof(ds[0])); /* the WQE's padding: no entry */
+	return m;
+}
+
 /* KLM / KSM: the translations registered into a UMR key as a UMR WQE would (hw_umr_register). */
 static int vb_mk_indirect(const uint8_t *in, size_t inlen, struct vb_devx_mkey *mk, uint8_t *out, size_t outlen)
 {
 	const uint8_t *mkc = in + VB_MKC;
 	uint32_t n = vb_prm_be32(in + VB_MK_ACTUAL), cap = (n + 3) & ~3u, k;
-	uint64_t len = vb_prm_be64(mkc + 0x18);
+	uint64_t len = vb_prm_be64(mkc + 0x18), skip = 0;
 	struct hw_wqe_umr_ctrl_seg *uc;
 	struct hw_wqe_mkey_ctx_seg *mc;
 	size_t tbytes = ((size_t)cap * VB_MK_ENT + 63) & ~(size_t)63;
@@ -153,6 +219,10 @@ static int vb_mk_indirect(const uint8_t *in, size_t inlen, struct vb_devx_mkey *
 		rc = vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_MKEY_LEN);
 		goto out;
 	}
+	if ((mkc[2] & 3) == VB_MK_KSM && vb_mk_clip((void *)(mc + 1), k, &skip, &len) == 0) {
+		rc = vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_MKEY_ENTRY);
+		goto out;
+	}
 	uc->flags = HW_UMR_CTRL_INLINE;
 	uc->klm_octowords = htobe16((uint16_t)(tbytes / VB_MK_ENT));
 	uc->mkey_mask = htobe64(HW_UMR_MASK_FREE | HW_UMR_MASK_MKEY | HW_UMR_MASK_LEN);
@@ -162,7 +232,7 @@ static int vb_mk_indirect(const uint8_t *in, size_t inlen, struct vb_devx_mkey *
 		rc = ENOMEM;
 		goto out;
 	}
-	(void)hw_mkey_umr_rebase(mk->key, vb_prm_be64(mkc + 0x10)); /* a free UMR key just made */
+	(void)hw_mkey_umr_rebase(mk->key, vb_prm_be64(mkc + 0x10) + skip); /* a free UMR key just made */
 	synd = hw_umr_register(hw_pd_id(mk->pd), mk->key, w, (uint32_t)(sizeof(*uc) + sizeof(*mc) + tbytes));
 	if (synd != 0) /* an entry outside its key, or a key not of the domain: the card refuses the command */
 		rc = vb_devx_refuse(out, outlen, VB_STAT_BAD_PARAM, VB_SYND_MKEY_ENTRY);
