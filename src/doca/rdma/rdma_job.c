@@ -91,7 +91,7 @@ static doca_error_t qp_open(struct doca_rdma *r)
 		.pd = dc_dev_pd(r->ctx.devs[0]),
 		.send_cq = r->scq,
 		.recv_cq = r->rcq,
-		.log_sq_size = log2_of(r->sq_size),
+		.log_sq_size = log2_of(r->sq_ring),
 		.log_rq_size = log2_of(r->rq_size),
 		.log_rq_stride = rq_log_stride(r),
 		.min_rnr_timer = RDMA_RNR_TIMER,
@@ -161,13 +161,15 @@ doca_error_t rdma_queues_open(struct doca_rdma *r)
 	r->sq_pi = r->rq_pi = r->sq_done = r->rq_done = r->scq_ci = r->rcq_ci = r->arm_sn = r->sig_pi = 0;
 	r->sq_ci_seen = 0;
 	r->sig_every = r->sq_size / 4 < RDMA_SIG_EVERY ? r->sq_size / 4 : RDMA_SIG_EVERY;
+	r->sq_ring = 2 * r->sq_size;
+	r->nops_out = 0;
 	if (r->sig_every == 0)
 		r->sig_every = 1;
 	/* Room for every ring slot's job and as many completed ones not yet retrieved. */
 	r->nops = 2 * (r->sq_size + r->rq_size);
 	r->ops = calloc(r->nops, sizeof(*r->ops));
 	r->free_ops = calloc(r->nops, sizeof(*r->free_ops));
-	r->sq_op = calloc(r->sq_size, sizeof(*r->sq_op));
+	r->sq_op = calloc(r->sq_ring, sizeof(*r->sq_op));
 	r->rq_op = calloc(r->rq_size, sizeof(*r->rq_op));
 	if (r->ops == NULL || r->free_ops == NULL || r->sq_op == NULL || r->rq_op == NULL) {
 		ret = DOCA_ERROR_NO_MEMORY;
@@ -175,7 +177,7 @@ doca_error_t rdma_queues_open(struct doca_rdma *r)
 	}
 	for (r->nfree = 0; r->nfree < r->nops; r->nfree++)
 		r->free_ops[r->nfree] = r->nops - 1 - r->nfree;
-	ret = cq_open(r->sq_size, &r->scqn, &r->scq);
+	ret = cq_open(r->sq_ring, &r->scqn, &r->scq); /* a CQE for every WQE of the ring when they flush */
 	if (ret == DOCA_SUCCESS)
 		ret = cq_open(r->rq_size, &r->rcqn, &r->rcq);
 	if (ret == DOCA_SUCCESS)
@@ -277,7 +279,7 @@ static void poll_cq(struct doca_rdma *r, bool recv);
 
 static bool ring_full(const struct doca_rdma *r, bool recv)
 {
-	return recv ? r->rq_pi - r->rq_done >= r->rq_size : r->sq_pi - r->sq_done >= r->sq_size;
+	return recv ? r->rq_pi - r->rq_done >= r->rq_size : r->sq_pi - r->sq_done - r->nops_out >= r->sq_size;
 }
 
 static doca_error_t rdma_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size)
@@ -431,18 +433,18 @@ static struct doca_buf *job_local_dst(const struct doca_job *job)
 static uint8_t *sq_slot(struct doca_rdma *r)
 {
 	/* The counter read last time is behind the engine's: read again only when it says "full". */
-	while (((r->sq_pi - r->sq_ci_seen) & HW_QP_COUNTER_MASK) >= r->sq_size) {
+	while (((r->sq_pi - r->sq_ci_seen) & HW_QP_COUNTER_MASK) >= r->sq_ring) {
 		r->sq_ci_seen = hw_qp_sq_next(r->qp);
-		if (((r->sq_pi - r->sq_ci_seen) & HW_QP_COUNTER_MASK) >= r->sq_size)
+		if (((r->sq_pi - r->sq_ci_seen) & HW_QP_COUNTER_MASK) >= r->sq_ring)
 			sched_yield();
 	}
-	return r->sq_buf + ((size_t)(r->sq_pi & (r->sq_size - 1)) << HW_SEND_WQE_SHIFT);
+	return r->sq_buf + ((size_t)(r->sq_pi & (r->sq_ring - 1)) << HW_SEND_WQE_SHIFT);
 }
 
 /* Rings the doorbell for the WQE just written at sq_pi; false (nothing posted) when the QP refuses it. */
 static bool sq_ring(struct doca_rdma *r, uint32_t oi, bool sig)
 {
-	r->sq_op[r->sq_pi & (r->sq_size - 1)] = oi;
+	r->sq_op[r->sq_pi & (r->sq_ring - 1)] = oi;
 	r->sq_pi++;
 	r->qp_dbrec[HW_QP_DBR_SND] = htobe32(r->sq_pi & HW_QP_COUNTER_MASK);
 	if (hw_qp_ring_sq(r->qp, r->sq_pi & HW_QP_COUNTER_MASK) != HW_OK) {
@@ -456,19 +458,19 @@ static bool sq_ring(struct doca_rdma *r, uint32_t oi, bool sig)
 
 /*
  * A job waits and no WQE after it asks for a CQE: a NOP that does, so the
- * job's completion comes (an event-driven work queue's too). With the ring
- * full there is none to post, and none needed: a WQE asked at most
- * sig_every before the ring's end.
+ * job's completion comes (an event-driven work queue's too). It takes a slot
+ * of the ring's second half (rdma_priv.h), never one a job needs.
  */
 static void post_nop(struct doca_rdma *r)
 {
 	uint8_t *wqe;
 
-	if (r->sig_pi == r->sq_pi || ring_full(r, false))
+	if (r->sig_pi == r->sq_pi || r->sq_pi - r->sq_done >= r->sq_ring)
 		return;
 	wqe = sq_slot(r);
 	hw_ctrl_seg_set((void *)wqe, (uint16_t)r->sq_pi, HW_WQE_NOP, 0, r->qpn, HW_WQE_CTRL_CQ_UPDATE, 1, 0);
-	(void)sq_ring(r, RDMA_NOP_OP, true);
+	if (sq_ring(r, RDMA_NOP_OP, true))
+		r->nops_out++;
 }
 
 static doca_error_t post_send(struct doca_rdma *r, const struct doca_job *job, struct doca_job *copy)
@@ -602,15 +604,19 @@ static void send_cqe(struct doca_rdma *r, const struct hw_cqe64 *cqe, int code)
 	uint32_t last = r->sq_done + (uint16_t)(hw_cqe_wqe_counter(cqe) - (uint16_t)r->sq_done), oi;
 
 	for (; r->sq_done != last; r->sq_done++) {
-		oi = r->sq_op[r->sq_done & (r->sq_size - 1)];
-		if (oi != RDMA_NOP_OP) {
+		oi = r->sq_op[r->sq_done & (r->sq_ring - 1)];
+		if (oi == RDMA_NOP_OP) {
+			r->nops_out--;
+		} else {
 			r->ops[oi].done = true;
 			r->ops[oi].st = DOCA_SUCCESS;
 		}
 	}
-	oi = r->sq_op[last & (r->sq_size - 1)];
+	oi = r->sq_op[last & (r->sq_ring - 1)];
 	r->sq_done = last + 1;
-	if (oi != RDMA_NOP_OP)
+	if (oi == RDMA_NOP_OP)
+		r->nops_out--;
+	else
 		cqe_fill(&r->ops[oi], cqe, code);
 }
 

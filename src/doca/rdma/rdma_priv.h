@@ -69,6 +69,12 @@ struct doca_rdma {
 	 * WQE that asked for one.
 	 */
 	uint32_t sig_every, sig_pi;
+	/*
+	 * The QP's send ring is twice the send queue size: the NOPs take
+	 * slots of their own, so sq_size jobs in flight always fit
+	 * (ring_full counts jobs: the WQEs in flight less nops_out).
+	 */
+	uint32_t sq_ring, nops_out;
 	uint32_t sq_ci_seen; /* the engine's SQ consumer counter as last read (sq_slot) */
 	struct hw_bell *cq_bell[2]; /* each CQ's event bell (send 0, receive 1), looked up once at start */
 	/*
