@@ -57,17 +57,6 @@ static inline void eng_move(uint8_t *d, const uint8_t *s, uint32_t n)
 		memcpy(d + n - 16, t[1], 16);
 		return;
 	}
-	if (n == 8 && ((uintptr_t)d & 7) == 0) {
-		/*
-		 * An aligned 8-byte write lands whole, as a card's does, and after
-		 * what the QP wrote before it: a CPU polling the word (a flag, a
-		 * Sync Event's counter) sees the old or the new value, and the
-		 * data written ahead of it once it sees the new one.
-		 */
-		memcpy(&a, s, 8);
-		__atomic_store_n((uint64_t *)(void *)d, a, __ATOMIC_RELEASE);
-		return;
-	}
 	if (n >= 8 && n < 16) {
 		memcpy(&a, s, 8);
 		memcpy(&b, s + n - 8, 8);

@@ -37,7 +37,7 @@ struct doca_dpa_ep {
 	_Atomic uint64_t posted, done;
 	_Atomic int failed;
 	struct dpa_dev_ep dev;
-	uint64_t scratch; /* the old values of signalling adds, never read */
+	uint64_t scratch; /* the old value of a signal's atomic */
 	struct ibv_mr *scratch_mr;
 };
 
@@ -146,35 +146,51 @@ static int dpa_ep_put(void *arg, uint64_t laddr, uint64_t len, uint32_t lkey, ui
 	return dpa_ep_post(arg, &wr);
 }
 
+/* Posts an 8-byte atomic on the peer's word and waits for it: the word's old value. -1 when it failed. */
+static int dpa_ep_atomic(struct doca_dpa_ep *ep, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
+			 uint64_t swap, uint64_t *old)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)&ep->scratch, .length = sizeof(ep->scratch),
+			       .lkey = ep->scratch_mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op };
+
+	wr.wr.atomic = (__typeof__(wr.wr.atomic)){ .remote_addr = raddr, .compare_add = cmp_add, .swap = swap,
+						   .rkey = rkey };
+	if (dpa_ep_post(ep, &wr) != 0 || dpa_ep_sync(ep) != 0)
+		return -1;
+	*old = __atomic_load_n(&ep->scratch, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
 /*
- * The signal of a put: an 8-byte inline WRITE of the value, or a FETCH_ADD
- * whose old value lands in the endpoint's scratch word. The QP runs its
- * work in order, so the data before it is in place when the peer sees it.
+ * The signal of a put, after it on the same QP (so after its data): the
+ * counter increased by a FETCH_ADD, or set by COMPARE_SWAP until the value
+ * compared is the one there. Atomics, not a WRITE, so a host polling the
+ * counter reads it whole, as a card's PCIe write of 8 aligned bytes lands
+ * (the engine copies a WRITE's bytes as data). The old values land in the
+ * endpoint's scratch word; the call waits for them.
  */
 static int dpa_ep_signal(void *arg, uint64_t raddr, uint32_t rkey, uint64_t value, bool add)
 {
 	struct doca_dpa_ep *ep = arg;
-	struct ibv_sge sge = { .addr = (uintptr_t)&value, .length = sizeof(value) };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	uint64_t seen = 0, old;
 
-	if (add) {
-		sge = (struct ibv_sge){ .addr = (uintptr_t)&ep->scratch, .length = sizeof(ep->scratch),
-					.lkey = ep->scratch_mr->lkey };
-		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic = (__typeof__(wr.wr.atomic)){ .remote_addr = raddr, .compare_add = value, .rkey = rkey };
-	} else {
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = IBV_SEND_INLINE;
-		wr.wr.rdma = (__typeof__(wr.wr.rdma)){ .remote_addr = raddr, .rkey = rkey };
+	if (add)
+		return dpa_ep_atomic(ep, IBV_WR_ATOMIC_FETCH_AND_ADD, raddr, rkey, value, 0, &old);
+	for (;;) {
+		if (dpa_ep_atomic(ep, IBV_WR_ATOMIC_CMP_AND_SWP, raddr, rkey, seen, value, &old) != 0)
+			return -1;
+		if (old == seen)
+			return 0;
+		seen = old;
 	}
-	return dpa_ep_post(ep, &wr);
 }
 
 doca_error_t doca_dpa_ep_create(struct doca_dpa_worker *worker, unsigned int access_flags, struct doca_dpa_ep **ep)
 {
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = DPA_EP_DEPTH, .max_recv_wr = 1, .max_send_sge = 1,
-						.max_recv_sge = 1, .max_inline_data = sizeof(uint64_t) } };
+						.max_recv_sge = 1 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct doca_dpa_ep *e;
 
