@@ -7,15 +7,26 @@
 # for one completion per 100 messages by default; every DOCA job has its own,
 # so perftest runs again with -Q 1 (a completion per message) and the last
 # column is the ratio to that: what the job layer costs over verbs doing the
-# same work.
+# same work. Each case runs `rounds` times, the three programs taking turns
+# (so a spell of load on the machine hits all three), and every figure is the
+# median of its rounds: one short run on a 2-vCPU VM moves by a third.
 #
-# Usage: bench/rdma_doca.sh <build-dir> [--quick]
-#   --quick  64 B only, few iterations: checks the harness runs.
+# Usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N]
+#   --quick   64 B only, few iterations, one round: checks the harness runs.
+#   --rounds  runs of each program per case (default 5)
 set -uo pipefail
 
 build=${1:-build}
+shift || true
 quick=0
-[ "${2:-}" = "--quick" ] && quick=1
+rounds=5
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1; rounds=1; shift ;;
+	--rounds) rounds=${2:?--rounds N}; shift 2 ;;
+	*) echo "usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N]" >&2; exit 2 ;;
+	esac
+done
 lib=$build/src
 doca=$build/bench/bench_rdma_doca
 for x in "$lib/libibverbs.so.1" "$doca"; do
@@ -35,28 +46,38 @@ SERVER_ENV=(env LD_LIBRARY_PATH="$lib")
 CLIENT_ENV=(env LD_LIBRARY_PATH="$lib")
 
 iters_for() {
-	local n=$(((1 << 29) / $1))
+	local n=$(((1 << 30) / $1))
 	[ $quick = 1 ] && { echo 20000; return; }
-	[ $n -lt 20000 ] && n=20000
-	[ $n -gt 1000000 ] && n=1000000
+	[ $n -lt 50000 ] && n=50000
+	[ $n -gt 2000000 ] && n=2000000
 	echo $n
 }
 
-echo "DOCA RDMA jobs and perftest, two processes, build $build, $depth in flight (perftest's -t $depth)"
+# The median of the numbers given (an empty one when a run failed).
+median() { printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+echo "DOCA RDMA jobs and perftest, two processes, build $build, $depth in flight (perftest's -t $depth)," \
+	"median of $rounds rounds"
 printf '%-6s %8s %12s %14s %12s %14s %7s %12s %8s\n' op size doca_Mjobs/s doca_MB/s ib_Mmsg/s ib_MB/s ratio \
 	ib_Q1_Mmsg/s ratio_Q1
 fail=0
 for op in write read send; do
 	for s in $sizes; do
 		n=$(iters_for "$s")
-		d=$(env LD_LIBRARY_PATH="$lib" "$doca" --op "$op" --size "$s" --iters "$n" --depth "$depth") || fail=1
-		ib=$(pair_env "ib_${op}_bw" -d mlx5_0 -F -x 3 -s "$s" -n "$n" -t "$depth") || fail=1
-		q1=$(pair_env "ib_${op}_bw" -d mlx5_0 -F -x 3 -s "$s" -n "$n" -t "$depth" -Q 1) || fail=1
-		iq=$(echo "$q1" | pt_field "$s" 5)
-		dr=$(echo "$d" | awk '{ print $6 }')
-		db=$(echo "$d" | awk '{ print $5 }')
-		ir=$(echo "$ib" | pt_field "$s" 5)
-		# perftest's MB/s are MiB/s; the bandwidth from its message rate, in MB/s as ours.
+		drs=() irs=() iqs=()
+		for _ in $(seq "$rounds"); do
+			d=$(env LD_LIBRARY_PATH="$lib" "$doca" --op "$op" --size "$s" --iters "$n" --depth "$depth") || fail=1
+			ib=$(pair_env "ib_${op}_bw" -d mlx5_0 -F -x 3 -s "$s" -n "$n" -t "$depth") || fail=1
+			q1=$(pair_env "ib_${op}_bw" -d mlx5_0 -F -x 3 -s "$s" -n "$n" -t "$depth" -Q 1) || fail=1
+			drs+=("$(echo "$d" | awk '{ print $6 }')")
+			irs+=("$(echo "$ib" | pt_field "$s" 5)")
+			iqs+=("$(echo "$q1" | pt_field "$s" 5)")
+		done
+		dr=$(median "${drs[@]}")
+		ir=$(median "${irs[@]}")
+		iq=$(median "${iqs[@]}")
+		# MB/s from the message rates, perftest's as ours (its own MB/s are MiB/s).
+		db=$(awk -v r="$dr" -v s="$s" 'BEGIN { if (r != "") printf "%.1f", r * s }')
 		irb=$(awk -v r="$ir" -v s="$s" 'BEGIN { if (r != "") printf "%.1f", r * s }')
 		printf '%-6s %8s %12s %14s %12s %14s %7s %12s %8s\n' "$op" "$s" "$dr" "$db" "$ir" "$irb" "$(ratio "$dr" "$ir")" \
 			"$iq" "$(ratio "$dr" "$iq")"

@@ -558,6 +558,62 @@ static void test_bad_jobs(void)
 	pair_cleanup(&x);
 }
 
+/*
+ * A refused job takes nothing: after more refusals of every kind than the
+ * context has job states and ring slots (a READ whose destination cannot
+ * take the source, a buffer already freed, a WRITE whose remote side is a
+ * chain), a full queue of WRITEs and a READ still run and land byte for byte.
+ */
+static void test_refused_jobs_take_nothing(void)
+{
+	struct rx_pair_fx x;
+	struct doca_buf *src, *rdst, *small, *gone, *rsrc, *dst, *chain2;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+
+	CHECK(pair_open(&x, RW, false) == 0);
+	th_defer_local(pair_cleanup, &x);
+	for (size_t i = 0; i < 64; i++)
+		x.a.mem[i] = (uint8_t)(i * 7 + 3);
+	src = rx_buf(&x.a, 0, 64, 64);
+	rdst = rx_rbuf(&x.a, HALF, 64, 0);
+	rsrc = rx_rbuf(&x.a, HALF, 64, 64);
+	small = rx_buf(&x.a, 256, 16, 0);
+	dst = rx_buf(&x.a, 512, 64, 0);
+	gone = rx_buf(&x.a, 128, 16, 16);
+	chain2 = rx_rbuf(&x.a, HALF + 128, 16, 0);
+	CHECK(src != NULL && rdst != NULL && rsrc != NULL && small != NULL && dst != NULL && gone != NULL &&
+	      chain2 != NULL);
+	rm(gone); /* its refcount is 0: a job naming it is refused */
+	CHECK_OK(doca_buf_chain_list(rdst, chain2));
+	for (int i = 0; i < 1000; i++) {
+		CHECK_ERR(rx_submit_rw(&x.a, DOCA_RDMA_JOB_READ, small, rsrc, 0, 1), DOCA_ERROR_INVALID_VALUE);
+		CHECK_ERR(rx_submit_send(&x.a, DOCA_RDMA_JOB_SEND, gone, 0, 2), DOCA_ERROR_INVALID_VALUE);
+		CHECK_ERR(rx_submit_rw(&x.a, DOCA_RDMA_JOB_WRITE, rdst, src, 0, 3), DOCA_ERROR_INVALID_VALUE);
+	}
+	CHECK_ERR(doca_workq_progress_retrieve(x.a.wq, &ev, DOCA_WORKQ_RETRIEVE_FLAGS_NONE), DOCA_ERROR_AGAIN);
+	CHECK_OK(doca_buf_unchain_list(rdst, chain2));
+	for (uint64_t i = 0; i < 32; i++)
+		CHECK_OK(rx_submit_rw(&x.a, DOCA_RDMA_JOB_WRITE, rdst, src, 0, 100 + i));
+	for (uint64_t i = 0; i < 32; i++) {
+		CHECK_OK(rx_retrieve(&x.a, &ev, &res));
+		CHECK(ev.type == DOCA_RDMA_JOB_WRITE && ev.user_data.u64 == 100 + i && res.result == DOCA_SUCCESS);
+	}
+	CHECK(memcmp(x.b.mem + HALF, x.a.mem, 64) == 0);
+	CHECK_OK(rx_submit_rw(&x.a, DOCA_RDMA_JOB_READ, dst, rsrc, 0, 200));
+	CHECK_OK(rx_retrieve(&x.a, &ev, &res));
+	CHECK(ev.user_data.u64 == 200 && res.result == DOCA_SUCCESS);
+	CHECK(memcmp(x.a.mem + 512, x.a.mem, 64) == 0);
+	rm(src);
+	rm(rdst);
+	rm(chain2);
+	rm(rsrc);
+	rm(small);
+	rm(dst);
+	th_undefer(pair_cleanup, &x);
+	pair_cleanup(&x);
+}
+
 /* More receives than the receive queue holds: NO_MEMORY until one completes. */
 static void test_queue_full(void)
 {
@@ -1090,6 +1146,7 @@ int main(int argc, char **argv)
 	RUN(test_permission_violated);
 	RUN(test_mmap_permission_violated);
 	RUN(test_bad_jobs);
+	RUN(test_refused_jobs_take_nothing);
 	RUN(test_queue_full);
 	RUN(test_completed_jobs_hold_no_slot);
 	RUN(test_event_driven);

@@ -88,11 +88,18 @@ struct dc_ctx_ops {
 				 union doca_data *result);
 	/*
 	 * Optional, contexts whose jobs start at submit and end at a completion
-	 * of their own queues (RDMA): called by submit after job_check, with the
-	 * work-queue entry's copy of the job, which it may mark (its flags) to
-	 * find the job's state at job_exec. An error refuses the submit.
+	 * of their own queues (RDMA). job_issue replaces job_check at submit:
+	 * it checks the job as job_check does and starts it, in one call, with
+	 * the work-queue entry's copy of the job's header (all the entry keeps),
+	 * which it marks (its flags) to find the job's state at job_exec. An
+	 * error refuses the submit and starts nothing. job_take is retrieve's
+	 * first look at such a job: when the context already knows the job
+	 * complete, it completes it as job_exec would; otherwise it returns
+	 * DOCA_ERROR_AGAIN having read and changed nothing, and retrieve goes
+	 * the usual way (the job's bell read before job_exec looks).
 	 */
-	doca_error_t (*job_start)(struct doca_ctx *ctx, const struct doca_job *job, struct doca_job *copy);
+	doca_error_t (*job_issue)(struct doca_ctx *ctx, const struct doca_job *job, struct doca_job *copy);
+	doca_error_t (*job_take)(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
 	/* Optional: doca_ctx_start and doca_ctx_stop's own work (under the context's lock). */
 	doca_error_t (*start)(struct doca_ctx *ctx);
 	void (*stop)(struct doca_ctx *ctx);

@@ -87,6 +87,10 @@ struct doca_workq {
 	/* The context's job_post where it has a queue here, else NULL: submit's one test for the engine path. */
 	doca_error_t (*post[DC_WQ_MAX_CTX + 1])(struct doca_ctx *ctx, struct hw_jobq *q, const struct doca_job *job,
 						 uint32_t cqe_idx);
+	/* The context's job_issue and job_take (dc_ctx.h), else NULL. */
+	doca_error_t (*issue[DC_WQ_MAX_CTX])(struct doca_ctx *ctx, const struct doca_job *job, struct doca_job *copy);
+	doca_error_t (*take[DC_WQ_MAX_CTX + 1])(struct doca_ctx *ctx, const struct doca_job *job,
+						 union doca_data *result);
 	struct hw_cq *own_cq[DC_WQ_MAX_CTX + 1]; /* the CQ of a queue whose jobs run at progress */
 	struct doca_ctx *ctx[DC_WQ_MAX_CTX + 1];
 	uint32_t pending[DC_WQ_MAX_CTX + 1];
@@ -252,6 +256,8 @@ doca_error_t dc_workq_attach(struct doca_workq *wq, struct doca_ctx *ctx)
 		DC_ERR("cannot create the engine queue of the %s context", ctx->ops->name);
 		return DOCA_ERROR_NO_MEMORY;
 	}
+	wq->issue[free_idx] = ctx->ops->job_issue;
+	wq->take[free_idx] = ctx->ops->job_take;
 	wq->ctx[free_idx] = ctx;
 	wq->pending[free_idx] = 0;
 	wq->pins[free_idx] = 0;
@@ -277,6 +283,8 @@ doca_error_t dc_workq_detach(struct doca_workq *wq, struct doca_ctx *ctx)
 	if (wq->event_driven && hw_waiter_disarm(&wq->waiter))
 		signal_event(wq);
 	jobq_close(wq, (uint32_t)idx);
+	wq->issue[idx] = NULL;
+	wq->take[idx] = NULL;
 	wq->ctx[idx] = NULL;
 	wq->num_ctx--;
 	return DOCA_SUCCESS;
@@ -321,6 +329,17 @@ static inline bool cq_fired(const struct doca_workq *wq)
 	return hw_bell_seq(hw_cq_event_bell(wq->cq)) != wq->cq_seen;
 }
 
+/* The entry at the tail holds a job of context idx that is not the engine's: it joins the ring. */
+static inline doca_error_t queued(struct doca_workq *wq, int idx)
+{
+	wq->tail++;
+	wq->pending[idx]++;
+	wq->last_ctx = (uint32_t)idx;
+	if (wq->armed)
+		signal_event(wq); /* an armed handle fires while such a job is queued (job_bell) */
+	return DOCA_SUCCESS;
+}
+
 /*
  * A job the engine cannot take: the context checks it and the entry keeps a
  * copy, run at progress. Out of line, so the engine path of
@@ -340,18 +359,25 @@ static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *w
 	slot->blocked = 0;
 	slot->engine = 0;
 	wqe_copy(slot->u.raw, job, size);
-	/* The slot is past the tail until here: a refused start leaves it unused. */
-	if (ctx->ops->job_start != NULL) {
-		ret = ctx->ops->job_start(ctx, job, &slot->u.job);
-		if (ret != DOCA_SUCCESS)
-			return ret;
-	}
-	wq->tail++;
-	wq->pending[idx]++;
-	wq->last_ctx = (uint32_t)idx;
-	if (wq->armed)
-		signal_event(wq);
-	return DOCA_SUCCESS;
+	return queued(wq, idx);
+}
+
+/*
+ * A job its context starts at submit on queues of its own (job_issue): the
+ * entry keeps the header, which the context marks. The slot is past the
+ * tail until the job started: a refused one leaves it unused.
+ */
+static __attribute__((noinline)) doca_error_t submit_issued(struct doca_workq *wq, int idx, const struct doca_job *job)
+{
+	struct dc_wq_slot *slot = &wq->ring[wq->tail & wq->mask];
+	doca_error_t ret;
+
+	slot->ctx_idx = (uint16_t)idx;
+	slot->blocked = 0;
+	slot->engine = 0;
+	slot->u.job = *job;
+	ret = wq->issue[idx](job->ctx, job, &slot->u.job);
+	return ret == DOCA_SUCCESS ? queued(wq, idx) : ret;
 }
 
 /*
@@ -390,7 +416,7 @@ doca_error_t doca_workq_submit(struct doca_workq *workq, struct doca_job const *
 		return DOCA_ERROR_NO_MEMORY;
 	post = workq->post[idx];
 	if (post == NULL)
-		return submit_copied(workq, idx, job);
+		return workq->issue[idx] != NULL ? submit_issued(workq, idx, job) : submit_copied(workq, idx, job);
 	/*
 	 * The entry of a job the engine runs keeps only what its event needs
 	 * (the WQE holds the job). Filled before the call, which then needs
@@ -486,6 +512,27 @@ static inline bool retrieve_engine_ok(struct doca_workq *wq, const struct dc_wq_
 	return true;
 }
 
+/*
+ * The oldest entry is a job its context may know complete (job_take): taken
+ * without reading its bell. DOCA_ERROR_AGAIN: retrieve_slow looks at it.
+ */
+static doca_error_t retrieve_taken(struct doca_workq *wq, const struct dc_wq_slot *slot, struct doca_event *ev)
+{
+	uint32_t idx = slot->ctx_idx;
+	doca_error_t st = wq->take[idx](wq->ctx[idx], &slot->u.job, &ev->result);
+
+	if (st == DOCA_ERROR_AGAIN)
+		return st;
+	wq->head++;
+	wq->nblocked -= slot->blocked;
+	wq->pending[idx]--;
+	ev->type = slot->u.job.type;
+	ev->user_data = slot->u.job.user_data;
+	/* The next retrieve's entry, written a ring ago: the submits since have likely pushed it out of L1. */
+	__builtin_prefetch(&wq->ring[wq->head & wq->mask]);
+	return st == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
+}
+
 __attribute__((noinline)) static doca_error_t retrieve_slow(struct doca_workq *workq, struct doca_event *ev)
 {
 	const struct doca_job *job;
@@ -532,8 +579,15 @@ doca_error_t doca_workq_progress_retrieve(struct doca_workq *workq, struct doca_
 	if (workq->head != workq->tail) {
 		const struct dc_wq_slot *slot = &workq->ring[workq->head & workq->mask];
 
-		if (slot->engine && retrieve_engine_ok(workq, slot, ev))
-			return DOCA_SUCCESS;
+		if (slot->engine) {
+			if (retrieve_engine_ok(workq, slot, ev))
+				return DOCA_SUCCESS;
+		} else if (workq->take[slot->ctx_idx] != NULL) {
+			doca_error_t st = retrieve_taken(workq, slot, ev);
+
+			if (st != DOCA_ERROR_AGAIN)
+				return st;
+		}
 	}
 	return retrieve_slow(workq, ev);
 }

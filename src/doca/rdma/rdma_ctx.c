@@ -15,6 +15,37 @@
 #define RDMA_RIGHTS_MASK (DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE | \
 			  DOCA_ACCESS_RDMA_ATOMIC)
 
+static doca_error_t rdma_dev_check(struct doca_ctx *ctx, struct doca_dev *dev)
+{
+	(void)ctx;
+	(void)dev;
+	return DOCA_SUCCESS; /* every function of the device has an RDMA port */
+}
+
+static doca_error_t rdma_start(struct doca_ctx *ctx)
+{
+	return rdma_queues_open(rdma_of(ctx));
+}
+
+static void rdma_stop(struct doca_ctx *ctx)
+{
+	rdma_queues_close(rdma_of(ctx));
+}
+
+const struct dc_ctx_ops rdma_ops = {
+	.name = "RDMA",
+	.max_devs = 1,
+	.event_driven = true,
+	.dev_check = rdma_dev_check,
+	.job_check = rdma_job_check,
+	.job_exec = rdma_job_exec,
+	.job_bell = rdma_job_bell,
+	.job_issue = rdma_job_issue,
+	.job_take = rdma_job_take,
+	.start = rdma_start,
+	.stop = rdma_stop,
+};
+
 doca_error_t doca_rdma_create(struct doca_rdma **rdma)
 {
 	struct doca_rdma *r;

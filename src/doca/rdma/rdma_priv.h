@@ -1,6 +1,7 @@
 /*
  * rdma_priv — the DOCA RDMA context (rdma_ctx.c: life cycle and properties;
- * rdma_conn.c: the connection descriptor; rdma_job.c: jobs as WQEs).
+ * rdma_conn.c: the connection descriptor; rdma_job.c: jobs as WQEs;
+ * rdma_done.c: their completions).
  *
  * A started context owns one RC QP of the device and two CQs (send, receive),
  * all shared, so a peer in another process completes its receives into them
@@ -10,8 +11,10 @@
 #define RDMA_PRIV_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "dc_core.h"
 #include "dc_ctx.h"
 #include "doca_rdma.h"
 
@@ -25,6 +28,7 @@ struct hw_qp;
 /* The job copy in the work queue names its state by flags: this bit, and the index below it. */
 #define RDMA_TAG 0x40000000
 #define RDMA_TAG_RQ 0x20000000
+#define RDMA_IDX_MASK 0x0fffffff
 #define RDMA_NOP_OP UINT32_MAX
 #define RDMA_SIG_EVERY 32 /* at most: a quarter of the send queue */
 
@@ -95,12 +99,33 @@ static inline struct doca_rdma *rdma_of(struct doca_ctx *ctx)
 	return (struct doca_rdma *)ctx;
 }
 
+/*
+ * A destination's room: from the start of its data segment to the buffer's
+ * end. DOCA 2.2's RDMA writes a destination there (its samples receive into
+ * buffers taken by data as well as by address) and sets its data length to
+ * what it wrote, where DMA appends after the data.
+ */
+static inline size_t rdma_room(const struct doca_buf *b)
+{
+	return (size_t)(b->head + b->len - b->data);
+}
+
 /* rdma_conn.c */
 void rdma_desc_build(struct doca_rdma *r);
-/* rdma_job.c */
+/* rdma_ctx.c */
 extern const struct dc_ctx_ops rdma_ops;
+/* rdma_job.c: queues at start and stop, jobs posted at submit */
 doca_error_t rdma_queues_open(struct doca_rdma *r);
 void rdma_queues_close(struct doca_rdma *r);
+doca_error_t rdma_job_check(struct doca_ctx *ctx, const struct doca_job *job, size_t *size);
+doca_error_t rdma_job_issue(struct doca_ctx *ctx, const struct doca_job *job, struct doca_job *copy);
+/* A NOP asking for a CQE behind a waiting job that has none after it. */
+void rdma_post_nop(struct doca_rdma *r);
+/* rdma_done.c: completions */
+void rdma_poll_cq(struct doca_rdma *r, bool recv);
+doca_error_t rdma_job_exec(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
+doca_error_t rdma_job_take(struct doca_ctx *ctx, const struct doca_job *job, union doca_data *result);
+struct hw_bell *rdma_job_bell(struct doca_ctx *ctx, const struct doca_job *job);
 /* The device's responder rights of DOCA RDMA permissions. */
 uint32_t rdma_rights(uint32_t permissions);
 
