@@ -112,7 +112,7 @@ static doca_error_t side_open(struct side *s, size_t len, uint32_t depth)
 	if (e == DOCA_SUCCESS)
 		e = doca_ctx_start(s->ctx);
 	if (e == DOCA_SUCCESS)
-		e = doca_workq_create(2 * depth, &s->wq);
+		e = doca_workq_create(depth, &s->wq); /* the jobs in flight, as perftest sizes its CQ to its -t */
 	if (e == DOCA_SUCCESS)
 		e = doca_ctx_workq_add(s->ctx, s->wq);
 	return e;

@@ -8,8 +8,11 @@
 # so perftest runs again with -Q 1 (a completion per message) and the last
 # column is the ratio to that: what the job layer costs over verbs doing the
 # same work. Each case runs `rounds` times, the three programs taking turns
-# (so a spell of load on the machine hits all three), and every figure is the
-# median of its rounds: one short run on a 2-vCPU VM moves by a third.
+# (so a spell of load on the machine hits all three), and every rate is the
+# median of its rounds: one run on a 2-vCPU VM moves by a third and more.
+# The ratios are the medians of each round's own ratio (a round's runs are
+# a second apart, so they share the machine's state of the moment);
+# best_ratio is the ratio of the best rounds: what each does undisturbed.
 #
 # Usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N]
 #   --quick   64 B only, few iterations, one round: checks the harness runs.
@@ -53,18 +56,21 @@ iters_for() {
 	echo $n
 }
 
-# The median of the numbers given (an empty one when a run failed).
+# The median of the numbers given (an empty one when a run failed), and the largest.
 median() { printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+# The median of the rounds' ratios, as ratio prints one.
+ratio_med() { local m; m=$(median "$@"); if [ -n "$m" ]; then printf '%.2fx' "$m"; else printf -- '-'; fi; }
+best() { printf '%s\n' "$@" | grep -v '^$' | sort -g | tail -n 1; }
 
 echo "DOCA RDMA jobs and perftest, two processes, build $build, $depth in flight (perftest's -t $depth)," \
 	"median of $rounds rounds"
-printf '%-6s %8s %12s %14s %12s %14s %7s %12s %8s\n' op size doca_Mjobs/s doca_MB/s ib_Mmsg/s ib_MB/s ratio \
-	ib_Q1_Mmsg/s ratio_Q1
+printf '%-6s %8s %12s %14s %12s %14s %7s %10s %12s %8s\n' op size doca_Mjobs/s doca_MB/s ib_Mmsg/s ib_MB/s ratio \
+	best_ratio ib_Q1_Mmsg/s ratio_Q1
 fail=0
 for op in write read send; do
 	for s in $sizes; do
 		n=$(iters_for "$s")
-		drs=() irs=() iqs=()
+		drs=() irs=() iqs=() rr=() rq=()
 		for _ in $(seq "$rounds"); do
 			d=$(env LD_LIBRARY_PATH="$lib" "$doca" --op "$op" --size "$s" --iters "$n" --depth "$depth") || fail=1
 			ib=$(pair_env "ib_${op}_bw" -d mlx5_0 -F -x 3 -s "$s" -n "$n" -t "$depth") || fail=1
@@ -72,6 +78,8 @@ for op in write read send; do
 			drs+=("$(echo "$d" | awk '{ print $6 }')")
 			irs+=("$(echo "$ib" | pt_field "$s" 5)")
 			iqs+=("$(echo "$q1" | pt_field "$s" 5)")
+			rr+=("$(ratio "${drs[-1]}" "${irs[-1]}" | tr -d x)")
+			rq+=("$(ratio "${drs[-1]}" "${iqs[-1]}" | tr -d x)")
 		done
 		dr=$(median "${drs[@]}")
 		ir=$(median "${irs[@]}")
@@ -79,8 +87,9 @@ for op in write read send; do
 		# MB/s from the message rates, perftest's as ours (its own MB/s are MiB/s).
 		db=$(awk -v r="$dr" -v s="$s" 'BEGIN { if (r != "") printf "%.1f", r * s }')
 		irb=$(awk -v r="$ir" -v s="$s" 'BEGIN { if (r != "") printf "%.1f", r * s }')
-		printf '%-6s %8s %12s %14s %12s %14s %7s %12s %8s\n' "$op" "$s" "$dr" "$db" "$ir" "$irb" "$(ratio "$dr" "$ir")" \
-			"$iq" "$(ratio "$dr" "$iq")"
+		printf '%-6s %8s %12s %14s %12s %14s %7s %10s %12s %8s\n' "$op" "$s" "$dr" "$db" "$ir" "$irb" \
+			"$(ratio_med "${rr[@]/-/}")" "$(ratio "$(best "${drs[@]}")" "$(best "${irs[@]}")")" "$iq" \
+			"$(ratio_med "${rq[@]/-/}")"
 	done
 done
 exit $fail

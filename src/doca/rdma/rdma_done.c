@@ -170,8 +170,12 @@ static struct rdma_op *op_of(struct doca_rdma *r, const struct doca_job *job, bo
 /* A completed job: its destination's length, its result, and its state free again. */
 static doca_error_t op_finish(struct doca_rdma *r, struct rdma_op *op, bool recv, union doca_data *result)
 {
-	if (op->st == DOCA_SUCCESS && op->buf != NULL)
-		account(op->buf, op->len);
+	if (op->st == DOCA_SUCCESS && op->buf != NULL) {
+		if (op->exact)
+			op->buf->data_len = op->len;
+		else
+			account(op->buf, op->len);
+	}
 	if (result->ptr != NULL) {
 		struct doca_rdma_result *res = result->ptr;
 

@@ -472,7 +472,11 @@ static doca_error_t issue_read(struct doca_rdma *r, const struct doca_rdma_job_r
 	hw_raddr_seg_set((void *)(wqe + SEG0), (uint64_t)(uintptr_t)s->data, rkey_of(s, dev));
 	ds = 2 + dst_segs((void *)(wqe + SEG0 + 16), j->dst_buff, dev, s->data_len);
 	return sq_post(r, wqe, HW_WQE_RDMA_READ, ds, 0,
-		       (struct rdma_op){ .type = j->base.type, .buf = j->dst_buff, .len = (uint32_t)s->data_len }, copy);
+		       (struct rdma_op){ .type = j->base.type,
+				 .buf = j->dst_buff,
+				 .len = (uint32_t)s->data_len,
+				 .exact = j->dst_buff->next == NULL },
+		       copy);
 }
 
 static doca_error_t issue_atomic(struct doca_rdma *r, const struct doca_rdma_job_atomic *j, struct doca_job *copy)
@@ -490,7 +494,8 @@ static doca_error_t issue_atomic(struct doca_rdma *r, const struct doca_rdma_job
 	hw_atomic_seg_set((void *)(wqe + SEG0 + 16), j->swap_or_add_data, cas ? j->cmp_data : 0);
 	ds = 3 + dst_segs((void *)(wqe + SEG0 + 32), j->result_buff, dev, sizeof(uint64_t));
 	return sq_post(r, wqe, cas ? HW_WQE_ATOMIC_CS : HW_WQE_ATOMIC_FA, ds, 0,
-		       (struct rdma_op){ .type = j->base.type, .buf = j->result_buff, .len = sizeof(uint64_t) }, copy);
+		       (struct rdma_op){ .type = j->base.type, .buf = j->result_buff, .len = sizeof(uint64_t), .exact = true },
+		       copy);
 }
 
 static doca_error_t issue_recv(struct doca_rdma *r, const struct doca_rdma_job_recv *j, struct doca_job *copy)

@@ -35,6 +35,16 @@ struct hw_qp;
 /* A posted job: what its completion updates and reports. */
 struct rdma_op {
 	bool done;
+	/*
+	 * buf is one buffer whose room was checked at submit to take len
+	 * (a READ's, an atomic's result): its data length becomes len at
+	 * completion, stored without reading the buffer, which the jobs
+	 * submitted since have likely pushed out of the CPU's L1. Otherwise
+	 * (chains, RECVs: a WRITE with immediate's byte count is not what
+	 * landed in the receive's buffer) the length is shared out over the
+	 * chain's room.
+	 */
+	bool exact;
 	int type;
 	struct doca_buf *buf; /* READ / RECV: the destination; atomics: the result buffer */
 	doca_error_t st;
