@@ -222,6 +222,13 @@ check "libdoca_common.so, libsoftdpu.so.0, libibverbs.so.1 link no UCX library (
 check "doca_build_config.h keeps -DDOCA_ARCH_DPU" arch_default_respected
 check "every exported function (libdoca_common, libflexio) is called by a test" every_export_tested
 check "benchmarks build in release mode and run (quick)" bench_smoke
+# The DOCA RDMA comparisons with perftest run (their figures are not checked: a harness check).
+rdma_doca_smoke() {
+	[ -f "$work/bench/build.ninja" ] || meson setup "$work/bench" -Dbuildtype=release >/dev/null || return 1
+	ninja -C "$work/bench" >/dev/null && bench/rdma_doca.sh "$work/bench" --quick &&
+		bench/rdma_doca_icount.sh "$work/bench" --iters 2000
+}
+check "bench/rdma_doca.sh and bench/rdma_doca_icount.sh run against perftest (quick)" rdma_doca_smoke
 # DOCA DPA as the vendor lays it out: headers, libdoca_dpa.so exporting doca_dpa_* only (each called
 # by a test), the device library, doca-dpa.pc and tools/dpacc; and the dpa_kernel_launch sample as a
 # vendor-style project (the installed dpacc with the vendor's options, pkg-config doca-dpa), run.
