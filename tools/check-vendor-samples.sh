@@ -78,7 +78,8 @@ rdma_pair() {
 	echo >&7
 	echo >&8
 	wait "$pb"
-	[ "$twice" = 1 ] && echo >&7
+	# A sample that already finished has closed its input: the broken pipe is no failure.
+	[ "$twice" = 1 ] && { echo >&7; } 2>/dev/null
 	exec 7>&- 8>&-
 	wait "$pa"
 	ok=1
