@@ -16,7 +16,11 @@
  * --local runs the responder on a thread of this process instead (WRITE and
  * READ only: what callgrind can follow, as a re-executed process it cannot).
  *
- * Usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] [--slots N] [--local]
+ * For SEND the responder keeps rx-depth receives posted (default 512, as
+ * perftest's ib_send_bw server does), reposting each one it retrieves.
+ *
+ * Usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] [--rx-depth N] [--slots N]
+ *                        [--local]
  * Prints: doca_rdma <op> <size> <iters> <MB/s> <M jobs/s>
  */
 #include <pthread.h>
@@ -39,6 +43,8 @@
 #include "bench_stats.h"
 
 #define MAX_DEPTH 256u
+#define MAX_RX 1024u
+#define DEF_RX 512u /* perftest's receives posted for ib_send_bw (its DEF_RX_SEND) */
 #define RW (DOCA_ACCESS_LOCAL_READ_WRITE | DOCA_ACCESS_RDMA_READ | DOCA_ACCESS_RDMA_WRITE)
 
 struct side {
@@ -57,6 +63,7 @@ struct cfg {
 	size_t size;
 	uint64_t iters;
 	uint32_t depth;
+	uint32_t rx_depth; /* SEND: receives the responder keeps posted */
 	uint32_t slots;
 };
 
@@ -66,7 +73,8 @@ static int fail(const char *what, doca_error_t e)
 	return 1;
 }
 
-static doca_error_t side_open(struct side *s, size_t len, uint32_t depth)
+/* A side whose context holds sq send and rq receive jobs, on a work queue of as many entries as it has in flight. */
+static doca_error_t side_open(struct side *s, size_t len, uint32_t sq, uint32_t rq)
 {
 	struct doca_devinfo **list;
 	uint32_t n;
@@ -94,7 +102,7 @@ static doca_error_t side_open(struct side *s, size_t len, uint32_t depth)
 	if (e == DOCA_SUCCESS)
 		e = doca_mmap_start(s->mmap);
 	if (e == DOCA_SUCCESS)
-		e = doca_buf_inventory_create(NULL, 2 * MAX_DEPTH + 8, 0, &s->inv);
+		e = doca_buf_inventory_create(NULL, MAX_DEPTH + MAX_RX + 8, 0, &s->inv);
 	if (e == DOCA_SUCCESS)
 		e = doca_buf_inventory_start(s->inv);
 	if (e == DOCA_SUCCESS)
@@ -106,13 +114,13 @@ static doca_error_t side_open(struct side *s, size_t len, uint32_t depth)
 	if (e == DOCA_SUCCESS)
 		e = doca_rdma_set_permissions(s->rdma, RW);
 	if (e == DOCA_SUCCESS)
-		e = doca_rdma_set_send_queue_size(s->rdma, depth);
+		e = doca_rdma_set_send_queue_size(s->rdma, sq);
 	if (e == DOCA_SUCCESS)
-		e = doca_rdma_set_recv_queue_size(s->rdma, depth);
+		e = doca_rdma_set_recv_queue_size(s->rdma, rq);
 	if (e == DOCA_SUCCESS)
 		e = doca_ctx_start(s->ctx);
 	if (e == DOCA_SUCCESS)
-		e = doca_workq_create(depth, &s->wq); /* the jobs in flight, as perftest sizes its CQ to its -t */
+		e = doca_workq_create(sq > rq ? sq : rq, &s->wq); /* the jobs in flight, as perftest sizes its CQs */
 	if (e == DOCA_SUCCESS)
 		e = doca_ctx_workq_add(s->ctx, s->wq);
 	return e;
@@ -161,14 +169,16 @@ static doca_error_t retrieve(struct side *s, struct doca_event *ev)
 static int responder(const struct cfg *c, FILE *in, FILE *out)
 {
 	struct side s;
-	struct doca_buf *rb[MAX_DEPTH];
+	struct doca_buf *rb[MAX_RX];
 	struct doca_rdma_job_recv jr = { .base = { .type = DOCA_RDMA_JOB_RECV } };
 	struct doca_event ev;
 	uint8_t peer[256];
 	const void *d, *md;
 	size_t l, ml;
 	long pl;
-	doca_error_t e = side_open(&s, c->size * c->slots, c->depth);
+	/* Never more receives than messages: none is left posted at the end. */
+	uint32_t rx = c->iters < c->rx_depth ? (uint32_t)c->iters : c->rx_depth;
+	doca_error_t e = side_open(&s, c->size * c->slots, c->depth, c->op == DOCA_RDMA_JOB_SEND ? rx : c->depth);
 
 	if (e != DOCA_SUCCESS)
 		return fail("responder setup", e);
@@ -181,7 +191,7 @@ static int responder(const struct cfg *c, FILE *in, FILE *out)
 	if (pl < 0 || (e = doca_rdma_connect(s.rdma, peer, (size_t)pl)) != DOCA_SUCCESS)
 		return fail("responder connect", pl < 0 ? DOCA_ERROR_INVALID_VALUE : e);
 	jr.base.ctx = s.ctx;
-	for (uint32_t i = 0; c->op == DOCA_RDMA_JOB_SEND && i < c->depth; i++) {
+	for (uint32_t i = 0; c->op == DOCA_RDMA_JOB_SEND && i < rx; i++) {
 		e = doca_buf_inventory_buf_by_addr(s.inv, s.mmap, s.mem + (i % c->slots) * c->size, c->size, &rb[i]);
 		jr.dst_buff = rb[i];
 		jr.base.user_data.u64 = i;
@@ -193,7 +203,7 @@ static int responder(const struct cfg *c, FILE *in, FILE *out)
 	for (uint64_t got = 0; c->op == DOCA_RDMA_JOB_SEND && got < c->iters; got++) {
 		if ((e = retrieve(&s, &ev)) != DOCA_SUCCESS)
 			return fail("responder retrieve", e);
-		if (got + c->depth < c->iters) {
+		if (got + rx < c->iters) {
 			jr.dst_buff = rb[ev.user_data.u64];
 			jr.base.user_data = ev.user_data;
 			doca_buf_reset_data_len(jr.dst_buff);
@@ -241,7 +251,7 @@ static int requester(const struct cfg *c, FILE *to, FILE *from)
 	void *rbase;
 	size_t rlen;
 	uint64_t t0, t1, posted = 0;
-	doca_error_t e = side_open(&s, c->size * c->slots, c->depth);
+	doca_error_t e = side_open(&s, c->size * c->slots, c->depth, c->depth);
 
 	if (e != DOCA_SUCCESS)
 		return fail("requester setup", e);
@@ -337,7 +347,7 @@ static int run_local(const struct cfg *c)
 
 static int parse(int argc, char **argv, struct cfg *c, bool *role, bool *local)
 {
-	*c = (struct cfg){ .op = DOCA_RDMA_JOB_WRITE, .size = 64, .iters = 1000000, .depth = 64, .slots = 1 };
+	*c = (struct cfg){ .op = DOCA_RDMA_JOB_WRITE, .size = 64, .iters = 1000000, .depth = 64, .rx_depth = DEF_RX, .slots = 1 };
 	*role = false;
 	*local = false;
 	for (int i = 1; i < argc; i++) {
@@ -355,13 +365,15 @@ static int parse(int argc, char **argv, struct cfg *c, bool *role, bool *local)
 			c->iters = strtoull(argv[++i], NULL, 0);
 		else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc)
 			c->depth = (uint32_t)strtoul(argv[++i], NULL, 0);
+		else if (strcmp(argv[i], "--rx-depth") == 0 && i + 1 < argc)
+			c->rx_depth = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else if (strcmp(argv[i], "--slots") == 0 && i + 1 < argc)
 			c->slots = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else
 			return -1;
 	}
 	return c->size == 0 || c->iters == 0 || c->depth == 0 || c->depth > MAX_DEPTH || c->slots == 0 ||
-			       c->slots > c->depth
+			       c->slots > c->depth || c->rx_depth == 0 || c->rx_depth > MAX_RX
 		       ? -1
 		       : 0;
 }
@@ -376,7 +388,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &c, &role, &local) != 0) {
 		fprintf(stderr, "usage: bench_rdma_doca [--op write|read|send] [--size BYTES] [--iters N] [--depth N] "
-				"[--slots N] [--local]\n");
+				"[--rx-depth N] [--slots N] [--local]\n");
 		return 2;
 	}
 	if (role)

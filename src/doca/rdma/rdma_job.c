@@ -340,7 +340,7 @@ static inline __attribute__((always_inline)) uint8_t src_segs(struct hw_wqe_data
 }
 
 /* Data segments of a destination chain: the room after each data segment, want bytes in all. */
-static uint8_t dst_segs(struct hw_wqe_data_seg *s, const struct doca_buf *b, const struct doca_dev *dev, uint64_t want)
+static inline __attribute__((always_inline)) uint8_t dst_segs(struct hw_wqe_data_seg *s, const struct doca_buf *b, const struct doca_dev *dev, uint64_t want)
 {
 	uint8_t n = 0;
 
