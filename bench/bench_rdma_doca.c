@@ -231,7 +231,7 @@ static doca_error_t submit(struct side *s, const struct cfg *c, struct doca_buf 
 		rw.src_buff = loc;
 		rw.dst_buff = rem;
 	} else {
-		doca_buf_reset_data_len(loc);
+		/* No reset between READs: one lands at the start of the destination's data (doca_rdma.h). */
 		rw.src_buff = rem;
 		rw.dst_buff = loc;
 	}

@@ -1,9 +1,25 @@
 /*
  * doca_buf — data segment, reference counting and linked lists.
  */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "dc_core.h"
 #include "dc_log.h"
 #include "doca_buf.h"
+
+struct doca_buf *dc_bufs_new(size_t n)
+{
+	struct doca_buf *bufs;
+
+	if (n == 0 || n > SIZE_MAX / sizeof(*bufs))
+		return NULL;
+	bufs = aligned_alloc(64, n * sizeof(*bufs));
+	if (bufs != NULL)
+		memset(bufs, 0, n * sizeof(*bufs));
+	return bufs;
+}
 
 void dc_buf_src_init(struct dc_buf_src *src, struct doca_buf *bufs, uint32_t n, uint32_t extensions)
 {
@@ -161,10 +177,6 @@ doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **l
 
 	if (!live(buf) || last_buf == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (buf->is_head) {
-		*last_buf = buf->last;
-		return DOCA_SUCCESS;
-	}
 	for (el = buf; el->next != NULL; el = el->next)
 		;
 	*last_buf = el;
@@ -207,6 +219,13 @@ doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_ele
 	return DOCA_SUCCESS;
 }
 
+static struct doca_buf *last_of(struct doca_buf *buf)
+{
+	while (buf->next != NULL)
+		buf = buf->next;
+	return buf;
+}
+
 doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2)
 {
 	if (!live(list1) || !live(list2) || list1 == list2)
@@ -217,8 +236,7 @@ doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2)
 	}
 	if ((uint64_t)list1->list_len + list2->list_len > UINT32_MAX)
 		return DOCA_ERROR_TOO_BIG;
-	list1->last->next = list2;
-	list1->last = list2->last;
+	last_of(list1)->next = list2;
 	list1->list_len += list2->list_len;
 	list2->is_head = false;
 	return DOCA_SUCCESS;
@@ -239,9 +257,7 @@ doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list
 	}
 	prev->next = NULL;
 	list2->is_head = true;
-	list2->last = list1->last;
 	list2->list_len = list1->list_len - k;
-	list1->last = prev;
 	list1->list_len = k;
 	return DOCA_SUCCESS;
 }

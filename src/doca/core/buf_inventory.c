@@ -29,7 +29,7 @@ doca_error_t doca_buf_inventory_create(const union doca_data *user_data, size_t 
 	inv = calloc(1, sizeof(*inv));
 	if (inv == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	inv->bufs = calloc(num_elements, sizeof(*inv->bufs));
+	inv->bufs = dc_bufs_new(num_elements);
 	if (inv->bufs == NULL) {
 		free(inv);
 		return DOCA_ERROR_NO_MEMORY;
@@ -174,7 +174,7 @@ static void drop_list(struct doca_buf *head)
 doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
 					struct doca_buf **dst_buf)
 {
-	struct doca_buf *head = NULL, *copy;
+	struct doca_buf *head = NULL, *tail = NULL, *copy;
 	const struct doca_buf *el;
 
 	if (inventory == NULL || src_buf == NULL || dst_buf == NULL || src_buf->refcount == 0)
@@ -201,11 +201,11 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 		if (head == NULL) {
 			head = copy;
 		} else {
-			head->last->next = copy;
-			head->last = copy;
+			tail->next = copy;
 			head->list_len++;
 			copy->is_head = false;
 		}
+		tail = copy;
 	}
 	*dst_buf = head;
 	return DOCA_SUCCESS;

@@ -64,7 +64,7 @@ doca_error_t doca_bufpool_create(const union doca_data *user_data, size_t num_el
 		free(bp);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	bp->bufs = calloc(num_elements, sizeof(*bp->bufs));
+	bp->bufs = dc_bufs_new(num_elements);
 	if (bp->bufs == NULL) {
 		free(bp);
 		return DOCA_ERROR_NO_MEMORY;

@@ -194,6 +194,12 @@ struct dc_buf_src {
 	uint32_t extensions;
 };
 
+/*
+ * One cache line, and the arrays of them line-aligned (dc_bufs_new): a job
+ * reads one line of each of its buffers. So a list head keeps its length
+ * but not its last element, which chaining finds by walking (lists are a
+ * job's few segments).
+ */
 struct doca_buf {
 	uint8_t *head;
 	size_t len;
@@ -201,12 +207,13 @@ struct doca_buf {
 	size_t data_len;
 	struct doca_mmap *mmap;
 	struct doca_buf *next;	   /* next list element, or free-list link while free */
-	struct doca_buf *last;	   /* valid in a list head: last element */
 	uint32_t list_len;	   /* valid in a list head: number of elements */
 	uint16_t refcount;	   /* 0 while free */
 	bool is_head;		   /* no element points to this buffer */
 	struct dc_buf_src *src;
 };
+
+_Static_assert(sizeof(struct doca_buf) == 64, "a doca_buf is one cache line");
 
 /* Takes a free buffer from src and points it at [addr, addr+len) of mmap. No checks. */
 static inline struct doca_buf *dc_buf_take(struct dc_buf_src *src, struct doca_mmap *mmap, void *addr, size_t len,
@@ -222,7 +229,6 @@ static inline struct doca_buf *dc_buf_take(struct dc_buf_src *src, struct doca_m
 	buf->data_len = data_len;
 	buf->mmap = mmap;
 	buf->next = NULL;
-	buf->last = buf;
 	buf->list_len = 1;
 	buf->refcount = 1;
 	buf->is_head = true;
@@ -243,6 +249,8 @@ static inline void dc_buf_give_back(struct doca_buf *buf)
 	src->num_free++;
 }
 
+/* n zeroed buffers, line-aligned; free() releases them. NULL: no memory. */
+struct doca_buf *dc_bufs_new(size_t n);
 /* Builds the free list of n buffers in bufs. */
 void dc_buf_src_init(struct dc_buf_src *src, struct doca_buf *bufs, uint32_t n, uint32_t extensions);
 

@@ -438,7 +438,7 @@ static doca_error_t issue_send(struct doca_rdma *r, const struct doca_rdma_job_s
 		return ret;
 	ds = 1 + src_segs((void *)(wqe + SEG0), j->src_buff, r->ctx.devs[0]);
 	return sq_post(r, wqe, imm ? HW_WQE_SEND_IMM : HW_WQE_SEND, ds, imm ? j->immediate_data : 0,
-		       (struct rdma_op){ .type = j->base.type }, copy);
+		       (struct rdma_op){ 0 }, copy);
 }
 
 static doca_error_t issue_write(struct doca_rdma *r, const struct doca_rdma_job_read_write *j, struct doca_job *copy)
@@ -454,7 +454,7 @@ static doca_error_t issue_write(struct doca_rdma *r, const struct doca_rdma_job_
 	hw_raddr_seg_set((void *)(wqe + SEG0), (uint64_t)(uintptr_t)j->dst_buff->data, rkey_of(j->dst_buff, dev));
 	ds = 2 + src_segs((void *)(wqe + SEG0 + 16), j->src_buff, dev);
 	return sq_post(r, wqe, imm ? HW_WQE_RDMA_WRITE_IMM : HW_WQE_RDMA_WRITE, ds, imm ? j->immediate_data : 0,
-		       (struct rdma_op){ .type = j->base.type }, copy);
+		       (struct rdma_op){ 0 }, copy);
 }
 
 static doca_error_t issue_read(struct doca_rdma *r, const struct doca_rdma_job_read_write *j, struct doca_job *copy)
@@ -470,10 +470,7 @@ static doca_error_t issue_read(struct doca_rdma *r, const struct doca_rdma_job_r
 	hw_raddr_seg_set((void *)(wqe + SEG0), (uint64_t)(uintptr_t)s->data, rkey_of(s, dev));
 	ds = 2 + dst_segs((void *)(wqe + SEG0 + 16), j->dst_buff, dev, s->data_len);
 	return sq_post(r, wqe, HW_WQE_RDMA_READ, ds, 0,
-		       (struct rdma_op){ .type = j->base.type,
-				 .buf = j->dst_buff,
-				 .len = (uint32_t)s->data_len,
-				 .exact = j->dst_buff->next == NULL },
+		       (struct rdma_op){ .buf = j->dst_buff, .len = (uint32_t)s->data_len, .exact = j->dst_buff->next == NULL },
 		       copy);
 }
 
@@ -492,7 +489,7 @@ static doca_error_t issue_atomic(struct doca_rdma *r, const struct doca_rdma_job
 	hw_atomic_seg_set((void *)(wqe + SEG0 + 16), j->swap_or_add_data, cas ? j->cmp_data : 0);
 	ds = 3 + dst_segs((void *)(wqe + SEG0 + 32), j->result_buff, dev, sizeof(uint64_t));
 	return sq_post(r, wqe, cas ? HW_WQE_ATOMIC_CS : HW_WQE_ATOMIC_FA, ds, 0,
-		       (struct rdma_op){ .type = j->base.type, .buf = j->result_buff, .len = sizeof(uint64_t), .exact = true },
+		       (struct rdma_op){ .buf = j->result_buff, .len = sizeof(uint64_t), .exact = true },
 		       copy);
 }
 
@@ -524,7 +521,7 @@ static doca_error_t issue_recv(struct doca_rdma *r, const struct doca_rdma_job_r
 	if (n < segs)
 		hw_data_seg_set(&s[n], 0, HW_RQ_INVALID_LKEY, 0);
 	oi = r->free_ops[r->nfree - 1];
-	r->ops[oi] = (struct rdma_op){ .type = DOCA_RDMA_JOB_RECV, .buf = j->dst_buff };
+	r->ops[oi] = (struct rdma_op){ .buf = j->dst_buff };
 	r->rq_op[idx] = oi;
 	r->rq_pi++;
 	if (hw_qp_ring_rq(r->qp, r->rq_pi & HW_QP_COUNTER_MASK) != HW_OK) {

@@ -45,12 +45,11 @@ struct rdma_op {
 	 * chain's room.
 	 */
 	bool exact;
-	int type;
+	uint8_t opcode; /* enum doca_rdma_opcode_t */
 	struct doca_buf *buf; /* READ / RECV: the destination; atomics: the result buffer */
 	doca_error_t st;
 	uint32_t len;
-	uint32_t imm;	/* big-endian, as received */
-	uint8_t opcode; /* enum doca_rdma_opcode_t */
+	uint32_t imm; /* big-endian, as received */
 };
 
 struct doca_rdma {
