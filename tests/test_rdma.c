@@ -5,6 +5,7 @@
  */
 #include <endian.h>
 #include <poll.h>
+#include <sys/mman.h>
 
 #include "harness.h"
 #include "rdma_fixture.h"
@@ -1035,6 +1036,58 @@ static int role_responder(void)
 	return 0;
 }
 
+/*
+ * A responder whose exported memory is a MAP_SHARED anonymous page, which
+ * cannot move onto a memfd: its key works in its own process only.
+ */
+static int role_unshared(void)
+{
+	char line[1024], hex[1024];
+	struct rx_side s;
+	struct doca_mmap *um;
+	const void *d, *md;
+	size_t l, ml;
+	uint8_t peer[256];
+	long pl;
+	uint8_t *page;
+	int rc = 0;
+
+	if (rx_open(&s, RW, RW, true, false) != 0)
+		return 1;
+	page = mmap(NULL, RX_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return 2;
+	memset(page, 0x77, RX_LEN);
+	if (doca_mmap_create(NULL, &um) != DOCA_SUCCESS || doca_mmap_dev_add(um, s.dev) != DOCA_SUCCESS ||
+	    doca_mmap_set_memrange(um, page, RX_LEN) != DOCA_SUCCESS || doca_mmap_set_permissions(um, RW) != DOCA_SUCCESS ||
+	    doca_mmap_start(um) != DOCA_SUCCESS)
+		return 3;
+	if (doca_rdma_export(s.rdma, &d, &l) != DOCA_SUCCESS || doca_mmap_export_rdma(um, s.dev, &md, &ml) != DOCA_SUCCESS ||
+	    2 * ml >= sizeof(hex))
+		return 4;
+	th_hex_encode(d, l, hex);
+	printf("%s\n", hex);
+	th_hex_encode(md, ml, hex);
+	printf("%s\n", hex);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL || (pl = th_hex_decode(line, peer, sizeof(peer))) < 0 ||
+	    doca_rdma_connect(s.rdma, peer, (size_t)pl) != DOCA_SUCCESS)
+		return 5;
+	printf("ready\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL) /* the peer's write has failed */
+		return 6;
+	for (int i = 0; i < RX_LEN; i++)
+		if (page[i] != 0x77)
+			rc = 7;
+	printf("%s\n", rc == 0 ? "ok" : "written");
+	fflush(stdout);
+	doca_mmap_destroy(um);
+	munmap(page, RX_LEN);
+	rx_close(&s);
+	return rc;
+}
+
 /* Non-NULL: the responder is this machine (SOFTDPU_MACHINE) and we are 127.0.0.2. */
 static const char *peer_machine;
 
@@ -1114,12 +1167,62 @@ static void test_two_processes(void)
 	rx_close(&s);
 }
 
+/*
+ * Memory another process cannot map (MAP_SHARED anonymous) exported for
+ * RDMA: a peer's WRITE to it fails with a remote access error, mapped to
+ * DOCA_ERROR_NOT_PERMITTED, and leaves it as it was.
+ */
+static void test_unshareable_memory(void)
+{
+	struct th_proc *c = th_proc_start(NULL, "unshared", NULL);
+	uint8_t peer[256], mdesc[512];
+	const char *ln;
+	char hex[1024];
+	long pl, ml;
+	struct rx_side s;
+	size_t l;
+	const void *d;
+	struct doca_buf *src, *rdst;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+
+	CHECK(c != NULL);
+	CHECK(rx_open(&s, RW, RW, true, false) == 0);
+	th_defer_local(rx_cleanup, &s);
+	CHECK((ln = th_proc_line(c)) != NULL);
+	CHECK((pl = th_hex_decode(ln, peer, sizeof(peer))) > 0);
+	CHECK((ln = th_proc_line(c)) != NULL);
+	CHECK((ml = th_hex_decode(ln, mdesc, sizeof(mdesc))) > 0);
+	CHECK_OK(doca_rdma_connect(s.rdma, peer, (size_t)pl));
+	CHECK_OK(doca_rdma_export(s.rdma, &d, &l));
+	th_hex_encode(d, l, hex);
+	CHECK(th_proc_send(c, "%s", hex) == 0);
+	CHECK_OK(rx_import(&s, mdesc, (size_t)ml));
+	CHECK((ln = th_proc_line(c)) != NULL && strcmp(ln, "ready") == 0);
+	memset(s.mem, 0x11, 256);
+	src = rx_buf(&s, 0, 256, 256);
+	rdst = rx_rbuf(&s, 0, 256, 0);
+	CHECK(src != NULL && rdst != NULL);
+	CHECK_OK(rx_submit_rw(&s, DOCA_RDMA_JOB_WRITE, rdst, src, 0, 1));
+	CHECK_ERR(rx_retrieve(&s, &ev, &res), DOCA_ERROR_IO_FAILED);
+	CHECK(ev.user_data.u64 == 1 && res.result == DOCA_ERROR_NOT_PERMITTED);
+	CHECK(th_proc_send(c, "done") == 0);
+	CHECK((ln = th_proc_line(c)) != NULL && strcmp(ln, "ok") == 0);
+	CHECK(th_proc_wait(c) == 0);
+	rm(src);
+	rm(rdst);
+	th_undefer(rx_cleanup, &s);
+	rx_close(&s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "responder") == 0)
 		return role_responder();
 	if (argc > 1 && strcmp(argv[1], "devices") == 0)
 		return role_devices();
+	if (argc > 1 && strcmp(argv[1], "unshared") == 0)
+		return role_unshared();
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "machines") == 0) {
 		/* Two machines over UCX's TCP transport on loopback, as test_verbs_xm runs them. */
@@ -1154,5 +1257,6 @@ int main(int argc, char **argv)
 	RUN(test_event_driven_writes);
 	RUN(test_another_device);
 	RUN(test_two_processes);
+	RUN(test_unshareable_memory);
 	return th_summary("test_rdma");
 }

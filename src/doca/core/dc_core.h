@@ -46,6 +46,7 @@ struct dc_mmap_dev {
 	uint8_t vouch;
 	uint32_t rkey;		   /* from an RDMA export: the exporter's key, which its peers name */
 	bool shared;		   /* exported over RDMA: the key reaches other processes (share) */
+	bool unshareable;	   /* sharing was refused: not tried again (dc_mmap_share_key) */
 	struct fab_shared share;
 };
 

@@ -149,6 +149,7 @@ static void dereg_dev(struct dc_mmap_dev *d)
 	if (d->shared)
 		fab_mr_unshare(&d->share);
 	d->shared = false;
+	d->unshareable = false;
 	d->mkey = 0;
 	d->hwk = NULL;
 	d->vouch = 0;
@@ -158,12 +159,17 @@ void dc_mmap_share_key(struct doca_mmap *mmap, const struct doca_dev *dev)
 {
 	struct dc_mmap_dev *d = (struct dc_mmap_dev *)dc_mmap_dev_of(mmap, dev);
 
-	if (d == NULL || d->mkey == 0 || d->shared || mmap->chunked)
+	if (d == NULL || d->mkey == 0 || d->shared || d->unshareable || mmap->chunked)
 		return;
-	if (fab_mr_share(d->mkey, mmap->addr, mmap->len, &d->share) == 0)
+	if (fab_mr_share(d->mkey, mmap->addr, mmap->len, &d->share) == 0) {
 		d->shared = true;
-	else
-		DC_DBG("the mmap's memory cannot be shared: its key works in this process only");
+		return;
+	}
+	/* Once: a receive posted on such memory would try again for every job. */
+	d->unshareable = true;
+	DC_WARN("the mmap's memory cannot be shared with other processes (only anonymous private memory moves onto a "
+		"memfd): its key works in this process only, and RDMA from a peer in another process fails with a "
+		"remote access error");
 }
 
 static void dereg_all(struct doca_mmap *m)
