@@ -14,20 +14,25 @@
 # a second apart, so they share the machine's state of the moment);
 # best_ratio is the ratio of the best rounds: what each does undisturbed.
 #
-# Usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N]
+# Usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N] [--ops "write read send"] [--sizes "64 4096 65536"]
 #   --quick   64 B only, few iterations, one round: checks the harness runs.
 #   --rounds  runs of each program per case (default 5)
+#   --ops, --sizes  the cases to run (default all three of each)
 set -uo pipefail
 
 build=${1:-build}
 shift || true
 quick=0
 rounds=5
+ops="write read send"
+sizes="64 4096 65536"
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--quick) quick=1; rounds=1; shift ;;
+	--quick) quick=1; rounds=1; sizes=64; shift ;;
 	--rounds) rounds=${2:?--rounds N}; shift 2 ;;
-	*) echo "usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N]" >&2; exit 2 ;;
+	--ops) ops=${2:?--ops LIST}; shift 2 ;;
+	--sizes) sizes=${2:?--sizes LIST}; shift 2 ;;
+	*) echo "usage: bench/rdma_doca.sh <build-dir> [--quick] [--rounds N] [--ops LIST] [--sizes LIST]" >&2; exit 2 ;;
 	esac
 done
 lib=$build/src
@@ -37,9 +42,7 @@ for x in "$lib/libibverbs.so.1" "$doca"; do
 done
 export SOFTDPU_LOG_LEVEL=${SOFTDPU_LOG_LEVEL:-error}
 unset SOFTDPU_SIDE SOFTDPU_TOPOLOGY
-sizes="64 4096 65536"
 depth=128
-[ $quick = 1 ] && sizes=64
 port=$((20000 + $$ % 20000))
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -67,7 +70,7 @@ echo "DOCA RDMA jobs and perftest, two processes, build $build, $depth in flight
 printf '%-6s %8s %12s %14s %12s %14s %7s %10s %12s %8s\n' op size doca_Mjobs/s doca_MB/s ib_Mmsg/s ib_MB/s ratio \
 	best_ratio ib_Q1_Mmsg/s ratio_Q1
 fail=0
-for op in write read send; do
+for op in $ops; do
 	for s in $sizes; do
 		n=$(iters_for "$s")
 		drs=() irs=() iqs=() rr=() rq=()

@@ -282,6 +282,63 @@ static void test_write_then_read(void)
 	pair_cleanup(&x);
 }
 
+/*
+ * Local chains (two elements, doca_rdma_get_max_buf_chain_len): a READ
+ * scatters over the chain's room in order, each element's data length
+ * becoming what landed in it; a WRITE gathers the chain's data; a READ
+ * larger than the chain's room is refused.
+ */
+static void test_chains_scatter_gather(void)
+{
+	struct rx_pair_fx x;
+	struct doca_buf *d1, *d2, *s1, *s2, *rsrc, *big, *rdst;
+	struct doca_rdma_result res;
+	struct doca_event ev;
+	size_t l1, l2;
+
+	CHECK(pair_open(&x, RW, false) == 0);
+	th_defer_local(pair_cleanup, &x);
+	for (size_t i = 0; i < 400; i++)
+		x.b.mem[HALF + i] = (uint8_t)(i * 7 + 3);
+	d1 = rx_buf(&x.a, 0, 64, 0);
+	d2 = rx_buf(&x.a, 512, 266, 10); /* written from its data's start, over the 10 bytes: room 266 */
+	rsrc = rx_rbuf(&x.a, HALF, 200, 200);
+	big = rx_rbuf(&x.a, HALF, 400, 400);
+	CHECK(d1 != NULL && d2 != NULL && rsrc != NULL && big != NULL);
+	CHECK_OK(doca_buf_chain_list(d1, d2));
+	CHECK_ERR(rx_submit_rw(&x.a, DOCA_RDMA_JOB_READ, d1, big, 0, 1), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(rx_submit_rw(&x.a, DOCA_RDMA_JOB_READ, d1, rsrc, 0, 2));
+	CHECK_OK(rx_retrieve(&x.a, &ev, &res));
+	CHECK(ev.user_data.u64 == 2 && res.result == DOCA_SUCCESS);
+	CHECK(memcmp(x.a.mem, x.b.mem + HALF, 64) == 0);
+	CHECK(memcmp(x.a.mem + 512, x.b.mem + HALF + 64, 136) == 0);
+	CHECK(x.a.mem[64] == 0 && x.a.mem[512 + 136] == 0);
+	CHECK_OK(doca_buf_get_data_len(d1, &l1));
+	CHECK_OK(doca_buf_get_data_len(d2, &l2));
+	CHECK(l1 == 64 && l2 == 136);
+	/* Gather: 30 and 50 bytes of two buffers, written as one run. */
+	memset(x.a.mem + 1024, 0xa1, 30);
+	memset(x.a.mem + 1100, 0xb2, 50);
+	s1 = rx_buf(&x.a, 1024, 30, 30);
+	s2 = rx_buf(&x.a, 1100, 50, 50);
+	rdst = rx_rbuf(&x.a, HALF + 1024, 100, 0);
+	CHECK(s1 != NULL && s2 != NULL && rdst != NULL);
+	CHECK_OK(doca_buf_chain_list(s1, s2));
+	CHECK_OK(rx_submit_rw(&x.a, DOCA_RDMA_JOB_WRITE, rdst, s1, 0, 3));
+	CHECK_OK(rx_retrieve(&x.a, &ev, &res));
+	CHECK(ev.user_data.u64 == 3 && res.result == DOCA_SUCCESS);
+	CHECK(memcmp(x.b.mem + HALF + 1024, x.a.mem + 1024, 30) == 0);
+	CHECK(memcmp(x.b.mem + HALF + 1054, x.a.mem + 1100, 50) == 0);
+	CHECK(x.b.mem[HALF + 1104] == 0);
+	rm(d1); /* a list head: the whole list */
+	rm(s1);
+	rm(rsrc);
+	rm(big);
+	rm(rdst);
+	th_undefer(pair_cleanup, &x);
+	pair_cleanup(&x);
+}
+
 static void test_send_recv_and_immediates(void)
 {
 	struct rx_pair_fx x;
@@ -1242,6 +1299,7 @@ int main(int argc, char **argv)
 	RUN(test_export_connect_states);
 	RUN(test_bad_descriptors);
 	RUN(test_write_then_read);
+	RUN(test_chains_scatter_gather);
 	RUN(test_send_recv_and_immediates);
 	RUN(test_send_waits_for_receive);
 	RUN(test_unset_fields_ignored);

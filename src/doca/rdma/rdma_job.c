@@ -214,7 +214,9 @@ static doca_error_t check_rw(const struct doca_rdma_job_read_write *j, bool read
 	const struct doca_buf *local = read ? j->dst_buff : j->src_buff;
 	const struct doca_buf *remote = read ? j->src_buff : j->dst_buff;
 
-	if (!live(j->dst_buff) || !live(j->src_buff) || chain_len(local) > 2 || remote->next != NULL)
+	/* The walk only for a chain: most jobs name one buffer a side. */
+	if (!live(j->dst_buff) || !live(j->src_buff) || remote->next != NULL ||
+	    (local->next != NULL && chain_len(local) > 2))
 		return DOCA_ERROR_INVALID_VALUE;
 	return DOCA_SUCCESS;
 }
@@ -233,7 +235,8 @@ static doca_error_t check_read(const struct doca_rdma_job_read_write *j)
 {
 	doca_error_t ret = check_rw(j, true);
 
-	if (ret == DOCA_SUCCESS && chain_room(j->dst_buff) < j->src_buff->data_len)
+	if (ret == DOCA_SUCCESS &&
+	    (j->dst_buff->next == NULL ? rdma_room(j->dst_buff) : chain_room(j->dst_buff)) < j->src_buff->data_len)
 		return DOCA_ERROR_INVALID_VALUE;
 	return ret;
 }
@@ -457,21 +460,29 @@ static doca_error_t issue_write(struct doca_rdma *r, const struct doca_rdma_job_
 		       (struct rdma_op){ 0 }, copy);
 }
 
+/* A READ into one buffer (the usual job) is checked and described without walking chains. */
 static doca_error_t issue_read(struct doca_rdma *r, const struct doca_rdma_job_read_write *j, struct doca_job *copy)
 {
 	const struct doca_dev *dev = r->ctx.devs[0];
-	const struct doca_buf *s = j->src_buff;
-	doca_error_t ret = check_read(j);
+	const struct doca_buf *s = j->src_buff, *d = j->dst_buff;
+	bool one = live(d) && live(s) && d->next == NULL && s->next == NULL;
+	doca_error_t ret = !one ? check_read(j) : rdma_room(d) < s->data_len ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
 	uint8_t *wqe = sq_begin(r, &ret);
+	struct hw_wqe_data_seg *seg;
 	uint32_t ds;
 
 	if (wqe == NULL)
 		return ret;
 	hw_raddr_seg_set((void *)(wqe + SEG0), (uint64_t)(uintptr_t)s->data, rkey_of(s, dev));
-	ds = 2 + dst_segs((void *)(wqe + SEG0 + 16), j->dst_buff, dev, s->data_len);
+	seg = (void *)(wqe + SEG0 + 16);
+	if (one) {
+		hw_data_seg_set(seg, hw_data_seg_len_of(s->data_len), lkey_of(d, dev), (uint64_t)(uintptr_t)d->data);
+		ds = 3;
+	} else {
+		ds = 2 + dst_segs(seg, d, dev, s->data_len);
+	}
 	return sq_post(r, wqe, HW_WQE_RDMA_READ, ds, 0,
-		       (struct rdma_op){ .buf = j->dst_buff, .len = (uint32_t)s->data_len, .exact = j->dst_buff->next == NULL },
-		       copy);
+		       (struct rdma_op){ .buf = j->dst_buff, .len = (uint32_t)s->data_len, .exact = one }, copy);
 }
 
 static doca_error_t issue_atomic(struct doca_rdma *r, const struct doca_rdma_job_atomic *j, struct doca_job *copy)
