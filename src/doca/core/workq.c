@@ -367,7 +367,7 @@ static __attribute__((noinline)) doca_error_t submit_copied(struct doca_workq *w
  * entry keeps the header, which the context marks. The slot is past the
  * tail until the job started: a refused one leaves it unused.
  */
-static __attribute__((noinline)) doca_error_t submit_issued(struct doca_workq *wq, int idx, const struct doca_job *job)
+static inline __attribute__((always_inline)) doca_error_t submit_issued(struct doca_workq *wq, int idx, const struct doca_job *job)
 {
 	struct dc_wq_slot *slot = &wq->ring[wq->tail & wq->mask];
 	doca_error_t ret;
