@@ -17,16 +17,25 @@
 # perftest / DOCA (above 1: the job costs fewer), then L1 data misses a
 # message (reads + writes, in valgrind's model of a 32 KiB L1).
 #
-# Usage: bench/rdma_doca_icount.sh <build-dir> [--iters N]
+# Usage: bench/rdma_doca_icount.sh <build-dir> [--iters N] [--whole]
 #   <build-dir>  a release build (meson setup <dir> -Dbuildtype=release)
 #   --iters      N (default 100000)
+#   --whole      count the whole program, each harness's own loop too (its
+#                responder thread, idle in the loop, included for DOCA)
 set -uo pipefail
 
 build=${1:-}
 [ -n "$build" ] || { echo "usage: bench/rdma_doca_icount.sh <build-dir> [--iters N]" >&2; exit 2; }
 shift
 iters=100000
-[ "${1:-}" = "--iters" ] && iters=${2:?--iters N}
+whole=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--iters) iters=${2:?--iters N}; shift 2 ;;
+	--whole) whole=1; shift ;;
+	*) echo "usage: bench/rdma_doca_icount.sh <build-dir> [--iters N] [--whole]" >&2; exit 2 ;;
+	esac
+done
 build=$(cd "$build" && pwd -P)
 lib=$build/src
 doca=$build/bench/bench_rdma_doca
@@ -43,6 +52,9 @@ trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 SERVER_ENV=(env LD_LIBRARY_PATH="$lib")
 cg=(valgrind --tool=callgrind --cache-sim=yes)
+doca_only=(--toggle-collect='doca_*')
+ib_only=(--toggle-collect='vb_*')
+[ $whole = 1 ] && doca_only=() ib_only=()
 
 # "Ir D1mr D1mw" of the callgrind output with the most instructions among $tmp/cg.* (the client, not `timeout`).
 totals() {
@@ -58,14 +70,14 @@ totals() {
 }
 
 run_doca() { # op size n
-	env LD_LIBRARY_PATH="$lib" "${cg[@]}" --toggle-collect='doca_*' --callgrind-out-file="$tmp/cg.%p" "$doca" \
+	env LD_LIBRARY_PATH="$lib" "${cg[@]}" "${doca_only[@]}" --callgrind-out-file="$tmp/cg.%p" "$doca" \
 		--op "$1" --size "$2" \
 		--iters "$3" --depth 128 --local >/dev/null 2>"$tmp/vg" || { tail -n 3 "$tmp/vg" >&2; return 1; }
 	totals
 }
 
 run_ib() { # op size n
-	CLIENT_ENV=(env LD_LIBRARY_PATH="$lib" "${cg[@]}" --toggle-collect='vb_*' --trace-children=yes
+	CLIENT_ENV=(env LD_LIBRARY_PATH="$lib" "${cg[@]}" "${ib_only[@]}" --trace-children=yes
 		--callgrind-out-file="$tmp/cg.%p")
 	pair_env "ib_${1}_bw" -d mlx5_0 -F -x 3 -s "$2" -n "$3" -t 128 >/dev/null || return 1
 	totals
@@ -75,7 +87,8 @@ run_ib() { # op size n
 per() { awk -v n="$iters" -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ");
 	printf "%.0f %.2f\n", (y[1] - x[1]) / n, ((y[2] + y[3]) - (x[2] + x[3])) / n }'; }
 
-echo "Per message in the loop, callgrind (N = $iters and 2N), build $build, 128 in flight"
+echo "Per message in the loop, callgrind (N = $iters and 2N), build $build, 128 in flight," \
+	"$([ $whole = 1 ] && echo "whole programs" || echo "library calls only")"
 printf '%-6s %6s %12s %12s %7s %12s %12s\n' op size doca_instr ib_instr ratio doca_L1miss ib_L1miss
 fail=0
 for op in write read; do
