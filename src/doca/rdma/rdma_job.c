@@ -206,7 +206,9 @@ static uint32_t chain_len(const struct doca_buf *b)
 
 static doca_error_t check_send(const struct doca_rdma_job_send *j)
 {
-	return live(j->src_buff) && chain_len(j->src_buff) <= 3 ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
+	const struct doca_buf *b = j->src_buff;
+
+	return live(b) && (b->next == NULL || chain_len(b) <= 3) ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
 }
 
 static doca_error_t check_rw(const struct doca_rdma_job_read_write *j, bool read)
@@ -254,7 +256,9 @@ static doca_error_t check_recv(const struct doca_rdma *r, const struct doca_rdma
 	/* No buffer: a receive for a WRITE with immediate (DOCA 2.2's sample posts one so). */
 	if (j->dst_buff == NULL)
 		return DOCA_SUCCESS;
-	return live(j->dst_buff) && chain_len(j->dst_buff) <= r->recv_chain ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
+	return live(j->dst_buff) && (j->dst_buff->next == NULL || chain_len(j->dst_buff) <= r->recv_chain)
+		       ? DOCA_SUCCESS
+		       : DOCA_ERROR_INVALID_VALUE;
 }
 
 static doca_error_t check_type(const struct doca_rdma *r, const struct doca_job *job)
