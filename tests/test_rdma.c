@@ -1160,16 +1160,37 @@ static struct th_proc *start_responder(void)
 	return c;
 }
 
-static void test_two_processes(void)
+/*
+ * The requester's side of a responder role: takes its context and memory
+ * descriptors, connects, answers with its own and imports the memory, then
+ * waits for the responder's "ready".
+ */
+static void meet_responder(struct th_proc *c, struct rx_side *s)
 {
-	struct th_proc *c = start_responder();
 	uint8_t peer[256], mdesc[512];
 	const char *ln;
 	char hex[1024];
 	long pl, ml;
-	struct rx_side s;
 	size_t l;
 	const void *d;
+
+	CHECK((ln = th_proc_line(c)) != NULL);
+	CHECK((pl = th_hex_decode(ln, peer, sizeof(peer))) > 0);
+	CHECK((ln = th_proc_line(c)) != NULL);
+	CHECK((ml = th_hex_decode(ln, mdesc, sizeof(mdesc))) > 0);
+	CHECK_OK(doca_rdma_connect(s->rdma, peer, (size_t)pl));
+	CHECK_OK(doca_rdma_export(s->rdma, &d, &l));
+	th_hex_encode(d, l, hex);
+	CHECK(th_proc_send(c, "%s", hex) == 0);
+	CHECK_OK(rx_import(s, mdesc, (size_t)ml));
+	CHECK((ln = th_proc_line(c)) != NULL && strcmp(ln, "ready") == 0);
+}
+
+static void test_two_processes(void)
+{
+	struct th_proc *c = start_responder();
+	const char *ln;
+	struct rx_side s;
 	struct doca_buf *src, *rdst, *rsrc, *dst, *msg;
 	struct doca_rdma_result res;
 	struct doca_event ev;
@@ -1177,16 +1198,7 @@ static void test_two_processes(void)
 	CHECK(c != NULL);
 	CHECK(rx_open(&s, RW, RW, true, false) == 0);
 	th_defer_local(rx_cleanup, &s);
-	CHECK((ln = th_proc_line(c)) != NULL);
-	CHECK((pl = th_hex_decode(ln, peer, sizeof(peer))) > 0);
-	CHECK((ln = th_proc_line(c)) != NULL);
-	CHECK((ml = th_hex_decode(ln, mdesc, sizeof(mdesc))) > 0);
-	CHECK_OK(doca_rdma_connect(s.rdma, peer, (size_t)pl));
-	CHECK_OK(doca_rdma_export(s.rdma, &d, &l));
-	th_hex_encode(d, l, hex);
-	CHECK(th_proc_send(c, "%s", hex) == 0);
-	CHECK_OK(rx_import(&s, mdesc, (size_t)ml));
-	CHECK((ln = th_proc_line(c)) != NULL && strcmp(ln, "ready") == 0);
+	meet_responder(c, &s);
 	/* Read the responder's pattern, write ours, then send. */
 	rsrc = rx_rbuf(&s, HALF, 256, 256);
 	dst = rx_buf(&s, 0, 256, 0);
@@ -1232,13 +1244,8 @@ static void test_two_processes(void)
 static void test_unshareable_memory(void)
 {
 	struct th_proc *c = th_proc_start(NULL, "unshared", NULL);
-	uint8_t peer[256], mdesc[512];
 	const char *ln;
-	char hex[1024];
-	long pl, ml;
 	struct rx_side s;
-	size_t l;
-	const void *d;
 	struct doca_buf *src, *rdst;
 	struct doca_rdma_result res;
 	struct doca_event ev;
@@ -1246,16 +1253,7 @@ static void test_unshareable_memory(void)
 	CHECK(c != NULL);
 	CHECK(rx_open(&s, RW, RW, true, false) == 0);
 	th_defer_local(rx_cleanup, &s);
-	CHECK((ln = th_proc_line(c)) != NULL);
-	CHECK((pl = th_hex_decode(ln, peer, sizeof(peer))) > 0);
-	CHECK((ln = th_proc_line(c)) != NULL);
-	CHECK((ml = th_hex_decode(ln, mdesc, sizeof(mdesc))) > 0);
-	CHECK_OK(doca_rdma_connect(s.rdma, peer, (size_t)pl));
-	CHECK_OK(doca_rdma_export(s.rdma, &d, &l));
-	th_hex_encode(d, l, hex);
-	CHECK(th_proc_send(c, "%s", hex) == 0);
-	CHECK_OK(rx_import(&s, mdesc, (size_t)ml));
-	CHECK((ln = th_proc_line(c)) != NULL && strcmp(ln, "ready") == 0);
+	meet_responder(c, &s);
 	memset(s.mem, 0x11, 256);
 	src = rx_buf(&s, 0, 256, 256);
 	rdst = rx_rbuf(&s, 0, 256, 0);

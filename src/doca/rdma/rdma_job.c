@@ -349,6 +349,14 @@ static inline __attribute__((always_inline)) uint8_t dst_segs(struct hw_wqe_data
 {
 	uint8_t n = 0;
 
+	/* One buffer, the usual job: no loop. */
+	if (b->next == NULL) {
+		uint64_t room = rdma_room(b);
+
+		hw_data_seg_set(s, hw_data_seg_len_of(room < want ? room : want), lkey_of(b, dev),
+				(uint64_t)(uintptr_t)b->data);
+		return 1;
+	}
 	for (; b != NULL && (want != 0 || n == 0); b = b->next, n++) {
 		uint64_t take = rdma_room(b) < want ? rdma_room(b) : want;
 
@@ -464,29 +472,21 @@ static doca_error_t issue_write(struct doca_rdma *r, const struct doca_rdma_job_
 		       (struct rdma_op){ 0 }, copy);
 }
 
-/* A READ into one buffer (the usual job) is checked and described without walking chains. */
 static doca_error_t issue_read(struct doca_rdma *r, const struct doca_rdma_job_read_write *j, struct doca_job *copy)
 {
 	const struct doca_dev *dev = r->ctx.devs[0];
-	const struct doca_buf *s = j->src_buff, *d = j->dst_buff;
-	bool one = live(d) && live(s) && d->next == NULL && s->next == NULL;
-	doca_error_t ret = !one ? check_read(j) : rdma_room(d) < s->data_len ? DOCA_ERROR_INVALID_VALUE : DOCA_SUCCESS;
+	const struct doca_buf *s = j->src_buff;
+	doca_error_t ret = check_read(j);
 	uint8_t *wqe = sq_begin(r, &ret);
-	struct hw_wqe_data_seg *seg;
 	uint32_t ds;
 
 	if (wqe == NULL)
 		return ret;
 	hw_raddr_seg_set((void *)(wqe + SEG0), (uint64_t)(uintptr_t)s->data, rkey_of(s, dev));
-	seg = (void *)(wqe + SEG0 + 16);
-	if (one) {
-		hw_data_seg_set(seg, hw_data_seg_len_of(s->data_len), lkey_of(d, dev), (uint64_t)(uintptr_t)d->data);
-		ds = 3;
-	} else {
-		ds = 2 + dst_segs(seg, d, dev, s->data_len);
-	}
+	ds = 2 + dst_segs((void *)(wqe + SEG0 + 16), j->dst_buff, dev, s->data_len);
 	return sq_post(r, wqe, HW_WQE_RDMA_READ, ds, 0,
-		       (struct rdma_op){ .buf = j->dst_buff, .len = (uint32_t)s->data_len, .exact = one }, copy);
+		       (struct rdma_op){ .buf = j->dst_buff, .len = (uint32_t)s->data_len, .exact = j->dst_buff->next == NULL },
+		       copy);
 }
 
 static doca_error_t issue_atomic(struct doca_rdma *r, const struct doca_rdma_job_atomic *j, struct doca_job *copy)
